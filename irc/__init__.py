@@ -1,0 +1,43 @@
+"""irc: a multi-level IR tensor compiler in pure Python, built on xDSL.
+
+Capture a NumPy-style function with symbolic dims, inspect its IR, run it::
+
+    import numpy as np
+    import irc
+
+    def softmax(x):
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    c = irc.compile(softmax, irc.TensorSpec(("N", "D"), "float32"))
+    print(c.ir("graph"))
+    y = c(np.random.rand(3, 5).astype(np.float32))
+"""
+
+from irc.api import Compiled, Jitted, compile, jit, trace
+from irc.capture.numpy_api import erf, rsqrt, sigmoid
+from irc.capture.specs import TensorSpec
+from irc.errors import (
+    BindingError,
+    IrcError,
+    IrcShapeError,
+    IrcTypeError,
+    TracingError,
+)
+
+__all__ = [
+    "BindingError",
+    "Compiled",
+    "IrcError",
+    "IrcShapeError",
+    "IrcTypeError",
+    "Jitted",
+    "TensorSpec",
+    "TracingError",
+    "compile",
+    "erf",
+    "jit",
+    "rsqrt",
+    "sigmoid",
+    "trace",
+]

@@ -1,0 +1,180 @@
+"""Capture: tracing an ordinary NumPy-style Python function into graph IR.
+
+The function is called once with proxy arrays (``Tensor``) in place of its
+array arguments; every NumPy operation on them appends a graph op to a
+``func.func``. Non-array arguments are static: they are baked into the IR.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.builder import Builder
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Block, Region
+from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import VerifyException
+
+from irc import pytree
+from irc.capture import numpy_api
+from irc.capture.ops import dense_constant
+from irc.capture.specs import TensorSpec
+from irc.capture.tensor import SymDim, Tensor
+from irc.capture.trace import Trace, tracing
+from irc.dialects import graph
+from irc.errors import IrcError, TracingError
+from irc.shapes import Facts, ShapeError, parse_expr
+
+__all__ = ["Captured", "TensorSpec", "capture", "parse_fact"]
+
+
+@dataclass
+class Captured:
+    """A captured function: its graph module and how to call it.
+
+    ``in_tree`` describes ``(args, kwargs)``; its leaves (named by
+    ``leaf_names``: ``x``, ``params.attn.w``) are either tensor inputs (in
+    ``specs``, in order) or static values (``static_leaves``, by leaf index).
+    ``out_tree`` describes the result.
+    """
+
+    module: ModuleOp
+    function_name: str
+    in_tree: pytree.TreeDef
+    specs: list[TensorSpec]
+    leaf_names: list[str]
+    static_leaves: dict[int, Any]
+    out_tree: pytree.TreeDef
+    facts: Facts
+
+
+_COMPARATORS = ("==", "<=", ">=", "<", ">")
+
+
+def parse_fact(text: str) -> graph.FactAttr:
+    """``"N % 16 == 0"`` or ``"N <= 4096"`` as a fact attribute."""
+    for spelling in _COMPARATORS:
+        lhs, found, rhs = text.partition(spelling)
+        if found:
+            try:
+                return graph.FactAttr(parse_expr(lhs), spelling, parse_expr(rhs))
+            except ShapeError as err:
+                raise TracingError(f"cannot parse the fact {text!r}: {err}") from None
+    raise TracingError(
+        f"cannot parse the fact {text!r}: expected a comparison such as "
+        "'N % 16 == 0', 'N <= 4096' or 'N >= 2'"
+    )
+
+
+def capture(
+    function: Callable[..., Any],
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    facts: Iterable[str] = (),
+) -> Captured:
+    """Trace ``function`` called with ``args``/``kwargs``, where tensor inputs
+    are ``TensorSpec`` leaves and every other leaf is static."""
+    signature_check(function, args, kwargs)
+    call_tree = (list(args), dict(kwargs))
+    leaves, in_tree = pytree.flatten(call_tree)
+    paths = pytree.leaf_paths(call_tree)
+    names = _argument_names(function, paths)
+    tensor_leaves = [i for i, leaf in enumerate(leaves) if isinstance(leaf, TensorSpec)]
+    specs = [leaves[i] for i in tensor_leaves]
+    input_names = [names[i] for i in tensor_leaves]
+
+    block = Block(arg_types=[graph.TensorType(s.dims, s.dtype.ir_type) for s in specs])
+    for argument, name in zip(block.args, input_names):
+        argument.name_hint = _ssa_name(name)
+    fact_attrs = [parse_fact(f) for f in facts]
+    trace = Trace(block, Facts())
+    with tracing(trace), numpy_api.creation_overrides():
+        for fact in fact_attrs:
+            trace.assume(fact, "declared")
+        proxies = dict(zip(tensor_leaves, (Tensor(a) for a in block.args)))
+        traced_leaves = [proxies.get(i, leaf) for i, leaf in enumerate(leaves)]
+        traced_args, traced_kwargs = pytree.unflatten(in_tree, traced_leaves)
+        result = function(*traced_args, **traced_kwargs)
+        outputs, out_tree = pytree.flatten(result)
+        output_values = [_as_output(o, i).value for i, o in enumerate(outputs)]
+        trace.builder.insert(ReturnOp(*output_values))
+
+    name = _function_name(function)
+    func = FuncOp(
+        name,
+        ([a.type for a in block.args], [v.type for v in output_values]),
+        Region(block),
+    )
+    module = ModuleOp([func])
+    try:
+        module.verify()
+    except VerifyException as err:  # a bug in capture, not in user code
+        raise IrcError(f"internal error: captured IR does not verify: {err}") from err
+    static_leaves = {
+        i: leaf for i, leaf in enumerate(leaves) if not isinstance(leaf, TensorSpec)
+    }
+    return Captured(
+        module, name, in_tree, specs, names, static_leaves, out_tree, trace.facts
+    )
+
+
+def signature_check(
+    function: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]
+) -> None:
+    """Refuse calls that do not fit the function's parameters, before tracing."""
+    try:
+        inspect.signature(function).bind(*args, **kwargs)
+    except TypeError as err:
+        raise TracingError(
+            f"the arguments do not fit {_function_name(function)}(): {err}"
+        ) from None
+    except ValueError:
+        pass  # no signature available (builtins): let the call decide
+
+
+def _argument_names(function: Callable[..., Any], paths: list[str]) -> list[str]:
+    """Leaf paths with positional indices replaced by parameter names."""
+    try:
+        parameters = list(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        parameters = []
+    names = []
+    for path in paths:
+        group, _, rest = path.partition(".")
+        position, _, tail = rest.partition(".")
+        if group == "0" and position.isdigit() and int(position) < len(parameters):
+            head = parameters[int(position)]
+        else:
+            head = position
+        names.append(f"{head}.{tail}" if tail else head)
+    return names
+
+
+def _ssa_name(path: str) -> str:
+    """A valid SSA name hint from a leaf path: ``params.attn.w`` -> ``params_attn_w``."""
+    name = re.sub(r"[^A-Za-z0-9_]", "_", path)
+    return name if name and not name[0].isdigit() else f"arg_{name}"
+
+
+def _function_name(function: Callable[..., Any]) -> str:
+    name = re.sub(r"[^A-Za-z0-9_]", "_", getattr(function, "__name__", "main"))
+    return name if name and not name[0].isdigit() else f"f_{name}"
+
+
+def _as_output(value: Any, index: int) -> Tensor:
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, np.ndarray | np.generic | bool | int | float):
+        return dense_constant(np.asarray(value))
+    if isinstance(value, SymDim):
+        return numpy_api.layout.as_tensor(np.add(value, 0))
+    raise TracingError(
+        f"output {index} of the traced function is a {type(value).__name__}; a "
+        "function must return arrays (or nested dicts, lists and tuples of them)"
+    )

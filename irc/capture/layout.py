@@ -1,0 +1,352 @@
+"""Ops that move elements without computing: reshape, transpose, slicing and
+indexing, concatenation, splitting and gathering."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from irc.capture.ops import (
+    as_dim,
+    cast,
+    dense_constant,
+    emit,
+    normalize_axis,
+    result_dtype,
+)
+from irc.capture.tensor import SymDim, Tensor
+from irc.capture.trace import current_trace, tracing_error
+from irc.dialects import graph
+from irc.errors import IrcShapeError
+from irc.shapes import ShapeError, SymExpr
+
+
+def as_tensor(value: Any) -> Tensor:
+    """A traced value, or a NumPy constant (only arrays can be laid out)."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, np.ndarray | np.generic | bool | int | float | list | tuple):
+        return dense_constant(np.asarray(value))
+    raise tracing_error(f"expected an array, got {type(value).__name__}")
+
+
+def _product(dims: Sequence[SymExpr]) -> SymExpr:
+    total = SymExpr.const(1)
+    for dim in dims:
+        total = total * dim
+    return total
+
+
+def reshape(value: Tensor, shape: Sequence[Any]) -> Tensor:
+    """``np.reshape``: one ``-1`` dim is inferred by exact symbolic division."""
+    if isinstance(shape, int | SymDim):
+        shape = (shape,)
+    dims: list[SymExpr | None] = []
+    for dim in shape:
+        if isinstance(dim, int) and dim == -1:
+            dims.append(None)
+        else:
+            dims.append(as_dim(dim, "a reshape dim"))
+    if dims.count(None) > 1:
+        raise tracing_error("reshape can infer only one -1 dim", IrcShapeError)
+    total = _product(value.type.dims)
+    known = _product([d for d in dims if d is not None])
+    if None in dims:
+        try:
+            inferred = total.exact_div(known, current_trace().facts)
+        except ShapeError as err:
+            raise tracing_error(
+                f"cannot reshape {_text(value.type.dims)} to {_shape_text(dims)}: "
+                f"{err}",
+                IrcShapeError,
+            ) from None
+        dims[dims.index(None)] = inferred
+    elif not current_trace().facts.prove_eq(total, known):
+        raise tracing_error(
+            f"cannot reshape {_text(value.type.dims)} ({total} elements) to "
+            f"{_shape_text(dims)} ({known} elements)",
+            IrcShapeError,
+        )
+    target = tuple(d for d in dims if d is not None)
+    if target == value.type.dims:
+        return value
+    return emit(graph.ReshapeOp(value.value, target))
+
+
+def transpose(value: Tensor, axes: Sequence[int] | None = None) -> Tensor:
+    rank = value.type.rank
+    if axes is None:
+        permutation = tuple(reversed(range(rank)))
+    else:
+        permutation = tuple(normalize_axis(a, rank) for a in axes)
+        if sorted(permutation) != list(range(rank)):
+            raise tracing_error(
+                f"axes {tuple(axes)} are not a permutation of {rank} axes",
+                IrcShapeError,
+            )
+    if permutation == tuple(range(rank)):
+        return value
+    return emit(graph.TransposeOp(value.value, permutation))
+
+
+def expand_dims(value: Tensor, axis: int) -> Tensor:
+    dims = list(value.type.dims)
+    dims.insert(normalize_axis(axis, len(dims) + 1), SymExpr.const(1))
+    return emit(graph.ReshapeOp(value.value, dims))
+
+
+def squeeze(value: Tensor, axis: Any = None) -> Tensor:
+    dims = value.type.dims
+    if axis is None:
+        drop = {i for i, d in enumerate(dims) if d == 1}
+    else:
+        axes = axis if isinstance(axis, tuple | list) else (axis,)
+        drop = {normalize_axis(a, len(dims)) for a in axes}
+        for index in drop:
+            if dims[index] != 1:
+                raise tracing_error(
+                    f"cannot squeeze axis {index} of size {dims[index]}", IrcShapeError
+                )
+    return reshape(value, [d for i, d in enumerate(dims) if i not in drop])
+
+
+def slice_axis(
+    value: Tensor, axis: int, start: SymExpr, size: SymExpr, step: int = 1
+) -> Tensor:
+    """Take ``size`` elements along ``axis`` from ``start`` by ``step``."""
+    rank = value.type.rank
+    offsets = [SymExpr.const(0)] * rank
+    sizes = list(value.type.dims)
+    strides = [1] * rank
+    offsets[axis], sizes[axis], strides[axis] = start, size, step
+    if offsets[axis] == 0 and step == 1 and sizes[axis] == value.type.dims[axis]:
+        return value
+    return emit(graph.SliceOp(value.value, offsets, sizes, strides))
+
+
+# ----- basic and advanced indexing ----------------------------------------
+
+
+def getitem(value: Tensor, key: Any) -> Tensor:
+    """``x[key]`` with ints, slices (symbolic bounds too), ``None``,
+    ``...`` and one integer array (``np.take`` along that axis)."""
+    key = _expand_key(key if isinstance(key, tuple) else (key,), value.type.rank)
+    array_positions = [i for i, k in enumerate(key) if _is_index_array(k)]
+    if len(array_positions) > 1:
+        raise tracing_error(
+            "indexing with more than one array is not supported; index one axis "
+            "at a time"
+        )
+    result = value
+    axis = 0
+    squeeze_axes: list[int] = []
+    new_axes: list[int] = []
+    for position, item in enumerate(key):
+        if item is None:
+            new_axes.append(position)
+            continue
+        if isinstance(item, slice):
+            result = _slice(result, axis, item)
+        elif _is_index_array(item):
+            result = take(result, item, axis)
+            axis += as_tensor(item).type.rank
+            continue
+        else:
+            index = _normalize_index(as_dim(item, "an index"), result.type.dims[axis])
+            result = slice_axis(result, axis, index, SymExpr.const(1))
+            squeeze_axes.append(axis)
+        axis += 1
+    if squeeze_axes:
+        dims = [d for i, d in enumerate(result.type.dims) if i not in squeeze_axes]
+        result = emit(graph.ReshapeOp(result.value, dims))
+    if new_axes:
+        dims = list(result.type.dims)
+        for position in new_axes:
+            dims.insert(position, SymExpr.const(1))
+        result = emit(graph.ReshapeOp(result.value, dims))
+    return result
+
+
+def _is_index_array(item: Any) -> bool:
+    if isinstance(item, Tensor):
+        if item.irc_dtype.kind == "b":
+            raise tracing_error(
+                "boolean mask indexing gives a shape that depends on the data; use "
+                "np.where(mask, x, 0) instead"
+            )
+        return True
+    return isinstance(item, np.ndarray | list)
+
+
+def _expand_key(key: tuple, rank: int) -> tuple:
+    ellipses = sum(1 for k in key if k is Ellipsis)
+    if ellipses > 1:
+        raise tracing_error("an index can only have a single ellipsis ('...')")
+    used = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if used > rank:
+        raise tracing_error(
+            f"too many indices: {used} for an array of rank {rank}", IrcShapeError
+        )
+    fill = (slice(None),) * (rank - used)
+    if ellipses:
+        position = key.index(Ellipsis)
+        return key[:position] + fill + key[position + 1 :]
+    return key + fill
+
+
+def _normalize_index(index: SymExpr, extent: SymExpr) -> SymExpr:
+    """A NumPy index as an offset: negative ones count from the end."""
+    facts = current_trace().facts
+    if facts.prove_lt(index, SymExpr.const(0)):
+        index = index + extent
+    if not (facts.prove_le(SymExpr.const(0), index) and facts.prove_lt(index, extent)):
+        if facts.prove_lt(index, SymExpr.const(0)) or facts.prove_le(extent, index):
+            raise tracing_error(
+                f"index {index} is out of bounds for an axis of size {extent}",
+                IrcShapeError,
+            )
+        guard(index, "<", extent, f"index {index} must be less than {extent}")
+    return index
+
+
+def _slice(value: Tensor, axis: int, item: slice) -> Tensor:
+    extent = value.type.dims[axis]
+    step = 1 if item.step is None else item.step
+    if not isinstance(step, int) or step == 0:
+        raise tracing_error(f"slice step must be a non-zero int, got {step!r}")
+    if extent.is_constant and all(
+        isinstance(b, int | None) for b in (item.start, item.stop)
+    ):
+        start, stop, step = slice(item.start, item.stop, step).indices(int(extent))
+        size = len(range(start, stop, step))
+        return slice_axis(value, axis, SymExpr.const(start), SymExpr.const(size), step)
+    if step < 0:
+        if item.start is not None or item.stop is not None:
+            raise tracing_error(
+                "a negative slice step with symbolic bounds is not supported; "
+                "reverse with x[::-1] and slice with a positive step"
+            )
+        return slice_axis(value, axis, extent - 1, (extent).ceildiv(-step), step)
+    start = _bound(item.start, extent, SymExpr.const(0))
+    stop = _bound(item.stop, extent, extent)
+    size = (stop - start).ceildiv(step)
+    return slice_axis(value, axis, start, size, step)
+
+
+def _bound(bound: Any, extent: SymExpr, default: SymExpr) -> SymExpr:
+    """A slice bound in ``[0, extent]``; what cannot be proven is guarded
+    (NumPy would clamp, which would make the shape depend on the values)."""
+    if bound is None:
+        return default
+    facts = current_trace().facts
+    value = as_dim(bound, "a slice bound")
+    if facts.prove_lt(value, SymExpr.const(0)):
+        value = value + extent
+    if not facts.prove_le(SymExpr.const(0), value):
+        guard(value, ">=", 0, f"slice bound {bound} must not be negative")
+    if not facts.prove_le(value, extent):
+        guard(value, "<=", extent, f"slice bound {value} must be at most {extent}")
+    return value
+
+
+def guard(lhs: SymExpr | int, predicate: str, rhs: SymExpr | int, reason: str) -> None:
+    """State a fact the runtime will check, and assume it from here on."""
+    fact = graph.FactAttr(lhs, predicate, rhs)
+    current_trace().assume(fact, reason)
+
+
+# ----- joining, splitting, gathering ----------------------------------------
+
+
+def concatenate(values: Sequence[Any], axis: int | None = 0) -> Tensor:
+    tensors = [as_tensor(v) for v in values]
+    if not tensors:
+        raise tracing_error("need at least one array to concatenate")
+    if axis is None:
+        tensors = [reshape(t, (-1,)) for t in tensors]
+        axis = 0
+    rank = tensors[0].type.rank
+    if rank == 0:
+        raise tracing_error("zero-dimensional arrays cannot be concatenated")
+    axis = normalize_axis(axis, rank)
+    element = result_dtype(tensors)
+    tensors = [cast(t, element) for t in tensors]
+    for index, tensor in enumerate(tensors):
+        if tensor.type.rank != rank:
+            raise tracing_error(
+                f"concatenate: array {index} has rank {tensor.type.rank}, array 0 "
+                f"has rank {rank}",
+                IrcShapeError,
+            )
+    first = tensors[0].type.dims
+    for index, tensor in enumerate(tensors[1:], 1):
+        dims = list(first)
+        dims[axis] = tensor.type.dims[axis]
+        facts = current_trace().facts
+        if any(not facts.prove_eq(a, b) for a, b in zip(dims, tensor.type.dims)):
+            raise tracing_error(
+                f"concatenate along axis {axis}: array {index} has shape "
+                f"{_text(tensor.type.dims)}, array 0 has {_text(first)}",
+                IrcShapeError,
+            )
+    if len(tensors) == 1:
+        return tensors[0]
+    return emit(graph.ConcatOp([t.value for t in tensors], axis))
+
+
+def stack(values: Sequence[Any], axis: int = 0) -> Tensor:
+    tensors = [as_tensor(v) for v in values]
+    if not tensors:
+        raise tracing_error("need at least one array to stack")
+    return concatenate([expand_dims(t, axis) for t in tensors], axis)
+
+
+def split(value: Tensor, sections: Any, axis: int = 0) -> list[Tensor]:
+    """``np.split``: equal parts need provable divisibility; a list gives the
+    split points."""
+    axis = normalize_axis(axis, value.type.rank)
+    extent = value.type.dims[axis]
+    if isinstance(sections, int | SymDim) and not isinstance(sections, bool):
+        count = as_dim(sections, "the number of sections")
+        if not count.is_constant:
+            raise tracing_error("the number of sections must be a static int")
+        try:
+            size = extent.exact_div(count, current_trace().facts)
+        except ShapeError as err:
+            raise tracing_error(
+                f"np.split of an axis of size {extent} into {count} equal parts: "
+                f"{err}; declare a divisibility fact (facts=['{extent} % {count} "
+                "== 0']) or pass split points",
+                IrcShapeError,
+            ) from None
+        starts = [size * i for i in range(int(count))]
+        sizes = [size] * int(count)
+    else:
+        points = [SymExpr.const(0), *(as_dim(p, "a split point") for p in sections)]
+        ends = [*points[1:], extent]
+        starts, sizes = points, [e - s for s, e in zip(points, ends)]
+    return [slice_axis(value, axis, s, n) for s, n in zip(starts, sizes)]
+
+
+def take(value: Tensor, indices: Any, axis: int | None = None) -> Tensor:
+    if axis is None:
+        value, axis = reshape(value, (-1,)), 0
+    axis = normalize_axis(axis, value.type.rank)
+    index_tensor = as_tensor(indices)
+    if index_tensor.irc_dtype.kind != "i":
+        raise tracing_error(
+            f"indices must be integers, got {index_tensor.irc_dtype}; cast them with "
+            ".astype(np.int64)"
+        )
+    return emit(graph.TakeOp(value.value, index_tensor.value, axis))
+
+
+def _text(dims: Sequence[SymExpr]) -> str:
+    return "(" + ", ".join(str(d) for d in dims) + ")"
+
+
+def _shape_text(dims: Sequence[SymExpr | None]) -> str:
+    return "(" + ", ".join("-1" if d is None else str(d) for d in dims) + ")"
+

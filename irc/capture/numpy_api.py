@@ -1,0 +1,704 @@
+"""NumPy's functions on traced arrays.
+
+Ufuncs arrive through ``__array_ufunc__`` and array functions through
+``__array_function__``; each handler below registers itself for the NumPy
+callables it implements. Creation functions that take only sizes
+(``np.arange(N)``, ``np.ones((N, 4))``, ``np.tri(N)``) dispatch on no array,
+so while a function is traced they are replaced in the ``numpy`` module by
+wrappers that build IR when a size is symbolic (``creation_overrides``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from irc.capture import layout
+from irc.capture.ops import (
+    Operand,
+    as_dim,
+    binary,
+    broadcast_shapes,
+    cast,
+    compare,
+    dtype_of,
+    emit,
+    materialize,
+    normalize_axes,
+    normalize_axis,
+    select,
+    shape_of,
+    splat,
+    unary,
+)
+from irc.capture.tensor import (
+    FUNCTION_HANDLERS,
+    UFUNC_HANDLERS,
+    UFUNC_REDUCE_HANDLERS,
+    SymDim,
+    Tensor,
+)
+from irc.capture.trace import tracing_error
+from irc.dialects import graph
+from irc.dtypes import BOOL, FLOAT64, INT64, DType, promote
+from irc.dtypes import dtype as to_dtype
+from irc.errors import IrcShapeError
+from irc.shapes import SymExpr
+
+
+def _ufunc(*ufuncs: np.ufunc) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def register(handler: Callable[..., Any]) -> Callable[..., Any]:
+        for ufunc in ufuncs:
+            UFUNC_HANDLERS[ufunc] = handler
+        return handler
+
+    return register
+
+
+def _function(*functions: Callable[..., Any]) -> Callable[..., Any]:
+    def register(handler: Callable[..., Any]) -> Callable[..., Any]:
+        for function in functions:
+            FUNCTION_HANDLERS[function] = handler
+        return handler
+
+    return register
+
+
+def _with_dtype(result: Tensor, requested: Any) -> Tensor:
+    return result if requested is None else cast(result, to_dtype(requested))
+
+
+# ----- elementwise ufuncs --------------------------------------------------
+
+_UNARY: dict[np.ufunc, type[graph.UnaryOp]] = {
+    np.negative: graph.NegOp,
+    np.absolute: graph.AbsOp,
+    np.exp: graph.ExpOp,
+    np.log: graph.LogOp,
+    np.sqrt: graph.SqrtOp,
+    np.tanh: graph.TanhOp,
+    np.sin: graph.SinOp,
+    np.cos: graph.CosOp,
+    np.floor: graph.FloorOp,
+    np.logical_not: graph.NotOp,
+    np.invert: graph.NotOp,
+}
+
+_BINARY: dict[np.ufunc, type[graph.BinaryOp]] = {
+    np.add: graph.AddOp,
+    np.subtract: graph.SubOp,
+    np.multiply: graph.MulOp,
+    np.true_divide: graph.DivOp,
+    np.floor_divide: graph.FloorDivOp,
+    np.remainder: graph.RemOp,
+    np.power: graph.PowOp,
+    np.maximum: graph.MaximumOp,
+    np.minimum: graph.MinimumOp,
+    np.bitwise_and: graph.AndOp,
+    np.bitwise_or: graph.OrOp,
+    np.bitwise_xor: graph.XorOp,
+}
+
+_LOGICAL: dict[np.ufunc, type[graph.BinaryOp]] = {
+    np.logical_and: graph.AndOp,
+    np.logical_or: graph.OrOp,
+    np.logical_xor: graph.XorOp,
+}
+
+_COMPARISONS: dict[np.ufunc, str] = {
+    np.equal: "eq",
+    np.not_equal: "ne",
+    np.less: "lt",
+    np.less_equal: "le",
+    np.greater: "gt",
+    np.greater_equal: "ge",
+}
+
+
+def _register_elementwise() -> None:
+    for ufunc, unary_kind in _UNARY.items():
+        UFUNC_HANDLERS[ufunc] = _unary_handler(unary_kind)
+    for ufunc, binary_kind in _BINARY.items():
+        UFUNC_HANDLERS[ufunc] = _binary_handler(binary_kind)
+    for ufunc, logical_kind in _LOGICAL.items():
+        UFUNC_HANDLERS[ufunc] = _logical_handler(logical_kind)
+    for ufunc, predicate in _COMPARISONS.items():
+        UFUNC_HANDLERS[ufunc] = _compare_handler(predicate)
+
+
+def _unary_handler(kind: type[graph.UnaryOp]) -> Callable[..., Tensor]:
+    def handler(value: Operand, dtype: Any = None) -> Tensor:
+        if kind is graph.NotOp and dtype_of(value).kind == "f":
+            raise tracing_error("bitwise not is not defined on floats")
+        return _with_dtype(unary(kind, value), dtype)
+
+    return handler
+
+
+def _binary_handler(kind: type[graph.BinaryOp]) -> Callable[..., Tensor]:
+    def handler(lhs: Operand, rhs: Operand, dtype: Any = None) -> Tensor:
+        return _with_dtype(binary(kind, lhs, rhs), dtype)
+
+    return handler
+
+
+def _logical_handler(kind: type[graph.BinaryOp]) -> Callable[..., Tensor]:
+    def handler(lhs: Operand, rhs: Operand) -> Tensor:
+        return binary(kind, _truth(lhs), _truth(rhs))
+
+    return handler
+
+
+def _compare_handler(predicate: str) -> Callable[..., Tensor]:
+    def handler(lhs: Operand, rhs: Operand) -> Tensor:
+        return compare(predicate, lhs, rhs)
+
+    return handler
+
+
+def _truth(value: Operand) -> Operand:
+    if dtype_of(value) == BOOL:
+        return value
+    return compare("ne", value, 0)
+
+
+_register_elementwise()
+
+
+@_ufunc(np.square)
+def _square(value: Operand) -> Tensor:
+    return binary(graph.MulOp, value, value)
+
+
+@_ufunc(np.reciprocal)
+def _reciprocal(value: Operand) -> Tensor:
+    element = dtype_of(value)
+    return binary(graph.DivOp, 1 if element.kind != "f" else 1.0, value)
+
+
+@_ufunc(np.positive)
+def _positive(value: Operand) -> Operand:
+    return value
+
+
+@_ufunc(np.sign)
+def _sign(value: Operand) -> Tensor:
+    positive = compare("gt", value, 0)
+    negative = compare("lt", value, 0)
+    element = dtype_of(value)
+    return cast(select(positive, 1, select(negative, -1, 0)), element)
+
+
+@_ufunc(np.matmul)
+def _matmul(lhs: Operand, rhs: Operand) -> Tensor:
+    return matmul(lhs, rhs)
+
+
+def matmul(lhs: Operand, rhs: Operand) -> Tensor:
+    """``a @ b`` with NumPy's rules: 1-D operands are promoted to matrices
+    and their added axis removed again; batch dims broadcast."""
+    a, b = layout.as_tensor(lhs), layout.as_tensor(rhs)
+    if a.type.rank == 0 or b.type.rank == 0:
+        raise tracing_error("matmul of a rank-0 array: use * instead", IrcShapeError)
+    element = promote(a.irc_dtype, b.irc_dtype)
+    if element == BOOL:
+        raise tracing_error("matmul of bool arrays is not supported")
+    a, b = cast(a, element), cast(b, element)
+    vector_lhs, vector_rhs = a.type.rank == 1, b.type.rank == 1
+    if vector_lhs:
+        a = layout.expand_dims(a, 0)
+    if vector_rhs:
+        b = layout.expand_dims(b, 1)
+    k_lhs, k_rhs = a.type.dims[-1], b.type.dims[-2]
+    if not a.trace.facts.prove_eq(k_lhs, k_rhs):
+        raise tracing_error(
+            f"matmul: the contracted dims differ ({k_lhs} vs {k_rhs}) for shapes "
+            f"{_text(lhs)} and {_text(rhs)}",
+            IrcShapeError,
+        )
+    batch = broadcast_shapes(a.type.dims[:-2], b.type.dims[:-2])
+    a = materialize(a, element, (*batch, *a.type.dims[-2:]))
+    b = materialize(b, element, (*batch, *b.type.dims[-2:]))
+    result = emit(graph.MatmulOp(a.value, b.value))
+    dims = list(result.type.dims)
+    if vector_rhs:
+        dims.pop(-1)
+    if vector_lhs:
+        dims.pop(-2 if not vector_rhs else -1)
+    return layout.reshape(result, dims) if vector_lhs or vector_rhs else result
+
+
+def _text(value: Operand) -> str:
+    return "(" + ", ".join(str(d) for d in shape_of(value)) + ")"
+
+
+@_function(np.dot)
+def _dot(lhs: Operand, rhs: Operand) -> Tensor:
+    if len(shape_of(lhs)) > 2 or len(shape_of(rhs)) > 2:
+        raise tracing_error("np.dot of arrays of rank > 2: use np.matmul or @")
+    if not shape_of(lhs) or not shape_of(rhs):
+        return binary(graph.MulOp, lhs, rhs)
+    return matmul(lhs, rhs)
+
+
+# ----- reductions -------------------------------------------------------------
+
+_ACCUMULATES = {"sum", "prod"}
+
+
+def reduce(
+    kind: str, value: Operand, axis: Any = None, keepdims: bool = False,
+    dtype_: Any = None,
+) -> Tensor:
+    tensor = layout.as_tensor(value)
+    axes = normalize_axes(axis, tensor.type.rank)
+    element = tensor.irc_dtype
+    if dtype_ is not None:
+        element = to_dtype(dtype_)
+    elif kind in _ACCUMULATES and element.kind in "bi":
+        element = INT64  # NumPy accumulates bools and ints in int64
+    tensor = cast(tensor, element)
+    if not axes:
+        return tensor
+    return emit(graph.ReduceOp(kind, tensor.value, axes, keepdims))
+
+
+def _reducer(kind: str) -> Callable[..., Tensor]:
+    def handler(
+        value: Operand, axis: Any = None, dtype: Any = None, out: Any = None,
+        keepdims: bool = False, **unsupported: Any,
+    ) -> Tensor:
+        _refuse(f"np.{kind}", out=out, **unsupported)
+        return reduce(kind, value, axis, keepdims, dtype)
+
+    return handler
+
+
+def _refuse(name: str, **arguments: Any) -> None:
+    given = [key for key, value in arguments.items() if value is not None]
+    if given:
+        raise tracing_error(f"{name}: the argument(s) {', '.join(given)} are not supported")
+
+
+FUNCTION_HANDLERS[np.sum] = _reducer("sum")
+FUNCTION_HANDLERS[np.prod] = _reducer("prod")
+
+
+def _extremum(kind: str) -> Callable[..., Tensor]:
+    def handler(
+        value: Operand, axis: Any = None, out: Any = None, keepdims: bool = False,
+        **unsupported: Any,
+    ) -> Tensor:
+        _refuse(f"np.{kind}", out=out, **unsupported)
+        return reduce(kind, value, axis, keepdims)
+
+    return handler
+
+
+for _name, _functions in (("max", (np.max, np.amax)), ("min", (np.min, np.amin))):
+    for _f in _functions:
+        FUNCTION_HANDLERS[_f] = _extremum(_name)
+
+UFUNC_REDUCE_HANDLERS[np.add] = lambda v, axis=0, dtype=None, keepdims=False: reduce(
+    "sum", v, axis, keepdims, dtype
+)
+UFUNC_REDUCE_HANDLERS[np.multiply] = lambda v, axis=0, dtype=None, keepdims=False: (
+    reduce("prod", v, axis, keepdims, dtype)
+)
+UFUNC_REDUCE_HANDLERS[np.maximum] = lambda v, axis=0, keepdims=False: reduce(
+    "max", v, axis, keepdims
+)
+UFUNC_REDUCE_HANDLERS[np.minimum] = lambda v, axis=0, keepdims=False: reduce(
+    "min", v, axis, keepdims
+)
+
+
+def _count(tensor: Tensor, axes: Sequence[int]) -> SymDim | int:
+    total = SymExpr.const(1)
+    for axis in axes:
+        total = total * tensor.type.dims[axis]
+    return int(total) if total.is_constant else SymDim(total)
+
+
+@_function(np.mean)
+def mean(
+    value: Operand, axis: Any = None, dtype: Any = None, out: Any = None,
+    keepdims: bool = False,
+) -> Tensor:
+    _refuse("np.mean", out=out)
+    tensor = layout.as_tensor(value)
+    element = _float_result(tensor.irc_dtype, dtype)
+    tensor = cast(tensor, element)
+    axes = normalize_axes(axis, tensor.type.rank)
+    total = reduce("sum", tensor, axes, keepdims)
+    return binary(graph.DivOp, total, _count(tensor, axes))
+
+
+def _float_result(element: DType, requested: Any) -> DType:
+    if requested is not None:
+        return to_dtype(requested)
+    return element if element.kind == "f" else FLOAT64
+
+
+@_function(np.var)
+def var(
+    value: Operand, axis: Any = None, dtype: Any = None, out: Any = None,
+    ddof: int = 0, keepdims: bool = False,
+) -> Tensor:
+    _refuse("np.var", out=out)
+    tensor = cast(layout.as_tensor(value), _float_result(dtype_of(value), dtype))
+    axes = normalize_axes(axis, tensor.type.rank)
+    centered = binary(graph.SubOp, tensor, mean(tensor, axes, keepdims=True))
+    squares = reduce("sum", binary(graph.MulOp, centered, centered), axes, keepdims)
+    return binary(graph.DivOp, squares, _count(tensor, axes) - ddof)
+
+
+@_function(np.std)
+def std(
+    value: Operand, axis: Any = None, dtype: Any = None, out: Any = None,
+    ddof: int = 0, keepdims: bool = False,
+) -> Tensor:
+    return unary(graph.SqrtOp, var(value, axis, dtype, out, ddof, keepdims))
+
+
+@_function(np.argmax)
+def argmax(value: Operand, axis: Any = None, out: Any = None, *, keepdims: bool = False):
+    _refuse("np.argmax", out=out)
+    tensor = layout.as_tensor(value)
+    if axis is None:
+        flat = layout.reshape(tensor, (-1,))
+        result = emit(graph.ArgMaxOp(flat.value, 0, False))
+        if keepdims:
+            return layout.reshape(result, [1] * tensor.type.rank)
+        return result
+    return emit(
+        graph.ArgMaxOp(tensor.value, normalize_axis(axis, tensor.type.rank), keepdims)
+    )
+
+
+# ----- layout ------------------------------------------------------------------
+
+
+@_function(np.reshape)
+def _reshape(value: Operand, shape: Any = None, order: str = "C", **kw: Any) -> Tensor:
+    if order != "C":
+        raise tracing_error("only C-order (row-major) reshape is supported")
+    shape = kw.pop("newshape", shape)
+    return layout.reshape(layout.as_tensor(value), shape)
+
+
+@_function(np.transpose)
+def _transpose(value: Operand, axes: Any = None) -> Tensor:
+    return layout.transpose(layout.as_tensor(value), axes)
+
+
+@_function(np.swapaxes)
+def _swapaxes(value: Operand, axis1: int, axis2: int) -> Tensor:
+    tensor = layout.as_tensor(value)
+    rank = tensor.type.rank
+    permutation = list(range(rank))
+    a, b = normalize_axis(axis1, rank), normalize_axis(axis2, rank)
+    permutation[a], permutation[b] = permutation[b], permutation[a]
+    return layout.transpose(tensor, permutation)
+
+
+@_function(np.expand_dims)
+def _expand_dims(value: Operand, axis: int) -> Tensor:
+    return layout.expand_dims(layout.as_tensor(value), axis)
+
+
+@_function(np.squeeze)
+def _squeeze(value: Operand, axis: Any = None) -> Tensor:
+    return layout.squeeze(layout.as_tensor(value), axis)
+
+
+@_function(np.concatenate)
+def _concatenate(values: Sequence[Operand], axis: int | None = 0, **kw: Any) -> Tensor:
+    _refuse("np.concatenate", **kw)
+    return layout.concatenate(values, axis)
+
+
+@_function(np.stack)
+def _stack(values: Sequence[Operand], axis: int = 0, **kw: Any) -> Tensor:
+    _refuse("np.stack", **kw)
+    return layout.stack(values, axis)
+
+
+@_function(np.hstack)
+def _hstack(values: Sequence[Operand], **kw: Any) -> Tensor:
+    _refuse("np.hstack", **kw)
+    tensors = [layout.as_tensor(v) for v in values]
+    tensors = [layout.reshape(t, (1,)) if t.type.rank == 0 else t for t in tensors]
+    return layout.concatenate(tensors, 0 if tensors[0].type.rank == 1 else 1)
+
+
+@_function(np.vstack)
+def _vstack(values: Sequence[Operand], **kw: Any) -> Tensor:
+    _refuse("np.vstack", **kw)
+    tensors = [layout.as_tensor(v) for v in values]
+    tensors = [
+        layout.reshape(t, (1, t.type.dims[0] if t.type.rank else 1))
+        if t.type.rank < 2
+        else t
+        for t in tensors
+    ]
+    return layout.concatenate(tensors, 0)
+
+
+@_function(np.split)
+def _split(value: Operand, indices_or_sections: Any, axis: int = 0) -> list[Tensor]:
+    return layout.split(layout.as_tensor(value), indices_or_sections, axis)
+
+
+@_function(np.take)
+def _take(value: Operand, indices: Any, axis: int | None = None, **kw: Any) -> Tensor:
+    _refuse("np.take", **{k: v for k, v in kw.items() if k != "mode" or v != "raise"})
+    return layout.take(layout.as_tensor(value), indices, axis)
+
+
+@_function(np.broadcast_to)
+def _broadcast_to(value: Operand, shape: Any) -> Tensor:
+    from irc.capture.ops import broadcast_to
+
+    dims = [as_dim(d, "a broadcast dim") for d in (shape if isinstance(shape, tuple | list) else (shape,))]
+    return broadcast_to(layout.as_tensor(value), dims)
+
+
+# ----- selection -----------------------------------------------------------------
+
+
+@_function(np.where)
+def _where(condition: Operand, x: Operand = None, y: Operand = None) -> Tensor:
+    if x is None or y is None:
+        raise tracing_error(
+            "np.where(condition) with one argument gives data-dependent shapes; "
+            "use np.where(condition, x, y)"
+        )
+    return select(condition, x, y)
+
+
+@_function(np.clip)
+def _clip(value: Operand, a_min: Operand = None, a_max: Operand = None, **kw: Any):
+    a_min, a_max = kw.pop("min", a_min), kw.pop("max", a_max)
+    _refuse("np.clip", **kw)
+    result: Operand = value
+    if a_min is not None:
+        result = binary(graph.MaximumOp, result, a_min)
+    if a_max is not None:
+        result = binary(graph.MinimumOp, result, a_max)
+    return layout.as_tensor(result)
+
+
+def _triangle(value: Operand, k: int, lower: bool) -> Tensor:
+    tensor = layout.as_tensor(value)
+    if tensor.type.rank < 2:
+        raise tracing_error("np.tril/np.triu need an array of rank >= 2")
+    rows, columns = tensor.type.dims[-2:]
+    mask = tri_mask(rows, columns, k if lower else k - 1)
+    if not lower:
+        mask = unary(graph.NotOp, mask)
+    return select(mask, tensor, 0)
+
+
+@_function(np.tril)
+def _tril(value: Operand, k: int = 0) -> Tensor:
+    return _triangle(value, k, lower=True)
+
+
+@_function(np.triu)
+def _triu(value: Operand, k: int = 0) -> Tensor:
+    return _triangle(value, k, lower=False)
+
+
+def tri_mask(rows: SymExpr, columns: SymExpr, k: int) -> Tensor:
+    """``j <= i + k`` over a ``rows x columns`` grid, as a bool tensor."""
+    grid = graph.TensorType((rows, columns), INT64.ir_type)
+    i = emit(graph.IotaOp(0, grid))
+    j = emit(graph.IotaOp(1, grid))
+    return compare("le", j, binary(graph.AddOp, i, k) if k else i)
+
+
+# ----- creation from traced arrays (the *_like functions) ----------------------
+
+
+def _like(fill: Callable[[Tensor], Any]) -> Callable[..., Tensor]:
+    def handler(prototype: Operand, dtype: Any = None, order: Any = None,
+                subok: Any = None, shape: Any = None, **kw: Any) -> Tensor:
+        tensor = layout.as_tensor(prototype)
+        element = dtype_of(tensor) if dtype is None else to_dtype(dtype)
+        dims = tensor.type.dims if shape is None else _dims(shape)
+        return splat(fill(kw), element, dims)
+
+    return handler
+
+
+FUNCTION_HANDLERS[np.zeros_like] = _like(lambda kw: 0)
+FUNCTION_HANDLERS[np.ones_like] = _like(lambda kw: 1)
+FUNCTION_HANDLERS[np.empty_like] = _like(lambda kw: 0)
+
+
+@_function(np.full_like)
+def _full_like(prototype: Operand, fill_value: Any, dtype: Any = None, **kw: Any):
+    tensor = layout.as_tensor(prototype)
+    element = dtype_of(tensor) if dtype is None else to_dtype(dtype)
+    if isinstance(fill_value, Tensor | SymDim):
+        return materialize(fill_value, element, tensor.type.dims)
+    return splat(fill_value, element, tensor.type.dims)
+
+
+def _dims(shape: Any) -> tuple[SymExpr, ...]:
+    if not isinstance(shape, tuple | list):
+        shape = (shape,)
+    return tuple(as_dim(d, "a shape dim") for d in shape)
+
+
+# ----- creation from sizes: active while tracing --------------------------------
+
+
+def _is_symbolic(*values: Any) -> bool:
+    def symbolic(value: Any) -> bool:
+        if isinstance(value, tuple | list):
+            return any(symbolic(v) for v in value)
+        return isinstance(value, SymDim | Tensor)
+
+    return any(symbolic(v) for v in values)
+
+
+def _full(shape: Any, fill_value: Any, dtype_: Any) -> Tensor:
+    dims = _dims(shape)
+    if isinstance(fill_value, Tensor | SymDim):
+        element = dtype_of(fill_value) if dtype_ is None else to_dtype(dtype_)
+        return materialize(fill_value, element, dims)
+    element = to_dtype(np.asarray(fill_value).dtype if dtype_ is None else dtype_)
+    return splat(fill_value, element, dims)
+
+
+def _traced_zeros(original: Callable[..., Any], fill: int) -> Callable[..., Any]:
+    def creation(shape: Any, dtype: Any = float, *args: Any, **kw: Any) -> Any:
+        if not _is_symbolic(shape):
+            return original(shape, dtype, *args, **kw)
+        return _full(shape, fill, dtype)
+
+    return creation
+
+
+def _traced_full(original: Callable[..., Any]) -> Callable[..., Any]:
+    def full(shape: Any, fill_value: Any, dtype: Any = None, *args: Any, **kw: Any):
+        if not _is_symbolic(shape, fill_value):
+            return original(shape, fill_value, dtype, *args, **kw)
+        return _full(shape, fill_value, dtype)
+
+    return full
+
+
+def _traced_arange(original: Callable[..., Any]) -> Callable[..., Any]:
+    def arange(*args: Any, dtype: Any = None, **kw: Any) -> Any:
+        if not _is_symbolic(*args):
+            return original(*args, dtype=dtype, **kw)
+        start, stop, step = _arange_bounds(args)
+        length = (as_dim(stop, "arange stop") - as_dim(start, "arange start")).ceildiv(
+            step
+        )
+        element = to_dtype(dtype) if dtype is not None else INT64
+        index = emit(graph.IotaOp(0, graph.TensorType((length,), element.ir_type)))
+        if step != 1:
+            index = binary(graph.MulOp, index, step)
+        if not (isinstance(start, int) and start == 0):
+            index = binary(graph.AddOp, index, start)
+        return cast(index, element)
+
+    return arange
+
+
+def _arange_bounds(args: tuple) -> tuple[Any, Any, int]:
+    if len(args) == 1:
+        return 0, args[0], 1
+    if len(args) == 2:
+        return args[0], args[1], 1
+    step = args[2]
+    if not isinstance(step, int) or isinstance(step, bool) or step <= 0:
+        raise tracing_error("np.arange with symbolic bounds needs a positive int step")
+    return args[0], args[1], step
+
+
+def _traced_tri(original: Callable[..., Any]) -> Callable[..., Any]:
+    def tri(N: Any, M: Any = None, k: int = 0, dtype: Any = float, **kw: Any) -> Any:  # noqa: N803
+        if not _is_symbolic(N, M):
+            return original(N, M, k, dtype, **kw)
+        rows = as_dim(N, "np.tri N")
+        columns = rows if M is None else as_dim(M, "np.tri M")
+        return cast(tri_mask(rows, columns, k), to_dtype(dtype))
+
+    return tri
+
+
+def _traced_eye(original: Callable[..., Any]) -> Callable[..., Any]:
+    def eye(N: Any, M: Any = None, k: int = 0, dtype: Any = float, **kw: Any) -> Any:  # noqa: N803
+        if not _is_symbolic(N, M):
+            return original(N, M, k, dtype, **kw)
+        rows = as_dim(N, "np.eye N")
+        columns = rows if M is None else as_dim(M, "np.eye M")
+        grid = graph.TensorType((rows, columns), INT64.ir_type)
+        i, j = emit(graph.IotaOp(0, grid)), emit(graph.IotaOp(1, grid))
+        diagonal = compare("eq", j, binary(graph.AddOp, i, k) if k else i)
+        return cast(diagonal, to_dtype(dtype))
+
+    return eye
+
+
+_OVERRIDES: dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]] = {
+    "zeros": lambda original: _traced_zeros(original, 0),
+    "ones": lambda original: _traced_zeros(original, 1),
+    "empty": lambda original: _traced_zeros(original, 0),
+    "full": _traced_full,
+    "arange": _traced_arange,
+    "tri": _traced_tri,
+    "eye": _traced_eye,
+}
+
+
+@contextmanager
+def creation_overrides() -> Iterator[None]:
+    """Let NumPy's size-only creation functions take symbolic sizes.
+
+    They are swapped in the ``numpy`` module for the duration of a trace, so
+    ``np.ones((x.shape[0], 4))`` inside the traced function builds IR. With
+    static sizes the wrappers call NumPy itself.
+    """
+    originals = {name: getattr(np, name) for name in _OVERRIDES}
+    for name, wrap in _OVERRIDES.items():
+        setattr(np, name, wrap(originals[name]))
+    try:
+        yield
+    finally:
+        for name, original in originals.items():
+            setattr(np, name, original)
+
+
+# ----- functions irc adds (NumPy has no erf, sigmoid or rsqrt) ------------------
+
+
+def erf(value: Any) -> Any:
+    """The error function; on NumPy arrays outside of tracing, computed with
+    ``math.erf``."""
+    if isinstance(value, Tensor | SymDim):
+        return unary(graph.ErfOp, value)
+    return np.vectorize(math.erf, otypes=[np.float64])(value).astype(
+        np.result_type(value, np.float16)
+    )
+
+
+def sigmoid(value: Any) -> Any:
+    if isinstance(value, Tensor | SymDim):
+        return unary(graph.SigmoidOp, value)
+    return 1 / (1 + np.exp(-value))
+
+
+def rsqrt(value: Any) -> Any:
+    if isinstance(value, Tensor | SymDim):
+        return unary(graph.RsqrtOp, value)
+    return 1 / np.sqrt(value)

@@ -1,0 +1,328 @@
+"""Building graph ops from traced values, with NumPy's rules.
+
+This is where NumPy's implicit behaviour becomes explicit IR: type promotion
+(NEP 50, Python scalars weak) becomes ``graph.cast``, broadcasting becomes
+``graph.broadcast``, Python scalars become splat ``graph.constant`` ops and
+symbolic sizes used as numbers become ``graph.dim``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    TensorType as BuiltinTensorType,
+)
+from xdsl.ir import Attribute, Operation
+
+from irc.capture.tensor import SymDim, Tensor
+from irc.capture.trace import current_trace, tracing_error
+from irc.dialects import graph
+from irc.dtypes import BOOL, FLOAT16, FLOAT64, INT64, DType, promote, promote_weak
+from irc.errors import IrcShapeError, IrcTypeError
+from irc.shapes import ShapeError, SymExpr
+
+#: Larger NumPy arrays met during tracing should be arguments, not literals.
+MAX_DENSE_CONSTANT = 4096
+
+Operand = Tensor | SymDim | bool | int | float | np.ndarray | np.generic
+
+
+def emit(op: Operation) -> Tensor:
+    """Insert ``op`` into the function being traced; wrap its result."""
+    current_trace().emit(op)
+    return Tensor(op.results[0])
+
+
+def shape_of(value: Operand) -> tuple[SymExpr, ...]:
+    if isinstance(value, Tensor):
+        return value.type.dims
+    if isinstance(value, np.ndarray):
+        return tuple(SymExpr.const(d) for d in value.shape)
+    return ()
+
+
+def _is_python_scalar(value: Any) -> bool:
+    # np.float64 subclasses float, but NumPy scalars are strong (NEP 50).
+    if isinstance(value, np.generic):
+        return False
+    return isinstance(value, bool | int | float | SymDim)
+
+
+def _is_weak(value: Operand) -> bool:
+    return _is_python_scalar(value) or (isinstance(value, Tensor) and value.weak)
+
+
+def dtype_of(value: Operand) -> DType:
+    """The dtype a value has on its own (Python scalars: NumPy's defaults)."""
+    from irc.dtypes import dtype, scalar_dtype
+
+    if isinstance(value, Tensor):
+        return value.irc_dtype
+    if isinstance(value, SymDim):
+        return INT64
+    if isinstance(value, np.ndarray | np.generic):
+        return dtype(value.dtype)
+    if isinstance(value, bool | int | float):
+        return scalar_dtype(value)
+    raise tracing_error(
+        f"cannot use a {type(value).__name__} as an array in a traced function"
+    )
+
+
+def _weak_sample(value: Operand) -> bool | int | float:
+    """A Python scalar of the same kind as a weak value, for promotion."""
+    if isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, SymDim):
+        return 0
+    return 0.0 if dtype_of(value).kind == "f" else 0
+
+
+def result_dtype(values: Sequence[Operand]) -> DType:
+    """NumPy 2 promotion of several operands (NEP 50: Python scalars weak)."""
+    strong = [dtype_of(v) for v in values if not _is_weak(v)]
+    weak = [_weak_sample(v) for v in values if _is_weak(v)]
+    if not strong:
+        # Only Python scalars: Python's own rules (bool < int < float).
+        strong = [max((dtype_of(w) for w in weak), key=lambda d: "bif".index(d.kind))]
+    result = strong[0]
+    for other in strong[1:]:
+        result = promote(result, other)
+    for sample in weak:
+        result = promote_weak(result, sample)
+    return result
+
+
+def broadcast_shapes(*shapes: Sequence[SymExpr]) -> tuple[SymExpr, ...]:
+    """NumPy broadcasting of symbolic shapes, using the declared facts."""
+    result: Sequence[SymExpr] = ()
+    for shape in shapes:
+        try:
+            result = graph.broadcast_shapes(result, shape, current_trace().facts)
+        except ShapeError as err:
+            raise tracing_error(str(err), IrcShapeError) from None
+    return tuple(result)
+
+
+def scalar_attr(value: bool | int | float, element: DType) -> Attribute:
+    """A constant attribute holding ``value`` rounded to ``element``."""
+    ir_type = element.ir_type
+    if element.kind == "f":
+        return FloatAttr(float(np.asarray(value).astype(element.numpy)), ir_type)
+    if element.kind == "b":
+        return IntegerAttr(int(bool(value)), ir_type)
+    if isinstance(value, float):
+        value = int(value)  # NumPy's astype truncates
+    info = np.iinfo(element.numpy)
+    if not info.min <= value <= info.max:
+        raise tracing_error(
+            f"Python int {value} is out of bounds for {element.name}", IrcTypeError
+        )
+    return IntegerAttr(int(value), ir_type)
+
+
+def splat(value: bool | int | float, element: DType, shape: Sequence[Any]) -> Tensor:
+    attr = scalar_attr(value, element)
+    return emit(graph.ConstantOp(attr, graph.TensorType(shape, element.ir_type)))
+
+
+def dense_constant(array: np.ndarray | np.generic) -> Tensor:
+    from irc.dtypes import dtype
+
+    array = np.asarray(array)
+    element = dtype(array.dtype)
+    if array.ndim == 0:
+        return splat(array.item(), element, ())
+    if array.size > MAX_DENSE_CONSTANT:
+        raise tracing_error(
+            f"a NumPy array of {array.size} elements is used as a constant; pass "
+            f"arrays larger than {MAX_DENSE_CONSTANT} elements as arguments"
+        )
+    if element.kind == "f":
+        values = [float(v) for v in array.astype(np.float64).ravel()]
+    else:
+        values = [int(v) for v in array.astype(np.int64).ravel()]
+    literal_type = BuiltinTensorType(element.ir_type, list(array.shape))
+    attr = DenseIntOrFPElementsAttr.from_list(literal_type, values)
+    return emit(graph.ConstantOp(attr, graph.TensorType(array.shape, element.ir_type)))
+
+
+def materialize(value: Operand, element: DType, shape: Sequence[SymExpr]) -> Tensor:
+    """``value`` as a tensor of exactly ``element`` and ``shape``."""
+    if isinstance(value, bool | int | float):
+        return splat(value, element, shape)
+    if isinstance(value, SymDim):
+        tensor = emit(graph.DimOp(value.expr, element.ir_type))
+    elif isinstance(value, np.ndarray | np.generic):
+        tensor = dense_constant(value)
+    else:
+        tensor = value
+    return broadcast_to(cast(tensor, element), shape)
+
+
+def cast(value: Tensor, element: DType) -> Tensor:
+    if value.irc_dtype == element:
+        return value
+    return emit(graph.CastOp(value.value, element.ir_type))
+
+
+def broadcast_to(value: Tensor, shape: Sequence[SymExpr | int]) -> Tensor:
+    target = tuple(SymExpr.const(d) if isinstance(d, int) else d for d in shape)
+    if value.type.dims == target:
+        return value
+    if broadcast_shapes(value.type.dims, target) != target:
+        raise tracing_error(
+            f"cannot broadcast an array of shape {_text(value.type.dims)} to "
+            f"{_text(target)}",
+            IrcShapeError,
+        )
+    return emit(graph.BroadcastOp(value.value, target))
+
+
+def _text(dims: Sequence[SymExpr]) -> str:
+    return "(" + ", ".join(str(d) for d in dims) + ")"
+
+
+# ----- elementwise ------------------------------------------------------
+
+_FLOAT_FUNCTIONS = {"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "sin",
+                    "cos", "floor"}
+
+
+def unary(kind: type[graph.UnaryOp], value: Operand) -> Tensor:
+    weak = _is_weak(value)
+    element = dtype_of(value)
+    name = kind.name.removeprefix("graph.")
+    if name in _FLOAT_FUNCTIONS and element.kind != "f":
+        if name == "floor":
+            return materialize(value, element, shape_of(value))
+        # NumPy computes float functions of ints in float64, of bools in float16.
+        element = FLOAT16 if element == BOOL else FLOAT64
+    if name == "neg" and element == BOOL:
+        raise tracing_error(
+            "negation of a bool array: use ~x or np.logical_not", IrcTypeError
+        )
+    if name == "abs" and element == BOOL:
+        return materialize(value, element, shape_of(value))
+    tensor = materialize(value, element, shape_of(value))
+    result = emit(kind(tensor.value))
+    result.weak = weak
+    return result
+
+
+def binary(kind: type[graph.BinaryOp], lhs: Operand, rhs: Operand) -> Tensor:
+    element = result_dtype([lhs, rhs])
+    if kind is graph.DivOp and element.kind != "f":
+        element = FLOAT64  # true division of ints, as in NumPy
+    if element == BOOL:
+        kind = _BOOL_ARITHMETIC.get(kind, kind)
+        if not kind.ALLOWS_BOOL:
+            raise tracing_error(
+                f"{kind.name.removeprefix('graph.')} is not defined on bool "
+                "arrays; cast them with .astype(np.int32) first",
+                IrcTypeError,
+            )
+    elif kind in (graph.AndOp, graph.OrOp, graph.XorOp) and element.kind == "f":
+        raise tracing_error(
+            "bitwise and/or/xor are not defined on floats", IrcTypeError
+        )
+    shape = broadcast_shapes(shape_of(lhs), shape_of(rhs))
+    a, b = (materialize(v, element, shape) for v in (lhs, rhs))
+    result = emit(kind(a.value, b.value))
+    result.weak = _is_weak(lhs) and _is_weak(rhs)
+    return result
+
+
+#: NumPy's arithmetic on bool arrays is logic.
+_BOOL_ARITHMETIC: dict[type[graph.BinaryOp], type[graph.BinaryOp]] = {
+    graph.AddOp: graph.OrOp,
+    graph.MulOp: graph.AndOp,
+    graph.MaximumOp: graph.OrOp,
+    graph.MinimumOp: graph.AndOp,
+}
+
+
+def compare(predicate: str, lhs: Operand, rhs: Operand) -> Tensor:
+    element = result_dtype([lhs, rhs])
+    shape = broadcast_shapes(shape_of(lhs), shape_of(rhs))
+    a, b = (materialize(v, element, shape) for v in (lhs, rhs))
+    return emit(graph.CompareOp(predicate, a.value, b.value))
+
+
+def select(condition: Operand, on_true: Operand, on_false: Operand) -> Tensor:
+    element = result_dtype([on_true, on_false])
+    shape = broadcast_shapes(*(shape_of(v) for v in (condition, on_true, on_false)))
+    mask = materialize(condition, BOOL, shape) if dtype_of(condition) == BOOL else (
+        compare("ne", condition, 0)
+    )
+    mask = broadcast_to(mask, shape)
+    a, b = (materialize(v, element, shape) for v in (on_true, on_false))
+    return emit(graph.SelectOp(mask.value, a.value, b.value))
+
+
+# ----- trace-time decisions on symbolic sizes ---------------------------
+
+
+def decide(expr: SymExpr, op: str, other: Any) -> bool:
+    """Decide ``expr <op> other`` from the declared facts, or refuse."""
+    rhs = other.expr if isinstance(other, SymDim) else SymExpr.const(other)
+    facts = current_trace().facts
+    checks = {
+        "==": (lambda: facts.prove_eq(expr, rhs), lambda: _provably_ne(expr, rhs)),
+        "!=": (lambda: _provably_ne(expr, rhs), lambda: facts.prove_eq(expr, rhs)),
+        "<": (lambda: facts.prove_lt(expr, rhs), lambda: facts.prove_le(rhs, expr)),
+        "<=": (lambda: facts.prove_le(expr, rhs), lambda: facts.prove_lt(rhs, expr)),
+        ">": (lambda: facts.prove_lt(rhs, expr), lambda: facts.prove_le(expr, rhs)),
+        ">=": (lambda: facts.prove_le(rhs, expr), lambda: facts.prove_lt(expr, rhs)),
+    }
+    proves_true, proves_false = checks[op]
+    if proves_true():
+        return True
+    if proves_false():
+        return False
+    raise tracing_error(
+        f"cannot decide '{expr} {op} {rhs}' at trace time: it depends on the "
+        "symbols' values; declare a fact (irc.compile(..., facts=['N >= 2'])) or "
+        "make the dim static"
+    )
+
+
+def _provably_ne(lhs: SymExpr, rhs: SymExpr) -> bool:
+    facts = current_trace().facts
+    return facts.prove_lt(lhs, rhs) or facts.prove_lt(rhs, lhs)
+
+
+def as_dim(value: Any, what: str) -> SymExpr:
+    """A size given by the user (int or symbolic) as an expression."""
+    if isinstance(value, SymDim):
+        return value.expr
+    if isinstance(value, SymExpr):
+        return value
+    if isinstance(value, int | np.integer) and not isinstance(value, bool):
+        return SymExpr.const(int(value))
+    raise tracing_error(f"{what} must be an int or a symbolic size, got {value!r}")
+
+
+def normalize_axis(axis: int, rank: int) -> int:
+    if not isinstance(axis, int | np.integer) or isinstance(axis, bool):
+        raise tracing_error(f"axis must be an int, got {axis!r}")
+    if not -rank <= axis < max(rank, 1):
+        raise tracing_error(f"axis {axis} is out of bounds for an array of rank {rank}")
+    return int(axis) % max(rank, 1)
+
+
+def normalize_axes(axis: Any, rank: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(rank))
+    if isinstance(axis, tuple | list):
+        axes = tuple(sorted(normalize_axis(a, rank) for a in axis))
+        if len(set(axes)) != len(axes):
+            raise tracing_error(f"repeated axis in {axis!r}")
+        return axes
+    return (normalize_axis(axis, rank),)

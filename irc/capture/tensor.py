@@ -1,0 +1,455 @@
+"""The proxies that stand for arrays and symbolic sizes while a function is
+traced.
+
+Python operators are routed through NumPy's own ufuncs (``x + y`` is
+``np.add(x, y)``) and methods through NumPy's functions (``x.sum()`` is
+``np.sum(x)``), so both reach the same handlers via ``__array_ufunc__`` and
+``__array_function__``: operator semantics are NumPy's by construction. The
+handlers live in ``irc.capture.numpy_api`` and register themselves in the
+tables below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from irc.capture.trace import current_trace, tracing_error
+from irc.dialects.graph import TensorType
+from irc.dtypes import DType, dtype
+from irc.shapes import SymExpr
+
+#: NumPy ufunc -> handler(*inputs, **kwargs) for ``method == "__call__"``.
+UFUNC_HANDLERS: dict[np.ufunc, Callable[..., Any]] = {}
+#: NumPy ufunc -> handler(array, axis, keepdims) for ``method == "reduce"``.
+UFUNC_REDUCE_HANDLERS: dict[np.ufunc, Callable[..., Any]] = {}
+#: NumPy function -> handler(*args, **kwargs).
+FUNCTION_HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {}
+
+
+def _dispatch_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
+    if kwargs.get("out") is not None:
+        raise tracing_error(f"np.{ufunc.__name__}(..., out=...) is not supported")
+    kwargs.pop("out", None)
+    if method == "__call__" and ufunc in UFUNC_HANDLERS:
+        return UFUNC_HANDLERS[ufunc](*inputs, **kwargs)
+    if method == "reduce" and ufunc in UFUNC_REDUCE_HANDLERS:
+        return UFUNC_REDUCE_HANDLERS[ufunc](*inputs, **kwargs)
+    name = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+    supported = ", ".join(sorted(f"np.{u.__name__}" for u in UFUNC_HANDLERS))
+    raise tracing_error(
+        f"{name} is not supported by irc on traced arrays; supported ufuncs: "
+        f"{supported}"
+    )
+
+
+class Tensor:
+    """A traced array: an SSA value of the graph function being captured.
+
+    ``weak`` marks values that stand for Python scalars (results of
+    arithmetic on symbolic sizes such as ``1 / x.shape[0]``): as in NumPy 2,
+    they take the dtype of the arrays they meet.
+    """
+
+    __slots__ = ("trace", "value", "weak")
+
+    def __init__(self, value: SSAValue, weak: bool = False):
+        self.trace = current_trace()
+        self.value = value
+        self.weak = weak
+
+    # ----- properties ---------------------------------------------------
+    @property
+    def type(self) -> TensorType:
+        value_type = self.value.type
+        assert isinstance(value_type, TensorType)
+        return value_type
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.irc_dtype.numpy
+
+    @property
+    def irc_dtype(self) -> DType:
+        return dtype(self.type.element_type)
+
+    @property
+    def shape(self) -> tuple[int | SymDim, ...]:
+        return tuple(dim_proxy(d) for d in self.type.dims)
+
+    @property
+    def ndim(self) -> int:
+        return self.type.rank
+
+    @property
+    def size(self) -> int | SymDim:
+        total = SymExpr.const(1)
+        for dim in self.type.dims:
+            total = total * dim
+        return dim_proxy(total)
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802 (NumPy's name)
+        return np.transpose(self)
+
+    # ----- NumPy protocols ----------------------------------------------
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kw: Any):
+        return _dispatch_ufunc(ufunc, method, inputs, kw)
+
+    def __array_function__(self, func: Callable, types: Any, args: tuple, kw: dict):
+        handler = FUNCTION_HANDLERS.get(func)
+        if handler is None:
+            supported = ", ".join(sorted(f"np.{f.__name__}" for f in FUNCTION_HANDLERS))
+            raise tracing_error(
+                f"np.{func.__name__} is not supported by irc on traced arrays; "
+                f"supported functions: {supported}"
+            )
+        return handler(*args, **kw)
+
+    def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        raise tracing_error(
+            "a traced array cannot be converted to a NumPy array: its values are "
+            "not known while the function is captured"
+        )
+
+    # ----- data-dependent Python: refused with a pointer to np.where ----
+    def __bool__(self) -> bool:
+        raise tracing_error(
+            "Python control flow on array values (if/while/and/or/not on a traced "
+            "array) cannot be captured: the values are not known at trace time; "
+            "use np.where(condition, a, b) instead"
+        )
+
+    def __int__(self) -> int:
+        raise tracing_error(
+            "int() of a traced array needs its value, unknown at trace time; keep "
+            "it an array (use .astype(np.int64))"
+        )
+
+    def __float__(self) -> float:
+        raise tracing_error(
+            "float() of a traced array needs its value, unknown at trace time; "
+            "keep it an array (use .astype(np.float32))"
+        )
+
+    __index__ = __int__
+
+    def __len__(self) -> int:
+        if not self.type.rank:
+            raise tracing_error("len() of a rank-0 array")
+        first = self.type.dims[0]
+        if first.is_constant:
+            return int(first)
+        raise tracing_error(
+            f"len() of an array whose first dim is symbolic ({first}) has no int "
+            "value; use x.shape[0]"
+        )
+
+    def __iter__(self) -> Iterator[Tensor]:
+        for index in range(len(self)):
+            yield self[index]
+
+    # ----- operators (NumPy semantics via ufuncs) -----------------------
+    def __add__(self, other: Any) -> Tensor:
+        return np.add(self, other)
+
+    def __radd__(self, other: Any) -> Tensor:
+        return np.add(other, self)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return np.subtract(self, other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return np.subtract(other, self)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return np.multiply(self, other)
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return np.multiply(other, self)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return np.true_divide(self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return np.true_divide(other, self)
+
+    def __floordiv__(self, other: Any) -> Tensor:
+        return np.floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return np.floor_divide(other, self)
+
+    def __mod__(self, other: Any) -> Tensor:
+        return np.remainder(self, other)
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return np.remainder(other, self)
+
+    def __pow__(self, other: Any) -> Tensor:
+        return np.power(self, other)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        return np.power(other, self)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return np.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return np.matmul(other, self)
+
+    def __and__(self, other: Any) -> Tensor:
+        return np.bitwise_and(self, other)
+
+    def __rand__(self, other: Any) -> Tensor:
+        return np.bitwise_and(other, self)
+
+    def __or__(self, other: Any) -> Tensor:
+        return np.bitwise_or(self, other)
+
+    def __ror__(self, other: Any) -> Tensor:
+        return np.bitwise_or(other, self)
+
+    def __xor__(self, other: Any) -> Tensor:
+        return np.bitwise_xor(self, other)
+
+    def __rxor__(self, other: Any) -> Tensor:
+        return np.bitwise_xor(other, self)
+
+    def __neg__(self) -> Tensor:
+        return np.negative(self)
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __abs__(self) -> Tensor:
+        return np.absolute(self)
+
+    def __invert__(self) -> Tensor:
+        return np.invert(self)
+
+    def __lt__(self, other: Any) -> Tensor:
+        return np.less(self, other)
+
+    def __le__(self, other: Any) -> Tensor:
+        return np.less_equal(self, other)
+
+    def __gt__(self, other: Any) -> Tensor:
+        return np.greater(self, other)
+
+    def __ge__(self, other: Any) -> Tensor:
+        return np.greater_equal(self, other)
+
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return np.equal(self, other)
+
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return np.not_equal(self, other)
+
+    __hash__ = object.__hash__
+
+    def __getitem__(self, key: Any) -> Tensor:
+        from irc.capture.layout import getitem
+
+        return getitem(self, key)
+
+    # ----- methods (NumPy semantics via NumPy's functions) ---------------
+    def reshape(self, *shape: Any, order: str = "C") -> Tensor:
+        if len(shape) == 1 and isinstance(shape[0], tuple | list):
+            shape = tuple(shape[0])
+        return np.reshape(self, shape, order=order)
+
+    def transpose(self, *axes: Any) -> Tensor:
+        if len(axes) == 1 and isinstance(axes[0], tuple | list):
+            axes = tuple(axes[0])
+        return np.transpose(self, axes or None)
+
+    def swapaxes(self, axis1: int, axis2: int) -> Tensor:
+        return np.swapaxes(self, axis1, axis2)
+
+    def astype(self, new_dtype: Any, copy: bool = True) -> Tensor:
+        from irc.capture import ops
+
+        return ops.cast(self, dtype(new_dtype))
+
+    def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
+        return np.sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
+
+    def prod(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
+        return np.prod(self, axis=axis, dtype=dtype, keepdims=keepdims)
+
+    def max(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return np.max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return np.min(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
+        return np.mean(self, axis=axis, dtype=dtype, keepdims=keepdims)
+
+    def var(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Tensor:
+        return np.var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def std(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Tensor:
+        return np.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def argmax(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return np.argmax(self, axis=axis, keepdims=keepdims)
+
+    def clip(self, a_min: Any = None, a_max: Any = None) -> Tensor:
+        return np.clip(self, a_min, a_max)
+
+    def squeeze(self, axis: Any = None) -> Tensor:
+        return np.squeeze(self, axis=axis)
+
+    def flatten(self) -> Tensor:
+        return np.reshape(self, (-1,))
+
+    ravel = flatten
+
+    def __repr__(self) -> str:
+        return f"<traced array {self.type}>"
+
+
+class SymDim:
+    """A symbolic size (``x.shape[0]`` when that dim is ``N``).
+
+    Arithmetic with ints stays symbolic (``x.shape[0] * 4``, ``N // 2``) and
+    can be used wherever NumPy takes a size. Anything else (true division,
+    floats, arrays, NumPy functions) turns it into a traced scalar that
+    behaves like the Python int it stands for.
+    """
+
+    __slots__ = ("expr",)
+
+    def __init__(self, expr: SymExpr):
+        self.expr = expr
+
+    def _symbolic(self, other: Any, combine: Callable[[SymExpr, SymExpr], SymExpr]):
+        if isinstance(other, SymDim):
+            return dim_proxy(combine(self.expr, other.expr))
+        if isinstance(other, int) and not isinstance(other, bool):
+            return dim_proxy(combine(self.expr, SymExpr.const(other)))
+        return NotImplemented
+
+    def __add__(self, other: Any) -> Any:
+        result = self._symbolic(other, lambda a, b: a + b)
+        return np.add(self, other) if result is NotImplemented else result
+
+    def __radd__(self, other: Any) -> Any:
+        result = self._symbolic(other, lambda a, b: b + a)
+        return np.add(other, self) if result is NotImplemented else result
+
+    def __sub__(self, other: Any) -> Any:
+        result = self._symbolic(other, lambda a, b: a - b)
+        return np.subtract(self, other) if result is NotImplemented else result
+
+    def __rsub__(self, other: Any) -> Any:
+        result = self._symbolic(other, lambda a, b: b - a)
+        return np.subtract(other, self) if result is NotImplemented else result
+
+    def __mul__(self, other: Any) -> Any:
+        result = self._symbolic(other, lambda a, b: a * b)
+        return np.multiply(self, other) if result is NotImplemented else result
+
+    def __rmul__(self, other: Any) -> Any:
+        result = self._symbolic(other, lambda a, b: b * a)
+        return np.multiply(other, self) if result is NotImplemented else result
+
+    def __floordiv__(self, other: Any) -> Any:
+        result = self._symbolic(other, lambda a, b: a // b)
+        return np.floor_divide(self, other) if result is NotImplemented else result
+
+    def __rfloordiv__(self, other: Any) -> Any:
+        result = self._symbolic(other, lambda a, b: b // a)
+        return np.floor_divide(other, self) if result is NotImplemented else result
+
+    def __mod__(self, other: Any) -> Any:
+        result = self._symbolic(other, lambda a, b: a % b)
+        return np.remainder(self, other) if result is NotImplemented else result
+
+    def __rmod__(self, other: Any) -> Any:
+        result = self._symbolic(other, lambda a, b: b % a)
+        return np.remainder(other, self) if result is NotImplemented else result
+
+    def __neg__(self) -> Any:
+        return dim_proxy(-self.expr)
+
+    def __pos__(self) -> SymDim:
+        return self
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return np.true_divide(self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return np.true_divide(other, self)
+
+    def __pow__(self, other: Any) -> Any:
+        if isinstance(other, int) and not isinstance(other, bool) and other >= 0:
+            result = SymExpr.const(1)
+            for _ in range(other):
+                result = result * self.expr
+            return dim_proxy(result)
+        return np.power(self, other)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        return np.power(other, self)
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kw: Any):
+        return _dispatch_ufunc(ufunc, method, inputs, kw)
+
+    # ----- comparisons are decided at trace time, or refused ------------
+    def _decide(self, other: Any, op: str) -> bool:
+        from irc.capture.ops import decide
+
+        return decide(self.expr, op, other)
+
+    def __eq__(self, other: Any) -> bool:  # type: ignore[override]
+        if not isinstance(other, SymDim | int) or isinstance(other, bool):
+            return NotImplemented
+        return self._decide(other, "==")
+
+    def __ne__(self, other: Any) -> bool:  # type: ignore[override]
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    def __lt__(self, other: Any) -> bool:
+        return self._decide(other, "<")
+
+    def __le__(self, other: Any) -> bool:
+        return self._decide(other, "<=")
+
+    def __gt__(self, other: Any) -> bool:
+        return self._decide(other, ">")
+
+    def __ge__(self, other: Any) -> bool:
+        return self._decide(other, ">=")
+
+    def __hash__(self) -> int:
+        return hash(self.expr)
+
+    def __index__(self) -> int:
+        raise tracing_error(
+            f"the symbolic size {self.expr} has no int value at trace time; irc "
+            "functions (np.arange, np.ones, np.tri, reshape, slicing) accept it "
+            "as it is"
+        )
+
+    __int__ = __index__
+
+    def __bool__(self) -> bool:
+        return self._decide(0, "!=")
+
+    def __repr__(self) -> str:
+        return f"SymDim({self.expr})"
+
+    def __str__(self) -> str:
+        return str(self.expr)
+
+
+def dim_proxy(expr: SymExpr) -> int | SymDim:
+    """A plain ``int`` for constant dims, a ``SymDim`` otherwise."""
+    return int(expr) if expr.is_constant else SymDim(expr)

@@ -1,0 +1,30 @@
+"""irc's exception types.
+
+Every error a user can cause derives from ``IrcError``; each message says
+what was wrong, where, and how to fix it.
+"""
+
+from __future__ import annotations
+
+
+class IrcError(Exception):
+    """Base of all errors a user of irc can cause."""
+
+
+class TracingError(IrcError):
+    """A Python function could not be captured (data-dependent control flow,
+    an unsupported NumPy function, a bad argument)."""
+
+
+class IrcTypeError(IrcError, TypeError):
+    """An unsupported dtype, or operands whose types do not combine."""
+
+
+class IrcShapeError(IrcError, ValueError):
+    """Shapes that do not match, broadcast, reshape or split."""
+
+
+class BindingError(IrcError, ValueError):
+    """Call-time arguments that disagree with the compiled signature: a symbol
+    bound to two values, a broken guard, a wrong dtype or rank, a changed
+    static argument."""

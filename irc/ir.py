@@ -1,0 +1,40 @@
+"""Reading and writing irc IR: the context with every dialect irc knows, and
+the printer settings shared by the API and ``irc-opt``."""
+
+from __future__ import annotations
+
+import io
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+
+
+def default_context() -> Context:
+    """A context where every dialect irc-opt knows can be parsed."""
+    from irc.passes.registry import get_all_dialects
+
+    ctx = Context()
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    return ctx
+
+
+def parse_module(text: str, ctx: Context | None = None, name: str = "<text>") -> ModuleOp:
+    """Parse IR text (custom or generic form) into a module."""
+    return Parser(ctx or default_context(), text, name).parse_module()
+
+
+def print_module(
+    module: ModuleOp, *, locations: bool = False, generic: bool = False
+) -> str:
+    """The module's text as ``irc-opt`` prints it (``--print-debuginfo`` and
+    ``--print-op-generic`` correspond to ``locations`` and ``generic``)."""
+    stream = io.StringIO()
+    printer = Printer(
+        stream=stream, print_debuginfo=locations, print_generic_format=generic
+    )
+    printer.print_op(module)
+    stream.write("\n")
+    return stream.getvalue()
