@@ -14,11 +14,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from xdsl.builder import Builder
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import (
+    FileLineColLoc,
+    IntAttr,
+    LocationAttr,
+    ModuleOp,
+    StringAttr,
+    UnknownLoc,
+)
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region
-from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
 from irc import pytree
@@ -96,14 +101,14 @@ def capture(
     trace = Trace(block, Facts())
     with tracing(trace), numpy_api.creation_overrides():
         for fact in fact_attrs:
-            trace.assume(fact, "declared")
+            trace.assume(fact, "declared fact")
         proxies = dict(zip(tensor_leaves, (Tensor(a) for a in block.args)))
         traced_leaves = [proxies.get(i, leaf) for i, leaf in enumerate(leaves)]
         traced_args, traced_kwargs = pytree.unflatten(in_tree, traced_leaves)
         result = function(*traced_args, **traced_kwargs)
         outputs, out_tree = pytree.flatten(result)
         output_values = [_as_output(o, i).value for i, o in enumerate(outputs)]
-        trace.builder.insert(ReturnOp(*output_values))
+        trace.builder.insert(ReturnOp(*output_values)).location = _definition(function)
 
     name = _function_name(function)
     func = FuncOp(
@@ -111,6 +116,7 @@ def capture(
         ([a.type for a in block.args], [v.type for v in output_values]),
         Region(block),
     )
+    func.location = _definition(function)
     module = ModuleOp([func])
     try:
         module.verify()
@@ -165,6 +171,16 @@ def _ssa_name(path: str) -> str:
 def _function_name(function: Callable[..., Any]) -> str:
     name = re.sub(r"[^A-Za-z0-9_]", "_", getattr(function, "__name__", "main"))
     return name if name and not name[0].isdigit() else f"f_{name}"
+
+
+def _definition(function: Callable[..., Any]) -> LocationAttr:
+    """Where ``function`` is defined, for the ops that belong to it as a whole."""
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return UnknownLoc()
+    return FileLineColLoc(
+        StringAttr(code.co_filename), IntAttr(code.co_firstlineno), IntAttr(1)
+    )
 
 
 def _as_output(value: Any, index: int) -> Tensor:

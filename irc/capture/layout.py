@@ -349,4 +349,3 @@ def _text(dims: Sequence[SymExpr]) -> str:
 
 def _shape_text(dims: Sequence[SymExpr | None]) -> str:
     return "(" + ", ".join("-1" if d is None else str(d) for d in dims) + ")"
-

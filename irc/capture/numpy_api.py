@@ -251,7 +251,10 @@ _ACCUMULATES = {"sum", "prod"}
 
 
 def reduce(
-    kind: str, value: Operand, axis: Any = None, keepdims: bool = False,
+    kind: str,
+    value: Operand,
+    axis: Any = None,
+    keepdims: bool = False,
     dtype_: Any = None,
 ) -> Tensor:
     tensor = layout.as_tensor(value)
@@ -269,8 +272,12 @@ def reduce(
 
 def _reducer(kind: str) -> Callable[..., Tensor]:
     def handler(
-        value: Operand, axis: Any = None, dtype: Any = None, out: Any = None,
-        keepdims: bool = False, **unsupported: Any,
+        value: Operand,
+        axis: Any = None,
+        dtype: Any = None,
+        out: Any = None,
+        keepdims: bool = False,
+        **unsupported: Any,
     ) -> Tensor:
         _refuse(f"np.{kind}", out=out, **unsupported)
         return reduce(kind, value, axis, keepdims, dtype)
@@ -281,7 +288,9 @@ def _reducer(kind: str) -> Callable[..., Tensor]:
 def _refuse(name: str, **arguments: Any) -> None:
     given = [key for key, value in arguments.items() if value is not None]
     if given:
-        raise tracing_error(f"{name}: the argument(s) {', '.join(given)} are not supported")
+        raise tracing_error(
+            f"{name}: the argument(s) {', '.join(given)} are not supported"
+        )
 
 
 FUNCTION_HANDLERS[np.sum] = _reducer("sum")
@@ -290,7 +299,10 @@ FUNCTION_HANDLERS[np.prod] = _reducer("prod")
 
 def _extremum(kind: str) -> Callable[..., Tensor]:
     def handler(
-        value: Operand, axis: Any = None, out: Any = None, keepdims: bool = False,
+        value: Operand,
+        axis: Any = None,
+        out: Any = None,
+        keepdims: bool = False,
         **unsupported: Any,
     ) -> Tensor:
         _refuse(f"np.{kind}", out=out, **unsupported)
@@ -326,7 +338,10 @@ def _count(tensor: Tensor, axes: Sequence[int]) -> SymDim | int:
 
 @_function(np.mean)
 def mean(
-    value: Operand, axis: Any = None, dtype: Any = None, out: Any = None,
+    value: Operand,
+    axis: Any = None,
+    dtype: Any = None,
+    out: Any = None,
     keepdims: bool = False,
 ) -> Tensor:
     _refuse("np.mean", out=out)
@@ -346,8 +361,12 @@ def _float_result(element: DType, requested: Any) -> DType:
 
 @_function(np.var)
 def var(
-    value: Operand, axis: Any = None, dtype: Any = None, out: Any = None,
-    ddof: int = 0, keepdims: bool = False,
+    value: Operand,
+    axis: Any = None,
+    dtype: Any = None,
+    out: Any = None,
+    ddof: int = 0,
+    keepdims: bool = False,
 ) -> Tensor:
     _refuse("np.var", out=out)
     tensor = cast(layout.as_tensor(value), _float_result(dtype_of(value), dtype))
@@ -359,14 +378,20 @@ def var(
 
 @_function(np.std)
 def std(
-    value: Operand, axis: Any = None, dtype: Any = None, out: Any = None,
-    ddof: int = 0, keepdims: bool = False,
+    value: Operand,
+    axis: Any = None,
+    dtype: Any = None,
+    out: Any = None,
+    ddof: int = 0,
+    keepdims: bool = False,
 ) -> Tensor:
     return unary(graph.SqrtOp, var(value, axis, dtype, out, ddof, keepdims))
 
 
 @_function(np.argmax)
-def argmax(value: Operand, axis: Any = None, out: Any = None, *, keepdims: bool = False):
+def argmax(
+    value: Operand, axis: Any = None, out: Any = None, *, keepdims: bool = False
+):
     _refuse("np.argmax", out=out)
     tensor = layout.as_tensor(value)
     if axis is None:
@@ -464,7 +489,10 @@ def _take(value: Operand, indices: Any, axis: int | None = None, **kw: Any) -> T
 def _broadcast_to(value: Operand, shape: Any) -> Tensor:
     from irc.capture.ops import broadcast_to
 
-    dims = [as_dim(d, "a broadcast dim") for d in (shape if isinstance(shape, tuple | list) else (shape,))]
+    dims = [
+        as_dim(d, "a broadcast dim")
+        for d in (shape if isinstance(shape, tuple | list) else (shape,))
+    ]
     return broadcast_to(layout.as_tensor(value), dims)
 
 
@@ -526,8 +554,14 @@ def tri_mask(rows: SymExpr, columns: SymExpr, k: int) -> Tensor:
 
 
 def _like(fill: Callable[[Tensor], Any]) -> Callable[..., Tensor]:
-    def handler(prototype: Operand, dtype: Any = None, order: Any = None,
-                subok: Any = None, shape: Any = None, **kw: Any) -> Tensor:
+    def handler(
+        prototype: Operand,
+        dtype: Any = None,
+        order: Any = None,
+        subok: Any = None,
+        shape: Any = None,
+        **kw: Any,
+    ) -> Tensor:
         tensor = layout.as_tensor(prototype)
         element = dtype_of(tensor) if dtype is None else to_dtype(dtype)
         dims = tensor.type.dims if shape is None else _dims(shape)
@@ -626,7 +660,7 @@ def _arange_bounds(args: tuple) -> tuple[Any, Any, int]:
 
 
 def _traced_tri(original: Callable[..., Any]) -> Callable[..., Any]:
-    def tri(N: Any, M: Any = None, k: int = 0, dtype: Any = float, **kw: Any) -> Any:  # noqa: N803
+    def tri(N: Any, M: Any = None, k: int = 0, dtype: Any = float, **kw: Any) -> Any:
         if not _is_symbolic(N, M):
             return original(N, M, k, dtype, **kw)
         rows = as_dim(N, "np.tri N")
@@ -637,7 +671,7 @@ def _traced_tri(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _traced_eye(original: Callable[..., Any]) -> Callable[..., Any]:
-    def eye(N: Any, M: Any = None, k: int = 0, dtype: Any = float, **kw: Any) -> Any:  # noqa: N803
+    def eye(N: Any, M: Any = None, k: int = 0, dtype: Any = float, **kw: Any) -> Any:
         if not _is_symbolic(N, M):
             return original(N, M, k, dtype, **kw)
         rows = as_dim(N, "np.eye N")

@@ -16,6 +16,8 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
+)
+from xdsl.dialects.builtin import (
     TensorType as BuiltinTensorType,
 )
 from xdsl.ir import Attribute, Operation
@@ -176,7 +178,11 @@ def broadcast_to(value: Tensor, shape: Sequence[SymExpr | int]) -> Tensor:
     target = tuple(SymExpr.const(d) if isinstance(d, int) else d for d in shape)
     if value.type.dims == target:
         return value
-    if broadcast_shapes(value.type.dims, target) != target:
+    combined = broadcast_shapes(value.type.dims, target)
+    facts = current_trace().facts
+    if len(combined) != len(target) or not all(
+        facts.prove_eq(c, t) for c, t in zip(combined, target)
+    ):
         raise tracing_error(
             f"cannot broadcast an array of shape {_text(value.type.dims)} to "
             f"{_text(target)}",
@@ -191,8 +197,18 @@ def _text(dims: Sequence[SymExpr]) -> str:
 
 # ----- elementwise ------------------------------------------------------
 
-_FLOAT_FUNCTIONS = {"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "sin",
-                    "cos", "floor"}
+_FLOAT_FUNCTIONS = {
+    "exp",
+    "log",
+    "sqrt",
+    "rsqrt",
+    "tanh",
+    "sigmoid",
+    "erf",
+    "sin",
+    "cos",
+    "floor",
+}
 
 
 def unary(kind: type[graph.UnaryOp], value: Operand) -> Tensor:
@@ -258,8 +274,10 @@ def compare(predicate: str, lhs: Operand, rhs: Operand) -> Tensor:
 def select(condition: Operand, on_true: Operand, on_false: Operand) -> Tensor:
     element = result_dtype([on_true, on_false])
     shape = broadcast_shapes(*(shape_of(v) for v in (condition, on_true, on_false)))
-    mask = materialize(condition, BOOL, shape) if dtype_of(condition) == BOOL else (
-        compare("ne", condition, 0)
+    mask = (
+        materialize(condition, BOOL, shape)
+        if dtype_of(condition) == BOOL
+        else (compare("ne", condition, 0))
     )
     mask = broadcast_to(mask, shape)
     a, b = (materialize(v, element, shape) for v in (on_true, on_false))

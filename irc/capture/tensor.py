@@ -92,7 +92,7 @@ class Tensor:
         return dim_proxy(total)
 
     @property
-    def T(self) -> Tensor:  # noqa: N802 (NumPy's name)
+    def T(self) -> Tensor:
         return np.transpose(self)
 
     # ----- NumPy protocols ----------------------------------------------
@@ -275,10 +275,14 @@ class Tensor:
 
         return ops.cast(self, dtype(new_dtype))
 
-    def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
+    def sum(
+        self, axis: Any = None, dtype: Any = None, keepdims: bool = False
+    ) -> Tensor:
         return np.sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
 
-    def prod(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
+    def prod(
+        self, axis: Any = None, dtype: Any = None, keepdims: bool = False
+    ) -> Tensor:
         return np.prod(self, axis=axis, dtype=dtype, keepdims=keepdims)
 
     def max(self, axis: Any = None, keepdims: bool = False) -> Tensor:
@@ -287,7 +291,9 @@ class Tensor:
     def min(self, axis: Any = None, keepdims: bool = False) -> Tensor:
         return np.min(self, axis=axis, keepdims=keepdims)
 
-    def mean(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
+    def mean(
+        self, axis: Any = None, dtype: Any = None, keepdims: bool = False
+    ) -> Tensor:
         return np.mean(self, axis=axis, dtype=dtype, keepdims=keepdims)
 
     def var(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Tensor:
