@@ -19,6 +19,7 @@ from irc.capture.numpy_api import erf, rsqrt, sigmoid
 from irc.capture.specs import TensorSpec
 from irc.errors import (
     BindingError,
+    ExecutionError,
     IrcError,
     IrcShapeError,
     IrcTypeError,
@@ -28,6 +29,7 @@ from irc.errors import (
 __all__ = [
     "BindingError",
     "Compiled",
+    "ExecutionError",
     "IrcError",
     "IrcShapeError",
     "IrcTypeError",

@@ -28,3 +28,8 @@ class BindingError(IrcError, ValueError):
     """Call-time arguments that disagree with the compiled signature: a symbol
     bound to two values, a broken guard, a wrong dtype or rank, a changed
     static argument."""
+
+
+class ExecutionError(IrcError, ValueError):
+    """A program that verifies failed on concrete values: an index out of
+    range, a max over an empty axis, an integer raised to a negative power."""

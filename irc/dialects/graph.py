@@ -384,12 +384,26 @@ class UnaryOp(GraphOp):
         value = SSAValue.get(value)
         super().__init__(operands=[value], result_types=[value.type])
 
+    #: Whether the function is defined on bool tensors.
+    ALLOWS_BOOL: ClassVar[bool] = False
+    #: Whether the function is defined on floating-point tensors.
+    ALLOWS_FLOAT: ClassVar[bool] = True
+
     def verify_(self) -> None:
         element_type = tensor_type(self.input).element_type
-        if self.FLOATS_ONLY and not is_float_type(element_type):
+        allowed = (
+            is_float_type(element_type)
+            if self.FLOATS_ONLY
+            else (
+                is_int_type(element_type)
+                or (self.ALLOWS_BOOL and is_bool_type(element_type))
+                or (self.ALLOWS_FLOAT and is_float_type(element_type))
+            )
+        )
+        if not allowed:
             raise VerifyException(
-                f"{self.name} needs a floating-point tensor, got {element_type}; "
-                "cast the operand first"
+                f"{self.name} is not defined on {element_type} tensors; cast the "
+                "operand first"
             )
 
 
@@ -409,6 +423,7 @@ class AbsOp(UnaryOp):
     name = "graph.abs"
 
     FLOATS_ONLY: ClassVar[bool] = False
+    ALLOWS_BOOL: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -488,6 +503,8 @@ class NotOp(UnaryOp):
     name = "graph.not"
 
     FLOATS_ONLY: ClassVar[bool] = False
+    ALLOWS_BOOL: ClassVar[bool] = True
+    ALLOWS_FLOAT: ClassVar[bool] = False
 
 
 UNARY_OPS: tuple[type[UnaryOp], ...] = (
@@ -677,9 +694,9 @@ class CompareOp(GraphOp):
     def parse(cls, parser: Parser) -> CompareOp:
         predicate = ComparisonPredicateAttr.parse_parameter(parser)
         parser.parse_punctuation(",")
-        lhs = parser.parse_operand()
+        lhs = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
-        rhs = parser.parse_operand()
+        rhs = parser.parse_unresolved_operand()
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         operand_type = parser.parse_type()
@@ -817,7 +834,7 @@ class ConstantOp(GraphOp):
 
 @irdl_op_definition
 class IotaOp(GraphOp):
-    """``%i = graph.iota 0 : !graph.tensor<[N], i64>``: indices along an axis.
+    """``%i = graph.iota [0] : !graph.tensor<[N], i64>``: indices along an axis.
 
     With a result rank above one, the indices are broadcast along the other
     axes (as ``np.arange`` followed by a broadcast).
@@ -828,11 +845,28 @@ class IotaOp(GraphOp):
     axis = prop_def(IntegerAttr[IntegerType])
     result = result_def(TensorType)
 
-    assembly_format = "$axis attr-dict `:` type($result)"
-
     def __init__(self, axis: int, result_type: TensorType):
         super().__init__(
             properties={"axis": IntegerAttr(axis, i64)}, result_types=[result_type]
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" [{self.axis.value.data}]")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IotaOp:
+        axes = _int_list(parser)
+        if len(axes) != 1:
+            parser.raise_error("graph.iota takes exactly one axis")
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        return cls.create(
+            properties={"axis": IntegerAttr(axes[0], i64)},
+            result_types=[parser.parse_type()],
+            attributes=attributes,
         )
 
     def verify_(self) -> None:
@@ -975,7 +1009,9 @@ class _AxesOp(GraphOp):
         printer.print_attribute(self.results[0].type)
 
     @staticmethod
-    def _parse_types(parser: Parser) -> tuple[dict[str, Attribute], Attribute, Attribute]:
+    def _parse_types(
+        parser: Parser,
+    ) -> tuple[dict[str, Attribute], Attribute, Attribute]:
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         input_type = parser.parse_type()
@@ -1024,7 +1060,9 @@ class ReduceOp(_AxesOp):
                 "kind": ReductionKindAttr(ReductionKind(kind)),
                 "axes": _axes_attr(sorted(axes)),
             },
-            result_types=[source.with_shape(reduced_shape(source.dims, axes, keepdims))],
+            result_types=[
+                source.with_shape(reduced_shape(source.dims, axes, keepdims))
+            ],
         )
 
     @property
@@ -1059,6 +1097,13 @@ class ReduceOp(_AxesOp):
     def verify_(self) -> None:
         source, result = tensor_type(self.input), tensor_type(self.result)
         _check_axes(self.axis_list, source.rank, "reduction axis")
+        if is_bool_type(source.element_type) and self.kind.data in (
+            ReductionKind.SUM,
+            ReductionKind.PROD,
+        ):
+            raise VerifyException(
+                f"{self.kind.data} is not defined on bool tensors; cast them first"
+            )
         if list(self.axis_list) != sorted(self.axis_list):
             raise VerifyException("reduction axes must be sorted")
         keepdims = result.rank == source.rank and bool(self.axis_list)
@@ -1253,7 +1298,12 @@ class SliceOp(GraphOp):
         source, result = tensor_type(self.input), tensor_type(self.result)
         if result.element_type != source.element_type:
             raise VerifyException("slice must not change the element type")
-        if not len(self.offset_list) == len(self.stride_list) == source.rank == result.rank:
+        if (
+            not len(self.offset_list)
+            == len(self.stride_list)
+            == source.rank
+            == result.rank
+        ):
             raise VerifyException(
                 f"slice of a rank-{source.rank} tensor needs {source.rank} offsets, "
                 f"strides and result dims"
@@ -1267,7 +1317,9 @@ class SliceOp(GraphOp):
             last = offset + (size - 1) * stride
             low, high = (offset, last) if stride > 0 else (last, offset)
             facts = facts or facts_in_scope(self)
-            if _provably_false(facts, 0, low) or _provably_false(facts, high + 1, extent):
+            if _provably_false(facts, 0, low) or _provably_false(
+                facts, high + 1, extent
+            ):
                 raise VerifyException(
                     f"slice of axis {axis} reads [{low}, {high}], outside "
                     f"[0, {extent - 1}]"
@@ -1337,6 +1389,8 @@ class ConcatOp(GraphOp):
         result = tensor_type(self.result)
         axis = self.axis.value.data
         _check_axes([axis], result.rank, "concat axis")
+        if not self.inputs:
+            raise VerifyException("concat needs at least one operand")
         total = SymExpr.const(0)
         for index, value in enumerate(self.inputs):
             part = tensor_type(value)
@@ -1555,9 +1609,7 @@ class FactAttr(ParametrizedAttribute):
         )
 
     def __str__(self) -> str:
-        return (
-            f"{self.lhs.data} {self._SPELLING[self.predicate.data]} {self.rhs.data}"
-        )
+        return f"{self.lhs.data} {self._SPELLING[self.predicate.data]} {self.rhs.data}"
 
     def verify(self) -> None:
         if self.predicate.data not in self._SPELLING:

@@ -1,0 +1,587 @@
+"""The NumPy reference interpreter of the graph dialect.
+
+This is the oracle every other level and backend is compared against, so
+it favours being obviously right over being fast: each op is one or two
+NumPy calls, every value is a NumPy array whose dtype is exactly its IR
+element type (bfloat16 via ``ml_dtypes``), and every result is checked
+against the shape its IR type gives under the current symbol binding.
+
+It is built on xDSL's ``Interpreter``: ``GraphFunctions`` implements the
+graph ops and ``SymbolicFuncFunctions`` the ``func`` ops. A call binds the
+callee's symbols from its arguments' shapes (``bind_arguments``) and checks
+the callee's guards before it runs anything, as the launcher of a compiled
+kernel does; the binding is stored on the interpreter so that ops whose
+shapes are symbolic (constants, iota, broadcast, reshape, slice, dim) can
+evaluate them.
+
+Numerics follow NumPy, with one deliberate choice for 16-bit floats: sums,
+products, matmuls and the composite functions (rsqrt, sigmoid, erf) are
+computed in float32 and rounded once, as a GPU kernel accumulates them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    impl,
+    impl_callable,
+    register_impls,
+)
+from xdsl.interpreters.func import FuncFunctions
+from xdsl.ir import Attribute, Operation
+from xdsl.utils.exceptions import InterpretationError
+
+from irc.dialects.graph import (
+    AbsOp,
+    AddOp,
+    AndOp,
+    ArgMaxOp,
+    BroadcastOp,
+    CastOp,
+    CompareOp,
+    ComparisonPredicate,
+    ConcatOp,
+    ConstantOp,
+    CosOp,
+    DimOp,
+    DivOp,
+    ErfOp,
+    ExpOp,
+    FloorDivOp,
+    FloorOp,
+    GuardOp,
+    IotaOp,
+    LogOp,
+    MatmulOp,
+    MaximumOp,
+    MinimumOp,
+    MulOp,
+    NegOp,
+    NotOp,
+    OrOp,
+    PowOp,
+    ReduceOp,
+    ReductionKind,
+    RemOp,
+    ReshapeOp,
+    RsqrtOp,
+    SelectOp,
+    SigmoidOp,
+    SinOp,
+    SliceOp,
+    SqrtOp,
+    SubOp,
+    TakeOp,
+    TanhOp,
+    TensorType,
+    TransposeOp,
+    XorOp,
+)
+from irc.dtypes import BFLOAT16, FLOAT16, FLOAT32, dtype
+from irc.errors import BindingError, ExecutionError, IrcError
+from irc.runtime.binding import (
+    argument_names,
+    bind_arguments,
+    check_guards,
+    op_location,
+)
+from irc.shapes import ShapeError, SymExpr
+
+
+# --------------------------------------------------------------------------
+# Values, shapes and the binding
+# --------------------------------------------------------------------------
+
+_BINDING_KEY = "binding"
+
+
+def symbol_binding(interpreter: Interpreter) -> Mapping[str, int]:
+    """The symbol values of the function being run."""
+    return interpreter.get_data(GraphFunctions, _BINDING_KEY, dict)
+
+
+def set_symbol_binding(interpreter: Interpreter, binding: Mapping[str, int]) -> None:
+    """Make ``binding`` the one graph ops evaluate their shapes under (for
+    interpreters that run graph ops outside a ``func.func`` call)."""
+    interpreter.set_data(GraphFunctions, _BINDING_KEY, binding)
+
+
+def _tensor_type(value_type: Attribute) -> TensorType:
+    assert isinstance(value_type, TensorType), "graph ops verify their types"
+    return value_type
+
+
+def _numpy_dtype(value_type: Attribute) -> np.dtype:
+    return dtype(_tensor_type(value_type).element_type).numpy
+
+
+def _evaluate(
+    interpreter: Interpreter, op: Operation, exprs: Iterable[SymExpr]
+) -> tuple[int, ...]:
+    """The values of ``op``'s symbolic dims or offsets under the binding.
+
+    A verified function can still use a symbol that none of its arguments
+    binds (``graph.constant ... -> [K]``); that is reported at the op.
+    """
+    binding = symbol_binding(interpreter)
+    try:
+        return tuple(expr.evaluate(binding) for expr in exprs)
+    except ShapeError as err:
+        raise ExecutionError(
+            f"{op_location(op)}: {err}; every symbol must appear in the shape of "
+            "an argument of the function, which is how it gets its value"
+        ) from err
+
+
+def _shape(interpreter: Interpreter, op: Operation) -> tuple[int, ...]:
+    """The concrete shape of ``op``'s result under the binding; a negative
+    dim (``N - 3`` with ``N = 2``) means a guard on the sizes is missing."""
+    dims = _tensor_type(op.results[0].type).dims
+    shape = _evaluate(interpreter, op, dims)
+    for dim, size in zip(dims, shape, strict=True):
+        if size < 0:
+            raise ExecutionError(
+                f"{op_location(op)}: result dim {dim} is {size} under the binding "
+                f"{dict(symbol_binding(interpreter))}; call with larger sizes, or "
+                f"guard {dim} >= 0 in the IR"
+            )
+    return shape
+
+
+def _finish(interpreter: Interpreter, op: Operation, value: Any) -> PythonValues:
+    """``op``'s single result as a NumPy array, checked against its type.
+
+    NumPy returns scalars for rank-0 results, hence ``np.asarray``. A dtype
+    or shape that differs from the IR type means the interpreter (or a
+    pass that produced the IR) is wrong, and would silently corrupt every
+    comparison made against this oracle, so it is an error, not a cast.
+    """
+    result = op.results[0]
+    array = np.asarray(value)
+    expected_dtype = _numpy_dtype(result.type)
+    expected_shape = _shape(interpreter, op)
+    if array.dtype != expected_dtype or array.shape != expected_shape:
+        raise ExecutionError(
+            f"{op_location(op)} produced a {array.dtype} array of shape "
+            f"{array.shape}, but its type {result.type} means {expected_dtype} "
+            f"of shape {expected_shape}; the IR is inconsistent under the "
+            f"binding {dict(symbol_binding(interpreter))}"
+        )
+    return (array,)
+
+
+_SIXTEEN_BIT_FLOATS = (FLOAT16.numpy, BFLOAT16.numpy)
+
+
+def _compute_dtype(value_dtype: np.dtype) -> np.dtype:
+    """Where 16-bit floats are accumulated: float32, as on a GPU."""
+    return FLOAT32.numpy if value_dtype in _SIXTEEN_BIT_FLOATS else value_dtype
+
+
+# --------------------------------------------------------------------------
+# Elementwise functions
+# --------------------------------------------------------------------------
+
+Impl = Callable[[Any, Interpreter, Any, PythonValues], PythonValues]
+
+
+def _elementwise(function: Callable[..., Any]) -> Impl:
+    """An op impl applying a NumPy function to the operands.
+
+    Overflow, division by zero and invalid values give NumPy's IEEE (or
+    wrapped integer) results: they are data, not errors, in the IR.
+    """
+
+    def run(
+        ft: Any, interpreter: Interpreter, op: Operation, args: PythonValues
+    ) -> PythonValues:
+        with np.errstate(all="ignore"):
+            return _finish(interpreter, op, function(*args))
+
+    return run
+
+
+def _rounded_once(
+    function: Callable[[np.ndarray], np.ndarray],
+) -> Callable[[np.ndarray], np.ndarray]:
+    """Apply a composite function at float32 or wider and round once to the
+    operand's dtype, so 16-bit results do not pile up rounding errors."""
+
+    def apply(x: np.ndarray) -> np.ndarray:
+        return function(x.astype(_compute_dtype(x.dtype))).astype(x.dtype)
+
+    return apply
+
+
+def _rsqrt(x: np.ndarray) -> np.ndarray:
+    return np.reciprocal(np.sqrt(x))
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    one = x.dtype.type(1)
+    return one / (one + np.exp(-x))
+
+
+_math_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    """``math.erf`` in float64 (NumPy has no erf and irc does not need
+    SciPy), rounded to the operand's dtype."""
+    return _math_erf(x.astype(np.float64)).astype(x.dtype)
+
+
+_COMPARISONS: dict[ComparisonPredicate, Callable[..., np.ndarray]] = {
+    ComparisonPredicate.EQ: np.equal,
+    ComparisonPredicate.NE: np.not_equal,
+    ComparisonPredicate.LT: np.less,
+    ComparisonPredicate.LE: np.less_equal,
+    ComparisonPredicate.GT: np.greater,
+    ComparisonPredicate.GE: np.greater_equal,
+}
+
+_REDUCTIONS: dict[ReductionKind, Callable[..., np.ndarray]] = {
+    ReductionKind.SUM: np.sum,
+    ReductionKind.PROD: np.prod,
+    ReductionKind.MAX: np.max,
+    ReductionKind.MIN: np.min,
+}
+
+
+def _check_not_empty(op: Operation, array: np.ndarray, axes: Sequence[int]) -> None:
+    """max, min and argmax have no value over an empty axis."""
+    for axis in axes:
+        if array.shape[axis] == 0:
+            raise ExecutionError(
+                f"{op_location(op)} reduces axis {axis} of an array of shape "
+                f"{array.shape}, which is empty; max, min and argmax need at "
+                "least one element (guard the size, or use a sum)"
+            )
+
+
+def _slice_index(offset: int, size: int, stride: int, extent: int) -> slice:
+    """The Python slice taking ``size`` elements from ``offset`` by ``stride``;
+    the caller has checked that they lie in ``[0, extent)``."""
+    if size == 0:
+        return slice(0, 0)
+    last = offset + (size - 1) * stride
+    stop = last + (1 if stride > 0 else -1)
+    return slice(offset, stop if 0 <= stop <= extent else None, stride)
+
+
+def _check_take_indices(op: TakeOp, indices: np.ndarray, extent: int) -> None:
+    bad = (indices < 0) | (indices >= extent)
+    if bad.any():
+        position = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ExecutionError(
+            f"{op_location(op)}: index {indices[position]} at position "
+            f"{position} is out of range for axis {op.axis.value.data} of size "
+            f"{extent}; indices must lie in [0, {extent}) (negative indices "
+            "are not wrapped)"
+        )
+
+
+# --------------------------------------------------------------------------
+# The graph ops
+# --------------------------------------------------------------------------
+
+
+@register_impls
+class GraphFunctions(InterpreterFunctions):
+    """NumPy implementations of the graph ops."""
+
+    run_neg = impl(NegOp)(_elementwise(np.negative))
+    run_abs = impl(AbsOp)(_elementwise(np.abs))
+    run_exp = impl(ExpOp)(_elementwise(np.exp))
+    run_log = impl(LogOp)(_elementwise(np.log))
+    run_sqrt = impl(SqrtOp)(_elementwise(np.sqrt))
+    run_rsqrt = impl(RsqrtOp)(_elementwise(_rounded_once(_rsqrt)))
+    run_tanh = impl(TanhOp)(_elementwise(np.tanh))
+    run_sigmoid = impl(SigmoidOp)(_elementwise(_rounded_once(_sigmoid)))
+    run_erf = impl(ErfOp)(_elementwise(_erf))
+    run_sin = impl(SinOp)(_elementwise(np.sin))
+    run_cos = impl(CosOp)(_elementwise(np.cos))
+    run_floor = impl(FloorOp)(_elementwise(np.floor))
+    run_not = impl(NotOp)(_elementwise(np.invert))
+
+    run_add = impl(AddOp)(_elementwise(np.add))
+    run_sub = impl(SubOp)(_elementwise(np.subtract))
+    run_mul = impl(MulOp)(_elementwise(np.multiply))
+    run_div = impl(DivOp)(_elementwise(np.true_divide))
+    run_floordiv = impl(FloorDivOp)(_elementwise(np.floor_divide))
+    run_rem = impl(RemOp)(_elementwise(np.remainder))
+    run_maximum = impl(MaximumOp)(_elementwise(np.maximum))
+    run_minimum = impl(MinimumOp)(_elementwise(np.minimum))
+    run_and = impl(AndOp)(_elementwise(np.bitwise_and))
+    run_or = impl(OrOp)(_elementwise(np.bitwise_or))
+    run_xor = impl(XorOp)(_elementwise(np.bitwise_xor))
+    run_select = impl(SelectOp)(_elementwise(np.where))
+
+    @impl(PowOp)
+    def run_pow(
+        self, interpreter: Interpreter, op: PowOp, args: PythonValues
+    ) -> PythonValues:
+        base, exponent = args
+        if base.dtype.kind == "i" and (exponent < 0).any():
+            raise ExecutionError(
+                f"{op_location(op)} raises integers to a negative power "
+                f"({int(exponent.min())}), which has no integer result; cast "
+                "the operands to a float type first"
+            )
+        with np.errstate(all="ignore"):
+            return _finish(interpreter, op, np.power(base, exponent))
+
+    @impl(CompareOp)
+    def run_cmp(
+        self, interpreter: Interpreter, op: CompareOp, args: PythonValues
+    ) -> PythonValues:
+        return _finish(interpreter, op, _COMPARISONS[op.predicate.data](*args))
+
+    @impl(CastOp)
+    def run_cast(
+        self, interpreter: Interpreter, op: CastOp, args: PythonValues
+    ) -> PythonValues:
+        # NaN and out-of-range floats cast to ints as NumPy does, silently.
+        with np.errstate(all="ignore"):
+            return _finish(
+                interpreter, op, args[0].astype(_numpy_dtype(op.result.type))
+            )
+
+    @impl(ConstantOp)
+    def run_constant(
+        self, interpreter: Interpreter, op: ConstantOp, args: PythonValues
+    ) -> PythonValues:
+        value_dtype = _numpy_dtype(op.result.type)
+        if isinstance(op.value, DenseIntOrFPElementsAttr):
+            values = np.array(op.value.get_values(), dtype=value_dtype)
+            return _finish(interpreter, op, values.reshape(op.value.get_shape()))
+        shape = _shape(interpreter, op)
+        return _finish(
+            interpreter, op, np.full(shape, op.value.value.data, value_dtype)
+        )
+
+    @impl(IotaOp)
+    def run_iota(
+        self, interpreter: Interpreter, op: IotaOp, args: PythonValues
+    ) -> PythonValues:
+        shape = _shape(interpreter, op)
+        axis = op.axis.value.data
+        indices = np.arange(shape[axis], dtype=_numpy_dtype(op.result.type))
+        along_axis = [1] * len(shape)
+        along_axis[axis] = shape[axis]
+        return _finish(
+            interpreter, op, np.broadcast_to(indices.reshape(along_axis), shape)
+        )
+
+    @impl(DimOp)
+    def run_dim(
+        self, interpreter: Interpreter, op: DimOp, args: PythonValues
+    ) -> PythonValues:
+        (value,) = _evaluate(interpreter, op, [op.value.data])
+        return _finish(interpreter, op, np.asarray(value, _numpy_dtype(op.result.type)))
+
+    @impl(BroadcastOp)
+    def run_broadcast(
+        self, interpreter: Interpreter, op: BroadcastOp, args: PythonValues
+    ) -> PythonValues:
+        shape = _shape(interpreter, op)
+        return _finish(interpreter, op, np.broadcast_to(args[0], shape))
+
+    @impl(ReshapeOp)
+    def run_reshape(
+        self, interpreter: Interpreter, op: ReshapeOp, args: PythonValues
+    ) -> PythonValues:
+        shape = _shape(interpreter, op)
+        return _finish(interpreter, op, np.reshape(args[0], shape))
+
+    @impl(ReduceOp)
+    def run_reduce(
+        self, interpreter: Interpreter, op: ReduceOp, args: PythonValues
+    ) -> PythonValues:
+        (array,) = args
+        kind = op.kind.data
+        if kind in (ReductionKind.MAX, ReductionKind.MIN):
+            _check_not_empty(op, array, op.axis_list)
+            result = _REDUCTIONS[kind](array, axis=op.axis_list, keepdims=op.keepdims)
+        else:
+            with np.errstate(all="ignore"):
+                result = _REDUCTIONS[kind](
+                    array,
+                    axis=op.axis_list,
+                    keepdims=op.keepdims,
+                    dtype=_compute_dtype(array.dtype),
+                )
+        return _finish(interpreter, op, np.asarray(result).astype(array.dtype))
+
+    @impl(ArgMaxOp)
+    def run_argmax(
+        self, interpreter: Interpreter, op: ArgMaxOp, args: PythonValues
+    ) -> PythonValues:
+        (array,) = args
+        axis = op.axis.value.data
+        _check_not_empty(op, array, [axis])
+        keepdims = _tensor_type(op.result.type).rank == array.ndim
+        indices = np.argmax(array, axis=axis, keepdims=keepdims)
+        return _finish(interpreter, op, np.asarray(indices).astype(np.int64))
+
+    @impl(TransposeOp)
+    def run_transpose(
+        self, interpreter: Interpreter, op: TransposeOp, args: PythonValues
+    ) -> PythonValues:
+        return _finish(interpreter, op, np.transpose(args[0], op.perm))
+
+    @impl(SliceOp)
+    def run_slice(
+        self, interpreter: Interpreter, op: SliceOp, args: PythonValues
+    ) -> PythonValues:
+        (array,) = args
+        starts = _evaluate(interpreter, op, op.offset_list)
+        sizes = _shape(interpreter, op)
+        index = []
+        for axis, (start, stride, size, extent) in enumerate(
+            zip(starts, op.stride_list, sizes, array.shape, strict=True)
+        ):
+            last = start + (size - 1) * stride
+            if size > 0 and (min(start, last) < 0 or max(start, last) >= extent):
+                raise ExecutionError(
+                    f"{op_location(op)} reads indices {start} to {last} of axis "
+                    f"{axis}, outside [0, {extent}) under the binding "
+                    f"{dict(symbol_binding(interpreter))}; guard the offset or "
+                    "the size"
+                )
+            index.append(_slice_index(start, size, stride, extent))
+        return _finish(interpreter, op, array[tuple(index)])
+
+    @impl(ConcatOp)
+    def run_concat(
+        self, interpreter: Interpreter, op: ConcatOp, args: PythonValues
+    ) -> PythonValues:
+        return _finish(interpreter, op, np.concatenate(args, axis=op.axis.value.data))
+
+    @impl(TakeOp)
+    def run_take(
+        self, interpreter: Interpreter, op: TakeOp, args: PythonValues
+    ) -> PythonValues:
+        table, indices = args
+        axis = op.axis.value.data
+        _check_take_indices(op, indices, table.shape[axis])
+        return _finish(interpreter, op, np.take(table, indices, axis=axis))
+
+    @impl(MatmulOp)
+    def run_matmul(
+        self, interpreter: Interpreter, op: MatmulOp, args: PythonValues
+    ) -> PythonValues:
+        lhs, rhs = args
+        compute = _compute_dtype(lhs.dtype)
+        product = np.matmul(
+            lhs.astype(compute, copy=False), rhs.astype(compute, copy=False)
+        )
+        return _finish(interpreter, op, product.astype(lhs.dtype))
+
+    @impl(GuardOp)
+    def run_guard(
+        self, interpreter: Interpreter, op: GuardOp, args: PythonValues
+    ) -> PythonValues:
+        # Checked with all the function's guards when it was called: the
+        # verifier lets ops rely on any guard of their block, even a later one.
+        return ()
+
+
+# --------------------------------------------------------------------------
+# Functions and calls
+# --------------------------------------------------------------------------
+
+
+@register_impls
+class SymbolicFuncFunctions(FuncFunctions):
+    """``func`` ops whose calls bind the callee's symbols from the shapes of
+    its arguments (each function has its own symbols) and check its guards."""
+
+    @impl_callable(func.FuncOp)
+    def call_func(
+        self, interpreter: Interpreter, op: func.FuncOp, args: PythonValues
+    ) -> PythonValues:
+        block = op.body.blocks.first
+        if block is None or not block.ops:
+            raise ExecutionError(
+                f"@{op.sym_name.data} is declared without a body; the reference "
+                "interpreter runs only functions defined in the module"
+            )
+        binding = bind_arguments(op, args)
+        check_guards((g for g in op.walk() if isinstance(g, GuardOp)), binding)
+        caller_binding = symbol_binding(interpreter)
+        set_symbol_binding(interpreter, binding)
+        try:
+            return interpreter.run_ssacfg_region(op.body, args, op.sym_name.data)
+        finally:
+            set_symbol_binding(interpreter, caller_binding)
+
+
+def graph_interpreter(module: ModuleOp) -> Interpreter:
+    """An xDSL interpreter that runs graph-level ``module``."""
+    interpreter = Interpreter(module)
+    interpreter.register_implementations(GraphFunctions())
+    interpreter.register_implementations(SymbolicFuncFunctions())
+    return interpreter
+
+
+def find_function(module: ModuleOp, name: str | None = None) -> func.FuncOp:
+    """The function called ``name``, or the module's first public function
+    with a body when ``name`` is None."""
+    functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    if name is not None:
+        for candidate in functions:
+            if candidate.sym_name.data == name:
+                return candidate
+    else:
+        for candidate in functions:
+            visibility = candidate.sym_visibility
+            public = visibility is None or visibility.data == "public"
+            if public and candidate.body.blocks:
+                return candidate
+    available = ", ".join(f"@{f.sym_name.data}" for f in functions) or "none"
+    wanted = f"no function @{name}" if name is not None else "no public function"
+    raise IrcError(f"the module has {wanted} to run (functions: {available})")
+
+
+def _as_arrays(inputs: Sequence[object], names: Sequence[str]) -> list[np.ndarray]:
+    arrays = []
+    for index, value in enumerate(inputs):
+        if not isinstance(value, np.ndarray | np.generic):
+            name = names[index] if index < len(names) else f"arg{index}"
+            raise BindingError(
+                f"argument '{name}' is a {type(value).__name__}; pass a NumPy "
+                "array (np.asarray(value, dtype=...))"
+            )
+        arrays.append(np.asarray(value))
+    return arrays
+
+
+def run_graph(
+    module: ModuleOp, inputs: Sequence[np.ndarray], function: str | None = None
+) -> list[np.ndarray]:
+    """Run ``function`` of a verified graph-level ``module`` on ``inputs``.
+
+    The inputs' dtypes must be exactly the argument types' element types;
+    their shapes bind the symbols (see ``irc.runtime.binding``). Returns
+    fresh arrays, rank-0 results included, that never alias the inputs.
+    """
+    callee = find_function(module, function)
+    arrays = _as_arrays(inputs, argument_names(callee))
+    try:
+        outputs = graph_interpreter(module).call_op(callee, tuple(arrays))
+    except InterpretationError as err:  # an op of another level
+        raise IrcError(
+            f"{err}: the graph-level reference interpreter runs graph and func "
+            "ops only; run lower-level modules with their own interpreter"
+        ) from err
+    return [np.array(output, copy=True) for output in outputs]
