@@ -121,7 +121,9 @@ def _describe(treedef: pytree.TreeDef) -> str:
         return "leaf"
     inner = ", ".join(
         (f"{k}: " if treedef.kind == "dict" else "") + _describe(c)
-        for k, c in zip(treedef.keys or [None] * len(treedef.children), treedef.children)
+        for k, c in zip(
+            treedef.keys or [None] * len(treedef.children), treedef.children
+        )
     )
     brackets = {"dict": "{}", "list": "[]", "tuple": "()"}[treedef.kind]
     return brackets[0] + inner + brackets[1]
@@ -159,7 +161,7 @@ def _to_torch(array: np.ndarray) -> Any:
     return torch.from_numpy(np.ascontiguousarray(array))
 
 
-def compile(  # noqa: A001 (the verb users expect, as in torch.compile)
+def compile(
     function: Callable[..., Any],
     *args: Any,
     facts: Iterable[str] = (),
@@ -257,7 +259,9 @@ def _spec_tree(value: Any, dims: Any, path: str) -> Any:
         raise IrcError(
             f"dims for {path!r} name {len(names)} axes, but it has rank {len(shape)}"
         )
-    spec_shape = [name if name is not None else size for name, size in zip(names, shape)]
+    spec_shape = [
+        name if name is not None else size for name, size in zip(names, shape)
+    ]
     return TensorSpec(spec_shape, str(value.dtype))
 
 

@@ -62,8 +62,16 @@ _IR_TYPES: dict[str, Attribute] = {
 }
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_IR_TYPE = {_IR_TYPES[d.name]: d for d in ALL_DTYPES}
-_ALIASES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64",
-            "i32": "int32", "i64": "int64", "i1": "bool", "bool_": "bool"}
+_ALIASES = {
+    "f32": "float32",
+    "f16": "float16",
+    "bf16": "bfloat16",
+    "f64": "float64",
+    "i32": "int32",
+    "i64": "int64",
+    "i1": "bool",
+    "bool_": "bool",
+}
 
 
 def dtype(value: object) -> DType:
@@ -94,7 +102,9 @@ def dtype(value: object) -> DType:
     if numpy_name in _BY_NAME:
         return _BY_NAME[numpy_name]
     supported = ", ".join(d.name for d in ALL_DTYPES)
-    raise IrcTypeError(f"dtype {value!r} is not supported by irc; use one of {supported}")
+    raise IrcTypeError(
+        f"dtype {value!r} is not supported by irc; use one of {supported}"
+    )
 
 
 def promote(lhs: DType, rhs: DType) -> DType:

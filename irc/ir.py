@@ -21,7 +21,9 @@ def default_context() -> Context:
     return ctx
 
 
-def parse_module(text: str, ctx: Context | None = None, name: str = "<text>") -> ModuleOp:
+def parse_module(
+    text: str, ctx: Context | None = None, name: str = "<text>"
+) -> ModuleOp:
     """Parse IR text (custom or generic form) into a module."""
     return Parser(ctx or default_context(), text, name).parse_module()
 

@@ -65,6 +65,7 @@ def _norm_spec():
 
 def weights(rng):
     """Random weights for the block, as nested dicts."""
+
     def linear_weights(n_in, n_out):
         return {
             "w": (rng.standard_normal((n_in, n_out)) * 0.2).astype(np.float32),
@@ -107,6 +108,3 @@ def compile_block():
     }
     x = irc.TensorSpec(("seq", N_EMBD), "float32")
     return irc.compile(transformer_block, x, **specs, n_head=N_HEAD)
-
-
-

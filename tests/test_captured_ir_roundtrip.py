@@ -40,4 +40,3 @@ def test_irc_opt_reprints_captured_ir_identically(tmp_path, locations):
         second = tmp_path / f"{name}.again.mlir"
         second.write_text(printed)
         assert _irc_opt(second, *flags) == printed, name
-

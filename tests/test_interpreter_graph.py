@@ -21,8 +21,7 @@ from xdsl.dialects.func import Func
 from xdsl.parser import Parser
 
 from irc.dialects.graph import Graph, GuardOp, TensorType
-from irc.errors import BindingError, IrcError
-from irc.errors import ExecutionError
+from irc.errors import BindingError, ExecutionError, IrcError
 from irc.interpreters.graph import find_function, run_graph
 from irc.runtime.binding import (
     bind_arguments,

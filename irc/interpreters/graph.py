@@ -96,7 +96,6 @@ from irc.runtime.binding import (
 )
 from irc.shapes import ShapeError, SymExpr
 
-
 # --------------------------------------------------------------------------
 # Values, shapes and the binding
 # --------------------------------------------------------------------------
