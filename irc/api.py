@@ -85,7 +85,7 @@ class Compiled:
         if in_tree != captured.in_tree:
             raise BindingError(
                 "the arguments' structure differs from the one compiled: expected "
-                f"{_describe(captured.in_tree)}, got {_describe(in_tree)}"
+                f"{captured.in_tree}, got {in_tree}"
             )
         arrays: list[np.ndarray] = []
         any_torch = False
@@ -114,19 +114,6 @@ def _run_pipeline(
     else:
         passes = tuple(pipeline)
     PassPipeline(tuple(passes)).apply(ctx, module)
-
-
-def _describe(treedef: pytree.TreeDef) -> str:
-    if treedef.kind == "leaf":
-        return "leaf"
-    inner = ", ".join(
-        (f"{k}: " if treedef.kind == "dict" else "") + _describe(c)
-        for k, c in zip(
-            treedef.keys or [None] * len(treedef.children), treedef.children
-        )
-    )
-    brackets = {"dict": "{}", "list": "[]", "tuple": "()"}[treedef.kind]
-    return brackets[0] + inner + brackets[1]
 
 
 def _check_static(name: str, value: Any, expected: Any) -> None:

@@ -20,11 +20,15 @@ class TreeDef:
     keys: tuple[Any, ...] = ()
     children: tuple[TreeDef, ...] = ()
 
-    @property
-    def num_leaves(self) -> int:
+    def __str__(self) -> str:
+        """``{x: *, w: [*, *]}``: the structure, a ``*`` per leaf."""
         if self.kind == "leaf":
-            return 1
-        return sum(child.num_leaves for child in self.children)
+            return "*"
+        if self.kind == "dict":
+            items = (f"{k}: {c}" for k, c in zip(self.keys, self.children))
+            return "{" + ", ".join(items) + "}"
+        inner = ", ".join(str(c) for c in self.children)
+        return f"[{inner}]" if self.kind == "list" else f"({inner})"
 
 
 LEAF = TreeDef("leaf")
