@@ -1,0 +1,22 @@
+"""Test-wide settings: Hypothesis profiles.
+
+``ci`` (chosen when the ``CI`` environment variable is set) is derandomised,
+so a CI run is reproducible; ``dev`` explores new examples each run. Choose
+one explicitly with ``IRC_HYPOTHESIS_PROFILE``.
+"""
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", deadline=None, print_blob=True)
+settings.load_profile(
+    os.environ.get("IRC_HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
+)
