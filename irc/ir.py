@@ -29,13 +29,21 @@ def parse_module(
 
 
 def print_module(
-    module: ModuleOp, *, locations: bool = False, generic: bool = False
+    module: ModuleOp,
+    *,
+    locations: bool = False,
+    generic: bool = False,
+    properties_as_attributes: bool = False,
 ) -> str:
-    """The module's text as ``irc-opt`` prints it (``--print-debuginfo`` and
-    ``--print-op-generic`` correspond to ``locations`` and ``generic``)."""
+    """The module's text exactly as ``irc-opt`` prints it; ``locations``,
+    ``generic`` and ``properties_as_attributes`` are its
+    ``--print-debuginfo``, ``--print-op-generic`` and ``--print-no-properties``."""
     stream = io.StringIO()
     printer = Printer(
-        stream=stream, print_debuginfo=locations, print_generic_format=generic
+        stream=stream,
+        print_debuginfo=locations,
+        print_generic_format=generic,
+        print_properties_as_attributes=properties_as_attributes,
     )
     printer.print_op(module)
     stream.write("\n")

@@ -491,7 +491,7 @@ def test_16_bit_sums_accumulate_in_float32(dtype) -> None:
 
 
 def test_max_over_an_empty_axis_is_an_irc_error() -> None:
-    source, result = t("N, K", "f32"), t("N", "f32")
+    source, result = t("N, 0", "f32"), t("N", "f32")
     module = main(
         {"x": source}, f"  %r = graph.reduce max %x [1] : {source} -> {result}", result
     )
@@ -849,3 +849,10 @@ def test_guards_with_unbound_symbols_are_reported() -> None:
         BindingError, match="uses symbol D, which no argument's shape binds"
     ):
         check_guards(guards, {"N": 4})
+
+
+def test_a_symbol_cannot_be_zero() -> None:
+    f32 = t("N", "f32")
+    module = main({"x": f32}, f"  %r = graph.neg %x : {f32}", f32)
+    with pytest.raises(BindingError, match="symbol N would be 0"):
+        run1(module, np.zeros(0, np.float32))

@@ -254,7 +254,10 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
         with parser.in_angle_brackets():
             dims = parse_sym_expr_list(parser)
             parser.parse_punctuation(",")
+            start = parser.pos
             element_type = parser.parse_type()
+            if element_type not in ELEMENT_TYPES:
+                parser.raise_error(_element_type_error(element_type), start, parser.pos)
         return (_expr_array(dims), element_type)
 
     def print_parameters(self, printer: Printer) -> None:
@@ -266,11 +269,21 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
 
     def verify(self) -> None:
         if self.element_type not in ELEMENT_TYPES:
-            supported = ", ".join(str(t) for t in ELEMENT_TYPES)
-            raise VerifyException(
-                f"unsupported element type {self.element_type} in {self.name}; "
-                f"supported: {supported}"
-            )
+            raise VerifyException(_element_type_error(self.element_type))
+        for dim in self.dims:
+            if _NO_FACTS.prove_lt(dim, SymExpr.const(0)):
+                raise VerifyException(f"dim {dim} of {self.name} is negative")
+
+
+_NO_FACTS = Facts()
+
+
+def _element_type_error(element_type: Attribute) -> str:
+    supported = ", ".join(str(t) for t in ELEMENT_TYPES)
+    return (
+        f"unsupported element type {element_type} in graph.tensor; "
+        f"supported: {supported}"
+    )
 
 
 def tensor_type(value: SSAValue) -> TensorType:
@@ -288,7 +301,7 @@ def _check_axes(axes: Sequence[int], rank: int, what: str) -> None:
         if not 0 <= axis < rank:
             raise VerifyException(f"{what} {axis} is out of range for rank {rank}")
     if len(set(axes)) != len(axes):
-        raise VerifyException(f"{what}s {list(axes)} repeat an axis")
+        raise VerifyException(f"{what} list {list(axes)} repeats an axis")
 
 
 def facts_in_scope(op: Operation) -> Facts:
@@ -538,6 +551,8 @@ class BinaryOp(GraphOp):
     ALLOWS_BOOL: ClassVar[bool] = False
     #: Whether the op is defined on integer tensors.
     ALLOWS_INT: ClassVar[bool] = True
+    #: Whether the op is defined on floating-point tensors.
+    ALLOWS_FLOAT: ClassVar[bool] = True
 
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
         lhs = SSAValue.get(lhs)
@@ -552,6 +567,10 @@ class BinaryOp(GraphOp):
         if is_int_type(element_type) and not self.ALLOWS_INT:
             raise VerifyException(
                 f"{self.name} is not defined on integer tensors; cast them first"
+            )
+        if is_float_type(element_type) and not self.ALLOWS_FLOAT:
+            raise VerifyException(
+                f"{self.name} is not defined on floating-point tensors"
             )
 
 
@@ -627,6 +646,7 @@ class AndOp(BinaryOp):
     name = "graph.and"
 
     ALLOWS_BOOL: ClassVar[bool] = True
+    ALLOWS_FLOAT: ClassVar[bool] = False
 
 
 @irdl_op_definition
@@ -636,6 +656,7 @@ class OrOp(BinaryOp):
     name = "graph.or"
 
     ALLOWS_BOOL: ClassVar[bool] = True
+    ALLOWS_FLOAT: ClassVar[bool] = False
 
 
 @irdl_op_definition
@@ -645,6 +666,7 @@ class XorOp(BinaryOp):
     name = "graph.xor"
 
     ALLOWS_BOOL: ClassVar[bool] = True
+    ALLOWS_FLOAT: ClassVar[bool] = False
 
 
 BINARY_OPS: tuple[type[BinaryOp], ...] = (

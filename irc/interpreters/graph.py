@@ -343,7 +343,9 @@ class GraphFunctions(InterpreterFunctions):
     def run_cmp(
         self, interpreter: Interpreter, op: CompareOp, args: PythonValues
     ) -> PythonValues:
-        return _finish(interpreter, op, _COMPARISONS[op.predicate.data](*args))
+        # Comparisons with NaN are defined (false, or true for ne): no warning.
+        with np.errstate(invalid="ignore"):
+            return _finish(interpreter, op, _COMPARISONS[op.predicate.data](*args))
 
     @impl(CastOp)
     def run_cast(
@@ -393,7 +395,10 @@ class GraphFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: BroadcastOp, args: PythonValues
     ) -> PythonValues:
         shape = _shape(interpreter, op)
-        return _finish(interpreter, op, np.broadcast_to(args[0], shape))
+        # A copy, not a stride-0 view: NumPy takes shortcuts on scalar-like
+        # views (``power`` with a broadcast exponent of 0.5 becomes ``sqrt``)
+        # that would make results depend on whether a broadcast was folded.
+        return _finish(interpreter, op, np.array(np.broadcast_to(args[0], shape)))
 
     @impl(ReshapeOp)
     def run_reshape(

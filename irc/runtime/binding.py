@@ -121,6 +121,11 @@ def _bind_dim(
     symbol = _plain_symbol(dim)
     if symbol is None:
         return
+    if size < 1:
+        raise BindingError(
+            f"{source}: symbol {symbol} would be {size}; symbolic dims are sizes of "
+            "at least 1 (compile with a static dim for empty arrays)"
+        )
     if symbol not in binding:
         binding[symbol], sources[symbol] = size, source
     elif binding[symbol] != size:

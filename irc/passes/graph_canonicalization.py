@@ -1,0 +1,946 @@
+"""Canonicalization patterns of the graph dialect.
+
+xDSL's ``canonicalize`` pass asks each op carrying the ``GraphCanonicalization``
+trait for ``patterns_for(type(op))``: the patterns rooted at that op class.
+
+Every rewrite keeps the results of the reference interpreter
+(``irc.interpreters.graph``: NumPy in the exact element type) bit for bit,
+NaN, infinities, signed zeros and integer wrap-around included. Only NaN
+payloads and signs may change, which no graph op can observe. In particular:
+
+- Float identities respect signed zeros. ``x + -0.0`` and ``x - 0.0`` are
+  ``x`` for every ``x``; ``x + 0.0`` is not (``-0.0 + 0.0`` is ``+0.0``, and
+  ``1 / x`` tells the two apart), so it stays. ``x * 0`` and ``x - x`` fold
+  only on integers: on floats NaN and infinities make them NaN.
+- Folding evaluates the op with NumPy in its element type (``ml_dtypes`` for
+  bfloat16), as the interpreter does, so float32 and float16 round as at run
+  time. Integer operations NumPy flags (division by zero, ``INT_MIN // -1``,
+  a negative integer power) and casts of NaN or out-of-range floats to
+  integers are left to run time: NumPy's answer there is not a GPU's, so
+  folding them would make a result depend on whether a constant was visible.
+  rsqrt, sigmoid and erf are composites whose rounding is an implementation
+  choice of each backend, so they are not folded either.
+- Rewrites that drop an op whose run could fail (a slice out of bounds, a max
+  over an empty axis) only apply where the guards in scope prove it cannot
+  fail (``irc.shapes.Facts`` takes every symbol to be at least 1).
+
+Binary patterns expect constants on the right: ``MoveConstantRight`` puts
+them there for commutative ops, so ``1 * x`` and ``0 + x`` fold as well.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects import builtin
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from irc.dialects.graph import (
+    AbsOp,
+    AddOp,
+    AndOp,
+    BinaryOp,
+    BroadcastOp,
+    CastOp,
+    CompareOp,
+    ComparisonPredicate,
+    ConcatOp,
+    ConstantOp,
+    CosOp,
+    DimOp,
+    DivOp,
+    ExpOp,
+    FloorDivOp,
+    FloorOp,
+    IotaOp,
+    LogOp,
+    MaximumOp,
+    MinimumOp,
+    MulOp,
+    NegOp,
+    NotOp,
+    OrOp,
+    PowOp,
+    ReduceOp,
+    ReductionKind,
+    RemOp,
+    ReshapeOp,
+    SelectOp,
+    SinOp,
+    SliceOp,
+    SqrtOp,
+    SubOp,
+    TanhOp,
+    TensorType,
+    TransposeOp,
+    UnaryOp,
+    XorOp,
+    facts_in_scope,
+    tensor_type,
+)
+from irc.dtypes import DType, dtype
+from irc.shapes import SymExpr
+
+# --------------------------------------------------------------------------
+# Constants
+# --------------------------------------------------------------------------
+
+#: The most elements a folded dense constant may get from a broadcast; other
+#: folds never produce more elements than their operands already hold.
+MAX_DENSE_ELEMENTS = 1024
+
+
+def _dtype(value: SSAValue) -> DType:
+    return dtype(tensor_type(value).element_type)
+
+
+def _constant_array(value: SSAValue) -> np.ndarray | None:
+    """The value of a ``graph.constant``, as the interpreter reads it: a 0-d
+    array for a splat (whatever the tensor's shape), the whole array for a
+    dense literal; None for any other value."""
+    op = value.owner
+    if not isinstance(op, ConstantOp):
+        return None
+    element = _dtype(op.result).numpy
+    if isinstance(op.value, DenseIntOrFPElementsAttr):
+        values = np.array(op.value.get_values(), element)
+        return values.reshape(op.value.get_shape())
+    return np.array(op.value.value.data, element)
+
+
+def _splat_array(value: SSAValue) -> np.ndarray | None:
+    """The scalar of a splat ``graph.constant`` as a 0-d array, else None."""
+    op = value.owner
+    if isinstance(op, ConstantOp) and op.is_splat:
+        return _constant_array(value)
+    return None
+
+
+def _is_splat_of(value: SSAValue, number: float) -> bool:
+    """Whether ``value`` is a splat constant equal bit for bit to ``number``
+    cast to its element type: ``-0.0`` matches only ``-0.0`` on floats and
+    ``0`` on integers, ``-1`` is all ones on integers and ``true`` on bool."""
+    splat = _splat_array(value)
+    return (
+        splat is not None and splat.tobytes() == np.array(number, splat.dtype).tobytes()
+    )
+
+
+def _scalar_attr(scalar: np.ndarray, element_type: Attribute) -> Attribute:
+    """The splat attribute holding the 0-d array ``scalar``."""
+    if dtype(element_type).kind == "f":
+        return FloatAttr(float(scalar), element_type)
+    return IntegerAttr(int(scalar), element_type)
+
+
+def _constant(array: np.ndarray, result_type: TensorType) -> ConstantOp:
+    """A constant of ``result_type`` holding ``array``: a splat when the array
+    is 0-d (broadcast over the type's shape), a dense literal otherwise."""
+    element_type = result_type.element_type
+    if array.ndim == 0:
+        return ConstantOp(_scalar_attr(array, element_type), result_type)
+    wide = np.float64 if dtype(element_type).kind == "f" else np.int64
+    literal = DenseIntOrFPElementsAttr.from_list(
+        builtin.TensorType(element_type, array.shape),
+        array.astype(wide).ravel().tolist(),
+    )
+    return ConstantOp(literal, result_type)
+
+
+def _splat(number: float, result_type: TensorType) -> ConstantOp:
+    """A splat of ``number`` (cast to the element type) over ``result_type``."""
+    scalar = np.array(number, dtype(result_type.element_type).numpy)
+    return _constant(scalar, result_type)
+
+
+def _static_shape(result_type: TensorType) -> tuple[int, ...] | None:
+    """The shape of ``result_type`` when no dim is symbolic."""
+    shape = []
+    for dim in result_type.dims:
+        if (size := dim.constant) is None:
+            return None
+        shape.append(size)
+    return tuple(shape)
+
+
+def _constant_operands(op: Operation) -> list[np.ndarray] | None:
+    """The values of ``op``'s operands when they are all constants."""
+    constants = []
+    for operand in op.operands:
+        if (constant := _constant_array(operand)) is None:
+            return None
+        constants.append(constant)
+    return constants
+
+
+def _fold(
+    op: Operation, rewriter: PatternRewriter, function: Callable[..., np.ndarray]
+) -> None:
+    """Replace ``op`` by the constant ``function`` computes from its operands,
+    when they are all constants and NumPy computes it without complaint.
+
+    The operands are materialised as contiguous arrays of at least one
+    element, as the interpreter holds a splat: NumPy's loops take shortcuts
+    for a 0-d or broadcast (stride 0) operand that change results (with a
+    scalar exponent of 0.5, ``power`` is ``sqrt``, so ``(-inf) ** 0.5`` is
+    NaN instead of inf).
+
+    Float results take IEEE values silently, as in the interpreter; an
+    integer result NumPy flags (division by zero, overflow of a division, a
+    NaN or out-of-range float cast to an integer, a negative integer power)
+    is not folded. Invalid IR that NumPy refuses (a TypeError) is left to
+    the interpreter to report too.
+    """
+    if (constants := _constant_operands(op)) is None:
+        return
+    shape = np.broadcast_shapes(*(c.shape for c in constants)) or (1,)
+    operands = [np.array(np.broadcast_to(c, shape)) for c in constants]
+    result_type = tensor_type(op.results[0])
+    result_dtype = dtype(result_type.element_type)
+    checked = "raise" if result_dtype.kind == "i" else "ignore"
+    try:
+        with np.errstate(all=checked):
+            value = np.asarray(function(*operands))
+    except (FloatingPointError, TypeError, ValueError):
+        return
+    assert value.dtype == result_dtype.numpy, f"{op.name} folded to {value.dtype}"
+    if all(c.ndim == 0 for c in constants):
+        value = np.asarray(value.flat[0])
+    rewriter.replace(op, _constant(value, result_type))
+
+
+# --------------------------------------------------------------------------
+# Constant folding
+# --------------------------------------------------------------------------
+
+#: The NumPy function of each op folded by ``FoldElementwise``: exactly the
+#: interpreter's.
+_ELEMENTWISE: dict[type[Operation], Callable[..., np.ndarray]] = {
+    NegOp: np.negative,
+    AbsOp: np.abs,
+    ExpOp: np.exp,
+    LogOp: np.log,
+    SqrtOp: np.sqrt,
+    TanhOp: np.tanh,
+    SinOp: np.sin,
+    CosOp: np.cos,
+    FloorOp: np.floor,
+    NotOp: np.invert,
+    AddOp: np.add,
+    SubOp: np.subtract,
+    MulOp: np.multiply,
+    DivOp: np.true_divide,
+    FloorDivOp: np.floor_divide,
+    RemOp: np.remainder,
+    PowOp: np.power,
+    MaximumOp: np.maximum,
+    MinimumOp: np.minimum,
+    AndOp: np.bitwise_and,
+    OrOp: np.bitwise_or,
+    XorOp: np.bitwise_xor,
+}
+
+_COMPARISONS: dict[ComparisonPredicate, Callable[..., np.ndarray]] = {
+    ComparisonPredicate.EQ: np.equal,
+    ComparisonPredicate.NE: np.not_equal,
+    ComparisonPredicate.LT: np.less,
+    ComparisonPredicate.LE: np.less_equal,
+    ComparisonPredicate.GT: np.greater,
+    ComparisonPredicate.GE: np.greater_equal,
+}
+
+
+class FoldElementwise(RewritePattern):
+    """``f(c1, c2)`` with constant operands is the constant it computes."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: UnaryOp | BinaryOp, rewriter: PatternRewriter, /
+    ) -> None:
+        if (function := _ELEMENTWISE.get(type(op))) is not None:
+            _fold(op, rewriter, function)
+
+
+class FoldCompare(RewritePattern):
+    """A comparison of two constants is a bool constant."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: CompareOp, rewriter: PatternRewriter, /) -> None:
+        _fold(op, rewriter, _COMPARISONS[op.predicate.data])
+
+
+class FoldSelect(RewritePattern):
+    """``select`` of three constants is a constant."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SelectOp, rewriter: PatternRewriter, /) -> None:
+        _fold(op, rewriter, np.where)
+
+
+class FoldCast(RewritePattern):
+    """A cast of a constant is a constant of the new element type."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: CastOp, rewriter: PatternRewriter, /) -> None:
+        target = _dtype(op.result).numpy
+        _fold(op, rewriter, lambda value: value.astype(target))
+
+
+class DenseToSplat(RewritePattern):
+    """A dense literal whose elements are all the same bits is a splat, which
+    the identities below recognise and which later levels handle best."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ConstantOp, rewriter: PatternRewriter, /) -> None:
+        if op.is_splat:
+            return
+        array = _constant_array(op.result)
+        assert array is not None
+        if array.size == 0:
+            return
+        bits = array.view(f"u{array.itemsize}").ravel()
+        if (bits == bits[0]).all():
+            first = np.asarray(array.flat[0])
+            rewriter.replace(op, _constant(first, tensor_type(op.result)))
+
+
+# --------------------------------------------------------------------------
+# Binary identities (constants on the right)
+# --------------------------------------------------------------------------
+
+
+class MoveConstantRight(RewritePattern):
+    """``c op x -> x op c`` for ops that commute exactly (add, mul, and, or,
+    xor), so the identities only look at the right operand. Not maximum or
+    minimum: NumPy's ``maximum(-0.0, 0.0)`` is ``0.0`` but
+    ``maximum(0.0, -0.0)`` is ``-0.0``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: AddOp | MulOp | AndOp | OrOp | XorOp, rewriter: PatternRewriter, /
+    ) -> None:
+        if isinstance(op.lhs.owner, ConstantOp) and not isinstance(
+            op.rhs.owner, ConstantOp
+        ):
+            rewriter.replace(op, type(op)(op.rhs, op.lhs))
+
+
+@dataclass(frozen=True)
+class RightIdentity(RewritePattern):
+    """``x op e -> x`` where the splat ``e`` is a right identity of the op
+    for the element kinds in ``kinds`` ("f" float, "i" integer, "b" bool)."""
+
+    identity: float
+    kinds: str = "fib"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: BinaryOp, rewriter: PatternRewriter, /) -> None:
+        if _dtype(op.lhs).kind in self.kinds and _is_splat_of(op.rhs, self.identity):
+            rewriter.replace(op, (), (op.lhs,))
+
+
+@dataclass(frozen=True)
+class RightAbsorbing(RewritePattern):
+    """``x op z -> z`` where the splat ``z`` absorbs every ``x`` of the
+    element kinds in ``kinds`` (``x * 0`` on integers, ``x & 0``, ``x | -1``)."""
+
+    absorbing: float
+    kinds: str = "ib"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: BinaryOp, rewriter: PatternRewriter, /) -> None:
+        if _dtype(op.lhs).kind in self.kinds and _is_splat_of(op.rhs, self.absorbing):
+            rewriter.replace(op, (), (op.rhs,))
+
+
+class MulDivByMinusOne(RewritePattern):
+    """``x * -1`` and ``x / -1`` are ``neg(x)``: exact on floats, and the same
+    wrap-around on integers (``INT_MIN * -1`` is ``INT_MIN``)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: MulOp | DivOp, rewriter: PatternRewriter, /
+    ) -> None:
+        if _is_splat_of(op.rhs, -1):
+            rewriter.replace(op, NegOp(op.lhs))
+
+
+class SubFromZero(RewritePattern):
+    """``-0.0 - x`` (``0 - x`` on integers) is ``neg(x)``. ``0.0 - x`` is not:
+    it gives ``+0.0`` for ``x = 0.0``, where ``neg`` gives ``-0.0``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SubOp, rewriter: PatternRewriter, /) -> None:
+        if _is_splat_of(op.lhs, -0.0):
+            rewriter.replace(op, NegOp(op.rhs))
+
+
+class RemByOne(RewritePattern):
+    """``x % 1`` and ``x % -1`` are 0 for every integer ``x``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: RemOp, rewriter: PatternRewriter, /) -> None:
+        if _dtype(op.lhs).kind == "i" and (
+            _is_splat_of(op.rhs, 1) or _is_splat_of(op.rhs, -1)
+        ):
+            rewriter.replace(op, _splat(0, tensor_type(op.result)))
+
+
+class PowZero(RewritePattern):
+    """``x ** 0`` is 1 for every ``x``, NaN and 0 included (C's ``pow``)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: PowOp, rewriter: PatternRewriter, /) -> None:
+        if _is_splat_of(op.rhs, 0):
+            rewriter.replace(op, _splat(1, tensor_type(op.result)))
+
+
+class XorAllOnes(RewritePattern):
+    """``x ^ -1`` (``x ^ true`` on bool) is ``not(x)``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: XorOp, rewriter: PatternRewriter, /) -> None:
+        if _is_splat_of(op.rhs, -1):
+            rewriter.replace(op, NotOp(op.lhs))
+
+
+class SameOperandsIdempotent(RewritePattern):
+    """``op(x, x) -> x`` for maximum, minimum (NaN-propagating, so NaN stays
+    NaN), and, or."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: MaximumOp | MinimumOp | AndOp | OrOp, rewriter: PatternRewriter, /
+    ) -> None:
+        if op.lhs == op.rhs:
+            rewriter.replace(op, (), (op.lhs,))
+
+
+class SameOperandsZero(RewritePattern):
+    """``x - x`` on integers and ``x ^ x`` are 0. Not ``x - x`` on floats:
+    ``inf - inf`` is NaN."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: SubOp | XorOp, rewriter: PatternRewriter, /
+    ) -> None:
+        if op.lhs == op.rhs and _dtype(op.lhs).kind in "ib":
+            rewriter.replace(op, _splat(0, tensor_type(op.result)))
+
+
+# --------------------------------------------------------------------------
+# Unary identities
+# --------------------------------------------------------------------------
+
+
+class Involution(RewritePattern):
+    """``neg(neg(x))`` and ``not(not(x))`` are ``x`` (integer negation wraps
+    both ways)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: NegOp | NotOp, rewriter: PatternRewriter, /
+    ) -> None:
+        inner = op.input.owner
+        if type(inner) is type(op):
+            assert isinstance(inner, UnaryOp)
+            rewriter.replace(op, (), (inner.input,))
+
+
+class Idempotent(RewritePattern):
+    """``abs(abs(x))`` and ``floor(floor(x))`` are the inner op."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: AbsOp | FloorOp, rewriter: PatternRewriter, /
+    ) -> None:
+        if type(op.input.owner) is type(op):
+            rewriter.replace(op, (), (op.input,))
+
+
+class AbsOfNeg(RewritePattern):
+    """``abs(neg(x))`` is ``abs(x)`` (also for ``INT_MIN``, which both leave
+    as is)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AbsOp, rewriter: PatternRewriter, /) -> None:
+        if isinstance(inner := op.input.owner, NegOp):
+            rewriter.replace(op, AbsOp(inner.input))
+
+
+# --------------------------------------------------------------------------
+# Comparisons and selects
+# --------------------------------------------------------------------------
+
+_SWAPPED: dict[ComparisonPredicate, ComparisonPredicate] = {
+    ComparisonPredicate.EQ: ComparisonPredicate.EQ,
+    ComparisonPredicate.NE: ComparisonPredicate.NE,
+    ComparisonPredicate.LT: ComparisonPredicate.GT,
+    ComparisonPredicate.LE: ComparisonPredicate.GE,
+    ComparisonPredicate.GT: ComparisonPredicate.LT,
+    ComparisonPredicate.GE: ComparisonPredicate.LE,
+}
+
+_REFLEXIVE = frozenset(
+    {ComparisonPredicate.EQ, ComparisonPredicate.LE, ComparisonPredicate.GE}
+)
+
+
+class CompareConstantRight(RewritePattern):
+    """``cmp lt, c, x -> cmp gt, x, c``: the mirrored predicate is exact, NaN
+    included (every ordered comparison with NaN is false either way)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: CompareOp, rewriter: PatternRewriter, /) -> None:
+        if isinstance(op.lhs.owner, ConstantOp) and not isinstance(
+            op.rhs.owner, ConstantOp
+        ):
+            rewriter.replace(op, CompareOp(_SWAPPED[op.predicate.data], op.rhs, op.lhs))
+
+
+class CompareSameOperands(RewritePattern):
+    """``cmp p, x, x`` on integers and bools is true for eq, le, ge and false
+    for ne, lt, gt. Not on floats, where ``NaN == NaN`` is false."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: CompareOp, rewriter: PatternRewriter, /) -> None:
+        if op.lhs == op.rhs and _dtype(op.lhs).kind in "ib":
+            holds = op.predicate.data in _REFLEXIVE
+            rewriter.replace(op, _splat(holds, tensor_type(op.result)))
+
+
+class SelectSameValues(RewritePattern):
+    """``select(c, x, x) -> x``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SelectOp, rewriter: PatternRewriter, /) -> None:
+        if op.true_value == op.false_value:
+            rewriter.replace(op, (), (op.true_value,))
+
+
+class SelectConstantCondition(RewritePattern):
+    """``select(true, x, y) -> x`` and ``select(false, x, y) -> y`` for a
+    splat condition."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SelectOp, rewriter: PatternRewriter, /) -> None:
+        condition = _splat_array(op.condition)
+        if condition is not None:
+            chosen = op.true_value if bool(condition) else op.false_value
+            rewriter.replace(op, (), (chosen,))
+
+
+class SelectNotCondition(RewritePattern):
+    """``select(not(c), x, y) -> select(c, y, x)``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SelectOp, rewriter: PatternRewriter, /) -> None:
+        if isinstance(inner := op.condition.owner, NotOp):
+            rewriter.replace(op, SelectOp(inner.input, op.false_value, op.true_value))
+
+
+class SelectOfBools(RewritePattern):
+    """``select(c, true, false) -> c`` and ``select(c, false, true) -> not(c)``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SelectOp, rewriter: PatternRewriter, /) -> None:
+        if op.result.type != op.condition.type:
+            return
+        if _is_splat_of(op.true_value, 1) and _is_splat_of(op.false_value, 0):
+            rewriter.replace(op, (), (op.condition,))
+        elif _is_splat_of(op.true_value, 0) and _is_splat_of(op.false_value, 1):
+            rewriter.replace(op, NotOp(op.condition))
+
+
+# --------------------------------------------------------------------------
+# Casts
+# --------------------------------------------------------------------------
+
+#: Casts that keep every value (NaN, infinities and -0.0 included), besides
+#: those from bool, which are all exact.
+_EXACT_CASTS = frozenset(
+    {
+        ("int32", "int64"),
+        ("int32", "float64"),
+        ("float16", "float32"),
+        ("float16", "float64"),
+        ("bfloat16", "float32"),
+        ("bfloat16", "float64"),
+        ("float32", "float64"),
+    }
+)
+
+
+def _is_exact_cast(source: DType, target: DType) -> bool:
+    return source.kind == "b" or (source.name, target.name) in _EXACT_CASTS
+
+
+class CastToSameType(RewritePattern):
+    """A cast to the operand's own type is the operand."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: CastOp, rewriter: PatternRewriter, /) -> None:
+        if op.input.type == op.result.type:
+            rewriter.replace(op, (), (op.input,))
+
+
+class CastOfExactCast(RewritePattern):
+    """``cast(cast(x : A -> B) : B -> C) -> cast(x : A -> C)`` when every value
+    of A converts to B unchanged: a cast depends on the value alone, so the
+    detour through B changes nothing (``i32 -> i64 -> f32`` is ``i32 -> f32``,
+    ``f32 -> f64 -> f32`` is ``x``). A narrowing first cast (``f32 -> f16 ->
+    f32``, ``i64 -> i32 -> i64``) rounds or wraps, so it stays."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: CastOp, rewriter: PatternRewriter, /) -> None:
+        inner = op.input.owner
+        if not isinstance(inner, CastOp):
+            return
+        if not _is_exact_cast(_dtype(inner.input), _dtype(inner.result)):
+            return
+        if inner.input.type == op.result.type:
+            rewriter.replace(op, (), (inner.input,))
+        else:
+            rewriter.replace(op, CastOp(inner.input, _dtype(op.result).ir_type))
+
+
+# --------------------------------------------------------------------------
+# Shape ops
+# --------------------------------------------------------------------------
+
+
+class ShapeOfSplat(RewritePattern):
+    """Broadcasting, reshaping or transposing a splat gives a splat of the
+    result type."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: BroadcastOp | ReshapeOp | TransposeOp, rewriter: PatternRewriter, /
+    ) -> None:
+        constant = op.input.owner
+        if isinstance(constant, ConstantOp) and constant.is_splat:
+            rewriter.replace(op, ConstantOp(constant.value, tensor_type(op.result)))
+
+
+class SliceOfSplat(RewritePattern):
+    """A slice of a splat is a splat of the result type, where the slice
+    provably stays in bounds (out of bounds, it fails at run time)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SliceOp, rewriter: PatternRewriter, /) -> None:
+        constant = op.input.owner
+        if (
+            isinstance(constant, ConstantOp)
+            and constant.is_splat
+            and _slice_in_bounds(op)
+        ):
+            rewriter.replace(op, ConstantOp(constant.value, tensor_type(op.result)))
+
+
+def _slice_in_bounds(op: SliceOp) -> bool:
+    """Whether every index ``op`` reads provably lies inside its operand,
+    under the guards in scope."""
+    facts = facts_in_scope(op)
+    extents, sizes = tensor_type(op.input).dims, tensor_type(op.result).dims
+    for offset, stride, size, extent in zip(
+        op.offset_list, op.stride_list, sizes, extents, strict=True
+    ):
+        last = offset + (size - 1) * stride
+        low, high = (offset, last) if stride > 0 else (last, offset)
+        if not (facts.prove_le(0, low) and facts.prove_lt(high, extent)):
+            return False
+    return True
+
+
+class ShapeOfDense(RewritePattern):
+    """Broadcasting, reshaping or transposing a dense literal to a static
+    shape gives a dense literal (broadcasts up to ``MAX_DENSE_ELEMENTS``)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: BroadcastOp | ReshapeOp | TransposeOp, rewriter: PatternRewriter, /
+    ) -> None:
+        constant = op.input.owner
+        if not isinstance(constant, ConstantOp) or constant.is_splat:
+            return
+        result_type = tensor_type(op.result)
+        if (shape := _static_shape(result_type)) is None:
+            return
+        array = _constant_array(op.input)
+        assert array is not None
+        if isinstance(op, TransposeOp):
+            moved = array.transpose(op.perm)
+        elif isinstance(op, ReshapeOp):
+            moved = array.reshape(shape)
+        elif np.prod(shape) <= MAX_DENSE_ELEMENTS:
+            moved = np.broadcast_to(array, shape)
+        else:
+            return
+        rewriter.replace(op, _constant(moved, result_type))
+
+
+class ShapeToSameType(RewritePattern):
+    """A broadcast or reshape to the operand's own type is the operand."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: BroadcastOp | ReshapeOp, rewriter: PatternRewriter, /
+    ) -> None:
+        if op.input.type == op.result.type:
+            rewriter.replace(op, (), (op.input,))
+
+
+class ReshapeOfReshape(RewritePattern):
+    """``reshape(reshape(x))`` is one reshape of ``x``: both keep the
+    row-major order of the elements."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ReshapeOp, rewriter: PatternRewriter, /) -> None:
+        if isinstance(inner := op.input.owner, ReshapeOp):
+            rewriter.replace(op, ReshapeOp(inner.input, tensor_type(op.result).dims))
+
+
+class BroadcastOfBroadcast(RewritePattern):
+    """``broadcast(broadcast(x))`` is one broadcast of ``x``: a dim of ``x``
+    that is not 1 stays the same through both."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: BroadcastOp, rewriter: PatternRewriter, /) -> None:
+        if isinstance(inner := op.input.owner, BroadcastOp):
+            rewriter.replace(op, BroadcastOp(inner.input, tensor_type(op.result).dims))
+
+
+class IdentityTranspose(RewritePattern):
+    """A transpose by the identity permutation is its operand."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter, /) -> None:
+        if op.perm == tuple(range(len(op.perm))):
+            rewriter.replace(op, (), (op.input,))
+
+
+class TransposeOfTranspose(RewritePattern):
+    """``transpose(transpose(x, p), q)`` is ``transpose(x, [p[i] for i in q])``
+    (``x`` itself when that is the identity)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter, /) -> None:
+        inner = op.input.owner
+        if not isinstance(inner, TransposeOp):
+            return
+        permutation = [inner.perm[axis] for axis in op.perm]
+        if permutation == sorted(permutation):
+            rewriter.replace(op, (), (inner.input,))
+        else:
+            rewriter.replace(op, TransposeOp(inner.input, permutation))
+
+
+class FullSlice(RewritePattern):
+    """A slice from offset 0 by stride 1 that keeps the whole shape is its
+    operand."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SliceOp, rewriter: PatternRewriter, /) -> None:
+        if (
+            op.input.type == op.result.type
+            and all(offset == 0 for offset in op.offset_list)
+            and all(stride == 1 for stride in op.stride_list)
+        ):
+            rewriter.replace(op, (), (op.input,))
+
+
+class ConcatDropEmpty(RewritePattern):
+    """Operands of size 0 along the concat axis add nothing, and a concat of
+    one operand of the result type is that operand."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ConcatOp, rewriter: PatternRewriter, /) -> None:
+        axis = op.axis.value.data
+        inputs = list(op.inputs)
+        kept = [v for v in inputs if tensor_type(v).dims[axis] != 0] or inputs[:1]
+        if len(kept) == 1:
+            if kept[0].type == op.result.type:
+                rewriter.replace(op, (), (kept[0],))
+        elif len(kept) < len(inputs) and _concat_type(kept, axis) == op.result.type:
+            rewriter.replace(op, ConcatOp(kept, axis))
+
+
+def _concat_type(values: Sequence[SSAValue], axis: int) -> TensorType:
+    """The result type ``ConcatOp(values, axis)`` gets: the first operand's
+    dims, with the sum of the operands' along ``axis``."""
+    shape = list(tensor_type(values[0]).dims)
+    shape[axis] = sum(
+        (tensor_type(v).dims[axis] for v in values[1:]), start=shape[axis]
+    )
+    return tensor_type(values[0]).with_shape(shape)
+
+
+class ReduceOneElement(RewritePattern):
+    """A reduction over no axes, or over axes of size 1, reduces one element
+    to itself: it is a reshape (nothing at all when the types agree). Except
+    a float sum: NumPy sums from ``+0.0``, so the sum of ``[-0.0]`` is
+    ``+0.0``, also over no axes."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ReduceOp, rewriter: PatternRewriter, /) -> None:
+        if op.kind.data == ReductionKind.SUM and _dtype(op.input).kind == "f":
+            return
+        dims = tensor_type(op.input).dims
+        if any(dims[axis] != 1 for axis in op.axis_list):
+            return
+        if op.input.type == op.result.type:
+            rewriter.replace(op, (), (op.input,))
+        else:
+            rewriter.replace(op, ReshapeOp(op.input, tensor_type(op.result).dims))
+
+
+class ReduceMaxMinOfSplat(RewritePattern):
+    """The max or min of a splat is the splat, provided the reduced axes are
+    provably not empty (an empty max is an error at run time)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ReduceOp, rewriter: PatternRewriter, /) -> None:
+        constant = op.input.owner
+        if (
+            op.kind.data not in (ReductionKind.MAX, ReductionKind.MIN)
+            or not isinstance(constant, ConstantOp)
+            or not constant.is_splat
+        ):
+            return
+        dims = tensor_type(op.input).dims
+        reduced = [dims[axis] for axis in op.axis_list]
+        if all(_provably_positive(op, dim) for dim in reduced):
+            rewriter.replace(op, ConstantOp(constant.value, tensor_type(op.result)))
+
+
+def _provably_positive(op: Operation, dim: SymExpr) -> bool:
+    """Whether ``dim`` is at least 1 under the guards in scope of ``op``."""
+    if (value := dim.constant) is not None:
+        return value >= 1
+    return facts_in_scope(op).prove_le(1, dim)
+
+
+# --------------------------------------------------------------------------
+# Sources
+# --------------------------------------------------------------------------
+
+
+class IotaOfUnitAxis(RewritePattern):
+    """An iota along an axis of size 1 is all zeros."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: IotaOp, rewriter: PatternRewriter, /) -> None:
+        result_type = tensor_type(op.result)
+        if result_type.dims[op.axis.value.data] == 1:
+            rewriter.replace(op, _splat(0, result_type))
+
+
+class ConstantDim(RewritePattern):
+    """``graph.dim`` of a constant expression is a constant, when its element
+    type holds the value (the interpreter fails otherwise)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: DimOp, rewriter: PatternRewriter, /) -> None:
+        value = op.value.data.constant
+        element = _dtype(op.result).numpy
+        if value is None or (
+            element.kind == "i"
+            and not np.iinfo(element).min <= value <= np.iinfo(element).max
+        ):
+            return
+        rewriter.replace(op, _splat(value, tensor_type(op.result)))
+
+
+# --------------------------------------------------------------------------
+# The registry
+# --------------------------------------------------------------------------
+
+
+def _registry() -> dict[type[Operation], tuple[RewritePattern, ...]]:
+    fold = FoldElementwise()
+    commute = MoveConstantRight()
+    involution, idempotent = Involution(), Idempotent()
+    same_idempotent, same_zero = SameOperandsIdempotent(), SameOperandsZero()
+    by_minus_one = MulDivByMinusOne()
+    shape_of_splat, shape_of_dense = ShapeOfSplat(), ShapeOfDense()
+    shape_to_same = ShapeToSameType()
+    patterns: dict[type[Operation], Sequence[RewritePattern]] = {
+        NegOp: [fold, involution],
+        NotOp: [fold, involution],
+        AbsOp: [fold, idempotent, AbsOfNeg()],
+        FloorOp: [fold, idempotent],
+        **{op: [fold] for op in (ExpOp, LogOp, SqrtOp, TanhOp, SinOp, CosOp)},
+        # x + -0.0 on floats, x + 0 on integers (-0.0 is 0 there).
+        AddOp: [fold, commute, RightIdentity(-0.0)],
+        SubOp: [fold, RightIdentity(0.0), SubFromZero(), same_zero],
+        MulOp: [fold, commute, RightIdentity(1), RightAbsorbing(0), by_minus_one],
+        DivOp: [fold, RightIdentity(1), by_minus_one],
+        # Not on floats: NumPy's inf // 1 is NaN.
+        FloorDivOp: [fold, RightIdentity(1, kinds="i")],
+        RemOp: [fold, RemByOne()],
+        PowOp: [fold, RightIdentity(1), PowZero()],
+        MaximumOp: [fold, same_idempotent],
+        MinimumOp: [fold, same_idempotent],
+        # -1 is all ones on integers and true on bool.
+        AndOp: [
+            fold,
+            commute,
+            same_idempotent,
+            RightIdentity(-1, kinds="ib"),
+            RightAbsorbing(0),
+        ],
+        OrOp: [
+            fold,
+            commute,
+            same_idempotent,
+            RightIdentity(0, kinds="ib"),
+            RightAbsorbing(-1),
+        ],
+        XorOp: [fold, commute, same_zero, RightIdentity(0, kinds="ib"), XorAllOnes()],
+        CompareOp: [FoldCompare(), CompareConstantRight(), CompareSameOperands()],
+        SelectOp: [
+            FoldSelect(),
+            SelectConstantCondition(),
+            SelectSameValues(),
+            SelectNotCondition(),
+            SelectOfBools(),
+        ],
+        CastOp: [FoldCast(), CastToSameType(), CastOfExactCast()],
+        ConstantOp: [DenseToSplat()],
+        IotaOp: [IotaOfUnitAxis()],
+        DimOp: [ConstantDim()],
+        BroadcastOp: [
+            shape_of_splat,
+            shape_of_dense,
+            shape_to_same,
+            BroadcastOfBroadcast(),
+        ],
+        ReshapeOp: [shape_of_splat, shape_of_dense, shape_to_same, ReshapeOfReshape()],
+        TransposeOp: [
+            shape_of_splat,
+            shape_of_dense,
+            IdentityTranspose(),
+            TransposeOfTranspose(),
+        ],
+        SliceOp: [SliceOfSplat(), FullSlice()],
+        ConcatOp: [ConcatDropEmpty()],
+        ReduceOp: [ReduceOneElement(), ReduceMaxMinOfSplat()],
+    }
+    return {op: tuple(rewrites) for op, rewrites in patterns.items()}
+
+
+_PATTERNS = _registry()
+
+
+def patterns_for(op_type: type[Operation]) -> tuple[RewritePattern, ...]:
+    """The canonicalization patterns rooted at ``op_type`` (none for ops
+    without any)."""
+    return _PATTERNS.get(op_type, ())

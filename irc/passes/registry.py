@@ -1,0 +1,58 @@
+"""The dialects and passes that irc's tools know by name.
+
+``irc-opt`` (and anything else that resolves names, such as a pipeline given
+as a string) looks passes and dialects up here. Entries are import paths
+(``"module:attribute"``) rather than imported objects so that a tool imports
+only what it uses: importing every pass up front would add to the start-up
+time of each ``irc-opt`` invocation.
+
+Adding a pass is one line in ``_PASSES``: its name (the ``name`` class
+variable of the ``ModulePass``) and where it lives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import import_module
+from typing import Any
+
+from xdsl.ir import Dialect
+from xdsl.passes import ModulePass
+
+_PASSES: dict[str, str] = {
+    # Generic clean-ups from xDSL; graph ops join `canonicalize` through their
+    # HasCanonicalizationPatternsTrait.
+    "canonicalize": "xdsl.transforms.canonicalize:CanonicalizePass",
+    "cse": "xdsl.transforms.common_subexpression_elimination:CommonSubexpressionElimination",
+    "dce": "xdsl.transforms.dead_code_elimination:DeadCodeElimination",
+}
+
+_DIALECTS: dict[str, str] = {
+    "graph": "irc.dialects.graph:Graph",
+    # Upstream dialects that irc's IR embeds (functions, scalars, loops).
+    "builtin": "xdsl.dialects.builtin:Builtin",
+    "func": "xdsl.dialects.func:Func",
+    "arith": "xdsl.dialects.arith:Arith",
+    "math": "xdsl.dialects.math:Math",
+    "scf": "xdsl.dialects.scf:Scf",
+}
+
+
+def _loader(path: str) -> Callable[[], Any]:
+    """A factory that imports ``module:attribute`` when called, not before."""
+    module_name, _, attribute = path.partition(":")
+
+    def load() -> Any:
+        return getattr(import_module(module_name), attribute)
+
+    return load
+
+
+def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Every pass by pipeline name, as a factory returning the pass class."""
+    return {name: _loader(path) for name, path in _PASSES.items()}
+
+
+def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
+    """Every dialect by name, as a factory returning the ``Dialect``."""
+    return {name: _loader(path) for name, path in _DIALECTS.items()}

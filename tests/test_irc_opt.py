@@ -1,0 +1,380 @@
+"""irc-opt's registry, its diagnostics on bad input, and its debugging flags.
+
+Most tests call ``main(argv)`` in-process (an ``irc-opt`` process takes about
+half a second to start); one runs the installed console script to check the
+whole path from the shell.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from xdsl.context import Context
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
+from xdsl.ir import Dialect
+from xdsl.irdl import IRDLOperation, irdl_op_definition
+from xdsl.parser import Parser
+from xdsl.passes import ModulePass
+
+from irc.cli import irc_opt
+from irc.dialects.graph import ReduceOp, ReshapeOp
+from irc.passes.registry import get_all_dialects, get_all_passes
+
+TYPE = "!graph.tensor<[N, 4], f32>"
+VALID = f"""\
+func.func @f(%x: {TYPE}) -> {TYPE} {{
+  %y = graph.add %x, %x : {TYPE}
+  %z = graph.add %x, %x : {TYPE}
+  %w = graph.mul %y, %z : {TYPE}
+  func.return %w : {TYPE}
+}}
+"""
+INVALID_ADD = """\
+func.func @f(%x: !graph.tensor<[N], f32>, %y: !graph.tensor<[M], f32>) {
+  %z = "graph.add"(%x, %y) : (!graph.tensor<[N], f32>, !graph.tensor<[M], f32>) -> !graph.tensor<[N], f32>
+  func.return
+}
+"""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: int
+    out: str
+    err: str
+
+
+RunIrcOpt = Callable[..., Outcome]
+
+
+@pytest.fixture
+def run_irc_opt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> RunIrcOpt:
+    """Run irc-opt in-process on a text (written to ``input.mlir`` in the
+    current directory), or on the arguments alone when the text is None."""
+    monkeypatch.chdir(tmp_path)
+
+    def run(text: str | None, *args: str) -> Outcome:
+        argv = list(args)
+        if text is not None:
+            Path("input.mlir").write_text(text)
+            argv.insert(0, "input.mlir")
+        status = irc_opt.main(argv)
+        captured = capsys.readouterr()
+        return Outcome(status, captured.out, captured.err)
+
+    return run
+
+
+def assert_error(outcome: Outcome, head: str, caret_line: str | None = None) -> None:
+    """Exit status 1, no traceback, a first stderr line starting with
+    ``head`` and, when given, the caret line under the quoted source."""
+    assert outcome.status == 1, outcome
+    assert "Traceback" not in outcome.err
+    lines = outcome.err.splitlines()
+    assert lines[0].startswith(head), outcome.err
+    if caret_line is not None:
+        assert caret_line in lines[1:], outcome.err
+
+
+# Registry --------------------------------------------------------------------
+
+
+def test_registry_names_match_the_passes() -> None:
+    for name, factory in get_all_passes().items():
+        pass_class = factory()
+        assert issubclass(pass_class, ModulePass)
+        assert pass_class.name == name
+
+
+def test_registry_names_match_the_dialects() -> None:
+    for name, factory in get_all_dialects().items():
+        assert factory().name == name
+
+
+# Diagnostics -----------------------------------------------------------------
+
+
+def test_valid_input_is_transformed_and_printed(run_irc_opt: RunIrcOpt) -> None:
+    outcome = run_irc_opt(VALID, "-p", "cse")
+    assert (outcome.status, outcome.err) == (0, "")
+    assert outcome.out.count("graph.add") == 1
+
+
+def test_unparsable_text(run_irc_opt: RunIrcOpt) -> None:
+    outcome = run_irc_opt(VALID.replace(f"%x : {TYPE}", "%x : !graph.tensor<[N]>", 1))
+    assert_error(
+        outcome,
+        "input.mlir:2:44: error: Expected ','",
+        "                                           ^",
+    )
+
+
+def test_verifier_error_points_at_the_op_name(run_irc_opt: RunIrcOpt) -> None:
+    outcome = run_irc_opt(INVALID_ADD)
+    assert_error(
+        outcome,
+        "input.mlir:2:9: error: 'graph.add' op operand 'rhs' at position 1 does "
+        "not verify:",
+        "        ^^^^^^^^^",
+    )
+
+
+def test_bad_shape_expression(run_irc_opt: RunIrcOpt) -> None:
+    outcome = run_irc_opt(VALID.replace("[N, 4]", "[N +, 4]", 1))
+    assert_error(
+        outcome,
+        "input.mlir:1:36: error: expected a shape expression (integer, symbol or '(')",
+    )
+
+
+def test_unsupported_element_type_is_a_parse_error_at_the_type(
+    run_irc_opt: RunIrcOpt,
+) -> None:
+    outcome = run_irc_opt(VALID.replace("f32", "i8", 1))
+    assert_error(
+        outcome,
+        "input.mlir:1:40: error: unsupported element type i8 in graph.tensor",
+        " " * 39 + "^^",
+    )
+
+
+def test_unknown_pass(run_irc_opt: RunIrcOpt) -> None:
+    outcome = run_irc_opt(VALID, "-p", "cse,frobnicate")
+    assert_error(
+        outcome,
+        "pass-pipeline:1:5: error: unknown pass 'frobnicate'; known passes: "
+        "canonicalize, cse, dce",
+        "    ^^^^^^^^^^",
+    )
+
+
+def test_bad_pass_option(run_irc_opt: RunIrcOpt) -> None:
+    outcome = run_irc_opt(VALID, "-p", "cse,canonicalize{fold=1}")
+    assert_error(
+        outcome,
+        "pass-pipeline:1:5: error: invalid options for pass 'canonicalize': "
+        'Provided arguments ["fold"] not found in expected arguments []',
+        "    ^^^^^^^^^^^^",
+    )
+
+
+def test_malformed_pipeline(run_irc_opt: RunIrcOpt) -> None:
+    # xDSL raises an ArgSpecParseError here, which derives from BaseException.
+    outcome = run_irc_opt(VALID, "-p", "cse{")
+    assert_error(outcome, "irc-opt: error: Error parsing pass pipeline specification:")
+    assert outcome.err.splitlines()[1:] == [
+        "pass-pipeline:1:5",
+        "cse{",
+        "    ^",
+        "    Expected argument name here",
+    ]
+
+
+def test_missing_input_file(run_irc_opt: RunIrcOpt, tmp_path: Path) -> None:
+    missing = tmp_path / "missing.mlir"
+    outcome = run_irc_opt(None, str(missing))
+    assert (outcome.status, outcome.err) == (
+        1,
+        f"{missing}: error: cannot open input file: No such file or directory\n",
+    )
+
+
+def test_split_input_file_counts_lines_in_the_whole_file(
+    run_irc_opt: RunIrcOpt,
+) -> None:
+    text = VALID + "// -----\n\n" + INVALID_ADD
+    outcome = run_irc_opt(text, "--split-input-file")
+    assert_error(outcome, "input.mlir:10:9: error: 'graph.add' op")
+    assert outcome.out.count("graph.mul") == 1  # the first chunk is still printed
+
+
+# Internal errors (bugs in a pass or a dialect) -------------------------------
+
+
+@dataclass(frozen=True)
+class CrashingPass(ModulePass):
+    name = "crash"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        raise ZeroDivisionError("boom")
+
+
+@dataclass(frozen=True)
+class BreakingPass(ModulePass):
+    """Makes every reduction invalid, or adds an invalid op of its own."""
+
+    name = "break"
+
+    add_op: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for reduce in [o for o in op.walk() if isinstance(o, ReduceOp)]:
+            if self.add_op:
+                reduce.parent_block().insert_op_before(
+                    ReshapeOp(reduce.input, ["M"]), reduce
+                )
+            else:
+                reduce.properties["axes"] = DenseArrayBase.from_list(i64, [5])
+
+
+@irdl_op_definition
+class CrashingOp(IRDLOperation):
+    name = "test.crash"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> CrashingOp:
+        raise KeyError("oops")
+
+
+@pytest.fixture
+def with_crashing_extensions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make irc-opt know a pass and an op that raise plain exceptions."""
+    passes = {
+        **get_all_passes(),
+        "crash": lambda: CrashingPass,
+        "break": lambda: BreakingPass,
+    }
+    dialects = {**get_all_dialects(), "test": lambda: Dialect("test", [CrashingOp])}
+    monkeypatch.setattr(irc_opt, "get_all_passes", lambda: passes)
+    monkeypatch.setattr(irc_opt, "get_all_dialects", lambda: dialects)
+
+
+@pytest.mark.usefixtures("with_crashing_extensions")
+def test_exception_in_a_pass(run_irc_opt: RunIrcOpt) -> None:
+    outcome = run_irc_opt(VALID, "-p", "cse,crash")
+    assert_error(
+        outcome,
+        "input.mlir: error: internal error in pass 'crash': ZeroDivisionError: boom",
+    )
+    note = outcome.err.splitlines()[1]
+    assert note.startswith(f"note: raised at {__file__}:")
+    assert note.endswith("rerun with --traceback for the Python traceback")
+
+
+@pytest.mark.usefixtures("with_crashing_extensions")
+def test_exception_in_a_parser_points_at_the_op(run_irc_opt: RunIrcOpt) -> None:
+    outcome = run_irc_opt("func.func @f() {\n  test.crash\n  func.return\n}\n")
+    assert_error(
+        outcome,
+        "input.mlir:2:3: error: internal error in the parser: KeyError: 'oops'",
+    )
+
+
+REDUCE = """\
+func.func @f(%x: !graph.tensor<[N, 4], f32>) -> !graph.tensor<[N], f32> {
+  %s = graph.reduce sum %x [1] : !graph.tensor<[N, 4], f32> -> !graph.tensor<[N], f32>
+  func.return %s : !graph.tensor<[N], f32>
+}
+"""
+
+
+@pytest.mark.usefixtures("with_crashing_extensions")
+def test_invalid_ir_from_a_pass_is_blamed_on_it(run_irc_opt: RunIrcOpt) -> None:
+    outcome = run_irc_opt(REDUCE, "-p", "break")
+    assert_error(
+        outcome,
+        "input.mlir:2:8: error: 'graph.reduce' op reduction axis 5 is out of "
+        "range for rank 2 (after pass 'break')",
+    )
+
+
+@pytest.mark.usefixtures("with_crashing_extensions")
+def test_invalid_op_made_by_a_pass_is_shown_in_the_ir(run_irc_opt: RunIrcOpt) -> None:
+    outcome = run_irc_opt(REDUCE, "-p", "break{add-op=true}")
+    assert_error(
+        outcome,
+        "input.mlir: error: 'graph.reshape' op cannot reshape [N, 4] (4*N "
+        "elements) to [M] (M elements) (after pass 'break')",
+    )
+    assert '"graph.reshape"(%x)' in outcome.err  # the IR, the op underlined
+
+
+@pytest.mark.usefixtures("with_crashing_extensions")
+def test_traceback_flag_lets_internal_errors_raise(run_irc_opt: RunIrcOpt) -> None:
+    with pytest.raises(ZeroDivisionError):
+        run_irc_opt(VALID, "-p", "crash", "--traceback")
+
+
+# --verify-diagnostics --------------------------------------------------------
+
+
+def test_expected_error_matches(run_irc_opt: RunIrcOpt) -> None:
+    text = INVALID_ADD.replace(
+        "  %z", "  // expected-error@+1 {{'graph.add' op}}\n  %z"
+    )
+    outcome = run_irc_opt(text, "--verify-diagnostics")
+    assert (outcome.status, outcome.out, outcome.err) == (0, "", "")
+
+
+def test_expected_error_on_the_wrong_line(run_irc_opt: RunIrcOpt) -> None:
+    text = INVALID_ADD.replace("  %z", "  // expected-error {{'graph.add' op}}\n  %z")
+    outcome = run_irc_opt(text, "--verify-diagnostics")
+    assert outcome.status == 1
+    errors = [line for line in outcome.err.splitlines() if ": error: " in line]
+    assert errors == [
+        "input.mlir:3:9: error: unexpected error: 'graph.add' op operand 'rhs' at "
+        "position 1 does not verify:",
+        "input.mlir:2:3: error: expected error \"'graph.add' op\" was not produced",
+    ]
+
+
+def test_expected_error_not_produced(run_irc_opt: RunIrcOpt) -> None:
+    text = VALID.replace("%w =", "// expected-error@+1 {{nope}}\n  %w =")
+    outcome = run_irc_opt(text, "--verify-diagnostics")
+    assert_error(
+        outcome, 'input.mlir:4:3: error: expected error "nope" was not produced'
+    )
+
+
+def test_verify_diagnostics_without_annotations_prints_to_stdout(
+    run_irc_opt: RunIrcOpt,
+) -> None:
+    # As xdsl-opt does, for tests that pipe the diagnostic into filecheck.
+    outcome = run_irc_opt(INVALID_ADD, "--verify-diagnostics")
+    assert (outcome.status, outcome.err) == (0, "")
+    assert outcome.out.startswith("input.mlir:2:9: error: 'graph.add' op")
+
+
+# --print-ir-after-all --------------------------------------------------------
+
+
+def test_print_ir_after_all(run_irc_opt: RunIrcOpt) -> None:
+    outcome = run_irc_opt(VALID, "-p", "cse,dce", "--print-ir-after-all")
+    assert outcome.status == 0
+    headers = [
+        line for line in outcome.err.splitlines() if line.startswith("// -----//")
+    ]
+    assert headers == [
+        "// -----// IR Dump After cse //----- //",
+        "// -----// IR Dump After dce //----- //",
+    ]
+    after_cse, after_dce = outcome.err.split(headers[1])
+    assert after_cse.count("graph.add") == 1
+    assert after_dce.strip() == outcome.out.strip()
+
+
+# The console script ----------------------------------------------------------
+
+
+def test_console_script_exits_with_a_diagnostic(tmp_path: Path) -> None:
+    path = tmp_path / "bad.mlir"
+    path.write_text(INVALID_ADD)
+    completed = subprocess.run(
+        [str(Path(sys.executable).with_name("irc-opt")), str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 1
+    assert completed.stderr.startswith(
+        f"{path}:2:9: error: 'graph.add' op operand 'rhs' at position 1 does not "
+        "verify:"
+    )
+    assert "Traceback" not in completed.stderr
