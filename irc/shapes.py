@@ -26,7 +26,6 @@ the xDSL lexer can delimit inside a type. Powers print as repeated factors
 from __future__ import annotations
 
 import functools
-import itertools
 import keyword
 import math
 import numbers
@@ -1228,42 +1227,124 @@ def _split_linear(e: SymExpr, atom: _Atom) -> tuple[SymExpr, SymExpr] | None:
 
 
 def _nonneg(e: SymExpr, ctx: _Context) -> bool:
-    """Whether ``e >= 0`` is provable: from bounds, as ``e >= g >= 0`` for a
-    declared relation ``g >= 0``, or from a relaxation of ``e`` (see
-    :func:`_relaxations`)."""
+    """Whether ``e >= 0`` is provable: from bounds, from a declared relation,
+    or by case splits on the ``max``/``min`` atoms of ``e`` (see
+    :class:`_CaseSplit`)."""
+    return _CaseSplit(ctx).prove(e)
+
+
+def _nonneg_directly(e: SymExpr, ctx: _Context) -> bool:
+    """Whether ``e >= 0`` follows from bounds alone, or as ``e >= g >= 0``
+    for a declared relation ``g >= 0``."""
     if e == 0 or _bounds(e, ctx)[0] >= 0:
         return True
-    if any(_bounds(_add(e, -g), ctx)[0] >= 0 for g in ctx.relations):
-        return True
-    return any(_bounds(lower, ctx)[0] >= 0 for lower in _relaxations(e))
+    return any(_bounds(_add(e, -g), ctx)[0] >= 0 for g in ctx.relations)
 
 
-_MAX_RELAXATIONS = 64
+# How many expressions one proof's case splits may try in all: enough for
+# the nested max/min that shapes hold, small enough that a query that cannot
+# be proven stays cheap (it is asked for every max/min pair `_refine` meets).
+_MAX_SPLIT_TRIES = 96
 
 
-def _relaxations(e: SymExpr) -> Iterator[SymExpr]:
-    """Expressions ``<= e``, made by replacing each ``max`` with a positive
-    coefficient (each ``min`` with a negative one) by one of its arguments.
-    Interval bounds treat ``max(M, N) - min(M, N)`` as two unrelated atoms;
-    choosing ``M`` for both shows it is ``>= 0``."""
-    choices: list[tuple[_Mono, int, tuple[SymExpr, ...]]] = []
-    for mono, coef in e._terms:
-        if len(mono) == 1 and mono[0][1] == 1 and isinstance(mono[0][0], _Op):
-            op = mono[0][0]
-            if op.kind == ("max" if coef > 0 else "min"):
-                choices.append((mono, coef, op.args))
-    if not choices:
-        return
-    rest = dict(e._terms)
-    for mono, _, _ in choices:
-        del rest[mono]
-    base = _from_poly(rest)
-    picks = itertools.product(*(args for _, _, args in choices))
-    for pick in itertools.islice(picks, _MAX_RELAXATIONS):
-        lower = base
-        for (_, coef, _), arg in zip(choices, pick, strict=True):
-            lower = _add(lower, _mul(_const(coef), arg))
-        yield lower
+class _CaseSplit:
+    """One search for a proof of ``e >= 0`` through its ``max``/``min`` atoms.
+
+    Interval bounds see ``max(M, N) - min(M, N)`` as two unrelated atoms, and
+    ``max(a, b) <= c`` needs both ``a <= c`` and ``b <= c``, which no single
+    bound expresses. So an atom that ``e`` holds linearly, with a cofactor
+    ``g`` of known sign, is replaced by each of its arguments in turn, using
+    ``g*max(x, y) == max(g*x, g*y)`` for ``g >= 0`` (a ``min`` for ``g <= 0``):
+
+    - where the atom acts as a ``min`` in ``e`` (``R - max(...)``, ``R +
+      min(...)``: a ``max`` on the left of ``<=``, a ``min`` on the right),
+      ``e`` is the least of the cases, so *every* case must be proven; that
+      split loses nothing, so it is taken first;
+    - where it acts as a ``max`` (``max(...) - L``, ``R - min(...)``), ``e``
+      is at least each case, so *one* proven case suffices; the most
+      promising are tried first (see :func:`_promise`).
+
+    Cases are proven the same way, recursively. Each split trades an atom
+    for strictly smaller arguments, so the search ends; ``_MAX_SPLIT_TRIES``
+    bounds its cost, and what failed is remembered. Giving up only loses
+    proofs, never soundness."""
+
+    def __init__(self, ctx: _Context) -> None:
+        self.ctx = ctx
+        self.tries_left = _MAX_SPLIT_TRIES
+        self.failed: set[SymExpr] = set()
+
+    def prove(self, e: SymExpr) -> bool:
+        """Whether ``e >= 0`` is proven within what is left of the budget."""
+        if e in self.failed or self.tries_left <= 0:
+            return False
+        self.tries_left -= 1
+        if _nonneg_directly(e, self.ctx) or self._split(e):
+            return True
+        self.failed.add(e)
+        return False
+
+    def _split(self, e: SymExpr) -> bool:
+        options: list[_Case] = []
+        for every, cases in _minmax_splits(e, self.ctx):
+            if every:
+                return all(self.prove(case.value) for case in cases)
+            options.extend(cases)
+        options.sort(key=_promise)
+        return any(self.prove(case.value) for case in options)
+
+
+class _Case(NamedTuple):
+    """``e`` with a ``max``/``min`` atom replaced by its argument ``arg``."""
+
+    value: SymExpr
+    arg: SymExpr
+
+
+def _minmax_splits(e: SymExpr, ctx: _Context) -> list[tuple[bool, list[_Case]]]:
+    """For each ``max``/``min`` atom that ``e`` holds linearly with a cofactor
+    of known sign: whether ``e >= 0`` needs every case to hold (or any one),
+    and the cases, ``e`` with the atom replaced by each argument."""
+    splits = []
+    for atom in _top_atoms(e):
+        if not (isinstance(atom, _Op) and atom.kind in ("max", "min")):
+            continue
+        split = _split_linear(e, atom)
+        if split is None:
+            continue
+        cofactor, rest = split
+        sign = _sign(cofactor, ctx)
+        if sign == 0:
+            continue
+        # g*max(...) is the max of the g*args for g >= 0, their min for g <= 0.
+        every = (atom.kind == "max") != (sign > 0)
+        cases = [_Case(_add(rest, _mul(cofactor, arg)), arg) for arg in atom.args]
+        splits.append((every, cases))
+    return splits
+
+
+def _sign(e: SymExpr, ctx: _Context) -> int:
+    """1 if ``e >= 0`` by bounds, -1 if ``e <= 0``, else 0 (unknown)."""
+    low, high = _bounds(e, ctx)
+    if low >= 0:
+        return 1
+    return -1 if high <= 0 else 0
+
+
+def _promise(case: _Case) -> tuple[int, int]:
+    """Sort key for "one case suffices" choices: the case whose terms cancel
+    most, then the one keeping the most structure. Choosing a bare symbol
+    first strands the search: ``min(max(A, B), ...) <= max(A, B, ...)`` is
+    proven by choosing ``max(A, B)`` on the left, not ``A`` on the right."""
+    return len(case.value._terms), -_size(case.arg)
+
+
+def _size(e: SymExpr) -> int:
+    """How many atoms ``e`` holds, nested ones included."""
+    return sum(
+        1 + (sum(_size(arg) for arg in atom.args) if isinstance(atom, _Op) else 0)
+        for atom in _top_atoms(e)
+    )
 
 
 # --------------------------------------------------------------------------

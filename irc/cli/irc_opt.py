@@ -301,6 +301,9 @@ class MLIRTarget(xdsl_mlir_target.MLIRTarget):
     one newline, as mlir-opt's does)."""
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        if self.syntax_highlight:  # for a terminal: xDSL's coloured printer
+            super().emit(ctx, module, output)
+            return
         output.write(
             print_module(
                 module,

@@ -80,6 +80,30 @@ func.func @add_on_bools(%x: !graph.tensor<[N], i1>) {
 
 // -----
 
+func.func @and_on_floats(%x: !graph.tensor<[N], f32>) {
+  // expected-error@+1 {{graph.and is not defined on floating-point tensors}}
+  %0 = graph.and %x, %x : !graph.tensor<[N], f32>
+  func.return
+}
+
+// -----
+
+func.func @not_on_floats(%x: !graph.tensor<[N], f32>) {
+  // expected-error@+1 {{graph.not is not defined on f32 tensors; cast the operand first}}
+  %0 = graph.not %x : !graph.tensor<[N], f32>
+  func.return
+}
+
+// -----
+
+func.func @sum_of_bools(%x: !graph.tensor<[N], i1>) {
+  // expected-error@+1 {{sum is not defined on bool tensors; cast them first}}
+  %0 = graph.reduce sum %x [0] : !graph.tensor<[N], i1> -> !graph.tensor<[], i1>
+  func.return
+}
+
+// -----
+
 func.func @compare_result_not_bool(%x: !graph.tensor<[N], f32>) {
   // expected-error@+1 {{result type must be !graph.tensor<[N], i1>}}
   %0 = "graph.cmp"(%x, %x) <{predicate = #graph<predicate lt>}> : (!graph.tensor<[N], f32>, !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32>
