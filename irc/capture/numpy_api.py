@@ -526,7 +526,7 @@ def _triangle(value: Operand, k: int, lower: bool) -> Tensor:
     if tensor.type.rank < 2:
         raise tracing_error("np.tril/np.triu need an array of rank >= 2")
     rows, columns = tensor.type.dims[-2:]
-    mask = tri_mask(rows, columns, k if lower else k - 1)
+    mask = diagonal_mask(rows, columns, k if lower else k - 1, "le")
     if not lower:
         mask = unary(graph.NotOp, mask)
     return select(mask, tensor, 0)
@@ -542,12 +542,13 @@ def _triu(value: Operand, k: int = 0) -> Tensor:
     return _triangle(value, k, lower=False)
 
 
-def tri_mask(rows: SymExpr, columns: SymExpr, k: int) -> Tensor:
-    """``j <= i + k`` over a ``rows x columns`` grid, as a bool tensor."""
+def diagonal_mask(rows: SymExpr, columns: SymExpr, k: int, predicate: str) -> Tensor:
+    """``j <predicate> i + k`` over a ``rows x columns`` grid of indices
+    ``(i, j)``, as a bool tensor: ``le`` is ``np.tri``, ``eq`` is ``np.eye``."""
     grid = graph.TensorType((rows, columns), INT64.ir_type)
     i = emit(graph.IotaOp(0, grid))
     j = emit(graph.IotaOp(1, grid))
-    return compare("le", j, binary(graph.AddOp, i, k) if k else i)
+    return compare(predicate, j, binary(graph.AddOp, i, k) if k else i)
 
 
 # ----- creation from traced arrays (the *_like functions) ----------------------
@@ -659,29 +660,20 @@ def _arange_bounds(args: tuple) -> tuple[Any, Any, int]:
     return args[0], args[1], step
 
 
-def _traced_tri(original: Callable[..., Any]) -> Callable[..., Any]:
-    def tri(N: Any, M: Any = None, k: int = 0, dtype: Any = float, **kw: Any) -> Any:
-        if not _is_symbolic(N, M):
-            return original(N, M, k, dtype, **kw)
-        rows = as_dim(N, "np.tri N")
-        columns = rows if M is None else as_dim(M, "np.tri M")
-        return cast(tri_mask(rows, columns, k), to_dtype(dtype))
+def _traced_grid(predicate: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``np.tri`` (``le``) or ``np.eye`` (``eq``) taking symbolic sizes."""
 
-    return tri
+    def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
+        def grid(N: Any, M: Any = None, k: int = 0, dtype: Any = float, **kw: Any):
+            if not _is_symbolic(N, M):
+                return original(N, M, k, dtype, **kw)
+            rows = as_dim(N, f"np.{original.__name__} N")
+            columns = rows if M is None else as_dim(M, f"np.{original.__name__} M")
+            return cast(diagonal_mask(rows, columns, k, predicate), to_dtype(dtype))
 
+        return grid
 
-def _traced_eye(original: Callable[..., Any]) -> Callable[..., Any]:
-    def eye(N: Any, M: Any = None, k: int = 0, dtype: Any = float, **kw: Any) -> Any:
-        if not _is_symbolic(N, M):
-            return original(N, M, k, dtype, **kw)
-        rows = as_dim(N, "np.eye N")
-        columns = rows if M is None else as_dim(M, "np.eye M")
-        grid = graph.TensorType((rows, columns), INT64.ir_type)
-        i, j = emit(graph.IotaOp(0, grid)), emit(graph.IotaOp(1, grid))
-        diagonal = compare("eq", j, binary(graph.AddOp, i, k) if k else i)
-        return cast(diagonal, to_dtype(dtype))
-
-    return eye
+    return wrap
 
 
 _OVERRIDES: dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]] = {
@@ -690,8 +682,8 @@ _OVERRIDES: dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]] = {
     "empty": lambda original: _traced_zeros(original, 0),
     "full": _traced_full,
     "arange": _traced_arange,
-    "tri": _traced_tri,
-    "eye": _traced_eye,
+    "tri": _traced_grid("le"),
+    "eye": _traced_grid("eq"),
 }
 
 

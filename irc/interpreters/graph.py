@@ -239,7 +239,39 @@ def _erf(x: np.ndarray) -> np.ndarray:
     return _math_erf(x.astype(np.float64)).astype(x.dtype)
 
 
-_COMPARISONS: dict[ComparisonPredicate, Callable[..., np.ndarray]] = {
+#: The NumPy function computing each elementwise op: the reference semantics,
+#: also used by canonicalization to fold constants exactly as this runs them.
+ELEMENTWISE_FUNCTIONS: dict[type[Operation], Callable[..., np.ndarray]] = {
+    NegOp: np.negative,
+    AbsOp: np.abs,
+    ExpOp: np.exp,
+    LogOp: np.log,
+    SqrtOp: np.sqrt,
+    RsqrtOp: _rounded_once(_rsqrt),
+    TanhOp: np.tanh,
+    SigmoidOp: _rounded_once(_sigmoid),
+    ErfOp: _erf,
+    SinOp: np.sin,
+    CosOp: np.cos,
+    FloorOp: np.floor,
+    NotOp: np.invert,
+    AddOp: np.add,
+    SubOp: np.subtract,
+    MulOp: np.multiply,
+    DivOp: np.true_divide,
+    FloorDivOp: np.floor_divide,
+    RemOp: np.remainder,
+    PowOp: np.power,
+    MaximumOp: np.maximum,
+    MinimumOp: np.minimum,
+    AndOp: np.bitwise_and,
+    OrOp: np.bitwise_or,
+    XorOp: np.bitwise_xor,
+    SelectOp: np.where,
+}
+
+#: The NumPy function of each comparison predicate.
+COMPARISONS: dict[ComparisonPredicate, Callable[..., np.ndarray]] = {
     ComparisonPredicate.EQ: np.equal,
     ComparisonPredicate.NE: np.not_equal,
     ComparisonPredicate.LT: np.less,
@@ -294,36 +326,24 @@ def _check_take_indices(op: TakeOp, indices: np.ndarray, extent: int) -> None:
 # --------------------------------------------------------------------------
 
 
+#: An impl per elementwise op, from ``ELEMENTWISE_FUNCTIONS``; a base class
+#: because ``register_impls`` collects impls along the class's MRO.
+_ElementwiseFunctions = type(
+    "_ElementwiseFunctions",
+    (InterpreterFunctions,),
+    {
+        f"run_{op_type.name.removeprefix('graph.')}": impl(op_type)(
+            _elementwise(function)
+        )
+        for op_type, function in ELEMENTWISE_FUNCTIONS.items()
+    },
+)
+
+
 @register_impls
-class GraphFunctions(InterpreterFunctions):
-    """NumPy implementations of the graph ops."""
-
-    run_neg = impl(NegOp)(_elementwise(np.negative))
-    run_abs = impl(AbsOp)(_elementwise(np.abs))
-    run_exp = impl(ExpOp)(_elementwise(np.exp))
-    run_log = impl(LogOp)(_elementwise(np.log))
-    run_sqrt = impl(SqrtOp)(_elementwise(np.sqrt))
-    run_rsqrt = impl(RsqrtOp)(_elementwise(_rounded_once(_rsqrt)))
-    run_tanh = impl(TanhOp)(_elementwise(np.tanh))
-    run_sigmoid = impl(SigmoidOp)(_elementwise(_rounded_once(_sigmoid)))
-    run_erf = impl(ErfOp)(_elementwise(_erf))
-    run_sin = impl(SinOp)(_elementwise(np.sin))
-    run_cos = impl(CosOp)(_elementwise(np.cos))
-    run_floor = impl(FloorOp)(_elementwise(np.floor))
-    run_not = impl(NotOp)(_elementwise(np.invert))
-
-    run_add = impl(AddOp)(_elementwise(np.add))
-    run_sub = impl(SubOp)(_elementwise(np.subtract))
-    run_mul = impl(MulOp)(_elementwise(np.multiply))
-    run_div = impl(DivOp)(_elementwise(np.true_divide))
-    run_floordiv = impl(FloorDivOp)(_elementwise(np.floor_divide))
-    run_rem = impl(RemOp)(_elementwise(np.remainder))
-    run_maximum = impl(MaximumOp)(_elementwise(np.maximum))
-    run_minimum = impl(MinimumOp)(_elementwise(np.minimum))
-    run_and = impl(AndOp)(_elementwise(np.bitwise_and))
-    run_or = impl(OrOp)(_elementwise(np.bitwise_or))
-    run_xor = impl(XorOp)(_elementwise(np.bitwise_xor))
-    run_select = impl(SelectOp)(_elementwise(np.where))
+class GraphFunctions(_ElementwiseFunctions):
+    """NumPy implementations of the graph ops (``pow`` refines the table's:
+    a negative integer power is an error, not NumPy's exception)."""
 
     @impl(PowOp)
     def run_pow(
@@ -345,7 +365,7 @@ class GraphFunctions(InterpreterFunctions):
     ) -> PythonValues:
         # Comparisons with NaN are defined (false, or true for ne): no warning.
         with np.errstate(invalid="ignore"):
-            return _finish(interpreter, op, _COMPARISONS[op.predicate.data](*args))
+            return _finish(interpreter, op, COMPARISONS[op.predicate.data](*args))
 
     @impl(CastOp)
     def run_cast(

@@ -57,6 +57,7 @@ from irc.dialects.graph import (
     CosOp,
     DimOp,
     DivOp,
+    ErfOp,
     ExpOp,
     FloorDivOp,
     FloorOp,
@@ -73,7 +74,9 @@ from irc.dialects.graph import (
     ReductionKind,
     RemOp,
     ReshapeOp,
+    RsqrtOp,
     SelectOp,
+    SigmoidOp,
     SinOp,
     SliceOp,
     SqrtOp,
@@ -87,6 +90,7 @@ from irc.dialects.graph import (
     tensor_type,
 )
 from irc.dtypes import DType, dtype
+from irc.interpreters.graph import COMPARISONS, ELEMENTWISE_FUNCTIONS
 from irc.shapes import SymExpr
 
 # --------------------------------------------------------------------------
@@ -221,51 +225,16 @@ def _fold(
 # Constant folding
 # --------------------------------------------------------------------------
 
-#: The NumPy function of each op folded by ``FoldElementwise``: exactly the
-#: interpreter's.
-_ELEMENTWISE: dict[type[Operation], Callable[..., np.ndarray]] = {
-    NegOp: np.negative,
-    AbsOp: np.abs,
-    ExpOp: np.exp,
-    LogOp: np.log,
-    SqrtOp: np.sqrt,
-    TanhOp: np.tanh,
-    SinOp: np.sin,
-    CosOp: np.cos,
-    FloorOp: np.floor,
-    NotOp: np.invert,
-    AddOp: np.add,
-    SubOp: np.subtract,
-    MulOp: np.multiply,
-    DivOp: np.true_divide,
-    FloorDivOp: np.floor_divide,
-    RemOp: np.remainder,
-    PowOp: np.power,
-    MaximumOp: np.maximum,
-    MinimumOp: np.minimum,
-    AndOp: np.bitwise_and,
-    OrOp: np.bitwise_or,
-    XorOp: np.bitwise_xor,
-}
-
-_COMPARISONS: dict[ComparisonPredicate, Callable[..., np.ndarray]] = {
-    ComparisonPredicate.EQ: np.equal,
-    ComparisonPredicate.NE: np.not_equal,
-    ComparisonPredicate.LT: np.less,
-    ComparisonPredicate.LE: np.less_equal,
-    ComparisonPredicate.GT: np.greater,
-    ComparisonPredicate.GE: np.greater_equal,
-}
-
 
 class FoldElementwise(RewritePattern):
-    """``f(c1, c2)`` with constant operands is the constant it computes."""
+    """``f(c1, c2)`` with constant operands is the constant the interpreter
+    computes (with the interpreter's own NumPy function)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(
-        self, op: UnaryOp | BinaryOp, rewriter: PatternRewriter, /
+        self, op: UnaryOp | BinaryOp | SelectOp, rewriter: PatternRewriter, /
     ) -> None:
-        if (function := _ELEMENTWISE.get(type(op))) is not None:
+        if (function := ELEMENTWISE_FUNCTIONS.get(type(op))) is not None:
             _fold(op, rewriter, function)
 
 
@@ -274,15 +243,7 @@ class FoldCompare(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: CompareOp, rewriter: PatternRewriter, /) -> None:
-        _fold(op, rewriter, _COMPARISONS[op.predicate.data])
-
-
-class FoldSelect(RewritePattern):
-    """``select`` of three constants is a constant."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: SelectOp, rewriter: PatternRewriter, /) -> None:
-        _fold(op, rewriter, np.where)
+        _fold(op, rewriter, COMPARISONS[op.predicate.data])
 
 
 class FoldCast(RewritePattern):
@@ -877,7 +838,20 @@ def _registry() -> dict[type[Operation], tuple[RewritePattern, ...]]:
         NotOp: [fold, involution],
         AbsOp: [fold, idempotent, AbsOfNeg()],
         FloorOp: [fold, idempotent],
-        **{op: [fold] for op in (ExpOp, LogOp, SqrtOp, TanhOp, SinOp, CosOp)},
+        **{
+            op: [fold]
+            for op in (
+                ExpOp,
+                LogOp,
+                SqrtOp,
+                RsqrtOp,
+                TanhOp,
+                SigmoidOp,
+                ErfOp,
+                SinOp,
+                CosOp,
+            )
+        },
         # x + -0.0 on floats, x + 0 on integers (-0.0 is 0 there).
         AddOp: [fold, commute, RightIdentity(-0.0)],
         SubOp: [fold, RightIdentity(0.0), SubFromZero(), same_zero],
@@ -907,7 +881,7 @@ def _registry() -> dict[type[Operation], tuple[RewritePattern, ...]]:
         XorOp: [fold, commute, same_zero, RightIdentity(0, kinds="ib"), XorAllOnes()],
         CompareOp: [FoldCompare(), CompareConstantRight(), CompareSameOperands()],
         SelectOp: [
-            FoldSelect(),
+            fold,
             SelectConstantCondition(),
             SelectSameValues(),
             SelectNotCondition(),
