@@ -360,6 +360,59 @@ def test_proofs() -> None:
         facts.prove_divisible(N, 0)
 
 
+@pytest.mark.parametrize(
+    ("low", "high"),
+    [
+        # A max on the left: every argument must be below.
+        (smax(N, M), N + M),
+        (smax(smin(N, M), smin(N, K)), N),
+        # A min on the left: one argument below suffices.
+        (smin(N, M), smax(N, K)),
+        (K * smin(N, M), K * N),
+        # A max on the right: below one argument suffices.
+        (smax(N, M), smax(N, M, K)),
+        (2 * smax(N, M), smax(2 * N, 2 * M)),
+        # A min on the right: below every argument.
+        (smin(N, M), smin(N + 1, M + 2)),
+        (smax(N, smin(M, K)), smin(smax(N, M), smax(N, K))),
+        # Nested on both sides, the Hypothesis counterexample among them.
+        (smin(smax(N, M), smax(N, 2 * M)), smax(N, M, 2 * M)),
+        (smin(smax(N, M), smax(M, K)), smax(N, M, K)),
+        (smin(N, M, K), smax(smin(N, M), smin(M, K))),
+        (smin(N, M) + smin(M, K) + smin(K, N), N + M + K),
+    ],
+)
+def test_proofs_split_on_max_and_min(low: SymExpr, high: SymExpr) -> None:
+    assert Facts().prove_le(low, high)
+    assert Facts().prove_lt(low, high + 1)
+
+
+@pytest.mark.parametrize(
+    ("low", "high"),
+    [
+        (smax(N, M), N),
+        (N, smin(N, M)),
+        (smin(N, M), smin(N, K)),
+        (smax(N, M), smin(N, K) + M),
+        (smax(N, M), smax(N, K)),
+        (K * smax(N, M), K * N),
+    ],
+)
+def test_proofs_split_on_max_and_min_stay_sound(low: SymExpr, high: SymExpr) -> None:
+    assert not Facts().prove_le(low, high)
+
+
+def test_max_min_proofs_use_facts_and_prove_equalities() -> None:
+    x, y = smax(N, M), smax(N, 2 * M)
+    # One flattened atom; only the xDSL-facing text nests it.
+    assert smax(x, y).to_python() == "max(2*M, M, N)"
+    assert str(smax(x, y)) == "max(2*M, max(M, N))"
+    assert Facts().simplify(smin(x, y)) == x
+    assert Facts().prove_eq(smax(N, M) + smin(N, M), N + M)
+    assert Facts("K <= M + N").prove_le(smax(K, N), M + N)
+    assert not Facts().prove_le(smax(K, N), M + N)
+
+
 def test_equalities_define_symbols() -> None:
     facts = Facts(["N == M", "K == 2*M", "P >= 3", "P <= 3"])
     assert facts.prove_eq(N, M) and facts.prove_eq(K, 2 * N)
