@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -16,6 +17,7 @@ from irc import pytree
 from irc.capture import Captured, TensorSpec, capture
 from irc.errors import BindingError, IrcError
 from irc.ir import print_module
+from irc.runtime.arrays import is_torch_tensor, to_numpy, to_torch
 
 #: What ``irc.compile`` runs on the captured graph before anything else.
 DEFAULT_GRAPH_PIPELINE = "canonicalize,cse"
@@ -93,10 +95,11 @@ class Compiled:
             if index in captured.static_leaves:
                 _check_static(name, leaf, captured.static_leaves[index])
                 continue
-            array, is_torch = _to_numpy(leaf, name)
-            any_torch |= is_torch
-            arrays.append(array)
-        return arrays, _to_torch if any_torch else (lambda a: a)
+            if isinstance(leaf, TensorSpec):
+                raise BindingError(f"argument {name!r} is a TensorSpec; pass an array")
+            any_torch |= is_torch_tensor(leaf)
+            arrays.append(to_numpy(leaf, name))
+        return arrays, to_torch if any_torch else (lambda array: array)
 
 
 def _run_pipeline(
@@ -117,35 +120,24 @@ def _run_pipeline(
 
 
 def _check_static(name: str, value: Any, expected: Any) -> None:
-    try:
-        equal = bool(value == expected) and type(value) is type(expected)
-    except Exception:
-        equal = False
-    if not equal:
+    if not _same_static(value, expected):
         raise BindingError(
             f"static argument {name!r} was {expected!r} when compiled but is "
             f"{value!r} now; compile again (or use irc.jit, which recompiles)"
         )
 
 
-def _to_numpy(value: Any, path: str) -> tuple[np.ndarray, bool]:
-    """An input array as NumPy, and whether it came from torch."""
-    if type(value).__module__.startswith("torch"):
-        return value.detach().cpu().numpy(), True
-    if isinstance(value, np.ndarray | np.generic):
-        return np.asarray(value), False
-    if isinstance(value, TensorSpec):
-        raise BindingError(f"argument {path!r} is a TensorSpec; call with an array")
-    raise BindingError(
-        f"argument {path!r} must be a NumPy array or a torch tensor, got "
-        f"{type(value).__name__}"
-    )
-
-
-def _to_torch(array: np.ndarray) -> Any:
-    import torch
-
-    return torch.from_numpy(np.ascontiguousarray(array))
+def _same_static(value: Any, expected: Any) -> bool:
+    """Whether a static argument equals the one compiled in (arrays by value,
+    dtype and shape; other values by type and ``==``)."""
+    if type(value) is not type(expected):
+        return False
+    if isinstance(value, np.ndarray):
+        return value.dtype == expected.dtype and np.array_equal(value, expected)
+    try:
+        return bool(value == expected)
+    except (TypeError, ValueError):  # an ``==`` that is not a truth value
+        return value is expected
 
 
 def compile(
@@ -188,51 +180,63 @@ class Jitted:
         self.cache: dict[Any, Compiled] = {}
 
     def __call__(self, *args: Any, backend: str = "auto", **kwargs: Any) -> Any:
-        spec_args, spec_kwargs = self._specs(args, kwargs)
-        key = _cache_key(spec_args, spec_kwargs)
+        bound = self._bind(args, kwargs)
+        specs = {
+            name: _spec_tree(value, self.dims.get(name), name)
+            for name, value in bound.arguments.items()
+        }
+        spec_call = inspect.BoundArguments(bound.signature, specs)  # type: ignore[arg-type]
+        key = _cache_key(spec_call.args, spec_call.kwargs)
         compiled = self.cache.get(key)
         if compiled is None:
             compiled = compile(
                 self.function,
-                *spec_args,
+                *spec_call.args,
                 facts=self.facts,
                 pipeline=self.pipeline,
-                **spec_kwargs,
+                **spec_call.kwargs,
             )
             self.cache[key] = compiled
-        return compiled(*args, backend=backend, **kwargs)
+        # The compiled function takes the call in the structure it was
+        # compiled from: parameters bound by name or position alike.
+        return compiled(*bound.args, backend=backend, **bound.kwargs)
 
-    def _specs(
-        self, args: Sequence[Any], kwargs: Mapping[str, Any]
-    ) -> tuple[list[Any], dict[str, Any]]:
-        import inspect
-
-        bound = inspect.signature(self.function).bind(*args, **kwargs)
-        unknown = set(self.dims) - set(bound.arguments)
+    def _bind(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        try:
+            bound = inspect.signature(self.function).bind(*args, **kwargs)
+        except TypeError as err:
+            raise IrcError(
+                f"the arguments do not fit {self.function.__name__}(): {err}"
+            ) from None
+        unknown = set(self.dims) - set(inspect.signature(self.function).parameters)
         if unknown:
             raise IrcError(f"dims names unknown parameters: {sorted(unknown)}")
-        spec_of = {
-            name: _spec_tree(value, self.dims.get(name), name)
-            for name, value in bound.arguments.items()
-        }
-        bound.arguments.update(spec_of)
-        return list(bound.args), dict(bound.kwargs)
+        return bound
 
-    def ir(self, level: str = "graph") -> str:
+    def ir(self, level: str = "graph", *, locations: bool = False) -> str:
         """The IR of the most recent compilation."""
         if not self.cache:
             raise IrcError("nothing compiled yet: call the function first")
-        return next(reversed(self.cache.values())).ir(level)
+        return next(reversed(self.cache.values())).ir(level, locations=locations)
 
 
 def _spec_tree(value: Any, dims: Any, path: str) -> Any:
     """Arrays in ``value`` become TensorSpecs, named by ``dims``."""
     if isinstance(value, dict):
+        if dims is not None and not isinstance(dims, Mapping):
+            raise IrcError(f"dims for {path!r} must be a dict, as the argument is")
         return {
             k: _spec_tree(v, (dims or {}).get(k), f"{path}.{k}")
             for k, v in value.items()
         }
     if isinstance(value, list | tuple) and not _is_array(value):
+        if dims is not None and (
+            not isinstance(dims, list | tuple) or len(dims) != len(value)
+        ):
+            raise IrcError(
+                f"dims for {path!r} must be a list of {len(value)} entries, as the "
+                "argument is"
+            )
         parts = [
             _spec_tree(v, dims[i] if dims else None, f"{path}.{i}")
             for i, v in enumerate(value)
@@ -253,7 +257,7 @@ def _spec_tree(value: Any, dims: Any, path: str) -> Any:
 
 
 def _is_array(value: Any) -> bool:
-    return isinstance(value, np.ndarray) or type(value).__module__.startswith("torch")
+    return isinstance(value, np.ndarray) or is_torch_tensor(value)
 
 
 def _cache_key(args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
@@ -262,10 +266,14 @@ def _cache_key(args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
 
 
 def _hashable(leaf: Any) -> Any:
+    """A cache key for one static leaf: arrays by content, unhashable values
+    by identity (a new object compiles again)."""
+    if isinstance(leaf, np.ndarray):
+        return ("array", leaf.dtype.str, leaf.shape, leaf.tobytes())
     try:
         hash(leaf)
     except TypeError:
-        return ("unhashable", repr(leaf))
+        return ("object", id(leaf))
     return (type(leaf), leaf)
 
 

@@ -383,3 +383,132 @@ def test_jit_without_dims_is_static():
 
     np.testing.assert_allclose(double(np.ones(3, np.float32)), np.full(3, 2.0))
     assert "!graph.tensor<[3], f32>" in double.ir("graph")
+
+
+# ----- NumPy's indexing rules ---------------------------------------------------
+
+INDEXING = {
+    "int_then_newaxis": (lambda x: x[0, None], (3, 4, 5)),
+    "int_newaxis_slice": (lambda x: x[1, None, ::2], (3, 4, 5)),
+    "separated_advanced": (lambda x: x[0, :, [0, 1]], (2, 3, 4)),
+    "adjacent_advanced": (lambda x: x[:, 0, [0, 1]], (2, 3, 4)),
+    "array_then_newaxis": (lambda x: x[np.array([[0, 1], [1, 0]]), None], (2, 3, 5)),
+    "negative_constant_indices": (lambda x: x[[-1, 0]], (3, 4)),
+    "ellipsis_newaxis_int": (lambda x: x[..., None, 1], (3, 4)),
+    "newaxis_slice_negative_int": (lambda x: x[None, 1:, -1], (3, 4)),
+    "empty_slice": (lambda x: x[2:1], (3, 4)),
+    "take_negative": (lambda x: np.take(x, [-1], axis=1), (3, 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INDEXING))
+@pytest.mark.parametrize("symbolic", [False, True])
+def test_indexing_follows_numpy(name, symbolic):
+    function, shape = INDEXING[name]
+    spec_shape = ("N", *shape[1:]) if symbolic else shape
+    compiled = irc.compile(function, irc.TensorSpec(spec_shape, F32))
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    np.testing.assert_array_equal(compiled(x, backend="reference"), function(x))
+
+
+def test_unprovable_bounds_become_guards():
+    compiled = irc.compile(lambda x: (x[-5], x[3 : x.shape[0] - 1]), N)
+    text = compiled.ir("graph")
+    # The guard on the index makes N >= 5, which proves the slice's bounds.
+    assert text.count("graph.guard") == 1 and "graph.guard N - 5 >= 0" in text
+    x = np.arange(6, dtype=np.float32)
+    a, b = compiled(x, backend="reference")
+    np.testing.assert_array_equal(a, x[-5])
+    np.testing.assert_array_equal(b, x[3:5])
+    with pytest.raises(irc.BindingError, match="N - 5 >= 0"):
+        compiled(np.arange(4, dtype=np.float32), backend="reference")
+    sliced = irc.compile(lambda x: x[3 : x.shape[0] - 1], N)
+    assert "graph.guard 3 <= N - 1" in sliced.ir("graph")
+
+
+def test_split_points_are_checked():
+    with pytest.raises(irc.IrcShapeError, match="in order"):
+        irc.compile(lambda x: np.split(x, [2, 1]), irc.TensorSpec((4,), F32))
+    compiled = irc.compile(lambda x: np.split(x, [2]), N)
+    assert "graph.guard 2 <= N" in compiled.ir("graph")
+    with pytest.raises(irc.TracingError, match="positive static int"):
+        irc.compile(lambda x: np.split(x, 0), N)
+
+
+def test_negative_sizes_are_refused_with_the_line():
+    with pytest.raises(irc.IrcShapeError, match="must not be negative") as info:
+        irc.compile(lambda x: np.ones((x.shape[0], -2)), N)
+    assert __file__ in str(info.value)
+
+
+def test_numpy_semantics_of_less_common_functions():
+    integers = irc.TensorSpec(("N",), "int32")
+    _check(lambda x: np.logical_not(x), [integers], [{"N": 5}])
+    _check(lambda x: np.sign(x / x) + np.sign(x), [N], [{"N": 5}])
+    _check(lambda x: np.dot(x, 2), [N], [{"N": 3}])
+    _check(lambda x: x * x.shape[0] ** -1, [N], [{"N": 4}])
+    with pytest.raises(irc.TracingError, match="reciprocal of integers"):
+        irc.compile(np.reciprocal, integers)
+
+
+# ----- errors name the line, whatever raised them ---------------------------------
+
+
+@pytest.mark.parametrize(
+    "function, error, message",
+    [
+        (lambda x: x.cumsum(), irc.TracingError, r"array method \.cumsum\(\)"),
+        (lambda x: np.exp(x, where=x > 0), irc.TracingError, "np.exp: .*where"),
+        (lambda x: x.sum(initial=0), irc.TracingError, "initial"),
+        (lambda x: x.shape[0] // 0, irc.IrcShapeError, "division by zero"),
+        (lambda x: x.astype(np.int8), irc.IrcTypeError, "int8"),
+        (lambda x: np.linalg.norm(x), irc.TracingError, "np.linalg.norm"),
+    ],
+)
+def test_user_errors_name_the_line(function, error, message):
+    with pytest.raises(error, match=message) as info:
+        irc.compile(function, N)
+    assert str(info.value).startswith(f"{__file__}:")
+
+
+def test_comparing_a_size_with_a_fraction():
+    compiled = irc.compile(lambda x: x if x.shape[0] < 2.5 else -x, N, facts=["N >= 3"])
+    assert "graph.neg" in compiled.ir("graph")
+
+
+# ----- calling -----------------------------------------------------------------
+
+
+def test_static_array_arguments_are_compared_by_value():
+    w = np.arange(4, dtype=np.float32)
+    compiled = irc.compile(lambda x, w: x + w, irc.TensorSpec(("N", 4), F32), w)
+    x = np.ones((2, 4), np.float32)
+    np.testing.assert_array_equal(compiled(x, w.copy(), backend="reference"), x + w)
+    with pytest.raises(irc.BindingError, match="static argument 'w'"):
+        compiled(x, w + 1, backend="reference")
+
+
+def test_torch_rank_zero_and_bfloat16():
+    torch = pytest.importorskip("torch")
+    total = irc.compile(lambda x: x.sum(), irc.TensorSpec(("N",), F32))
+    assert total(torch.ones(3), backend="reference").shape == torch.Size([])
+    double = irc.compile(lambda x: x * 2, irc.TensorSpec(("N",), "bfloat16"))
+    result = double(torch.ones(3, dtype=torch.bfloat16), backend="reference")
+    assert result.dtype == torch.bfloat16
+    assert result.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_jit_binds_keyword_arguments():
+    @irc.jit(dims={"x": ("N",)})
+    def scaled(x, scale, shift=0.0):
+        return x * scale + shift
+
+    x = np.arange(3, dtype=np.float32)
+    np.testing.assert_allclose(scaled(x, scale=2.0, backend="reference"), x * 2)
+    np.testing.assert_allclose(scaled(x, 2.0, shift=1.0), x * 2 + 1)
+    np.testing.assert_allclose(scaled(x=x, scale=2.0), x * 2)
+    assert len(scaled.cache) == 2  # shift=1.0 is a new static value
+    with pytest.raises(irc.IrcError, match="do not fit"):
+        scaled(x)
+    with pytest.raises(irc.IrcError, match="must be a dict"):
+        irc.jit(lambda p: p["a"], dims={"p": ("N",)})({"a": x})

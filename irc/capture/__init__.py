@@ -31,7 +31,7 @@ from irc.capture import numpy_api
 from irc.capture.ops import dense_constant
 from irc.capture.specs import TensorSpec
 from irc.capture.tensor import SymDim, Tensor
-from irc.capture.trace import Trace, tracing
+from irc.capture.trace import Trace, innermost_user_frame, locate, tracing
 from irc.dialects import graph
 from irc.errors import IrcError, TracingError
 from irc.shapes import Facts, ShapeError, parse_expr
@@ -97,7 +97,7 @@ def capture(
     block = Block(arg_types=[graph.TensorType(s.dims, s.dtype.ir_type) for s in specs])
     for argument, name in zip(block.args, input_names):
         argument.name_hint = _ssa_name(name)
-    fact_attrs = [parse_fact(f) for f in facts]
+    fact_attrs = [parse_fact(f) for f in ([facts] if isinstance(facts, str) else facts)]
     trace = Trace(block, Facts())
     with tracing(trace), numpy_api.creation_overrides():
         for fact in fact_attrs:
@@ -105,7 +105,12 @@ def capture(
         proxies = dict(zip(tensor_leaves, (Tensor(a) for a in block.args)))
         traced_leaves = [proxies.get(i, leaf) for i, leaf in enumerate(leaves)]
         traced_args, traced_kwargs = pytree.unflatten(in_tree, traced_leaves)
-        result = function(*traced_args, **traced_kwargs)
+        try:
+            result = function(*traced_args, **traced_kwargs)
+        except IrcError as err:
+            # Errors raised by symbolic arithmetic (``x.shape[0] // 0``) or
+            # dtype lookups (``astype(np.int8)``) do not know the user's line.
+            raise locate(err, innermost_user_frame(err.__traceback__)) from None
         outputs, out_tree = pytree.flatten(result)
         output_values = [_as_output(o, i).value for i, o in enumerate(outputs)]
         trace.builder.insert(ReturnOp(*output_values)).location = _definition(function)

@@ -3,6 +3,7 @@ indexing, concatenation, splitting and gathering."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,7 +11,10 @@ import numpy as np
 
 from irc.capture.ops import (
     as_dim,
+    as_size,
+    binary,
     cast,
+    constant_values,
     dense_constant,
     emit,
     normalize_axis,
@@ -41,14 +45,14 @@ def _product(dims: Sequence[SymExpr]) -> SymExpr:
 
 def reshape(value: Tensor, shape: Sequence[Any]) -> Tensor:
     """``np.reshape``: one ``-1`` dim is inferred by exact symbolic division."""
-    if isinstance(shape, int | SymDim):
+    if isinstance(shape, int | np.integer | SymDim):
         shape = (shape,)
     dims: list[SymExpr | None] = []
     for dim in shape:
-        if isinstance(dim, int) and dim == -1:
+        if isinstance(dim, int | np.integer) and dim == -1:
             dims.append(None)
         else:
-            dims.append(as_dim(dim, "a reshape dim"))
+            dims.append(as_size(dim, "a reshape dim"))
     if dims.count(None) > 1:
         raise tracing_error("reshape can infer only one -1 dim", IrcShapeError)
     total = _product(value.type.dims)
@@ -130,43 +134,79 @@ def slice_axis(
 
 
 def getitem(value: Tensor, key: Any) -> Tensor:
-    """``x[key]`` with ints, slices (symbolic bounds too), ``None``,
-    ``...`` and one integer array (``np.take`` along that axis)."""
+    """``x[key]`` with NumPy's rules, for ints, slices (symbolic bounds too),
+    ``None``, ``...`` and one integer array (a ``graph.take``).
+
+    Each axis is indexed in place first (an int keeps a size-1 axis); then one
+    transpose and one reshape put the result's axes where NumPy puts them:
+    ``None`` axes at their place in the key, int axes dropped, and the index
+    array's axes first when an int and the array are not adjacent in the key
+    (NumPy's rule for separated advanced indices).
+    """
     key = _expand_key(key if isinstance(key, tuple) else (key,), value.type.rank)
-    array_positions = [i for i, k in enumerate(key) if _is_index_array(k)]
-    if len(array_positions) > 1:
+    if sum(1 for item in key if _is_index_array(item)) > 1:
         raise tracing_error(
             "indexing with more than one array is not supported; index one axis "
             "at a time"
         )
-    result = value
-    axis = 0
-    squeeze_axes: list[int] = []
-    new_axes: list[int] = []
+    result, axis = value, 0
+    placement: list[int | None] = []  # per result axis: an axis of `result`, or new
+    array_axes: list[int] = []
+    advanced: list[int] = []  # key positions of ints and the array
     for position, item in enumerate(key):
         if item is None:
-            new_axes.append(position)
-            continue
-        if isinstance(item, slice):
+            placement.append(None)
+        elif isinstance(item, slice):
             result = _slice(result, axis, item)
+            placement.append(axis)
+            axis += 1
         elif _is_index_array(item):
+            rank_before = result.type.rank
             result = take(result, item, axis)
-            axis += as_tensor(item).type.rank
-            continue
+            index_rank = result.type.rank - rank_before + 1
+            array_axes = list(range(axis, axis + index_rank))
+            placement.extend(array_axes)
+            advanced.append(position)
+            axis += index_rank
         else:
             index = _normalize_index(as_dim(item, "an index"), result.type.dims[axis])
             result = slice_axis(result, axis, index, SymExpr.const(1))
-            squeeze_axes.append(axis)
-        axis += 1
-    if squeeze_axes:
-        dims = [d for i, d in enumerate(result.type.dims) if i not in squeeze_axes]
-        result = emit(graph.ReshapeOp(result.value, dims))
-    if new_axes:
-        dims = list(result.type.dims)
-        for position in new_axes:
-            dims.insert(position, SymExpr.const(1))
-        result = emit(graph.ReshapeOp(result.value, dims))
-    return result
+            advanced.append(position)
+            axis += 1
+    if array_axes and advanced != list(range(advanced[0], advanced[-1] + 1)):
+        placement = array_axes + [p for p in placement if p not in array_axes]
+    return _place_axes(result, placement)
+
+
+def _place_axes(value: Tensor, placement: list[int | None]) -> Tensor:
+    """Reorder ``value``'s axes as ``placement`` says, dropping the axes it
+    does not name (all of size 1) and adding size-1 axes for ``None``."""
+    kept = [p for p in placement if p is not None]
+    dropped = [a for a in range(value.type.rank) if a not in kept]
+    dims = [SymExpr.const(1) if p is None else value.type.dims[p] for p in placement]
+    result = transpose(value, kept + dropped)
+    if result.type.dims == tuple(dims):
+        return result
+    return emit(graph.ReshapeOp(result.value, dims))
+
+
+def _wrapped_indices(indices: Tensor, extent: SymExpr) -> Tensor:
+    """Constant indices with NumPy's negative wrapping applied at trace time.
+
+    Traced indices are taken as they are: ``graph.take`` needs them in
+    ``[0, extent)`` (negative ones are not wrapped at run time).
+    """
+    owner = indices.value.owner
+    if not isinstance(owner, graph.ConstantOp):
+        return indices
+    values = constant_values(owner)
+    if values is None or not (values < 0).any():
+        return indices
+    if extent.is_constant:
+        return dense_constant(np.where(values < 0, values + int(extent), values))
+    negative = dense_constant((values < 0).astype(values.dtype))
+    shift = binary(graph.MulOp, negative, SymDim(extent))
+    return binary(graph.AddOp, indices, shift)
 
 
 def _is_index_array(item: Any) -> bool:
@@ -197,16 +237,21 @@ def _expand_key(key: tuple, rank: int) -> tuple:
 
 
 def _normalize_index(index: SymExpr, extent: SymExpr) -> SymExpr:
-    """A NumPy index as an offset: negative ones count from the end."""
+    """A NumPy index as an offset: negative ones count from the end. What
+    cannot be proven in range is guarded; what is provably out of range is an
+    error."""
     facts = current_trace().facts
-    if facts.prove_lt(index, SymExpr.const(0)):
+    zero = SymExpr.const(0)
+    if facts.prove_lt(index, zero):
         index = index + extent
-    if not (facts.prove_le(SymExpr.const(0), index) and facts.prove_lt(index, extent)):
-        if facts.prove_lt(index, SymExpr.const(0)) or facts.prove_le(extent, index):
-            raise tracing_error(
-                f"index {index} is out of bounds for an axis of size {extent}",
-                IrcShapeError,
-            )
+    if facts.prove_lt(index, zero) or facts.prove_le(extent, index):
+        raise tracing_error(
+            f"index {index} is out of bounds for an axis of size {extent}",
+            IrcShapeError,
+        )
+    if not facts.prove_le(zero, index):
+        guard(index, ">=", 0, f"index {index} must not be negative")
+    if not facts.prove_lt(index, extent):
         guard(index, "<", extent, f"index {index} must be less than {extent}")
     return index
 
@@ -214,10 +259,12 @@ def _normalize_index(index: SymExpr, extent: SymExpr) -> SymExpr:
 def _slice(value: Tensor, axis: int, item: slice) -> Tensor:
     extent = value.type.dims[axis]
     step = 1 if item.step is None else item.step
-    if not isinstance(step, int) or step == 0:
+    if isinstance(step, np.integer):
+        step = int(step)
+    if not isinstance(step, int) or isinstance(step, bool) or step == 0:
         raise tracing_error(f"slice step must be a non-zero int, got {step!r}")
     if extent.is_constant and all(
-        isinstance(b, int | None) for b in (item.start, item.stop)
+        isinstance(b, int | np.integer | None) for b in (item.start, item.stop)
     ):
         start, stop, step = slice(item.start, item.stop, step).indices(int(extent))
         size = len(range(start, stop, step))
@@ -231,7 +278,13 @@ def _slice(value: Tensor, axis: int, item: slice) -> Tensor:
         return slice_axis(value, axis, extent - 1, (extent).ceildiv(-step), step)
     start = _bound(item.start, extent, SymExpr.const(0))
     stop = _bound(item.stop, extent, extent)
-    size = (stop - start).ceildiv(step)
+    facts = current_trace().facts
+    if facts.prove_le(stop, start):
+        size = SymExpr.const(0)  # an empty slice, as in NumPy
+    else:
+        if not facts.prove_le(start, stop):
+            guard(start, "<=", stop, f"slice start {start} must not pass its stop")
+        size = (stop - start).ceildiv(step)
     return slice_axis(value, axis, start, size, step)
 
 
@@ -305,29 +358,57 @@ def stack(values: Sequence[Any], axis: int = 0) -> Tensor:
 
 def split(value: Tensor, sections: Any, axis: int = 0) -> list[Tensor]:
     """``np.split``: equal parts need provable divisibility; a list gives the
-    split points."""
+    split points, which must be in order and within the axis (guarded when
+    that cannot be proven)."""
     axis = normalize_axis(axis, value.type.rank)
     extent = value.type.dims[axis]
-    if isinstance(sections, int | SymDim) and not isinstance(sections, bool):
-        count = as_dim(sections, "the number of sections")
-        if not count.is_constant:
-            raise tracing_error("the number of sections must be a static int")
-        try:
-            size = extent.exact_div(count, current_trace().facts)
-        except ShapeError as err:
-            raise tracing_error(
-                f"np.split of an axis of size {extent} into {count} equal parts: "
-                f"{err}; declare a divisibility fact (facts=['{extent} % {count} "
-                "== 0']) or pass split points",
-                IrcShapeError,
-            ) from None
-        starts = [size * i for i in range(int(count))]
-        sizes = [size] * int(count)
+    if isinstance(sections, int | np.integer | SymDim) and not isinstance(
+        sections, bool
+    ):
+        starts, sizes = _equal_parts(extent, as_dim(sections, "the number of sections"))
     else:
-        points = [SymExpr.const(0), *(as_dim(p, "a split point") for p in sections)]
-        ends = [*points[1:], extent]
-        starts, sizes = points, [e - s for s, e in zip(points, ends)]
+        points = [as_dim(p, "a split point") for p in sections]
+        starts, sizes = _parts_between(extent, points)
     return [slice_axis(value, axis, s, n) for s, n in zip(starts, sizes)]
+
+
+def _equal_parts(
+    extent: SymExpr, count: SymExpr
+) -> tuple[list[SymExpr], list[SymExpr]]:
+    if not count.is_constant or int(count) < 1:
+        raise tracing_error(
+            f"the number of sections must be a positive static int, got {count}"
+        )
+    try:
+        size = extent.exact_div(count, current_trace().facts)
+    except ShapeError as err:
+        raise tracing_error(
+            f"np.split of an axis of size {extent} into {count} equal parts: "
+            f"{err}; declare a divisibility fact (facts=['{extent} % {count} "
+            "== 0']) or pass split points",
+            IrcShapeError,
+        ) from None
+    return [size * i for i in range(int(count))], [size] * int(count)
+
+
+def _parts_between(
+    extent: SymExpr, points: list[SymExpr]
+) -> tuple[list[SymExpr], list[SymExpr]]:
+    """The parts between split points, as NumPy cuts them; points are not
+    clamped (that would make the shapes depend on the values): they must lie
+    in order in ``[0, extent]``."""
+    facts = current_trace().facts
+    bounds = [SymExpr.const(0), *points, extent]
+    for low, high in itertools.pairwise(bounds):
+        if facts.prove_lt(high, low):
+            raise tracing_error(
+                f"split points must be in order within [0, {extent}]: {low} comes "
+                f"before {high}",
+                IrcShapeError,
+            )
+        if not facts.prove_le(low, high):
+            guard(low, "<=", high, f"split point {low} must not pass {high}")
+    return bounds[:-1], [high - low for low, high in itertools.pairwise(bounds)]
 
 
 def take(value: Tensor, indices: Any, axis: int | None = None) -> Tensor:
@@ -340,6 +421,7 @@ def take(value: Tensor, indices: Any, axis: int | None = None) -> Tensor:
             f"indices must be integers, got {index_tensor.irc_dtype}; cast them with "
             ".astype(np.int64)"
         )
+    index_tensor = _wrapped_indices(index_tensor, value.type.dims[axis])
     return emit(graph.TakeOp(value.value, index_tensor.value, axis))
 
 

@@ -21,6 +21,7 @@ from irc.capture import layout
 from irc.capture.ops import (
     Operand,
     as_dim,
+    as_size,
     binary,
     broadcast_shapes,
     cast,
@@ -42,7 +43,7 @@ from irc.capture.tensor import (
     SymDim,
     Tensor,
 )
-from irc.capture.trace import tracing_error
+from irc.capture.trace import current_trace, tracing_error
 from irc.dialects import graph
 from irc.dtypes import BOOL, FLOAT64, INT64, DType, promote
 from irc.dtypes import dtype as to_dtype
@@ -84,7 +85,6 @@ _UNARY: dict[np.ufunc, type[graph.UnaryOp]] = {
     np.sin: graph.SinOp,
     np.cos: graph.CosOp,
     np.floor: graph.FloorOp,
-    np.logical_not: graph.NotOp,
     np.invert: graph.NotOp,
 }
 
@@ -169,6 +169,11 @@ def _truth(value: Operand) -> Operand:
 _register_elementwise()
 
 
+@_ufunc(np.logical_not)
+def _logical_not(value: Operand) -> Tensor:
+    return compare("eq", value, False if dtype_of(value) == BOOL else 0)
+
+
 @_ufunc(np.square)
 def _square(value: Operand) -> Tensor:
     return binary(graph.MulOp, value, value)
@@ -176,8 +181,12 @@ def _square(value: Operand) -> Tensor:
 
 @_ufunc(np.reciprocal)
 def _reciprocal(value: Operand) -> Tensor:
-    element = dtype_of(value)
-    return binary(graph.DivOp, 1 if element.kind != "f" else 1.0, value)
+    if dtype_of(value).kind != "f":
+        raise tracing_error(
+            "np.reciprocal of integers (C division, 0 for most values) is not "
+            "supported; cast to a float type first"
+        )
+    return binary(graph.DivOp, 1.0, value)
 
 
 @_ufunc(np.positive)
@@ -189,8 +198,8 @@ def _positive(value: Operand) -> Operand:
 def _sign(value: Operand) -> Tensor:
     positive = compare("gt", value, 0)
     negative = compare("lt", value, 0)
-    element = dtype_of(value)
-    return cast(select(positive, 1, select(negative, -1, 0)), element)
+    # Zeros and NaNs are their own sign, as in NumPy.
+    return select(positive, 1, select(negative, -1, value))
 
 
 @_ufunc(np.matmul)
@@ -232,6 +241,12 @@ def matmul(lhs: Operand, rhs: Operand) -> Tensor:
     return layout.reshape(result, dims) if vector_lhs or vector_rhs else result
 
 
+def _strong(value: Operand) -> Operand:
+    if isinstance(value, bool | int | float) and not isinstance(value, np.generic):
+        return np.asarray(value)
+    return value
+
+
 def _text(value: Operand) -> str:
     return "(" + ", ".join(str(d) for d in shape_of(value)) + ")"
 
@@ -241,7 +256,8 @@ def _dot(lhs: Operand, rhs: Operand) -> Tensor:
     if len(shape_of(lhs)) > 2 or len(shape_of(rhs)) > 2:
         raise tracing_error("np.dot of arrays of rank > 2: use np.matmul or @")
     if not shape_of(lhs) or not shape_of(rhs):
-        return binary(graph.MulOp, lhs, rhs)
+        # NumPy converts a Python scalar operand of dot to an array: strong.
+        return binary(graph.MulOp, _strong(lhs), _strong(rhs))
     return matmul(lhs, rhs)
 
 
@@ -490,7 +506,7 @@ def _broadcast_to(value: Operand, shape: Any) -> Tensor:
     from irc.capture.ops import broadcast_to
 
     dims = [
-        as_dim(d, "a broadcast dim")
+        as_size(d, "a broadcast dim")
         for d in (shape if isinstance(shape, tuple | list) else (shape,))
     ]
     return broadcast_to(layout.as_tensor(value), dims)
@@ -588,7 +604,7 @@ def _full_like(prototype: Operand, fill_value: Any, dtype: Any = None, **kw: Any
 def _dims(shape: Any) -> tuple[SymExpr, ...]:
     if not isinstance(shape, tuple | list):
         shape = (shape,)
-    return tuple(as_dim(d, "a shape dim") for d in shape)
+    return tuple(as_size(d, "a shape dim") for d in shape)
 
 
 # ----- creation from sizes: active while tracing --------------------------------
@@ -635,10 +651,11 @@ def _traced_arange(original: Callable[..., Any]) -> Callable[..., Any]:
         if not _is_symbolic(*args):
             return original(*args, dtype=dtype, **kw)
         start, stop, step = _arange_bounds(args)
-        length = (as_dim(stop, "arange stop") - as_dim(start, "arange start")).ceildiv(
-            step
-        )
+        low, high = as_dim(start, "arange start"), as_dim(stop, "arange stop")
+        length = _arange_length(low, high, step)
         element = to_dtype(dtype) if dtype is not None else INT64
+        if element == BOOL:
+            raise tracing_error("np.arange cannot produce bools")
         index = emit(graph.IotaOp(0, graph.TensorType((length,), element.ir_type)))
         if step != 1:
             index = binary(graph.MulOp, index, step)
@@ -647,6 +664,17 @@ def _traced_arange(original: Callable[..., Any]) -> Callable[..., Any]:
         return cast(index, element)
 
     return arange
+
+
+def _arange_length(start: SymExpr, stop: SymExpr, step: int) -> SymExpr:
+    """NumPy's ``len(range(start, stop, step))``: empty when ``stop`` does
+    not pass ``start``, guarded when that cannot be decided."""
+    facts = current_trace().facts
+    if facts.prove_le(stop, start):
+        return SymExpr.const(0)
+    if not facts.prove_le(start, stop):
+        layout.guard(start, "<=", stop, f"np.arange start {start} must not pass {stop}")
+    return (stop - start).ceildiv(step)
 
 
 def _arange_bounds(args: tuple) -> tuple[Any, Any, int]:

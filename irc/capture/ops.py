@@ -8,6 +8,7 @@ symbolic sizes used as numbers become ``graph.dim``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -155,6 +156,18 @@ def dense_constant(array: np.ndarray | np.generic) -> Tensor:
     return emit(graph.ConstantOp(attr, graph.TensorType(array.shape, element.ir_type)))
 
 
+def constant_values(op: graph.ConstantOp) -> np.ndarray | None:
+    """The elements of a dense constant (``None`` for a splat, whose shape may
+    be symbolic)."""
+    if not isinstance(op.value, DenseIntOrFPElementsAttr):
+        return None
+    from irc.dtypes import dtype
+
+    element = dtype(op.value.get_element_type()).numpy
+    shape = tuple(op.value.get_shape())
+    return np.array(op.value.get_values(), dtype=element).reshape(shape)
+
+
 def materialize(value: Operand, element: DType, shape: Sequence[SymExpr]) -> Tensor:
     """``value`` as a tensor of exactly ``element`` and ``shape``."""
     if isinstance(value, bool | int | float):
@@ -289,7 +302,19 @@ def select(condition: Operand, on_true: Operand, on_false: Operand) -> Tensor:
 
 def decide(expr: SymExpr, op: str, other: Any) -> bool:
     """Decide ``expr <op> other`` from the declared facts, or refuse."""
-    rhs = other.expr if isinstance(other, SymDim) else SymExpr.const(other)
+    if isinstance(other, float | np.floating) and not float(other).is_integer():
+        # An integer against a fraction: N < 2.5 is N <= 2, N > 2.5 is N >= 3.
+        op, other = _integral_comparison(op, float(other))
+        if isinstance(other, bool):
+            return other
+    if isinstance(other, SymDim):
+        rhs = other.expr
+    elif isinstance(other, int | float | np.integer | np.floating):
+        rhs = SymExpr.const(int(other))
+    else:
+        raise tracing_error(
+            f"cannot compare the symbolic size {expr} with a {type(other).__name__}"
+        )
     facts = current_trace().facts
     checks = {
         "==": (lambda: facts.prove_eq(expr, rhs), lambda: _provably_ne(expr, rhs)),
@@ -311,6 +336,20 @@ def decide(expr: SymExpr, op: str, other: Any) -> bool:
     )
 
 
+def _integral_comparison(op: str, bound: float) -> tuple[str, int | bool]:
+    """``n <op> bound`` for an integer ``n`` and a non-integral ``bound``, as
+    a comparison with an integer (or its truth value, for == and !=)."""
+    below, above = math.floor(bound), math.ceil(bound)
+    return {
+        "<": ("<=", below),
+        "<=": ("<=", below),
+        ">": (">=", above),
+        ">=": (">=", above),
+        "==": ("==", False),
+        "!=": ("!=", True),
+    }[op]
+
+
 def _provably_ne(lhs: SymExpr, rhs: SymExpr) -> bool:
     facts = current_trace().facts
     return facts.prove_lt(lhs, rhs) or facts.prove_lt(rhs, lhs)
@@ -325,6 +364,14 @@ def as_dim(value: Any, what: str) -> SymExpr:
     if isinstance(value, int | np.integer) and not isinstance(value, bool):
         return SymExpr.const(int(value))
     raise tracing_error(f"{what} must be an int or a symbolic size, got {value!r}")
+
+
+def as_size(value: Any, what: str) -> SymExpr:
+    """A dim given by the user: an int or symbolic size, never negative."""
+    size = as_dim(value, what)
+    if current_trace().facts.prove_lt(size, SymExpr.const(0)):
+        raise tracing_error(f"{what} must not be negative, got {size}", IrcShapeError)
+    return size
 
 
 def normalize_axis(axis: int, rank: int) -> int:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from irc.dtypes import DType, dtype
+from irc.dtypes import DType
+from irc.dtypes import dtype as to_dtype
 from irc.errors import TracingError
 from irc.shapes import ShapeError, SymExpr
 
@@ -22,12 +23,12 @@ class TensorSpec:
     shape: tuple[int | str, ...]
     dtype: DType
 
-    def __init__(self, shape: Sequence[int | str], dtype_: object = "float32"):
+    def __init__(self, shape: Sequence[int | str], dtype: object = "float32"):
         if isinstance(shape, int | str):
             shape = (shape,)
         dims = tuple(_check_dim(d) for d in shape)
         object.__setattr__(self, "shape", dims)
-        object.__setattr__(self, "dtype", dtype(dtype_))
+        object.__setattr__(self, "dtype", to_dtype(dtype))
 
     @property
     def dims(self) -> tuple[SymExpr, ...]:

@@ -11,6 +11,7 @@ tables below.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -30,20 +31,41 @@ UFUNC_REDUCE_HANDLERS: dict[np.ufunc, Callable[..., Any]] = {}
 FUNCTION_HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {}
 
 
+def call_handler(name: str, handler: Callable[..., Any], args: tuple, kwargs: dict):
+    """Call a handler, refusing arguments it does not take by name (NumPy
+    options irc does not support, such as ``where=`` or ``casting=``)."""
+    try:
+        inspect.signature(handler).bind(*args, **kwargs)
+    except TypeError as err:
+        raise tracing_error(f"{name}: {err}; irc does not support it") from None
+    return handler(*args, **kwargs)
+
+
 def _dispatch_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
     if kwargs.get("out") is not None:
         raise tracing_error(f"np.{ufunc.__name__}(..., out=...) is not supported")
     kwargs.pop("out", None)
+    name = f"np.{ufunc.__name__}"
     if method == "__call__" and ufunc in UFUNC_HANDLERS:
-        return UFUNC_HANDLERS[ufunc](*inputs, **kwargs)
+        return call_handler(name, UFUNC_HANDLERS[ufunc], inputs, kwargs)
     if method == "reduce" and ufunc in UFUNC_REDUCE_HANDLERS:
-        return UFUNC_REDUCE_HANDLERS[ufunc](*inputs, **kwargs)
+        return call_handler(
+            f"{name}.reduce", UFUNC_REDUCE_HANDLERS[ufunc], inputs, kwargs
+        )
     name = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
     supported = ", ".join(sorted(f"np.{u.__name__}" for u in UFUNC_HANDLERS))
     raise tracing_error(
         f"{name} is not supported by irc on traced arrays; supported ufuncs: "
         f"{supported}"
     )
+
+
+def _qualified(function: Callable[..., Any]) -> str:
+    """``np.linalg.norm`` rather than ``np.norm``."""
+    module = getattr(function, "__module__", "numpy") or "numpy"
+    prefix = "np" if module == "numpy" or module.startswith("numpy._") else module
+    prefix = prefix.replace("numpy.", "np.")
+    return f"{prefix}.{function.__name__}"
 
 
 class Tensor:
@@ -104,10 +126,19 @@ class Tensor:
         if handler is None:
             supported = ", ".join(sorted(f"np.{f.__name__}" for f in FUNCTION_HANDLERS))
             raise tracing_error(
-                f"np.{func.__name__} is not supported by irc on traced arrays; "
+                f"{_qualified(func)} is not supported by irc on traced arrays; "
                 f"supported functions: {supported}"
             )
-        return handler(*args, **kw)
+        return call_handler(_qualified(func), handler, args, kw)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called for attributes a Tensor lacks: NumPy's array methods
+        # irc does not capture. Protocol probes (dunders) stay AttributeErrors.
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise tracing_error(
+            f"the array method .{name}() is not supported by irc on traced arrays"
+        )
 
     def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
         raise tracing_error(
@@ -275,38 +306,32 @@ class Tensor:
 
         return ops.cast(self, dtype(new_dtype))
 
-    def sum(
-        self, axis: Any = None, dtype: Any = None, keepdims: bool = False
-    ) -> Tensor:
-        return np.sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
+    def sum(self, axis: Any = None, dtype: Any = None, **options: Any) -> Tensor:
+        return np.sum(self, axis=axis, dtype=dtype, **options)
 
-    def prod(
-        self, axis: Any = None, dtype: Any = None, keepdims: bool = False
-    ) -> Tensor:
-        return np.prod(self, axis=axis, dtype=dtype, keepdims=keepdims)
+    def prod(self, axis: Any = None, dtype: Any = None, **options: Any) -> Tensor:
+        return np.prod(self, axis=axis, dtype=dtype, **options)
 
-    def max(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return np.max(self, axis=axis, keepdims=keepdims)
+    def max(self, axis: Any = None, **options: Any) -> Tensor:
+        return np.max(self, axis=axis, **options)
 
-    def min(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return np.min(self, axis=axis, keepdims=keepdims)
+    def min(self, axis: Any = None, **options: Any) -> Tensor:
+        return np.min(self, axis=axis, **options)
 
-    def mean(
-        self, axis: Any = None, dtype: Any = None, keepdims: bool = False
-    ) -> Tensor:
-        return np.mean(self, axis=axis, dtype=dtype, keepdims=keepdims)
+    def mean(self, axis: Any = None, dtype: Any = None, **options: Any) -> Tensor:
+        return np.mean(self, axis=axis, dtype=dtype, **options)
 
-    def var(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Tensor:
-        return np.var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+    def var(self, axis: Any = None, dtype: Any = None, **options: Any) -> Tensor:
+        return np.var(self, axis=axis, dtype=dtype, **options)
 
-    def std(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Tensor:
-        return np.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
+    def std(self, axis: Any = None, dtype: Any = None, **options: Any) -> Tensor:
+        return np.std(self, axis=axis, dtype=dtype, **options)
 
-    def argmax(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return np.argmax(self, axis=axis, keepdims=keepdims)
+    def argmax(self, axis: Any = None, **options: Any) -> Tensor:
+        return np.argmax(self, axis=axis, **options)
 
-    def clip(self, a_min: Any = None, a_max: Any = None) -> Tensor:
-        return np.clip(self, a_min, a_max)
+    def clip(self, min: Any = None, max: Any = None, **options: Any) -> Tensor:
+        return np.clip(self, min, max, **options)
 
     def squeeze(self, axis: Any = None) -> Tensor:
         return np.squeeze(self, axis=axis)
@@ -394,11 +419,11 @@ class SymDim:
         return np.true_divide(other, self)
 
     def __pow__(self, other: Any) -> Any:
-        if isinstance(other, int) and not isinstance(other, bool) and other >= 0:
-            result = SymExpr.const(1)
-            for _ in range(other):
-                result = result * self.expr
-            return dim_proxy(result)
+        if isinstance(other, int) and not isinstance(other, bool):
+            if other >= 0:
+                return dim_proxy(self.expr**other)
+            # Python: an int to a negative power is a float.
+            return np.power(np.true_divide(1, self), -other)
         return np.power(self, other)
 
     def __rpow__(self, other: Any) -> Tensor:
@@ -414,7 +439,7 @@ class SymDim:
         return decide(self.expr, op, other)
 
     def __eq__(self, other: Any) -> bool:  # type: ignore[override]
-        if not isinstance(other, SymDim | int) or isinstance(other, bool):
+        if not isinstance(other, SymDim | int | float) or isinstance(other, bool):
             return NotImplemented
         return self._decide(other, "==")
 

@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from types import CodeType, FrameType
+from types import CodeType, FrameType, TracebackType
 
 import numpy as np
 from xdsl.builder import Builder
@@ -71,7 +71,7 @@ def user_frame() -> FrameType | None:
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         filename = os.path.abspath(frame.f_code.co_filename)
-        if not filename.startswith((_IRC_DIR, _NUMPY_DIR)):
+        if not filename.startswith((_IRC_DIR + os.sep, _NUMPY_DIR + os.sep)):
             return frame
         frame = frame.f_back
     return None
@@ -103,24 +103,34 @@ def _location_attr(frame: FrameType | None) -> FileLineColLoc:
     )
 
 
-def where() -> str:
-    """``file:line`` of the user code being traced, for error messages."""
-    frame = user_frame()
-    if frame is None:
-        return "<unknown>"
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
-
-
-def source_line() -> str:
-    """The text of the user's line being traced, if it can be read."""
-    frame = user_frame()
-    if frame is None:
-        return ""
-    return linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
-
-
 def tracing_error(message: str, error: type[IrcError] = TracingError) -> IrcError:
     """An error (``TracingError`` unless told) that names the user's line."""
-    line = source_line()
-    suffix = f"\n    {line}" if line else ""
-    return error(f"{where()}: {message}{suffix}")
+    return _located(error(message), user_frame())
+
+
+def locate(err: IrcError, frame: FrameType | None) -> IrcError:
+    """``err`` naming the user's line in ``frame``, unless it names one."""
+    if getattr(err, "irc_located", False):
+        return err
+    return _located(type(err)(*err.args), frame)
+
+
+def _located(err: IrcError, frame: FrameType | None) -> IrcError:
+    if frame is not None:
+        code = frame.f_code
+        line = linecache.getline(code.co_filename, frame.f_lineno).strip()
+        text = f"{code.co_filename}:{frame.f_lineno}: {err.args[0]}"
+        err = type(err)(f"{text}\n    {line}" if line else text)
+    err.irc_located = True  # type: ignore[attr-defined]
+    return err
+
+
+def innermost_user_frame(traceback: TracebackType | None) -> FrameType | None:
+    """The innermost frame of user code in a traceback."""
+    found = None
+    while traceback is not None:
+        filename = os.path.abspath(traceback.tb_frame.f_code.co_filename)
+        if not filename.startswith((_IRC_DIR + os.sep, _NUMPY_DIR + os.sep)):
+            found = traceback.tb_frame
+        traceback = traceback.tb_next
+    return found
