@@ -607,5 +607,9 @@ def run_graph(
         raise IrcError(
             f"{err}: the graph-level reference interpreter runs graph and func "
             "ops only; run lower-level modules with their own interpreter"
-        ) from err
+        ) from None
+    except IrcError as err:
+        # xDSL's interpreter notes the whole module on the way out; the
+        # message already names the op and its location.
+        raise type(err)(*err.args) from None
     return [np.array(output, copy=True) for output in outputs]
