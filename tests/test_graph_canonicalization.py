@@ -18,7 +18,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.context import Context
-from xdsl.dialects.builtin import Builtin, FloatAttr, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import (
+    Builtin,
+    FileLineColLoc,
+    FloatAttr,
+    IntAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    UnknownLoc,
+)
 from xdsl.dialects.func import Func, FuncOp
 from xdsl.ir import SSAValue
 from xdsl.parser import Parser
@@ -798,6 +807,19 @@ def test_pattern(text: str, expected: list[str]) -> None:
     assert body_ops(after) == expected, str(after)
     assert str(canonicalize(after)) == str(after), "not a fixed point"
     assert_same_results(before, after)
+
+
+@pytest.mark.parametrize(("text", "expected"), CASES)
+def test_created_ops_keep_the_location_of_the_op_they_replace(
+    text: str, expected: list[str]
+) -> None:
+    before = parse(text)
+    (function,) = (op for op in before.ops if isinstance(op, FuncOp))
+    for line, op in enumerate(function.body.block.ops, start=1):
+        op.location = FileLineColLoc(StringAttr("model.py"), IntAttr(line), IntAttr(1))
+    after = canonicalize(before)
+    unknown = [op.name for op in after.walk() if isinstance(op.location, UnknownLoc)]
+    assert unknown == ["builtin.module", "func.func"], str(after)
 
 
 def test_pow_of_broadcast_exponent() -> None:

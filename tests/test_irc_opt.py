@@ -22,7 +22,7 @@ from xdsl.parser import Parser
 from xdsl.passes import ModulePass
 
 from irc.cli import irc_opt
-from irc.dialects.graph import ReduceOp, ReshapeOp
+from irc.dialects.graph import MAX_EXPR_NESTING, ReduceOp, ReshapeOp
 from irc.passes.registry import get_all_dialects, get_all_passes
 
 TYPE = "!graph.tensor<[N, 4], f32>"
@@ -143,6 +143,82 @@ def test_unsupported_element_type_is_a_parse_error_at_the_type(
         "input.mlir:1:40: error: unsupported element type i8 in graph.tensor",
         " " * 39 + "^^",
     )
+
+
+def test_huge_exponent_is_an_error_at_the_exponent(run_irc_opt: RunIrcOpt) -> None:
+    # Multiplying N out 100000 times used to take for ever.
+    outcome = run_irc_opt(VALID.replace("[N, 4]", "[N ** 100000, 4]", 1))
+    assert_error(
+        outcome,
+        "input.mlir:1:38: error: invalid shape expression: exponent 100000 is too "
+        "large (at most 64)",
+        " " * 37 + "^" * 6,
+    )
+
+
+@pytest.mark.parametrize(
+    "nested",
+    [
+        "(" * 3000 + "N" + ")" * 3000,
+        "-" * 3000 + "N",
+        "max(1, " * 3000 + "N" + ")" * 3000,
+    ],
+    ids=["parentheses", "signs", "max"],
+)
+def test_deeply_nested_shape_expression_is_an_error(
+    run_irc_opt: RunIrcOpt, nested: str
+) -> None:
+    # 3000 levels used to overflow Python's stack inside xDSL's parser.
+    outcome = run_irc_opt(VALID.replace("[N, 4]", f"[{nested}, 4]", 1))
+    assert_error(outcome, "input.mlir:1:")
+    message = f"error: shape expression nested more than {MAX_EXPR_NESTING} levels"
+    assert message in outcome.err.splitlines()[0]
+
+
+def test_compare_of_non_tensors_is_an_error_at_the_type(
+    run_irc_opt: RunIrcOpt,
+) -> None:
+    text = (
+        "func.func @f(%x: i32) {\n  %0 = graph.cmp lt, %x, %x : i32\n  func.return\n}\n"
+    )
+    outcome = run_irc_opt(text)
+    assert_error(
+        outcome,
+        "input.mlir:2:31: error: graph.cmp compares !graph.tensor values, not i32",
+        " " * 30 + "^",
+    )
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "%0 = graph.cmp lt, %i, %i : i32",
+        "%0 = graph.constant 1 : i32 -> i32",
+        "%0 = graph.iota [0, 1] : !graph.tensor<[N], i64>",
+        "%0 = graph.iota [0] : i32",
+        "%0 = graph.dim N : i32",
+        "%0 = graph.reduce sum %i [0] : i32 -> i32",
+        f"%0 = graph.reduce sum %x [{2**64}] : {TYPE} -> !graph.tensor<[4], f32>",
+        f"%0 = graph.argmax %x [] : {TYPE} -> !graph.tensor<[4], i64>",
+        "%0 = graph.transpose %i [0] : i32 -> i32",
+        f"%0 = graph.slice %x [0, 0] [1, 1.5] : {TYPE} -> {TYPE}",
+        "%0 = graph.slice %i [0] [1] : i32 -> i32",
+        f"%0 = graph.concat %x, %x [0] : ({TYPE}) -> {TYPE}",
+        f"%0 = graph.concat %x [0] : ({TYPE}, {TYPE}) -> {TYPE}",
+        f"%0 = graph.take %x, %i [0] : ({TYPE}) -> {TYPE}",
+        "%0 = graph.take %i, %i [0] : (i32, i32) -> i32",
+        f"%0 = graph.matmul %x, %i : ({TYPE}, i32) -> {TYPE}",
+        'graph.guard N, "no comparison"',
+        "graph.guard N == 2 ** 5000",
+    ],
+)
+def test_malformed_custom_syntax_is_a_diagnostic(
+    run_irc_opt: RunIrcOpt, line: str
+) -> None:
+    text = f"func.func @f(%x: {TYPE}, %i: i32) {{\n  {line}\n  func.return\n}}\n"
+    outcome = run_irc_opt(text)
+    assert_error(outcome, "input.mlir:2:")
+    assert "internal error" not in outcome.err
 
 
 def test_unknown_pass(run_irc_opt: RunIrcOpt) -> None:

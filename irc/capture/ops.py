@@ -15,18 +15,23 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
-    FloatAttr,
-    IntegerAttr,
 )
-from xdsl.dialects.builtin import (
-    TensorType as BuiltinTensorType,
-)
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Operation
 
 from irc.capture.tensor import SymDim, Tensor
 from irc.capture.trace import current_trace, tracing_error
 from irc.dialects import graph
-from irc.dtypes import BOOL, FLOAT16, FLOAT64, INT64, DType, promote, promote_weak
+from irc.dtypes import (
+    BOOL,
+    FLOAT16,
+    FLOAT64,
+    INT64,
+    DType,
+    promote,
+    promote_weak,
+    scalar_dtype,
+)
+from irc.dtypes import dtype as to_dtype
 from irc.errors import IrcShapeError, IrcTypeError
 from irc.shapes import ShapeError, SymExpr
 
@@ -63,14 +68,12 @@ def _is_weak(value: Operand) -> bool:
 
 def dtype_of(value: Operand) -> DType:
     """The dtype a value has on its own (Python scalars: NumPy's defaults)."""
-    from irc.dtypes import dtype, scalar_dtype
-
     if isinstance(value, Tensor):
         return value.irc_dtype
     if isinstance(value, SymDim):
         return INT64
     if isinstance(value, np.ndarray | np.generic):
-        return dtype(value.dtype)
+        return to_dtype(value.dtype)
     if isinstance(value, bool | int | float):
         return scalar_dtype(value)
     raise tracing_error(
@@ -113,47 +116,26 @@ def broadcast_shapes(*shapes: Sequence[SymExpr]) -> tuple[SymExpr, ...]:
     return tuple(result)
 
 
-def scalar_attr(value: bool | int | float, element: DType) -> Attribute:
-    """A constant attribute holding ``value`` rounded to ``element``."""
-    ir_type = element.ir_type
-    if element.kind == "f":
-        return FloatAttr(float(np.asarray(value).astype(element.numpy)), ir_type)
-    if element.kind == "b":
-        return IntegerAttr(int(bool(value)), ir_type)
-    if isinstance(value, float):
-        value = int(value)  # NumPy's astype truncates
-    info = np.iinfo(element.numpy)
-    if not info.min <= value <= info.max:
+def splat(value: bool | int | float, element: DType, shape: Sequence[Any]) -> Tensor:
+    result_type = graph.TensorType(shape, element.ir_type)
+    try:
+        return emit(graph.ConstantOp.splat(value, result_type))
+    except OverflowError:
         raise tracing_error(
             f"Python int {value} is out of bounds for {element.name}", IrcTypeError
-        )
-    return IntegerAttr(int(value), ir_type)
-
-
-def splat(value: bool | int | float, element: DType, shape: Sequence[Any]) -> Tensor:
-    attr = scalar_attr(value, element)
-    return emit(graph.ConstantOp(attr, graph.TensorType(shape, element.ir_type)))
+        ) from None
 
 
 def dense_constant(array: np.ndarray | np.generic) -> Tensor:
-    from irc.dtypes import dtype
-
     array = np.asarray(array)
-    element = dtype(array.dtype)
     if array.ndim == 0:
-        return splat(array.item(), element, ())
+        return splat(array.item(), to_dtype(array.dtype), ())
     if array.size > MAX_DENSE_CONSTANT:
         raise tracing_error(
             f"a NumPy array of {array.size} elements is used as a constant; pass "
             f"arrays larger than {MAX_DENSE_CONSTANT} elements as arguments"
         )
-    if element.kind == "f":
-        values = [float(v) for v in array.astype(np.float64).ravel()]
-    else:
-        values = [int(v) for v in array.astype(np.int64).ravel()]
-    literal_type = BuiltinTensorType(element.ir_type, list(array.shape))
-    attr = DenseIntOrFPElementsAttr.from_list(literal_type, values)
-    return emit(graph.ConstantOp(attr, graph.TensorType(array.shape, element.ir_type)))
+    return emit(graph.ConstantOp.dense(array))
 
 
 def constant_values(op: graph.ConstantOp) -> np.ndarray | None:
@@ -161,9 +143,7 @@ def constant_values(op: graph.ConstantOp) -> np.ndarray | None:
     be symbolic)."""
     if not isinstance(op.value, DenseIntOrFPElementsAttr):
         return None
-    from irc.dtypes import dtype
-
-    element = dtype(op.value.get_element_type()).numpy
+    element = to_dtype(op.value.get_element_type()).numpy
     shape = tuple(op.value.get_shape())
     return np.array(op.value.get_values(), dtype=element).reshape(shape)
 
@@ -251,7 +231,7 @@ def binary(kind: type[graph.BinaryOp], lhs: Operand, rhs: Operand) -> Tensor:
         element = FLOAT64  # true division of ints, as in NumPy
     if element == BOOL:
         kind = _BOOL_ARITHMETIC.get(kind, kind)
-        if not kind.ALLOWS_BOOL:
+        if "b" not in kind.ELEMENT_KINDS:
             raise tracing_error(
                 f"{kind.name.removeprefix('graph.')} is not defined on bool "
                 "arrays; cast them with .astype(np.int32) first",

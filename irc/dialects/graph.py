@@ -11,17 +11,26 @@ Conventions that keep later levels simple:
   explicit ``graph.broadcast`` and ``graph.cast`` ops (NumPy's implicit
   broadcasting and type promotion happen at capture time, visibly in the IR).
 - Reductions, arg-reductions and slices carry their axes and offsets as
-  properties; ``keepdims`` is not stored, it is read off the result type.
+  properties (i64 integers); ``keepdims`` is not stored, it is read off the
+  result type.
 - Facts about symbols that could not be proven at compile time are
   ``graph.guard`` ops; later passes may assume them, the runtime checks them.
+- Every op but ``graph.guard`` is ``Pure``, with MLIR's meaning: running it
+  has no effect besides its results, so an op whose results are unused may
+  be deleted even where running it would fail (a slice out of bounds, the
+  max of an empty axis). A failure is observable only through a result
+  that is used.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import ClassVar
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import ClassVar, NamedTuple
 
+import numpy as np
+import numpy.typing as npt
 from xdsl.dialects.builtin import (
+    I64,
     ArrayAttr,
     BFloat16Type,
     DenseArrayBase,
@@ -35,6 +44,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     i64,
 )
+from xdsl.dialects.builtin import TensorType as BuiltinTensorType
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import (
     Attribute,
@@ -59,14 +69,16 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.parser import AttrParser, Parser
+from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
 from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.lexer import Position
 from xdsl.utils.str_enum import StrEnum
 
-from irc.shapes import Dim, Facts, ShapeError, SymExpr, as_expr, smax, smin
+from irc.dtypes import dtype
+from irc.shapes import Dim, Fact, Facts, ShapeError, SymExpr, as_expr, smax, smin
 
 # --------------------------------------------------------------------------
 # Symbolic expressions inside xDSL's parser and printer
@@ -74,78 +86,95 @@ from irc.shapes import Dim, Facts, ShapeError, SymExpr, as_expr, smax, smin
 
 _BINARY_KEYWORDS = ("floordiv", "ceildiv", "mod")
 
+#: How deeply parentheses, unary minus signs and ``max``/``min`` calls may
+#: nest in a shape expression. The parser below recurses once per level, so
+#: without a cap hostile text would exhaust Python's stack; real shapes stay
+#: far below it.
+MAX_EXPR_NESTING = 64
+
 
 def parse_sym_expr(parser: AttrParser) -> SymExpr:
     """Parse a symbolic dimension expression from xDSL's token stream.
 
     The grammar is the one ``str(SymExpr)`` prints: ``+ - *`` with the usual
     precedence, ``floordiv``/``ceildiv``/``mod`` at the precedence of ``*``,
-    ``max(a, b)``, ``min(a, b)``, integers, symbol names and parentheses.
+    ``max(a, b)``, ``min(a, b)``, integers, symbol names and parentheses,
+    plus ``e ** k`` for an integer ``k``. Exponents are capped as
+    ``SymExpr ** k`` caps them, nesting at ``MAX_EXPR_NESTING`` levels, so
+    that no text can hang the parser or overflow its stack.
     """
     start = parser.pos
     try:
-        return _parse_sum(parser)
+        return _parse_sum(parser, 0)
     except ShapeError as err:
         parser.raise_error(f"invalid shape expression: {err}", start, parser.pos)
 
 
-def _parse_sum(parser: AttrParser) -> SymExpr:
+def _parse_sum(parser: AttrParser, depth: int) -> SymExpr:
     value = (
-        -_parse_product(parser)
+        -_parse_product(parser, depth)
         if parser.parse_optional_punctuation("-")
-        else _parse_product(parser)
+        else _parse_product(parser, depth)
     )
     while True:
         if parser.parse_optional_punctuation("+"):
-            value = value + _parse_product(parser)
+            value = value + _parse_product(parser, depth)
         elif parser.parse_optional_punctuation("-"):
-            value = value - _parse_product(parser)
+            value = value - _parse_product(parser, depth)
         else:
             return value
 
 
-def _parse_product(parser: AttrParser) -> SymExpr:
+def _parse_product(parser: AttrParser, depth: int) -> SymExpr:
     # `**` lexes as two `*` tokens, so the power binds to the last factor
     # only: the product is kept as `done * last`.
-    done, last = SymExpr.const(1), _parse_atom(parser)
+    done, last = SymExpr.const(1), _parse_atom(parser, depth)
     while True:
         if parser.parse_optional_punctuation("*"):
             if parser.parse_optional_punctuation("*"):
-                last = _power(last, parser.parse_integer(False, False))
+                last = _parse_exponent(parser, last)
             else:
-                done, last = done * last, _parse_atom(parser)
+                done, last = done * last, _parse_atom(parser, depth)
         elif parser.parse_optional_keyword("floordiv"):
-            done, last = SymExpr.const(1), (done * last) // _parse_atom(parser)
+            done, last = SymExpr.const(1), (done * last) // _parse_atom(parser, depth)
         elif parser.parse_optional_keyword("ceildiv"):
-            done, last = SymExpr.const(1), (done * last).ceildiv(_parse_atom(parser))
+            divisor = _parse_atom(parser, depth)
+            done, last = SymExpr.const(1), (done * last).ceildiv(divisor)
         elif parser.parse_optional_keyword("mod"):
-            done, last = SymExpr.const(1), (done * last) % _parse_atom(parser)
+            done, last = SymExpr.const(1), (done * last) % _parse_atom(parser, depth)
         else:
             return done * last
 
 
-def _power(value: SymExpr, exponent: int) -> SymExpr:
-    result = SymExpr.const(1)
-    for _ in range(exponent):
-        result = result * value
-    return result
+def _parse_exponent(parser: AttrParser, base: SymExpr) -> SymExpr:
+    """``base ** k``, with the error about a too large ``k`` at ``k``."""
+    start = parser.pos
+    exponent = parser.parse_integer(allow_boolean=False, allow_negative=False)
+    try:
+        return base**exponent
+    except ShapeError as err:
+        parser.raise_error(f"invalid shape expression: {err}", start, parser.pos)
 
 
-def _parse_atom(parser: AttrParser) -> SymExpr:
+def _parse_atom(parser: AttrParser, depth: int) -> SymExpr:
+    if depth > MAX_EXPR_NESTING:
+        parser.raise_error(
+            f"shape expression nested more than {MAX_EXPR_NESTING} levels deep"
+        )
     if parser.parse_optional_punctuation("-"):
-        return -_parse_atom(parser)
+        return -_parse_atom(parser, depth + 1)
     if (value := parser.parse_optional_integer(False, False)) is not None:
         return SymExpr.const(value)
     if parser.parse_optional_punctuation("("):
-        inner = _parse_sum(parser)
+        inner = _parse_sum(parser, depth + 1)
         parser.parse_punctuation(")")
         return inner
     for name, combine in (("max", smax), ("min", smin)):
         if parser.parse_optional_keyword(name):
             parser.parse_punctuation("(")
-            lhs = _parse_sum(parser)
+            lhs = _parse_sum(parser, depth + 1)
             parser.parse_punctuation(",")
-            rhs = _parse_sum(parser)
+            rhs = _parse_sum(parser, depth + 1)
             parser.parse_punctuation(")")
             return combine(lhs, rhs)
     name = parser.parse_optional_identifier()
@@ -161,13 +190,23 @@ def parse_sym_expr_list(parser: AttrParser) -> list[SymExpr]:
     )
 
 
-def print_dim_list(printer: Printer, dims: Iterable[SymExpr | int]) -> None:
-    printer.print_string("[" + ", ".join(str(d) for d in dims) + "]")
+def shape_text(dims: Iterable[SymExpr | int]) -> str:
+    """``[4*N, 2]``: a shape (or a list of axes) as the graph dialect spells
+    it, in types, in ops and in error messages."""
+    return "[" + ", ".join(str(d) for d in dims) + "]"
+
+
+def product(dims: Iterable[SymExpr | int]) -> SymExpr:
+    """The number of elements of a shape: the product of its dims."""
+    total = SymExpr.const(1)
+    for dim in dims:
+        total = total * dim
+    return total
 
 
 @irdl_attr_definition
 class SymExprAttr(Data[SymExpr]):
-    """One symbolic dimension or index, e.g. ``#graph.expr<N * 4 + 1>``."""
+    """One symbolic dimension or index, e.g. ``#graph.expr<4*N + 1>``."""
 
     name = "graph.expr"
 
@@ -218,6 +257,32 @@ def is_int_type(element_type: Attribute) -> bool:
     return isinstance(element_type, IntegerType) and element_type.width.data > 1
 
 
+#: The element kinds, by the letters ``irc.dtypes.DType.kind`` uses.
+_KIND_NAMES: dict[str, str] = {"b": "bool", "i": "integer", "f": "floating-point"}
+
+
+def element_kind(element_type: Attribute) -> str:
+    """``"b"`` (bool), ``"i"`` (integer) or ``"f"`` (floating point): the
+    kind that decides which ops are defined on an element type."""
+    if is_bool_type(element_type):
+        return "b"
+    return "f" if is_float_type(element_type) else "i"
+
+
+def verify_element_kind(
+    op_name: str, element_type: Attribute, kinds: frozenset[str]
+) -> None:
+    """Reject an element type whose kind is not among ``kinds`` with a
+    message naming the kinds the op is defined on."""
+    kind = element_kind(element_type)
+    if kind not in kinds:
+        defined = " and ".join(_KIND_NAMES[k] for k in "bif" if k in kinds)
+        raise VerifyException(
+            f"{op_name} is not defined on {_KIND_NAMES[kind]} tensors, only on "
+            f"{defined} ones; cast them first"
+        )
+
+
 @irdl_attr_definition
 class TensorType(ParametrizedAttribute, TypeAttribute):
     """A tensor with symbolic dims: ``!graph.tensor<[N, D], f32>``.
@@ -261,9 +326,7 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
         return (_expr_array(dims), element_type)
 
     def print_parameters(self, printer: Printer) -> None:
-        printer.print_string("<")
-        print_dim_list(printer, self.dims)
-        printer.print_string(", ")
+        printer.print_string(f"<{shape_text(self.dims)}, ")
         printer.print_attribute(self.element_type)
         printer.print_string(">")
 
@@ -275,6 +338,7 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
                 raise VerifyException(f"dim {dim} of {self.name} is negative")
 
 
+#: The facts every symbol satisfies anyway (each is a size, at least 1).
 _NO_FACTS = Facts()
 
 
@@ -292,35 +356,143 @@ def tensor_type(value: SSAValue) -> TensorType:
     return value_type
 
 
-def _shape_text(dims: Iterable[SymExpr]) -> str:
-    return "[" + ", ".join(str(d) for d in dims) + "]"
-
-
 def _check_axes(axes: Sequence[int], rank: int, what: str) -> None:
     for axis in axes:
         if not 0 <= axis < rank:
             raise VerifyException(f"{what} {axis} is out of range for rank {rank}")
     if len(set(axes)) != len(axes):
-        raise VerifyException(f"{what} list {list(axes)} repeats an axis")
+        raise VerifyException(f"{what} list {shape_text(axes)} repeats an axis")
 
 
 def facts_in_scope(op: Operation) -> Facts:
     """The facts stated by guard ops in the blocks enclosing ``op``.
 
-    Only used on verifiers' slow paths (when a shape relation does not hold
-    in the fact-free canonical form), so a linear scan is fine.
+    Collecting them scans every enclosing block, so callers ask for them
+    only where a relation does not hold without facts (see ``_dims_equal``):
+    verifying many ops stays linear when their shapes agree on their own.
+    Raises ``VerifyException`` when the guards contradict each other.
     """
-    facts: list[str] = []
+    facts: list[Fact] = []
     block = op.parent_block()
     while block is not None:
-        facts.extend(str(g.fact) for g in block.ops if isinstance(g, GuardOp))
+        facts.extend(g.fact.fact for g in block.ops if isinstance(g, GuardOp))
         parent = block.parent_op()
         block = parent.parent_block() if parent is not None else None
-    return Facts(facts)
+    try:
+        return Facts(facts)
+    except ShapeError as err:
+        raise VerifyException(
+            f"the guards in scope contradict each other: {err}"
+        ) from err
+
+
+def provable_in_scope(op: Operation, claim: Callable[[Facts], bool]) -> bool:
+    """Whether ``claim`` proves true without facts or, failing that, under
+    the guards in scope of ``op`` (only then collected)."""
+    return claim(_NO_FACTS) or claim(facts_in_scope(op))
 
 
 def _dims_equal(op: Operation, lhs: SymExpr, rhs: SymExpr) -> bool:
     return lhs == rhs or facts_in_scope(op).prove_eq(lhs, rhs)
+
+
+# --------------------------------------------------------------------------
+# Custom syntax shared by several ops
+# --------------------------------------------------------------------------
+
+_I64_VALUES = range(-(2**63), 2**63)
+
+
+def _parse_i64(parser: Parser) -> int:
+    start = parser.pos
+    value = parser.parse_integer(allow_boolean=False)
+    if value not in _I64_VALUES:
+        parser.raise_error(f"{value} does not fit in i64", start, parser.pos)
+    return value
+
+
+def _parse_int_list(parser: Parser) -> list[int]:
+    """``[i, j, ...]``: axes, a permutation or strides (i64 each)."""
+    return parser.parse_comma_separated_list(
+        parser.Delimiter.SQUARE, lambda: _parse_i64(parser)
+    )
+
+
+def _parse_axis(parser: Parser, op_name: str) -> int:
+    """``[axis]``: an op of one axis spells it as a list, like the others."""
+    start = parser.pos
+    axes = _parse_int_list(parser)
+    if len(axes) != 1:
+        parser.raise_error(f"{op_name} takes exactly one axis", start, parser.pos)
+    return axes[0]
+
+
+def _i64_array(values: Iterable[int]) -> DenseArrayBase[I64]:
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+class _Signature(NamedTuple):
+    """What follows an op's operands in the custom syntax: its attribute
+    dictionary, then ``: T1 -> T2`` or ``: (T1, T2) -> T3``."""
+
+    attributes: dict[str, Attribute]
+    operand_types: list[Attribute]
+    #: Where the operand types start, for errors about them.
+    operand_types_at: Position
+    result_type: Attribute
+
+    def resolve(
+        self, parser: Parser, operands: Sequence[UnresolvedOperand]
+    ) -> list[SSAValue]:
+        """The operands, checked against the operand types."""
+        return list(
+            parser.resolve_operands(operands, self.operand_types, self.operand_types_at)
+        )
+
+
+def _parse_signature(parser: Parser, *, parenthesized: bool = False) -> _Signature:
+    """``{attrs} : T1 -> T2``, or ``{attrs} : (T1, T2) -> T3``."""
+    attributes = parser.parse_optional_attr_dict()
+    parser.parse_punctuation(":")
+    start = parser.pos
+    if parenthesized:
+        operand_types = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, parser.parse_type
+        )
+    else:
+        operand_types = [parser.parse_type()]
+    parser.parse_punctuation("->")
+    return _Signature(attributes, operand_types, start, parser.parse_type())
+
+
+def _print_signature(
+    printer: Printer, op: Operation, *, parenthesized: bool = False
+) -> None:
+    """Print what ``_parse_signature`` parses."""
+    printer.print_op_attributes(op.attributes)
+    printer.print_string(" : ")
+    if parenthesized:
+        printer.print_string("(")
+        printer.print_list((v.type for v in op.operands), printer.print_attribute)
+        printer.print_string(")")
+    else:
+        printer.print_attribute(op.operands[0].type)
+    printer.print_string(" -> ")
+    printer.print_attribute(op.results[0].type)
+
+
+def _print_result_type(printer: Printer, op: Operation) -> None:
+    """`` {attrs} : T`` for ops without operands."""
+    printer.print_op_attributes(op.attributes)
+    printer.print_string(" : ")
+    printer.print_attribute(op.results[0].type)
+
+
+def _parse_result_type(parser: Parser) -> tuple[dict[str, Attribute], Attribute]:
+    """Parse what ``_print_result_type`` prints."""
+    attributes = parser.parse_optional_attr_dict()
+    parser.parse_punctuation(":")
+    return attributes, parser.parse_type()
 
 
 # --------------------------------------------------------------------------
@@ -376,7 +548,9 @@ class GraphCanonicalization(HasCanonicalizationPatternsTrait):
 
 
 class GraphOp(IRDLOperation):
-    """Base of the value-semantic graph ops (all side-effect free)."""
+    """Base of the value-semantic graph ops: ``Pure`` (no side effects, so
+    dead-code elimination may delete one whose results are unused, even one
+    that would fail at run time)."""
 
     traits = traits_def(Pure(), GraphCanonicalization())
 
@@ -390,34 +564,17 @@ class UnaryOp(GraphOp):
 
     assembly_format = "$input attr-dict `:` type($result)"
 
-    #: Which element kinds the function is defined on.
-    FLOATS_ONLY: ClassVar[bool] = True
+    #: The element kinds the function is defined on: ``"b"`` bool, ``"i"``
+    #: integer, ``"f"`` floating point (``irc.dtypes.DType.kind``'s letters).
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = frozenset("f")
 
     def __init__(self, value: SSAValue | Operation):
         value = SSAValue.get(value)
         super().__init__(operands=[value], result_types=[value.type])
 
-    #: Whether the function is defined on bool tensors.
-    ALLOWS_BOOL: ClassVar[bool] = False
-    #: Whether the function is defined on floating-point tensors.
-    ALLOWS_FLOAT: ClassVar[bool] = True
-
     def verify_(self) -> None:
         element_type = tensor_type(self.input).element_type
-        allowed = (
-            is_float_type(element_type)
-            if self.FLOATS_ONLY
-            else (
-                is_int_type(element_type)
-                or (self.ALLOWS_BOOL and is_bool_type(element_type))
-                or (self.ALLOWS_FLOAT and is_float_type(element_type))
-            )
-        )
-        if not allowed:
-            raise VerifyException(
-                f"{self.name} is not defined on {element_type} tensors; cast the "
-                "operand first"
-            )
+        verify_element_kind(self.name, element_type, self.ELEMENT_KINDS)
 
 
 @irdl_op_definition
@@ -426,7 +583,7 @@ class NegOp(UnaryOp):
 
     name = "graph.neg"
 
-    FLOATS_ONLY: ClassVar[bool] = False
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = frozenset("if")
 
 
 @irdl_op_definition
@@ -435,8 +592,7 @@ class AbsOp(UnaryOp):
 
     name = "graph.abs"
 
-    FLOATS_ONLY: ClassVar[bool] = False
-    ALLOWS_BOOL: ClassVar[bool] = True
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = frozenset("bif")
 
 
 @irdl_op_definition
@@ -515,9 +671,7 @@ class NotOp(UnaryOp):
 
     name = "graph.not"
 
-    FLOATS_ONLY: ClassVar[bool] = False
-    ALLOWS_BOOL: ClassVar[bool] = True
-    ALLOWS_FLOAT: ClassVar[bool] = False
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = frozenset("bi")
 
 
 UNARY_OPS: tuple[type[UnaryOp], ...] = (
@@ -547,12 +701,8 @@ class BinaryOp(GraphOp):
 
     assembly_format = "$lhs `,` $rhs attr-dict `:` type($result)"
 
-    #: Whether the op is defined on bool tensors (logical ops) or not.
-    ALLOWS_BOOL: ClassVar[bool] = False
-    #: Whether the op is defined on integer tensors.
-    ALLOWS_INT: ClassVar[bool] = True
-    #: Whether the op is defined on floating-point tensors.
-    ALLOWS_FLOAT: ClassVar[bool] = True
+    #: The element kinds the op is defined on, as ``UnaryOp.ELEMENT_KINDS``.
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = frozenset("if")
 
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
         lhs = SSAValue.get(lhs)
@@ -560,18 +710,7 @@ class BinaryOp(GraphOp):
 
     def verify_(self) -> None:
         element_type = tensor_type(self.lhs).element_type
-        if is_bool_type(element_type) and not self.ALLOWS_BOOL:
-            raise VerifyException(
-                f"{self.name} is not defined on bool tensors; cast them first"
-            )
-        if is_int_type(element_type) and not self.ALLOWS_INT:
-            raise VerifyException(
-                f"{self.name} is not defined on integer tensors; cast them first"
-            )
-        if is_float_type(element_type) and not self.ALLOWS_FLOAT:
-            raise VerifyException(
-                f"{self.name} is not defined on floating-point tensors"
-            )
+        verify_element_kind(self.name, element_type, self.ELEMENT_KINDS)
 
 
 @irdl_op_definition
@@ -601,7 +740,7 @@ class DivOp(BinaryOp):
 
     name = "graph.div"
 
-    ALLOWS_INT: ClassVar[bool] = False
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = frozenset("f")
 
 
 @irdl_op_definition
@@ -645,8 +784,7 @@ class AndOp(BinaryOp):
 
     name = "graph.and"
 
-    ALLOWS_BOOL: ClassVar[bool] = True
-    ALLOWS_FLOAT: ClassVar[bool] = False
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = frozenset("bi")
 
 
 @irdl_op_definition
@@ -655,8 +793,7 @@ class OrOp(BinaryOp):
 
     name = "graph.or"
 
-    ALLOWS_BOOL: ClassVar[bool] = True
-    ALLOWS_FLOAT: ClassVar[bool] = False
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = frozenset("bi")
 
 
 @irdl_op_definition
@@ -665,8 +802,7 @@ class XorOp(BinaryOp):
 
     name = "graph.xor"
 
-    ALLOWS_BOOL: ClassVar[bool] = True
-    ALLOWS_FLOAT: ClassVar[bool] = False
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = frozenset("bi")
 
 
 BINARY_OPS: tuple[type[BinaryOp], ...] = (
@@ -721,11 +857,18 @@ class CompareOp(GraphOp):
         rhs = parser.parse_unresolved_operand()
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
+        start = parser.pos
         operand_type = parser.parse_type()
-        lhs, rhs = parser.resolve_operands([lhs, rhs], [operand_type] * 2, parser.pos)
-        op = cls(predicate, lhs, rhs)
-        op.attributes |= attributes
-        return op
+        if not isinstance(operand_type, TensorType):
+            parser.raise_error(
+                f"graph.cmp compares !graph.tensor values, not {operand_type}", start
+            )
+        return cls.create(
+            operands=parser.resolve_operands([lhs, rhs], [operand_type] * 2, start),
+            properties={"predicate": ComparisonPredicateAttr(predicate)},
+            result_types=[operand_type.with_element_type(IntegerType(1))],
+            attributes=attributes,
+        )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.predicate.data}, ")
@@ -778,8 +921,8 @@ class SelectOp(GraphOp):
             raise VerifyException("select condition must be a bool (i1) tensor")
         if condition.dims != result.dims:
             raise VerifyException(
-                f"select condition shape {_shape_text(condition.dims)} differs "
-                f"from the value shape {_shape_text(result.dims)}"
+                f"select condition shape {shape_text(condition.dims)} differs "
+                f"from the value shape {shape_text(result.dims)}"
             )
 
 
@@ -812,6 +955,21 @@ class CastOp(GraphOp):
 # --------------------------------------------------------------------------
 
 
+def scalar_attr(
+    value: npt.ArrayLike, element_type: Attribute
+) -> FloatAttr | IntegerAttr:
+    """The value of a splat ``graph.constant`` of ``element_type``: ``value``
+    (a number or a 0-d array) converted as ``np.asarray(value, dtype)``
+    converts it, so the IR holds what the program computes with (``0.1``
+    rounded to f32, a float truncated to an integer, ``-1`` as ``true``).
+    Raises ``OverflowError`` for a Python int out of an integer type's range.
+    """
+    scalar = np.asarray(value, dtype(element_type).numpy)
+    if is_float_type(element_type):
+        return FloatAttr(float(scalar), element_type)
+    return IntegerAttr(int(scalar), element_type)
+
+
 @irdl_op_definition
 class ConstantOp(GraphOp):
     """A constant: a scalar splatted over a (possibly symbolic) shape, or a
@@ -831,6 +989,24 @@ class ConstantOp(GraphOp):
     def __init__(self, value: Attribute, result_type: TensorType):
         super().__init__(properties={"value": value}, result_types=[result_type])
 
+    @classmethod
+    def splat(cls, value: npt.ArrayLike, result_type: TensorType) -> ConstantOp:
+        """``value`` at every index of ``result_type``, converted to its
+        element type as ``scalar_attr`` converts it."""
+        return cls(scalar_attr(value, result_type.element_type), result_type)
+
+    @classmethod
+    def dense(cls, array: np.ndarray) -> ConstantOp:
+        """A dense literal holding ``array``, of its static shape and of the
+        element type of its dtype (``irc.dtypes.dtype``)."""
+        element_type = dtype(array.dtype).ir_type
+        wide = np.float64 if is_float_type(element_type) else np.int64
+        literal = DenseIntOrFPElementsAttr.from_list(
+            BuiltinTensorType(element_type, array.shape),
+            array.astype(wide).ravel().tolist(),
+        )
+        return cls(literal, TensorType(array.shape, element_type))
+
     @property
     def is_splat(self) -> bool:
         return not isinstance(self.value, DenseIntOrFPElementsAttr)
@@ -842,8 +1018,8 @@ class ConstantOp(GraphOp):
             literal_shape = tuple(self.value.get_shape())
             if literal_shape != result.dims:
                 raise VerifyException(
-                    f"dense literal of shape {list(literal_shape)} does not match "
-                    f"result shape {_shape_text(result.dims)}"
+                    f"dense literal of shape {shape_text(literal_shape)} does not "
+                    f"match result shape {shape_text(result.dims)}"
                 )
         else:
             value_type = self.value.type
@@ -864,7 +1040,7 @@ class IotaOp(GraphOp):
 
     name = "graph.iota"
 
-    axis = prop_def(IntegerAttr[IntegerType])
+    axis = prop_def(IntegerAttr[I64])
     result = result_def(TensorType)
 
     def __init__(self, axis: int, result_type: TensorType):
@@ -874,20 +1050,15 @@ class IotaOp(GraphOp):
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" [{self.axis.value.data}]")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
+        _print_result_type(printer, self)
 
     @classmethod
     def parse(cls, parser: Parser) -> IotaOp:
-        axes = _int_list(parser)
-        if len(axes) != 1:
-            parser.raise_error("graph.iota takes exactly one axis")
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
+        axis = _parse_axis(parser, cls.name)
+        attributes, result_type = _parse_result_type(parser)
         return cls.create(
-            properties={"axis": IntegerAttr(axes[0], i64)},
-            result_types=[parser.parse_type()],
+            properties={"axis": IntegerAttr(axis, i64)},
+            result_types=[result_type],
             attributes=attributes,
         )
 
@@ -900,7 +1071,7 @@ class IotaOp(GraphOp):
 
 @irdl_op_definition
 class DimOp(GraphOp):
-    """``%n = graph.dim N * D : !graph.tensor<[], f32>``: the value of a
+    """``%n = graph.dim D*N : !graph.tensor<[], f32>``: the value of a
     symbolic expression as a rank-0 tensor (``x.sum() / x.shape[0]``)."""
 
     name = "graph.dim"
@@ -916,16 +1087,12 @@ class DimOp(GraphOp):
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.value.data}")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
+        _print_result_type(printer, self)
 
     @classmethod
     def parse(cls, parser: Parser) -> DimOp:
         value = parse_sym_expr(parser)
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        result_type = parser.parse_type()
+        attributes, result_type = _parse_result_type(parser)
         return cls.create(
             properties={"value": SymExprAttr(value)},
             result_types=[result_type],
@@ -977,8 +1144,8 @@ class BroadcastOp(GraphOp):
             target = result.dims[offset + index]
             if dim != 1 and not _dims_equal(self, dim, target):
                 raise VerifyException(
-                    f"cannot broadcast {_shape_text(source.dims)} to "
-                    f"{_shape_text(result.dims)}: dim {index} is {dim}, "
+                    f"cannot broadcast {shape_text(source.dims)} to "
+                    f"{shape_text(result.dims)}: dim {index} is {dim}, "
                     f"neither 1 nor {target}"
                 )
 
@@ -1004,56 +1171,16 @@ class ReshapeOp(GraphOp):
         source, result = tensor_type(self.input), tensor_type(self.result)
         if source.element_type != result.element_type:
             raise VerifyException("reshape must not change the element type")
-        if not _dims_equal(self, product(source.dims), product(result.dims)):
+        source_size, result_size = product(source.dims), product(result.dims)
+        if not _dims_equal(self, source_size, result_size):
             raise VerifyException(
-                f"cannot reshape {_shape_text(source.dims)} "
-                f"({product(source.dims)} elements) to {_shape_text(result.dims)} "
-                f"({product(result.dims)} elements)"
+                f"cannot reshape {shape_text(source.dims)} ({source_size} "
+                f"elements) to {shape_text(result.dims)} ({result_size} elements)"
             )
 
 
-def product(dims: Iterable[SymExpr | int]) -> SymExpr:
-    total = SymExpr.const(1)
-    for dim in dims:
-        total = total * dim
-    return total
-
-
-class _AxesOp(GraphOp):
-    """Shared custom syntax for ops whose property is a list of axes:
-    ``graph.<op> <axes...> %x [keyword list] : T1 -> T2``."""
-
-    def _print_input_and_types(self, printer: Printer, value: SSAValue) -> None:
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(value.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.results[0].type)
-
-    @staticmethod
-    def _parse_types(
-        parser: Parser,
-    ) -> tuple[dict[str, Attribute], Attribute, Attribute]:
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        input_type = parser.parse_type()
-        parser.parse_punctuation("->")
-        result_type = parser.parse_type()
-        return attributes, input_type, result_type
-
-
-def _int_list(parser: Parser) -> list[int]:
-    return parser.parse_comma_separated_list(
-        parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
-    )
-
-
-def _axes_attr(axes: Iterable[int]) -> DenseArrayBase:
-    return DenseArrayBase.from_list(i64, list(axes))
-
-
 @irdl_op_definition
-class ReduceOp(_AxesOp):
+class ReduceOp(GraphOp):
     """``%s = graph.reduce sum %x [1] : T1 -> T2``: reduce over a set of axes.
 
     The result either drops the reduced axes or keeps them as 1 (keepdims):
@@ -1063,7 +1190,7 @@ class ReduceOp(_AxesOp):
     name = "graph.reduce"
 
     kind = prop_def(ReductionKindAttr)
-    axes = prop_def(DenseArrayBase)
+    axes = prop_def(DenseArrayBase[I64])
     input = operand_def(TensorType)
     result = result_def(TensorType)
 
@@ -1080,7 +1207,7 @@ class ReduceOp(_AxesOp):
             operands=[value],
             properties={
                 "kind": ReductionKindAttr(ReductionKind(kind)),
-                "axes": _axes_attr(sorted(axes)),
+                "axes": _i64_array(sorted(axes)),
             },
             result_types=[
                 source.with_shape(reduced_shape(source.dims, axes, keepdims))
@@ -1089,7 +1216,7 @@ class ReduceOp(_AxesOp):
 
     @property
     def axis_list(self) -> tuple[int, ...]:
-        return tuple(self.axes.get_values())
+        return self.axes.get_values()
 
     @property
     def keepdims(self) -> bool:
@@ -1098,23 +1225,21 @@ class ReduceOp(_AxesOp):
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.kind.data} ")
         printer.print_operand(self.input)
-        printer.print_string(" " + str(list(self.axis_list)))
-        self._print_input_and_types(printer, self.input)
+        printer.print_string(f" {shape_text(self.axis_list)}")
+        _print_signature(printer, self)
 
     @classmethod
     def parse(cls, parser: Parser) -> ReduceOp:
         kind = ReductionKindAttr.parse_parameter(parser)
         operand = parser.parse_unresolved_operand()
-        axes = _int_list(parser)
-        attributes, input_type, result_type = cls._parse_types(parser)
-        value = parser.resolve_operand(operand, input_type)
-        op = cls.create(
-            operands=[value],
-            properties={"kind": ReductionKindAttr(kind), "axes": _axes_attr(axes)},
-            result_types=[result_type],
-            attributes=attributes,
+        axes = _parse_int_list(parser)
+        signature = _parse_signature(parser)
+        return cls.create(
+            operands=signature.resolve(parser, [operand]),
+            properties={"kind": ReductionKindAttr(kind), "axes": _i64_array(axes)},
+            result_types=[signature.result_type],
+            attributes=signature.attributes,
         )
-        return op
 
     def verify_(self) -> None:
         source, result = tensor_type(self.input), tensor_type(self.result)
@@ -1132,8 +1257,9 @@ class ReduceOp(_AxesOp):
         expected = reduced_shape(source.dims, self.axis_list, keepdims)
         if result.dims != tuple(expected) or result.element_type != source.element_type:
             raise VerifyException(
-                f"reducing {_shape_text(source.dims)} over {list(self.axis_list)} "
-                f"gives {source.with_shape(expected)}, not {result}"
+                f"reducing {shape_text(source.dims)} over "
+                f"{shape_text(self.axis_list)} gives "
+                f"{source.with_shape(expected)}, not {result}"
             )
 
 
@@ -1147,13 +1273,13 @@ def reduced_shape(
 
 
 @irdl_op_definition
-class ArgMaxOp(_AxesOp):
+class ArgMaxOp(GraphOp):
     """``%i = graph.argmax %x [1] : T1 -> T2``: index of the first maximum
     along one axis, as i64; keepdims is read off the result rank."""
 
     name = "graph.argmax"
 
-    axis = prop_def(IntegerAttr[IntegerType])
+    axis = prop_def(IntegerAttr[I64])
     input = operand_def(TensorType)
     result = result_def(TensorType)
 
@@ -1171,20 +1297,18 @@ class ArgMaxOp(_AxesOp):
         printer.print_string(" ")
         printer.print_operand(self.input)
         printer.print_string(f" [{self.axis.value.data}]")
-        self._print_input_and_types(printer, self.input)
+        _print_signature(printer, self)
 
     @classmethod
     def parse(cls, parser: Parser) -> ArgMaxOp:
         operand = parser.parse_unresolved_operand()
-        axes = _int_list(parser)
-        if len(axes) != 1:
-            parser.raise_error("graph.argmax takes exactly one axis")
-        attributes, input_type, result_type = cls._parse_types(parser)
+        axis = _parse_axis(parser, cls.name)
+        signature = _parse_signature(parser)
         return cls.create(
-            operands=[parser.resolve_operand(operand, input_type)],
-            properties={"axis": IntegerAttr(axes[0], i64)},
-            result_types=[result_type],
-            attributes=attributes,
+            operands=signature.resolve(parser, [operand]),
+            properties={"axis": IntegerAttr(axis, i64)},
+            result_types=[signature.result_type],
+            attributes=signature.attributes,
         )
 
     def verify_(self) -> None:
@@ -1198,13 +1322,13 @@ class ArgMaxOp(_AxesOp):
 
 
 @irdl_op_definition
-class TransposeOp(_AxesOp):
+class TransposeOp(GraphOp):
     """``%y = graph.transpose %x [1, 0] : T1 -> T2``: result dim i is input
     dim ``permutation[i]`` (``np.transpose`` semantics)."""
 
     name = "graph.transpose"
 
-    permutation = prop_def(DenseArrayBase)
+    permutation = prop_def(DenseArrayBase[I64])
     input = operand_def(TensorType)
     result = result_def(TensorType)
 
@@ -1213,37 +1337,37 @@ class TransposeOp(_AxesOp):
         source = tensor_type(value)
         super().__init__(
             operands=[value],
-            properties={"permutation": _axes_attr(permutation)},
+            properties={"permutation": _i64_array(permutation)},
             result_types=[source.with_shape(source.dims[p] for p in permutation)],
         )
 
     @property
     def perm(self) -> tuple[int, ...]:
-        return tuple(self.permutation.get_values())
+        return self.permutation.get_values()
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_operand(self.input)
-        printer.print_string(" " + str(list(self.perm)))
-        self._print_input_and_types(printer, self.input)
+        printer.print_string(f" {shape_text(self.perm)}")
+        _print_signature(printer, self)
 
     @classmethod
     def parse(cls, parser: Parser) -> TransposeOp:
         operand = parser.parse_unresolved_operand()
-        permutation = _int_list(parser)
-        attributes, input_type, result_type = cls._parse_types(parser)
+        permutation = _parse_int_list(parser)
+        signature = _parse_signature(parser)
         return cls.create(
-            operands=[parser.resolve_operand(operand, input_type)],
-            properties={"permutation": _axes_attr(permutation)},
-            result_types=[result_type],
-            attributes=attributes,
+            operands=signature.resolve(parser, [operand]),
+            properties={"permutation": _i64_array(permutation)},
+            result_types=[signature.result_type],
+            attributes=signature.attributes,
         )
 
     def verify_(self) -> None:
         source, result = tensor_type(self.input), tensor_type(self.result)
         if sorted(self.perm) != list(range(source.rank)):
             raise VerifyException(
-                f"{list(self.perm)} is not a permutation of {source.rank} axes"
+                f"{shape_text(self.perm)} is not a permutation of {source.rank} axes"
             )
         expected = source.with_shape(source.dims[p] for p in self.perm)
         if result != expected:
@@ -1263,7 +1387,7 @@ class SliceOp(GraphOp):
     name = "graph.slice"
 
     offsets = prop_def(ArrayAttr[SymExprAttr])
-    strides = prop_def(DenseArrayBase)
+    strides = prop_def(DenseArrayBase[I64])
     input = operand_def(TensorType)
     result = result_def(TensorType)
 
@@ -1279,7 +1403,7 @@ class SliceOp(GraphOp):
             operands=[value],
             properties={
                 "offsets": _expr_array(offsets),
-                "strides": _axes_attr(strides),
+                "strides": _i64_array(strides),
             },
             result_types=[tensor_type(value).with_shape(sizes)],
         )
@@ -1290,30 +1414,53 @@ class SliceOp(GraphOp):
 
     @property
     def stride_list(self) -> tuple[int, ...]:
-        return tuple(self.strides.get_values())
+        return self.strides.get_values()
+
+    def index_ranges(self) -> list[tuple[SymExpr, SymExpr]]:
+        """The lowest and the highest index the slice reads along each axis
+        (for a slice of size 0, the highest is one below the lowest)."""
+        ranges = []
+        for offset, stride, size in zip(
+            self.offset_list, self.stride_list, tensor_type(self.result).dims
+        ):
+            last = offset + (size - 1) * stride
+            ranges.append((offset, last) if stride > 0 else (last, offset))
+        return ranges
+
+    def provably_in_bounds(self) -> bool:
+        """Whether every index the slice reads provably lies inside its
+        operand, under the guards in scope."""
+        return provable_in_scope(self, self._in_bounds)
+
+    def _in_bounds(self, facts: Facts) -> bool:
+        extents = tensor_type(self.input).dims
+        return all(
+            facts.prove_le(0, low) and facts.prove_lt(high, extent)
+            for (low, high), extent in zip(self.index_ranges(), extents)
+        )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_operand(self.input)
-        printer.print_string(" ")
-        print_dim_list(printer, self.offset_list)
-        printer.print_string(" " + str(list(self.stride_list)))
-        _AxesOp._print_input_and_types(self, printer, self.input)  # type: ignore[arg-type]
+        printer.print_string(
+            f" {shape_text(self.offset_list)} {shape_text(self.stride_list)}"
+        )
+        _print_signature(printer, self)
 
     @classmethod
     def parse(cls, parser: Parser) -> SliceOp:
         operand = parser.parse_unresolved_operand()
         offsets = parse_sym_expr_list(parser)
-        strides = _int_list(parser)
-        attributes, input_type, result_type = _AxesOp._parse_types(parser)
+        strides = _parse_int_list(parser)
+        signature = _parse_signature(parser)
         return cls.create(
-            operands=[parser.resolve_operand(operand, input_type)],
+            operands=signature.resolve(parser, [operand]),
             properties={
                 "offsets": _expr_array(offsets),
-                "strides": _axes_attr(strides),
+                "strides": _i64_array(strides),
             },
-            result_types=[result_type],
-            attributes=attributes,
+            result_types=[signature.result_type],
+            attributes=signature.attributes,
         )
 
     def verify_(self) -> None:
@@ -1330,27 +1477,20 @@ class SliceOp(GraphOp):
                 f"slice of a rank-{source.rank} tensor needs {source.rank} offsets, "
                 f"strides and result dims"
             )
-        facts = None
-        for axis, (offset, stride, size, extent) in enumerate(
-            zip(self.offset_list, self.stride_list, result.dims, source.dims)
-        ):
+        for axis, stride in enumerate(self.stride_list):
             if stride == 0:
                 raise VerifyException(f"slice stride of axis {axis} is zero")
-            last = offset + (size - 1) * stride
-            low, high = (offset, last) if stride > 0 else (last, offset)
-            facts = facts or facts_in_scope(self)
-            if _provably_false(facts, 0, low) or _provably_false(
-                facts, high + 1, extent
-            ):
+        if self._in_bounds(_NO_FACTS):
+            return
+        facts = facts_in_scope(self)
+        for axis, ((low, high), extent) in enumerate(
+            zip(self.index_ranges(), source.dims)
+        ):
+            if facts.prove_lt(low, 0) or facts.prove_lt(extent, high + 1):
                 raise VerifyException(
                     f"slice of axis {axis} reads [{low}, {high}], outside "
                     f"[0, {extent - 1}]"
                 )
-
-
-def _provably_false(facts: Facts, lhs: SymExpr | int, rhs: SymExpr | int) -> bool:
-    """Whether ``lhs <= rhs`` is provably false (i.e. ``rhs < lhs`` holds)."""
-    return facts.prove_lt(as_expr(rhs), as_expr(lhs))
 
 
 @irdl_op_definition
@@ -1359,7 +1499,7 @@ class ConcatOp(GraphOp):
 
     name = "graph.concat"
 
-    axis = prop_def(IntegerAttr[IntegerType])
+    axis = prop_def(IntegerAttr[I64])
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)
 
@@ -1379,32 +1519,20 @@ class ConcatOp(GraphOp):
         printer.print_string(" ")
         printer.print_list(self.inputs, printer.print_operand)
         printer.print_string(f" [{self.axis.value.data}]")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : (")
-        printer.print_list((v.type for v in self.inputs), printer.print_attribute)
-        printer.print_string(") -> ")
-        printer.print_attribute(self.result.type)
+        _print_signature(printer, self, parenthesized=True)
 
     @classmethod
     def parse(cls, parser: Parser) -> ConcatOp:
         operands = parser.parse_comma_separated_list(
             parser.Delimiter.NONE, parser.parse_unresolved_operand
         )
-        axes = _int_list(parser)
-        if len(axes) != 1:
-            parser.raise_error("graph.concat takes exactly one axis")
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        input_types = parser.parse_comma_separated_list(
-            parser.Delimiter.PAREN, parser.parse_type
-        )
-        parser.parse_punctuation("->")
-        result_type = parser.parse_type()
+        axis = _parse_axis(parser, cls.name)
+        signature = _parse_signature(parser, parenthesized=True)
         return cls.create(
-            operands=parser.resolve_operands(operands, input_types, parser.pos),
-            properties={"axis": IntegerAttr(axes[0], i64)},
-            result_types=[result_type],
-            attributes=attributes,
+            operands=signature.resolve(parser, operands),
+            properties={"axis": IntegerAttr(axis, i64)},
+            result_types=[signature.result_type],
+            attributes=signature.attributes,
         )
 
     def verify_(self) -> None:
@@ -1442,7 +1570,7 @@ class TakeOp(GraphOp):
 
     name = "graph.take"
 
-    axis = prop_def(IntegerAttr[IntegerType])
+    axis = prop_def(IntegerAttr[I64])
     table = operand_def(TensorType)
     indices = operand_def(TensorType)
     result = result_def(TensorType)
@@ -1469,34 +1597,20 @@ class TakeOp(GraphOp):
         printer.print_string(", ")
         printer.print_operand(self.indices)
         printer.print_string(f" [{self.axis.value.data}]")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : (")
-        printer.print_attribute(self.table.type)
-        printer.print_string(", ")
-        printer.print_attribute(self.indices.type)
-        printer.print_string(") -> ")
-        printer.print_attribute(self.result.type)
+        _print_signature(printer, self, parenthesized=True)
 
     @classmethod
     def parse(cls, parser: Parser) -> TakeOp:
         table = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
         indices = parser.parse_unresolved_operand()
-        axes = _int_list(parser)
-        if len(axes) != 1:
-            parser.raise_error("graph.take takes exactly one axis")
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        types = parser.parse_comma_separated_list(
-            parser.Delimiter.PAREN, parser.parse_type
-        )
-        parser.parse_punctuation("->")
-        result_type = parser.parse_type()
+        axis = _parse_axis(parser, cls.name)
+        signature = _parse_signature(parser, parenthesized=True)
         return cls.create(
-            operands=parser.resolve_operands([table, indices], types, parser.pos),
-            properties={"axis": IntegerAttr(axes[0], i64)},
-            result_types=[result_type],
-            attributes=attributes,
+            operands=signature.resolve(parser, [table, indices]),
+            properties={"axis": IntegerAttr(axis, i64)},
+            result_types=[signature.result_type],
+            attributes=signature.attributes,
         )
 
     def verify_(self) -> None:
@@ -1524,7 +1638,6 @@ class MatmulOp(GraphOp):
 
     name = "graph.matmul"
 
-    T: ClassVar = VarConstraint("T", base(TensorType))
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
@@ -1533,6 +1646,9 @@ class MatmulOp(GraphOp):
         "$lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` "
         "type($result)"
     )
+
+    #: The element kinds matmul is defined on, as ``UnaryOp.ELEMENT_KINDS``.
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = frozenset("if")
 
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
         lhs, rhs = SSAValue.get(lhs), SSAValue.get(rhs)
@@ -1548,8 +1664,7 @@ class MatmulOp(GraphOp):
             raise VerifyException("matmul operands must have rank >= 2")
         if not lhs.element_type == rhs.element_type == result.element_type:
             raise VerifyException("matmul operands and result must share a type")
-        if is_bool_type(lhs.element_type):
-            raise VerifyException("matmul is not defined on bool tensors")
+        verify_element_kind(self.name, lhs.element_type, self.ELEMENT_KINDS)
         if not _dims_equal(self, lhs.dims[-1], rhs.dims[-2]):
             raise VerifyException(
                 f"matmul contraction dims differ: {lhs.dims[-1]} (lhs) vs "
@@ -1562,20 +1677,19 @@ class MatmulOp(GraphOp):
         expected = [*batch, lhs.dims[-2], rhs.dims[-1]]
         if list(result.dims) != expected:
             raise VerifyException(
-                f"matmul result shape must be {_shape_text(expected)}, "
-                f"not {_shape_text(result.dims)}"
+                f"matmul result shape must be {shape_text(expected)}, "
+                f"not {shape_text(result.dims)}"
             )
 
 
 def broadcast_shapes(
-    lhs: Sequence[SymExpr], rhs: Sequence[SymExpr], facts: Facts | None = None
+    lhs: Sequence[SymExpr], rhs: Sequence[SymExpr], facts: Facts = _NO_FACTS
 ) -> list[SymExpr]:
     """NumPy's broadcasting of two shapes; raises ``ShapeError`` on a mismatch.
 
     Two symbolic dims are compatible only when they are provably equal (or
     one is the constant 1): broadcasting ``N`` against ``M`` is an error.
     """
-    facts = facts or Facts()
     rank = max(len(lhs), len(rhs))
     padded_lhs = [SymExpr.const(1)] * (rank - len(lhs)) + list(lhs)
     padded_rhs = [SymExpr.const(1)] * (rank - len(rhs)) + list(rhs)
@@ -1589,7 +1703,7 @@ def broadcast_shapes(
             shape.append(a)
         else:
             raise ShapeError(
-                f"shapes {_shape_text(lhs)} and {_shape_text(rhs)} do not "
+                f"shapes {shape_text(lhs)} and {shape_text(rhs)} do not "
                 f"broadcast: {a} vs {b} (declare them equal, or broadcast "
                 "explicitly)"
             )
@@ -1600,10 +1714,26 @@ def broadcast_shapes(
 # Guards
 # --------------------------------------------------------------------------
 
+#: The comparisons a fact may make, by their spelling (``irc.shapes.Fact.op``).
+_FACT_PREDICATES: dict[str, ComparisonPredicate] = {
+    "==": ComparisonPredicate.EQ,
+    "<": ComparisonPredicate.LT,
+    "<=": ComparisonPredicate.LE,
+    ">": ComparisonPredicate.GT,
+    ">=": ComparisonPredicate.GE,
+}
+_FACT_SPELLINGS: dict[ComparisonPredicate, str] = {
+    predicate: spelling for spelling, predicate in _FACT_PREDICATES.items()
+}
+
 
 @irdl_attr_definition
 class FactAttr(ParametrizedAttribute):
-    """A relation between two symbolic expressions, ``N mod 16 == 0``."""
+    """An ``irc.shapes.Fact`` as an attribute: ``#graph.fact<N mod 16 == 0>``.
+
+    The sides are ``SymExprAttr`` parameters and the comparison a predicate
+    other than ``ne`` (a fact ``a != b`` is stated as ``a < b`` or ``a > b``).
+    """
 
     name = "graph.fact"
 
@@ -1611,38 +1741,39 @@ class FactAttr(ParametrizedAttribute):
     predicate: ComparisonPredicateAttr
     rhs: SymExprAttr
 
-    _SPELLING: ClassVar[dict[ComparisonPredicate, str]] = {
-        ComparisonPredicate.EQ: "==",
-        ComparisonPredicate.LT: "<",
-        ComparisonPredicate.LE: "<=",
-        ComparisonPredicate.GT: ">",
-        ComparisonPredicate.GE: ">=",
-    }
-
     def __init__(
         self, lhs: Dim | str, predicate: ComparisonPredicate | str, rhs: Dim | str
     ):
-        if predicate in self._SPELLING.values():
-            predicate = next(p for p, s in self._SPELLING.items() if s == predicate)
+        """``predicate`` is a spelling (``"<="``) or a predicate (``"le"``)."""
+        predicate = _FACT_PREDICATES.get(predicate, predicate)
         super().__init__(
             SymExprAttr.get(lhs),
             ComparisonPredicateAttr(ComparisonPredicate(predicate)),
             SymExprAttr.get(rhs),
         )
 
+    @staticmethod
+    def from_fact(fact: Fact) -> FactAttr:
+        return FactAttr(fact.lhs, fact.op, fact.rhs)
+
+    @property
+    def fact(self) -> Fact:
+        return Fact(self.lhs.data, _FACT_SPELLINGS[self.predicate.data], self.rhs.data)
+
+    def holds(self, binding: Mapping[str, int]) -> bool | None:
+        """Whether ``binding`` satisfies the fact; None if a symbol is
+        unbound."""
+        return self.fact.holds(binding)
+
     def __str__(self) -> str:
-        return f"{self.lhs.data} {self._SPELLING[self.predicate.data]} {self.rhs.data}"
+        return str(self.fact)
 
     def verify(self) -> None:
-        if self.predicate.data not in self._SPELLING:
+        if self.predicate.data not in _FACT_SPELLINGS:
             raise VerifyException(
                 "a fact compares with ==, <, <=, > or >=; state `a != b` as "
                 "`a < b` or `a > b`"
             )
-
-    def holds(self, binding: dict[str, int]) -> bool:
-        lhs, rhs = self.lhs.data.evaluate(binding), self.rhs.data.evaluate(binding)
-        return _COMPARE[self.predicate.data](lhs, rhs)
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
@@ -1653,16 +1784,8 @@ class FactAttr(ParametrizedAttribute):
         printer.print_string(f"<{self}>")
 
 
-_COMPARE: dict[ComparisonPredicate, Callable[[int, int], bool]] = {
-    ComparisonPredicate.EQ: lambda a, b: a == b,
-    ComparisonPredicate.LT: lambda a, b: a < b,
-    ComparisonPredicate.LE: lambda a, b: a <= b,
-    ComparisonPredicate.GT: lambda a, b: a > b,
-    ComparisonPredicate.GE: lambda a, b: a >= b,
-}
-
-
 def parse_fact(parser: AttrParser) -> FactAttr:
+    """``lhs <comparison> rhs``, as ``str(FactAttr)`` prints it."""
     lhs = parse_sym_expr(parser)
     return FactAttr(lhs, _parse_comparator(parser), parse_sym_expr(parser))
 

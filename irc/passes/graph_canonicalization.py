@@ -12,17 +12,23 @@ payloads and signs may change, which no graph op can observe. In particular:
   ``x`` for every ``x``; ``x + 0.0`` is not (``-0.0 + 0.0`` is ``+0.0``, and
   ``1 / x`` tells the two apart), so it stays. ``x * 0`` and ``x - x`` fold
   only on integers: on floats NaN and infinities make them NaN.
-- Folding evaluates the op with NumPy in its element type (``ml_dtypes`` for
-  bfloat16), as the interpreter does, so float32 and float16 round as at run
-  time. Integer operations NumPy flags (division by zero, ``INT_MIN // -1``,
-  a negative integer power) and casts of NaN or out-of-range floats to
-  integers are left to run time: NumPy's answer there is not a GPU's, so
-  folding them would make a result depend on whether a constant was visible.
-  rsqrt, sigmoid and erf are composites whose rounding is an implementation
-  choice of each backend, so they are not folded either.
-- Rewrites that drop an op whose run could fail (a slice out of bounds, a max
-  over an empty axis) only apply where the guards in scope prove it cannot
-  fail (``irc.shapes.Facts`` takes every symbol to be at least 1).
+- Folding evaluates the op with the interpreter's own NumPy functions
+  (``irc.interpreters.graph.ELEMENTWISE_FUNCTIONS``) in its element type
+  (``ml_dtypes`` for bfloat16), so a folded constant is what the interpreter
+  computes, float32 and float16 rounding included. That holds for the
+  composites (rsqrt, sigmoid, erf) too; a GPU backend may round their last
+  bit differently, folded or not. Integer operations NumPy flags (division
+  by zero, ``INT_MIN // -1``, a negative integer power) and casts of NaN or
+  out-of-range floats to integers are left to run time: NumPy's answer there
+  is not a GPU's, so folding them would make a result depend on whether a
+  constant was visible.
+- A rewrite that replaces an op whose run could fail (a slice out of bounds,
+  a max over an empty axis) by one that cannot only applies where the guards
+  in scope prove the failure impossible (``irc.shapes.Facts`` takes every
+  symbol to be at least 1): a failure that a used result depends on stays a
+  failure. An op whose results are unused is deleted whether or not it
+  would fail, as any ``Pure`` op is (see ``irc.dialects.graph``).
+- An op a rewrite creates takes the source location of the op it replaces.
 
 Binary patterns expect constants on the right: ``MoveConstantRight`` puts
 them there for commutative ops, so ``1 * x`` and ``0 + x`` fold as well.
@@ -34,9 +40,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects import builtin
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     RewritePattern,
@@ -86,12 +91,11 @@ from irc.dialects.graph import (
     TransposeOp,
     UnaryOp,
     XorOp,
-    facts_in_scope,
+    provable_in_scope,
     tensor_type,
 )
 from irc.dtypes import DType, dtype
 from irc.interpreters.graph import COMPARISONS, ELEMENTWISE_FUNCTIONS
-from irc.shapes import SymExpr
 
 # --------------------------------------------------------------------------
 # Constants
@@ -138,31 +142,27 @@ def _is_splat_of(value: SSAValue, number: float) -> bool:
     )
 
 
-def _scalar_attr(scalar: np.ndarray, element_type: Attribute) -> Attribute:
-    """The splat attribute holding the 0-d array ``scalar``."""
-    if dtype(element_type).kind == "f":
-        return FloatAttr(float(scalar), element_type)
-    return IntegerAttr(int(scalar), element_type)
-
-
 def _constant(array: np.ndarray, result_type: TensorType) -> ConstantOp:
     """A constant of ``result_type`` holding ``array``: a splat when the array
     is 0-d (broadcast over the type's shape), a dense literal otherwise."""
-    element_type = result_type.element_type
     if array.ndim == 0:
-        return ConstantOp(_scalar_attr(array, element_type), result_type)
-    wide = np.float64 if dtype(element_type).kind == "f" else np.int64
-    literal = DenseIntOrFPElementsAttr.from_list(
-        builtin.TensorType(element_type, array.shape),
-        array.astype(wide).ravel().tolist(),
-    )
-    return ConstantOp(literal, result_type)
+        return ConstantOp.splat(array, result_type)
+    constant = ConstantOp.dense(array)
+    assert constant.result.type == result_type, "dense folds have static types"
+    return constant
 
 
-def _splat(number: float, result_type: TensorType) -> ConstantOp:
-    """A splat of ``number`` (cast to the element type) over ``result_type``."""
-    scalar = np.array(number, dtype(result_type.element_type).numpy)
-    return _constant(scalar, result_type)
+def _replace(
+    rewriter: PatternRewriter, op: Operation, new: Operation | SSAValue
+) -> None:
+    """Replace ``op``'s result by an existing value, or by the result of a new
+    op, which then takes over ``op``'s source location: diagnostics and debug
+    info keep pointing at the code that the rewritten op came from."""
+    if isinstance(new, SSAValue):
+        rewriter.replace(op, (), (new,))
+    else:
+        new.location = op.location
+        rewriter.replace(op, new)
 
 
 def _static_shape(result_type: TensorType) -> tuple[int, ...] | None:
@@ -218,7 +218,7 @@ def _fold(
     assert value.dtype == result_dtype.numpy, f"{op.name} folded to {value.dtype}"
     if all(c.ndim == 0 for c in constants):
         value = np.asarray(value.flat[0])
-    rewriter.replace(op, _constant(value, result_type))
+    _replace(rewriter, op, _constant(value, result_type))
 
 
 # --------------------------------------------------------------------------
@@ -270,7 +270,7 @@ class DenseToSplat(RewritePattern):
         bits = array.view(f"u{array.itemsize}").ravel()
         if (bits == bits[0]).all():
             first = np.asarray(array.flat[0])
-            rewriter.replace(op, _constant(first, tensor_type(op.result)))
+            _replace(rewriter, op, _constant(first, tensor_type(op.result)))
 
 
 # --------------------------------------------------------------------------
@@ -291,7 +291,7 @@ class MoveConstantRight(RewritePattern):
         if isinstance(op.lhs.owner, ConstantOp) and not isinstance(
             op.rhs.owner, ConstantOp
         ):
-            rewriter.replace(op, type(op)(op.rhs, op.lhs))
+            _replace(rewriter, op, type(op)(op.rhs, op.lhs))
 
 
 @dataclass(frozen=True)
@@ -305,7 +305,7 @@ class RightIdentity(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: BinaryOp, rewriter: PatternRewriter, /) -> None:
         if _dtype(op.lhs).kind in self.kinds and _is_splat_of(op.rhs, self.identity):
-            rewriter.replace(op, (), (op.lhs,))
+            _replace(rewriter, op, op.lhs)
 
 
 @dataclass(frozen=True)
@@ -319,7 +319,7 @@ class RightAbsorbing(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: BinaryOp, rewriter: PatternRewriter, /) -> None:
         if _dtype(op.lhs).kind in self.kinds and _is_splat_of(op.rhs, self.absorbing):
-            rewriter.replace(op, (), (op.rhs,))
+            _replace(rewriter, op, op.rhs)
 
 
 class MulDivByMinusOne(RewritePattern):
@@ -331,7 +331,7 @@ class MulDivByMinusOne(RewritePattern):
         self, op: MulOp | DivOp, rewriter: PatternRewriter, /
     ) -> None:
         if _is_splat_of(op.rhs, -1):
-            rewriter.replace(op, NegOp(op.lhs))
+            _replace(rewriter, op, NegOp(op.lhs))
 
 
 class SubFromZero(RewritePattern):
@@ -341,7 +341,7 @@ class SubFromZero(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: SubOp, rewriter: PatternRewriter, /) -> None:
         if _is_splat_of(op.lhs, -0.0):
-            rewriter.replace(op, NegOp(op.rhs))
+            _replace(rewriter, op, NegOp(op.rhs))
 
 
 class RemByOne(RewritePattern):
@@ -352,7 +352,7 @@ class RemByOne(RewritePattern):
         if _dtype(op.lhs).kind == "i" and (
             _is_splat_of(op.rhs, 1) or _is_splat_of(op.rhs, -1)
         ):
-            rewriter.replace(op, _splat(0, tensor_type(op.result)))
+            _replace(rewriter, op, ConstantOp.splat(0, tensor_type(op.result)))
 
 
 class PowZero(RewritePattern):
@@ -361,7 +361,7 @@ class PowZero(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: PowOp, rewriter: PatternRewriter, /) -> None:
         if _is_splat_of(op.rhs, 0):
-            rewriter.replace(op, _splat(1, tensor_type(op.result)))
+            _replace(rewriter, op, ConstantOp.splat(1, tensor_type(op.result)))
 
 
 class XorAllOnes(RewritePattern):
@@ -370,7 +370,7 @@ class XorAllOnes(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: XorOp, rewriter: PatternRewriter, /) -> None:
         if _is_splat_of(op.rhs, -1):
-            rewriter.replace(op, NotOp(op.lhs))
+            _replace(rewriter, op, NotOp(op.lhs))
 
 
 class SameOperandsIdempotent(RewritePattern):
@@ -382,7 +382,7 @@ class SameOperandsIdempotent(RewritePattern):
         self, op: MaximumOp | MinimumOp | AndOp | OrOp, rewriter: PatternRewriter, /
     ) -> None:
         if op.lhs == op.rhs:
-            rewriter.replace(op, (), (op.lhs,))
+            _replace(rewriter, op, op.lhs)
 
 
 class SameOperandsZero(RewritePattern):
@@ -394,7 +394,7 @@ class SameOperandsZero(RewritePattern):
         self, op: SubOp | XorOp, rewriter: PatternRewriter, /
     ) -> None:
         if op.lhs == op.rhs and _dtype(op.lhs).kind in "ib":
-            rewriter.replace(op, _splat(0, tensor_type(op.result)))
+            _replace(rewriter, op, ConstantOp.splat(0, tensor_type(op.result)))
 
 
 # --------------------------------------------------------------------------
@@ -413,7 +413,7 @@ class Involution(RewritePattern):
         inner = op.input.owner
         if type(inner) is type(op):
             assert isinstance(inner, UnaryOp)
-            rewriter.replace(op, (), (inner.input,))
+            _replace(rewriter, op, inner.input)
 
 
 class Idempotent(RewritePattern):
@@ -424,7 +424,7 @@ class Idempotent(RewritePattern):
         self, op: AbsOp | FloorOp, rewriter: PatternRewriter, /
     ) -> None:
         if type(op.input.owner) is type(op):
-            rewriter.replace(op, (), (op.input,))
+            _replace(rewriter, op, op.input)
 
 
 class AbsOfNeg(RewritePattern):
@@ -434,7 +434,7 @@ class AbsOfNeg(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: AbsOp, rewriter: PatternRewriter, /) -> None:
         if isinstance(inner := op.input.owner, NegOp):
-            rewriter.replace(op, AbsOp(inner.input))
+            _replace(rewriter, op, AbsOp(inner.input))
 
 
 # --------------------------------------------------------------------------
@@ -464,7 +464,9 @@ class CompareConstantRight(RewritePattern):
         if isinstance(op.lhs.owner, ConstantOp) and not isinstance(
             op.rhs.owner, ConstantOp
         ):
-            rewriter.replace(op, CompareOp(_SWAPPED[op.predicate.data], op.rhs, op.lhs))
+            _replace(
+                rewriter, op, CompareOp(_SWAPPED[op.predicate.data], op.rhs, op.lhs)
+            )
 
 
 class CompareSameOperands(RewritePattern):
@@ -475,7 +477,7 @@ class CompareSameOperands(RewritePattern):
     def match_and_rewrite(self, op: CompareOp, rewriter: PatternRewriter, /) -> None:
         if op.lhs == op.rhs and _dtype(op.lhs).kind in "ib":
             holds = op.predicate.data in _REFLEXIVE
-            rewriter.replace(op, _splat(holds, tensor_type(op.result)))
+            _replace(rewriter, op, ConstantOp.splat(holds, tensor_type(op.result)))
 
 
 class SelectSameValues(RewritePattern):
@@ -484,7 +486,7 @@ class SelectSameValues(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: SelectOp, rewriter: PatternRewriter, /) -> None:
         if op.true_value == op.false_value:
-            rewriter.replace(op, (), (op.true_value,))
+            _replace(rewriter, op, op.true_value)
 
 
 class SelectConstantCondition(RewritePattern):
@@ -496,7 +498,7 @@ class SelectConstantCondition(RewritePattern):
         condition = _splat_array(op.condition)
         if condition is not None:
             chosen = op.true_value if bool(condition) else op.false_value
-            rewriter.replace(op, (), (chosen,))
+            _replace(rewriter, op, chosen)
 
 
 class SelectNotCondition(RewritePattern):
@@ -505,7 +507,7 @@ class SelectNotCondition(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: SelectOp, rewriter: PatternRewriter, /) -> None:
         if isinstance(inner := op.condition.owner, NotOp):
-            rewriter.replace(op, SelectOp(inner.input, op.false_value, op.true_value))
+            _replace(rewriter, op, SelectOp(inner.input, op.false_value, op.true_value))
 
 
 class SelectOfBools(RewritePattern):
@@ -516,9 +518,9 @@ class SelectOfBools(RewritePattern):
         if op.result.type != op.condition.type:
             return
         if _is_splat_of(op.true_value, 1) and _is_splat_of(op.false_value, 0):
-            rewriter.replace(op, (), (op.condition,))
+            _replace(rewriter, op, op.condition)
         elif _is_splat_of(op.true_value, 0) and _is_splat_of(op.false_value, 1):
-            rewriter.replace(op, NotOp(op.condition))
+            _replace(rewriter, op, NotOp(op.condition))
 
 
 # --------------------------------------------------------------------------
@@ -550,7 +552,7 @@ class CastToSameType(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: CastOp, rewriter: PatternRewriter, /) -> None:
         if op.input.type == op.result.type:
-            rewriter.replace(op, (), (op.input,))
+            _replace(rewriter, op, op.input)
 
 
 class CastOfExactCast(RewritePattern):
@@ -568,9 +570,9 @@ class CastOfExactCast(RewritePattern):
         if not _is_exact_cast(_dtype(inner.input), _dtype(inner.result)):
             return
         if inner.input.type == op.result.type:
-            rewriter.replace(op, (), (inner.input,))
+            _replace(rewriter, op, inner.input)
         else:
-            rewriter.replace(op, CastOp(inner.input, _dtype(op.result).ir_type))
+            _replace(rewriter, op, CastOp(inner.input, _dtype(op.result).ir_type))
 
 
 # --------------------------------------------------------------------------
@@ -588,7 +590,7 @@ class ShapeOfSplat(RewritePattern):
     ) -> None:
         constant = op.input.owner
         if isinstance(constant, ConstantOp) and constant.is_splat:
-            rewriter.replace(op, ConstantOp(constant.value, tensor_type(op.result)))
+            _replace(rewriter, op, ConstantOp(constant.value, tensor_type(op.result)))
 
 
 class SliceOfSplat(RewritePattern):
@@ -601,24 +603,9 @@ class SliceOfSplat(RewritePattern):
         if (
             isinstance(constant, ConstantOp)
             and constant.is_splat
-            and _slice_in_bounds(op)
+            and op.provably_in_bounds()
         ):
-            rewriter.replace(op, ConstantOp(constant.value, tensor_type(op.result)))
-
-
-def _slice_in_bounds(op: SliceOp) -> bool:
-    """Whether every index ``op`` reads provably lies inside its operand,
-    under the guards in scope."""
-    facts = facts_in_scope(op)
-    extents, sizes = tensor_type(op.input).dims, tensor_type(op.result).dims
-    for offset, stride, size, extent in zip(
-        op.offset_list, op.stride_list, sizes, extents, strict=True
-    ):
-        last = offset + (size - 1) * stride
-        low, high = (offset, last) if stride > 0 else (last, offset)
-        if not (facts.prove_le(0, low) and facts.prove_lt(high, extent)):
-            return False
-    return True
+            _replace(rewriter, op, ConstantOp(constant.value, tensor_type(op.result)))
 
 
 class ShapeOfDense(RewritePattern):
@@ -645,7 +632,7 @@ class ShapeOfDense(RewritePattern):
             moved = np.broadcast_to(array, shape)
         else:
             return
-        rewriter.replace(op, _constant(moved, result_type))
+        _replace(rewriter, op, _constant(moved, result_type))
 
 
 class ShapeToSameType(RewritePattern):
@@ -656,7 +643,7 @@ class ShapeToSameType(RewritePattern):
         self, op: BroadcastOp | ReshapeOp, rewriter: PatternRewriter, /
     ) -> None:
         if op.input.type == op.result.type:
-            rewriter.replace(op, (), (op.input,))
+            _replace(rewriter, op, op.input)
 
 
 class ReshapeOfReshape(RewritePattern):
@@ -666,7 +653,7 @@ class ReshapeOfReshape(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ReshapeOp, rewriter: PatternRewriter, /) -> None:
         if isinstance(inner := op.input.owner, ReshapeOp):
-            rewriter.replace(op, ReshapeOp(inner.input, tensor_type(op.result).dims))
+            _replace(rewriter, op, ReshapeOp(inner.input, tensor_type(op.result).dims))
 
 
 class BroadcastOfBroadcast(RewritePattern):
@@ -676,7 +663,9 @@ class BroadcastOfBroadcast(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: BroadcastOp, rewriter: PatternRewriter, /) -> None:
         if isinstance(inner := op.input.owner, BroadcastOp):
-            rewriter.replace(op, BroadcastOp(inner.input, tensor_type(op.result).dims))
+            _replace(
+                rewriter, op, BroadcastOp(inner.input, tensor_type(op.result).dims)
+            )
 
 
 class IdentityTranspose(RewritePattern):
@@ -685,7 +674,7 @@ class IdentityTranspose(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter, /) -> None:
         if op.perm == tuple(range(len(op.perm))):
-            rewriter.replace(op, (), (op.input,))
+            _replace(rewriter, op, op.input)
 
 
 class TransposeOfTranspose(RewritePattern):
@@ -699,9 +688,9 @@ class TransposeOfTranspose(RewritePattern):
             return
         permutation = [inner.perm[axis] for axis in op.perm]
         if permutation == sorted(permutation):
-            rewriter.replace(op, (), (inner.input,))
+            _replace(rewriter, op, inner.input)
         else:
-            rewriter.replace(op, TransposeOp(inner.input, permutation))
+            _replace(rewriter, op, TransposeOp(inner.input, permutation))
 
 
 class FullSlice(RewritePattern):
@@ -715,7 +704,7 @@ class FullSlice(RewritePattern):
             and all(offset == 0 for offset in op.offset_list)
             and all(stride == 1 for stride in op.stride_list)
         ):
-            rewriter.replace(op, (), (op.input,))
+            _replace(rewriter, op, op.input)
 
 
 class ConcatDropEmpty(RewritePattern):
@@ -729,9 +718,9 @@ class ConcatDropEmpty(RewritePattern):
         kept = [v for v in inputs if tensor_type(v).dims[axis] != 0] or inputs[:1]
         if len(kept) == 1:
             if kept[0].type == op.result.type:
-                rewriter.replace(op, (), (kept[0],))
+                _replace(rewriter, op, kept[0])
         elif len(kept) < len(inputs) and _concat_type(kept, axis) == op.result.type:
-            rewriter.replace(op, ConcatOp(kept, axis))
+            _replace(rewriter, op, ConcatOp(kept, axis))
 
 
 def _concat_type(values: Sequence[SSAValue], axis: int) -> TensorType:
@@ -758,9 +747,9 @@ class ReduceOneElement(RewritePattern):
         if any(dims[axis] != 1 for axis in op.axis_list):
             return
         if op.input.type == op.result.type:
-            rewriter.replace(op, (), (op.input,))
+            _replace(rewriter, op, op.input)
         else:
-            rewriter.replace(op, ReshapeOp(op.input, tensor_type(op.result).dims))
+            _replace(rewriter, op, ReshapeOp(op.input, tensor_type(op.result).dims))
 
 
 class ReduceMaxMinOfSplat(RewritePattern):
@@ -778,15 +767,10 @@ class ReduceMaxMinOfSplat(RewritePattern):
             return
         dims = tensor_type(op.input).dims
         reduced = [dims[axis] for axis in op.axis_list]
-        if all(_provably_positive(op, dim) for dim in reduced):
-            rewriter.replace(op, ConstantOp(constant.value, tensor_type(op.result)))
-
-
-def _provably_positive(op: Operation, dim: SymExpr) -> bool:
-    """Whether ``dim`` is at least 1 under the guards in scope of ``op``."""
-    if (value := dim.constant) is not None:
-        return value >= 1
-    return facts_in_scope(op).prove_le(1, dim)
+        if provable_in_scope(
+            op, lambda facts: all(facts.prove_le(1, dim) for dim in reduced)
+        ):
+            _replace(rewriter, op, ConstantOp(constant.value, tensor_type(op.result)))
 
 
 # --------------------------------------------------------------------------
@@ -801,7 +785,7 @@ class IotaOfUnitAxis(RewritePattern):
     def match_and_rewrite(self, op: IotaOp, rewriter: PatternRewriter, /) -> None:
         result_type = tensor_type(op.result)
         if result_type.dims[op.axis.value.data] == 1:
-            rewriter.replace(op, _splat(0, result_type))
+            _replace(rewriter, op, ConstantOp.splat(0, result_type))
 
 
 class ConstantDim(RewritePattern):
@@ -817,7 +801,7 @@ class ConstantDim(RewritePattern):
             and not np.iinfo(element).min <= value <= np.iinfo(element).max
         ):
             return
-        rewriter.replace(op, _splat(value, tensor_type(op.result)))
+        _replace(rewriter, op, ConstantOp.splat(value, tensor_type(op.result)))
 
 
 # --------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 // RUN: irc-opt %s -p canonicalize | filecheck %s
 // RUN: irc-opt %s -p canonicalize | irc-opt -p canonicalize | filecheck %s
+// RUN: irc-opt %s -p canonicalize --print-debuginfo | filecheck %s --check-prefix=LOC
 
 // Constant folding: NumPy in the exact element type, splats and dense literals.
 
@@ -431,4 +432,20 @@ func.func @sources() -> (!graph.tensor<[1, N], i64>, !graph.tensor<[], f32>, !gr
   %b = graph.dim 4 : !graph.tensor<[], f32>
   %c = graph.dim N : !graph.tensor<[], i32>
   func.return %a, %b, %c : !graph.tensor<[1, N], i64>, !graph.tensor<[], f32>, !graph.tensor<[], i32>
+}
+
+// Locations: an op a pattern creates takes the location of the op it replaces.
+
+// LOC-LABEL: func.func @locations(
+// LOC-NEXT:    %y = graph.neg %x : !graph.tensor<[N], f32> loc("model.py":3:7)
+// LOC-NEXT:    %b = graph.constant 2.000000e+00 : f32 -> !graph.tensor<[N], f32> loc("model.py":5:9)
+// LOC-NEXT:    %z = graph.add %y, %b : !graph.tensor<[N], f32> loc("model.py":6:5)
+// LOC-NEXT:    func.return %z : !graph.tensor<[N], f32> loc(unknown)
+func.func @locations(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
+  %m = graph.constant -1.0 : f32 -> !graph.tensor<[N], f32> loc("model.py":2:5)
+  %y = graph.mul %x, %m : !graph.tensor<[N], f32> loc("model.py":3:7)
+  %a = graph.constant 1.0 : f32 -> !graph.tensor<[N], f32> loc("model.py":4:5)
+  %b = graph.add %a, %a : !graph.tensor<[N], f32> loc("model.py":5:9)
+  %z = graph.add %y, %b : !graph.tensor<[N], f32> loc("model.py":6:5)
+  func.return %z : !graph.tensor<[N], f32>
 }

@@ -46,6 +46,20 @@ func.func @missing_comma(%x: !graph.tensor<[N D], f32>) {
 }
 
 // -----
+
+// expected-error@+1 {{invalid shape expression: exponent 100000 is too large (at most 64)}}
+func.func @huge_exponent(%x: !graph.tensor<[N ** 100000], f32>) {
+  func.return
+}
+
+// -----
+
+// expected-error@+1 {{invalid shape expression: exponent 2000 is too large (at most 1024)}}
+func.func @huge_constant_exponent(%x: !graph.tensor<[2 ** 2000], f32>) {
+  func.return
+}
+
+// -----
 // Elementwise ops.
 
 func.func @add_shape_mismatch(%x: !graph.tensor<[N], f32>, %y: !graph.tensor<[M], f32>) {
@@ -57,7 +71,7 @@ func.func @add_shape_mismatch(%x: !graph.tensor<[N], f32>, %y: !graph.tensor<[M]
 // -----
 
 func.func @unary_float_op_on_ints(%x: !graph.tensor<[N], i32>) {
-  // expected-error@+1 {{graph.exp is not defined on i32 tensors; cast the operand first}}
+  // expected-error@+1 {{graph.exp is not defined on integer tensors, only on floating-point ones; cast them first}}
   %0 = graph.exp %x : !graph.tensor<[N], i32>
   func.return
 }
@@ -65,7 +79,7 @@ func.func @unary_float_op_on_ints(%x: !graph.tensor<[N], i32>) {
 // -----
 
 func.func @div_on_ints(%x: !graph.tensor<[N], i64>) {
-  // expected-error@+1 {{graph.div is not defined on integer tensors; cast them first}}
+  // expected-error@+1 {{graph.div is not defined on integer tensors, only on floating-point ones; cast them first}}
   %0 = graph.div %x, %x : !graph.tensor<[N], i64>
   func.return
 }
@@ -73,7 +87,7 @@ func.func @div_on_ints(%x: !graph.tensor<[N], i64>) {
 // -----
 
 func.func @add_on_bools(%x: !graph.tensor<[N], i1>) {
-  // expected-error@+1 {{graph.add is not defined on bool tensors; cast them first}}
+  // expected-error@+1 {{graph.add is not defined on bool tensors, only on integer and floating-point ones; cast them first}}
   %0 = graph.add %x, %x : !graph.tensor<[N], i1>
   func.return
 }
@@ -81,7 +95,7 @@ func.func @add_on_bools(%x: !graph.tensor<[N], i1>) {
 // -----
 
 func.func @and_on_floats(%x: !graph.tensor<[N], f32>) {
-  // expected-error@+1 {{graph.and is not defined on floating-point tensors}}
+  // expected-error@+1 {{graph.and is not defined on floating-point tensors, only on bool and integer ones; cast them first}}
   %0 = graph.and %x, %x : !graph.tensor<[N], f32>
   func.return
 }
@@ -89,7 +103,7 @@ func.func @and_on_floats(%x: !graph.tensor<[N], f32>) {
 // -----
 
 func.func @not_on_floats(%x: !graph.tensor<[N], f32>) {
-  // expected-error@+1 {{graph.not is not defined on f32 tensors; cast the operand first}}
+  // expected-error@+1 {{graph.not is not defined on floating-point tensors, only on bool and integer ones; cast them first}}
   %0 = graph.not %x : !graph.tensor<[N], f32>
   func.return
 }
@@ -107,6 +121,14 @@ func.func @sum_of_bools(%x: !graph.tensor<[N], i1>) {
 func.func @compare_result_not_bool(%x: !graph.tensor<[N], f32>) {
   // expected-error@+1 {{result type must be !graph.tensor<[N], i1>}}
   %0 = "graph.cmp"(%x, %x) <{predicate = #graph<predicate lt>}> : (!graph.tensor<[N], f32>, !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32>
+  func.return
+}
+
+// -----
+
+func.func @compare_of_scalars(%x: i32) {
+  // expected-error@+1 {{graph.cmp compares !graph.tensor values, not i32}}
+  %0 = graph.cmp lt, %x, %x : i32
   func.return
 }
 
@@ -164,6 +186,22 @@ func.func @dense_shape_mismatch() {
 func.func @iota_axis_out_of_range() {
   // expected-error@+1 {{iota axis 1 is out of range for rank 1}}
   %0 = graph.iota [1] : !graph.tensor<[N], i64>
+  func.return
+}
+
+// -----
+
+func.func @iota_axis_i32() {
+  // expected-error@+1 {{Expected attribute i64 but got i32}}
+  %0 = "graph.iota"() <{axis = 0 : i32}> : () -> !graph.tensor<[N], i64>
+  func.return
+}
+
+// -----
+
+func.func @iota_axis_beyond_i64() {
+  // expected-error@+1 {{9223372036854775808 does not fit in i64}}
+  %0 = graph.iota [9223372036854775808] : !graph.tensor<[N], i64>
   func.return
 }
 
@@ -234,6 +272,14 @@ func.func @transpose_not_a_permutation(%x: !graph.tensor<[N, 4], f32>) {
 
 // -----
 
+func.func @transpose_permutation_i32(%x: !graph.tensor<[N, 4], f32>) {
+  // expected-error@+1 {{Expected attribute i64 but got i32}}
+  %0 = "graph.transpose"(%x) <{permutation = array<i32: 1, 0>}> : (!graph.tensor<[N, 4], f32>) -> !graph.tensor<[4, N], f32>
+  func.return
+}
+
+// -----
+
 func.func @transpose_wrong_result(%x: !graph.tensor<[N, 4], f32>) {
   // expected-error@+1 {{transpose result must be !graph.tensor<[4, N], f32>, not !graph.tensor<[N, 4], f32>}}
   %0 = graph.transpose %x [1, 0] : !graph.tensor<[N, 4], f32> -> !graph.tensor<[N, 4], f32>
@@ -275,6 +321,30 @@ func.func @reduce_wrong_result(%x: !graph.tensor<[N, 4], f32>) {
 
 // -----
 
+func.func @reduce_axes_i32(%x: !graph.tensor<[N, 4], f32>) {
+  // expected-error@+1 {{Expected attribute i64 but got i32}}
+  %0 = "graph.reduce"(%x) <{kind = #graph<reduction_kind sum>, axes = array<i32: 1>}> : (!graph.tensor<[N, 4], f32>) -> !graph.tensor<[N], f32>
+  func.return
+}
+
+// -----
+
+func.func @reduce_axes_f32(%x: !graph.tensor<[N, 4], f32>) {
+  // expected-error@+1 {{Expected attribute i64 but got f32}}
+  %0 = "graph.reduce"(%x) <{kind = #graph<reduction_kind sum>, axes = array<f32: 1.0>}> : (!graph.tensor<[N, 4], f32>) -> !graph.tensor<[N], f32>
+  func.return
+}
+
+// -----
+
+func.func @reduce_axis_beyond_i64(%x: !graph.tensor<[N], f32>) {
+  // expected-error@+1 {{-9223372036854775809 does not fit in i64}}
+  %0 = graph.reduce sum %x [-9223372036854775809] : !graph.tensor<[N], f32> -> !graph.tensor<[], f32>
+  func.return
+}
+
+// -----
+
 func.func @unknown_reduction(%x: !graph.tensor<[N], f32>) {
   // expected-error@+1 {{Expected `sum`, `prod`, `max`, or `min`.}}
   %0 = graph.reduce mean %x [0] : !graph.tensor<[N], f32> -> !graph.tensor<[], f32>
@@ -286,6 +356,14 @@ func.func @unknown_reduction(%x: !graph.tensor<[N], f32>) {
 func.func @argmax_result_not_i64(%x: !graph.tensor<[N, 4], f32>) {
   // expected-error@+1 {{argmax result must be !graph.tensor<[N], i64>, not !graph.tensor<[N], i32>}}
   %0 = graph.argmax %x [1] : !graph.tensor<[N, 4], f32> -> !graph.tensor<[N], i32>
+  func.return
+}
+
+// -----
+
+func.func @argmax_axis_i32(%x: !graph.tensor<[N, 4], f32>) {
+  // expected-error@+1 {{Expected attribute i64 but got i32}}
+  %0 = "graph.argmax"(%x) <{axis = 1 : i32}> : (!graph.tensor<[N, 4], f32>) -> !graph.tensor<[N], i64>
   func.return
 }
 
@@ -324,6 +402,14 @@ func.func @slice_zero_stride(%x: !graph.tensor<[N], f32>) {
 
 // -----
 
+func.func @slice_strides_i32(%x: !graph.tensor<[N], f32>) {
+  // expected-error@+1 {{Expected attribute i64 but got i32}}
+  %0 = "graph.slice"(%x) <{offsets = [#graph.expr<0>], strides = array<i32: 1>}> : (!graph.tensor<[N], f32>) -> !graph.tensor<[N], f32>
+  func.return
+}
+
+// -----
+
 func.func @slice_rank_mismatch(%x: !graph.tensor<[N, 4], f32>) {
   // expected-error@+1 {{slice of a rank-2 tensor needs 2 offsets, strides and result dims}}
   %0 = graph.slice %x [0] [1] : !graph.tensor<[N, 4], f32> -> !graph.tensor<[N, 4], f32>
@@ -351,6 +437,38 @@ func.func @concat_wrong_length(%a: !graph.tensor<[N], f32>, %b: !graph.tensor<[M
 func.func @concat_axis_out_of_range(%x: !graph.tensor<[N], f32>) {
   // expected-error@+1 {{concat axis 1 is out of range for rank 1}}
   %0 = graph.concat %x [1] : (!graph.tensor<[N], f32>) -> !graph.tensor<[N], f32>
+  func.return
+}
+
+// -----
+
+func.func @concat_axis_i32(%x: !graph.tensor<[N], f32>) {
+  // expected-error@+1 {{Expected attribute i64 but got i32}}
+  %0 = "graph.concat"(%x) <{axis = 0 : i32}> : (!graph.tensor<[N], f32>) -> !graph.tensor<[N], f32>
+  func.return
+}
+
+// -----
+
+func.func @concat_too_few_types(%x: !graph.tensor<[N], f32>) {
+  // expected-error@+1 {{expected 1 operand types but had 2}}
+  %0 = graph.concat %x, %x [0] : (!graph.tensor<[N], f32>) -> !graph.tensor<[2*N], f32>
+  func.return
+}
+
+// -----
+
+func.func @take_axis_i32(%x: !graph.tensor<[N], f32>, %i: !graph.tensor<[M], i64>) {
+  // expected-error@+1 {{Expected attribute i64 but got i32}}
+  %0 = "graph.take"(%x, %i) <{axis = 0 : i32}> : (!graph.tensor<[N], f32>, !graph.tensor<[M], i64>) -> !graph.tensor<[M], f32>
+  func.return
+}
+
+// -----
+
+func.func @take_too_many_types(%x: !graph.tensor<[N], f32>, %i: !graph.tensor<[M], i64>) {
+  // expected-error@+1 {{expected 3 operand types but had 2}}
+  %0 = graph.take %x, %i [0] : (!graph.tensor<[N], f32>, !graph.tensor<[M], i64>, !graph.tensor<[M], i64>) -> !graph.tensor<[M], f32>
   func.return
 }
 
@@ -398,7 +516,7 @@ func.func @matmul_batch_dims(%a: !graph.tensor<[B, N, K], f32>, %b: !graph.tenso
 // -----
 
 func.func @matmul_bools(%a: !graph.tensor<[N, N], i1>) {
-  // expected-error@+1 {{matmul is not defined on bool tensors}}
+  // expected-error@+1 {{graph.matmul is not defined on bool tensors, only on integer and floating-point ones; cast them first}}
   %0 = graph.matmul %a, %a : (!graph.tensor<[N, N], i1>, !graph.tensor<[N, N], i1>) -> !graph.tensor<[N, N], i1>
   func.return
 }
@@ -417,5 +535,15 @@ func.func @guard_reason_not_a_string() {
 func.func @guard_without_comparison() {
   // expected-error@+1 {{expected a comparison: ==, <, <=, > or >=}}
   graph.guard N mod 16, "tiles"
+  func.return
+}
+
+// -----
+
+func.func @contradictory_guards(%x: !graph.tensor<[N], f32>) {
+  graph.guard N == 1
+  graph.guard N == 2
+  // expected-error@+1 {{the guards in scope contradict each other: contradictory facts: N == 2 can never hold}}
+  %0 = graph.broadcast %x : !graph.tensor<[N], f32> -> !graph.tensor<[M], f32>
   func.return
 }
