@@ -21,11 +21,20 @@ the usual precedence, ``floordiv``/``mod``/``ceildiv`` at the precedence of
 ``*``, ``max(a, b)``, ``min(a, b)``, integers, symbols and parentheses, which
 the xDSL lexer can delimit inside a type. Powers print as repeated factors
 (``N*N``); :func:`parse_expr` also reads ``**``, ``//`` and ``%``.
+
+Symbolic dims are small expressions, and the algebra keeps them so: a
+canonical polynomial has at most 4096 terms, total degree 64 and coefficients
+of 8192 bits, and nested powers of ``max``, ``floordiv``, ... are bounded in
+length too. An operation that would exceed a cap raises :class:`ShapeError`
+at a bounded cost, before or while doing the work, so that no text, such as
+``((A + B)**64)**64``, can hang the parser.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
+import heapq
 import keyword
 import math
 import numbers
@@ -52,8 +61,30 @@ __all__ = [
 
 class ShapeError(IrcShapeError):
     """A user-caused error in a symbolic shape: bad text, an impossible
-    division, a missing binding or contradictory facts. It is a ``ValueError``
-    and an ``IrcError``; its message says what was wrong and why."""
+    division, a missing binding, contradictory facts or an expression too
+    large to expand. It is a ``ValueError`` and an ``IrcError``; its message
+    says what was wrong and why."""
+
+
+class _TooLarge(ShapeError):
+    """An expression over one of the caps on canonical polynomials.
+
+    ``args`` are the subject (``"a product"``, ``"(A + B)**64"``) and how it
+    exceeds the cap, so that a power can restate an error of one of its
+    products about itself (and the error pickles)."""
+
+    def __init__(self, subject: str, excess: str) -> None:
+        super().__init__(subject, excess)
+
+    @property
+    def excess(self) -> str:
+        return self.args[1]
+
+    def __str__(self) -> str:
+        return (
+            f"shape expression too large: {self.args[0]} {self.excess}; "
+            "symbolic dims are meant to be small expressions"
+        )
 
 
 # --------------------------------------------------------------------------
@@ -67,6 +98,63 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Caps that keep hostile text (`(N + M)**10000`) from hanging the parser.
 _MAX_EXPONENT = 64
 _MAX_CONSTANT_EXPONENT = 1024
+# Caps on the size of a canonical polynomial. Symbolic dims are small
+# expressions, yet `((A + B)**64)**64` or a long product of sums would expand
+# into astronomically many terms; each cap is checked before or while the
+# work that could exceed it is done, so refusing an expression costs little.
+#
+# The number of monomials of one polynomial.
+_MAX_TERMS = 4096
+# The total degree of a monomial, its atoms' powers summed (`N*N*M` has
+# degree 3): as high as one `**` may raise a symbol.
+_MAX_DEGREE = _MAX_EXPONENT
+# The bit length of a coefficient, far below the length that Python refuses
+# to convert to decimal text (4300 digits), so every expression prints.
+_MAX_COEF_BITS = 8192
+# The decimal digits of 2**_MAX_COEF_BITS: a literal with more is too large.
+_MAX_COEF_DIGITS = len(str(2**_MAX_COEF_BITS))
+# Pairs of terms multiplied by one product or division: an `m`-term times an
+# `n`-term polynomial takes `m*n`, refused before any is computed.
+_MAX_PRODUCT_WORK = 65536
+# The weight of a product (see `_weight`), about its length written out: the
+# caps above bound it for polynomials in symbols, but not once powers of
+# `max`, `floordiv`, ... nest, as in `max(max(N, 1)**64, 2)**64`.
+_MAX_WEIGHT = 2**20
+
+
+def _check_terms(count: int, subject: str) -> None:
+    if count > _MAX_TERMS:
+        raise _TooLarge(subject, f"has more than {_MAX_TERMS} terms")
+
+
+def _check_coefficient(coef: int, subject: str) -> None:
+    if coef.bit_length() > _MAX_COEF_BITS:
+        raise _TooLarge(
+            subject, f"has a coefficient of more than {_MAX_COEF_BITS} bits"
+        )
+
+
+# The errors of the caps that callers check themselves, as their subjects
+# take some work to write.
+
+
+def _too_high(degree: int, subject: str) -> _TooLarge:
+    return _TooLarge(subject, f"has total degree {degree}, more than {_MAX_DEGREE}")
+
+
+def _too_long(subject: str) -> _TooLarge:
+    return _TooLarge(
+        subject,
+        f"is longer than {_MAX_WEIGHT} symbols, constants and operations written out",
+    )
+
+
+def _too_much_work(subject: str) -> _TooLarge:
+    return _TooLarge(subject, f"takes more than {_MAX_PRODUCT_WORK} products of terms")
+
+
+def _constant_too_large() -> _TooLarge:
+    return _TooLarge("a constant", f"has more than {_MAX_COEF_BITS} bits")
 
 
 class _Op:
@@ -75,13 +163,14 @@ class _Op:
     ``max``/``min``, sorted, so structural equality is value equality of the
     canonical forms."""
 
-    __slots__ = ("_hash", "_key", "args", "kind")
+    __slots__ = ("_hash", "_key", "args", "kind", "weight")
 
     def __init__(self, kind: str, args: tuple[SymExpr, ...]) -> None:
         self.kind = kind
         self.args = args
         self._hash = hash((kind, args))
         self._key: tuple[int, int, str] | None = None
+        self.weight = 1 + sum(_weight(arg) for arg in args)
 
     @property
     def key(self) -> tuple[int, int, str]:
@@ -115,23 +204,46 @@ def _atom_key(atom: _Atom) -> tuple[int, str] | tuple[int, int, str]:
 
 @functools.lru_cache(maxsize=16384)
 def _mono_key(mono: _Mono) -> tuple[int, tuple[object, ...]]:
-    """Higher degree first, then lexicographic on the sorted atoms.
+    """Higher degree first, then lexicographic on the sorted atoms, each
+    repeated as often as its power.
 
     This is a monomial order (compatible with multiplication), which the
     division algorithm needs; it is also the printing order, so sums print
-    as ``M*N + 2*N - 1``."""
-    atoms = tuple(_atom_key(atom) for atom, power in mono for _ in range(power))
-    return (-len(atoms), atoms)
+    as ``M*N + 2*N - 1``. The key pairs each atom with its negated power
+    rather than repeating it: for equal degrees that compares the same way
+    (a higher power of an atom puts it where the other monomial has a later
+    atom), at a cost independent of the degree."""
+    degree = 0
+    atoms = []
+    for atom, power in mono:
+        degree += power
+        atoms.append((_atom_key(atom), -power))
+    return -degree, tuple(atoms)
+
+
+def _mono_degree(mono: _Mono) -> int:
+    return sum(power for _, power in mono)
 
 
 def _mono_mul(a: _Mono, b: _Mono) -> _Mono:
+    """``a * b``. Multiplied into the longer monomial, whose atoms it mostly
+    keeps, so the atoms seldom need sorting again."""
     if not a:
         return b
     if not b:
         return a
+    if len(a) < len(b):
+        a, b = b, a
     powers = dict(a)
+    grown = False
     for atom, power in b:
-        powers[atom] = powers.get(atom, 0) + power
+        if atom in powers:
+            powers[atom] += power
+        else:
+            powers[atom] = power
+            grown = True
+    if not grown:  # the atoms of `a`, in their order
+        return tuple(powers.items())
     return tuple(sorted(powers.items(), key=lambda item: _atom_key(item[0])))
 
 
@@ -181,12 +293,13 @@ class SymExpr:
     symbolic dim is never silently used as a Python int.
     """
 
-    __slots__ = ("_hash", "_symbols", "_terms", "_text")
+    __slots__ = ("_hash", "_symbols", "_terms", "_text", "_weight")
 
     _terms: _Terms
-    _hash: int
+    _hash: int | None
     _text: str | None
     _symbols: frozenset[str] | None
+    _weight: int | None
 
     def __init__(self) -> None:
         raise TypeError(
@@ -197,14 +310,12 @@ class SymExpr:
     def _new(cls, terms: _Terms) -> SymExpr:
         self = object.__new__(cls)
         self._terms = terms
-        if not terms:
-            self._hash = 0
-        elif len(terms) == 1 and not terms[0][0]:
-            self._hash = hash(terms[0][1])
-        else:
-            self._hash = hash(terms)
+        # Hashed on demand: hashing is linear in the size, which would make
+        # a long sum built term by term quadratic.
+        self._hash = None
         self._text = None
         self._symbols = None
+        self._weight = None
         return self
 
     # ----- construction ---------------------------------------------------
@@ -393,13 +504,16 @@ class SymExpr:
     def __eq__(self, other: object) -> bool:
         if isinstance(other, SymExpr):
             return self is other or (
-                self._hash == other._hash and self._terms == other._terms
+                hash(self) == hash(other) and self._terms == other._terms
             )
         if isinstance(other, numbers.Integral):
             return self.constant == other
         return NotImplemented
 
     def __hash__(self) -> int:
+        if self._hash is None:
+            value = self.constant
+            self._hash = hash(self._terms) if value is None else hash(value)
         return self._hash
 
     def __int__(self) -> int:
@@ -422,15 +536,20 @@ class SymExpr:
 Dim: TypeAlias = int | SymExpr
 
 
-def _from_poly(poly: Mapping[_Mono, int]) -> SymExpr:
-    terms = sorted(
-        ((mono, coef) for mono, coef in poly.items() if coef),
-        key=lambda term: _mono_key(term[0]),
-    )
-    return SymExpr._new(tuple(terms))
+def _from_poly(poly: Mapping[_Mono, int], subject: str = "an expression") -> SymExpr:
+    """The canonical expression of ``poly``, refused if over the caps on the
+    number of terms and the size of coefficients (the caller checks the
+    degree, which only products raise)."""
+    _check_terms(len(poly), subject)
+    if poly:
+        _check_coefficient(max(max(poly.values()), -min(poly.values())), subject)
+    monos = sorted(poly, key=_mono_key)
+    return SymExpr._new(tuple((mono, poly[mono]) for mono in monos if poly[mono]))
 
 
 def _const(value: int) -> SymExpr:
+    if value.bit_length() > _MAX_COEF_BITS:
+        raise _constant_too_large()
     return SymExpr._new((((), value),) if value else ())
 
 
@@ -464,27 +583,120 @@ def _has_ops(e: SymExpr) -> bool:
     return any(isinstance(atom, _Op) for atom in _top_atoms(e))
 
 
+def _weight(e: SymExpr) -> int:
+    """About how long ``e`` is written out: one per term, plus each atom as
+    often as its power, an operation weighing one more than its arguments."""
+    if e._weight is None:
+        e._weight = sum(
+            1
+            + sum(
+                power * (1 if isinstance(atom, str) else atom.weight)
+                for atom, power in mono
+            )
+            for mono, _ in e._terms
+        )
+    return e._weight
+
+
+def _degree(e: SymExpr) -> int:
+    """The total degree: that of the first term, as terms are sorted by
+    decreasing degree."""
+    return _mono_degree(e._terms[0][0]) if e._terms else 0
+
+
+# How many terms `_add` places one by one rather than re-sorting all.
+_FEW_TERMS = 8
+
+
 def _add(a: SymExpr, b: SymExpr) -> SymExpr:
     if not b._terms:
         return a
     if not a._terms:
         return b
-    acc = dict(a._terms)
-    _accumulate(acc, b._terms)
-    return _from_poly(acc)
+    if len(a._terms) < len(b._terms):
+        a, b = b, a
+    if len(b._terms) > _FEW_TERMS:
+        acc = dict(a._terms)
+        _accumulate(acc, b._terms)
+        return _from_poly(acc, "a sum")
+    # A few terms are placed by binary search, so that a long sum built one
+    # term at a time (as parsers do) takes linear time, not quadratic.
+    terms = list(a._terms)
+    for mono, coef in b._terms:
+        key = _mono_key(mono)
+        index = bisect.bisect_left(terms, key, key=_term_key)
+        if index < len(terms) and terms[index][0] == mono:
+            coef += terms[index][1]
+            if coef:
+                terms[index] = (mono, coef)
+            else:
+                del terms[index]
+        else:
+            terms.insert(index, (mono, coef))
+        _check_coefficient(coef, "a sum")
+    _check_terms(len(terms), "a sum")
+    return SymExpr._new(tuple(terms))
+
+
+def _term_key(term: tuple[_Mono, int]) -> tuple[int, tuple[object, ...]]:
+    return _mono_key(term[0])
 
 
 def _mul(a: SymExpr, b: SymExpr) -> SymExpr:
+    """``a * b``, refused before any work when it would take too many
+    products of terms or have too high a degree."""
     if not a._terms or not b._terms:
         return _ZERO
-    return _from_poly(_poly_mul(a._terms, dict(b._terms)))
+    m, n = len(a._terms), len(b._terms)
+    if m * n > _MAX_PRODUCT_WORK:
+        raise _too_much_work(f"multiplying expressions of {m} and {n} terms")
+    degree = _degree(a) + _degree(b)
+    if degree > _MAX_DEGREE:
+        raise _too_high(degree, "a product")
+    product = _from_poly(_poly_mul(a._terms, dict(b._terms)), "a product")
+    # A product of two terms weighs at most the sum of their weights.
+    bound = n * _weight(a) + m * _weight(b)
+    if bound > _MAX_WEIGHT and _weight(product) > _MAX_WEIGHT:
+        raise _too_long("a product")
+    return product
 
 
 def _power(base: SymExpr, exponent: int) -> SymExpr:
-    result = _ONE
-    for _ in range(exponent):
-        result = _mul(result, base)
+    """``base ** exponent`` by repeated squaring: at most two products per bit
+    of the exponent, each checked against the caps as it is computed, so a
+    power far too large to expand is refused at little cost."""
+    value = base.constant
+    if value is not None:
+        # |value|**exponent has more than (bit_length - 1) * exponent bits.
+        if (abs(value).bit_length() - 1) * exponent >= _MAX_COEF_BITS:
+            raise _TooLarge(
+                _power_text(base, exponent), f"has more than {_MAX_COEF_BITS} bits"
+            )
+        return _const(value**exponent)
+    if exponent == 0:
+        return _ONE
+    degree = _degree(base) * exponent
+    if degree > _MAX_DEGREE:
+        raise _too_high(degree, _power_text(base, exponent))
+    result = base
+    try:
+        for bit in bin(exponent)[3:]:
+            result = _mul(result, result)
+            if bit == "1":
+                result = _mul(result, base)
+    except _TooLarge as err:
+        raise _TooLarge(_power_text(base, exponent), err.excess) from None
     return result
+
+
+def _power_text(base: SymExpr, exponent: int) -> str:
+    """``base**exponent`` for a message, the base shortened if long."""
+    text = str(base)
+    if len(text) > 40:
+        text = f"({text[:36]} ...)"
+    elif not _is_primary(base):
+        text = f"({text})"
+    return f"{text}**{exponent}"
 
 
 def _checked_power(base: SymExpr, exponent: int) -> SymExpr:
@@ -531,24 +743,48 @@ def _divmod_poly(p: SymExpr, q: SymExpr) -> tuple[SymExpr, SymExpr]:
     coefficients in ``[0, lc(q))``."""
     (lead, lead_coef), tail = q._terms[0], q._terms[1:]
     work: _Poly = dict(p._terms)
+    # The monomials of `work`, largest first in the monomial order. Keys are
+    # injective, so an entry's monomial is only compared with an equal one.
+    # An entry whose monomial has cancelled out since is skipped when popped.
+    pending = [(_mono_key(mono), mono) for mono in work]
+    heapq.heapify(pending)
     quotient: _Poly = {}
     remainder: _Poly = {}
-    while work:
-        mono = min(work, key=_mono_key)
-        coef = work.pop(mono)
+    work_done = 0
+    while pending:
+        mono = heapq.heappop(pending)[1]
+        coef = work.pop(mono, 0)
+        if not coef:
+            continue
         factor = _mono_div(mono, lead)
         if factor is None:
             remainder[mono] = coef
+            _check_terms(len(remainder), "a remainder")
             continue
         times, rest = divmod(coef, lead_coef)
         if rest:
             remainder[mono] = rest
-        if times:
-            quotient[factor] = times
-            # The tail of q times factor is below mono in the monomial
-            # order, so it only changes terms not yet visited.
-            _accumulate(work, tail, -times, factor)
-    return _from_poly(quotient), _from_poly(remainder)
+            _check_terms(len(remainder), "a remainder")
+        if not times:
+            continue
+        quotient[factor] = times
+        _check_terms(len(quotient), "a quotient")
+        _check_coefficient(times, "a quotient")
+        work_done += len(tail)
+        if work_done > _MAX_PRODUCT_WORK:
+            raise _too_much_work(f"dividing by an expression of {len(q._terms)} terms")
+        # The tail of q times factor is below mono in the monomial order, so
+        # it only changes terms not yet visited.
+        for tail_mono, tail_coef in tail:
+            key = _mono_mul(tail_mono, factor)
+            value = work.get(key, 0) - times * tail_coef
+            if not value:
+                work.pop(key, None)
+                continue
+            if key not in work:
+                heapq.heappush(pending, (_mono_key(key), key))
+            work[key] = value
+    return _from_poly(quotient, "a quotient"), _from_poly(remainder, "a remainder")
 
 
 def _exact_quotient(p: SymExpr, q: SymExpr) -> SymExpr | None:
@@ -628,25 +864,24 @@ def _minmax(kind: str, args: Iterable[SymExpr]) -> SymExpr:
     winner stays (so ``max(N, N + 2)`` is ``N + 2``); the rest are sorted.
     Flattening is what makes the printed, binary and nested form
     ``max(a, max(b, c))`` parse back to the same atom."""
-    kept: list[SymExpr] = []
+    # Two arguments differ by a constant when their terms but the constant
+    # one agree: keyed by those, each argument meets its rival in one step.
+    kept: dict[_Terms, SymExpr] = {}
     for arg in args:
         inner = arg._single_op()
         for candidate in inner.args if inner and inner.kind == kind else (arg,):
-            _keep_unless_dominated(kind, kept, candidate)
+            terms = candidate._terms
+            variable = terms[:-1] if terms and not terms[-1][0] else terms
+            rival = kept.get(variable)
+            if rival is None or (
+                _constant_term(candidate) > _constant_term(rival)
+                if kind == "max"
+                else _constant_term(candidate) < _constant_term(rival)
+            ):
+                kept[variable] = candidate
     if len(kept) == 1:
-        return kept[0]
-    kept.sort(key=str)
-    return _from_atom(_Op(kind, tuple(kept)))
-
-
-def _keep_unless_dominated(kind: str, kept: list[SymExpr], arg: SymExpr) -> None:
-    for index, other in enumerate(kept):
-        difference = _add(arg, -other).constant
-        if difference is not None:
-            if (difference > 0) if kind == "max" else (difference < 0):
-                kept[index] = arg
-            return
-    kept.append(arg)
+        return next(iter(kept.values()))
+    return _from_atom(_Op(kind, tuple(sorted(kept.values(), key=str))))
 
 
 def smax(a: SymExpr | int, b: SymExpr | int, *more: SymExpr | int) -> SymExpr:
@@ -675,14 +910,15 @@ def _map_atoms(
     on_op: Callable[[_Op], SymExpr],
 ) -> SymExpr:
     """Rebuild ``e`` with every top-level atom replaced by an expression."""
-    total = _ZERO
+    total: _Poly = {}
     for mono, coef in e._terms:
         term = _const(coef)
         for atom, power in mono:
             value = on_symbol(atom) if isinstance(atom, str) else on_op(atom)
             term = _mul(term, _power(value, power))
-        total = _add(total, term)
-    return total
+        _accumulate(total, term._terms)
+        _check_terms(len(total), "a sum")
+    return _from_poly(total, "a sum")
 
 
 def _substitute(e: SymExpr, values: Mapping[str, SymExpr]) -> SymExpr:
@@ -920,9 +1156,12 @@ class _Parser:
     def sum(self) -> SymExpr:
         value = self.product()
         while self.is_op("+") or self.is_op("-"):
-            sign = self.advance().text
+            token = self.advance()
             rhs = self.product()
-            value = _add(value, rhs if sign == "+" else -rhs)
+            try:
+                value = _add(value, rhs if token.text == "+" else -rhs)
+            except ShapeError as err:
+                self.fail(str(err), token.column)
         return value
 
     def product(self) -> SymExpr:
@@ -961,7 +1200,13 @@ class _Parser:
     def primary(self) -> SymExpr:
         token = self.advance()
         if token.kind == "int":
-            return _const(int(token.text))
+            # Refused before int(), which raises ValueError past 4300 digits.
+            if len(token.text.lstrip("0")) > _MAX_COEF_DIGITS:
+                self.fail(str(_constant_too_large()), token.column)
+            try:
+                return _const(int(token.text))
+            except ShapeError as err:
+                self.fail(str(err), token.column)
         if token.kind == "name" and token.text in ("max", "min"):
             return self.call(token)
         if token.kind == "name" and token.text not in _RESERVED:
@@ -1149,7 +1394,10 @@ def _bounds(e: SymExpr, ctx: _Context) -> _Interval:
         return _atom_interval(atom, ctx)
 
     best = _refined_interval(e, atom_interval)
-    scaled, scale = _eliminate_floordivs(e)
+    try:
+        scaled, scale = _eliminate_floordivs(e)
+    except _TooLarge:  # then the plain refinement must do
+        return best
     if scale > 1:
         low, high = _refined_interval(scaled, atom_interval)
         best = _meet(best, (_xceildiv(low, scale), _xfloordiv(high, scale)))
@@ -1169,16 +1417,16 @@ def _refined_interval(
             shifts[atom] = low
     if not shifts:
         return plain
+    # Expanding the shifted monomials multiplies the number of terms by
+    # `power + 1` per shifted atom: past the cap, plain bounds must do.
+    size = 0
+    for mono, _ in e._terms:
+        size += math.prod(power + 1 for atom, power in mono if atom in shifts)
+        if size > _MAX_TERMS:
+            return plain
     shifted: _Poly = {}
     for mono, coef in e._terms:
-        expansion: _Poly = {(): coef}
-        for atom, power in mono:
-            factor: _Poly = {((atom, 1),): 1}
-            if atom in shifts:
-                factor[()] = shifts[atom]
-            for _ in range(power):
-                expansion = _poly_mul(expansion.items(), factor)
-        _accumulate(shifted, expansion.items())
+        _accumulate(shifted, _shifted_expansion(mono, coef, shifts))
 
     def shifted_interval(atom: _Atom) -> _Interval:
         low, high = atom_interval(atom)
@@ -1186,6 +1434,26 @@ def _refined_interval(
         return _xadd(low, -shift), _xadd(high, -shift)
 
     return _meet(plain, _poly_interval(shifted.items(), shifted_interval))
+
+
+def _shifted_expansion(
+    mono: _Mono, coef: int, shifts: Mapping[_Atom, int]
+) -> list[tuple[_Mono, int]]:
+    """The terms of ``coef * mono`` with each atom ``x`` of ``shifts``
+    replaced by ``x + shifts[x]``, expanded by the binomial theorem (distinct
+    atoms, in the order of ``mono``, so every monomial comes out sorted)."""
+    terms: list[tuple[_Mono, int]] = [((), coef)]
+    for atom, power in mono:
+        shift = shifts.get(atom, 0)
+        if not shift:
+            terms = [((*m, (atom, power)), c) for m, c in terms]
+            continue
+        choices = [
+            (((atom, k),) if k else (), math.comb(power, k) * shift ** (power - k))
+            for k in range(power + 1)
+        ]
+        terms = [(m + mk, c * ck) for m, c in terms for mk, ck in choices]
+    return terms
 
 
 def _eliminate_floordivs(e: SymExpr) -> tuple[SymExpr, int]:
@@ -1279,8 +1547,11 @@ class _CaseSplit:
         if e in self.failed or self.tries_left <= 0:
             return False
         self.tries_left -= 1
-        if _nonneg_directly(e, self.ctx) or self._split(e):
-            return True
+        try:
+            if _nonneg_directly(e, self.ctx) or self._split(e):
+                return True
+        except _TooLarge:  # a step of the proof would be too large
+            pass
         self.failed.add(e)
         return False
 
@@ -1318,7 +1589,10 @@ def _minmax_splits(e: SymExpr, ctx: _Context) -> list[tuple[bool, list[_Case]]]:
             continue
         # g*max(...) is the max of the g*args for g >= 0, their min for g <= 0.
         every = (atom.kind == "max") != (sign > 0)
-        cases = [_Case(_add(rest, _mul(cofactor, arg)), arg) for arg in atom.args]
+        try:
+            cases = [_Case(_add(rest, _mul(cofactor, arg)), arg) for arg in atom.args]
+        except _TooLarge:  # no split on this atom, then
+            continue
         splits.append((every, cases))
     return splits
 
@@ -1416,7 +1690,7 @@ def _unlift(e: SymExpr, back: Mapping[str, tuple[str, int]]) -> SymExpr:
     elsewhere."""
     if not back or not e.symbols & back.keys():
         return e
-    total = _ZERO
+    total: _Poly = {}
     for mono, coef in e._terms:
         factors = []
         for atom, power in mono:
@@ -1439,8 +1713,9 @@ def _unlift(e: SymExpr, back: Mapping[str, tuple[str, int]]) -> SymExpr:
         term = _const(coef)
         for factor in factors:
             term = _mul(term, factor)
-        total = _add(total, term)
-    return total
+        _accumulate(total, term._terms)
+        _check_terms(len(total), "a sum")
+    return _from_poly(total, "a sum")
 
 
 # --------------------------------------------------------------------------
@@ -1824,12 +2099,22 @@ class Facts:
     def simplify(self, e: SymExpr | int | str) -> SymExpr:
         """An expression equal to ``e`` under the facts, simplified with
         them: ``N mod 16`` is 0 under ``N mod 16 == 0``, ``max(N, 1)`` is
-        ``N``, a defined symbol is replaced by its definition."""
-        return _unlift(self._prepare(as_expr(e)), self._back)
+        ``N``, a defined symbol is replaced by its definition (``e`` itself
+        where that would be too large)."""
+        e = as_expr(e)
+        try:
+            return _unlift(self._prepare(e), self._back)
+        except _TooLarge:
+            return e
 
     def bounds(self, e: SymExpr | int | str) -> tuple[int | None, int | None]:
         """An interval containing ``e`` (None: unbounded on that side)."""
-        low, high = _bounds(self._prepare(as_expr(e)), self._ctx)
+        e = as_expr(e)
+        try:
+            prepared = self._prepare(e)
+        except _TooLarge:  # sound, if weaker: every symbol is at least 1
+            prepared = e
+        low, high = _bounds(prepared, self._ctx)
         return (
             None if isinstance(low, float) else low,
             None if isinstance(high, float) else high,
@@ -1838,7 +2123,11 @@ class Facts:
     def prove_le(self, a: SymExpr | int | str, b: SymExpr | int | str) -> bool:
         """Whether ``a <= b`` holds for every binding satisfying the facts
         (False means "not proven", not "false")."""
-        return _nonneg(self._prepare(_add(as_expr(b), -as_expr(a))), self._ctx)
+        difference = _add(as_expr(b), -as_expr(a))
+        try:
+            return _nonneg(self._prepare(difference), self._ctx)
+        except _TooLarge:  # a proof step would be too large
+            return False
 
     def prove_lt(self, a: SymExpr | int | str, b: SymExpr | int | str) -> bool:
         """Whether ``a < b`` is proven."""
@@ -1846,7 +2135,11 @@ class Facts:
 
     def prove_eq(self, a: SymExpr | int | str, b: SymExpr | int | str) -> bool:
         """Whether ``a == b`` is proven."""
-        return self._is_zero(self._prepare(_add(as_expr(a), -as_expr(b))))
+        difference = _add(as_expr(a), -as_expr(b))
+        try:
+            return self._is_zero(self._prepare(difference))
+        except _TooLarge:
+            return False
 
     def _is_zero(self, d: SymExpr) -> bool:
         if d == 0 or _bounds(d, self._ctx) == (0, 0):
@@ -1858,7 +2151,11 @@ class Facts:
         divisor = as_expr(k)
         if divisor == 0:
             raise ShapeError(f"divisibility of {e} by 0 is undefined")
-        return self._is_zero(self._prepare(_mod(as_expr(e), divisor)))
+        remainder = _mod(as_expr(e), divisor)
+        try:
+            return self._is_zero(self._prepare(remainder))
+        except _TooLarge:
+            return False
 
     # ----- per-symbol queries ---------------------------------------------
 

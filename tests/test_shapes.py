@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import operator
 import pickle
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -304,6 +304,165 @@ def test_parse_errors(text: str, message: str) -> None:
     with pytest.raises(ShapeError, match=message) as info:
         parse_expr(text)
     assert str(info.value).startswith(f"cannot parse shape expression {text!r}: ")
+
+
+def test_monomials_of_equal_degree_sort_lexicographically() -> None:
+    # Higher powers of an earlier atom come first, as in the expanded words
+    # AAA < AAB < AAC < ABB.
+    assert str(e("A*B*B + A*A*C + A*A*B + A*A*A")) == "A*A*A + A*A*B + A*A*C + A*B*B"
+
+
+# --------------------------------------------------------------------------
+# Caps on the size of expressions
+# --------------------------------------------------------------------------
+
+TOO_LARGE = "shape expression too large: "
+SMALL = "; symbolic dims are meant to be small expressions"
+
+
+def symbol_sum(prefix: str, count: int) -> str:
+    return " + ".join(f"{prefix}{i}" for i in range(count))
+
+
+def term_count(x: SymExpr) -> int:
+    """How many terms ``x`` has, if none is negative."""
+    return str(x).count(" + ") + 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "((A + B) ** 64) ** 64",
+        "(A + B + C + D) ** 64",
+        "*".join(f"(A{i} + 1)" for i in range(200)),
+        "*".join("(A + B + C)" for _ in range(200)),
+        "*".join(f"(A{i} + B{i} + C{i})" for i in range(200)),
+        "((N ** 64) ** 64) ** 64",
+        "((2 ** 1024) ** 1024) ** 1024",
+        "1" * 5000,
+        "A ** 64 floordiv (A + B + C + D + E)",
+        symbol_sum("A", 5000),
+        "max(max(max(max(N, 1) ** 64, 2) ** 64, 3) ** 64, 4) ** 64",
+    ],
+)
+def test_expressions_too_large_to_expand_are_refused(text: str) -> None:
+    with pytest.raises(ShapeError, match=TOO_LARGE) as info:
+        parse_expr(text)
+    assert str(info.value).startswith(f"cannot parse shape expression {text!r}: ")
+    assert SMALL in str(info.value)
+
+
+def test_operators_refuse_too_large_expressions() -> None:
+    # The path of the graph dialect's parser: SymExpr operators.
+    a, b = SymExpr.symbol("A"), SymExpr.symbol("B")
+    with pytest.raises(ShapeError, match="has total degree 4096, more than 64"):
+        ((a + b) ** 64) ** 64
+    product = SymExpr.const(1)
+    with pytest.raises(ShapeError, match="a product has total degree 65"):
+        for _ in range(200):
+            product = product * (a + b)
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        pytest.param(
+            lambda: e("(A + B + C + D)**64"),
+            "(A + B + C + D)**64 takes more than 65536 products of terms",
+            id="power-work",
+        ),
+        pytest.param(
+            lambda: N**64 * N,
+            "a product has total degree 65, more than 64",
+            id="product-degree",
+        ),
+        pytest.param(
+            lambda: e(f"({symbol_sum('A', 65)}) * ({symbol_sum('B', 64)})"),
+            "a product has more than 4096 terms",
+            id="product-terms",
+        ),
+        pytest.param(
+            lambda: e(f"({symbol_sum('A', 300)}) * ({symbol_sum('B', 300)})"),
+            "multiplying expressions of 300 and 300 terms takes more than 65536 "
+            "products of terms",
+            id="product-work",
+        ),
+        pytest.param(
+            lambda: e(symbol_sum("A", 4097)),
+            "a sum has more than 4096 terms",
+            id="sum-terms",
+        ),
+        pytest.param(
+            lambda: e("A**64 floordiv (A + B + C + D + E)"),
+            "a quotient has more than 4096 terms",
+            id="quotient-terms",
+        ),
+        pytest.param(
+            lambda: SymExpr.const(2**8192),
+            "a constant has more than 8192 bits",
+            id="constant-bits",
+        ),
+        pytest.param(
+            lambda: e("2**1024") ** 8,
+            f"({str(2**1024)[:36]} ...)**8 has more than 8192 bits",
+            id="constant-power-bits",
+        ),
+        pytest.param(
+            lambda: N * 2**8191 * 2,
+            "a product has a coefficient of more than 8192 bits",
+            id="coefficient-bits",
+        ),
+        pytest.param(
+            lambda: e("max(max(max(N, 1)**64, 2)**64, 3)**64"),
+            "(max(3, max(2, max(1, N)*max(1, N)*ma ...)**64 is longer than "
+            "1048576 symbols, constants and operations written out",
+            id="nested-weight",
+        ),
+    ],
+)
+def test_too_large_messages(build: Callable[[], SymExpr], message: str) -> None:
+    with pytest.raises(ShapeError) as info:
+        build()
+    text = str(info.value)
+    assert f"{TOO_LARGE}{message}{SMALL}" in text
+    assert isinstance(info.value, IrcError) and isinstance(info.value, ValueError)
+    again = pickle.loads(pickle.dumps(info.value))
+    assert str(again) == text and isinstance(again, ShapeError)
+
+
+def test_expressions_up_to_the_caps_are_accepted() -> None:
+    assert term_count(e("(A + B)**64")) == 65
+    assert e("((A + B)**32)**2") == e("(A + B)**64") == e("(A + B)**63 * (A + B)")
+    assert term_count(e(symbol_sum("A", 4096))) == 4096
+    product = e(f"({symbol_sum('A', 64)}) * ({symbol_sum('B', 64)})")
+    assert term_count(product) == 4096
+    assert e("2**1024 * 2**1024") == 2**2048
+    assert e("max(max(N, 1)**64, 2)**64").evaluate({"N": 1}) == 2**64
+    assert e("1" * 2466) == int("1" * 2466)
+
+
+def test_long_sums_and_max_build_canonically() -> None:
+    forward = e(symbol_sum("A", 2000))
+    backward = e(" + ".join(f"A{i}" for i in reversed(range(2000))))
+    assert forward == backward and hash(forward) == hash(backward)
+    assert e(f"{symbol_sum('A', 1000)} - ({symbol_sum('A', 1000)})") == 0
+    widest = "max(" + ", ".join(f"N + {i}" for i in range(2000)) + ")"
+    assert e(widest) == N + 1999
+    many = smax(*(SymExpr.symbol(f"A{i}") for i in range(500)), N, N + 1)
+    assert str(many).count("max(") == 500 and "max(A99, N + 1)" in str(many)
+
+
+def test_proofs_give_up_rather_than_expand_too_far() -> None:
+    facts = Facts(["N == A + B + C + D"])
+    # Substituting the definition would expand past the caps: not proven
+    # (rather than an error), and simplify and bounds fall back to the
+    # expression itself.
+    assert not facts.prove_le(N**64, M**64) and not facts.prove_eq(N**64, M**64)
+    assert facts.simplify(N**64) == N**64
+    assert facts.bounds(N**64) == (1, None)
+    wide = e("*".join(f"A{i}" for i in range(40)))
+    assert Facts().bounds(wide) == (1, None)
+    assert Facts().prove_le(1, wide) and Facts().prove_lt(0, wide)
 
 
 # --------------------------------------------------------------------------
