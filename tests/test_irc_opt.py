@@ -156,6 +156,14 @@ def test_huge_exponent_is_an_error_at_the_exponent(run_irc_opt: RunIrcOpt) -> No
     )
 
 
+def test_expression_too_large_to_expand_is_an_error(run_irc_opt: RunIrcOpt) -> None:
+    # Each exponent is small, but expanding the power of a power is not.
+    outcome = run_irc_opt(VALID.replace("[N, 4]", "[((N + M) ** 64) ** 64, 4]", 1))
+    assert outcome.status == 1 and "Traceback" not in outcome.err
+    assert "input.mlir:1:" in outcome.err
+    assert "shape expression too large" in outcome.err
+
+
 @pytest.mark.parametrize(
     "nested",
     [
