@@ -1,13 +1,18 @@
 """Test-wide settings: Hypothesis profiles.
 
 ``ci`` (chosen when the ``CI`` environment variable is set) is derandomised,
-so a CI run is reproducible; ``dev`` explores new examples each run. Choose
-one explicitly with ``IRC_HYPOTHESIS_PROFILE``.
+so a CI run is reproducible; ``dev`` explores new examples each run;
+``extended`` (from ``irc.testing``) runs thousands of programs per pass check.
+Choose one explicitly with ``IRC_HYPOTHESIS_PROFILE``.
 """
 
 import os
 
 from hypothesis import HealthCheck, settings
+
+from irc.testing import register_profiles
+
+register_profiles()
 
 settings.register_profile(
     "ci",

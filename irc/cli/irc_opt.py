@@ -16,6 +16,9 @@ It reads textual IR, runs a pipeline of passes given by name
   ``// expected-error {{...}}`` annotations (see ``docs/irc-opt.md``).
 - ``--print-ir-after-all`` prints the IR after every pass to stderr, each
   dump headed as in MLIR.
+- ``--check-semantics`` interprets the module on random inputs before and
+  after every pass and stops at the first pass that changes the results
+  (see ``docs/testing.md``).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
@@ -56,6 +59,9 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from irc.errors import IrcError
 from irc.ir import print_module
 from irc.passes.registry import get_all_dialects, get_all_passes
+
+if TYPE_CHECKING:
+    from irc.testing.semantics import PassCheckError, SemanticsChecker
 
 IR_DUMP_HEADER = "// -----// IR Dump After {} //----- //"
 """The line before each ``--print-ir-after-all`` dump (MLIR's spelling)."""
@@ -361,6 +367,7 @@ class IrcOptMain(xDSLOptMain):
             help="let internal errors (bugs in irc or in a pass) raise with "
             "their Python traceback instead of printing a diagnostic",
         )
+        self._register_check_semantics_arguments(arg_parser)
 
     # The pipeline ----------------------------------------------------------
 
@@ -398,10 +405,13 @@ class IrcOptMain(xDSLOptMain):
         """``PassPipeline.apply``, with each failure blamed on its pass."""
         passes = self.pipeline.passes
         self._between_passes(None, module, passes[0] if passes else None, spans)
+        checker = self._semantics_checker(module)
         for index, current in enumerate(passes):
             self._apply(current, module)
             following = passes[index + 1] if index + 1 < len(passes) else None
             self._between_passes(current, module, following, spans)
+            if checker is not None:
+                self._check_semantics(checker, current, module)
 
     def _apply(self, current: ModulePass, module: ModuleOp) -> None:
         try:
@@ -468,6 +478,83 @@ class IrcOptMain(xDSLOptMain):
         if (location := _location_text(op)) is not None:
             return Report(message, where=location)
         return Report(message, where=self.get_input_name(), notes=_notes(error))
+
+    # --check-semantics -----------------------------------------------------
+
+    @staticmethod
+    def _register_check_semantics_arguments(
+        arg_parser: argparse.ArgumentParser,
+    ) -> None:
+        arg_parser.add_argument(
+            "--check-semantics",
+            action="store_true",
+            help="interpret the module before and after every pass on random "
+            "inputs under random symbol bindings, and stop with a diagnostic "
+            "naming the first pass that changes the results",
+        )
+        arg_parser.add_argument(
+            "--check-semantics-runs",
+            type=_positive_int,
+            default=4,
+            metavar="N",
+            help="how many random bindings and inputs --check-semantics runs "
+            "(default 4)",
+        )
+        arg_parser.add_argument(
+            "--check-semantics-seed",
+            type=int,
+            default=0,
+            metavar="SEED",
+            help="the seed --check-semantics draws bindings and inputs from "
+            "(default 0)",
+        )
+
+    def _semantics_checker(self, module: ModuleOp) -> SemanticsChecker | None:
+        """With --check-semantics, the input's results on random bindings and
+        inputs, to compare each pass's output with. Imported only then: the
+        reference interpreters are not needed otherwise."""
+        if not self.args.check_semantics:
+            return None
+        from irc.testing.semantics import SemanticsChecker
+
+        try:
+            return SemanticsChecker(
+                module,
+                runs=self.args.check_semantics_runs,
+                seed=self.args.check_semantics_seed,
+            )
+        except IrcError as error:
+            raise _Failure(
+                Report(
+                    f"--check-semantics cannot run the input: {error}",
+                    where=self.get_input_name(),
+                )
+            ) from error
+        except Exception as error:
+            if self.args.traceback:
+                raise
+            raise _Failure(
+                _crash_report(error, "the reference interpreter", self.get_input_name())
+            ) from error
+
+    def _check_semantics(
+        self, checker: SemanticsChecker, done: ModulePass, module: ModuleOp
+    ) -> None:
+        """Blame ``done`` if it changed the results (a miscompile is a bug in
+        the pass, never a tolerated diagnostic)."""
+        from irc.testing.semantics import PassCheckError
+
+        try:
+            checker.check(str(done.spec()), module)
+        except PassCheckError as error:
+            raise _Failure(
+                Report(
+                    f"{error.headline} (--check-semantics)",
+                    ErrorKind.INTERNAL,
+                    where=self.get_input_name(),
+                    notes=_semantics_notes(error),
+                )
+            ) from error
 
     # Input and output ------------------------------------------------------
 
@@ -630,6 +717,25 @@ class IrcOptMain(xDSLOptMain):
         ) or (report.kind is ErrorKind.DIAGNOSTIC and self.args.verify_diagnostics)
         print(report.render(), file=sys.stdout if tolerated else sys.stderr, end="")
         return tolerated
+
+
+def _positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _semantics_notes(error: PassCheckError) -> str:
+    """The mismatch, the binding and the seed, then the IR before and after
+    the pass, as diagnostic notes."""
+    notes = "".join(f"note: {line}\n" for line in error.context_lines())
+    notes += f"note: the IR before the pass:\n{error.program}"
+    return notes + f"note: the IR after the pass:\n{error.after}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

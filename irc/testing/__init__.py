@@ -1,0 +1,113 @@
+"""irc.testing: random programs and checks that passes keep their meaning.
+
+Strategies (Hypothesis):
+    symbolic_shapes, bindings, bindings_for, programs
+Inputs and bindings (NumPy only):
+    inputs, module_bindings, enumerate_bindings
+Checks:
+    check_pass          a pass or pipeline keeps generated programs' meaning
+    check_metamorphic   symbolic and specialised compilations agree
+    check_semantics     interpret a module around each pass of a pipeline
+    compare_outputs, specialize, PassCheckError, SemanticsChecker
+    cases, Case         the examples the checks draw: program, binding, seed
+Interpreters by level:
+    Level, register_level, level_of, run_module
+Hypothesis profiles:
+    register_profiles   adds ``extended`` (IRC_HYPOTHESIS_PROFILE=extended)
+
+See docs/testing.md. Names are imported on first use, so that
+``irc-opt --check-semantics`` (which needs no Hypothesis, a test-only
+dependency) does not import Hypothesis nor pay for it at start-up.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from irc.testing.check import (
+        Case,
+        cases,
+        check_metamorphic,
+        check_pass,
+        register_profiles,
+    )
+    from irc.testing.interpreters import Level, level_of, register_level, run_module
+    from irc.testing.sampling import enumerate_bindings, inputs, module_bindings
+    from irc.testing.semantics import (
+        DEFAULT_TOLERANCES,
+        PassCheckError,
+        SemanticsChecker,
+        check_semantics,
+        compare_outputs,
+        specialize,
+    )
+    from irc.testing.strategies import (
+        ACTIONS,
+        bindings,
+        bindings_for,
+        programs,
+        symbolic_shapes,
+    )
+
+__all__ = [
+    "ACTIONS",
+    "DEFAULT_TOLERANCES",
+    "Case",
+    "Level",
+    "PassCheckError",
+    "SemanticsChecker",
+    "bindings",
+    "bindings_for",
+    "cases",
+    "check_metamorphic",
+    "check_pass",
+    "check_semantics",
+    "compare_outputs",
+    "enumerate_bindings",
+    "inputs",
+    "level_of",
+    "module_bindings",
+    "programs",
+    "register_level",
+    "register_profiles",
+    "run_module",
+    "specialize",
+    "symbolic_shapes",
+]
+
+#: The submodule that defines each public name.
+_HOMES: dict[str, tuple[str, ...]] = {
+    "check": ("Case", "cases", "check_metamorphic", "check_pass", "register_profiles"),
+    "interpreters": ("Level", "level_of", "register_level", "run_module"),
+    "sampling": ("enumerate_bindings", "inputs", "module_bindings"),
+    "semantics": (
+        "DEFAULT_TOLERANCES",
+        "PassCheckError",
+        "SemanticsChecker",
+        "check_semantics",
+        "compare_outputs",
+        "specialize",
+    ),
+    "strategies": (
+        "ACTIONS",
+        "bindings",
+        "bindings_for",
+        "programs",
+        "symbolic_shapes",
+    ),
+}
+_EXPORTS = {name: home for home, names in _HOMES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'irc.testing' has no attribute {name!r}")
+    value = getattr(import_module(f"irc.testing.{_EXPORTS[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

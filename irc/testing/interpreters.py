@@ -1,0 +1,112 @@
+"""Which reference interpreter runs a module: a registry of IR levels.
+
+Every level of irc (graph today; fusion, loop, memory and triton as they
+arrive) has a NumPy interpreter that serves as its oracle. The checkers of
+``irc.testing`` never call one directly: they ask :func:`level_of` for the
+level whose dialects cover a module's ops, so a pass that lowers a module
+from one level to the next is checked by running the input with the first
+level's interpreter and the output with the second's, on the same inputs.
+
+A new level plugs in with one :func:`register_level` call next to its
+interpreter; nothing else in ``irc.testing`` or ``irc-opt --check-semantics``
+needs to change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from irc.dialects.graph import TensorType
+from irc.errors import IrcError
+from irc.interpreters.graph import find_function, run_graph
+from irc.runtime.binding import argument_types
+
+Runner = Callable[[ModuleOp, Sequence[np.ndarray]], list[np.ndarray]]
+Signature = Callable[[ModuleOp], list[TensorType]]
+
+#: Dialects that every level embeds (modules, functions): they never decide
+#: which level a module is at.
+SHARED_DIALECTS = frozenset({"builtin", "func"})
+
+
+@dataclass(frozen=True)
+class Level:
+    """One IR level and how to run a module at it.
+
+    ``dialects`` are the dialects (besides builtin and func) whose ops the
+    interpreter runs; ``run`` calls the module's entry function on NumPy
+    arrays and returns its results; ``signature`` gives the entry's argument
+    types, from which bindings and inputs are drawn.
+    """
+
+    name: str
+    dialects: frozenset[str]
+    run: Runner
+    signature: Signature
+
+
+_LEVELS: list[Level] = []
+
+
+def register_level(level: Level) -> None:
+    """Make ``level`` known to the checkers; a level registered again under
+    the same name replaces the old entry (and keeps its place).
+
+    Levels are tried in registration order, so register them from the
+    highest (graph) down: a module is run at the first level that covers it.
+    """
+    for index, known in enumerate(_LEVELS):
+        if known.name == level.name:
+            _LEVELS[index] = level
+            return
+    _LEVELS.append(level)
+
+
+def levels() -> tuple[Level, ...]:
+    """The registered levels, in the order they are tried."""
+    return tuple(_LEVELS)
+
+
+def module_dialects(module: ModuleOp) -> set[str]:
+    """The dialects of ``module``'s ops, builtin and func excepted."""
+    return {op.dialect_name() for op in module.walk()} - SHARED_DIALECTS
+
+
+def level_of(module: ModuleOp) -> Level:
+    """The first registered level whose interpreter runs every op of
+    ``module``; raises ``IrcError`` naming the dialects none of them runs."""
+    used = module_dialects(module)
+    for level in _LEVELS:
+        if used <= level.dialects:
+            return level
+    known = ", ".join(f"{lv.name} ({_names(lv.dialects)})" for lv in _LEVELS)
+    raise IrcError(
+        f"no reference interpreter runs a module with {_names(used)} ops; "
+        f"registered levels: {known}"
+    )
+
+
+def run_module(module: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Run ``module``'s entry function on ``inputs`` with its level's
+    reference interpreter."""
+    return level_of(module).run(module, inputs)
+
+
+def entry_signature(module: ModuleOp) -> list[TensorType]:
+    """The argument types of ``module``'s entry function, at its level."""
+    return level_of(module).signature(module)
+
+
+def _names(dialects: Iterable[str]) -> str:
+    return ", ".join(sorted(dialects)) or "no"
+
+
+def _graph_signature(module: ModuleOp) -> list[TensorType]:
+    return argument_types(find_function(module))
+
+
+register_level(Level("graph", frozenset({"graph"}), run_graph, _graph_signature))

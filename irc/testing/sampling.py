@@ -1,0 +1,149 @@
+"""Symbol bindings and NumPy inputs for running a module on random data.
+
+This module does not need Hypothesis: ``irc-opt --check-semantics`` draws
+from it with a NumPy generator, and the strategies of
+``irc.testing.strategies`` wrap it.
+
+Inputs have moderate magnitudes (floats in ``[-FLOAT_INPUT_RANGE,
+FLOAT_INPUT_RANGE]``, integers in ``[-INT_INPUT_RANGE, INT_INPUT_RANGE]``):
+the program generator builds its ops knowing these ranges, which is how
+every generated op stays in its domain (no log of a negative, no overflow
+to inf) for every input this module produces.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from irc.dialects.graph import FactAttr, GuardOp, TensorType
+from irc.dtypes import dtype
+from irc.errors import IrcError
+from irc.interpreters.graph import find_function
+from irc.shapes import Fact, SymExpr
+from irc.testing.interpreters import entry_signature
+
+#: Symbols take values in ``[1, MAX_SYMBOL_VALUE]``: big enough for every
+#: size-dependent path (empty slices, broadcasting of 1, several tiles of a
+#: reduction), small enough for the interpreter to be quick.
+MAX_SYMBOL_VALUE = 5
+#: Floating-point inputs are drawn from ``[-FLOAT_INPUT_RANGE, FLOAT_INPUT_RANGE]``.
+FLOAT_INPUT_RANGE = 4.0
+#: Integer inputs are drawn from ``[-INT_INPUT_RANGE, INT_INPUT_RANGE]``.
+INT_INPUT_RANGE = 10
+#: Above this many candidate bindings, admissible ones are sampled, not listed.
+_MAX_ENUMERATED = 50_000
+_SAMPLES = 2_000
+
+FactLike = Fact | FactAttr | str
+
+
+def as_fact(fact: FactLike) -> Fact:
+    """A :class:`irc.shapes.Fact` from a fact, a ``graph.fact`` attribute or
+    its text (``"N mod 2 == 0"``)."""
+    if isinstance(fact, Fact):
+        return fact
+    return fact.fact if isinstance(fact, FactAttr) else Fact.parse(fact)
+
+
+def enumerate_bindings(
+    symbols: Iterable[str],
+    facts: Iterable[FactLike] = (),
+    *,
+    max_value: int = MAX_SYMBOL_VALUE,
+    nonnegative: Iterable[SymExpr] = (),
+) -> list[dict[str, int]]:
+    """Every binding of ``symbols`` to ``[1, max_value]`` under which each
+    fact holds and each dim in ``nonnegative`` is at least 0, smallest
+    first (so that a strategy sampling from the list shrinks to small sizes).
+
+    With too many symbols to list every candidate, a deterministic sample
+    of the admissible ones. Raises ``IrcError`` when there is none.
+    """
+    names = sorted(set(symbols))
+    checks = [as_fact(f) for f in facts]
+    dims = list(nonnegative)
+
+    def admissible(binding: dict[str, int]) -> bool:
+        return all(f.holds(binding) for f in checks) and all(
+            d.evaluate(binding) >= 0 for d in dims
+        )
+
+    found = [b for b in _candidates(names, max_value) if admissible(b)]
+    if not found:
+        stated = "; ".join(str(f) for f in checks) or "none"
+        raise IrcError(
+            f"no binding of {', '.join(names)} to sizes in [1, {max_value}] "
+            f"satisfies the facts ({stated}) with every dim non-negative"
+        )
+    return sorted(found, key=lambda b: (sum(b.values()), list(b.values())))
+
+
+def _candidates(names: Sequence[str], max_value: int) -> Iterable[dict[str, int]]:
+    values = range(1, max_value + 1)
+    if max_value ** len(names) <= _MAX_ENUMERATED:
+        return (
+            dict(zip(names, combo))
+            for combo in itertools.product(values, repeat=len(names))
+        )
+    rng = np.random.default_rng(0)
+    return (
+        {name: int(rng.integers(1, max_value + 1)) for name in names}
+        for _ in range(_SAMPLES)
+    )
+
+
+def module_bindings(
+    module: ModuleOp, *, max_value: int = MAX_SYMBOL_VALUE
+) -> list[dict[str, int]]:
+    """The bindings under which ``module``'s entry function can be called:
+    its arguments' symbols in ``[1, max_value]``, its guards true and every
+    argument dim non-negative; smallest first."""
+    arg_types = entry_signature(module)
+    dims = [d for t in arg_types for d in t.dims]
+    symbols = set().union(*(d.symbols for d in dims))
+    guards = [g.fact for g in find_function(module).walk() if isinstance(g, GuardOp)]
+    return enumerate_bindings(symbols, guards, max_value=max_value, nonnegative=dims)
+
+
+def inputs(module: ModuleOp, binding: Mapping[str, int], seed: int) -> list[np.ndarray]:
+    """Random arguments for ``module``'s entry function under ``binding``,
+    the same for the same seed.
+
+    Floats are uniform in ``[-FLOAT_INPUT_RANGE, FLOAT_INPUT_RANGE]``, every
+    other argument rounded to halves so that ties and exact equalities
+    (``cmp eq``, ``argmax``, ``maximum``) occur; integers are uniform in
+    ``[-INT_INPUT_RANGE, INT_INPUT_RANGE]``, every fourth argument in
+    ``[0, 1]`` instead (valid indices into any non-empty axis, so that a
+    given program with index arguments runs on some draws); bools are fair
+    coins.
+    """
+    rng = np.random.default_rng(seed)
+    return [random_array(t, binding, rng) for t in entry_signature(module)]
+
+
+def random_array(
+    tensor: TensorType, binding: Mapping[str, int], rng: np.random.Generator
+) -> np.ndarray:
+    """One argument of type ``tensor`` under ``binding`` (see :func:`inputs`)."""
+    shape = tuple(dim.evaluate(binding) for dim in tensor.dims)
+    if any(size < 0 for size in shape):
+        raise IrcError(
+            f"argument type {tensor} has a negative dim under the binding "
+            f"{dict(binding)}"
+        )
+    element = dtype(tensor.element_type)
+    if element.kind == "b":
+        return np.asarray(rng.random(shape) < 0.5)
+    if element.kind == "i":
+        low, high = (
+            (0, 1) if rng.random() < 0.25 else (-INT_INPUT_RANGE, INT_INPUT_RANGE)
+        )
+        return np.asarray(rng.integers(low, high + 1, shape), dtype=element.numpy)
+    values = rng.uniform(-FLOAT_INPUT_RANGE, FLOAT_INPUT_RANGE, shape)
+    if rng.random() < 0.5:
+        values = np.round(values * 2) / 2
+    return np.asarray(values).astype(element.numpy)

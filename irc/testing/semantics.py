@@ -1,0 +1,438 @@
+"""Comparing what a module computes before and after passes.
+
+The pieces here need no Hypothesis, so that ``irc-opt --check-semantics``
+can use them without a test dependency:
+
+- :func:`compare_outputs`: the tolerance rules (per-dtype ``rtol``/``atol``
+  for floats, NaN where NaN, exact for integers and bools) and a readable
+  description of the first mismatch, down to its worst element;
+- :class:`PassCheckError`: the ``AssertionError`` every checker raises, with
+  the program, the binding and the inputs' seed in its message;
+- :class:`SemanticsChecker` and :func:`check_semantics`: run a module on a
+  few random bindings and inputs, then after each pass again, and stop at
+  the first pass that changes the results (pass-level bisection);
+- :func:`specialize`: a module with its symbols replaced by constants, for
+  the metamorphic check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp
+from xdsl.ir import Attribute, ParametrizedAttribute, SSAValue
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.rewriter import Rewriter
+from xdsl.utils.arg_spec import parse_pipeline
+from xdsl.utils.exceptions import ArgSpecParseError
+
+from irc.dialects.graph import SymExprAttr
+from irc.dtypes import dtype
+from irc.errors import IrcError
+from irc.ir import default_context, print_module
+from irc.passes.registry import get_all_passes
+from irc.testing.interpreters import run_module
+from irc.testing.sampling import MAX_SYMBOL_VALUE, inputs, module_bindings
+
+# --------------------------------------------------------------------------
+# Tolerances and comparison
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """``|after - before| <= atol + rtol * |before|`` counts as equal."""
+
+    rtol: float
+    atol: float
+
+
+#: The default tolerance per float dtype: a few units in the last place at
+#: magnitudes around 1, enough for passes that reassociate or fuse float
+#: arithmetic, far too little to hide a wrong operand order.
+DEFAULT_TOLERANCES: dict[str, Tolerance] = {
+    "float16": Tolerance(1e-2, 1e-2),
+    "bfloat16": Tolerance(5e-2, 5e-2),
+    "float32": Tolerance(1e-5, 1e-5),
+    "float64": Tolerance(1e-10, 1e-10),
+}
+
+
+def tolerance_for(
+    element: np.dtype, rtol: float | None = None, atol: float | None = None
+) -> Tolerance:
+    """The tolerance for floats of ``element``, with explicit ``rtol`` and
+    ``atol`` taking precedence over the defaults."""
+    default = DEFAULT_TOLERANCES[dtype(element).name]
+    return Tolerance(
+        default.rtol if rtol is None else rtol, default.atol if atol is None else atol
+    )
+
+
+def compare_outputs(
+    before: Sequence[np.ndarray],
+    after: Sequence[np.ndarray],
+    rtol: float | None = None,
+    atol: float | None = None,
+) -> str | None:
+    """None when ``after`` matches ``before``; else what the first
+    mismatching output differs in, with its worst element.
+
+    Floats compare within :func:`tolerance_for` their dtype and must have
+    NaN in the same places (infinities are equal only to themselves);
+    integers and bools compare exactly; dtypes and shapes must be equal.
+    """
+    if len(before) != len(after):
+        return f"the number of results changed from {len(before)} to {len(after)}"
+    for index, (expected, actual) in enumerate(zip(before, after)):
+        problem = _compare_array(expected, actual, rtol, atol)
+        if problem is not None:
+            return f"output {index} {problem}"
+    return None
+
+
+def _compare_array(
+    expected: np.ndarray, actual: np.ndarray, rtol: float | None, atol: float | None
+) -> str | None:
+    if expected.dtype != actual.dtype:
+        return f"has dtype {actual.dtype}, was {expected.dtype}"
+    if expected.shape != actual.shape:
+        return f"has shape {actual.shape}, was {expected.shape}"
+    what = f"({expected.dtype}, shape {expected.shape})"
+    if dtype(expected.dtype).kind != "f":
+        wrong = expected != actual
+        excess = np.abs(expected.astype(np.float64) - actual.astype(np.float64))
+        rule = "exact comparison"
+    else:
+        tolerance = tolerance_for(expected.dtype, rtol, atol)
+        wrong, excess = _float_mismatches(expected, actual, tolerance)
+        rule = f"beyond rtol={tolerance.rtol:g}, atol={tolerance.atol:g}"
+    if not wrong.any():
+        return None
+    worst = np.unravel_index(np.argmax(np.where(wrong, excess, -np.inf)), wrong.shape)
+    position = tuple(int(i) for i in worst)
+    return (
+        f"{what}: {int(wrong.sum())} of {wrong.size} elements differ ({rule}); "
+        f"worst at index {position}: before {_scalar(expected, position)}, "
+        f"after {_scalar(actual, position)}"
+    )
+
+
+def _float_mismatches(
+    expected: np.ndarray, actual: np.ndarray, tolerance: Tolerance
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which elements differ, and by how much beyond the tolerance (inf for
+    a NaN or an infinity that the other side lacks)."""
+    wide_expected = expected.astype(np.float64)
+    wide_actual = actual.astype(np.float64)
+    close = np.isclose(
+        wide_actual,
+        wide_expected,
+        rtol=tolerance.rtol,
+        atol=tolerance.atol,
+        equal_nan=True,
+    )
+    with np.errstate(all="ignore"):
+        excess = np.abs(wide_actual - wide_expected) - (
+            tolerance.atol + tolerance.rtol * np.abs(wide_expected)
+        )
+    return ~close, np.where(np.isfinite(excess), excess, np.inf)
+
+
+def _scalar(array: np.ndarray, position: tuple[int, ...]) -> str:
+    value = array[position]
+    return repr(value.item() if dtype(array.dtype).kind != "f" else float(value))
+
+
+# --------------------------------------------------------------------------
+# Failures
+# --------------------------------------------------------------------------
+
+
+class PassCheckError(AssertionError):
+    """A pass broke a program: it crashed, left invalid IR, broke the
+    print/parse round trip, or changed the results.
+
+    ``str()`` is the whole report: what went wrong, the binding, the inputs'
+    seed (``irc.testing.inputs(program, binding, seed)`` recreates the
+    inputs), the program and, when there is one, the program after the
+    pass. The attributes let tools lay the report out differently.
+    """
+
+    def __init__(
+        self,
+        headline: str,
+        program: str,
+        *,
+        details: Sequence[str] = (),
+        after: str | None = None,
+        after_label: str = "after the pass",
+        binding: Mapping[str, int] | None = None,
+        seed: int | None = None,
+    ):
+        self.headline = headline
+        self.program = program
+        self.details = list(details)
+        self.after = after
+        self.after_label = after_label
+        self.binding = None if binding is None else dict(binding)
+        self.seed = seed
+        super().__init__(self.report())
+
+    def context_lines(self) -> list[str]:
+        """The details, then the binding and the seed where known."""
+        lines = list(self.details)
+        if self.binding is not None:
+            lines.append(f"binding: {self.binding}")
+        if self.seed is not None:
+            lines.append(
+                f"inputs: seed {self.seed} (irc.testing.inputs(program, binding, "
+                f"seed={self.seed}) recreates them)"
+            )
+        return lines
+
+    def report(self) -> str:
+        """The headline, the context, the program and the program after."""
+        text = "\n".join([self.headline, *self.context_lines()])
+        text += f"\nprogram:\n{self.program}"
+        if self.after is not None:
+            text += f"{self.after_label}:\n{self.after}"
+        return text
+
+
+# --------------------------------------------------------------------------
+# Passes by name
+# --------------------------------------------------------------------------
+
+PassLike = ModulePass | str | Sequence[ModulePass]
+
+
+def resolve_passes(p: PassLike) -> tuple[ModulePass, ...]:
+    """The passes of a ``ModulePass``, a sequence of them, or a pipeline
+    string as ``irc-opt -p`` takes it (``"canonicalize,cse"``)."""
+    if isinstance(p, ModulePass):
+        return (p,)
+    if not isinstance(p, str):
+        return tuple(p)
+    try:
+        return PassPipeline.parse_spec(get_all_passes(), p).passes
+    except (ValueError, ArgSpecParseError) as error:  # BaseException, see XDSL-NOTES
+        known = ", ".join(sorted(get_all_passes()))
+        raise IrcError(
+            f"invalid pass pipeline {p!r}: {str(error).strip()} (known passes: {known})"
+        ) from None
+
+
+def pass_name(p: PassLike) -> str:
+    """How reports name ``p``: its pipeline text, options included."""
+    if isinstance(p, str):
+        return ",".join(str(spec) for spec in parse_pipeline(p))
+    return ",".join(str(q.spec()) for q in resolve_passes(p))
+
+
+def apply_checked(
+    passes: Sequence[ModulePass], module: ModuleOp, ctx: Context, program: str
+) -> None:
+    """Apply ``passes`` to ``module`` in order, verifying after each; a
+    crash or invalid IR raises :class:`PassCheckError` naming the pass."""
+    for current in passes:
+        name = str(current.spec())
+        try:
+            current.apply(ctx, module)
+        except Exception as error:
+            raise PassCheckError(
+                f"pass '{name}' crashed: {type(error).__name__}: {error}", program
+            ) from error
+        try:
+            module.verify()
+        except Exception as error:
+            raise PassCheckError(
+                f"pass '{name}' produced IR that does not verify: {error}",
+                program,
+                after=_printable(module),
+            ) from error
+
+
+def _printable(module: ModuleOp) -> str:
+    """The module's text, or why it cannot be printed (a broken module may
+    crash the printer, which must not hide the original report)."""
+    try:
+        return print_module(module)
+    except Exception as error:
+        return f"<cannot print the module: {type(error).__name__}: {error}>\n"
+
+
+# --------------------------------------------------------------------------
+# Checking a pipeline pass by pass
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Run:
+    """One call of the module: a binding, the seed of its inputs, and the
+    inputs themselves."""
+
+    binding: dict[str, int]
+    seed: int
+    inputs: list[np.ndarray]
+
+
+class SemanticsChecker:
+    """Runs a module on a few random bindings and inputs, and again each
+    time a pass has transformed it, comparing with the previous results.
+
+    Comparing with the results just before the pass (not with the
+    original's) blames exactly the pass that changed them, and keeps the
+    tolerance from accumulating over a long pipeline.
+    """
+
+    def __init__(
+        self,
+        module: ModuleOp,
+        *,
+        runs: int = 4,
+        seed: int = 0,
+        max_value: int = MAX_SYMBOL_VALUE,
+        rtol: float | None = None,
+        atol: float | None = None,
+    ):
+        if runs < 1:
+            raise IrcError(f"checking semantics needs at least one run, not {runs}")
+        self.rtol, self.atol = rtol, atol
+        self.program = print_module(module)
+        self.runs, self.outputs = _draw_runs(module, runs, seed, max_value)
+
+    def check(self, name: str, module: ModuleOp) -> None:
+        """Compare ``module`` (just transformed by pass ``name``) with the
+        results before it; raise :class:`PassCheckError` on a change."""
+        after = print_module(module)
+        outputs = []
+        for run, before in zip(self.runs, self.outputs):
+            try:
+                result = run_module(module, run.inputs)
+            except Exception as error:
+                problem = f"{type(error).__name__}: {error}"
+                failure = self._failure(
+                    name, "made the program fail", problem, after, run
+                )
+                raise failure from error
+            problem = compare_outputs(before, result, self.rtol, self.atol)
+            if problem is not None:
+                raise self._failure(name, "changed the results", problem, after, run)
+            outputs.append(result)
+        self.program, self.outputs = after, outputs
+
+    def _failure(
+        self, name: str, what: str, problem: str, after: str, run: Run
+    ) -> PassCheckError:
+        return PassCheckError(
+            f"pass '{name}' {what}",
+            self.program,
+            details=[problem],
+            after=after,
+            binding=run.binding,
+            seed=run.seed,
+        )
+
+
+def _draw_runs(
+    module: ModuleOp, count: int, seed: int, max_value: int
+) -> tuple[list[Run], list[list[np.ndarray]]]:
+    """``count`` bindings and inputs on which ``module`` runs, with its
+    outputs. Draws on which the module itself fails (an index argument out
+    of range, say) are skipped; raises ``IrcError`` if every draw fails."""
+    rng = np.random.default_rng(seed)
+    bindings = module_bindings(module, max_value=max_value)
+    runs: list[Run] = []
+    outputs: list[list[np.ndarray]] = []
+    failure: IrcError | None = None
+    for _ in range(10 * count):
+        if len(runs) == count:
+            break
+        binding = bindings[int(rng.integers(len(bindings)))]
+        input_seed = int(rng.integers(2**31))
+        arrays = inputs(module, binding, input_seed)
+        try:
+            outputs.append(run_module(module, arrays))
+        except IrcError as error:
+            failure = error
+            continue
+        runs.append(Run(binding, input_seed, arrays))
+    if not runs:
+        raise IrcError(f"the input does not run on random arguments: {failure}")
+    return runs, outputs
+
+
+def check_semantics(
+    module: ModuleOp,
+    pipeline: PassLike,
+    *,
+    runs: int = 4,
+    seed: int = 0,
+    ctx: Context | None = None,
+    rtol: float | None = None,
+    atol: float | None = None,
+) -> ModuleOp:
+    """Apply ``pipeline`` to a copy of ``module`` pass by pass, interpreting
+    it before and after each pass on ``runs`` random bindings and inputs
+    (drawn from ``seed``); return the transformed copy.
+
+    Raises :class:`PassCheckError` at the first pass that crashes, leaves
+    invalid IR or changes the results, naming it; ``IrcError`` when the
+    input itself cannot be run.
+    """
+    ctx = ctx or default_context()
+    current = module.clone()
+    checker = SemanticsChecker(current, runs=runs, seed=seed, rtol=rtol, atol=atol)
+    for step in resolve_passes(pipeline):
+        apply_checked([step], current, ctx, checker.program)
+        checker.check(str(step.spec()), current)
+    return current
+
+
+# --------------------------------------------------------------------------
+# Specialisation to a binding
+# --------------------------------------------------------------------------
+
+
+def specialize(module: ModuleOp, binding: Mapping[str, int]) -> ModuleOp:
+    """A copy of ``module`` with every symbol replaced by its value in
+    ``binding``: types, offsets, ``graph.dim`` and guards become static,
+    as if the program had been compiled for these sizes only."""
+    values = {name: int(value) for name, value in binding.items()}
+    result = module.clone()
+    for op in result.walk():
+        for name, attribute in op.properties.items():
+            op.properties[name] = _substitute(attribute, values)
+        for name, attribute in op.attributes.items():
+            op.attributes[name] = _substitute(attribute, values)
+        for value in list(op.results):
+            _retype(value, values)
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in list(block.args):
+                    _retype(arg, values)
+    return result
+
+
+def _retype(value: SSAValue, values: Mapping[str, int]) -> None:
+    new_type = _substitute(value.type, values)
+    if new_type != value.type:
+        Rewriter.replace_value_with_new_type(value, new_type)
+
+
+def _substitute(attribute: Attribute, values: Mapping[str, int]) -> Attribute:
+    """``attribute`` with the symbols in every nested ``graph.expr``
+    replaced by their values."""
+    if isinstance(attribute, SymExprAttr):
+        return SymExprAttr(attribute.data.substitute(values))
+    if isinstance(attribute, ArrayAttr):
+        return ArrayAttr(_substitute(a, values) for a in attribute.data)
+    if isinstance(attribute, ParametrizedAttribute):
+        parameters = tuple(_substitute(p, values) for p in attribute.parameters)
+        if parameters != attribute.parameters:
+            return type(attribute).new(parameters)
+    return attribute

@@ -1,0 +1,364 @@
+"""``check_pass`` over every registered pass, the metamorphic check, and a
+planted miscompile that ``check_pass``, ``check_semantics`` and
+``irc-opt --check-semantics`` must all catch with a readable, shrunk
+counter-example.
+
+Each property check runs at least ``EXAMPLES`` programs (more when the
+Hypothesis profile asks for more: ``IRC_HYPOTHESIS_PROFILE=extended``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import settings
+from xdsl.context import Context
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
+from xdsl.irdl import IRDLOperation, irdl_op_definition
+from xdsl.passes import ModulePass
+from xdsl.transforms.canonicalize import CanonicalizePass
+
+from irc import testing
+from irc.cli import irc_opt
+from irc.dialects import graph as g
+from irc.errors import IrcError
+from irc.interpreters.graph import find_function
+from irc.ir import parse_module, print_module
+from irc.passes.registry import get_all_passes
+from irc.testing import PassCheckError
+
+EXAMPLES = max(300, settings.default.max_examples)
+
+SUB = """\
+func.func @main(%x: !graph.tensor<[N, 2], f32>, %y: !graph.tensor<[N, 2], f32>) -> !graph.tensor<[N, 2], f32> {
+  %0 = graph.sub %x, %y : !graph.tensor<[N, 2], f32>
+  %1 = graph.mul %0, %0 : !graph.tensor<[N, 2], f32>
+  %2 = graph.sub %1, %0 : !graph.tensor<[N, 2], f32>
+  func.return %2 : !graph.tensor<[N, 2], f32>
+}
+"""
+
+
+@dataclass(frozen=True)
+class SwapSubDiv(ModulePass):
+    """A wrong pass: computes ``y - x`` for ``x - y`` and ``y / x`` for
+    ``x / y``."""
+
+    name = "swap-sub-div"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for inner in list(op.walk()):
+            if isinstance(inner, g.SubOp | g.DivOp):
+                inner.operands = [inner.rhs, inner.lhs]
+
+
+def body_ops(text: str) -> list[str]:
+    """The op names in ``@main`` of a module's text, its return excepted."""
+    block = find_function(parse_module(text)).body.block
+    return [op.name for op in block.ops][:-1]
+
+
+# Every pass keeps the meaning of programs -----------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(get_all_passes()))
+def test_registered_pass(name: str) -> None:
+    testing.check_pass(name, max_examples=EXAMPLES)
+
+
+def test_canonicalize_cse_pipeline() -> None:
+    testing.check_pass("canonicalize,cse", max_examples=EXAMPLES)
+
+
+def test_metamorphic_symbolic_and_static_agree() -> None:
+    testing.check_metamorphic(max_examples=EXAMPLES)
+
+
+def test_metamorphic_after_the_pipeline() -> None:
+    testing.check_metamorphic("canonicalize,cse", max_examples=EXAMPLES)
+
+
+# A planted miscompile --------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def planted_failure() -> PassCheckError:
+    with pytest.raises(PassCheckError) as caught:
+        testing.check_pass(SwapSubDiv(), max_examples=EXAMPLES)
+    return caught.value
+
+
+def test_check_pass_catches_the_planted_pass(planted_failure: PassCheckError) -> None:
+    report = str(planted_failure)
+    assert report.startswith("pass 'swap-sub-div' changed the results\noutput 0 (")
+    assert re.search(r"worst at index \(.*\): before \S+, after \S+", report)
+    assert f"binding: {planted_failure.binding}" in report
+    assert f"inputs: seed {planted_failure.seed} " in report
+    assert f"program:\n{planted_failure.program}" in report
+    assert f"after the pass:\n{planted_failure.after}" in report
+
+
+def test_the_counter_example_is_shrunk(planted_failure: PassCheckError) -> None:
+    before = body_ops(planted_failure.program)
+    assert len(before) <= 3, planted_failure.program
+    assert {"graph.sub", "graph.div"} & set(before)
+    assert planted_failure.after is not None
+    assert body_ops(planted_failure.after) == before  # same ops, operands swapped
+
+
+def test_the_counter_example_reproduces(planted_failure: PassCheckError) -> None:
+    program = parse_module(planted_failure.program)
+    assert planted_failure.binding is not None and planted_failure.seed is not None
+    arrays = testing.inputs(program, planted_failure.binding, planted_failure.seed)
+    after = program.clone()
+    SwapSubDiv().apply(Context(), after)
+    before_out = testing.run_module(program, arrays)
+    assert testing.compare_outputs(before_out, testing.run_module(after, arrays))
+
+
+def test_given_programs_and_pipelines_name_the_culprit() -> None:
+    with pytest.raises(PassCheckError) as caught:
+        testing.check_pass(
+            [CanonicalizePass(), SwapSubDiv()], programs=[SUB], max_examples=20
+        )
+    assert caught.value.headline == (
+        "pass 'canonicalize,swap-sub-div' changed the results"
+    )
+    assert "first wrong after pass 'swap-sub-div' of the pipeline" in str(caught.value)
+
+
+def test_check_semantics_catches_the_planted_pass() -> None:
+    module = parse_module(SUB)
+    testing.check_semantics(module, "canonicalize,cse")
+    with pytest.raises(PassCheckError) as caught:
+        testing.check_semantics(module, [CanonicalizePass(), SwapSubDiv()])
+    error = caught.value
+    assert error.headline == "pass 'swap-sub-div' changed the results"
+    assert error.details[0].startswith("output 0 (float32, shape (")
+    assert "graph.sub %y, %x" in (error.after or "")
+
+
+# Other ways a pass can break a program --------------------------------------
+
+
+@dataclass(frozen=True)
+class CrashOnSub(ModulePass):
+    name = "crash-on-sub"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if any(isinstance(inner, g.SubOp) for inner in op.walk()):
+            raise ZeroDivisionError("boom")
+
+
+@dataclass(frozen=True)
+class BreakReductions(ModulePass):
+    """Leaves every reduction with an axis out of range."""
+
+    name = "break-reductions"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for inner in op.walk():
+            if isinstance(inner, g.ReduceOp):
+                inner.properties["axes"] = DenseArrayBase.from_list(i64, [7])
+
+
+@irdl_op_definition
+class MarkerOp(IRDLOperation):
+    name = "unknown.marker"
+
+
+@dataclass(frozen=True)
+class AddMarker(ModulePass):
+    """Adds an op of a dialect the parser does not know."""
+
+    name = "add-marker"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        block = find_function(op).body.block
+        block.insert_op_before(MarkerOp(), block.first_op)
+
+
+REDUCE = """\
+func.func @main(%x: !graph.tensor<[N, 3], f32>) -> !graph.tensor<[N], f32> {
+  %0 = graph.reduce sum %x [1] : !graph.tensor<[N, 3], f32> -> !graph.tensor<[N], f32>
+  func.return %0 : !graph.tensor<[N], f32>
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("bad_pass", "program", "headline"),
+    [
+        (CrashOnSub(), SUB, "pass 'crash-on-sub' crashed: ZeroDivisionError: boom"),
+        (
+            BreakReductions(),
+            REDUCE,
+            "pass 'break-reductions' produced IR that does not verify: reduction "
+            "axis 7 is out of range for rank 2",
+        ),
+        (AddMarker(), SUB, "the IR after pass 'add-marker' does not parse back:"),
+    ],
+)
+def test_broken_passes_are_reported(
+    bad_pass: ModulePass, program: str, headline: str
+) -> None:
+    with pytest.raises(PassCheckError) as caught:
+        testing.check_pass(bad_pass, programs=[program], max_examples=5)
+    assert caught.value.headline.startswith(headline), caught.value.headline
+
+
+def test_bad_arguments_are_user_errors() -> None:
+    with pytest.raises(
+        IrcError, match="invalid pass pipeline 'cse,nope'.*known passes"
+    ):
+        testing.check_pass("cse,nope")
+    with pytest.raises(IrcError, match="invalid pass pipeline 'cse{'"):
+        testing.check_pass("cse{")
+    with pytest.raises(IrcError, match="given program 1 is not valid IR"):
+        testing.check_pass("cse", programs=[SUB, "func.func @main("])
+
+
+# Comparison and specialisation ----------------------------------------------
+
+
+def test_floats_compare_within_the_dtype_tolerance() -> None:
+    before = [np.array([1.0, 2.0, np.nan, np.inf], np.float32)]
+    close = [np.array([1.000001, 2.0, np.nan, np.inf], np.float32)]
+    assert testing.compare_outputs(before, close) is None
+    far = [np.array([1.0, 2.5, np.nan, np.inf], np.float32)]
+    assert testing.compare_outputs(before, far) == (
+        "output 0 (float32, shape (4,)): 1 of 4 elements differ (beyond "
+        "rtol=1e-05, atol=1e-05); worst at index (1,): before 2.0, after 2.5"
+    )
+    nan_moved = [np.array([np.nan, 2.0, 3.0, np.inf], np.float32)]
+    assert "2 of 4 elements differ" in (
+        testing.compare_outputs(before, nan_moved) or ""
+    )
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    assert (
+        testing.compare_outputs([np.array([1.0], bf16)], [np.array([1.0078125], bf16)])
+        is None
+    )
+
+
+def test_integers_and_bools_compare_exactly() -> None:
+    assert testing.compare_outputs(
+        [np.array([[1, 5], [3, 4]], np.int32)], [np.array([[1, 2], [3, 5]], np.int32)]
+    ) == (
+        "output 0 (int32, shape (2, 2)): 2 of 4 elements differ (exact "
+        "comparison); worst at index (0, 1): before 5, after 2"
+    )
+    assert "exact comparison" in (
+        testing.compare_outputs([np.array(True)], [np.array(False)]) or ""
+    )
+    assert testing.compare_outputs(
+        [np.zeros(2, np.int64)], [np.zeros(2, np.int32)]
+    ) == ("output 0 has dtype int32, was int64")
+    assert testing.compare_outputs([], [np.zeros(1)]) == (
+        "the number of results changed from 0 to 1"
+    )
+
+
+def test_specialize_replaces_every_symbol() -> None:
+    module = parse_module(
+        """
+        func.func @main(%x: !graph.tensor<[N, M], f32>) -> !graph.tensor<[N], f32> {
+          graph.guard N <= M
+          %0 = graph.slice %x [0, M - 1] [1, 1] : !graph.tensor<[N, M], f32> -> !graph.tensor<[N, 1], f32>
+          %1 = graph.reshape %0 : !graph.tensor<[N, 1], f32> -> !graph.tensor<[N], f32>
+          %2 = graph.dim N * M : !graph.tensor<[], f32>
+          %3 = graph.broadcast %2 : !graph.tensor<[], f32> -> !graph.tensor<[N], f32>
+          %4 = graph.add %1, %3 : !graph.tensor<[N], f32>
+          func.return %4 : !graph.tensor<[N], f32>
+        }
+        """
+    )
+    static = testing.specialize(module, {"N": 2, "M": 3})
+    static.verify()
+    text = print_module(static)
+    assert "N" not in text and "M " not in text, text
+    assert "graph.guard 2 <= 3" in text
+    assert "graph.slice %x [0, 2] [1, 1]" in text
+    assert "graph.dim 6 :" in text
+    arrays = testing.inputs(module, {"N": 2, "M": 3}, 0)
+    expected = testing.run_module(module, arrays)
+    np.testing.assert_array_equal(testing.run_module(static, arrays)[0], expected[0])
+    assert math.isclose(float(expected[0][0] - arrays[0][0, 2]), 6.0)
+
+
+# irc-opt --check-semantics ---------------------------------------------------
+
+
+@pytest.fixture
+def with_planted_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make irc-opt know the planted pass (never registered for real)."""
+    passes = {**get_all_passes(), "swap-sub-div": lambda: SwapSubDiv}
+    monkeypatch.setattr(irc_opt, "get_all_passes", lambda: passes)
+
+
+def run_irc_opt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, *args: str
+) -> tuple[int, str, str]:
+    path = tmp_path / "input.mlir"
+    path.write_text(text)
+    status = irc_opt.main([str(path), *args])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+@pytest.mark.usefixtures("with_planted_pass")
+def test_irc_opt_check_semantics_names_the_pass(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = run_irc_opt(
+        tmp_path,
+        capsys,
+        SUB,
+        "-p",
+        "canonicalize,swap-sub-div,cse",
+        "--check-semantics",
+    )
+    assert (status, out) == (1, "")
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert lines[0] == (
+        f"{tmp_path / 'input.mlir'}: error: pass 'swap-sub-div' changed the "
+        "results (--check-semantics)"
+    )
+    assert lines[1].startswith("note: output 0 (float32, shape (")
+    assert re.fullmatch(r"note: binding: \{'N': [1-5]\}", lines[2])
+    assert re.fullmatch(r"note: inputs: seed \d+ \(irc\.testing\.inputs.*", lines[3])
+    assert lines[4] == "note: the IR before the pass:"
+    assert "note: the IR after the pass:" in lines
+    assert "graph.sub %y, %x" in err
+
+
+def test_irc_opt_check_semantics_passes_correct_pipelines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    checked = run_irc_opt(
+        tmp_path, capsys, SUB, "-p", "canonicalize,cse", "--check-semantics"
+    )
+    plain = run_irc_opt(tmp_path, capsys, SUB, "-p", "canonicalize,cse")
+    assert checked == plain
+    assert checked[0] == 0
+
+
+def test_irc_opt_check_semantics_needs_a_runnable_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = SUB.replace("func.func @main", "func.func private @main")
+    status, _, err = run_irc_opt(
+        tmp_path, capsys, text, "-p", "cse", "--check-semantics"
+    )
+    assert status == 1
+    assert err.startswith(
+        f"{tmp_path / 'input.mlir'}: error: --check-semantics cannot run the "
+        "input: the module has no public function to run"
+    )
