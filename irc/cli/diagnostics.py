@@ -1,0 +1,201 @@
+"""How ``irc-opt`` reports errors.
+
+Every error, whatever raised it, becomes one :class:`Report`: a
+``file:line:col: error: message`` line with the source line and a caret
+under it when the place is known, else ``where: error: message`` followed by
+notes. A :class:`Failure` carries a report out of the code that found the
+error to the driver, which prints it (or, with ``--verify-diagnostics``,
+matches it against ``expected-error`` annotations, see
+:mod:`irc.cli.expectations`).
+
+The functions here turn each kind of exception into a report: parse
+errors at their span, verifier errors at the failing op, and exceptions
+that are bugs (in irc, a dialect or a pass) as internal errors naming the
+Python line that raised them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from types import TracebackType
+
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.ir import Operation
+from xdsl.utils.exceptions import (
+    DiagnosticException,
+    MultipleSpansParseError,
+    ParseError,
+    ShrinkException,
+)
+from xdsl.utils.lexer import Span
+
+
+class ErrorKind(Enum):
+    """Who is to blame for an error, which decides how it may be tolerated."""
+
+    PARSE = "parse"  # the input text (tolerated by --parsing-diagnostics)
+    DIAGNOSTIC = "diagnostic"  # the IR or the pass options (--verify-diagnostics)
+    INTERNAL = "internal"  # irc itself: never tolerated, never expected
+
+
+@dataclass(frozen=True)
+class Report:
+    """One error diagnostic: what went wrong and, where known, where.
+
+    With a ``span`` (a place in the input or in the ``-p`` pipeline) it
+    renders as ``file:line:col: error: message`` plus the source line and a
+    caret; without one, ``where`` names the file or location instead and
+    ``notes`` may show the IR around the problem.
+    """
+
+    message: str
+    kind: ErrorKind = ErrorKind.DIAGNOSTIC
+    span: Span[str] | None = None
+    where: str = "irc-opt"
+    notes: str = ""
+
+    @property
+    def line(self) -> int | None:
+        """The input line the error is on, which annotations refer to."""
+        return None if self.span is None else self.span.get_location().line
+
+    def render(self) -> str:
+        """The diagnostic text, ending in a newline."""
+        if self.span is None:
+            return f"{self.where}: error: {self.message}\n{self.notes}"
+        location, _, context = self.span.print_with_context().partition("\n")
+        return f"{location}: error: {self.message}\n{context}{self.notes}"
+
+
+class Failure(Exception):
+    """Stops processing (of one input chunk, or of everything) with a report."""
+
+    def __init__(self, report: Report):
+        super().__init__(report.message)
+        self.report = report
+
+
+@dataclass(frozen=True)
+class CrashReporting:
+    """A context manager that turns an exception escaping its block, a bug
+    in irc or in a pass, into a :class:`Failure` with an internal-error
+    report on ``during`` (at ``locate()``, when given). With ``let_raise``
+    (``--traceback``) the exception raises unchanged instead.
+
+    A :class:`Failure` is already a report, and xDSL's ``ShrinkException``
+    is ``--shrink``'s signal that a pass saw what it looks for: both pass.
+    """
+
+    during: str
+    where: str
+    let_raise: bool
+    locate: Callable[[], Span[str]] | None = None
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        if (
+            not isinstance(error, Exception)
+            or isinstance(error, Failure | ShrinkException)
+            or self.let_raise
+        ):
+            return
+        span = None if self.locate is None else self.locate()
+        raise Failure(_crash_report(error, self.during, self.where, span)) from error
+
+
+def parse_report(error: ParseError, line_offset: int) -> Report:
+    """A parse error at its span, moved down by the lines of the input
+    chunks before this one (xDSL's span counts from the chunk)."""
+    notes = ""
+    if isinstance(error, MultipleSpansParseError):
+        notes = (error.ref_text or "") + "".join(
+            span.print_with_context(message) for span, message in error.refs
+        )
+    span = dataclasses.replace(error.span, line_offset=line_offset)
+    return Report(error.msg, ErrorKind.PARSE, span=span, notes=notes)
+
+
+def pass_failure_report(
+    error: DiagnosticException, pass_name: str, where: str
+) -> Report:
+    """A pass that gave up on its input with a diagnostic (not a bug)."""
+    return Report(
+        f"pass '{pass_name}' failed: {error}", where=where, notes=_notes(error)
+    )
+
+
+def verify_report(
+    error: DiagnosticException,
+    module: ModuleOp,
+    op_spans: dict[Operation, Span[str]],
+    where: str,
+    after_pass: str | None,
+) -> Report:
+    """Blame the failing op: at its place in the input if it came from
+    there, else at its ``loc(...)``, else show the IR around it."""
+    op = _failing_op(module)
+    after = "" if after_pass is None else f" (after pass '{after_pass}')"
+    if op is None:
+        return Report(f"{error}{after}", where=where, notes=_notes(error))
+    message = f"'{op.name}' op {error}{after}"
+    if op in op_spans:
+        return Report(message, span=op_spans[op])
+    if (location := _location_text(op)) is not None:
+        return Report(message, where=location)
+    return Report(message, where=where, notes=_notes(error))
+
+
+def _crash_report(
+    error: Exception, during: str, where: str, span: Span[str] | None = None
+) -> Report:
+    """A report for an exception that is a bug in irc or in a pass, naming the
+    Python line that raised it so that the pass author can start there."""
+    frame = traceback.extract_tb(error.__traceback__)[-1]
+    return Report(
+        f"internal error in {during}: {type(error).__name__}: {error}",
+        ErrorKind.INTERNAL,
+        span=span,
+        where=where,
+        notes=(
+            f"note: raised at {frame.filename}:{frame.lineno} in {frame.name}; "
+            "rerun with --traceback for the Python traceback\n"
+        ),
+    )
+
+
+def _notes(error: BaseException) -> str:
+    """The notes xDSL attaches to an error (the IR with the failing op marked)."""
+    return "".join(note.rstrip("\n") + "\n" for note in getattr(error, "__notes__", ()))
+
+
+def _failing_op(module: ModuleOp) -> Operation | None:
+    """The op whose own checks fail, found by verifying one op at a time in
+    the order ``Operation.verify`` visits them (nested ops first): xDSL's
+    ``VerifyException`` does not say which op raised it."""
+    for op in module.walk(region_first=True):
+        try:
+            op.verify(verify_nested_ops=False)
+        except DiagnosticException:
+            return op
+        except Exception:  # a crashing verifier is not the one we look for
+            continue
+    return None
+
+
+def _location_text(op: Operation) -> str | None:
+    """``file:line:col`` of an op's ``loc(...)``, if it has one."""
+    location = op.location
+    if not isinstance(location, FileLineColLoc):
+        return None
+    return f"{location.filename.data}:{location.line.data}:{location.column.data}"
