@@ -433,18 +433,22 @@ class GraphFunctions(_ElementwiseFunctions):
     ) -> PythonValues:
         (array,) = args
         kind = op.kind.data
-        if kind in (ReductionKind.MAX, ReductionKind.MIN):
-            _check_not_empty(op, array, op.axis_list)
-            result = _REDUCTIONS[kind](array, axis=op.axis_list, keepdims=op.keepdims)
-        else:
-            with np.errstate(all="ignore"):
+        # NaN and overflow are values, not errors (as for elementwise ops).
+        with np.errstate(all="ignore"):
+            if kind in (ReductionKind.MAX, ReductionKind.MIN):
+                _check_not_empty(op, array, op.axis_list)
+                result = _REDUCTIONS[kind](
+                    array, axis=op.axis_list, keepdims=op.keepdims
+                )
+            else:
                 result = _REDUCTIONS[kind](
                     array,
                     axis=op.axis_list,
                     keepdims=op.keepdims,
                     dtype=_compute_dtype(array.dtype),
                 )
-        return _finish(interpreter, op, np.asarray(result).astype(array.dtype))
+            result = np.asarray(result).astype(array.dtype)
+        return _finish(interpreter, op, result)
 
     @impl(ArgMaxOp)
     def run_argmax(
