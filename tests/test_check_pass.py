@@ -265,6 +265,16 @@ def test_integers_and_bools_compare_exactly() -> None:
     )
 
 
+def test_exact_float_comparison_tells_signed_zeros_apart() -> None:
+    zero, negative_zero = [np.array([0.0, 1.0])], [np.array([-0.0, 1.0])]
+    assert testing.compare_outputs(zero, negative_zero) is None
+    assert "1 of 2 elements differ" in (
+        testing.compare_outputs(zero, negative_zero, rtol=0, atol=0) or ""
+    )
+    nan = [np.array([np.nan])]
+    assert testing.compare_outputs(nan, nan, rtol=0, atol=0) is None
+
+
 def test_specialize_replaces_every_symbol() -> None:
     module = parse_module(
         """

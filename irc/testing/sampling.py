@@ -14,6 +14,7 @@ to inf) for every input this module produces.
 from __future__ import annotations
 
 import itertools
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -61,7 +62,9 @@ def enumerate_bindings(
     first (so that a strategy sampling from the list shrinks to small sizes).
 
     With too many symbols to list every candidate, a deterministic sample
-    of the admissible ones. Raises ``IrcError`` when there is none.
+    of the admissible ones; if the sample holds none, the first admissible
+    ones in order (so a binding is found whenever one exists). Raises
+    ``IrcError`` when there is none.
     """
     names = sorted(set(symbols))
     checks = [as_fact(f) for f in facts]
@@ -73,6 +76,11 @@ def enumerate_bindings(
         )
 
     found = [b for b in _candidates(names, max_value) if admissible(b)]
+    if not found and max_value ** len(names) > _MAX_ENUMERATED:
+        # The sample missed the (rare) admissible bindings: list them all,
+        # stopping once there are as many as a sample would hold.
+        every = (b for b in _all_candidates(names, max_value) if admissible(b))
+        found = list(itertools.islice(every, _SAMPLES))
     if not found:
         stated = "; ".join(str(f) for f in checks) or "none"
         raise IrcError(
@@ -82,13 +90,19 @@ def enumerate_bindings(
     return sorted(found, key=lambda b: (sum(b.values()), list(b.values())))
 
 
-def _candidates(names: Sequence[str], max_value: int) -> Iterable[dict[str, int]]:
+def _all_candidates(names: Sequence[str], max_value: int) -> Iterable[dict[str, int]]:
     values = range(1, max_value + 1)
+    return (
+        dict(zip(names, combo))
+        for combo in itertools.product(values, repeat=len(names))
+    )
+
+
+def _candidates(names: Sequence[str], max_value: int) -> Iterable[dict[str, int]]:
+    """Every binding of ``names`` to ``[1, max_value]``, or a deterministic
+    sample of them when there are too many."""
     if max_value ** len(names) <= _MAX_ENUMERATED:
-        return (
-            dict(zip(names, combo))
-            for combo in itertools.product(values, repeat=len(names))
-        )
+        return _all_candidates(names, max_value)
     rng = np.random.default_rng(0)
     return (
         {name: int(rng.integers(1, max_value + 1)) for name in names}
@@ -111,18 +125,24 @@ def module_bindings(
 
 def inputs(module: ModuleOp, binding: Mapping[str, int], seed: int) -> list[np.ndarray]:
     """Random arguments for ``module``'s entry function under ``binding``,
-    the same for the same seed.
+    the same for the same module, binding and seed.
 
-    Floats are uniform in ``[-FLOAT_INPUT_RANGE, FLOAT_INPUT_RANGE]``, every
-    other argument rounded to halves so that ties and exact equalities
-    (``cmp eq``, ``argmax``, ``maximum``) occur; integers are uniform in
-    ``[-INT_INPUT_RANGE, INT_INPUT_RANGE]``, every fourth argument in
-    ``[0, 1]`` instead (valid indices into any non-empty axis, so that a
-    given program with index arguments runs on some draws); bools are fair
-    coins.
+    The random generator is seeded with ``seed`` and a digest of the
+    signature and the binding, so that one seed (the 0 Hypothesis likes to
+    draw) gives unrelated inputs to different programs, not one pattern.
+
+    Floats are uniform in ``[-FLOAT_INPUT_RANGE, FLOAT_INPUT_RANGE]``, each
+    argument rounded to halves on a coin flip so that ties and exact
+    equalities (``cmp eq``, ``argmax``, ``maximum``) occur; integers are
+    uniform in ``[-INT_INPUT_RANGE, INT_INPUT_RANGE]``, each argument in
+    ``[0, 1]`` instead with probability 1/4 (valid indices into any
+    non-empty axis, so that a given program with index arguments runs on
+    some draws); bools are fair coins.
     """
-    rng = np.random.default_rng(seed)
-    return [random_array(t, binding, rng) for t in entry_signature(module)]
+    signature = entry_signature(module)
+    key = repr(([str(t) for t in signature], sorted(binding.items())))
+    rng = np.random.default_rng([seed, zlib.crc32(key.encode())])
+    return [random_array(t, binding, rng) for t in signature]
 
 
 def random_array(

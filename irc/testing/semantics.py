@@ -135,6 +135,11 @@ def _float_mismatches(
         atol=tolerance.atol,
         equal_nan=True,
     )
+    if tolerance.rtol == tolerance.atol == 0:
+        # Bit-equal, as far as a float's value goes: -0.0 is not 0.0.
+        close &= np.isnan(wide_expected) | (
+            np.signbit(wide_actual) == np.signbit(wide_expected)
+        )
     with np.errstate(all="ignore"):
         excess = np.abs(wide_actual - wide_expected) - (
             tolerance.atol + tolerance.rtol * np.abs(wide_expected)

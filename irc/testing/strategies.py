@@ -156,18 +156,37 @@ def bindings(
     max_value: int = MAX_SYMBOL_VALUE,
 ) -> st.SearchStrategy[dict[str, int]]:
     """Values in ``[1, max_value]`` for ``symbols`` under which every fact
-    (``"N mod 2 == 0"``, an ``irc.shapes.Fact`` or a ``graph.fact``) holds;
-    shrinks towards small values."""
+    (``"N mod 2 == 0"``, an ``irc.shapes.Fact`` or a ``graph.fact``) holds,
+    nine times in ten one with a value above 1; shrinks towards small
+    values."""
     found = enumerate_bindings(symbols, facts, max_value=max_value)
-    return st.sampled_from(found).map(dict)
+    return _prefer_some_size(found)
 
 
 def bindings_for(
     module: ModuleOp, *, max_value: int = MAX_SYMBOL_VALUE
 ) -> st.SearchStrategy[dict[str, int]]:
     """Bindings under which ``module``'s entry function can be called: its
-    guards hold and its argument dims are non-negative."""
-    return st.sampled_from(module_bindings(module, max_value=max_value)).map(dict)
+    guards hold and its argument dims are non-negative.
+
+    Nine times in ten (and when shrinking) one that does not bind every
+    symbol to 1, if the guards allow one: under all-ones bindings every
+    shape is all ones, and most wrong axes, broadcasts or transposes go
+    unnoticed."""
+    return _prefer_some_size(module_bindings(module, max_value=max_value))
+
+
+def _prefer_some_size(found: list[dict[str, int]]) -> st.SearchStrategy[dict[str, int]]:
+    """A binding of ``found`` (smallest first), nine times in ten one with
+    a symbol above 1 if there is one."""
+    sized = [b for b in found if any(v != 1 for v in b.values())]
+    if not sized or len(sized) == len(found):
+        return st.sampled_from(found).map(dict)
+    return (
+        st.integers(0, 9)
+        .flatmap(lambda choice: st.sampled_from(sized if choice < 9 else found))
+        .map(dict)
+    )
 
 
 # --------------------------------------------------------------------------
@@ -344,7 +363,17 @@ class _Builder:
     # Drawing ---------------------------------------------------------------
 
     def one_of(self, options: Sequence[Any]) -> Any:
-        return self.draw(st.sampled_from(options))
+        """One of ``options``, close to uniformly: Hypothesis draws the
+        simplest choice (index 0) far more often than the others, so the
+        index is the sum of two draws modulo the count, which is 0 only
+        when both draws are simple or the sum wraps. Both shrink towards 0,
+        so failures still shrink towards the first option."""
+        count = len(options)
+        if count == 1:
+            return options[0]
+        first = self.draw(st.integers(0, count - 1))
+        second = self.draw(st.integers(0, count - 1))
+        return options[(first + second) % count]
 
     def flag(self) -> bool:
         return self.draw(st.booleans())
@@ -353,13 +382,18 @@ class _Builder:
         return self.draw(st.integers(low, high))
 
     def dim(self, for_argument: bool = False) -> SymExpr:
-        """A symbol or a static size; only symbols an argument binds unless
-        the dim is for a new argument (which then binds it)."""
-        names = self.symbols if for_argument else self.bound
-        options = [SymExpr.symbol(s) for s in names] + [
-            SymExpr.const(d) for d in STATIC_DIMS
-        ]
-        return self.one_of(options)
+        """A symbol (five times in six, when one may be used) or a static
+        size. Only symbols an argument binds may be used, unless the dim is
+        for a new argument, which then binds it: a new argument introduces
+        a new symbol a third of the time. Symbols come first, so that
+        failing programs shrink to symbolic shapes."""
+        fresh = [s for s in self.symbols if s not in self.bound]
+        names = list(self.bound)
+        if for_argument and fresh and (not names or self.integer(0, 2) == 2):
+            names = fresh
+        if names and self.integer(0, 5) < 5:
+            return SymExpr.symbol(self.one_of(names))
+        return SymExpr.const(self.one_of(STATIC_DIMS))
 
     def shape(
         self, min_rank: int, max_rank: int, for_argument: bool = False
@@ -600,12 +634,18 @@ class _Builder:
         return self.emit(g.AddOp(absolute, one), (1.0, self.magnitude(value) + 1))
 
     def nonzero(self, value: SSAValue) -> SSAValue:
-        """``value`` if it is bounded away from 0, else ``abs(value) + 1``."""
+        """``value`` if it is bounded away from 0, else ``abs(value) + 1``
+        or, half of the time, its negation: divisors of both signs, as
+        ``rem`` and ``floordiv`` round differently for each."""
         margin = 0.5 if self.kind(value) == "f" else 1.0
         lo, hi = self.ranges[value]
         if lo >= margin or hi <= -margin:
             return value
-        return self.positive(value, margin)
+        value = self.positive(value, margin)
+        if not self.flag():
+            return value
+        lo, hi = self.ranges[value]
+        return self.emit(g.NegOp(value), (-hi, -lo))
 
     # Elementwise actions ---------------------------------------------------
 
@@ -760,6 +800,17 @@ class _Builder:
     def do_broadcast(self) -> bool:
         value = self.operand("bif")
         source = g.tensor_type(value)
+        if (
+            1 <= source.rank < self.max_rank
+            and not any(d == 1 for d in source.dims)
+            and self.flag()
+        ):
+            # Most shapes are symbolic, with no 1 to expand: make one
+            # (``[N, M]`` to ``[N, 1, M]``), as capture does for ``x[:, None]``.
+            dims = list(source.dims)
+            dims.insert(self.integer(0, len(dims)), SymExpr.const(1))
+            value = self.emit(g.ReshapeOp(value, dims), self.ranges[value])
+            source = g.tensor_type(value)
         lead = self.integer(0, max(0, self.max_rank - source.rank))
         shape = [self.dim() for _ in range(lead)]
         for dim in source.dims:
@@ -800,7 +851,12 @@ class _Builder:
         value = self.operand("if" if counting else "bif")
         dims = g.tensor_type(value).dims
         allowed = [i for i, d in enumerate(dims) if counting or self.nonempty(d)]
-        axes = [i for i in allowed if self.flag()]
+        # One axis half of the time (the common case, and the one where a
+        # wrong axis keeps the result type), any subset otherwise.
+        if allowed and self.flag():
+            axes = [self.one_of(allowed)]
+        else:
+            axes = [i for i in allowed if self.flag()]
         count = math.prod(self.largest(dims[i]) for i in axes)
         if (
             kind == g.ReductionKind.SUM
@@ -1049,13 +1105,22 @@ def _splat_number(value: SSAValue) -> float | None:
 # --------------------------------------------------------------------------
 
 
-def _another_step(draw: _Draw, max_ops: int) -> bool:
-    """Whether a program takes one more step: about ``1 - 1/max_ops`` of the
-    time, which spreads lengths over ``[1, max_ops]`` (a quarter at the
-    cap). A flag before each step, rather than a count drawn up front, lets
+def _another_step(draw: _Draw, steps: int, max_ops: int) -> bool:
+    """Whether a program that took ``steps`` steps takes one more.
+
+    A flag before each step, rather than a count drawn up front, lets
     Hypothesis shrink a program by deleting any one step (its flag and its
-    draws); the flag shrinks to "stop"."""
-    return draw(st.integers(0, 255)) >= 256 // max_ops
+    draws); the flag shrinks to "stop". Hypothesis also *generates* its
+    simplest choice (zero) far more often than a uniform draw would, so
+    "stop" takes two zeros in a row for the first three steps (programs of
+    one or two ops are rare but reachable by shrinking), and after that a
+    draw below ``256 // max_ops`` besides.
+    """
+    first = draw(st.integers(0, 255))
+    second = draw(st.integers(0, 255))
+    if first == 0 and second == 0:
+        return False
+    return steps < 3 or first >= 256 // max_ops
 
 
 def _dtype_list(dtypes: Iterable[DType | str]) -> tuple[DType, ...]:
@@ -1125,12 +1190,16 @@ def programs(
             smooth=smooth,
             max_value=max_value,
         )
-        shape = draw(symbolic_shapes(symbols, max_rank=max_rank))
+        # The first argument has rank >= 1 and mostly symbolic dims: every
+        # step starts from it or from what was built on it.
+        shape = builder.shape(1, max_rank, for_argument=True)
         builder.new_argument(
             g.TensorType(shape, draw(st.sampled_from(dtype_list)).ir_type)
         )
         steps = 0
-        while steps < min_ops or (steps < max_ops and _another_step(draw, max_ops)):
+        while steps < min_ops or (
+            steps < max_ops and _another_step(draw, steps, max_ops)
+        ):
             builder.act(draw(st.sampled_from(weighted)))
             steps += 1
         return builder.finish(draw(st.integers(1, max_results)))
