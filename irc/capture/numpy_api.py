@@ -570,30 +570,38 @@ def diagonal_mask(rows: SymExpr, columns: SymExpr, k: int, predicate: str) -> Te
 # ----- creation from traced arrays (the *_like functions) ----------------------
 
 
-def _like(fill: Callable[[Tensor], Any]) -> Callable[..., Tensor]:
+def _like(fill_value: int) -> Callable[..., Tensor]:
+    """``np.zeros_like``-style: ``fill_value`` in the prototype's shape (or
+    ``shape``) and dtype (or ``dtype``); a C/F ``order`` is irrelevant here."""
+
     def handler(
         prototype: Operand,
         dtype: Any = None,
         order: Any = None,
         subok: Any = None,
         shape: Any = None,
-        **kw: Any,
+        **unsupported: Any,
     ) -> Tensor:
+        _refuse("a *_like function", **unsupported)
         tensor = layout.as_tensor(prototype)
         element = dtype_of(tensor) if dtype is None else to_dtype(dtype)
         dims = tensor.type.dims if shape is None else _dims(shape)
-        return splat(fill(kw), element, dims)
+        return splat(fill_value, element, dims)
 
     return handler
 
 
-FUNCTION_HANDLERS[np.zeros_like] = _like(lambda kw: 0)
-FUNCTION_HANDLERS[np.ones_like] = _like(lambda kw: 1)
-FUNCTION_HANDLERS[np.empty_like] = _like(lambda kw: 0)
+# empty_like's contents are unspecified: zeros are as good as any.
+FUNCTION_HANDLERS[np.zeros_like] = _like(0)
+FUNCTION_HANDLERS[np.ones_like] = _like(1)
+FUNCTION_HANDLERS[np.empty_like] = _like(0)
 
 
 @_function(np.full_like)
-def _full_like(prototype: Operand, fill_value: Any, dtype: Any = None, **kw: Any):
+def _full_like(
+    prototype: Operand, fill_value: Any, dtype: Any = None, **unsupported: Any
+) -> Tensor:
+    _refuse("np.full_like", **unsupported)
     tensor = layout.as_tensor(prototype)
     element = dtype_of(tensor) if dtype is None else to_dtype(dtype)
     if isinstance(fill_value, Tensor | SymDim):
