@@ -361,6 +361,11 @@ class SymExpr:
         return None
 
     @property
+    def symbol_name(self) -> str | None:
+        """The name if the expression is one symbol alone (``N``, not ``2*N``)."""
+        return _bare_symbol(self)
+
+    @property
     def symbols(self) -> frozenset[str]:
         """Every symbol the expression mentions, inside atoms too."""
         if self._symbols is None:
@@ -1768,6 +1773,11 @@ class Fact:
         except ShapeError as err:
             raise ShapeError(f"cannot parse fact {text!r}: {err}") from None
         return Fact(lhs, match.group(), rhs)
+
+    @property
+    def symbol_name(self) -> str | None:
+        """The name if the expression is one symbol alone (``N``, not ``2*N``)."""
+        return _bare_symbol(self)
 
     @property
     def symbols(self) -> frozenset[str]:

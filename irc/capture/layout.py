@@ -14,7 +14,6 @@ from irc.capture.ops import (
     as_size,
     binary,
     cast,
-    constant_values,
     dense_constant,
     emit,
     normalize_axis,
@@ -36,13 +35,6 @@ def as_tensor(value: Any) -> Tensor:
     raise tracing_error(f"expected an array, got {type(value).__name__}")
 
 
-def _product(dims: Sequence[SymExpr]) -> SymExpr:
-    total = SymExpr.const(1)
-    for dim in dims:
-        total = total * dim
-    return total
-
-
 def reshape(value: Tensor, shape: Sequence[Any]) -> Tensor:
     """``np.reshape``: one ``-1`` dim is inferred by exact symbolic division."""
     if isinstance(shape, int | np.integer | SymDim):
@@ -55,8 +47,8 @@ def reshape(value: Tensor, shape: Sequence[Any]) -> Tensor:
             dims.append(as_size(dim, "a reshape dim"))
     if dims.count(None) > 1:
         raise tracing_error("reshape can infer only one -1 dim", IrcShapeError)
-    total = _product(value.type.dims)
-    known = _product([d for d in dims if d is not None])
+    total = graph.product(value.type.dims)
+    known = graph.product([d for d in dims if d is not None])
     if None in dims:
         try:
             inferred = total.exact_div(known, current_trace().facts)
@@ -197,10 +189,10 @@ def _wrapped_indices(indices: Tensor, extent: SymExpr) -> Tensor:
     ``[0, extent)`` (negative ones are not wrapped at run time).
     """
     owner = indices.value.owner
-    if not isinstance(owner, graph.ConstantOp):
+    if not isinstance(owner, graph.ConstantOp) or owner.is_splat:
         return indices
-    values = constant_values(owner)
-    if values is None or not (values < 0).any():
+    values = owner.literal()
+    if not (values < 0).any():
         return indices
     if extent.is_constant:
         return dense_constant(np.where(values < 0, values + int(extent), values))

@@ -42,6 +42,7 @@ from irc.capture.tensor import (
     UFUNC_REDUCE_HANDLERS,
     SymDim,
     Tensor,
+    dim_proxy,
 )
 from irc.capture.trace import current_trace, tracing_error
 from irc.dialects import graph
@@ -346,10 +347,8 @@ UFUNC_REDUCE_HANDLERS[np.minimum] = lambda v, axis=0, keepdims=False: reduce(
 
 
 def _count(tensor: Tensor, axes: Sequence[int]) -> SymDim | int:
-    total = SymExpr.const(1)
-    for axis in axes:
-        total = total * tensor.type.dims[axis]
-    return int(total) if total.is_constant else SymDim(total)
+    """How many elements a reduction over ``axes`` combines, as a size."""
+    return dim_proxy(graph.product(tensor.type.dims[axis] for axis in axes))
 
 
 @_function(np.mean)

@@ -13,9 +13,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import (
-    DenseIntOrFPElementsAttr,
-)
 from xdsl.ir import Operation
 
 from irc.capture.tensor import SymDim, Tensor
@@ -136,16 +133,6 @@ def dense_constant(array: np.ndarray | np.generic) -> Tensor:
             f"arrays larger than {MAX_DENSE_CONSTANT} elements as arguments"
         )
     return emit(graph.ConstantOp.dense(array))
-
-
-def constant_values(op: graph.ConstantOp) -> np.ndarray | None:
-    """The elements of a dense constant (``None`` for a splat, whose shape may
-    be symbolic)."""
-    if not isinstance(op.value, DenseIntOrFPElementsAttr):
-        return None
-    element = to_dtype(op.value.get_element_type()).numpy
-    shape = tuple(op.value.get_shape())
-    return np.array(op.value.get_values(), dtype=element).reshape(shape)
 
 
 def materialize(value: Operand, element: DType, shape: Sequence[SymExpr]) -> Tensor:

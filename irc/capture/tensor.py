@@ -19,7 +19,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from irc.capture.trace import current_trace, tracing_error
-from irc.dialects.graph import TensorType
+from irc.dialects.graph import TensorType, product
 from irc.dtypes import DType, dtype
 from irc.shapes import SymExpr
 
@@ -108,10 +108,7 @@ class Tensor:
 
     @property
     def size(self) -> int | SymDim:
-        total = SymExpr.const(1)
-        for dim in self.type.dims:
-            total = total * dim
-        return dim_proxy(total)
+        return dim_proxy(product(self.type.dims))
 
     @property
     def T(self) -> Tensor:

@@ -308,6 +308,14 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
     def rank(self) -> int:
         return len(self.shape.data)
 
+    @property
+    def static_shape(self) -> tuple[int, ...] | None:
+        """The shape as ints when no dim is symbolic, else None."""
+        sizes = [dim.constant for dim in self.dims]
+        if any(size is None for size in sizes):
+            return None
+        return tuple(size for size in sizes if size is not None)
+
     def with_shape(self, shape: Iterable[Dim | str]) -> TensorType:
         return TensorType(shape, self.element_type)
 
@@ -1010,6 +1018,16 @@ class ConstantOp(GraphOp):
     @property
     def is_splat(self) -> bool:
         return not isinstance(self.value, DenseIntOrFPElementsAttr)
+
+    def literal(self) -> np.ndarray:
+        """The constant's elements in its element type's NumPy dtype: the
+        whole array of a dense literal, or a 0-d array holding a splat's
+        scalar (whatever the result's possibly symbolic shape)."""
+        numpy_dtype = dtype(tensor_type(self.result).element_type).numpy
+        if isinstance(self.value, DenseIntOrFPElementsAttr):
+            values = np.array(self.value.get_values(), numpy_dtype)
+            return values.reshape(self.value.get_shape())
+        return np.array(self.value.value.data, numpy_dtype)
 
     def verify_(self) -> None:
         result = tensor_type(self.result)

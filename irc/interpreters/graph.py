@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -381,14 +381,10 @@ class GraphFunctions(_ElementwiseFunctions):
     def run_constant(
         self, interpreter: Interpreter, op: ConstantOp, args: PythonValues
     ) -> PythonValues:
-        value_dtype = _numpy_dtype(op.result.type)
-        if isinstance(op.value, DenseIntOrFPElementsAttr):
-            values = np.array(op.value.get_values(), dtype=value_dtype)
-            return _finish(interpreter, op, values.reshape(op.value.get_shape()))
-        shape = _shape(interpreter, op)
-        return _finish(
-            interpreter, op, np.full(shape, op.value.value.data, value_dtype)
-        )
+        literal = op.literal()
+        if op.is_splat:
+            literal = np.full(_shape(interpreter, op), literal)
+        return _finish(interpreter, op, literal)
 
     @impl(IotaOp)
     def run_iota(

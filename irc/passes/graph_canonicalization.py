@@ -40,7 +40,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -115,13 +114,7 @@ def _constant_array(value: SSAValue) -> np.ndarray | None:
     array for a splat (whatever the tensor's shape), the whole array for a
     dense literal; None for any other value."""
     op = value.owner
-    if not isinstance(op, ConstantOp):
-        return None
-    element = _dtype(op.result).numpy
-    if isinstance(op.value, DenseIntOrFPElementsAttr):
-        values = np.array(op.value.get_values(), element)
-        return values.reshape(op.value.get_shape())
-    return np.array(op.value.value.data, element)
+    return op.literal() if isinstance(op, ConstantOp) else None
 
 
 def _splat_array(value: SSAValue) -> np.ndarray | None:
@@ -163,16 +156,6 @@ def _replace(
     else:
         new.location = op.location
         rewriter.replace(op, new)
-
-
-def _static_shape(result_type: TensorType) -> tuple[int, ...] | None:
-    """The shape of ``result_type`` when no dim is symbolic."""
-    shape = []
-    for dim in result_type.dims:
-        if (size := dim.constant) is None:
-            return None
-        shape.append(size)
-    return tuple(shape)
 
 
 def _constant_operands(op: Operation) -> list[np.ndarray] | None:
@@ -620,7 +603,7 @@ class ShapeOfDense(RewritePattern):
         if not isinstance(constant, ConstantOp) or constant.is_splat:
             return
         result_type = tensor_type(op.result)
-        if (shape := _static_shape(result_type)) is None:
+        if (shape := result_type.static_shape) is None:
             return
         array = _constant_array(op.input)
         assert array is not None

@@ -95,14 +95,6 @@ def _dims_text(arg_type: TensorType) -> str:
     return "[" + ", ".join(str(d) for d in arg_type.dims) + "]"
 
 
-def _plain_symbol(dim: SymExpr) -> str | None:
-    """The symbol's name if ``dim`` is one symbol alone, else None."""
-    if len(dim.symbols) != 1:
-        return None
-    (name,) = dim.symbols
-    return name if dim == SymExpr.symbol(name) else None
-
-
 def _bind_dim(
     dim: SymExpr,
     size: int,
@@ -118,7 +110,7 @@ def _bind_dim(
                 "static in the compiled signature"
             )
         return
-    symbol = _plain_symbol(dim)
+    symbol = dim.symbol_name
     if symbol is None:
         return
     if size < 1:

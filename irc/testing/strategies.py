@@ -319,11 +319,6 @@ def _factors(dim: SymExpr) -> list[SymExpr]:
     return factors + (_factors(rest) if rest.is_constant else [rest])
 
 
-def _static_shape(tensor: g.TensorType) -> tuple[int, ...] | None:
-    sizes = [d.constant for d in tensor.dims]
-    return None if any(s is None for s in sizes) else tuple(sizes)  # type: ignore[misc]
-
-
 # --------------------------------------------------------------------------
 # The program builder
 # --------------------------------------------------------------------------
@@ -454,7 +449,7 @@ class _Builder:
         argument = self.block.insert_arg(tensor, index)
         argument.name_hint = f"a{index}"
         for dim in tensor.dims:
-            name = _plain_symbol(dim)
+            name = dim.symbol_name
             if name is not None and name not in self.bound:
                 self.bound.append(name)
         self.ranges[argument] = _input_range(self.kind(argument))
@@ -581,7 +576,7 @@ class _Builder:
 
     def constant(self, tensor: g.TensorType) -> SSAValue:
         """A splat, or a dense literal when the shape is static and small."""
-        shape = _static_shape(tensor)
+        shape = tensor.static_shape
         if (
             self.flag()
             and shape is not None
@@ -1078,14 +1073,6 @@ class _Builder:
         module = ModuleOp([func.FuncOp("main", function_type, Region(self.block))])
         module.verify()
         return module
-
-
-def _plain_symbol(dim: SymExpr) -> str | None:
-    """The symbol's name if ``dim`` is one symbol alone, else None."""
-    if len(dim.symbols) != 1:
-        return None
-    (name,) = dim.symbols
-    return name if dim == SymExpr.symbol(name) else None
 
 
 def is_bool(tensor: g.TensorType) -> bool:
