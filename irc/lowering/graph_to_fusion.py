@@ -1,0 +1,607 @@
+"""``fuse``: group a function's graph ops into ``fusion.kernel`` ops.
+
+The grouping is XLA-style producer-into-consumer fusion, decided in one walk
+over each function body in *reverse* order, so that every op is placed after
+all of its users. An op then
+
+- *joins* the group of its users when they are all in one group and that
+  group's kind accepts it (a returned op joins too, as an extra output);
+- is *duplicated* into each group using it when it is cheap to recompute
+  and reads nothing computed: splat constants, iotas, symbol values and
+  layout ops (broadcast, reshape, transpose, slice) of arguments, dense
+  constants or such ops. A layout op whose users are in several groups is
+  duplicated as well: it only changes how its operand is read, so copying it
+  into each user costs nothing, whereas a kernel of its own would write a
+  copy of its result (the q/k/v split of attention would need three);
+- otherwise *roots* a new group, whose kind (pointwise, reduction, matmul)
+  is its own nature. Reductions and matmuls are never duplicated.
+
+What a group's kind accepts follows the kernel contracts of
+``irc.dialects.fusion`` (the pass checks them with the verifier's own
+function before a reduction or a matmul joins, so it never forms a kernel
+that does not verify):
+
+- pointwise, of iteration shape S: elementwise and indexing ops of any
+  shape; a reduction whose operand or result shape is S (the group becomes a
+  reduction); a matmul whose result shape is S if what uses it in the group
+  is elementwise (the group becomes a matmul).
+- reduction, of rows X reduced over A: elementwise and indexing ops whose
+  result shape is X or the shape of a reduction of X over A (keepdims or
+  not: a per-row value may come before the reduction producing it has
+  joined); another reduction of X over A (softmax's max joins its sum).
+  Never a matmul.
+- matmul: on its operand side, layout ops and casts; on the epilogue side,
+  elementwise and layout ops of shapes that broadcast to its result.
+
+Each kernel says why it was formed in its ``reason``: what it is anchored
+on, what joined it, what was duplicated into it, and which ops were kept out
+of other kernels and why.
+
+Kernels are named ``k0``, ``k1``, ... in the order they appear, and each is
+placed where its root (its last op in block order) was. That keeps the
+function in a valid order: a group reads a value of another group only from
+that group's root (any other member has all its users inside its group), and
+the root precedes the reader.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from irc.dialects.fusion import (
+    ELEMENTWISE_OPS,
+    INDEXING_OPS,
+    LAYOUT_OPS,
+    REDUCTION_OPS,
+    KernelOp,
+    RowStructure,
+    Shape,
+    YieldOp,
+    contract_violation,
+    is_dense_constant,
+    is_source,
+    shape_of,
+)
+from irc.dialects.graph import CastOp, GuardOp, MatmulOp, ReduceOp, shape_text
+
+# --------------------------------------------------------------------------
+# Groups
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A group's kind and what anchors it.
+
+    ``shape`` is a pointwise group's iteration space, a reduction group's
+    row shape X (with ``rows`` its row structure and ``row_results`` the
+    result shapes of its reductions so far), or a matmul group's result
+    shape (with ``matmul`` its matmul).
+    """
+
+    name: str
+    shape: Shape
+    rows: RowStructure | None = None
+    row_results: tuple[Shape, ...] = ()
+    matmul: MatmulOp | None = None
+
+    @staticmethod
+    def of(op: Operation) -> Kind:
+        """The kind of a group rooted at ``op``: its own nature."""
+        if isinstance(op, REDUCTION_OPS):
+            return Kind.reduction(op)
+        if isinstance(op, MatmulOp):
+            return Kind("matmul", shape_of(op.result), matmul=op)
+        return Kind("pointwise", shape_of(op.results[0]))
+
+    @staticmethod
+    def reduction(op: Operation, joined: Kind | None = None) -> Kind:
+        """The kind of a reduction group with ``op`` (joining ``joined``)."""
+        rows = RowStructure.of(op)
+        results = joined.row_results if joined is not None else ()
+        return Kind("reduction", rows.shape, rows, (*results, shape_of(op.results[0])))
+
+    def output_shapes(self) -> tuple[Shape, ...]:
+        """The shapes the kernel contract lets the group yield."""
+        return (self.shape, *self.row_results)
+
+
+@dataclass(eq=False)
+class KeptOut:
+    """An op that was not fused (or not duplicated) into ``groups``, and
+    why; the reason of the kernel that the op formed tells it.
+
+    ``split`` means the op's users are in all of ``groups``: it was fused
+    into none of them rather than refused by one.
+    """
+
+    op: Operation
+    groups: tuple[Group, ...]
+    why: str
+    verb: str = "fused"
+    split: bool = False
+
+
+@dataclass(eq=False)
+class Group:
+    """A kernel in the making.
+
+    ``members`` are original ops (the kernel gets clones of them); an op
+    that is duplicated is a member of several groups. ``root`` is the first
+    member placed, hence the last in block order; ``operand_side`` holds the
+    members feeding a matmul group's matmul. ``yielded`` are the values
+    read outside the group: the root's results (its users all come later,
+    outside) and those of members the function returns (a joined op has
+    all its other users inside).
+    """
+
+    root: Operation
+    kind: Kind
+    members: set[Operation] = field(default_factory=set)
+    operand_side: set[Operation] = field(default_factory=set)
+    yielded: list[SSAValue] = field(default_factory=list)
+    kept_out: list[KeptOut] = field(default_factory=list)
+    name: str = ""
+
+
+def broadcasts_to(shape: Shape, target: Shape) -> bool:
+    """Whether NumPy broadcasting can stretch ``shape`` to ``target``."""
+    if len(shape) > len(target):
+        return False
+    tail = target[len(target) - len(shape) :]
+    return all(dim == 1 or dim == other for dim, other in zip(shape, tail))
+
+
+# --------------------------------------------------------------------------
+# Planning: which op goes into which group
+# --------------------------------------------------------------------------
+
+#: What ``_Planner._offer`` returns: the group's kind with the op, or why the
+#: group refuses the op.
+Offer = Kind | str
+
+
+class _Planner:
+    """Decides the groups of one function body (see the module docstring)."""
+
+    def __init__(self, block: Block):
+        self.block = block
+        self.position = {op: index for index, op in enumerate(block.ops)}
+        self.groups: list[Group] = []
+        #: The groups each placed op is a member of.
+        self.groups_of: dict[Operation, list[Group]] = {}
+        #: The group that yields each placed op's results to others.
+        self.home: dict[Operation, Group] = {}
+        self.duplicable = self._duplicable_ops()
+
+    def plan(self) -> list[Group]:
+        for op in reversed(list(self.block.ops)):
+            if _stays_outside(op):
+                continue
+            if not any(result.uses for result in op.results):
+                self.block.erase_op(op)  # dead: any users were erased before
+            elif op in self.duplicable:
+                self._duplicate(op)
+            else:
+                self._place(op)
+        return self.groups
+
+    def _duplicable_ops(self) -> set[Operation]:
+        """Sources, and layout ops reading only arguments, dense constants
+        and duplicable ops: what any kernel can recompute for free."""
+        duplicable: set[Operation] = set()
+
+        def free(value: SSAValue) -> bool:
+            owner = value.owner
+            return (
+                not isinstance(owner, Operation)  # an argument
+                or is_dense_constant(owner)
+                or owner in duplicable
+            )
+
+        for op in self.block.ops:
+            if is_source(op) or (
+                isinstance(op, LAYOUT_OPS) and all(map(free, op.operands))
+            ):
+                duplicable.add(op)
+        return duplicable
+
+    def _users(self, op: Operation) -> tuple[list[Group], list[Operation], bool]:
+        """The groups using ``op``; the ops using it outside any group (they
+        cannot read a kernel placed after them); whether it is returned."""
+        groups: list[Group] = []
+        outside: list[Operation] = []
+        returned = False
+        for result in op.results:
+            for use in result.uses:
+                user = use.operation
+                if isinstance(user, func.ReturnOp):
+                    returned = True
+                elif user in self.groups_of:
+                    groups.extend(g for g in self.groups_of[user] if g not in groups)
+                else:
+                    outside.append(user)
+        return groups, outside, returned
+
+    # Placing ops ---------------------------------------------------------------
+
+    def _place(self, op: Operation) -> None:
+        """Join the users' group, or duplicate a layout op into several
+        groups, or root a group."""
+        groups, outside, returned = self._users(op)
+        if outside:
+            self._root(op, [KeptOut(op, tuple(groups), _used_outside(outside))])
+        elif len(groups) > 1 and isinstance(op, LAYOUT_OPS):
+            self._duplicate(op)
+        elif len(groups) > 1:
+            why = f"its users are in {len(groups)} kernels"
+            self._root(op, [KeptOut(op, tuple(groups), why, split=True)])
+        elif groups:
+            offer = self._offer(groups[0], op, returned)
+            if isinstance(offer, Kind):
+                self._join(groups[0], op, offer, home=True, returned=returned)
+            else:
+                self._root(op, [KeptOut(op, (groups[0],), offer)])
+        else:
+            self._root(op, [])
+
+    def _duplicate(self, op: Operation) -> None:
+        """Clone ``op`` into every group using it that accepts it; give it a
+        group of its own if the function returns it (and it cannot join its
+        only user's group as an output) or a group refuses it."""
+        groups, outside, returned = self._users(op)
+        offers = {group: self._offer(group, op, returned=False) for group in groups}
+        refused = [group for group, offer in offers.items() if isinstance(offer, str)]
+        if returned and len(groups) == 1 and not refused and not outside:
+            offer = self._offer(groups[0], op, returned=True)
+            if isinstance(offer, Kind):
+                self._join(groups[0], op, offer, home=True, returned=True)
+                return
+        for group, offer in offers.items():
+            if isinstance(offer, Kind):
+                self._join(group, op, offer, home=False, returned=False)
+        if returned or refused or outside:
+            kept = [KeptOut(op, (g,), str(offers[g]), "duplicated") for g in refused]
+            if outside:
+                kept.append(KeptOut(op, (), _used_outside(outside), "duplicated"))
+            self._root(op, kept)
+
+    def _root(self, op: Operation, kept_out: list[KeptOut]) -> None:
+        group = Group(op, Kind.of(op), yielded=list(op.results), kept_out=kept_out)
+        group.members.add(op)
+        self.groups.append(group)
+        self.groups_of.setdefault(op, []).append(group)
+        self.home[op] = group
+
+    def _join(
+        self, group: Group, op: Operation, kind: Kind, *, home: bool, returned: bool
+    ) -> None:
+        if group.kind.matmul is not None and self._feeds_matmul(group, op):
+            group.operand_side.add(op)
+        group.kind = kind
+        group.members.add(op)
+        self.groups_of.setdefault(op, []).append(group)
+        if home:
+            self.home[op] = group
+        if returned:
+            group.yielded.extend(op.results)
+
+    # What a group accepts ------------------------------------------------------
+
+    def _offer(self, group: Group, op: Operation, returned: bool) -> Offer:
+        """The kind of ``group`` with ``op`` in it (yielding ``op``'s result
+        when ``returned``), or why ``group`` refuses ``op``."""
+        if group.kind.name == "pointwise":
+            kind = self._pointwise_offer(group, op)
+        elif group.kind.name == "reduction":
+            kind = self._reduction_offer(group, op)
+        else:
+            kind = self._matmul_offer(group, op)
+        if isinstance(kind, str):
+            return kind
+        if returned and shape_of(op.results[0]) not in kind.output_shapes():
+            return (
+                f"it is also returned, and a {kind.name} kernel yields values of "
+                f"shape {_shapes(kind.output_shapes())} only"
+            )
+        if isinstance(op, (*REDUCTION_OPS, MatmulOp)):
+            # Only an anchor can break the contract: whatever joins later
+            # comes earlier in the block, so it cannot use the anchor.
+            yielded = group.yielded + (list(op.results) if returned else [])
+            ops = sorted(group.members | {op}, key=self.position.__getitem__)
+            problem = contract_violation(kind.name, ops, yielded)
+            if problem is not None:
+                return problem
+        return kind
+
+    def _pointwise_offer(self, group: Group, op: Operation) -> Offer:
+        shape = group.kind.shape
+        if isinstance(op, REDUCTION_OPS):
+            rows = RowStructure.of(op)
+            if shape not in (rows.shape, shape_of(op.results[0])):
+                return (
+                    f"it reduces {rows}, and neither its operand nor its result "
+                    f"has the kernel's iteration shape {shape_text(shape)}"
+                )
+            return Kind.reduction(op)
+        if isinstance(op, MatmulOp):
+            if shape != shape_of(op.result):
+                return (
+                    f"its result shape {shape_text(shape_of(op.result))} is not the "
+                    f"kernel's iteration shape {shape_text(shape)}"
+                )
+            return Kind("matmul", shape, matmul=op)
+        return group.kind
+
+    def _reduction_offer(self, group: Group, op: Operation) -> Offer:
+        rows = group.kind.rows
+        assert rows is not None
+        if isinstance(op, MatmulOp):
+            return "a reduction kernel never takes a matmul"
+        if isinstance(op, REDUCTION_OPS):
+            other = RowStructure.of(op)
+            if other != rows:
+                return f"it reduces {other}, the kernel {rows}"
+            return Kind.reduction(op, group.kind)
+        if is_source(op):
+            return group.kind
+        # A per-row value may take either form of a reduction's result
+        # (keepdims or not) before the reduction producing it has joined.
+        allowed = (rows.shape, *rows.reduced_shapes())
+        if shape_of(op.results[0]) not in allowed:
+            return (
+                f"its shape {shape_text(shape_of(op.results[0]))} is neither the "
+                f"rows' nor a reduction result's ({_shapes(allowed)})"
+            )
+        return group.kind
+
+    def _matmul_offer(self, group: Group, op: Operation) -> Offer:
+        if isinstance(op, MatmulOp):
+            return "a matmul kernel holds only one matmul"
+        if isinstance(op, REDUCTION_OPS):
+            return "a matmul kernel takes no reduction"
+        if self._feeds_matmul(group, op):
+            if not isinstance(op, (*LAYOUT_OPS, CastOp)):
+                return (
+                    "it feeds the matmul's operands, where only layout ops and casts go"
+                )
+            return group.kind
+        if not (isinstance(op, (*ELEMENTWISE_OPS, *INDEXING_OPS)) or is_source(op)):
+            return f"{op.name} cannot join a matmul's epilogue"
+        shape = shape_of(op.results[0])
+        if not broadcasts_to(shape, group.kind.shape):
+            return (
+                f"its shape {shape_text(shape)} does not broadcast to the "
+                f"matmul's result {shape_text(group.kind.shape)}"
+            )
+        return group.kind
+
+    def _feeds_matmul(self, group: Group, op: Operation) -> bool:
+        """Whether ``op`` is on the operand side of ``group``'s matmul."""
+        return any(
+            use.operation is group.kind.matmul or use.operation in group.operand_side
+            for result in op.results
+            for use in result.uses
+        )
+
+
+def _used_outside(users: Sequence[Operation]) -> str:
+    return f"its result is also used by {users[0].name}, outside kernels"
+
+
+def _stays_outside(op: Operation) -> bool:
+    """Guards, dense constants, the return and foreign ops keep their place."""
+    return (
+        isinstance(op, GuardOp) or is_dense_constant(op) or op.dialect_name() != "graph"
+    )
+
+
+def _shapes(shapes: Iterable[Shape]) -> str:
+    return ", ".join(shape_text(s) for s in dict.fromkeys(shapes))
+
+
+# --------------------------------------------------------------------------
+# Reasons
+# --------------------------------------------------------------------------
+
+
+def describe(op: Operation) -> str:
+    """``graph.exp %e at softmax.py:3``: the op's name, its result's name in
+    the IR text if it had one, and the Python line that made it if known."""
+    text = op.name
+    if isinstance(op, ReduceOp):
+        text += f" {op.kind.data}"
+    hints = [r.name_hint for r in op.results if r.name_hint]
+    if hints:
+        text += " %" + hints[0]
+    location = op.location
+    if isinstance(location, FileLineColLoc):
+        filename = os.path.basename(location.filename.data)
+        text += f" at {filename}:{location.line.data}"
+    return text
+
+
+def _op_names(ops: Sequence[Operation]) -> str:
+    """Op names in order of first appearance, with counts: ``graph.sub,
+    graph.broadcast x2``."""
+    counts = Counter(op.name for op in ops)
+    return ", ".join(
+        name if counts[name] == 1 else f"{name} x{counts[name]}" for name in counts
+    )
+
+
+class _Reasons:
+    """Writes each kernel's reason once every group is named."""
+
+    def __init__(self, planner: _Planner):
+        self.planner = planner
+
+    def __call__(self, group: Group) -> str:
+        ordered = sorted(group.members, key=self.planner.position.__getitem__)
+        own = [op for op in ordered if self.planner.home.get(op) is group]
+        copies = [op for op in ordered if self.planner.home.get(op) is not group]
+        parts = [self._anchor(group, own)]
+        parts.extend(self._joined(group, own))
+        if copies:
+            parts.append(f"duplicated here: {_op_names(copies)}")
+        parts.extend(self._kept_out(note) for note in group.kept_out)
+        return "; ".join(parts)
+
+    def _anchor(self, group: Group, own: Sequence[Operation]) -> str:
+        kind = group.kind
+        if kind.rows is not None:
+            reductions = [op for op in own if isinstance(op, REDUCTION_OPS)]
+            anchors = ", ".join(describe(r) for r in reductions)
+            return f"row reduction {kind.rows} ({anchors})"
+        if kind.matmul is not None:
+            lhs, rhs = (shape_of(v) for v in kind.matmul.operands)
+            return (
+                f"matmul {shape_text(lhs)} x {shape_text(rhs)} -> "
+                f"{shape_text(kind.shape)} ({describe(kind.matmul)})"
+            )
+        return f"pointwise over {shape_text(kind.shape)} ({describe(group.root)})"
+
+    def _joined(self, group: Group, own: Sequence[Operation]) -> list[str]:
+        """What joined the anchor, by the side of it they are on."""
+        kind = group.kind
+        if kind.rows is not None:
+            anchors = [op for op in own if isinstance(op, REDUCTION_OPS)]
+            before, after = _dependencies(own, anchors), _dependents(own, anchors)
+            labels = ("producers", "consumers", "side inputs")
+        elif kind.matmul is not None:
+            anchors = [kind.matmul]
+            before, after = group.operand_side, _dependents(own, anchors)
+            labels = ("prologue", "epilogue", "epilogue inputs")
+        else:
+            rest = [op for op in own if op is not group.root]
+            return [f"fused: {_op_names(rest)}"] if rest else []
+        rest = [op for op in own if op not in anchors]
+        sides = (
+            [op for op in rest if op in before],
+            [op for op in rest if op in after and op not in before],
+            [op for op in rest if op not in before and op not in after],
+        )
+        return [
+            f"{label}: {_op_names(ops)}" for label, ops in zip(labels, sides) if ops
+        ]
+
+    def _kept_out(self, note: KeptOut) -> str:
+        groups = sorted(note.groups, key=lambda g: self.planner.position[g.root])
+        names = ", ".join(g.name for g in groups)
+        if note.split:
+            return f"{describe(note.op)} not {note.verb}: {note.why} ({names})"
+        target = f" into {names}" if names else ""
+        return f"{describe(note.op)} not {note.verb}{target}: {note.why}"
+
+
+def _dependents(
+    ops: Sequence[Operation], anchors: Sequence[Operation]
+) -> set[Operation]:
+    """The ops of ``ops`` (in order) that use an anchor's result, transitively."""
+    reached = {v for op in anchors for v in op.results}
+    found: set[Operation] = set()
+    for op in ops:
+        if op not in anchors and any(v in reached for v in op.operands):
+            found.add(op)
+            reached.update(op.results)
+    return found
+
+
+def _dependencies(
+    ops: Sequence[Operation], anchors: Sequence[Operation]
+) -> set[Operation]:
+    """The ops of ``ops`` (in order) that an anchor uses, transitively."""
+    needed = {v.owner for op in anchors for v in op.operands}
+    found: set[Operation] = set()
+    for op in reversed(ops):
+        if op in needed and op not in anchors:
+            found.add(op)
+            needed.update(v.owner for v in op.operands)
+    return found
+
+
+# --------------------------------------------------------------------------
+# Building the kernels
+# --------------------------------------------------------------------------
+
+
+class _Builder:
+    """Turns planned groups into ``fusion.kernel`` ops in place."""
+
+    def __init__(self, planner: _Planner):
+        self.planner = planner
+        self.position = planner.position
+
+    def build(self, groups: Sequence[Group]) -> None:
+        groups = sorted(groups, key=lambda g: self.position[g.root])
+        for index, group in enumerate(groups):
+            group.name = f"k{index}"
+        reasons = _Reasons(self.planner)
+        replacements: dict[SSAValue, SSAValue] = {}
+        for group in groups:
+            kernel, outputs = self._kernel(group, reasons(group))
+            self.planner.block.insert_op_before(kernel, group.root)
+            replacements.update(zip(outputs, kernel.outputs))
+        for original, result in replacements.items():
+            original.replace_all_uses_with(result)
+        # What is left of the originals only uses other originals.
+        placed = sorted(self.planner.groups_of, key=self.position.__getitem__)
+        for op in reversed(placed):
+            self.planner.block.erase_op(op)
+
+    def _kernel(self, group: Group, reason: str) -> tuple[KernelOp, list[SSAValue]]:
+        """The kernel of ``group`` (clones of its members, its inputs in
+        first-use order) and the original values its results stand for."""
+        members = sorted(group.members, key=self.position.__getitem__)
+        block = Block()
+        inputs: list[SSAValue] = []
+        mapping: dict[SSAValue, SSAValue] = {}
+        for op in members:
+            for operand in op.operands:
+                if operand not in mapping:
+                    argument = block.insert_arg(operand.type, len(block.args))
+                    argument.name_hint = operand.name_hint
+                    mapping[operand] = argument
+                    inputs.append(operand)
+            block.add_op(op.clone(mapping))
+        # A root's results are read outside its group, a joined op's only
+        # when it is returned: the yielded values are exactly those.
+        outputs = sorted(group.yielded, key=lambda v: self.position[v.owner])
+        block.add_op(YieldOp([mapping[v] for v in outputs]))
+        kernel = KernelOp(group.name, group.kind.name, inputs, Region(block), reason)
+        return kernel, outputs
+
+
+@dataclass(frozen=True)
+class FusePass(ModulePass):
+    """Group every function's graph ops into ``fusion.kernel`` ops.
+
+    Afterwards a function body holds only ``graph.guard`` ops, dense
+    ``graph.constant`` ops, kernels and its return; see the module docstring
+    for how the groups are chosen.
+    """
+
+    name = "fuse"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        functions = [f for f in op.walk() if isinstance(f, func.FuncOp)]
+        for function in functions:
+            for block in function.body.blocks:
+                fuse_block(block)
+
+
+def fuse_block(block: Block) -> list[KernelOp]:
+    """Fuse the graph ops of ``block`` into kernels; returns them in order."""
+    planner = _Planner(block)
+    groups = planner.plan()
+    _Builder(planner).build(groups)
+    return [op for op in block.ops if isinstance(op, KernelOp)]

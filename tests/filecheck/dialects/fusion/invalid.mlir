@@ -1,0 +1,289 @@
+// The fusion dialect's verifiers reject kernels that break their structure
+// or their kind's contract, with a message that says what is wrong. Each
+// chunk holds one error.
+
+// RUN: irc-opt %s --split-input-file --verify-diagnostics
+
+// Structure.
+
+func.func @unknown_kind(%a: !graph.tensor<[N], f32>) {
+  // expected-error@+1 {{kernel @k0: unknown kernel kind 'elementwise'; expected one of pointwise, reduction, matmul}}
+  %0 = fusion.kernel @k0 elementwise (%a) : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>) reason "" {
+  ^bb0(%x: !graph.tensor<[N], f32>):
+    fusion.yield %x : !graph.tensor<[N], f32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @argument_count(%a: !graph.tensor<[N], f32>) {
+  // expected-error@+1 {{kernel @k0 has 1 operands but its block has 0 arguments; they must match one to one}}
+  %0 = fusion.kernel @k0 pointwise (%a) : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>) reason "" {
+    %1 = graph.iota [0] : !graph.tensor<[N], f32>
+    fusion.yield %1 : !graph.tensor<[N], f32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @argument_type(%a: !graph.tensor<[N], f32>) {
+  // expected-error@+1 {{kernel @k0: block argument 0 has type !graph.tensor<[N], f16> but operand 0 has type !graph.tensor<[N], f32>}}
+  %0 = fusion.kernel @k0 pointwise (%a) : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], f16>) reason "" {
+  ^bb0(%x: !graph.tensor<[N], f16>):
+    fusion.yield %x : !graph.tensor<[N], f16>
+  }
+  func.return
+}
+
+// -----
+
+func.func @yield_types(%a: !graph.tensor<[N], f32>) {
+  // expected-error@+1 {{kernel @k0 yields (!graph.tensor<[N], f32>) but its results are (!graph.tensor<[N], f32>, !graph.tensor<[N], f32>)}}
+  %0:2 = fusion.kernel @k0 pointwise (%a) : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>, !graph.tensor<[N], f32>) reason "" {
+  ^bb0(%x: !graph.tensor<[N], f32>):
+    fusion.yield %x : !graph.tensor<[N], f32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @no_yield(%a: !graph.tensor<[N], f32>) {
+  %0 = fusion.kernel @k0 pointwise (%a) : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>) reason "" {
+  ^bb0(%x: !graph.tensor<[N], f32>):
+    // expected-error@+1 {{Operation graph.neg terminates block in single-block region but is not a terminator}}
+    %1 = graph.neg %x : !graph.tensor<[N], f32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @yield_outside(%a: !graph.tensor<[N], f32>) {
+  // expected-error@+1 {{'fusion.yield' expects parent op 'fusion.kernel'}}
+  fusion.yield %a : !graph.tensor<[N], f32>
+}
+
+// -----
+
+func.func @not_isolated(%a: !graph.tensor<[N], f32>) {
+  // expected-error@+1 {{Operation using value defined out of its IsolatedFromAbove parent}}
+  %0 = fusion.kernel @k0 pointwise () : () -> (!graph.tensor<[N], f32>) reason "" {
+    %1 = graph.neg %a : !graph.tensor<[N], f32>
+    fusion.yield %1 : !graph.tensor<[N], f32>
+  }
+  func.return
+}
+
+// -----
+
+// What stays outside every kernel.
+
+func.func @guard_inside(%a: !graph.tensor<[N], f32>) {
+  // expected-error@+1 {{kernel @k0: graph.guard stays outside kernels (the launcher checks it)}}
+  %0 = fusion.kernel @k0 pointwise (%a) : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>) reason "" {
+  ^bb0(%x: !graph.tensor<[N], f32>):
+    graph.guard N > 1, "why"
+    fusion.yield %x : !graph.tensor<[N], f32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @dense_constant_inside() {
+  // expected-error@+1 {{kernel @k0: a dense graph.constant stays outside kernels (pass it as an operand)}}
+  %0 = fusion.kernel @k0 pointwise () : () -> (!graph.tensor<[2], f32>) reason "" {
+    %1 = graph.constant dense<[1.0, 2.0]> : tensor<2xf32> -> !graph.tensor<[2], f32>
+    fusion.yield %1 : !graph.tensor<[2], f32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @foreign_op_inside(%a: !graph.tensor<[N], f32>) {
+  // expected-error@+1 {{kernel @k0: a kernel holds graph ops only, not arith.constant}}
+  %0 = fusion.kernel @k0 pointwise (%a) : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>) reason "" {
+  ^bb0(%x: !graph.tensor<[N], f32>):
+    %c = arith.constant 1 : i64
+    fusion.yield %x : !graph.tensor<[N], f32>
+  }
+  func.return
+}
+
+// -----
+
+// Pointwise kernels.
+
+func.func @pointwise_reduce(%a: !graph.tensor<[N], f32>) {
+  // expected-error@+1 {{kernel @k0: a pointwise kernel cannot hold graph.reduce}}
+  %0 = fusion.kernel @k0 pointwise (%a) : (!graph.tensor<[N], f32>) -> (!graph.tensor<[], f32>) reason "" {
+  ^bb0(%x: !graph.tensor<[N], f32>):
+    %1 = graph.reduce sum %x [0] : !graph.tensor<[N], f32> -> !graph.tensor<[], f32>
+    fusion.yield %1 : !graph.tensor<[], f32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @pointwise_shapes(%a: !graph.tensor<[N, D], f32>) {
+  // expected-error@+1 {{kernel @k0: a pointwise kernel yields values of one shape (its iteration space), not [N, D], [D, N]}}
+  %0:2 = fusion.kernel @k0 pointwise (%a) : (!graph.tensor<[N, D], f32>) -> (!graph.tensor<[N, D], f32>, !graph.tensor<[D, N], f32>) reason "" {
+  ^bb0(%x: !graph.tensor<[N, D], f32>):
+    %1 = graph.transpose %x [1, 0] : !graph.tensor<[N, D], f32> -> !graph.tensor<[D, N], f32>
+    fusion.yield %x, %1 : !graph.tensor<[N, D], f32>, !graph.tensor<[D, N], f32>
+  }
+  func.return
+}
+
+// -----
+
+// Reduction kernels.
+
+func.func @reduction_without_reduce(%a: !graph.tensor<[N], f32>) {
+  // expected-error@+1 {{kernel @k0: a reduction kernel holds at least one graph.reduce or graph.argmax}}
+  %0 = fusion.kernel @k0 reduction (%a) : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>) reason "" {
+  ^bb0(%x: !graph.tensor<[N], f32>):
+    fusion.yield %x : !graph.tensor<[N], f32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @reduction_rows_differ(%a: !graph.tensor<[N, D], f32>) {
+  // expected-error@+1 {{kernel @k0: the reductions of a reduction kernel share one row structure: graph.reduce reduces over [1] of [N, D], graph.argmax over [0] of [N, D]}}
+  %0:2 = fusion.kernel @k0 reduction (%a) : (!graph.tensor<[N, D], f32>) -> (!graph.tensor<[N], f32>, !graph.tensor<[D], i64>) reason "" {
+  ^bb0(%x: !graph.tensor<[N, D], f32>):
+    %1 = graph.reduce max %x [1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N], f32>
+    %2 = graph.argmax %x [0] : !graph.tensor<[N, D], f32> -> !graph.tensor<[D], i64>
+    fusion.yield %1, %2 : !graph.tensor<[N], f32>, !graph.tensor<[D], i64>
+  }
+  func.return
+}
+
+// -----
+
+func.func @reduction_yield_shape(%a: !graph.tensor<[N, D], f32>) {
+  // expected-error@+1 {{kernel @k0: a reduction kernel yields values of its rows' shape or of a reduction's result ([N, D], [N, 1]), not [D, N]}}
+  %0:2 = fusion.kernel @k0 reduction (%a) : (!graph.tensor<[N, D], f32>) -> (!graph.tensor<[N, 1], f32>, !graph.tensor<[D, N], f32>) reason "" {
+  ^bb0(%x: !graph.tensor<[N, D], f32>):
+    %1 = graph.reduce max %x [1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N, 1], f32>
+    %2 = graph.transpose %x [1, 0] : !graph.tensor<[N, D], f32> -> !graph.tensor<[D, N], f32>
+    fusion.yield %1, %2 : !graph.tensor<[N, 1], f32>, !graph.tensor<[D, N], f32>
+  }
+  func.return
+}
+
+// -----
+
+// [N] -> [N, D] aligns N with axis 1, the reduced one: not the rows.
+func.func @reduction_broadcast_across_rows(%a: !graph.tensor<[N, N], f32>) {
+  // expected-error@+1 {{kernel @k0: graph.broadcast uses a reduction's result but is neither elementwise nor a broadcast mapping it back onto the rows over [1] of [N, N]}}
+  %0 = fusion.kernel @k0 reduction (%a) : (!graph.tensor<[N, N], f32>) -> (!graph.tensor<[N, N], f32>) reason "" {
+  ^bb0(%x: !graph.tensor<[N, N], f32>):
+    %1 = graph.reduce max %x [1] : !graph.tensor<[N, N], f32> -> !graph.tensor<[N], f32>
+    %2 = graph.broadcast %1 : !graph.tensor<[N], f32> -> !graph.tensor<[N, N], f32>
+    %3 = graph.sub %x, %2 : !graph.tensor<[N, N], f32>
+    fusion.yield %3 : !graph.tensor<[N, N], f32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @reduction_reshaped(%a: !graph.tensor<[N, D], f32>) {
+  // expected-error@+1 {{kernel @k0: graph.reshape uses a reduction's result but is neither elementwise nor a broadcast mapping it back onto the rows over [1] of [N, D]}}
+  %0:2 = fusion.kernel @k0 reduction (%a) : (!graph.tensor<[N, D], f32>) -> (!graph.tensor<[N], f32>, !graph.tensor<[N], f32>) reason "" {
+  ^bb0(%x: !graph.tensor<[N, D], f32>):
+    %1 = graph.reduce sum %x [1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N, 1], f32>
+    %2 = graph.reshape %1 : !graph.tensor<[N, 1], f32> -> !graph.tensor<[N], f32>
+    %3 = graph.reduce max %x [1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N], f32>
+    fusion.yield %2, %3 : !graph.tensor<[N], f32>, !graph.tensor<[N], f32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @reduction_matmul(%a: !graph.tensor<[N, N], f32>) {
+  // expected-error@+1 {{kernel @k0: a reduction kernel cannot hold graph.matmul}}
+  %0 = fusion.kernel @k0 reduction (%a) : (!graph.tensor<[N, N], f32>) -> (!graph.tensor<[N], f32>) reason "" {
+  ^bb0(%x: !graph.tensor<[N, N], f32>):
+    %1 = graph.matmul %x, %x : (!graph.tensor<[N, N], f32>, !graph.tensor<[N, N], f32>) -> !graph.tensor<[N, N], f32>
+    %2 = graph.reduce sum %1 [1] : !graph.tensor<[N, N], f32> -> !graph.tensor<[N], f32>
+    fusion.yield %2 : !graph.tensor<[N], f32>
+  }
+  func.return
+}
+
+// -----
+
+// Matmul kernels.
+
+func.func @two_matmuls(%a: !graph.tensor<[N, N], f32>) {
+  // expected-error@+1 {{kernel @k0: a matmul kernel holds exactly one graph.matmul, not 2}}
+  %0 = fusion.kernel @k0 matmul (%a) : (!graph.tensor<[N, N], f32>) -> (!graph.tensor<[N, N], f32>) reason "" {
+  ^bb0(%x: !graph.tensor<[N, N], f32>):
+    %1 = graph.matmul %x, %x : (!graph.tensor<[N, N], f32>, !graph.tensor<[N, N], f32>) -> !graph.tensor<[N, N], f32>
+    %2 = graph.matmul %1, %x : (!graph.tensor<[N, N], f32>, !graph.tensor<[N, N], f32>) -> !graph.tensor<[N, N], f32>
+    fusion.yield %2 : !graph.tensor<[N, N], f32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @matmul_yield_shape(%a: !graph.tensor<[M, K], f32>, %b: !graph.tensor<[K, N], f32>) {
+  // expected-error@+1 {{kernel @k0: a matmul kernel yields values of the matmul's result shape [M, N], not [M, K]}}
+  %0:2 = fusion.kernel @k0 matmul (%a, %b) : (!graph.tensor<[M, K], f32>, !graph.tensor<[K, N], f32>) -> (!graph.tensor<[M, N], f32>, !graph.tensor<[M, K], f32>) reason "" {
+  ^bb0(%x: !graph.tensor<[M, K], f32>, %y: !graph.tensor<[K, N], f32>):
+    %1 = graph.matmul %x, %y : (!graph.tensor<[M, K], f32>, !graph.tensor<[K, N], f32>) -> !graph.tensor<[M, N], f32>
+    fusion.yield %1, %x : !graph.tensor<[M, N], f32>, !graph.tensor<[M, K], f32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @matmul_epilogue_layout(%a: !graph.tensor<[N, N], f32>) {
+  // expected-error@+1 {{kernel @k0: graph.transpose uses the matmul's result but is not elementwise (an epilogue is computed on the result tile)}}
+  %0 = fusion.kernel @k0 matmul (%a) : (!graph.tensor<[N, N], f32>) -> (!graph.tensor<[N, N], f32>) reason "" {
+  ^bb0(%x: !graph.tensor<[N, N], f32>):
+    %1 = graph.matmul %x, %x : (!graph.tensor<[N, N], f32>, !graph.tensor<[N, N], f32>) -> !graph.tensor<[N, N], f32>
+    %2 = graph.transpose %1 [1, 0] : !graph.tensor<[N, N], f32> -> !graph.tensor<[N, N], f32>
+    fusion.yield %2 : !graph.tensor<[N, N], f32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @matmul_prologue_compute(%a: !graph.tensor<[N, N], f32>) {
+  // expected-error@+1 {{kernel @k0: graph.exp feeds the matmul's operands, where only layout ops and casts go (they become the way tiles are loaded)}}
+  %0 = fusion.kernel @k0 matmul (%a) : (!graph.tensor<[N, N], f32>) -> (!graph.tensor<[N, N], f32>) reason "" {
+  ^bb0(%x: !graph.tensor<[N, N], f32>):
+    %1 = graph.transpose %x [1, 0] : !graph.tensor<[N, N], f32> -> !graph.tensor<[N, N], f32>
+    %2 = graph.exp %1 : !graph.tensor<[N, N], f32>
+    %3 = graph.matmul %x, %2 : (!graph.tensor<[N, N], f32>, !graph.tensor<[N, N], f32>) -> !graph.tensor<[N, N], f32>
+    fusion.yield %3 : !graph.tensor<[N, N], f32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @matmul_with_reduction(%a: !graph.tensor<[N, N], f32>) {
+  // expected-error@+1 {{kernel @k0: a matmul kernel cannot hold graph.argmax}}
+  %0 = fusion.kernel @k0 matmul (%a) : (!graph.tensor<[N, N], f32>) -> (!graph.tensor<[N, N], f32>) reason "" {
+  ^bb0(%x: !graph.tensor<[N, N], f32>):
+    %1 = graph.argmax %x [1] : !graph.tensor<[N, N], f32> -> !graph.tensor<[N], i64>
+    %2 = graph.matmul %x, %x : (!graph.tensor<[N, N], f32>, !graph.tensor<[N, N], f32>) -> !graph.tensor<[N, N], f32>
+    fusion.yield %2 : !graph.tensor<[N, N], f32>
+  }
+  func.return
+}

@@ -1,0 +1,226 @@
+// fuse groups graph ops into fusion.kernel ops: producers join the kernel of
+// their users, cheap ops are duplicated into each kernel using them, and
+// each kernel says why it was formed.
+
+// RUN: irc-opt %s --split-input-file -p fuse | filecheck %s
+// RUN: irc-opt %s --split-input-file -p fuse | irc-opt --split-input-file | filecheck %s
+// RUN: irc-opt %s --split-input-file -p fuse --check-semantics --check-semantics-runs=4 | filecheck %s
+
+// Softmax: max and sum share their rows, so one reduction kernel; the reason
+// names the reductions and where they come from.
+
+// CHECK-LABEL: func.func @softmax(
+// CHECK-NEXT:    %y = fusion.kernel @k0 reduction (%x) : (!graph.tensor<[N, D], f32>) -> (!graph.tensor<[N, D], f32>) reason "row reduction over [1] of [N, D] (graph.reduce max %m at softmax.py:3, graph.reduce sum %s at softmax.py:4); producers: graph.broadcast, graph.sub, graph.exp; consumers: graph.broadcast, graph.div" {
+// CHECK-NEXT:    ^bb0(%x_1: !graph.tensor<[N, D], f32>):
+// CHECK-NEXT:      %m = graph.reduce max %x_1 [1]
+// CHECK-NEXT:      %mb = graph.broadcast %m
+// CHECK-NEXT:      %d = graph.sub %x_1, %mb
+// CHECK-NEXT:      %e = graph.exp %d
+// CHECK-NEXT:      %s = graph.reduce sum %e [1]
+// CHECK-NEXT:      %sb = graph.broadcast %s
+// CHECK-NEXT:      %y_1 = graph.div %e, %sb
+// CHECK-NEXT:      fusion.yield %y_1 : !graph.tensor<[N, D], f32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %y : !graph.tensor<[N, D], f32>
+func.func @softmax(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32> {
+  %m = graph.reduce max %x [1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N, 1], f32> loc("softmax.py":3:20)
+  %mb = graph.broadcast %m : !graph.tensor<[N, 1], f32> -> !graph.tensor<[N, D], f32> loc("softmax.py":3:16)
+  %d = graph.sub %x, %mb : !graph.tensor<[N, D], f32> loc("softmax.py":3:16)
+  %e = graph.exp %d : !graph.tensor<[N, D], f32> loc("softmax.py":3:9)
+  %s = graph.reduce sum %e [1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N, 1], f32> loc("softmax.py":4:16)
+  %sb = graph.broadcast %s : !graph.tensor<[N, 1], f32> -> !graph.tensor<[N, D], f32> loc("softmax.py":4:12)
+  %y = graph.div %e, %sb : !graph.tensor<[N, D], f32> loc("softmax.py":4:12)
+  func.return %y : !graph.tensor<[N, D], f32>
+}
+
+// -----
+
+// gelu(x @ w + b) with erf: the bias and GELU are the matmul's epilogue; the
+// bias broadcast and the constants are duplicated into the kernel.
+
+// CHECK-LABEL: func.func @gelu_linear(
+// CHECK-NEXT:    %y = fusion.kernel @k0 matmul (%x, %w, %b) : ({{.*}}) -> (!graph.tensor<[N, 32], f32>) reason "matmul [N, 16] x [16, 32] -> [N, 32] (graph.matmul %p); epilogue: graph.add x2, graph.mul x3, graph.erf; duplicated here: graph.broadcast, graph.constant x3" {
+// CHECK-NEXT:    ^bb0(%x_1: !graph.tensor<[N, 16], f32>, %w_1: !graph.tensor<[16, 32], f32>, %b_1: !graph.tensor<[32], f32>):
+// CHECK-NEXT:      %p = graph.matmul %x_1, %w_1
+// CHECK-NEXT:      %bb = graph.broadcast %b_1
+// CHECK-NEXT:      %h = graph.add %p, %bb
+// CHECK:           %y_1 = graph.mul %hc, %t
+// CHECK-NEXT:      fusion.yield %y_1
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %y
+// CHECK-NOT:     fusion.kernel
+func.func @gelu_linear(%x: !graph.tensor<[N, 16], f32>, %w: !graph.tensor<[16, 32], f32>, %b: !graph.tensor<[32], f32>) -> !graph.tensor<[N, 32], f32> {
+  %p = graph.matmul %x, %w : (!graph.tensor<[N, 16], f32>, !graph.tensor<[16, 32], f32>) -> !graph.tensor<[N, 32], f32>
+  %bb = graph.broadcast %b : !graph.tensor<[32], f32> -> !graph.tensor<[N, 32], f32>
+  %h = graph.add %p, %bb : !graph.tensor<[N, 32], f32>
+  %c = graph.constant 0.5 : f32 -> !graph.tensor<[N, 32], f32>
+  %s = graph.constant 0.7071067811865476 : f32 -> !graph.tensor<[N, 32], f32>
+  %one = graph.constant 1.0 : f32 -> !graph.tensor<[N, 32], f32>
+  %hs = graph.mul %h, %s : !graph.tensor<[N, 32], f32>
+  %erf = graph.erf %hs : !graph.tensor<[N, 32], f32>
+  %t = graph.add %erf, %one : !graph.tensor<[N, 32], f32>
+  %hc = graph.mul %h, %c : !graph.tensor<[N, 32], f32>
+  %y = graph.mul %hc, %t : !graph.tensor<[N, 32], f32>
+  func.return %y : !graph.tensor<[N, 32], f32>
+}
+
+// -----
+
+// A two-layer MLP: one kernel per layer. The activation feeds the second
+// matmul's operand, where only layout ops and casts go.
+
+// CHECK-LABEL: func.func @mlp(
+// CHECK-NEXT:    %g = fusion.kernel @k0 matmul (%x, %w1, %b1) : ({{.*}}) -> (!graph.tensor<[N, 32], f32>) reason "matmul [N, 16] x [16, 32] -> [N, 32] (graph.matmul %p1); epilogue: graph.add, graph.tanh; duplicated here: graph.broadcast; graph.tanh %g not fused into k1: it feeds the matmul's operands, where only layout ops and casts go" {
+// CHECK:           fusion.yield %g_1 : !graph.tensor<[N, 32], f32>
+// CHECK:         %y = fusion.kernel @k1 matmul (%g, %w2, %b2) : ({{.*}}) -> (!graph.tensor<[N, 16], f32>) reason "matmul [N, 32] x [32, 16] -> [N, 16] (graph.matmul %p2); epilogue: graph.add; duplicated here: graph.broadcast" {
+// CHECK:         func.return %y
+func.func @mlp(%x: !graph.tensor<[N, 16], f32>, %w1: !graph.tensor<[16, 32], f32>, %b1: !graph.tensor<[32], f32>, %w2: !graph.tensor<[32, 16], f32>, %b2: !graph.tensor<[16], f32>) -> !graph.tensor<[N, 16], f32> {
+  %p1 = graph.matmul %x, %w1 : (!graph.tensor<[N, 16], f32>, !graph.tensor<[16, 32], f32>) -> !graph.tensor<[N, 32], f32>
+  %bb1 = graph.broadcast %b1 : !graph.tensor<[32], f32> -> !graph.tensor<[N, 32], f32>
+  %h = graph.add %p1, %bb1 : !graph.tensor<[N, 32], f32>
+  %g = graph.tanh %h : !graph.tensor<[N, 32], f32>
+  %p2 = graph.matmul %g, %w2 : (!graph.tensor<[N, 32], f32>, !graph.tensor<[32, 16], f32>) -> !graph.tensor<[N, 16], f32>
+  %bb2 = graph.broadcast %b2 : !graph.tensor<[16], f32> -> !graph.tensor<[N, 16], f32>
+  %y = graph.add %p2, %bb2 : !graph.tensor<[N, 16], f32>
+  func.return %y : !graph.tensor<[N, 16], f32>
+}
+
+// -----
+
+// A returned intermediate joins the kernel as an extra output; outputs come
+// in block order, inputs in first-use order.
+
+// CHECK-LABEL: func.func @multi_output(
+// CHECK-NEXT:    %m_new, %p_new = fusion.kernel @k0 pointwise (%m, %g, %p) : ({{.*}}) -> (!graph.tensor<[N], f32>, !graph.tensor<[N], f32>) reason "pointwise over [N] (graph.sub %p_new); fused: graph.mul, graph.add; duplicated here: graph.constant" {
+// CHECK-NEXT:    ^bb0(%m_1: !graph.tensor<[N], f32>, %g_1: !graph.tensor<[N], f32>, %p_1: !graph.tensor<[N], f32>):
+// CHECK-NEXT:      %beta = graph.constant
+// CHECK-NEXT:      %mb = graph.mul %m_1, %beta
+// CHECK-NEXT:      %m_new_1 = graph.add %mb, %g_1
+// CHECK-NEXT:      %p_new_1 = graph.sub %p_1, %m_new_1
+// CHECK-NEXT:      fusion.yield %m_new_1, %p_new_1 : !graph.tensor<[N], f32>, !graph.tensor<[N], f32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %p_new, %m_new
+func.func @multi_output(%p: !graph.tensor<[N], f32>, %g: !graph.tensor<[N], f32>, %m: !graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>, !graph.tensor<[N], f32>) {
+  %beta = graph.constant 0.9 : f32 -> !graph.tensor<[N], f32>
+  %mb = graph.mul %m, %beta : !graph.tensor<[N], f32>
+  %m_new = graph.add %mb, %g : !graph.tensor<[N], f32>
+  %p_new = graph.sub %p, %m_new : !graph.tensor<[N], f32>
+  func.return %p_new, %m_new : !graph.tensor<[N], f32>, !graph.tensor<[N], f32>
+}
+
+// -----
+
+// The broadcast of an argument is cloned into both kernels that use it
+// rather than computed once and written to memory.
+
+// CHECK-LABEL: func.func @cloned_broadcast(
+// CHECK-NEXT:    %scaled = fusion.kernel @k0 pointwise (%b, %x) {{.*}} reason "pointwise over [N, D] (graph.mul %scaled); duplicated here: graph.broadcast; graph.mul %scaled not fused into k1: it feeds the matmul's operands, where only layout ops and casts go" {
+// CHECK-NEXT:    ^bb0(%b_1: !graph.tensor<[D], f32>, %x_1: !graph.tensor<[N, D], f32>):
+// CHECK-NEXT:      %bb = graph.broadcast %b_1
+// CHECK-NEXT:      %scaled_1 = graph.mul %x_1, %bb
+// CHECK:         %p = fusion.kernel @k1 matmul (%scaled, %w)
+// CHECK:         %shifted = fusion.kernel @k2 pointwise (%b, %x) {{.*}} reason "pointwise over [N, D] (graph.add %shifted); duplicated here: graph.broadcast" {
+// CHECK-NEXT:    ^bb0(%b_1: !graph.tensor<[D], f32>, %x_1: !graph.tensor<[N, D], f32>):
+// CHECK-NEXT:      %bb = graph.broadcast %b_1
+// CHECK-NEXT:      %shifted_1 = graph.add %x_1, %bb
+// CHECK:         func.return %p, %shifted
+func.func @cloned_broadcast(%x: !graph.tensor<[N, D], f32>, %b: !graph.tensor<[D], f32>, %w: !graph.tensor<[D, K], f32>) -> (!graph.tensor<[N, K], f32>, !graph.tensor<[N, D], f32>) {
+  %bb = graph.broadcast %b : !graph.tensor<[D], f32> -> !graph.tensor<[N, D], f32>
+  %scaled = graph.mul %x, %bb : !graph.tensor<[N, D], f32>
+  %p = graph.matmul %scaled, %w : (!graph.tensor<[N, D], f32>, !graph.tensor<[D, K], f32>) -> !graph.tensor<[N, K], f32>
+  %shifted = graph.add %x, %bb : !graph.tensor<[N, D], f32>
+  func.return %p, %shifted : !graph.tensor<[N, K], f32>, !graph.tensor<[N, D], f32>
+}
+
+// -----
+
+// An op whose users are in two kernels (of different rows) is computed once,
+// in a kernel of its own, never recomputed in each.
+
+// CHECK-LABEL: func.func @users_in_two_kernels(
+// CHECK-NEXT:    %a = fusion.kernel @k0 pointwise (%x) {{.*}} reason "pointwise over [N, D] (graph.exp %a); graph.exp %a not fused: its users are in 2 kernels (k1, k2)" {
+// CHECK:         %rows = fusion.kernel @k1 reduction (%a) {{.*}} reason "row reduction over [1] of [N, D] (graph.reduce sum %rows)" {
+// CHECK:         %cols = fusion.kernel @k2 reduction (%a) {{.*}} reason "row reduction over [0] of [N, D] (graph.reduce max %cols)" {
+// CHECK:         func.return %rows, %cols
+func.func @users_in_two_kernels(%x: !graph.tensor<[N, D], f32>) -> (!graph.tensor<[N], f32>, !graph.tensor<[D], f32>) {
+  %a = graph.exp %x : !graph.tensor<[N, D], f32>
+  %rows = graph.reduce sum %a [1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N], f32>
+  %cols = graph.reduce max %a [0] : !graph.tensor<[N, D], f32> -> !graph.tensor<[D], f32>
+  func.return %rows, %cols : !graph.tensor<[N], f32>, !graph.tensor<[D], f32>
+}
+
+// -----
+
+// A layout op whose users are in two kernels is duplicated into both (it
+// only changes how its operand is read) instead of writing a copy.
+
+// CHECK-LABEL: func.func @layout_users_in_two_kernels(
+// CHECK-NEXT:    %h = fusion.kernel @k0 pointwise (%x) {{.*}} reason "pointwise over [N, 16] (graph.tanh %h); graph.tanh %h not fused: its users are in 2 kernels (k1, k2)" {
+// CHECK:         %qw = fusion.kernel @k1 matmul (%h, %w) {{.*}} reason "matmul [N, 8] x [8, 8] -> [N, 8] (graph.matmul %qw); duplicated here: graph.slice" {
+// CHECK-NEXT:    ^bb0(%h_1: !graph.tensor<[N, 16], f32>, %w_1: !graph.tensor<[8, 8], f32>):
+// CHECK-NEXT:      %q = graph.slice %h_1 [0, 8] [1, 1]
+// CHECK:         %qv = fusion.kernel @k2 matmul (%h, %v) {{.*}} reason "matmul [N, 8] x [8, 8] -> [N, 8] (graph.matmul %qv); duplicated here: graph.slice" {
+// CHECK-NEXT:    ^bb0(%h_1: !graph.tensor<[N, 16], f32>, %v_1: !graph.tensor<[8, 8], f32>):
+// CHECK-NEXT:      %q = graph.slice %h_1 [0, 8] [1, 1]
+// CHECK-NOT:     fusion.kernel
+func.func @layout_users_in_two_kernels(%x: !graph.tensor<[N, 16], f32>, %w: !graph.tensor<[8, 8], f32>, %v: !graph.tensor<[8, 8], f32>) -> (!graph.tensor<[N, 8], f32>, !graph.tensor<[N, 8], f32>) {
+  %h = graph.tanh %x : !graph.tensor<[N, 16], f32>
+  %q = graph.slice %h [0, 8] [1, 1] : !graph.tensor<[N, 16], f32> -> !graph.tensor<[N, 8], f32>
+  %qw = graph.matmul %q, %w : (!graph.tensor<[N, 8], f32>, !graph.tensor<[8, 8], f32>) -> !graph.tensor<[N, 8], f32>
+  %qv = graph.matmul %q, %v : (!graph.tensor<[N, 8], f32>, !graph.tensor<[8, 8], f32>) -> !graph.tensor<[N, 8], f32>
+  func.return %qw, %qv : !graph.tensor<[N, 8], f32>, !graph.tensor<[N, 8], f32>
+}
+
+// -----
+
+// Guards and dense constants stay in place, outside kernels; a returned
+// argument needs no kernel.
+
+// CHECK-LABEL: func.func @outside_kernels(
+// CHECK-NEXT:    %table = graph.constant dense<
+// CHECK-NEXT:    graph.guard N <= 8, "at most 8 rows"
+// CHECK-NEXT:    %y = fusion.kernel @k0 pointwise (%table, %ids, %x) {{.*}} reason "pointwise over [N, 4] (graph.add %y); fused: graph.take" {
+// CHECK-NEXT:    ^bb0(%table_1: !graph.tensor<[2, 4], f32>, %ids_1: !graph.tensor<[N], i64>, %x_1: !graph.tensor<[N, 4], f32>):
+// CHECK-NEXT:      %rows = graph.take %table_1, %ids_1 [0]
+// CHECK-NEXT:      %y_1 = graph.add %rows, %x_1
+// CHECK-NEXT:      fusion.yield %y_1
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %y, %x
+func.func @outside_kernels(%ids: !graph.tensor<[N], i64>, %x: !graph.tensor<[N, 4], f32>) -> (!graph.tensor<[N, 4], f32>, !graph.tensor<[N, 4], f32>) {
+  %table = graph.constant dense<[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]> : tensor<2x4xf32> -> !graph.tensor<[2, 4], f32>
+  %rows = graph.take %table, %ids [0] : (!graph.tensor<[2, 4], f32>, !graph.tensor<[N], i64>) -> !graph.tensor<[N, 4], f32>
+  graph.guard N <= 8, "at most 8 rows"
+  %y = graph.add %rows, %x : !graph.tensor<[N, 4], f32>
+  func.return %y, %x : !graph.tensor<[N, 4], f32>, !graph.tensor<[N, 4], f32>
+}
+
+// -----
+
+// A returned layout op of an argument needs a copy kernel; the reshape it
+// reads is duplicated into it.
+
+// CHECK-LABEL: func.func @head_split(
+// CHECK-NEXT:    %t = fusion.kernel @k0 pointwise (%x) : (!graph.tensor<[N, 768], f32>) -> (!graph.tensor<[12, N, 64], f32>) reason "pointwise over [12, N, 64] (graph.transpose %t); duplicated here: graph.reshape" {
+// CHECK-NEXT:    ^bb0(%x_1: !graph.tensor<[N, 768], f32>):
+// CHECK-NEXT:      %r = graph.reshape %x_1
+// CHECK-NEXT:      %t_1 = graph.transpose %r [1, 0, 2]
+// CHECK-NEXT:      fusion.yield %t_1
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %t
+func.func @head_split(%x: !graph.tensor<[N, 768], f32>) -> !graph.tensor<[12, N, 64], f32> {
+  %r = graph.reshape %x : !graph.tensor<[N, 768], f32> -> !graph.tensor<[N, 12, 64], f32>
+  %t = graph.transpose %r [1, 0, 2] : !graph.tensor<[N, 12, 64], f32> -> !graph.tensor<[12, N, 64], f32>
+  func.return %t : !graph.tensor<[12, N, 64], f32>
+}
+
+// -----
+
+// Dead ops are dropped, not put in kernels.
+
+// CHECK-LABEL: func.func @dead(
+// CHECK-NEXT:    func.return %x
+func.func @dead(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
+  %e = graph.exp %x : !graph.tensor<[N], f32>
+  %s = graph.reduce sum %e [0] : !graph.tensor<[N], f32> -> !graph.tensor<[], f32>
+  func.return %x : !graph.tensor<[N], f32>
+}

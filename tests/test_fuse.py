@@ -1,0 +1,283 @@
+"""The ``fuse`` pass on captured NumPy programs: how many kernels of which
+kinds it forms, that the fused module computes what the graph module does,
+and the fusion dialect's Python API.
+
+The programs and their expected kernel counts are in ``suite_programs.py``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from suite_programs import SUITE, SuiteProgram
+from xdsl.dialects import func
+from xdsl.dialects.builtin import Float32Type, ModuleOp
+from xdsl.ir import Block, Region
+
+from irc import pytree
+from irc.dialects import graph as g
+from irc.dialects.fusion import KernelOp, YieldOp, maps_rows
+from irc.errors import BindingError
+from irc.interpreters.fusion import run_fusion
+from irc.interpreters.graph import run_graph
+from irc.ir import default_context, parse_module, print_module
+from irc.lowering.graph_to_fusion import FusePass
+from irc.passes.registry import get_all_passes
+from irc.shapes import SymExpr
+from irc.testing import level_of
+
+#: Only the graph clean-ups: these tests apply ``fuse`` themselves.
+GRAPH_PIPELINE = "canonicalize,cse"
+
+
+class Fused:
+    """A suite program compiled, fused, and run on one set of inputs."""
+
+    def __init__(self, program: SuiteProgram, seed: int = 0):
+        compiled = program.compile(pipeline=GRAPH_PIPELINE)
+        self.graph = compiled.module
+        self.module = compiled.module.clone()
+        FusePass().apply(default_context(), self.module)
+        self.module.verify()
+        call = program.inputs(np.random.default_rng(seed))
+        leaves, _ = pytree.flatten((list(call.args), dict(call.kwargs)))
+        static = compiled.captured.static_leaves
+        self.arrays = [leaf for i, leaf in enumerate(leaves) if i not in static]
+
+    @property
+    def kernels(self) -> list[KernelOp]:
+        return [op for op in self.module.walk() if isinstance(op, KernelOp)]
+
+    @property
+    def kinds(self) -> list[str]:
+        return [kernel.kind_name for kernel in self.kernels]
+
+    def body(self) -> list[str]:
+        """The op names of the fused function's body."""
+        function = next(op for op in self.module.ops if isinstance(op, func.FuncOp))
+        return [op.name for op in function.body.block.ops]
+
+
+@pytest.fixture(scope="module", params=sorted(SUITE))
+def fused(request: pytest.FixtureRequest) -> tuple[str, Fused]:
+    return request.param, Fused(SUITE[request.param])
+
+
+def test_kernel_count(fused: tuple[str, Fused]) -> None:
+    name, result = fused
+    assert len(result.kernels) == SUITE[name].kernels, "\n".join(
+        f"{k.kernel_name} {k.kind_name}: {k.reason_text}" for k in result.kernels
+    )
+
+
+def test_only_kernels_guards_and_dense_constants_remain(
+    fused: tuple[str, Fused],
+) -> None:
+    _, result = fused
+    *body, last = result.body()
+    assert last == "func.return"
+    assert set(body) <= {"fusion.kernel", "graph.guard", "graph.constant"}
+    for op in result.module.walk():
+        if isinstance(op, g.ConstantOp) and not isinstance(op.parent_op(), KernelOp):
+            assert not op.is_splat
+
+
+def test_kernels_are_named_in_order(fused: tuple[str, Fused]) -> None:
+    _, result = fused
+    assert [k.kernel_name for k in result.kernels] == [
+        f"k{i}" for i in range(len(result.kernels))
+    ]
+    assert all(k.reason_text for k in result.kernels)
+
+
+def test_fusion_interpreter_matches_graph_interpreter(
+    fused: tuple[str, Fused],
+) -> None:
+    _, result = fused
+    expected = run_graph(result.graph, result.arrays)
+    actual = run_fusion(result.module, result.arrays)
+    assert len(actual) == len(expected)
+    for got, want in zip(actual, expected):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+def test_suite_program_computes_what_numpy_does(fused: tuple[str, Fused]) -> None:
+    """The graph module (hence the fused one) agrees with the NumPy function
+    it was captured from, so the suite's expected results are NumPy's."""
+    name, result = fused
+    call = SUITE[name].inputs(np.random.default_rng(0))
+    expected = SUITE[name].function(*call.args, **call.kwargs)
+    expected_leaves, _ = pytree.flatten(expected)
+    actual = run_fusion(result.module, result.arrays)
+    assert len(actual) == len(expected_leaves)
+    for got, want in zip(actual, expected_leaves):
+        assert got.dtype == np.asarray(want).dtype
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_fused_module_round_trips(fused: tuple[str, Fused]) -> None:
+    _, result = fused
+    text = print_module(result.module)
+    assert print_module(parse_module(text)) == text
+    generic = print_module(result.module, generic=True)
+    assert print_module(parse_module(generic)) == text
+
+
+# Particular programs ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "kinds"),
+    [
+        ("softmax", ["reduction"]),
+        ("layer_norm", ["reduction"]),
+        ("cross_entropy", ["reduction", "reduction"]),
+        ("gelu_linear", ["matmul"]),
+        ("mlp", ["matmul", "matmul"]),
+        ("swiglu", ["matmul", "matmul", "matmul"]),
+        ("causal_attention", ["matmul", "reduction", "matmul"]),
+        ("head_split", ["pointwise"]),
+        ("rotary", ["pointwise"]),
+        ("adam_step", ["pointwise"]),
+    ],
+)
+def test_kernel_kinds(name: str, kinds: list[str]) -> None:
+    assert Fused(SUITE[name]).kinds == kinds
+
+
+def test_layer_norm_fuses_mean_and_variance() -> None:
+    (kernel,) = Fused(SUITE["layer_norm"]).kernels
+    reductions = [op for op in kernel.body.walk() if isinstance(op, g.ReduceOp)]
+    assert len(reductions) == 2
+    assert kernel.reason_text.startswith("row reduction over [1] of [N, D] (")
+
+
+def test_adam_step_is_one_kernel_with_three_outputs() -> None:
+    result = Fused(SUITE["adam_step"])
+    (kernel,) = result.kernels
+    assert len(kernel.outputs) == 3
+    assert len(kernel.inputs) == 4
+
+
+def test_embedding_keeps_its_guard_outside() -> None:
+    result = Fused(SUITE["embedding"])
+    assert result.body() == ["graph.guard", "fusion.kernel", "func.return"]
+
+
+def test_attention_mask_and_scale_join_the_softmax() -> None:
+    _, softmax, _ = Fused(SUITE["causal_attention"]).kernels
+    names = {op.name for op in softmax.body.walk()}
+    assert {"graph.iota", "graph.select", "graph.reduce"} <= names
+    assert "graph.matmul" not in names
+
+
+def test_gpt2_block() -> None:
+    """14 kernels, each of them necessary under the kernel contracts:
+
+    - layer norm 1 (k0); its output feeds the qkv matmul's operand, which
+      takes only layout ops and casts;
+    - the qkv matmul with its bias (k1): its result is read by 4 kernels;
+    - per head (2 heads): q @ k.T (the q/k/v slices and the transpose are
+      duplicated into the matmuls that read them), the scaled, masked
+      softmax (a reduction kernel never takes a matmul), and p @ v;
+    - the causal mask (k3): its users are the softmaxes of both heads;
+    - the concatenation of the heads (a copy: neither a head's matmul,
+      whose result is [seq, 8], nor the projection's operand side takes it);
+    - the projection with its bias and the residual add (k10), whose result
+      the second layer norm and the final residual both read;
+    - layer norm 2, then c_fc with GELU, then c_proj with the residual.
+    """
+    result = Fused(SUITE["gpt2_block"])
+    assert result.kinds == [
+        "reduction",  # layer norm 1
+        "matmul",  # qkv projection + bias
+        "matmul",  # head 0: q @ k.T
+        "pointwise",  # causal mask
+        "reduction",  # head 0: scale, mask, softmax
+        "matmul",  # head 0: p @ v
+        "matmul",  # head 1: q @ k.T
+        "reduction",  # head 1: scale, mask, softmax
+        "matmul",  # head 1: p @ v
+        "pointwise",  # concatenation of the heads
+        "matmul",  # attention projection + bias + residual
+        "reduction",  # layer norm 2
+        "matmul",  # c_fc + bias + GELU
+        "matmul",  # c_proj + bias + residual
+    ]
+    assert SUITE["gpt2_block"].kernels == 14
+
+
+def test_fusing_is_deterministic() -> None:
+    texts = {print_module(Fused(SUITE["gpt2_block"]).module) for _ in range(2)}
+    assert len(texts) == 1
+
+
+def test_registered_and_at_the_fusion_level() -> None:
+    assert get_all_passes()["fuse"]() is FusePass
+    result = Fused(SUITE["softmax"])
+    assert level_of(result.graph).name == "graph"
+    assert level_of(result.module).name == "fusion"
+
+
+# The fusion dialect's Python API --------------------------------------------------
+
+
+def test_kernel_op_builds_from_its_body() -> None:
+    tensor = g.TensorType(["N"], Float32Type())
+    block = Block(arg_types=[tensor, tensor])
+    add = g.AddOp(*block.args)
+    block.add_ops([add, YieldOp([add.result, block.args[0]])])
+    function_block = Block(arg_types=[tensor, tensor])
+    kernel = KernelOp(
+        "k0", "pointwise", list(function_block.args), Region(block), "why"
+    )
+    function_block.add_ops([kernel, func.ReturnOp(*kernel.outputs)])
+    module = ModuleOp(
+        [func.FuncOp("f", ([tensor, tensor], [tensor, tensor]), Region(function_block))]
+    )
+    module.verify()
+    assert (kernel.kernel_name, kernel.kind_name, kernel.reason_text) == (
+        "k0",
+        "pointwise",
+        "why",
+    )
+    assert [v.type for v in kernel.outputs] == [tensor, tensor]
+    assert list(kernel.inputs) == list(function_block.args)
+    x, y = np.arange(3, dtype=np.float32), np.ones(3, np.float32)
+    total, first = run_fusion(module, [x, y])
+    np.testing.assert_array_equal(total, x + y)
+    np.testing.assert_array_equal(first, x)
+
+
+def test_run_fusion_wants_arrays() -> None:
+    module = Fused(SUITE["softmax"]).module
+    with pytest.raises(BindingError, match="argument 'x' is a list"):
+        run_fusion(module, [[1.0, 2.0]])  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize(
+    ("source", "axes", "expected"),
+    [
+        (["N", 1], [1], True),  # keepdims, reduced axis last
+        (["N"], [1], False),  # right-aligned, N lands on the reduced axis
+        (["D"], [0], True),  # reduced leading axis dropped
+        ([1, "D"], [0], True),
+        (["N", "D"], [1], False),  # not a reduction's result
+        ([], [0, 1], True),  # a full reduction
+        ([1, 1], [0, 1], True),
+    ],
+)
+def test_maps_rows(source: list[int | str], axes: list[int], expected: bool) -> None:
+    def shape(dims: list[int | str]) -> tuple[SymExpr, ...]:
+        return g.TensorType(dims, Float32Type()).dims
+
+    assert maps_rows(shape(source), shape(["N", "D"]), axes) is expected
+
+
+def test_maps_rows_follows_axes_not_sizes() -> None:
+    """[N] -> [N, N] over axes [1] has the right sizes but broadcasts the
+    row values along the rows, not across them."""
+    rows = g.TensorType(["N", "N"], Float32Type()).dims
+    assert not maps_rows(rows[:1], rows, [1])
+    assert maps_rows(rows[:1], rows, [0])
