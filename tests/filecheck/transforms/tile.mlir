@@ -1,0 +1,128 @@
+// RUN: irc-opt %s -p tile --split-input-file | filecheck %s
+
+// A reshape and a transpose are index maps: the head split reads the input
+// at (n, h*64 + d) and writes (h, n, d) of a flattened 1-D block.
+
+func.func @heads(%x: !graph.tensor<[N, 768], f32>) -> !graph.tensor<[12, N, 64], f32> {
+  %r = fusion.kernel @k0 pointwise (%x) : (!graph.tensor<[N, 768], f32>) -> (!graph.tensor<[12, N, 64], f32>) reason "head split" {
+  ^bb0(%a: !graph.tensor<[N, 768], f32>):
+    %0 = graph.reshape %a : !graph.tensor<[N, 768], f32> -> !graph.tensor<[N, 12, 64], f32>
+    %1 = graph.transpose %0 [1, 0, 2] : !graph.tensor<[N, 12, 64], f32> -> !graph.tensor<[12, N, 64], f32>
+    fusion.yield %1 : !graph.tensor<[12, N, 64], f32>
+  }
+  func.return %r : !graph.tensor<[12, N, 64], f32>
+}
+
+// CHECK-LABEL: func.func @heads
+// CHECK:       loop.kernel @k0 pointwise (%x) grid [(768*N + 1023) floordiv 1024] tiles {BLOCK = 1024} symbols [N]
+// CHECK-SAME:  reason "head split; pointwise over [12, N, 64] in blocks of 1024"
+// CHECK:         %[[PID:.*]] = loop.program_id 0 : i64
+// CHECK:         %[[LANES:.*]] = loop.binary "add" %{{.*}}, %{{.*}} : (i64, !loop.tile<[1024], i64>)
+// CHECK:         %[[MASK:.*]] = loop.cmp "lt" %[[LANES]], %{{.*}}
+// CHECK:         %[[D:.*]] = loop.binary "rem" %[[LANES]], %{{.*}}
+// CHECK:         %[[N:.*]] = loop.binary "rem" %{{.*}}, %{{.*}}
+// CHECK:         %[[H:.*]] = loop.binary "floordiv" %[[LANES]], %{{.*}}
+// CHECK:         %[[HD:.*]] = loop.binary "add" %[[D]], %{{.*}}
+// CHECK:         %[[V:.*]] = loop.read %{{.*}}[%[[N]], %[[HD]]] mask %[[MASK]]
+// CHECK:         loop.write %[[V]] to 0[%[[H]], %[[N]], %[[D]]] mask %[[MASK]]
+
+// -----
+
+// A static row of 100 lanes: a persistent reduction; max and sum read the
+// row once; masked lanes hold each reduction's identity.
+
+func.func @softmax(%x: !graph.tensor<[N, 100], f32>) -> !graph.tensor<[N, 100], f32> {
+  %r = fusion.kernel @k0 reduction (%x) : (!graph.tensor<[N, 100], f32>) -> (!graph.tensor<[N, 100], f32>) reason "softmax" {
+  ^bb0(%a: !graph.tensor<[N, 100], f32>):
+    %m = graph.reduce max %a [1] : !graph.tensor<[N, 100], f32> -> !graph.tensor<[N, 1], f32>
+    %mb = graph.broadcast %m : !graph.tensor<[N, 1], f32> -> !graph.tensor<[N, 100], f32>
+    %d = graph.sub %a, %mb : !graph.tensor<[N, 100], f32>
+    %e = graph.exp %d : !graph.tensor<[N, 100], f32>
+    %s = graph.reduce sum %e [1] : !graph.tensor<[N, 100], f32> -> !graph.tensor<[N, 1], f32>
+    %sb = graph.broadcast %s : !graph.tensor<[N, 1], f32> -> !graph.tensor<[N, 100], f32>
+    %y = graph.div %e, %sb : !graph.tensor<[N, 100], f32>
+    fusion.yield %y : !graph.tensor<[N, 100], f32>
+  }
+  func.return %r : !graph.tensor<[N, 100], f32>
+}
+
+// CHECK-LABEL: func.func @softmax
+// CHECK:       loop.kernel @k0 reduction (%x) grid [N] tiles {BLOCK_R = 128} symbols []
+// CHECK-SAME:  persistent reduction of 100 lanes per row
+// CHECK:         %[[NEG_INF:.*]] = loop.constant 0xff800000 : f32
+// CHECK:         %[[ROW:.*]] = loop.program_id 0 : i64
+// CHECK:         %[[R:.*]] = loop.range "BLOCK_R" : !loop.tile<[128], i64>
+// CHECK:         %[[M:.*]] = loop.cmp "lt" %[[R]], %{{.*}}
+// CHECK:         %[[X:.*]] = loop.read %{{.*}}[%[[ROW]], %[[R]]] mask %[[M]]
+// CHECK:         %[[XM:.*]] = loop.select %[[M]], %[[X]], %[[NEG_INF]]
+// CHECK:         %[[MAX:.*]] = loop.reduce "max" %[[XM]] 0
+// CHECK:         loop.binary "sub" %[[X]], %[[MAX]]
+// CHECK:         loop.reduce "sum"
+// CHECK-NOT:     loop.read
+// CHECK:         loop.write %{{.*}} to 0[%[[ROW]], %[[R]]] mask %[[M]]
+
+// -----
+
+// A symbolic row: one loop per dependent reduction, then a loop writing the
+// rows.
+
+func.func @softmax(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32> {
+  %r = fusion.kernel @k0 reduction (%x) : (!graph.tensor<[N, D], f32>) -> (!graph.tensor<[N, D], f32>) reason "softmax" {
+  ^bb0(%a: !graph.tensor<[N, D], f32>):
+    %m = graph.reduce max %a [1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N, 1], f32>
+    %mb = graph.broadcast %m : !graph.tensor<[N, 1], f32> -> !graph.tensor<[N, D], f32>
+    %d = graph.sub %a, %mb : !graph.tensor<[N, D], f32>
+    %e = graph.exp %d : !graph.tensor<[N, D], f32>
+    %s = graph.reduce sum %e [1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N, 1], f32>
+    %sb = graph.broadcast %s : !graph.tensor<[N, 1], f32> -> !graph.tensor<[N, D], f32>
+    %y = graph.div %e, %sb : !graph.tensor<[N, D], f32>
+    fusion.yield %y : !graph.tensor<[N, D], f32>
+  }
+  func.return %r : !graph.tensor<[N, D], f32>
+}
+
+// CHECK-LABEL: func.func @softmax
+// CHECK:       loop.kernel @k0 reduction (%x) grid [N] tiles {BLOCK_R = 1024} symbols [D]
+// CHECK-SAME:  looped reduction over D lanes per row, 1024 at a time
+// CHECK:         %[[D:.*]] = loop.size D : i64
+// CHECK:         %[[MAXES:.*]] = scf.for %{{.*}} = %{{.*}} to %[[D]] step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (!loop.tile<[1024], f32>)
+// CHECK:           loop.binary "max"
+// CHECK:         %[[MAX:.*]] = loop.reduce "max" %[[MAXES]] 0
+// CHECK:         %[[SUMS:.*]] = scf.for
+// CHECK:           loop.binary "sub" %{{.*}}, %[[MAX]]
+// CHECK:         %[[SUM:.*]] = loop.reduce "sum" %[[SUMS]] 0
+// CHECK:         scf.for
+// CHECK:           loop.binary "div" %{{.*}}, %[[SUM]]
+// CHECK:           loop.write
+
+// -----
+
+// matmul with a bias and ReLU epilogue: 2-D tiles, a K loop of loop.dot, the
+// epilogue on the accumulator tile.
+
+func.func @f(%x: !graph.tensor<[N, 8], f32>, %w: !graph.tensor<[8, 16], f32>, %b: !graph.tensor<[16], f32>) -> !graph.tensor<[N, 16], f32> {
+  %r = fusion.kernel @k0 matmul (%x, %w, %b) : (!graph.tensor<[N, 8], f32>, !graph.tensor<[8, 16], f32>, !graph.tensor<[16], f32>) -> (!graph.tensor<[N, 16], f32>) reason "mm" {
+  ^bb0(%a: !graph.tensor<[N, 8], f32>, %bw: !graph.tensor<[8, 16], f32>, %bb: !graph.tensor<[16], f32>):
+    %0 = graph.matmul %a, %bw : (!graph.tensor<[N, 8], f32>, !graph.tensor<[8, 16], f32>) -> !graph.tensor<[N, 16], f32>
+    %1 = graph.broadcast %bb : !graph.tensor<[16], f32> -> !graph.tensor<[N, 16], f32>
+    %2 = graph.add %0, %1 : !graph.tensor<[N, 16], f32>
+    %3 = graph.constant 0.000000e+00 : f32 -> !graph.tensor<[N, 16], f32>
+    %4 = graph.maximum %2, %3 : !graph.tensor<[N, 16], f32>
+    fusion.yield %4 : !graph.tensor<[N, 16], f32>
+  }
+  func.return %r : !graph.tensor<[N, 16], f32>
+}
+
+// CHECK-LABEL: func.func @f
+// CHECK:       loop.kernel @k0 matmul (%x, %w, %b) grid [(N + 63) floordiv 64] tiles {BLOCK_M = 64, BLOCK_N = 16, BLOCK_K = 16} symbols [N]
+// CHECK:         %[[ROWS:.*]] = loop.binary "add" %{{.*}}, %{{.*}} : (i64, !loop.tile<[64, 1], i64>)
+// One column tile: the columns are the range itself.
+// CHECK:         %[[COLS:.*]] = loop.range "BLOCK_N" : !loop.tile<[1, 16], i64>
+// CHECK:         %[[ACC:.*]] = scf.for {{.*}} -> (!loop.tile<[64, 16], f32>)
+// CHECK:           %[[A:.*]] = loop.read %{{.*}}[%[[ROWS]], %{{.*}}]
+// CHECK:           %[[B:.*]] = loop.read %{{.*}}[%{{.*}}, %[[COLS]]]
+// CHECK:           loop.dot %[[A]], %[[B]], %{{.*}} : (!loop.tile<[64, 16], f32>, !loop.tile<[16, 16], f32>, !loop.tile<[64, 16], f32>)
+// CHECK:         %[[BIAS:.*]] = loop.read %{{.*}}[%[[COLS]]]
+// CHECK:         %[[SUM:.*]] = loop.binary "add" %[[ACC]], %[[BIAS]]
+// CHECK:         %[[RELU:.*]] = loop.binary "max" %[[SUM]]
+// CHECK:         loop.write %[[RELU]] to 0[%[[ROWS]], %[[COLS]]]
