@@ -1,0 +1,764 @@
+"""The memory dialect: kernels over buffers, and the host code that runs them.
+
+``bufferize`` turns the value semantics of the loop level into explicit
+memory. Every tensor becomes a **buffer** (``!memory.buffer<[N, D], [D, 1],
+f32>``: symbolic shape, symbolic element strides, element type), and each
+``loop.kernel`` becomes two things:
+
+- a module-level ``memory.kernel`` whose arguments are buffers (its inputs,
+  then one per output) and whose body is the loop kernel's body with tensor
+  reads and writes turned into ``memory.load`` / ``memory.store`` at linear
+  element offsets; the tile compute ops of the loop dialect (and ``scf.for``)
+  stay as they are, as MLIR keeps ``arith`` through bufferization;
+- in the host function, the allocation of its outputs (``memory.alloc``, or
+  ``memory.reuse`` of the storage of a dead intermediate) and a
+  ``memory.launch``.
+
+The host function also holds ``memory.guard`` (the facts the runtime checks
+before launching anything), ``memory.constant`` (dense literals the kernels
+read) and ``memory.dealloc`` (an intermediate's storage is free once its last
+reader has run). This is the level the Triton lowering starts from: kernels
+become ``@triton.jit`` functions, host ops become the launcher.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import cast
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    I64,
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    i1,
+    i64,
+)
+from xdsl.ir import (
+    Attribute,
+    BlockArgument,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    Region,
+    SSAValue,
+    TypeAttribute,
+)
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.traits import (
+    HasParent,
+    IsolatedFromAbove,
+    MemoryAllocEffect,
+    MemoryFreeEffect,
+    MemoryReadEffect,
+    MemoryWriteEffect,
+    NoTerminator,
+    SymbolOpInterface,
+    SymbolTable,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from irc.dialects.graph import (
+    ELEMENT_TYPES,
+    FactAttr,
+    SymExprAttr,
+    TensorType,
+    parse_fact,
+    parse_sym_expr_list,
+    product,
+    shape_text,
+)
+from irc.dialects.loop import (
+    KERNEL_KINDS,
+    RangeOp,
+    SizeOp,
+    broadcast_tile_shapes,
+    element_of,
+    parse_kernel_header,
+    parse_launch_attributes,
+    print_launch_attributes,
+    shape_of,
+    value_type,
+)
+from irc.dtypes import dtype
+from irc.shapes import Dim, Fact, Facts, ShapeError, SymExpr, as_expr
+
+# --------------------------------------------------------------------------
+# Buffer type
+# --------------------------------------------------------------------------
+
+
+def row_major_strides(dims: Sequence[SymExpr | int]) -> tuple[SymExpr, ...]:
+    """The element strides of a contiguous row-major array of shape ``dims``:
+    each stride is the product of the dims after it."""
+    strides: list[SymExpr] = []
+    running = SymExpr.const(1)
+    for dim in reversed(dims):
+        strides.append(running)
+        running = running * dim
+    return tuple(reversed(strides))
+
+
+def _expr_array(values: Iterable[Dim | str]) -> ArrayAttr[SymExprAttr]:
+    return ArrayAttr(SymExprAttr(as_expr(v)) for v in values)
+
+
+@irdl_attr_definition
+class BufferType(ParametrizedAttribute, TypeAttribute):
+    """A view of memory: ``!memory.buffer<[N, D], [D, 1], f32>``.
+
+    The first list is the shape, the second the strides in elements (both
+    symbolic), then the element type. Element ``(i, j)`` lives at linear
+    offset ``i * D + j`` of the storage. ``bufferize`` makes only row-major
+    buffers; other strides are there for the layouts later passes may pick.
+    """
+
+    name = "memory.buffer"
+
+    shape: ArrayAttr[SymExprAttr]
+    layout: ArrayAttr[SymExprAttr]
+    element_type: Attribute
+
+    def __init__(
+        self,
+        shape: Iterable[Dim | str],
+        element_type: Attribute,
+        strides: Iterable[Dim | str] | None = None,
+    ):
+        dims = [as_expr(d) for d in shape]
+        layout = row_major_strides(dims) if strides is None else strides
+        super().__init__(_expr_array(dims), _expr_array(layout), element_type)
+
+    @staticmethod
+    def of_tensor(tensor: TensorType) -> BufferType:
+        """The row-major buffer holding a ``!graph.tensor`` of that type."""
+        return BufferType(tensor.dims, tensor.element_type)
+
+    @property
+    def dims(self) -> tuple[SymExpr, ...]:
+        return tuple(d.data for d in self.shape.data)
+
+    @property
+    def strides(self) -> tuple[SymExpr, ...]:
+        return tuple(s.data for s in self.layout.data)
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape.data)
+
+    @property
+    def numel(self) -> SymExpr:
+        return product(self.dims)
+
+    @property
+    def is_row_major(self) -> bool:
+        return self.strides == row_major_strides(self.dims)
+
+    def tensor_type(self) -> TensorType:
+        """The ``!graph.tensor`` this buffer holds the elements of."""
+        return TensorType(self.dims, self.element_type)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            dims = parse_sym_expr_list(parser)
+            parser.parse_punctuation(",")
+            strides = parse_sym_expr_list(parser)
+            parser.parse_punctuation(",")
+            element_type = parser.parse_type()
+        return (_expr_array(dims), _expr_array(strides), element_type)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{shape_text(self.dims)}, {shape_text(self.strides)}, ")
+        printer.print_attribute(self.element_type)
+        printer.print_string(">")
+
+    def verify(self) -> None:
+        if len(self.layout.data) != len(self.shape.data):
+            raise VerifyException(
+                f"memory.buffer has {self.rank} dims but {len(self.layout.data)} "
+                "strides; give one stride per dim"
+            )
+        if self.element_type not in ELEMENT_TYPES:
+            supported = ", ".join(str(t) for t in ELEMENT_TYPES)
+            raise VerifyException(
+                f"unsupported element type {self.element_type} in memory.buffer; "
+                f"supported: {supported}"
+            )
+        no_facts = Facts()
+        for what, values in (("dim", self.dims), ("stride", self.strides)):
+            for value in values:
+                if no_facts.prove_lt(value, 0):
+                    raise VerifyException(
+                        f"{what} {value} of memory.buffer is negative"
+                    )
+
+
+def buffer_type(value: SSAValue) -> BufferType:
+    """The type of a value that the op's constraints make a buffer."""
+    type_ = value.type
+    assert isinstance(type_, BufferType), "verified by the op's constraints"
+    return type_
+
+
+# --------------------------------------------------------------------------
+# Guards and facts
+# --------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class GuardOp(IRDLOperation):
+    """``memory.guard N <= 1024, "reason"``: ``graph.guard`` at this level.
+
+    The runtime checks it before launching any kernel; host ops (a
+    ``memory.reuse`` of a buffer whose size equals only under the fact) may
+    rely on it. Not pure: it must survive dead-code elimination.
+    """
+
+    name = "memory.guard"
+
+    fact = prop_def(FactAttr)
+    reason = opt_prop_def(StringAttr)
+
+    def __init__(self, fact: FactAttr, reason: str | None = None):
+        properties: dict[str, Attribute] = {"fact": fact}
+        if reason:
+            properties["reason"] = StringAttr(reason)
+        super().__init__(properties=properties)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.fact}")
+        if self.reason is not None:
+            printer.print_string(", ")
+            printer.print_string_literal(self.reason.data)
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> GuardOp:
+        fact = parse_fact(parser)
+        reason = (
+            parser.parse_str_literal()
+            if parser.parse_optional_punctuation(",")
+            else None
+        )
+        op = cls(fact, reason)
+        op.attributes |= parser.parse_optional_attr_dict()
+        return op
+
+
+def facts_in_scope(op: Operation) -> Facts:
+    """The facts of the ``memory.guard`` ops in the blocks enclosing ``op``
+    (wherever they are in the block, as ``graph.facts_in_scope``); raises
+    ``VerifyException`` when they contradict each other."""
+    facts: list[Fact] = []
+    block = op.parent_block()
+    while block is not None:
+        facts.extend(g.fact.fact for g in block.ops if isinstance(g, GuardOp))
+        parent = block.parent_op()
+        block = parent.parent_block() if parent is not None else None
+    try:
+        return Facts(facts)
+    except ShapeError as err:
+        raise VerifyException(
+            f"the guards in scope contradict each other: {err}"
+        ) from err
+
+
+# --------------------------------------------------------------------------
+# Kernels
+# --------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """A kernel over buffers, at module level; launched by ``memory.launch``.
+
+    ``memory.kernel @k0 reduction (%x: T, %out: T) inputs 1 grid [N]
+    tiles {BLOCK = 128} symbols [N] reason "..." { ... }``
+
+    The first ``inputs`` arguments are read, the others written (one per
+    output of the loop kernel it comes from). ``grid``, ``tiles``,
+    ``symbols`` and ``reason`` mean what they mean on ``loop.kernel``;
+    symbols are passed by name from the host function's binding.
+    """
+
+    name = "memory.kernel"
+
+    sym_name = prop_def(StringAttr)
+    kind = prop_def(StringAttr)
+    inputs = prop_def(IntegerAttr[I64])
+    grid = prop_def(ArrayAttr[SymExprAttr])
+    tiles = prop_def(DictionaryAttr)
+    symbols = prop_def(ArrayAttr[StringAttr])
+    reason = prop_def(StringAttr)
+
+    body = region_def("single_block")
+
+    traits = traits_def(
+        IsolatedFromAbove(), NoTerminator(), SymbolOpInterface(), HasParent(ModuleOp)
+    )
+
+    def __init__(
+        self,
+        name: str,
+        kind: str,
+        num_inputs: int,
+        grid: Sequence[SymExpr | int],
+        tiles: Mapping[str, int],
+        symbols: Iterable[str],
+        body: Region,
+        reason: str = "",
+    ):
+        super().__init__(
+            properties={
+                "sym_name": StringAttr(name),
+                "kind": StringAttr(kind),
+                "inputs": IntegerAttr(num_inputs, i64),
+                "grid": ArrayAttr(SymExprAttr(as_expr(g)) for g in grid),
+                "tiles": DictionaryAttr(
+                    {k: IntegerAttr(v, i64) for k, v in tiles.items()}
+                ),
+                "symbols": ArrayAttr(StringAttr(s) for s in sorted(symbols)),
+                "reason": StringAttr(reason),
+            },
+            regions=[body],
+        )
+
+    @property
+    def kernel_name(self) -> str:
+        return self.sym_name.data
+
+    @property
+    def num_inputs(self) -> int:
+        return self.inputs.value.data
+
+    @property
+    def args(self) -> tuple[BlockArgument, ...]:
+        return tuple(self.body.block.args)
+
+    @property
+    def input_args(self) -> tuple[BlockArgument, ...]:
+        return self.args[: self.num_inputs]
+
+    @property
+    def output_args(self) -> tuple[BlockArgument, ...]:
+        return self.args[self.num_inputs :]
+
+    @property
+    def grid_exprs(self) -> tuple[SymExpr, ...]:
+        return tuple(g.data for g in self.grid.data)
+
+    @property
+    def tile_sizes(self) -> dict[str, int]:
+        return {
+            name: cast(IntegerAttr, value).value.data
+            for name, value in self.tiles.data.items()
+        }
+
+    @property
+    def symbol_names(self) -> tuple[str, ...]:
+        return tuple(s.data for s in self.symbols.data)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelOp:
+        name, kind = parse_kernel_header(parser)
+        arguments = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, parser.parse_argument
+        )
+        parser.parse_keyword("inputs")
+        num_inputs = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        grid, tiles, symbols, reason = parse_launch_attributes(parser)
+        attributes = parser.parse_optional_attr_dict_with_keyword()
+        body = parser.parse_region(arguments)
+        op = cls(name, kind, num_inputs, grid, tiles, symbols, body, reason)
+        if attributes is not None:
+            op.attributes |= attributes.data
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" @{self.kernel_name} {self.kind.data} (")
+        printer.print_list(self.args, printer.print_block_argument)
+        printer.print_string(f") inputs {self.num_inputs}")
+        print_launch_attributes(
+            printer,
+            self.grid_exprs,
+            self.tile_sizes,
+            self.symbol_names,
+            self.reason.data,
+        )
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+    def verify_(self) -> None:
+        if self.kind.data not in KERNEL_KINDS:
+            raise VerifyException(
+                f"unknown kernel kind {self.kind.data!r}; expected one of {KERNEL_KINDS}"
+            )
+        if not 1 <= len(self.grid.data) <= 3:
+            raise VerifyException("a memory.kernel grid has 1 to 3 axes")
+        for index, arg in enumerate(self.args):
+            if not isinstance(arg.type, BufferType):
+                raise VerifyException(
+                    f"memory.kernel argument {index} has type {arg.type}; kernel "
+                    "arguments are !memory.buffer values"
+                )
+        if self.num_inputs > len(self.args):
+            raise VerifyException(
+                f"memory.kernel declares {self.num_inputs} inputs but has only "
+                f"{len(self.args)} arguments"
+            )
+        for name, size in self.tile_sizes.items():
+            if size < 1 or size & (size - 1):
+                raise VerifyException(f"tile {name} = {size} is not a power of two")
+        self._verify_body_ops()
+
+    def _verify_body_ops(self) -> None:
+        """The body's sizes use declared symbols, its ranges declared tiles."""
+        known = set(self.symbol_names)
+        tiles = self.tile_sizes
+        for op in self.body.walk():
+            if isinstance(op, SizeOp) and not op.expr.data.symbols <= known:
+                missing = sorted(op.expr.data.symbols - known)
+                raise VerifyException(
+                    f"loop.size uses {missing}, not among the kernel's symbols"
+                )
+            if isinstance(op, RangeOp):
+                block = op.block.data
+                if block not in tiles:
+                    raise VerifyException(f"loop.range names unknown tile {block!r}")
+                if max(shape_of(op.result.type)) != tiles[block]:
+                    raise VerifyException(
+                        f"loop.range {block!r} must span {tiles[block]} lanes"
+                    )
+
+
+def _enclosing_kernel(op: Operation) -> KernelOp | None:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, KernelOp):
+        parent = parent.parent_op()
+    return parent
+
+
+# --------------------------------------------------------------------------
+# Loads and stores
+# --------------------------------------------------------------------------
+
+
+def _is_offset_type(type_: Attribute) -> bool:
+    element = element_of(type_)
+    return isinstance(element, IntegerType) and element.width.data > 1
+
+
+def _verify_access(op: Operation, offset: SSAValue, mask: SSAValue | None) -> None:
+    if _enclosing_kernel(op) is None:
+        raise VerifyException(f"{op.name} must be inside a memory.kernel")
+    if not _is_offset_type(offset.type):
+        raise VerifyException(
+            f"{op.name} offset must be an integer (i32 or i64) scalar or tile, "
+            f"not {offset.type}"
+        )
+    if mask is not None and element_of(mask.type) != i1:
+        raise VerifyException(f"{op.name} mask must be i1, not {element_of(mask.type)}")
+
+
+def _broadcast(op: Operation, *types: Attribute) -> tuple[int, ...]:
+    try:
+        return broadcast_tile_shapes(*(shape_of(t) for t in types))
+    except ValueError as err:
+        raise VerifyException(f"{op.name}: {err}") from err
+
+
+@irdl_op_definition
+class LoadOp(IRDLOperation):
+    """``%v = memory.load %buf[%off] mask %m : B[O] mask M -> T``: the
+    elements at the linear element offsets ``%off`` (a scalar or a tile);
+    lanes where the mask is false read 0 and touch no memory."""
+
+    name = "memory.load"
+
+    buffer = operand_def(BufferType)
+    offset = operand_def()
+    mask = opt_operand_def()
+    result = result_def()
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(MemoryReadEffect())
+    assembly_format = (
+        "$buffer `[` $offset `]` (`mask` $mask^)? attr-dict `:` type($buffer) "
+        "`[` type($offset) `]` (`mask` type($mask)^)? `->` type($result)"
+    )
+
+    def __init__(
+        self, buffer: SSAValue, offset: SSAValue, mask: SSAValue | None = None
+    ):
+        types = [offset.type] if mask is None else [offset.type, mask.type]
+        shape = broadcast_tile_shapes(*(shape_of(t) for t in types))
+        super().__init__(
+            operands=[buffer, offset, [] if mask is None else [mask]],
+            result_types=[value_type(shape, buffer_type(buffer).element_type)],
+        )
+
+    def verify_(self) -> None:
+        _verify_access(self, self.offset, self.mask)
+        types = [self.offset.type] + ([] if self.mask is None else [self.mask.type])
+        expected = value_type(
+            _broadcast(self, *types), buffer_type(self.buffer).element_type
+        )
+        if self.result.type != expected:
+            raise VerifyException(
+                f"memory.load yields {expected} (the buffer's elements at the "
+                f"broadcast shape of offset and mask), not {self.result.type}"
+            )
+
+
+@irdl_op_definition
+class StoreOp(IRDLOperation):
+    """``memory.store %v, %buf[%off] mask %m : V, B[O] mask M``: writes the
+    value (broadcast to the offset/mask shape) where the mask holds; masked
+    lanes touch no memory. Only a kernel's output arguments are stored to."""
+
+    name = "memory.store"
+
+    value = operand_def()
+    buffer = operand_def(BufferType)
+    offset = operand_def()
+    mask = opt_operand_def()
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(MemoryWriteEffect())
+    assembly_format = (
+        "$value `,` $buffer `[` $offset `]` (`mask` $mask^)? attr-dict `:` "
+        "type($value) `,` type($buffer) `[` type($offset) `]` (`mask` type($mask)^)?"
+    )
+
+    def __init__(
+        self,
+        value: SSAValue,
+        buffer: SSAValue,
+        offset: SSAValue,
+        mask: SSAValue | None = None,
+    ):
+        super().__init__(
+            operands=[value, buffer, offset, [] if mask is None else [mask]]
+        )
+
+    def verify_(self) -> None:
+        _verify_access(self, self.offset, self.mask)
+        element = buffer_type(self.buffer).element_type
+        if element_of(self.value.type) != element:
+            raise VerifyException(
+                f"memory.store of {element_of(self.value.type)} values into a "
+                f"buffer of {element}"
+            )
+        types = [self.value.type, self.offset.type]
+        _broadcast(self, *types, *([] if self.mask is None else [self.mask.type]))
+        kernel = _enclosing_kernel(self)
+        assert kernel is not None, "checked by _verify_access"
+        if self.buffer in kernel.input_args:
+            raise VerifyException(
+                f"memory.store to argument {kernel.args.index(self.buffer)} of "
+                f"@{kernel.kernel_name}, one of its {kernel.num_inputs} inputs; "
+                "kernels write only their output arguments"
+            )
+
+
+# --------------------------------------------------------------------------
+# Host ops: allocation, constants, launches
+# --------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class AllocOp(IRDLOperation):
+    """``%b = memory.alloc : !memory.buffer<...>``: fresh storage for a
+    kernel output (contents undefined until a kernel writes them)."""
+
+    name = "memory.alloc"
+
+    result = result_def(BufferType)
+
+    traits = traits_def(MemoryAllocEffect())
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, result_type: BufferType):
+        super().__init__(result_types=[result_type])
+
+
+@irdl_op_definition
+class ReuseOp(IRDLOperation):
+    """``%b = memory.reuse %dead : B1 -> B2``: the storage of a buffer that
+    is no longer used, reinterpreted as a new buffer (contents undefined).
+
+    Same element type, provably the same number of elements (by the
+    ``memory.guard`` facts in scope where the sizes are symbolic).
+    """
+
+    name = "memory.reuse"
+
+    source = operand_def(BufferType)
+    result = result_def(BufferType)
+
+    traits = traits_def(MemoryAllocEffect())
+    assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, result_type: BufferType):
+        super().__init__(operands=[source], result_types=[result_type])
+
+    def verify_(self) -> None:
+        source, result = buffer_type(self.source), buffer_type(self.result)
+        if source.element_type != result.element_type:
+            raise VerifyException(
+                f"memory.reuse keeps the element type: a buffer of "
+                f"{source.element_type} cannot become one of {result.element_type}"
+            )
+        if source.numel != result.numel and not facts_in_scope(self).prove_eq(
+            source.numel, result.numel
+        ):
+            raise VerifyException(
+                f"memory.reuse needs provably equal element counts: the source "
+                f"has {source.numel}, the result {result.numel} (a memory.guard "
+                "stating their equality would prove it)"
+            )
+
+
+@irdl_op_definition
+class DeallocOp(IRDLOperation):
+    """``memory.dealloc %b : !memory.buffer<...>``: ``%b``'s storage is free;
+    nothing reads or writes it afterwards."""
+
+    name = "memory.dealloc"
+
+    buffer = operand_def(BufferType)
+
+    traits = traits_def(MemoryFreeEffect())
+    assembly_format = "$buffer attr-dict `:` type($buffer)"
+
+    def __init__(self, buffer: SSAValue):
+        super().__init__(operands=[buffer])
+
+
+@irdl_op_definition
+class ConstantOp(IRDLOperation):
+    """``%c = memory.constant dense<[1.0, 2.0]> : tensor<2xf32> ->
+    !memory.buffer<[2], [1], f32>``: a read-only row-major buffer holding a
+    dense literal."""
+
+    name = "memory.constant"
+
+    value = prop_def(DenseIntOrFPElementsAttr)
+    result = result_def(BufferType)
+
+    traits = traits_def(MemoryAllocEffect())
+    assembly_format = "$value attr-dict `->` type($result)"
+
+    def __init__(self, value: DenseIntOrFPElementsAttr, result_type: BufferType):
+        super().__init__(properties={"value": value}, result_types=[result_type])
+
+    def literal(self) -> np.ndarray:
+        """The elements, shaped, in the element type's NumPy dtype."""
+        numpy_dtype = dtype(buffer_type(self.result).element_type).numpy
+        values = np.array(self.value.get_values(), numpy_dtype)
+        return values.reshape(self.value.get_shape())
+
+    def verify_(self) -> None:
+        result = buffer_type(self.result)
+        shape = tuple(self.value.get_shape())
+        if shape != result.dims:
+            raise VerifyException(
+                f"dense literal of shape {shape_text(shape)} does not match the "
+                f"buffer shape {shape_text(result.dims)}"
+            )
+        if self.value.get_element_type() != result.element_type:
+            raise VerifyException(
+                f"constant of type {self.value.get_element_type()} cannot fill a "
+                f"buffer of {result.element_type}"
+            )
+        if not result.is_row_major:
+            raise VerifyException("memory.constant makes row-major buffers")
+
+
+@irdl_op_definition
+class LaunchOp(IRDLOperation):
+    """``memory.launch @k0(%a, %out) : (T1, T2)``: run kernel ``@k0`` over
+    its grid on these buffers (in the kernel's argument order), with the
+    kernel's symbols taken by name from the host function's binding."""
+
+    name = "memory.launch"
+
+    kernel = prop_def(SymbolRefAttr)
+    args = var_operand_def(BufferType)
+
+    assembly_format = "$kernel `(` $args `)` attr-dict `:` `(` type($args) `)`"
+
+    def __init__(self, kernel: str | SymbolRefAttr, args: Sequence[SSAValue]):
+        if isinstance(kernel, str):
+            kernel = SymbolRefAttr(kernel)
+        super().__init__(operands=[args], properties={"kernel": kernel})
+
+    @property
+    def kernel_name(self) -> str:
+        return self.kernel.string_value()
+
+    def callee(self) -> KernelOp | None:
+        """The ``memory.kernel`` this launches, when the module holds it."""
+        try:
+            found = SymbolTable.lookup_symbol(self, self.kernel)
+        except ValueError:  # not inside a module (yet)
+            return None
+        return found if isinstance(found, KernelOp) else None
+
+    def verify_(self) -> None:
+        kernel = self.callee()
+        if kernel is None:
+            return  # another level's kernel (triton.kernel), or not linked yet
+        expected = [arg.type for arg in kernel.args]
+        if len(self.args) != len(expected):
+            raise VerifyException(
+                f"memory.launch @{self.kernel_name} passes {len(self.args)} buffers, "
+                f"but the kernel takes {len(expected)} ({kernel.num_inputs} inputs, "
+                f"{len(expected) - kernel.num_inputs} outputs)"
+            )
+        for index, (arg, want) in enumerate(zip(self.args, expected, strict=True)):
+            if arg.type != want:
+                raise VerifyException(
+                    f"argument {index} of memory.launch @{self.kernel_name} has type "
+                    f"{arg.type}, but the kernel expects {want}"
+                )
+
+
+Memory = Dialect(
+    "memory",
+    [
+        KernelOp,
+        LoadOp,
+        StoreOp,
+        AllocOp,
+        ReuseOp,
+        DeallocOp,
+        ConstantOp,
+        LaunchOp,
+        GuardOp,
+    ],
+    [BufferType],
+)

@@ -1,0 +1,588 @@
+"""``bufferize``: from the loop level to the memory level.
+
+Tensors become row-major buffers and every ``loop.kernel`` is split in two:
+
+- its body moves to a module-level ``memory.kernel`` whose arguments are the
+  buffers of its inputs, then one buffer per output. Each ``loop.read`` /
+  ``loop.write`` becomes a ``memory.load`` / ``memory.store`` at the linear
+  element offset ``sum(index_k * stride_k)``, computed with ``loop.binary``
+  in the indices' own integer type (strides are ``loop.size`` ops, hoisted to
+  the top of the kernel; a stride of 1 multiplies nothing). The other loop
+  ops stay: they already compute on scalars and tiles.
+- in the host function, its outputs get storage and a ``memory.launch``
+  runs it.
+
+Storage follows liveness, as in a register allocator over a straight-line
+block. An intermediate (a kernel output the function does not return) is
+dead after the last op that reads it. A new intermediate takes the storage
+of a dead one (``memory.reuse``) when the element types match and the
+element counts are provably equal (as ``SymExpr``s, or under the
+function's guards); the inputs of a kernel are released only after its
+launch, so a kernel never writes where it reads. A dead intermediate whose
+storage nobody takes is deallocated right after its last use. Returned
+values get fresh allocations, since the caller owns them; a returned
+argument or constant is returned as is.
+
+The function-level ``graph.guard`` and dense ``graph.constant`` ops become
+``memory.guard`` and ``memory.constant``. The pass relies only on the loop
+dialect's semantics, not on how ``tile`` writes its kernels.
+
+The unit of conversion is the function: one at the loop level is
+bufferized whole; one of a higher level (graph ops, fusion kernels) is left
+as it is, as ``tile`` leaves graph ops; one that mixes loop kernels with
+other ops is an error (``PassFailedException``), since half of it could not
+run. Bufferizing a memory-level module changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FunctionType,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from irc.dialects import graph, loop, memory
+from irc.dialects.graph import TensorType
+from irc.dialects.memory import BufferType
+from irc.shapes import Facts, ShapeError, SymExpr
+
+# --------------------------------------------------------------------------
+# The pass
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BufferizePass(ModulePass):
+    """Lower a loop-level module to the memory level (see the module
+    docstring)."""
+
+    name = "bufferize"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        functions = [f for f in op.ops if isinstance(f, func.FuncOp)]
+        names = _SymbolNames.of(op, prefix_with_function=len(functions) > 1)
+        for function in functions:
+            if not function.body.blocks:
+                _set_buffer_signature(function)
+            elif _is_loop_level(function):
+                FunctionBufferizer(function, names).run()
+            else:
+                _check_not_half_tiled(function)
+
+
+def _is_loop_level_op(op: Operation) -> bool:
+    """The ops a loop-level function body holds."""
+    if isinstance(op, graph.ConstantOp):
+        return not op.is_splat
+    return isinstance(op, loop.KernelOp | graph.GuardOp | func.ReturnOp)
+
+
+def _is_loop_level(function: func.FuncOp) -> bool:
+    """Whether ``function`` is at the loop level, with something to
+    bufferize: only loop-level ops, and a tensor in the signature or an op
+    besides the return. A memory-level function is not (so the pass is
+    idempotent), nor is one of a higher level (graph ops, fusion kernels):
+    ``bufferize`` leaves those as they are, as ``tile`` leaves graph ops."""
+    ops = list(function.body.ops)
+    if not all(_is_loop_level_op(op) for op in ops):
+        return False
+    signature = function.function_type
+    tensors = any(
+        isinstance(t, TensorType) for t in (*signature.inputs, *signature.outputs)
+    )
+    return tensors or any(not isinstance(op, func.ReturnOp) for op in ops)
+
+
+def _check_not_half_tiled(function: func.FuncOp) -> None:
+    """A function with loop kernels and ops of another level cannot be
+    bufferized: an error naming the first such op."""
+    ops = list(function.body.ops)
+    if not any(isinstance(op, loop.KernelOp) for op in ops):
+        return
+    stray = next(op for op in ops if not _is_loop_level_op(op))
+    if isinstance(stray, graph.ConstantOp):
+        raise _fail(
+            stray,
+            "a splat constant at function level has no storage to become; "
+            "tile folds splats into the kernels that read them",
+        )
+    raise _fail(
+        stray,
+        "a function with loop kernels may hold only graph.guard, dense "
+        "graph.constant, loop.kernel and func.return; tile should have made "
+        "this op part of a kernel",
+    )
+
+
+def _set_buffer_signature(function: func.FuncOp) -> None:
+    """Give ``function`` the buffers of its tensors as argument and result
+    types."""
+    signature = function.function_type
+    function.function_type = FunctionType.from_lists(
+        [_buffer_of(t) for t in signature.inputs],
+        [_buffer_of(t) for t in signature.outputs],
+    )
+
+
+@dataclass
+class _SymbolNames:
+    """Kernel names unique in the module (functions and kernels share the
+    symbol table); prefixed with the function's name when there are several
+    functions, so that a name says where the kernel comes from."""
+
+    taken: set[str]
+    prefix_with_function: bool
+
+    @staticmethod
+    def of(module: ModuleOp, prefix_with_function: bool) -> _SymbolNames:
+        taken = {
+            name.data
+            for op in module.ops
+            if isinstance(name := op.get_attr_or_prop("sym_name"), StringAttr)
+        }
+        return _SymbolNames(taken, prefix_with_function)
+
+    def fresh(self, function: str, kernel: str) -> str:
+        base = f"{function}_{kernel}" if self.prefix_with_function else kernel
+        name, suffix = base, 1
+        while name in self.taken:
+            name, suffix = f"{base}_{suffix}", suffix + 1
+        self.taken.add(name)
+        return name
+
+
+def _fail(op: Operation, message: str) -> PassFailedException:
+    function = op.parent_op()
+    where = (
+        f" in @{function.sym_name.data}" if isinstance(function, func.FuncOp) else ""
+    )
+    return PassFailedException(f"bufferize: {op.name}{where}: {message}")
+
+
+def _tensor(value: SSAValue) -> TensorType:
+    assert isinstance(value.type, TensorType), "loop-level values are graph tensors"
+    return value.type
+
+
+# --------------------------------------------------------------------------
+# Liveness and the storage plan
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class _Dead:
+    """A dead intermediate's buffer, free to be reused, and the op after
+    which it died (where its dealloc goes unless someone reuses it)."""
+
+    buffer: SSAValue
+    after: Operation
+    reused: bool = False
+
+
+@dataclass
+class _Pool:
+    """The storage of dead intermediates, in the order they died."""
+
+    facts: Facts
+    dead: list[_Dead] = field(default_factory=list)
+
+    def take(self, wanted: BufferType) -> SSAValue | None:
+        """The most recently freed buffer that can hold ``wanted`` (its
+        cache lines are the likeliest to be warm), marked as reused."""
+        for entry in reversed(self.dead):
+            if not entry.reused and self._fits(
+                memory.buffer_type(entry.buffer), wanted
+            ):
+                entry.reused = True
+                return entry.buffer
+        return None
+
+    def _fits(self, free: BufferType, wanted: BufferType) -> bool:
+        if free.element_type != wanted.element_type:
+            return False
+        return free.numel == wanted.numel or self.facts.prove_eq(
+            free.numel, wanted.numel
+        )
+
+    def release(self, buffer: SSAValue, after: Operation) -> None:
+        self.dead.append(_Dead(buffer, after))
+
+    def deallocate_unreused(self) -> None:
+        """A ``memory.dealloc`` right after the last use of every dead
+        buffer that no later intermediate took."""
+        for entry in reversed(self.dead):  # each insertion lands just after
+            if not entry.reused:
+                block = entry.after.parent_block()
+                assert block is not None
+                dealloc = memory.DeallocOp(entry.buffer)
+                dealloc.location = entry.after.location
+                block.insert_op_after(dealloc, entry.after)
+
+
+def _last_uses(block: Block) -> dict[SSAValue, int]:
+    """For each value defined in ``block``, the position of the last op of
+    the block that uses it (its defining op's if none does)."""
+    last: dict[SSAValue, int] = {}
+    for position, op in enumerate(block.ops):
+        for result in op.results:
+            last[result] = position
+        for operand in op.operands:
+            last[operand] = position
+    return last
+
+
+def _function_facts(block: Block) -> Facts:
+    """The facts of the function's guards; the empty set if they contradict
+    each other (such a function never runs, and equal sizes without facts
+    are still equal)."""
+    facts = [g.fact.fact for g in block.ops if isinstance(g, graph.GuardOp)]
+    try:
+        return Facts(facts)
+    except ShapeError:
+        return Facts()
+
+
+# --------------------------------------------------------------------------
+# Functions
+# --------------------------------------------------------------------------
+
+
+class FunctionBufferizer:
+    """Rewrites one loop-level function in place: a new entry block over
+    buffers, built op by op, and the kernels moved before the function."""
+
+    def __init__(self, function: func.FuncOp, names: _SymbolNames):
+        self.function = function
+        self.names = names
+        self.old_block = function.body.block
+        self.block = Block(
+            arg_types=[_buffer_of(t) for t in function.function_type.inputs]
+        )
+        self.buffers: dict[SSAValue, SSAValue] = {}
+        for old, new in zip(self.old_block.args, self.block.args, strict=True):
+            new.name_hint = old.name_hint
+            self.buffers[old] = new
+        self.returned: set[SSAValue] = set()
+        self.last_use = _last_uses(self.old_block)
+        self.pool = _Pool(_function_facts(self.old_block))
+
+    @property
+    def function_name(self) -> str:
+        return self.function.sym_name.data
+
+    def run(self) -> None:
+        ops = list(self.old_block.ops)
+        terminator = ops[-1] if ops else None
+        if isinstance(terminator, func.ReturnOp):
+            self.returned = set(terminator.operands)
+        for position, op in enumerate(ops):
+            self._lower(op, position)
+        self.pool.deallocate_unreused()
+        self._install()
+
+    def _lower(self, op: Operation, position: int) -> None:
+        if isinstance(op, loop.KernelOp):
+            self._lower_kernel(op, position)
+        elif isinstance(op, graph.GuardOp):
+            reason = op.reason.data if op.reason is not None else None
+            self._emit(memory.GuardOp(op.fact, reason), op)
+        elif isinstance(op, graph.ConstantOp):
+            self._lower_constant(op)
+        else:
+            assert isinstance(op, func.ReturnOp), "checked by _is_loop_level"
+            self._emit(func.ReturnOp(*(self.buffers[v] for v in op.operands)), op)
+
+    def _emit(self, new: Operation, old: Operation) -> Operation:
+        new.location = old.location
+        self.block.add_op(new)
+        return new
+
+    def _lower_constant(self, op: graph.ConstantOp) -> None:
+        assert isinstance(op.value, DenseIntOrFPElementsAttr), "not a splat"
+        result_type = BufferType.of_tensor(_tensor(op.result))
+        new = self._emit(memory.ConstantOp(op.value, result_type), op)
+        new.results[0].name_hint = op.result.name_hint
+        self.buffers[op.result] = new.results[0]
+
+    def _lower_kernel(self, op: loop.KernelOp, position: int) -> None:
+        inputs = [self.buffers[v] for v in op.inputs]
+        outputs = [self._storage(result, op) for result in op.outputs]
+        name = self.names.fresh(self.function_name, op.kernel_name)
+        kernel = KernelBufferizer(op, name).run()
+        module_block = self.function.parent_block()
+        assert module_block is not None
+        module_block.insert_op_before(kernel, self.function)
+        launch = self._emit(memory.LaunchOp(name, [*inputs, *outputs]), op)
+        self._release_dead(op, position, launch)
+
+    def _storage(self, result: SSAValue, op: loop.KernelOp) -> SSAValue:
+        """Storage for a kernel output: fresh if returned, else a dead
+        intermediate's when one fits, else fresh."""
+        wanted = BufferType.of_tensor(_tensor(result))
+        free = None if result in self.returned else self.pool.take(wanted)
+        new = memory.AllocOp(wanted) if free is None else memory.ReuseOp(free, wanted)
+        self._emit(new, op)
+        new.results[0].name_hint = result.name_hint
+        self.buffers[result] = new.results[0]
+        return new.results[0]
+
+    def _release_dead(
+        self, op: loop.KernelOp, position: int, launch: Operation
+    ) -> None:
+        """Intermediates last used by ``op`` (inputs it read, outputs nobody
+        reads) are free once it has run."""
+        seen: set[SSAValue] = set()
+        for value in (*op.inputs, *op.outputs):
+            if value in seen or not self._is_intermediate(value):
+                continue
+            seen.add(value)
+            if self.last_use[value] == position:
+                self.pool.release(self.buffers[value], launch)
+
+    def _is_intermediate(self, value: SSAValue) -> bool:
+        return isinstance(value.owner, loop.KernelOp) and value not in self.returned
+
+    def _install(self) -> None:
+        """Swap the new block in and give the function its buffer signature."""
+        for op in reversed(list(self.old_block.ops)):
+            op.drop_all_references()
+        self.function.body.detach_block(self.old_block)
+        self.function.body.add_block(self.block)
+        _set_buffer_signature(self.function)
+
+
+def _buffer_of(type_: Attribute) -> Attribute:
+    return BufferType.of_tensor(type_) if isinstance(type_, TensorType) else type_
+
+
+# --------------------------------------------------------------------------
+# Kernels
+# --------------------------------------------------------------------------
+
+
+class KernelBufferizer:
+    """Builds the ``memory.kernel`` of one ``loop.kernel``, moving its body."""
+
+    def __init__(self, op: loop.KernelOp, name: str):
+        self.op = op
+        self.name = name
+        input_types = [BufferType.of_tensor(_tensor(v)) for v in op.inputs]
+        output_types = [BufferType.of_tensor(_tensor(v)) for v in op.outputs]
+        self.block = Block(arg_types=[*input_types, *output_types])
+        self.num_inputs = len(input_types)
+        self.sizes: dict[tuple[SymExpr, Attribute], SSAValue] = {}
+        self.offsets: dict[tuple[object, ...], SSAValue] = {}
+        self.last_size: Operation | None = None
+        self.symbols = set(op.symbol_names)
+
+    def run(self) -> memory.KernelOp:
+        old_block = self.op.body.block
+        self._name_arguments(old_block)
+        for op in list(old_block.ops):
+            op.detach()
+            self.block.add_op(op)
+        accesses = [
+            op for op in self.block.walk() if isinstance(op, loop.ReadOp | loop.WriteOp)
+        ]
+        for access in accesses:
+            if isinstance(access, loop.ReadOp):
+                self._lower_read(access)
+            else:
+                self._lower_write(access)
+        kernel = memory.KernelOp(
+            self.name,
+            self.op.kind.data,
+            self.num_inputs,
+            self.op.grid_exprs,
+            self.op.tile_sizes,
+            self.symbols,
+            Region(self.block),
+            self.op.reason.data,
+        )
+        kernel.location = self.op.location
+        kernel.attributes |= self.op.attributes
+        return kernel
+
+    def _name_arguments(self, old_block: Block) -> None:
+        outputs = self.block.args[self.num_inputs :]
+        for old, new in zip(old_block.args, self.block.args, strict=False):
+            new.name_hint = old.name_hint
+        for index, arg in enumerate(outputs):
+            arg.name_hint = "out" if len(outputs) == 1 else f"out{index}"
+
+    def _buffer_arg(self, tensor: SSAValue) -> SSAValue:
+        """The buffer argument standing for a loop kernel input."""
+        assert isinstance(tensor, BlockArgument), "loop.read reads kernel inputs"
+        return self.block.args[tensor.index]
+
+    def _lower_read(self, read: loop.ReadOp) -> None:
+        buffer = self._buffer_arg(read.tensor)
+        others = [] if read.mask is None else [read.mask]
+        offset = self._offset(read, read.indices, memory.buffer_type(buffer), others)
+        load = memory.LoadOp(buffer, offset, read.mask)
+        self._insert(load, read)
+        load.result.name_hint = read.result.name_hint
+        read.result.replace_all_uses_with(load.result)
+        _erase(read)
+
+    def _lower_write(self, write: loop.WriteOp) -> None:
+        buffer = self.block.args[self.num_inputs + write.output_index]
+        others = [write.value] + ([] if write.mask is None else [write.mask])
+        offset = self._offset(write, write.indices, memory.buffer_type(buffer), others)
+        self._insert(memory.StoreOp(write.value, buffer, offset, write.mask), write)
+        _erase(write)
+
+    def _insert(self, new: Operation, before: Operation) -> None:
+        new.location = before.location
+        block = before.parent_block()
+        assert block is not None
+        block.insert_op_before(new, before)
+
+    def _offset(
+        self,
+        access: Operation,
+        indices: Sequence[SSAValue],
+        buffer: BufferType,
+        others: Sequence[SSAValue],
+    ) -> SSAValue:
+        """The linear offset of ``indices`` in ``buffer`` for ``access``,
+        whose ``others`` operands (mask, stored value) also shape it.
+
+        An earlier access's offset with the same terms is reused when it is
+        visible here (a load and a store at the same place share it).
+        """
+        index_type = _index_type(indices)
+        terms = _offset_terms(indices, buffer, others)
+        key = (index_type, *terms)
+        known = self.offsets.get(key)
+        if known is not None and _visible(known, access):
+            return known
+        offset = self._sum_of_terms(access, terms, index_type)
+        if (
+            isinstance(offset.owner, loop.BinaryOp | loop.CastOp)
+            and offset not in indices
+        ):
+            offset.name_hint = "off"
+        self.offsets[key] = offset
+        return offset
+
+    def _sum_of_terms(
+        self,
+        access: Operation,
+        terms: Sequence[tuple[SSAValue, SymExpr]],
+        index_type: IntegerType,
+    ) -> SSAValue:
+        """``sum(index * stride)`` before ``access`` in ``index_type`` (an
+        index of another width is cast); no ``* 1``, and 0 for no terms."""
+        total: SSAValue | None = None
+        for index, stride in terms:
+            term = self._cast(index, index_type, access)
+            if stride != 1:
+                term = self._binary("mul", term, self._size(stride, index_type), access)
+            total = term if total is None else self._binary("add", total, term, access)
+        return total if total is not None else self._size(SymExpr.const(0), index_type)
+
+    def _cast(
+        self, value: SSAValue, index_type: IntegerType, access: Operation
+    ) -> SSAValue:
+        if loop.element_of(value.type) == index_type:
+            return value
+        cast = loop.CastOp(value, index_type)
+        self._insert(cast, access)
+        return cast.result
+
+    def _binary(
+        self, kind: str, lhs: SSAValue, rhs: SSAValue, access: Operation
+    ) -> SSAValue:
+        op = loop.BinaryOp(kind, lhs, rhs)
+        self._insert(op, access)
+        return op.result
+
+    def _size(self, expr: SymExpr, index_type: IntegerType) -> SSAValue:
+        """A ``loop.size`` for ``expr``, one per kernel, at its top (so that
+        it is computed once, outside any loop); its symbols join the
+        kernel's."""
+        key = (expr, index_type)
+        if key not in self.sizes:
+            size = loop.SizeOp(expr, index_type)
+            size.location = self.op.location
+            if self.last_size is not None:
+                self.block.insert_op_after(size, self.last_size)
+            elif (first := self.block.first_op) is not None:
+                self.block.insert_op_before(size, first)
+            else:
+                self.block.add_op(size)
+            self.last_size = size
+            self.sizes[key] = size.result
+            self.symbols |= expr.symbols
+        return self.sizes[key]
+
+
+def _offset_terms(
+    indices: Sequence[SSAValue], buffer: BufferType, others: Sequence[SSAValue]
+) -> list[tuple[SSAValue, SymExpr]]:
+    """The (index, stride) pairs the offset adds up.
+
+    On a dim of static extent 1 every lane that touches memory has index 0,
+    so its term is left out (keepdims shapes such as ``[M, 1, N]`` are
+    common), unless that index alone gives the access its lane shape.
+    """
+    terms = list(zip(indices, buffer.strides, strict=True))
+    context = [loop.shape_of(v.type) for v in others]
+    full = loop.broadcast_tile_shapes(
+        *context, *(loop.shape_of(i.type) for i in indices)
+    )
+    for position in reversed(range(len(terms))):
+        if buffer.dims[position] != 1:
+            continue
+        rest = [
+            loop.shape_of(i.type) for i, _ in terms[:position] + terms[position + 1 :]
+        ]
+        if loop.broadcast_tile_shapes(*context, *rest) == full:
+            del terms[position]
+    return terms
+
+
+def _visible(value: SSAValue, access: Operation) -> bool:
+    """Whether ``value``, computed before an earlier access, dominates
+    ``access``: its block is ``access``'s or encloses it (accesses are
+    lowered in program order, so it comes first in that block)."""
+    home = (
+        value.owner.parent_block()
+        if isinstance(value.owner, Operation)
+        else value.owner
+    )
+    block = access.parent_block()
+    while block is not None:
+        if block is home:
+            return True
+        parent = block.parent_op()
+        block = parent.parent_block() if parent is not None else None
+    return False
+
+
+def _erase(op: Operation) -> None:
+    block = op.parent_block()
+    assert block is not None
+    block.erase_op(op)
+
+
+def _index_type(indices: Sequence[SSAValue]) -> IntegerType:
+    """The widest integer type among the indices; i64 for a rank-0 access."""
+    types = [loop.element_of(i.type) for i in indices]
+    widths = [t for t in types if isinstance(t, IntegerType)]
+    if not widths:
+        return i64
+    return max(widths, key=lambda t: t.width.data)
