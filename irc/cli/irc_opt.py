@@ -61,6 +61,7 @@ from irc.cli.diagnostics import (
     verify_report,
 )
 from irc.cli.locations import LocatingParser, pass_name_spans
+from irc.cli.triton_target import TritonTarget
 from irc.ir import print_module
 from irc.passes.registry import get_all_dialects, get_all_passes
 
@@ -120,6 +121,7 @@ class IrcOptMain(xDSLOptMain):
     def register_all_targets(self) -> None:
         super().register_all_targets()
         self.available_targets["mlir"] = lambda: MLIRTarget
+        self.available_targets["triton"] = lambda: TritonTarget
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)

@@ -1,0 +1,295 @@
+"""Running the emitted Triton source: on a GPU, or under Triton's interpreter.
+
+``irc.lowering.emit_triton.emit_module`` turns a triton-level module into
+Python source; this module makes it a live Python module and calls it:
+
+- ``load_source(source, interpret=...)`` executes the source as a fresh
+  module. Triton decides when a ``@triton.jit`` function is *defined*
+  whether it is interpreted, so ``TRITON_INTERPRET`` is set to ``"1"`` (or
+  ``"0"``) while the source runs and restored afterwards; modules are
+  cached by (source hash, interpret), so a program compiled twice is loaded
+  once. Triton fixes at its import whether its own standard library
+  (``tl.sum``...) is interpreted, so a process interprets or compiles, not
+  both: the first ``load_source`` imports triton for its mode, and asking
+  for the other mode later raises ``TritonModeError``.
+- ``run(module, arrays, interpret=...)`` converts the inputs to contiguous
+  torch tensors (NumPy arrays zero-copy where possible; bfloat16 through
+  ``irc.runtime.arrays``) on the CPU for the interpreter or on the GPU,
+  calls the ``ENTRY`` launcher and returns its torch tensors. A call the
+  compiled signature refuses raises ``BindingError``.
+- ``compile_for_target(module, target)`` compiles every kernel of a module
+  loaded with ``interpret=False`` for a ``GPUTarget`` with
+  ``triton.compile``, which needs no GPU: how the tests check that the
+  emitted kernels get through Triton's real pipeline to PTX and cubin.
+- ``run_triton`` / ``triton_signature`` are the triton level's reference
+  "interpreter" for ``irc.testing`` (the emitted kernels under Triton's
+  interpreter, on NumPy arrays in and out).
+
+Floating-point contraction (FMA) is off in every launch and compilation
+(``enable_fp_fusion=False``), because NumPy rounds each operation; the
+interpreter has no such option to pin (it computes with NumPy), so
+``TRITON_DEFAULT_FP_FUSION`` need not be set. One interpreter bug is fixed
+when triton is imported for interpreting: comparisons yield ``int1``
+handles (see ``_fix_interpreter_comparisons``).
+
+torch and triton are imported on first use: importing irc must stay cheap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import linecache
+import os
+import sys
+import threading
+import types
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from irc.dialects.graph import TensorType
+from irc.errors import BindingError, IrcError
+from irc.runtime.arrays import is_torch_tensor, to_numpy, to_torch
+
+_MODULES: dict[tuple[str, bool], types.ModuleType] = {}
+#: Set by ``load_source`` on each module: whether its kernels are interpreted.
+_MODE_ATTRIBUTE = "__irc_interpreted__"
+_LOCK = threading.RLock()
+
+
+@contextmanager
+def _interpret_mode(interpret: bool) -> Iterator[None]:
+    """``TRITON_INTERPRET`` set for the block (and the previous value back
+    after it). Triton reads it when a kernel is defined, and the interpreter
+    reads it again while running some ``tl`` functions, so interpreted runs
+    hold it too."""
+    with _LOCK:
+        previous = os.environ.get("TRITON_INTERPRET")
+        os.environ["TRITON_INTERPRET"] = "1" if interpret else "0"
+        try:
+            yield
+        finally:
+            if previous is None:
+                del os.environ["TRITON_INTERPRET"]
+            else:
+                os.environ["TRITON_INTERPRET"] = previous
+
+
+class TritonModeError(IrcError):
+    """Triton was imported in this process for the other mode: its standard
+    library (``tl.sum``, ``tl.max``, ...) is made of ``@triton.jit``
+    functions that are interpreted or compiled depending on
+    ``TRITON_INTERPRET`` *when triton is imported*, so one process can
+    interpret kernels or compile them, not both."""
+
+
+def triton_mode() -> bool | None:
+    """How this process's Triton runs kernels: True (interpreted), False
+    (compiled), None (triton not imported yet)."""
+    if "triton" not in sys.modules:
+        return None
+    import triton.language as tl
+    from triton.runtime.interpreter import InterpretedFunction
+
+    return isinstance(tl.sum, InterpretedFunction)
+
+
+def _import_triton(interpret: bool) -> None:
+    """Import triton for ``interpret``, or check that it was."""
+    mode = triton_mode()
+    if mode is None:
+        with _interpret_mode(interpret):
+            import triton.language  # noqa: F401
+        mode = triton_mode()
+    if mode:
+        _fix_interpreter_comparisons()
+    if mode != interpret:
+        wanted, imported = (
+            ("interpret", "compile") if interpret else ("compile", "interpret")
+        )
+        raise TritonModeError(
+            f"cannot {wanted} Triton kernels: triton was imported in this process to "
+            f"{imported} them (TRITON_INTERPRET={'1' if mode else 'unset or 0'} at "
+            "import), which fixes how its standard library (tl.sum, tl.max, ...) "
+            f"runs; {wanted} in a separate process"
+        )
+
+
+_NUMPY_COMPARISONS = {
+    "EQ": np.equal,
+    "NE": np.not_equal,
+    "LT": np.less,
+    "LE": np.less_equal,
+    "GT": np.greater,
+    "GE": np.greater_equal,
+}
+
+
+def _fix_interpreter_comparisons() -> None:
+    """Make the Triton 3.9 interpreter's comparisons yield ``int1`` handles.
+
+    It gives a comparison's result the *operands'* dtype (``a < b`` on f64
+    scalars is an "f64" handle holding bools), which goes unnoticed until
+    such a scalar is broadcast to a block: the splat then makes float64 data
+    and ``mask_row & mask_cols`` fails in NumPy. A scalar row mask combined
+    with a block of column masks is common in tiled kernels, so the
+    comparisons are replaced (same NumPy functions, same NaN behaviour as
+    before, only the handle's dtype fixed). Idempotent."""
+    from triton.runtime import interpreter
+
+    builder = interpreter.InterpreterBuilder
+    if getattr(builder, "_irc_comparisons_fixed", False):
+        return
+    for name in dir(builder):
+        if name.startswith(("create_icmp", "create_fcmp")):
+            compare = _NUMPY_COMPARISONS[name[-2:]]
+
+            def fixed(self: Any, lhs: Any, rhs: Any, compare: Any = compare) -> Any:
+                import triton.language as tl
+
+                return interpreter.TensorHandle(compare(lhs.data, rhs.data), tl.int1)
+
+            setattr(builder, name, fixed)
+    builder._irc_comparisons_fixed = True
+
+
+def load_source(source: str, *, interpret: bool) -> types.ModuleType:
+    """The emitted ``source`` as a live module, its kernels interpreted
+    (``interpret=True``) or compiled by Triton for the GPU on first launch.
+
+    The source is registered with ``linecache`` under a name of its own so
+    that Triton (which reads a kernel's source with ``inspect``) and
+    tracebacks see it, without writing a file. Raises ``TritonModeError``
+    when triton was imported in this process for the other mode.
+    """
+    _import_triton(interpret)
+    digest = hashlib.sha256(source.encode()).hexdigest()
+    key = (digest, interpret)
+    with _LOCK:
+        cached = _MODULES.get(key)
+        if cached is not None:
+            return cached
+        mode = "interpret" if interpret else "gpu"
+        name = f"irc_triton_{digest[:16]}_{mode}"
+        filename = f"<{name}>"
+        linecache.cache[filename] = (
+            len(source),
+            None,  # no modification time: linecache.checkcache keeps it
+            source.splitlines(keepends=True),
+            filename,
+        )
+        module = types.ModuleType(name)
+        module.__file__ = filename
+        module.__dict__[_MODE_ATTRIBUTE] = interpret
+        with _interpret_mode(interpret):
+            exec(compile(source, filename, "exec"), module.__dict__)
+        _MODULES[key] = module
+        return module
+
+
+def cuda_available() -> bool:
+    """Whether torch sees a CUDA GPU (False without torch)."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def _as_tensor(value: Any, index: int, device: str) -> Any:
+    """One input as a contiguous torch tensor on ``device`` (a tensor
+    already on a CUDA device stays there when running on the GPU)."""
+    if is_torch_tensor(value):
+        tensor = value
+    else:
+        tensor = to_torch(to_numpy(value, f"arg{index}"))
+    if device == "cpu" or tensor.device.type != "cuda":
+        tensor = tensor.to(device)
+    return tensor.contiguous()
+
+
+def run(
+    module: types.ModuleType,
+    arrays: Sequence[np.ndarray | Any],
+    *,
+    interpret: bool,
+) -> list[Any]:
+    """Call the ``ENTRY`` launcher of a loaded module on ``arrays`` (NumPy
+    arrays or torch tensors); its results as torch tensors (on the CPU when
+    interpreting). Raises ``BindingError`` for a call the compiled
+    signature refuses (counts, dtypes, ranks, sizes, guards)."""
+    if module.ENTRY is None:
+        raise BindingError("the module has no host function to call")
+    if getattr(module, _MODE_ATTRIBUTE, interpret) != interpret:
+        loaded = "interpreted" if not interpret else "compiled"
+        raise IrcError(
+            f"the module was loaded with {loaded} kernels; load the source again "
+            f"with interpret={interpret}"
+        )
+    if not interpret and not cuda_available():
+        raise IrcError("no CUDA GPU is available: run with interpret=True")
+    device = "cpu" if interpret else "cuda"
+    tensors = [_as_tensor(a, i, device) for i, a in enumerate(arrays)]
+    launcher = getattr(module, module.ENTRY)
+    try:
+        if interpret:
+            # The interpreter computes with NumPy: overflow, NaN and division
+            # by zero are values, as in the reference interpreters, not warnings.
+            with _interpret_mode(True), np.errstate(all="ignore"):
+                results = launcher(*tensors)
+        else:
+            results = launcher(*tensors)
+    except module.LaunchError as error:
+        raise BindingError(str(error)) from error
+    return list(results)
+
+
+def compile_for_target(module: types.ModuleType, target: Any) -> dict[str, Any]:
+    """Every kernel of ``module`` compiled with ``triton.compile`` for
+    ``target`` (e.g. ``GPUTarget("cuda", 90, 32)``: an H100), by name.
+
+    Needs no GPU. ``module`` must be loaded with ``interpret=False``
+    (interpreted kernels are not compilable functions).
+    """
+    import triton
+    from triton.compiler import ASTSource
+
+    compiled: dict[str, Any] = {}
+    for name, (function, signature, constexprs) in module.KERNELS.items():
+        if not isinstance(function, triton.runtime.JITFunction):
+            raise ValueError(
+                f"kernel {name} is interpreted; load the source with interpret=False "
+                "to compile it"
+            )
+        source = ASTSource(fn=function, signature=signature, constexprs=constexprs)
+        compiled[name] = triton.compile(
+            source, target=target, options={"enable_fp_fusion": False}
+        )
+    return compiled
+
+
+# --------------------------------------------------------------------------
+# The triton level's reference runner, for irc.testing
+# --------------------------------------------------------------------------
+
+
+def run_triton(module: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Run a triton-level module's entry function on NumPy arrays: emit its
+    source, run it under Triton's interpreter on CPU tensors, and return the
+    results as NumPy arrays."""
+    from irc.lowering.emit_triton import emit_module
+
+    loaded = load_source(emit_module(module), interpret=True)
+    results = run(loaded, inputs, interpret=True)
+    return [to_numpy(r, f"result {i}").copy() for i, r in enumerate(results)]
+
+
+def triton_signature(module: ModuleOp) -> list[TensorType]:
+    """The entry function's arguments as graph tensors: the host functions
+    are the memory level's, so is their signature."""
+    from irc.interpreters.memory import memory_signature
+
+    return memory_signature(module)

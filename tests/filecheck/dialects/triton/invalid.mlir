@@ -1,0 +1,107 @@
+// The triton dialect's verifiers and type syntax reject bad IR with a message
+// that says what is wrong. Each chunk holds one error.
+
+// RUN: irc-opt %s --split-input-file --verify-diagnostics
+
+// expected-error@+1 {{triton.tensor dims must be powers of two (or 1), not 3}}
+func.func @odd_block(%x: !triton.tensor<[3], f32>) {
+  func.return
+}
+
+// -----
+
+// expected-error@+1 {{a triton.tensor holds at most 1048576 elements, not 2097152}}
+func.func @huge_block(%x: !triton.tensor<[2048, 1024], f32>) {
+  func.return
+}
+
+// -----
+
+// expected-error@+1 {{unsupported element type i8 in triton.ptr}}
+func.func @pointer(%x: !triton.ptr<i8>) {
+  func.return
+}
+
+// -----
+
+// expected-error@+1 {{triton.kernel argument 1 has type i64; the arguments before the symbols are !triton.ptr values}}
+triton.kernel @k pointwise (%x: !triton.ptr<f32>, %n: i64, %N: i64) inputs 1 grid [N] tiles {} symbols [N] reason "" {
+}
+
+// -----
+
+// expected-error@+1 {{triton.kernel argument of symbol N has type f32; symbols are i32 or i64 scalars}}
+triton.kernel @k pointwise (%x: !triton.ptr<f32>, %N: f32) inputs 1 grid [N] tiles {} symbols [N] reason "" {
+}
+
+// -----
+
+// expected-error@+1 {{triton.kernel declares 2 inputs but has only 1 pointer arguments}}
+triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 2 grid [1] tiles {} symbols [] reason "" {
+}
+
+// -----
+
+// expected-error@+1 {{triton.size uses ['M'], not among the kernel's symbols}}
+triton.kernel @k pointwise (%x: !triton.ptr<f32>, %N: i64) inputs 1 grid [N] tiles {} symbols [N] reason "" {
+  %m = triton.size M : i64
+}
+
+// -----
+
+// expected-error@+1 {{triton.arange 'B' must span 64 lanes}}
+triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 1 grid [1] tiles {B = 64} symbols [] reason "" {
+  %r = triton.arange "B" : !triton.tensor<[32], i64>
+}
+
+// -----
+
+// expected-error@+1 {{triton.store to a pointer that is not one of @k's 1 output arguments}}
+triton.kernel @k pointwise (%x: !triton.ptr<f32>, %y: !triton.ptr<f32>) inputs 1 grid [1] tiles {} symbols [] reason "" {
+  %zero = triton.constant 0 : i64
+  %v = triton.constant 1.0 : f32
+  triton.store %v, %x[%zero] : f32, !triton.ptr<f32>[i64]
+}
+
+// -----
+
+triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 1 grid [1] tiles {} symbols [] reason "" {
+  %zero = triton.constant 0 : i64
+  // expected-error@+1 {{triton.load yields f32 (the pointee at the broadcast shape of offset and mask), not i64}}
+  %v = triton.load %x[%zero] : !triton.ptr<f32>[i64] -> i64
+}
+
+// -----
+
+triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 1 grid [1] tiles {} symbols [] reason "" {
+  %a = triton.constant 1.0 : f32
+  %b = triton.constant 1 : i64
+  // expected-error@+1 {{triton.binary operands must have the result's element type}}
+  %c = triton.binary "add" %a, %b : (f32, i64) -> f32
+}
+
+// -----
+
+triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 1 grid [1] tiles {} symbols [] reason "" {
+  %a = triton.constant 1.0 : f32
+  // expected-error@+1 {{triton.unary: unknown kind 'cube'; expected one of}}
+  %c = triton.unary "cube" %a : f32
+}
+
+// -----
+
+triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 1 grid [1] tiles {B = 16} symbols [] reason "" {
+  %r = triton.arange "B" : !triton.tensor<[16, 1], i64>
+  %a = triton.cast %r : !triton.tensor<[16, 1], i64> -> !triton.tensor<[16, 1], f32>
+  // expected-error@+1 {{triton.dot shapes must be [M, K] x [K, N] -> [M, N]}}
+  %d = triton.dot %a, %a, %a : (!triton.tensor<[16, 1], f32>, !triton.tensor<[16, 1], f32>, !triton.tensor<[16, 1], f32>) -> !triton.tensor<[16, 1], f32>
+}
+
+// -----
+
+triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 1 grid [1] tiles {B = 16} symbols [] reason "" {
+  %r = triton.arange "B" : !triton.tensor<[16], i64>
+  %a = triton.cast %r : !triton.tensor<[16], i64> -> !triton.tensor<[16], f32>
+  // expected-error@+1 {{triton.reduce argmax yields i32 or i64}}
+  %i = triton.reduce "argmax" %a 0 : !triton.tensor<[16], f32> -> f32
+}

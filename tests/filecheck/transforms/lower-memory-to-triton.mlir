@@ -1,0 +1,183 @@
+// lower-memory-to-triton: each memory.kernel becomes a triton.kernel of the
+// same name (buffers -> pointers, then one i64 argument per symbol; loads and
+// stores at pointer + offset; every loop op -> the triton op mirroring it;
+// scf.for retyped), and the host function keeps its memory ops. The second
+// RUN prints the result as Triton source (irc-opt -t triton).
+
+// RUN: irc-opt %s -p lower-memory-to-triton | filecheck %s
+// RUN: irc-opt %s -p lower-memory-to-triton | irc-opt --print-op-generic | irc-opt | filecheck %s
+// RUN: irc-opt %s -p lower-memory-to-triton -t triton | filecheck %s --check-prefix=PY
+// RUN: not irc-opt %s -t triton 2>&1 | filecheck %s --check-prefix=UNLOWERED
+
+// CHECK-LABEL: triton.kernel @rowsum_k0 reduction (%x: !triton.ptr<f32>, %out: !triton.ptr<f32>, %D: i64, %N: i64) inputs 1 grid [N] tiles {BLOCK = 32} symbols [D, N] reason "x.sum(axis=1) at model.py:20" {
+// CHECK-NEXT:    %row = triton.program_id 0 : i64
+// CHECK-NEXT:    %d = triton.size D : i64
+// CHECK-NEXT:    %zero = triton.constant 0 : i64
+// CHECK-NEXT:    %step = triton.constant 32 : i64
+// CHECK-NEXT:    %r = triton.arange "BLOCK" : !triton.tensor<[32], i64>
+// CHECK-NEXT:    %fz = triton.constant 0.000000e+00 : f32
+// CHECK-NEXT:    %init = triton.full %fz : f32 -> !triton.tensor<[32], f32>
+// CHECK-NEXT:    %base = triton.binary "mul" %row, %d : (i64, i64) -> i64
+// CHECK-NEXT:    %acc = scf.for %k = %zero to %d step %step iter_args(%a = %init) -> (!triton.tensor<[32], f32>) : i64 {
+// CHECK-NEXT:      %col = triton.binary "add" %r, %k : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i64>
+// CHECK-NEXT:      %m = triton.cmp "lt" %col, %d : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i1>
+// CHECK-NEXT:      %off = triton.binary "add" %col, %base : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i64>
+// CHECK-NEXT:      %v = triton.load %x[%off] mask %m : !triton.ptr<f32>[!triton.tensor<[32], i64>] mask !triton.tensor<[32], i1> -> !triton.tensor<[32], f32>
+// CHECK-NEXT:      %e = triton.unary "exp" %v : !triton.tensor<[32], f32>
+// CHECK-NEXT:      %z = triton.where %m, %e, %fz : (!triton.tensor<[32], i1>, !triton.tensor<[32], f32>, f32) -> !triton.tensor<[32], f32>
+// CHECK-NEXT:      %n = triton.binary "add" %a, %z : (!triton.tensor<[32], f32>, !triton.tensor<[32], f32>) -> !triton.tensor<[32], f32>
+// CHECK-NEXT:      scf.yield %n : !triton.tensor<[32], f32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %s = triton.reduce "sum" %acc 0 : !triton.tensor<[32], f32> -> f32
+// CHECK-NEXT:    %i = triton.reduce "argmax" %acc 0 : !triton.tensor<[32], f32> -> i64
+// CHECK-NEXT:    %c = triton.cast %i : i64 -> f32
+// CHECK-NEXT:    %t = triton.binary "add" %s, %c : (f32, f32) -> f32
+// CHECK-NEXT:    triton.store %t, %out[%row] : f32, !triton.ptr<f32>[i64]
+// CHECK-NEXT:  }
+memory.kernel @rowsum_k0 reduction (%x: !memory.buffer<[N, D], [D, 1], f32>, %out: !memory.buffer<[N], [1], f32>) inputs 1 grid [N] tiles {BLOCK = 32} symbols [D, N] reason "x.sum(axis=1) at model.py:20" {
+  %row = loop.program_id 0 : i64
+  %d = loop.size D : i64
+  %zero = loop.constant 0 : i64
+  %step = loop.constant 32 : i64
+  %r = loop.range "BLOCK" : !loop.tile<[32], i64>
+  %fz = loop.constant 0.000000e+00 : f32
+  %init = loop.splat %fz : f32 -> !loop.tile<[32], f32>
+  %base = loop.binary "mul" %row, %d : (i64, i64) -> i64
+  %acc = scf.for %k = %zero to %d step %step iter_args(%a = %init) -> (!loop.tile<[32], f32>) : i64 {
+    %col = loop.binary "add" %r, %k : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i64>
+    %m = loop.cmp "lt" %col, %d : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i1>
+    %off = loop.binary "add" %col, %base : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i64>
+    %v = memory.load %x[%off] mask %m : !memory.buffer<[N, D], [D, 1], f32>[!loop.tile<[32], i64>] mask !loop.tile<[32], i1> -> !loop.tile<[32], f32>
+    %e = loop.unary "exp" %v : !loop.tile<[32], f32>
+    %z = loop.select %m, %e, %fz : (!loop.tile<[32], i1>, !loop.tile<[32], f32>, f32) -> !loop.tile<[32], f32>
+    %n = loop.binary "add" %a, %z : (!loop.tile<[32], f32>, !loop.tile<[32], f32>) -> !loop.tile<[32], f32>
+    scf.yield %n : !loop.tile<[32], f32>
+  }
+  %s = loop.reduce "sum" %acc 0 : !loop.tile<[32], f32> -> f32
+  %i = loop.reduce "argmax" %acc 0 : !loop.tile<[32], f32> -> i64
+  %c = loop.cast %i : i64 -> f32
+  %t = loop.binary "add" %s, %c : (f32, f32) -> f32
+  memory.store %t, %out[%row] : f32, !memory.buffer<[N], [1], f32>[i64]
+}
+
+// CHECK-LABEL: triton.kernel @dot_k0 matmul (%a: !triton.ptr<f16>, %b: !triton.ptr<f16>, %o: !triton.ptr<f32>) inputs 2 grid [1] tiles {BM = 16, BK = 16} symbols [] reason "" {
+// CHECK:         %rm = triton.arange "BM" : !triton.tensor<[16, 1], i32>
+// CHECK-NEXT:    %rk = triton.arange "BK" : !triton.tensor<[1, 16], i32>
+// CHECK:         %lhs = triton.load %a[%off] : !triton.ptr<f16>[!triton.tensor<[16, 16], i32>] -> !triton.tensor<[16, 16], f16>
+// CHECK:         %dot = triton.dot %lhs, %lhs, %acc : (!triton.tensor<[16, 16], f16>, !triton.tensor<[16, 16], f16>, !triton.tensor<[16, 16], f32>) -> !triton.tensor<[16, 16], f32>
+// CHECK-NEXT:    %h = triton.cast %dot : !triton.tensor<[16, 16], f32> -> !triton.tensor<[16, 16], f16>
+// CHECK-NEXT:    %w = triton.cast %h : !triton.tensor<[16, 16], f16> -> !triton.tensor<[16, 16], f32>
+// CHECK-NEXT:    triton.store %w, %o[%off] : !triton.tensor<[16, 16], f32>, !triton.ptr<f32>[!triton.tensor<[16, 16], i32>]
+memory.kernel @dot_k0 matmul (%a: !memory.buffer<[16, 16], [16, 1], f16>, %b: !memory.buffer<[16, 16], [16, 1], f16>, %o: !memory.buffer<[16, 16], [16, 1], f32>) inputs 2 grid [1] tiles {BM = 16, BK = 16} symbols [] reason "" {
+  %rm = loop.range "BM" : !loop.tile<[16, 1], i32>
+  %rk = loop.range "BK" : !loop.tile<[1, 16], i32>
+  %c16 = loop.constant 16 : i32
+  %rows = loop.binary "mul" %rm, %c16 : (!loop.tile<[16, 1], i32>, i32) -> !loop.tile<[16, 1], i32>
+  %off = loop.binary "add" %rows, %rk : (!loop.tile<[16, 1], i32>, !loop.tile<[1, 16], i32>) -> !loop.tile<[16, 16], i32>
+  %lhs = memory.load %a[%off] : !memory.buffer<[16, 16], [16, 1], f16>[!loop.tile<[16, 16], i32>] -> !loop.tile<[16, 16], f16>
+  %zero = loop.constant 0.000000e+00 : f32
+  %acc = loop.splat %zero : f32 -> !loop.tile<[16, 16], f32>
+  %dot = loop.dot %lhs, %lhs, %acc : (!loop.tile<[16, 16], f16>, !loop.tile<[16, 16], f16>, !loop.tile<[16, 16], f32>) -> !loop.tile<[16, 16], f32>
+  %h = loop.cast %dot : !loop.tile<[16, 16], f32> -> !loop.tile<[16, 16], f16>
+  %w = loop.cast %h : !loop.tile<[16, 16], f16> -> !loop.tile<[16, 16], f32>
+  memory.store %w, %o[%off] : !loop.tile<[16, 16], f32>, !memory.buffer<[16, 16], [16, 1], f32>[!loop.tile<[16, 16], i32>]
+}
+
+// The host function is unchanged: its launches now run triton kernels.
+// CHECK-LABEL: func.func @host(%x: !memory.buffer<[N, D], [D, 1], f32>, %a: !memory.buffer<[16, 16], [16, 1], f16>) -> (!memory.buffer<[N], [1], f32>, !memory.buffer<[16, 16], [16, 1], f32>) {
+// CHECK-NEXT:    memory.guard N <= 4096, "rows \22fit\22"
+// CHECK-NEXT:    %t = memory.alloc : !memory.buffer<[N], [1], f32>
+// CHECK-NEXT:    memory.launch @rowsum_k0(%x, %t) : (!memory.buffer<[N, D], [D, 1], f32>, !memory.buffer<[N], [1], f32>)
+// CHECK-NEXT:    %y = memory.reuse %t : !memory.buffer<[N], [1], f32> -> !memory.buffer<[N], [1], f32>
+// CHECK-NEXT:    memory.launch @rowsum_k0(%x, %y) : (!memory.buffer<[N, D], [D, 1], f32>, !memory.buffer<[N], [1], f32>)
+// CHECK-NEXT:    %b = memory.constant dense<1.000000e+00> : tensor<16x16xf16> -> !memory.buffer<[16, 16], [16, 1], f16>
+// CHECK-NEXT:    %o = memory.alloc : !memory.buffer<[16, 16], [16, 1], f32>
+// CHECK-NEXT:    memory.launch @dot_k0(%a, %b, %o) : (!memory.buffer<[16, 16], [16, 1], f16>, !memory.buffer<[16, 16], [16, 1], f16>, !memory.buffer<[16, 16], [16, 1], f32>)
+// CHECK-NEXT:    memory.dealloc %b : !memory.buffer<[16, 16], [16, 1], f16>
+// CHECK-NEXT:    func.return %y, %o : !memory.buffer<[N], [1], f32>, !memory.buffer<[16, 16], [16, 1], f32>
+func.func @host(%x: !memory.buffer<[N, D], [D, 1], f32>, %a: !memory.buffer<[16, 16], [16, 1], f16>) -> (!memory.buffer<[N], [1], f32>, !memory.buffer<[16, 16], [16, 1], f32>) {
+  memory.guard N <= 4096, "rows \"fit\""
+  %t = memory.alloc : !memory.buffer<[N], [1], f32>
+  memory.launch @rowsum_k0(%x, %t) : (!memory.buffer<[N, D], [D, 1], f32>, !memory.buffer<[N], [1], f32>)
+  %y = memory.reuse %t : !memory.buffer<[N], [1], f32> -> !memory.buffer<[N], [1], f32>
+  memory.launch @rowsum_k0(%x, %y) : (!memory.buffer<[N, D], [D, 1], f32>, !memory.buffer<[N], [1], f32>)
+  %b = memory.constant dense<1.0> : tensor<16x16xf16> -> !memory.buffer<[16, 16], [16, 1], f16>
+  %o = memory.alloc : !memory.buffer<[16, 16], [16, 1], f32>
+  memory.launch @dot_k0(%a, %b, %o) : (!memory.buffer<[16, 16], [16, 1], f16>, !memory.buffer<[16, 16], [16, 1], f16>, !memory.buffer<[16, 16], [16, 1], f32>)
+  memory.dealloc %b : !memory.buffer<[16, 16], [16, 1], f16>
+  func.return %y, %o : !memory.buffer<[N], [1], f32>, !memory.buffer<[16, 16], [16, 1], f32>
+}
+
+// PY:      import torch
+// PY-NEXT: import triton
+// PY-NEXT: import triton.language as tl
+// PY:      # kernel @rowsum_k0 (reduction), grid ['N']
+// PY-NEXT: # x.sum(axis=1) at model.py:20
+// PY-NEXT: @triton.jit
+// PY-NEXT: def kernel_rowsum_k0(p_x, p_out, s_D, s_N, c_BLOCK: tl.constexpr):
+// PY-NEXT:     v_row = tl.program_id(0).to(tl.int64)
+// PY-NEXT:     v_d = tl.cast(s_D, tl.int64)
+// PY-NEXT:     v_zero = tl.full([], 0, tl.int64)
+// PY-NEXT:     v_step = tl.full([], 32, tl.int64)
+// PY-NEXT:     v_r = tl.arange(0, c_BLOCK).to(tl.int64)
+// PY-NEXT:     v_fz = tl.full([], 0.0, tl.float32)
+// PY-NEXT:     v_init = tl.broadcast_to(v_fz, [32])
+// PY-NEXT:     v_base = (v_row * v_d)
+// PY-NEXT:     v_a = v_init
+// PY-NEXT:     for v_k in range(v_zero, v_d, v_step):
+// PY-NEXT:         v_col = (v_r + v_k)
+// PY-NEXT:         v_m = (v_col < v_d)
+// PY-NEXT:         v_off = (v_col + v_base)
+// PY-NEXT:         v_v = tl.load(p_x + v_off, mask=v_m, other=0)
+// PY-NEXT:         v_e = tl.exp(v_v)
+// PY-NEXT:         v_z = tl.where(v_m, v_e, v_fz)
+// PY-NEXT:         v_n = (v_a + v_z)
+// PY-NEXT:         v_a = v_n
+// PY-NEXT:     v_acc = v_a
+// PY-NEXT:     v_s = tl.sum(v_acc, axis=0).to(tl.float32)
+// PY-NEXT:     v_i = _irc_argmax(v_acc, tl.arange(0, 32), 0, 32).to(tl.int64)
+// PY-NEXT:     v_c = v_i.to(tl.float32)
+// PY-NEXT:     v_t = (v_s + v_c)
+// PY-NEXT:     tl.store(p_out + v_row, v_t)
+// PY:      def kernel_dot_k0(p_a, p_b, p_o, c_BM: tl.constexpr, c_BK: tl.constexpr):
+// PY-NEXT:     v_rm = tl.arange(0, c_BM)[:, None]
+// PY-NEXT:     v_rk = tl.arange(0, c_BK)[None, :]
+// PY:          v_dot = tl.dot(v_lhs, v_lhs, v_acc)
+// PY-NEXT:     v_h = v_dot.to(tl.float16)
+// PY-NEXT:     v_w = v_h.to(tl.float32)
+// PY:      # host function @host
+// PY-NEXT: def launch_host(*tensors):
+// PY:          _irc_count(tensors, 2, 'x, a')
+// PY-NEXT:     device = _irc_device(tensors)
+// PY-NEXT:     t_x = _irc_tensor(tensors, 0, 'x', 2, torch.float32, device)
+// PY-NEXT:     s_N = _irc_symbol(t_x, 'x', 0, 'N')
+// PY-NEXT:     s_D = _irc_symbol(t_x, 'x', 1, 'D')
+// PY-NEXT:     t_a = _irc_tensor(tensors, 1, 'a', 2, torch.float16, device)
+// PY-NEXT:     _irc_static_dim(t_a, 'a', 0, 16)
+// PY-NEXT:     _irc_static_dim(t_a, 'a', 1, 16)
+// PY-NEXT:     if not (s_N <= 4096):
+// PY-NEXT:         _irc_guard_failed('N <= 4096', _irc_values(('N', s_N)), ': rows "fit"')
+// PY-NEXT:     v_t = torch.empty_strided((s_N,), (1,), dtype=torch.float32, device=device)
+// PY-NEXT:     grid = (s_N, 1, 1)
+// PY-NEXT:     if min(grid) > 0:
+// PY-NEXT:         kernel_rowsum_k0[grid](t_x, v_t, s_D, s_N, c_BLOCK=32, enable_fp_fusion=False)
+// PY-NEXT:     v_y = v_t.as_strided((s_N,), (1,))
+// PY-NEXT:     grid = (s_N, 1, 1)
+// PY-NEXT:     if min(grid) > 0:
+// PY-NEXT:         kernel_rowsum_k0[grid](t_x, v_y, s_D, s_N, c_BLOCK=32, enable_fp_fusion=False)
+// PY-NEXT:     v_b = _IRC_CONSTANTS[0].to(device, copy=True)
+// PY-NEXT:     v_o = torch.empty_strided((16, 16), (16, 1), dtype=torch.float32, device=device)
+// PY-NEXT:     grid = (1, 1, 1)
+// PY-NEXT:     if min(grid) > 0:
+// PY-NEXT:         kernel_dot_k0[grid](t_a, v_b, v_o, c_BM=16, c_BK=16, enable_fp_fusion=False)
+// PY-NEXT:     del v_b
+// PY-NEXT:     return (v_y, v_o)
+// PY:      _IRC_CONSTANTS = (
+// PY-NEXT:     _irc_constant(b'\x00<\x00<
+// PY:      KERNELS = {
+// PY-NEXT:     'kernel_rowsum_k0': (kernel_rowsum_k0, {'p_x': '*fp32', 'p_out': '*fp32', 's_D': 'i64', 's_N': 'i64'}, {'c_BLOCK': 32}),
+// PY-NEXT:     'kernel_dot_k0': (kernel_dot_k0, {'p_a': '*fp16', 'p_b': '*fp16', 'p_o': '*fp32'}, {'c_BM': 16, 'c_BK': 16}),
+// PY-NEXT: }
+// PY:      ENTRY = 'launch_host'
+
+// UNLOWERED: irc-opt: error: cannot emit Triton source: memory.kernel @rowsum_k0 is still at the memory level; run lower-memory-to-triton first
