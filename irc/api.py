@@ -3,25 +3,29 @@
 from __future__ import annotations
 
 import functools
+import importlib.util
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
 from irc import pytree
 from irc.capture import Captured, TensorSpec, capture
+from irc.dialects import graph as g
 from irc.errors import BindingError, IrcError
 from irc.ir import print_module
-from irc.runtime.arrays import is_torch_tensor, to_numpy, to_torch
+from irc.lowering import pipeline as pipeline_module
+from irc.runtime.arrays import is_torch_tensor, to_numpy, to_numpy_dtype, to_torch
 
-#: What ``irc.compile`` runs on the captured graph before anything else.
-DEFAULT_GRAPH_PIPELINE = "canonicalize,cse"
+#: What ``irc.compile`` runs on the captured graph: clean-ups, then the
+#: lowering to triton (``irc.lowering.pipeline``).
+DEFAULT_PIPELINE = pipeline_module.DEFAULT_PIPELINE
 
+#: ``"auto"`` picks the first available of the others, in this order.
 BACKENDS = ("auto", "triton", "interpret", "reference")
 
 
@@ -39,49 +43,144 @@ def trace(
 
 
 class Compiled:
-    """A compiled function: its IR at every level, callable on arrays."""
+    """A compiled function: its IR at every level, callable on arrays.
+
+    The graph passes of the pipeline run at construction; the lowering
+    passes (from the first one that is not a graph pass) run once, when a
+    lower level is first needed (``ir("loop")``, ``num_kernels``, a call on
+    a Triton backend), so that the reference backend never depends on them.
+    The module is kept at every level it passes through. A pipeline that
+    stops above triton is finished with the default lowering, so the result
+    always runs on every backend.
+    """
 
     def __init__(self, captured: Captured, pipeline: str | Sequence[ModulePass]):
-        from irc.ir import default_context
-
         self.captured = captured
         self._levels: dict[str, ModuleOp] = {}
-        module = captured.module.clone()
-        _run_pipeline(default_context(), module, pipeline)
-        self._levels["graph"] = module
+        self._working = captured.module.clone()
+        passes = _parse_pipeline(pipeline)
+        lowering = next(
+            (
+                i
+                for i, p in enumerate(passes)
+                if p.name in pipeline_module.LOWERING_PASSES
+            ),
+            len(passes),
+        )
+        self._pending = list(passes[lowering:])
+        _apply(self._working, passes[:lowering], self._keep_level)
+        self._keep_level(self._working)
+        self._source: str | None = None
+
+    def _lower(self) -> None:
+        """Run the rest of the pipeline and the default lowering after it."""
+        if self._pending is None:
+            return
+        module, pending = self._working, self._pending
+        self._pending = None  # type: ignore[assignment]
+        _apply(module, pending, self._keep_level)
+        level = pipeline_module.module_level(module)
+        _apply(module, pipeline_module.passes_after(level), self._keep_level)
+
+    def _keep_level(self, module: ModuleOp) -> None:
+        """Keep a copy of ``module`` as the IR of its level (the last pass
+        that leaves a module at a level gives that level's IR)."""
+        self._levels[pipeline_module.module_level(module)] = module.clone()
 
     @property
     def module(self) -> ModuleOp:
-        """The graph-level module (after the graph pipeline)."""
+        """The graph-level module (after the graph passes of the pipeline)."""
         return self._levels["graph"]
 
+    @property
+    def levels(self) -> tuple[str, ...]:
+        """The levels whose IR ``ir`` returns, highest first."""
+        self._lower()
+        return tuple(lv for lv in pipeline_module.LEVEL_NAMES if lv in self._levels)
+
     def ir(self, level: str = "graph", *, locations: bool = False) -> str:
-        """The IR text at ``level``; with ``locations``, each op's
-        ``loc(file:line:col)`` of the Python line that made it."""
+        """The IR text at ``level`` (graph, fusion, loop, memory, triton);
+        with ``locations``, each op's ``loc(file:line:col)`` of the Python
+        line that made it."""
+        if level != "graph":
+            self._lower()
         if level not in self._levels:
-            known = ", ".join(repr(k) for k in self._levels)
+            known = ", ".join(repr(k) for k in self.levels)
             raise IrcError(f"no IR at level {level!r}; available levels: {known}")
         return print_module(self._levels[level], locations=locations)
+
+    @property
+    def triton_source(self) -> str:
+        """The emitted Python module: ``@triton.jit`` kernels and a launcher."""
+        if self._source is None:
+            from irc.lowering.emit_triton import emit_module
+
+            self._lower()
+            self._source = emit_module(self._levels["triton"])
+        return self._source
+
+    @property
+    def num_kernels(self) -> int:
+        """The number of kernel launches per call."""
+        from irc.dialects.memory import LaunchOp
+
+        self._lower()
+        return sum(isinstance(op, LaunchOp) for op in self._levels["triton"].walk())
 
     def __call__(self, *args: Any, backend: str = "auto", **kwargs: Any) -> Any:
         if backend not in BACKENDS:
             raise IrcError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
-        if backend in ("triton", "interpret"):
-            raise IrcError(
-                f"the {backend!r} backend needs the lowering to Triton, which this "
-                "version of irc does not have yet; use backend='reference'"
-            )
-        arrays, to_caller = self._bind_arguments(args, kwargs)
+        leaves, to_caller = self._bind_arguments(args, kwargs)
+        if backend == "auto":
+            backend = _auto_backend()
+        if backend == "reference":
+            outputs = self._run_reference(leaves)
+        else:
+            outputs = self._run_triton(leaves, interpret=backend == "interpret")
+        return pytree.unflatten(self.captured.out_tree, [to_caller(o) for o in outputs])
+
+    def _run_reference(self, leaves: Sequence[Any]) -> list[np.ndarray]:
         from irc.interpreters.graph import run_graph
 
-        outputs = run_graph(self.module, arrays, self.captured.function_name)
-        return pytree.unflatten(self.captured.out_tree, [to_caller(o) for o in outputs])
+        arrays = [to_numpy(leaf, name) for leaf, name in zip(leaves, self._input_names)]
+        return run_graph(self.module, arrays, self.captured.function_name)
+
+    def _run_triton(self, leaves: Sequence[Any], *, interpret: bool) -> list[Any]:
+        from irc.interpreters.graph import find_function
+        from irc.runtime import triton_backend
+        from irc.runtime.binding import bind_arguments, check_guards
+
+        if not interpret and not triton_backend.cuda_available():
+            raise IrcError(
+                "the 'triton' backend needs a CUDA GPU and torch with CUDA; use "
+                "backend='interpret' (Triton's interpreter on the CPU) or 'reference'"
+            )
+        # irc's own checks first, for errors that name arguments, axes and
+        # Python lines; the launcher checks again, for standalone use.
+        function = find_function(self.module, self.captured.function_name)
+        binding = bind_arguments(function, [_ShapeAndType(leaf) for leaf in leaves])
+        check_guards(
+            (op for op in function.walk() if isinstance(op, g.GuardOp)), binding
+        )
+        module = triton_backend.load_source(self.triton_source, interpret=interpret)
+        return list(triton_backend.run(module, leaves, interpret=interpret))
+
+    @property
+    def _input_names(self) -> list[str]:
+        captured = self.captured
+        return [
+            name
+            for index, name in enumerate(captured.leaf_names)
+            if index not in captured.static_leaves
+        ]
 
     def _bind_arguments(
         self, args: Sequence[Any], kwargs: Mapping[str, Any]
-    ) -> tuple[list[np.ndarray], Callable[[np.ndarray], Any]]:
-        """The tensor inputs as NumPy arrays, after checking the call's
-        structure and static values against the compiled ones."""
+    ) -> tuple[list[Any], Callable[[Any], Any]]:
+        """The tensor inputs (NumPy arrays or torch tensors, as given) and
+        how to return results (as the caller's kind of array), after
+        checking the call's structure and static values against the
+        compiled ones."""
         captured = self.captured
         leaves, in_tree = pytree.flatten((list(args), dict(kwargs)))
         if in_tree != captured.in_tree:
@@ -89,7 +188,7 @@ class Compiled:
                 "the arguments' structure differs from the one compiled: expected "
                 f"{captured.in_tree}, got {in_tree}"
             )
-        arrays: list[np.ndarray] = []
+        inputs: list[Any] = []
         any_torch = False
         for index, (leaf, name) in enumerate(zip(leaves, captured.leaf_names)):
             if index in captured.static_leaves:
@@ -97,26 +196,68 @@ class Compiled:
                 continue
             if isinstance(leaf, TensorSpec):
                 raise BindingError(f"argument {name!r} is a TensorSpec; pass an array")
+            if not is_torch_tensor(leaf):
+                leaf = to_numpy(leaf, name)
             any_torch |= is_torch_tensor(leaf)
-            arrays.append(to_numpy(leaf, name))
-        return arrays, to_torch if any_torch else (lambda array: array)
+            inputs.append(leaf)
+        return inputs, _to_torch if any_torch else _to_numpy
 
 
-def _run_pipeline(
-    ctx: Context, module: ModuleOp, pipeline: str | Sequence[ModulePass]
-) -> None:
+class _ShapeAndType:
+    """What the binding checks read of an argument: its shape and NumPy
+    dtype (torch tensors are checked without copying them to the host)."""
+
+    def __init__(self, array: Any):
+        self.shape = tuple(array.shape)
+        self.dtype = to_numpy_dtype(array.dtype)
+
+
+def _to_torch(value: Any) -> Any:
+    return value if is_torch_tensor(value) else to_torch(value)
+
+
+def _to_numpy(value: Any) -> Any:
+    return to_numpy(value, "result") if is_torch_tensor(value) else value
+
+
+def _auto_backend() -> str:
+    """The first available backend: a GPU, else Triton's interpreter (torch
+    and triton installed), else the NumPy reference."""
+    if (
+        importlib.util.find_spec("torch") is None
+        or importlib.util.find_spec("triton") is None
+    ):
+        return "reference"
+    from irc.runtime import triton_backend
+
+    return "triton" if triton_backend.cuda_available() else "interpret"
+
+
+def _parse_pipeline(pipeline: str | Sequence[ModulePass]) -> list[ModulePass]:
+    """A pipeline as ``irc-opt -p`` takes it, or pass instances, as passes."""
     from irc.passes.registry import get_all_passes
 
-    if isinstance(pipeline, str):
-        if not pipeline:
-            return
-        try:
-            passes = PassPipeline.parse_spec(get_all_passes(), pipeline).passes
-        except (Exception, ArgSpecParseError) as err:
-            raise IrcError(f"invalid pass pipeline {pipeline!r}: {err}") from None
-    else:
-        passes = tuple(pipeline)
-    PassPipeline(tuple(passes)).apply(ctx, module)
+    if not isinstance(pipeline, str):
+        return list(pipeline)
+    if not pipeline:
+        return []
+    try:
+        return list(PassPipeline.parse_spec(get_all_passes(), pipeline).passes)
+    except (Exception, ArgSpecParseError) as err:
+        raise IrcError(f"invalid pass pipeline {pipeline!r}: {err}") from None
+
+
+def _apply(
+    module: ModuleOp,
+    passes: Iterable[ModulePass],
+    after_each: Callable[[ModuleOp], None],
+) -> None:
+    from irc.ir import default_context
+
+    ctx = default_context()
+    for each in passes:
+        each.apply(ctx, module)
+        after_each(module)
 
 
 def _check_static(name: str, value: Any, expected: Any) -> None:
@@ -144,7 +285,7 @@ def compile(
     function: Callable[..., Any],
     *args: Any,
     facts: Iterable[str] = (),
-    pipeline: str | Sequence[ModulePass] = DEFAULT_GRAPH_PIPELINE,
+    pipeline: str | Sequence[ModulePass] = DEFAULT_PIPELINE,
     **kwargs: Any,
 ) -> Compiled:
     """Capture ``function`` (see ``trace``) and compile it.
@@ -170,7 +311,7 @@ class Jitted:
         function: Callable[..., Any],
         dims: Mapping[str, Any] | None = None,
         facts: Iterable[str] = (),
-        pipeline: str | Sequence[ModulePass] = DEFAULT_GRAPH_PIPELINE,
+        pipeline: str | Sequence[ModulePass] = DEFAULT_PIPELINE,
     ):
         functools.update_wrapper(self, function)
         self.function = function
@@ -282,7 +423,7 @@ def jit(
     *,
     dims: Mapping[str, Any] | None = None,
     facts: Iterable[str] = (),
-    pipeline: str | Sequence[ModulePass] = DEFAULT_GRAPH_PIPELINE,
+    pipeline: str | Sequence[ModulePass] = DEFAULT_PIPELINE,
 ) -> Any:
     """Decorator: ``@irc.jit`` or ``@irc.jit(dims={"x": ("N", None)})``."""
     if function is None:

@@ -8,6 +8,12 @@ Choose one explicitly with ``IRC_HYPOTHESIS_PROFILE``.
 
 import os
 
+# One process either interprets Triton kernels or compiles them, decided
+# when triton is first imported (irc.runtime.triton_backend): the test
+# process interprets, whatever module imports triton first; compiling for a
+# GPU target happens in subprocesses that ask for it.
+os.environ["TRITON_INTERPRET"] = "1"
+
 from hypothesis import HealthCheck, settings
 
 from irc.testing import register_profiles

@@ -67,9 +67,23 @@ def body_ops(text: str) -> list[str]:
 # Every pass keeps the meaning of programs -----------------------------------
 
 
+#: A lowering pass takes the level above as input: it is checked after the
+#: passes that produce that level, from graph programs.
+LOWERED_FROM = {
+    "tile": "fuse",
+    "bufferize": "fuse,tile",
+    "lower-memory-to-triton": "fuse,tile,bufferize",
+}
+#: Passes whose output runs on the Triton interpreter (each example emits a
+#: module and interprets its kernels): fewer examples.
+TRITON_LEVEL = {"lower-memory-to-triton", "lower-to-triton"}
+
+
 @pytest.mark.parametrize("name", sorted(get_all_passes()))
 def test_registered_pass(name: str) -> None:
-    testing.check_pass(name, max_examples=EXAMPLES)
+    pipeline = ",".join(filter(None, [LOWERED_FROM.get(name), name]))
+    examples = max(30, EXAMPLES // 10) if name in TRITON_LEVEL else EXAMPLES
+    testing.check_pass(pipeline, max_examples=examples)
 
 
 def test_canonicalize_cse_pipeline() -> None:

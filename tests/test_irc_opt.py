@@ -234,7 +234,8 @@ def test_unknown_pass(run_irc_opt: RunIrcOpt) -> None:
     assert_error(
         outcome,
         "pass-pipeline:1:5: error: unknown pass 'frobnicate'; known passes: "
-        "canonicalize, cse, dce",
+        "bufferize, canonicalize, cse, dce, fuse, lower-memory-to-triton, "
+        "lower-to-triton, tile",
         "    ^^^^^^^^^^",
     )
 

@@ -24,7 +24,14 @@ SIZES = {
     "default": [{}, {"N": 1}, {"N": 5}],
     "rows": [{"N": 1, "D": 1}, {"N": 3, "D": 7}, {"N": 2, "D": 1100}],
 }
-ROW_PROGRAMS = {"softmax", "log_softmax", "logsumexp", "l2_normalize", "rms_norm", "layer_norm"}
+ROW_PROGRAMS = {
+    "softmax",
+    "log_softmax",
+    "logsumexp",
+    "l2_normalize",
+    "rms_norm",
+    "layer_norm",
+}
 
 
 def tiled(name: str, **options: int) -> tuple[ModuleOp, ModuleOp]:
@@ -56,7 +63,9 @@ def test_tiled_suite_matches_graph(name: str) -> None:
             pytest.skip("keyword inputs are covered end to end")
         expected = run_graph(graph, arrays)
         for got, want in zip(run_loop(module, arrays), expected, strict=True):
-            np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6, err_msg=f"{name} {sizes}")
+            np.testing.assert_allclose(
+                got, want, rtol=2e-5, atol=1e-6, err_msg=f"{name} {sizes}"
+            )
 
 
 def test_persistent_and_looped_reductions_agree() -> None:
@@ -73,7 +82,10 @@ def test_persistent_and_looped_reductions_agree() -> None:
     x = np.random.default_rng(1).standard_normal((4, 100)).astype(np.float32)
     x[2, 10] = x[2, 90] = 50.0  # a tie: the first maximum wins
     expected = run_graph(parse_module(text), [x])
-    for options, strategy in (({}, "persistent"), ({"max_persistent": 64, "reduction_block": 32}, "looped")):
+    for options, strategy in (
+        ({}, "persistent"),
+        ({"max_persistent": 64, "reduction_block": 32}, "looped"),
+    ):
         module = parse_module(text)
         FusePass().apply(default_context(), module)
         TilePass(**options).apply(default_context(), module)
@@ -89,7 +101,9 @@ def test_index_width_follows_the_guards() -> None:
       func.return %0 : !graph.tensor<[N, D], f32>
     }
     """
-    head = "func.func @f(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32> {\n"
+    head = (
+        "func.func @f(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32> {\n"
+    )
     bounded = head + "graph.guard N <= 4096\ngraph.guard D <= 4096\n" + body
     for text, index_type in ((head + body, i64), (bounded, i32)):
         module = parse_module(text)

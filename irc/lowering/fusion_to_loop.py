@@ -259,7 +259,11 @@ class KernelTiler:
         return self.sizes[expr]
 
     def binary(self, kind: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-        """``loop.binary``, folding the index identities (``+0``, ``*1``, ...)."""
+        """``loop.binary``, folding the index identities (``+0``, ``*1``, ...).
+
+        Folds may turn a tile into a scalar (``i * 0``, ``i mod 1``): index
+        values only meet in broadcasting arithmetic, where that is the same.
+        """
         a, b = self.known_ints.get(lhs), self.known_ints.get(rhs)
         if a is not None and b is not None and kind in _INT_FOLDS:
             return self.index(_INT_FOLDS[kind](a, b))
@@ -267,13 +271,7 @@ class KernelTiler:
             return lhs
         if (kind == "add" and a == 0) or (kind == "mul" and a == 1):
             return rhs
-        if (
-            kind == "mul"
-            and 0 in (a, b)
-            and lhs.type == rhs.type
-            or kind == "rem"
-            and b == 1
-        ):
+        if (kind == "mul" and 0 in (a, b)) or (kind == "rem" and b == 1):
             return self.index(0)
         return self.emit(loop.BinaryOp(kind, lhs, rhs))
 

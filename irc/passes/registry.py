@@ -25,10 +25,20 @@ _PASSES: dict[str, str] = {
     "canonicalize": "xdsl.transforms.canonicalize:CanonicalizePass",
     "cse": "xdsl.transforms.common_subexpression_elimination:CommonSubexpressionElimination",
     "dce": "xdsl.transforms.dead_code_elimination:DeadCodeElimination",
+    # The lowering, one pass per level (irc.lowering.pipeline), and all of it.
+    "fuse": "irc.lowering.graph_to_fusion:FusePass",
+    "tile": "irc.lowering.fusion_to_loop:TilePass",
+    "bufferize": "irc.lowering.loop_to_memory:BufferizePass",
+    "lower-memory-to-triton": "irc.lowering.memory_to_triton:LowerMemoryToTritonPass",
+    "lower-to-triton": "irc.lowering.pipeline:LowerToTritonPass",
 }
 
 _DIALECTS: dict[str, str] = {
     "graph": "irc.dialects.graph:Graph",
+    "fusion": "irc.dialects.fusion:Fusion",
+    "loop": "irc.dialects.loop:Loop",
+    "memory": "irc.dialects.memory:Memory",
+    "triton": "irc.dialects.triton:Triton",
     # Upstream dialects that irc's IR embeds (functions, scalars, loops).
     "builtin": "xdsl.dialects.builtin:Builtin",
     "func": "xdsl.dialects.func:Func",

@@ -22,7 +22,11 @@ from xdsl.dialects.builtin import ModuleOp
 
 from irc.dialects.graph import TensorType
 from irc.errors import IrcError
+from irc.interpreters.fusion import run_fusion
 from irc.interpreters.graph import find_function, run_graph
+from irc.interpreters.loop import run_loop
+from irc.interpreters.memory import memory_signature, run_memory
+from irc.runtime import triton_backend
 from irc.runtime.binding import argument_types
 
 Runner = Callable[[ModuleOp, Sequence[np.ndarray]], list[np.ndarray]]
@@ -110,3 +114,20 @@ def _graph_signature(module: ModuleOp) -> list[TensorType]:
 
 
 register_level(Level("graph", frozenset({"graph"}), run_graph, _graph_signature))
+register_level(
+    Level("fusion", frozenset({"fusion", "graph"}), run_fusion, _graph_signature)
+)
+register_level(
+    Level("loop", frozenset({"loop", "graph", "scf"}), run_loop, _graph_signature)
+)
+register_level(
+    Level("memory", frozenset({"memory", "loop", "scf"}), run_memory, memory_signature)
+)
+register_level(
+    Level(
+        "triton",
+        frozenset({"triton", "memory", "scf"}),
+        triton_backend.run_triton,
+        triton_backend.triton_signature,
+    )
+)

@@ -1,0 +1,74 @@
+"""The default lowering from graph to triton, and the levels it goes through.
+
+``lower-to-triton`` runs the passes of ``LOWERING`` in order; ``irc.compile``
+runs them one by one (after the graph clean-ups) so that it can keep the IR
+of every level. A pipeline that stops early is finished with the passes that
+follow its last level, so a researcher's own pipeline always yields a
+runnable program.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+#: The levels, highest first, each with the dialect whose ops mark it.
+LEVELS: tuple[tuple[str, str], ...] = (
+    ("graph", "graph"),
+    ("fusion", "fusion"),
+    ("loop", "loop"),
+    ("memory", "memory"),
+    ("triton", "triton"),
+)
+LEVEL_NAMES = tuple(name for name, _ in LEVELS)
+
+#: The pass that lowers a module from each level to the next.
+LOWERING: tuple[tuple[str, str], ...] = (
+    ("graph", "fuse"),
+    ("fusion", "tile"),
+    ("loop", "bufferize"),
+    ("memory", "lower-memory-to-triton"),
+)
+
+#: The names of the passes that leave the graph level.
+LOWERING_PASSES = frozenset({*(name for _, name in LOWERING), "lower-to-triton"})
+
+#: What ``irc.compile`` runs by default: graph clean-ups, then the lowering.
+DEFAULT_PIPELINE = ",".join(["canonicalize", "cse", *(p for _, p in LOWERING)])
+
+
+def module_level(module: ModuleOp) -> str:
+    """The lowest level whose ops ``module`` holds (kernels of a level
+    mark it: a loop-level module still holds graph guards)."""
+    dialects = {op.dialect_name() for op in module.walk()}
+    level = "graph"
+    for name, dialect in LEVELS:
+        if dialect in dialects:
+            level = name
+    return level
+
+
+def passes_after(level: str) -> list[ModulePass]:
+    """The default lowering passes that take a module from ``level`` down
+    to triton."""
+    from irc.passes.registry import get_all_passes
+
+    available = get_all_passes()
+    start = LEVEL_NAMES.index(level)
+    return [available[name]()() for _, name in LOWERING[start:]]
+
+
+@dataclass(frozen=True)
+class LowerToTritonPass(ModulePass):
+    """graph -> fusion -> loop -> memory -> triton with the default passes
+    and options; ``irc-opt -p lower-to-triton -t triton`` prints the
+    emitted Python module."""
+
+    name = "lower-to-triton"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for lowering in passes_after(module_level(op)):
+            lowering.apply(ctx, op)
