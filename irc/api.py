@@ -68,8 +68,9 @@ class Compiled:
             len(passes),
         )
         self._pending = list(passes[lowering:])
+        self._level = "graph"
+        self._levels["graph"] = self._working.clone()
         _apply(self._working, passes[:lowering], self._keep_level)
-        self._keep_level(self._working)
         self._source: str | None = None
 
     def _lower(self) -> None:
@@ -79,13 +80,19 @@ class Compiled:
         module, pending = self._working, self._pending
         self._pending = None  # type: ignore[assignment]
         _apply(module, pending, self._keep_level)
-        level = pipeline_module.module_level(module)
-        _apply(module, pipeline_module.passes_after(level), self._keep_level)
+        _apply(module, pipeline_module.passes_after(self._level), self._keep_level)
 
-    def _keep_level(self, module: ModuleOp) -> None:
-        """Keep a copy of ``module`` as the IR of its level (the last pass
-        that leaves a module at a level gives that level's IR)."""
-        self._levels[pipeline_module.module_level(module)] = module.clone()
+    def _keep_level(self, module: ModuleOp, applied: ModulePass) -> None:
+        """Keep a copy of ``module`` as the IR of its level: the last pass
+        that leaves a module at a level gives that level's IR. The level is
+        what the module's ops and types show, or what the pass lowers to
+        (a function returning its argument shows nothing)."""
+        self._level = pipeline_module.lowest_level(
+            self._level,
+            pipeline_module.module_level(module),
+            pipeline_module.LEVEL_AFTER.get(applied.name, "graph"),
+        )
+        self._levels[self._level] = module.clone()
 
     @property
     def module(self) -> ModuleOp:
@@ -250,14 +257,14 @@ def _parse_pipeline(pipeline: str | Sequence[ModulePass]) -> list[ModulePass]:
 def _apply(
     module: ModuleOp,
     passes: Iterable[ModulePass],
-    after_each: Callable[[ModuleOp], None],
+    after_each: Callable[[ModuleOp, ModulePass], None],
 ) -> None:
     from irc.ir import default_context
 
     ctx = default_context()
     for each in passes:
         each.apply(ctx, module)
-        after_each(module)
+        after_each(module, each)
 
 
 def _check_static(name: str, value: Any, expected: Any) -> None:

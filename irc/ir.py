@@ -7,6 +7,7 @@ import io
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import TypeAttribute
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
@@ -48,3 +49,20 @@ def print_module(
     printer.print_op(module)
     stream.write("\n")
     return stream.getvalue()
+
+
+def used_dialects(module: ModuleOp) -> set[str]:
+    """The dialects whose ops or types ``module`` holds (a function that
+    only returns its argument is at its level through the argument's type)."""
+    used: set[str] = set()
+    for op in module.walk():
+        used.add(op.dialect_name())
+        values = [
+            *op.results,
+            *(a for r in op.regions for b in r.blocks for a in b.args),
+        ]
+        for value in values:
+            name = getattr(value.type, "name", "")
+            if isinstance(value.type, TypeAttribute) and "." in name:
+                used.add(name.split(".", 1)[0])
+    return used

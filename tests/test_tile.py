@@ -9,7 +9,7 @@ import pytest
 from suite_programs import SUITE
 from xdsl.dialects.builtin import ModuleOp, i32, i64
 
-from irc import testing
+from irc import pytree, testing
 from irc.dialects import loop
 from irc.errors import IrcError
 from irc.interpreters.graph import run_graph
@@ -58,9 +58,8 @@ def test_tiled_suite_matches_graph(name: str) -> None:
             call = SUITE[name].inputs(rng, **sizes)
         except TypeError:  # the program has no such symbol
             continue
-        arrays = [a for a in call.args if isinstance(a, np.ndarray)]
-        if call.kwargs:
-            pytest.skip("keyword inputs are covered end to end")
+        leaves, _ = pytree.flatten((list(call.args), dict(call.kwargs)))
+        arrays = [a for a in leaves if isinstance(a, np.ndarray)]
         expected = run_graph(graph, arrays)
         for got, want in zip(run_loop(module, arrays), expected, strict=True):
             np.testing.assert_allclose(

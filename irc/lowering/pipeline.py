@@ -15,6 +15,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from irc.ir import used_dialects
+
 #: The levels, highest first, each with the dialect whose ops mark it.
 LEVELS: tuple[tuple[str, str], ...] = (
     ("graph", "graph"),
@@ -33,22 +35,36 @@ LOWERING: tuple[tuple[str, str], ...] = (
     ("memory", "lower-memory-to-triton"),
 )
 
+#: The level each lowering pass leaves a module at.
+LEVEL_AFTER: dict[str, str] = {
+    "fuse": "fusion",
+    "tile": "loop",
+    "bufferize": "memory",
+    "lower-memory-to-triton": "triton",
+    "lower-to-triton": "triton",
+}
+
 #: The names of the passes that leave the graph level.
-LOWERING_PASSES = frozenset({*(name for _, name in LOWERING), "lower-to-triton"})
+LOWERING_PASSES = frozenset(LEVEL_AFTER)
 
 #: What ``irc.compile`` runs by default: graph clean-ups, then the lowering.
 DEFAULT_PIPELINE = ",".join(["canonicalize", "cse", *(p for _, p in LOWERING)])
 
 
 def module_level(module: ModuleOp) -> str:
-    """The lowest level whose ops ``module`` holds (kernels of a level
-    mark it: a loop-level module still holds graph guards)."""
-    dialects = {op.dialect_name() for op in module.walk()}
+    """The lowest level whose ops or types ``module`` holds (kernels of a
+    level mark it: a loop-level module still holds graph guards)."""
+    dialects = used_dialects(module)
     level = "graph"
     for name, dialect in LEVELS:
         if dialect in dialects:
             level = name
     return level
+
+
+def lowest_level(*levels: str) -> str:
+    """The lowest of ``levels`` (triton is the lowest)."""
+    return max(levels, key=LEVEL_NAMES.index)
 
 
 def passes_after(level: str) -> list[ModulePass]:

@@ -26,6 +26,7 @@ from irc.interpreters.fusion import run_fusion
 from irc.interpreters.graph import find_function, run_graph
 from irc.interpreters.loop import run_loop
 from irc.interpreters.memory import memory_signature, run_memory
+from irc.ir import used_dialects
 from irc.runtime import triton_backend
 from irc.runtime.binding import argument_types
 
@@ -76,8 +77,8 @@ def levels() -> tuple[Level, ...]:
 
 
 def module_dialects(module: ModuleOp) -> set[str]:
-    """The dialects of ``module``'s ops, builtin and func excepted."""
-    return {op.dialect_name() for op in module.walk()} - SHARED_DIALECTS
+    """The dialects of ``module``'s ops and types, builtin and func excepted."""
+    return used_dialects(module) - SHARED_DIALECTS
 
 
 def level_of(module: ModuleOp) -> Level:
