@@ -386,3 +386,21 @@ def test_irc_opt_check_semantics_needs_a_runnable_input(
         f"{tmp_path / 'input.mlir'}: error: --check-semantics cannot run the "
         "input: the module has no public function to run"
     )
+
+
+F32_MATMUL_TO_F64 = """\
+func.func @main(%a0: !graph.tensor<[K, K], f32>, %a1: !graph.tensor<[K, K], f32>) -> !graph.tensor<[K, K], f64> {
+  %0 = graph.matmul %a0, %a1 : (!graph.tensor<[K, K], f32>, !graph.tensor<[K, K], f32>) -> !graph.tensor<[K, K], f32>
+  %1 = graph.neg %0 : !graph.tensor<[K, K], f32>
+  %2 = graph.cast %1 : !graph.tensor<[K, K], f32> -> !graph.tensor<[K, K], f64>
+  func.return %2 : !graph.tensor<[K, K], f64>
+}
+"""
+
+
+def test_results_compare_at_the_working_precision() -> None:
+    """A float64 result computed through float32 arithmetic is only as close
+    as float32: the lowering sums the matmul in another order."""
+    module = parse_module(F32_MATMUL_TO_F64)
+    assert testing.semantics.working_precision(module) == "float32"
+    testing.check_pass("fuse,tile", programs=[module], max_examples=20)

@@ -1331,4 +1331,29 @@ def emit_module(module: ModuleOp) -> str:
     )
     sections.append(["KERNELS = {", *table, "}"])
     sections.append([f"ENTRY = {launchers[0]!r}" if launchers else "ENTRY = None"])
+    code = "\n\n\n".join("\n".join(section) for section in sections[2:])
+    sections[1] = [_used_prelude(code)]
     return "\n\n\n".join("\n".join(section) for section in sections) + "\n"
+
+
+def _used_prelude(code: str) -> str:
+    """The prelude's definitions that ``code`` uses, directly or through
+    one another, in prelude order: a module carries no unused helper."""
+    blocks = PRELUDE.rstrip("\n").split("\n\n\n")
+    defined = [
+        [name for pair in _DEFINITION.findall(block) for name in pair if name]
+        for block in blocks
+    ]
+    used: set[int] = set()
+    pending = [code]
+    while pending:
+        text = pending.pop()
+        for index, names in enumerate(defined):
+            if index not in used and any(re.search(rf"\b{n}\b", text) for n in names):
+                used.add(index)
+                pending.append(blocks[index])
+    return "\n\n\n".join(block for index, block in enumerate(blocks) if index in used)
+
+
+#: A top-level definition in the prelude: a class, a function or a constant.
+_DEFINITION = re.compile(r"^(?:class |def )(\w+)|^(\w+) =", re.MULTILINE)

@@ -27,12 +27,14 @@ LEVELS: tuple[tuple[str, str], ...] = (
 )
 LEVEL_NAMES = tuple(name for name, _ in LEVELS)
 
-#: The pass that lowers a module from each level to the next.
-LOWERING: tuple[tuple[str, str], ...] = (
-    ("graph", "fuse"),
-    ("fusion", "tile"),
-    ("loop", "bufferize"),
-    ("memory", "lower-memory-to-triton"),
+#: The passes that lower a module from each level to the next: the
+#: lowering, then clean-ups at the new level (bufferize computes strides and
+#: offsets that the tiler's sizes may already hold; cse merges them).
+LOWERING: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("graph", ("fuse",)),
+    ("fusion", ("tile",)),
+    ("loop", ("bufferize", "cse")),
+    ("memory", ("lower-memory-to-triton",)),
 )
 
 #: The level each lowering pass leaves a module at.
@@ -48,7 +50,9 @@ LEVEL_AFTER: dict[str, str] = {
 LOWERING_PASSES = frozenset(LEVEL_AFTER)
 
 #: What ``irc.compile`` runs by default: graph clean-ups, then the lowering.
-DEFAULT_PIPELINE = ",".join(["canonicalize", "cse", *(p for _, p in LOWERING)])
+DEFAULT_PIPELINE = ",".join(
+    ["canonicalize", "cse", *(name for _, names in LOWERING for name in names)]
+)
 
 
 def module_level(module: ModuleOp) -> str:
@@ -74,7 +78,7 @@ def passes_after(level: str) -> list[ModulePass]:
 
     available = get_all_passes()
     start = LEVEL_NAMES.index(level)
-    return [available[name]()() for _, name in LOWERING[start:]]
+    return [available[name]()() for _, names in LOWERING[start:] for name in names]
 
 
 @dataclass(frozen=True)

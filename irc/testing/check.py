@@ -36,6 +36,7 @@ from irc.testing.semantics import (
     pass_name,
     resolve_passes,
     specialize,
+    working_precision,
 )
 from irc.testing.strategies import bindings_for
 from irc.testing.strategies import programs as generated_programs
@@ -243,13 +244,14 @@ def _check_case(
             binding=case.binding,
             seed=case.seed,
         ) from error
-    problem = compare_outputs(expected, actual, rtol, atol)
+    precision = working_precision(case.module)
+    problem = compare_outputs(expected, actual, rtol, atol, precision)
     if problem is None:
         return
     details = [problem]
     if len(passes) > 1:
         culprit = _first_changing_pass(
-            passes, case.module, arrays, expected, ctx, rtol, atol
+            passes, case.module, arrays, expected, ctx, rtol, atol, precision
         )
         details.append(f"first wrong after pass '{culprit}' of the pipeline")
     raise PassCheckError(
@@ -330,6 +332,7 @@ def _first_changing_pass(
     ctx: Context,
     rtol: float | None = None,
     atol: float | None = None,
+    precision: str | None = None,
 ) -> str:
     """The first pass of a pipeline after which the results differ from
     ``expected`` beyond ``rtol``/``atol`` (the whole pipeline changed them,
@@ -339,7 +342,9 @@ def _first_changing_pass(
         step.apply(ctx, current)
         try:
             outputs = run_module(current, arrays)
-            changed = compare_outputs(expected, outputs, rtol, atol) is not None
+            changed = (
+                compare_outputs(expected, outputs, rtol, atol, precision) is not None
+            )
         except Exception:
             changed = True
         if changed:

@@ -62,14 +62,33 @@ DEFAULT_TOLERANCES: dict[str, Tolerance] = {
 
 
 def tolerance_for(
-    element: np.dtype, rtol: float | None = None, atol: float | None = None
+    element: np.dtype,
+    rtol: float | None = None,
+    atol: float | None = None,
+    precision: str | None = None,
 ) -> Tolerance:
     """The tolerance for floats of ``element``, with explicit ``rtol`` and
-    ``atol`` taking precedence over the defaults."""
+    ``atol`` taking precedence over the defaults. ``precision`` is the
+    program's working precision (:func:`working_precision`): a float64
+    result computed through float32 arithmetic is only as close as float32."""
     default = DEFAULT_TOLERANCES[dtype(element).name]
+    if precision is not None and DEFAULT_TOLERANCES[precision].rtol > default.rtol:
+        default = DEFAULT_TOLERANCES[precision]
     return Tolerance(
         default.rtol if rtol is None else rtol, default.atol if atol is None else atol
     )
+
+
+def working_precision(module: ModuleOp) -> str | None:
+    """The least precise float dtype of the tensors in ``module`` (None
+    without floats): passes may reassociate arithmetic at that precision."""
+    names = set()
+    for op in module.walk():
+        for value in op.results:
+            element = getattr(value.type, "element_type", None)
+            if element is not None and dtype(element).kind == "f":
+                names.add(dtype(element).name)
+    return max(names, key=lambda n: DEFAULT_TOLERANCES[n].rtol, default=None)
 
 
 def compare_outputs(
@@ -77,6 +96,7 @@ def compare_outputs(
     after: Sequence[np.ndarray],
     rtol: float | None = None,
     atol: float | None = None,
+    precision: str | None = None,
 ) -> str | None:
     """None when ``after`` matches ``before``; else what the first
     mismatching output differs in, with its worst element.
@@ -88,14 +108,18 @@ def compare_outputs(
     if len(before) != len(after):
         return f"the number of results changed from {len(before)} to {len(after)}"
     for index, (expected, actual) in enumerate(zip(before, after)):
-        problem = _compare_array(expected, actual, rtol, atol)
+        problem = _compare_array(expected, actual, rtol, atol, precision)
         if problem is not None:
             return f"output {index} {problem}"
     return None
 
 
 def _compare_array(
-    expected: np.ndarray, actual: np.ndarray, rtol: float | None, atol: float | None
+    expected: np.ndarray,
+    actual: np.ndarray,
+    rtol: float | None,
+    atol: float | None,
+    precision: str | None,
 ) -> str | None:
     if expected.dtype != actual.dtype:
         return f"has dtype {actual.dtype}, was {expected.dtype}"
@@ -107,7 +131,7 @@ def _compare_array(
         excess = np.abs(expected.astype(np.float64) - actual.astype(np.float64))
         rule = "exact comparison"
     else:
-        tolerance = tolerance_for(expected.dtype, rtol, atol)
+        tolerance = tolerance_for(expected.dtype, rtol, atol, precision)
         wrong, excess = _float_mismatches(expected, actual, tolerance)
         rule = f"beyond rtol={tolerance.rtol:g}, atol={tolerance.atol:g}"
     if not wrong.any():
@@ -307,6 +331,7 @@ class SemanticsChecker:
         if runs < 1:
             raise IrcError(f"checking semantics needs at least one run, not {runs}")
         self.rtol, self.atol = rtol, atol
+        self.precision = working_precision(module)
         self.program = print_module(module)
         self.runs, self.outputs = _draw_runs(module, runs, seed, max_value)
 
@@ -324,7 +349,9 @@ class SemanticsChecker:
                     name, "made the program fail", problem, after, run
                 )
                 raise failure from error
-            problem = compare_outputs(before, result, self.rtol, self.atol)
+            problem = compare_outputs(
+                before, result, self.rtol, self.atol, self.precision
+            )
             if problem is not None:
                 raise self._failure(name, "changed the results", problem, after, run)
             outputs.append(result)
