@@ -307,3 +307,17 @@ def test_custom_pipeline(name: str, pipeline: Callable[[], list[Any]]) -> None:
     assert c.levels == ("graph", "fusion", "loop", "memory", "triton")
     assert c.num_kernels == KERNELS[name]
     run_sizes(name, c, backend="interpret")
+
+
+def test_results_never_alias_the_arguments() -> None:
+    """A returned argument and a value returned twice come back as fresh
+    arrays, as from the reference backend."""
+    compiled = irc.compile(
+        lambda x: (x, x * 2, x * 2), irc.TensorSpec(("N",), "float32")
+    )
+    x = np.arange(3, dtype=np.float32)
+    same, double, again = compiled(x, backend="interpret")
+    np.testing.assert_array_equal(same, x)
+    np.testing.assert_array_equal(double, again)
+    assert not np.shares_memory(same, x)
+    assert not np.shares_memory(double, again)

@@ -68,7 +68,8 @@ def test_tiled_suite_matches_graph(name: str) -> None:
 
 
 def test_persistent_and_looped_reductions_agree() -> None:
-    """Forcing the looped strategy on a static row changes nothing."""
+    """Forcing the looped strategy on a static row changes nothing, ties
+    and NaNs included."""
     text = """
     func.func @f(%x: !graph.tensor<[N, 100], f32>) -> (!graph.tensor<[N, 100], f32>, !graph.tensor<[N], i64>) {
       %0 = graph.reduce max %x [1] : !graph.tensor<[N, 100], f32> -> !graph.tensor<[N, 1], f32>
@@ -80,6 +81,7 @@ def test_persistent_and_looped_reductions_agree() -> None:
     """
     x = np.random.default_rng(1).standard_normal((4, 100)).astype(np.float32)
     x[2, 10] = x[2, 90] = 50.0  # a tie: the first maximum wins
+    x[3, 60] = x[3, 5] = np.nan  # the first NaN wins, over any number
     expected = run_graph(parse_module(text), [x])
     for options, strategy in (
         ({}, "persistent"),

@@ -66,7 +66,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
 from irc.dialects import memory
 from irc.dialects import triton as tt
@@ -1230,14 +1230,22 @@ class LauncherEmitter:
         elif isinstance(op, memory.LaunchOp):
             self._launch(op)
         elif isinstance(op, func.ReturnOp):
-            self._emit(
-                f"    return {_tuple_text(self.values[v] for v in op.arguments)}"
-            )
+            self._emit(f"    return {_tuple_text(self._results(op.arguments))}")
         else:
             raise EmitError(
                 f"{op.name} in host function @{self.function.sym_name.data} has no "
                 "launcher spelling; host functions hold memory ops and launches"
             )
+
+    def _results(self, values: Sequence[SSAValue]) -> list[str]:
+        """The returned values: results never alias the caller's arguments
+        nor one another, as the reference backend's do not."""
+        names: list[str] = []
+        for value in values:
+            name = self.values[value]
+            aliased = isinstance(value, BlockArgument) or name in names
+            names.append(f"{name}.clone()" if aliased else name)
+        return names
 
     def _assign(self, value: SSAValue, expression: str) -> None:
         name = self.namer.fresh(

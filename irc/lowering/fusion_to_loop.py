@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects import scf
+from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import (
     BFloat16Type,
     Float16Type,
@@ -52,6 +52,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import PassFailedException
 
 from irc.dialects import fusion, loop
 from irc.dialects import graph as g
@@ -78,28 +79,10 @@ def _next_power_of_two(n: int) -> int:
 
 
 @dataclass(frozen=True)
-class TileOptions:
-    """Tile sizes and the persistent-reduction threshold (powers of two)."""
-
-    pointwise_block: int = 1024
-    reduction_block: int = 1024
-    max_persistent: int = 4096
-    matmul_block_m: int = 64
-    matmul_block_n: int = 64
-    matmul_block_k: int = 32
-
-    def check(self) -> None:
-        for name, value in vars(self).items():
-            if value < 1 or value & (value - 1):
-                raise IrcError(f"tile option {name} = {value} is not a power of two")
-        if min(self.matmul_block_m, self.matmul_block_n, self.matmul_block_k) < 16:
-            raise IrcError("matmul tiles must be at least 16 (tl.dot's minimum)")
-
-
-@dataclass(frozen=True)
 class TilePass(ModulePass):
     """Lower every ``fusion.kernel`` to a ``loop.kernel`` (see the module
-    docstring); options are the tile sizes, powers of two."""
+    docstring). The options are the tile sizes, powers of two, and the
+    largest static reduced extent handled in one persistent tile."""
 
     name = "tile"
 
@@ -110,19 +93,39 @@ class TilePass(ModulePass):
     matmul_block_n: int = 64
     matmul_block_k: int = 32
 
+    def __post_init__(self) -> None:
+        # Checked when the pass is built, so that irc-opt reports a bad
+        # option at the pass in -p.
+        for name, value in vars(self).items():
+            if not isinstance(value, int) or value < 1 or value & (value - 1):
+                raise IrcError(
+                    f"tile option {name.replace('_', '-')}={value} is not a power of two"
+                )
+        if min(self.matmul_block_m, self.matmul_block_n, self.matmul_block_k) < 16:
+            raise IrcError("matmul tiles must be at least 16 (tl.dot's minimum)")
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        options = TileOptions(
-            self.pointwise_block,
-            self.reduction_block,
-            self.max_persistent,
-            self.matmul_block_m,
-            self.matmul_block_n,
-            self.matmul_block_k,
-        )
-        options.check()
+        _check_fused(op)
         for kernel in [k for k in op.walk() if isinstance(k, fusion.KernelOp)]:
-            tiled = KernelTiler(kernel, options).tile()
+            tiled = KernelTiler(kernel, self).tile()
             Rewriter.replace_op(kernel, tiled)
+
+
+def _check_fused(module: ModuleOp) -> None:
+    """Refuse graph computations outside fusion kernels: ``tile`` takes the
+    fusion level (guards and dense constants stay outside kernels)."""
+    for function in module.ops:
+        if not isinstance(function, func.FuncOp):
+            continue
+        for op in function.body.walk():
+            outside = isinstance(op, g.GraphOp) and not (
+                isinstance(op, g.ConstantOp) and not op.is_splat
+            )
+            if outside and not isinstance(op.parent_op(), fusion.KernelOp):
+                raise PassFailedException(
+                    f"tile: {op.name} in @{function.sym_name.data} is outside any "
+                    "fusion.kernel; tile lowers the fusion level: run fuse first"
+                )
 
 
 # --------------------------------------------------------------------------
@@ -148,7 +151,7 @@ class _Scope:
 class KernelTiler:
     """Builds the ``loop.kernel`` of one ``fusion.kernel``."""
 
-    def __init__(self, kernel: fusion.KernelOp, options: TileOptions):
+    def __init__(self, kernel: fusion.KernelOp, options: TilePass):
         self.kernel = kernel
         self.options = options
         self.facts = g.facts_in_scope(kernel)
@@ -748,9 +751,15 @@ class KernelTiler:
         if kind != "argmax":
             return [self.emit(loop.BinaryOp(_COMBINE[kind], state[0], values))]
         best, where = state
-        # Strictly greater: an earlier chunk keeps its lane on ties, as
-        # NumPy's first maximum.
+        # Strictly greater keeps an earlier chunk's lane on ties, as NumPy's
+        # first maximum; a NaN is greater than any number (NumPy's argmax
+        # returns the first NaN).
         better = self.compare("gt", values, best)
+        if not isinstance(loop.element_of(values.type), IntegerType):
+            first_nan = self.both(
+                self.compare("ne", values, values), self.compare("eq", best, best)
+            )
+            better = self.emit(loop.BinaryOp("or", better, first_nan))
         return [
             self.emit(loop.SelectOp(better, values, best)),
             self.emit(loop.SelectOp(better, lanes, where)),
@@ -763,10 +772,17 @@ class KernelTiler:
             self._set_anchor(reduction, self.emit(loop.ReduceOp(kind, state[0], 0)))
             return
         best, where = state
+        # The max propagates NaN: then the lanes holding a NaN are the
+        # candidates, else those holding the max.
         top = self.emit(loop.ReduceOp("max", best, 0))
+        holds_top = self.compare("eq", best, top)
+        if not isinstance(loop.element_of(best.type), IntegerType):
+            holds_top = self.emit(
+                loop.BinaryOp("or", holds_top, self.compare("ne", best, best))
+            )
         candidates = self.emit(
             loop.SelectOp(
-                self.compare("eq", best, top),
+                holds_top,
                 where,
                 self.index(_I32_LIMIT if self.index_type == i32 else 2**63 - 1),
             )
