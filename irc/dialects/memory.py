@@ -23,22 +23,17 @@ become ``@triton.jit`` functions, host ops become the launcher.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import cast
+from collections.abc import Iterable, Sequence
+from typing import ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
-    I64,
     ArrayAttr,
     DenseIntOrFPElementsAttr,
-    DictionaryAttr,
-    IntegerAttr,
     IntegerType,
-    ModuleOp,
     StringAttr,
     SymbolRefAttr,
     i1,
-    i64,
 )
 from xdsl.ir import (
     Attribute,
@@ -46,7 +41,6 @@ from xdsl.ir import (
     Dialect,
     Operation,
     ParametrizedAttribute,
-    Region,
     SSAValue,
     TypeAttribute,
 )
@@ -59,7 +53,6 @@ from xdsl.irdl import (
     opt_operand_def,
     opt_prop_def,
     prop_def,
-    region_def,
     result_def,
     traits_def,
     var_operand_def,
@@ -67,14 +60,10 @@ from xdsl.irdl import (
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import (
-    HasParent,
-    IsolatedFromAbove,
     MemoryAllocEffect,
     MemoryFreeEffect,
     MemoryReadEffect,
     MemoryWriteEffect,
-    NoTerminator,
-    SymbolOpInterface,
     SymbolTable,
 )
 from xdsl.utils.exceptions import VerifyException
@@ -89,17 +78,12 @@ from irc.dialects.graph import (
     product,
     shape_text,
 )
-from irc.dialects.loop import (
-    KERNEL_KINDS,
-    RangeOp,
-    SizeOp,
+from irc.dialects.loop import element_of, shape_of, value_type
+from irc.dialects.tiles import (
+    ModuleKernelOp,
+    broadcast_or_raise,
     broadcast_tile_shapes,
-    element_of,
-    parse_kernel_header,
-    parse_launch_attributes,
-    print_launch_attributes,
-    shape_of,
-    value_type,
+    enclosing_op,
 )
 from irc.dtypes import dtype
 from irc.shapes import Dim, Fact, Facts, ShapeError, SymExpr, as_expr
@@ -291,7 +275,7 @@ def facts_in_scope(op: Operation) -> Facts:
 
 
 @irdl_op_definition
-class KernelOp(IRDLOperation):
+class KernelOp(ModuleKernelOp):
     """A kernel over buffers, at module level; launched by ``memory.launch``.
 
     ``memory.kernel @k0 reduction (%x: T, %out: T) inputs 1 grid [N]
@@ -305,57 +289,7 @@ class KernelOp(IRDLOperation):
 
     name = "memory.kernel"
 
-    sym_name = prop_def(StringAttr)
-    kind = prop_def(StringAttr)
-    inputs = prop_def(IntegerAttr[I64])
-    grid = prop_def(ArrayAttr[SymExprAttr])
-    tiles = prop_def(DictionaryAttr)
-    symbols = prop_def(ArrayAttr[StringAttr])
-    reason = prop_def(StringAttr)
-
-    body = region_def("single_block")
-
-    traits = traits_def(
-        IsolatedFromAbove(), NoTerminator(), SymbolOpInterface(), HasParent(ModuleOp)
-    )
-
-    def __init__(
-        self,
-        name: str,
-        kind: str,
-        num_inputs: int,
-        grid: Sequence[SymExpr | int],
-        tiles: Mapping[str, int],
-        symbols: Iterable[str],
-        body: Region,
-        reason: str = "",
-    ):
-        super().__init__(
-            properties={
-                "sym_name": StringAttr(name),
-                "kind": StringAttr(kind),
-                "inputs": IntegerAttr(num_inputs, i64),
-                "grid": ArrayAttr(SymExprAttr(as_expr(g)) for g in grid),
-                "tiles": DictionaryAttr(
-                    {k: IntegerAttr(v, i64) for k, v in tiles.items()}
-                ),
-                "symbols": ArrayAttr(StringAttr(s) for s in sorted(symbols)),
-                "reason": StringAttr(reason),
-            },
-            regions=[body],
-        )
-
-    @property
-    def kernel_name(self) -> str:
-        return self.sym_name.data
-
-    @property
-    def num_inputs(self) -> int:
-        return self.inputs.value.data
-
-    @property
-    def args(self) -> tuple[BlockArgument, ...]:
-        return tuple(self.body.block.args)
+    SORTED_SYMBOLS: ClassVar = True
 
     @property
     def input_args(self) -> tuple[BlockArgument, ...]:
@@ -365,59 +299,8 @@ class KernelOp(IRDLOperation):
     def output_args(self) -> tuple[BlockArgument, ...]:
         return self.args[self.num_inputs :]
 
-    @property
-    def grid_exprs(self) -> tuple[SymExpr, ...]:
-        return tuple(g.data for g in self.grid.data)
-
-    @property
-    def tile_sizes(self) -> dict[str, int]:
-        return {
-            name: cast(IntegerAttr, value).value.data
-            for name, value in self.tiles.data.items()
-        }
-
-    @property
-    def symbol_names(self) -> tuple[str, ...]:
-        return tuple(s.data for s in self.symbols.data)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> KernelOp:
-        name, kind = parse_kernel_header(parser)
-        arguments = parser.parse_comma_separated_list(
-            parser.Delimiter.PAREN, parser.parse_argument
-        )
-        parser.parse_keyword("inputs")
-        num_inputs = parser.parse_integer(allow_boolean=False, allow_negative=False)
-        grid, tiles, symbols, reason = parse_launch_attributes(parser)
-        attributes = parser.parse_optional_attr_dict_with_keyword()
-        body = parser.parse_region(arguments)
-        op = cls(name, kind, num_inputs, grid, tiles, symbols, body, reason)
-        if attributes is not None:
-            op.attributes |= attributes.data
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" @{self.kernel_name} {self.kind.data} (")
-        printer.print_list(self.args, printer.print_block_argument)
-        printer.print_string(f") inputs {self.num_inputs}")
-        print_launch_attributes(
-            printer,
-            self.grid_exprs,
-            self.tile_sizes,
-            self.symbol_names,
-            self.reason.data,
-        )
-        printer.print_op_attributes(self.attributes, print_keyword=True)
-        printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=False)
-
     def verify_(self) -> None:
-        if self.kind.data not in KERNEL_KINDS:
-            raise VerifyException(
-                f"unknown kernel kind {self.kind.data!r}; expected one of {KERNEL_KINDS}"
-            )
-        if not 1 <= len(self.grid.data) <= 3:
-            raise VerifyException("a memory.kernel grid has 1 to 3 axes")
+        self.verify_launch()
         for index, arg in enumerate(self.args):
             if not isinstance(arg.type, BufferType):
                 raise VerifyException(
@@ -429,36 +312,12 @@ class KernelOp(IRDLOperation):
                 f"memory.kernel declares {self.num_inputs} inputs but has only "
                 f"{len(self.args)} arguments"
             )
-        for name, size in self.tile_sizes.items():
-            if size < 1 or size & (size - 1):
-                raise VerifyException(f"tile {name} = {size} is not a power of two")
-        self._verify_body_ops()
-
-    def _verify_body_ops(self) -> None:
-        """The body's sizes use declared symbols, its ranges declared tiles."""
-        known = set(self.symbol_names)
-        tiles = self.tile_sizes
         for op in self.body.walk():
-            if isinstance(op, SizeOp) and not op.expr.data.symbols <= known:
-                missing = sorted(op.expr.data.symbols - known)
-                raise VerifyException(
-                    f"loop.size uses {missing}, not among the kernel's symbols"
-                )
-            if isinstance(op, RangeOp):
-                block = op.block.data
-                if block not in tiles:
-                    raise VerifyException(f"loop.range names unknown tile {block!r}")
-                if max(shape_of(op.result.type)) != tiles[block]:
-                    raise VerifyException(
-                        f"loop.range {block!r} must span {tiles[block]} lanes"
-                    )
+            self.verify_body_op(op)
 
 
 def _enclosing_kernel(op: Operation) -> KernelOp | None:
-    parent = op.parent_op()
-    while parent is not None and not isinstance(parent, KernelOp):
-        parent = parent.parent_op()
-    return parent
+    return enclosing_op(op, KernelOp)
 
 
 # --------------------------------------------------------------------------
@@ -484,10 +343,7 @@ def _verify_access(op: Operation, offset: SSAValue, mask: SSAValue | None) -> No
 
 
 def _broadcast(op: Operation, *types: Attribute) -> tuple[int, ...]:
-    try:
-        return broadcast_tile_shapes(*(shape_of(t) for t in types))
-    except ValueError as err:
-        raise VerifyException(f"{op.name}: {err}") from err
+    return broadcast_or_raise(op, *(shape_of(t) for t in types))
 
 
 @irdl_op_definition

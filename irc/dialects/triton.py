@@ -43,21 +43,12 @@ spelling them in Triton so that they compute what NumPy computes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import ClassVar, cast
+from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
-    I64,
-    ArrayAttr,
-    DictionaryAttr,
-    FloatAttr,
-    IntAttr,
-    IntegerAttr,
     IntegerType,
-    ModuleOp,
-    StringAttr,
     i1,
-    i64,
 )
 from xdsl.ir import (
     Attribute,
@@ -65,50 +56,49 @@ from xdsl.ir import (
     Dialect,
     Operation,
     ParametrizedAttribute,
-    Region,
     SSAValue,
     TypeAttribute,
 )
 from xdsl.irdl import (
-    AnyAttr,
     AttrSizedOperandSegments,
     IRDLOperation,
-    VarConstraint,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
-    prop_def,
-    region_def,
     result_def,
     traits_def,
 )
-from xdsl.parser import AttrParser, Parser
+from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.traits import (
-    HasParent,
-    IsolatedFromAbove,
     MemoryReadEffect,
     MemoryWriteEffect,
-    NoTerminator,
-    Pure,
-    SymbolOpInterface,
 )
 from xdsl.utils.exceptions import VerifyException
 
-from irc.dialects.graph import ELEMENT_TYPES, SymExprAttr, parse_sym_expr
-from irc.dialects.loop import (
-    BINARY_KINDS,
-    COMPARE_KINDS,
-    KERNEL_KINDS,
-    REDUCE_KINDS,
-    UNARY_KINDS,
-    broadcast_tile_shapes,
-    parse_kernel_header,
-    parse_launch_attributes,
-    print_launch_attributes,
+from irc.dialects.graph import ELEMENT_TYPES
+from irc.dialects.tiles import (
+    BinaryOpBase,
+    CastOpBase,
+    CompareOpBase,
+    ConstantOpBase,
+    DotOpBase,
+    ModuleKernelOp,
+    ProgramIdOpBase,
+    RangeOpBase,
+    ReduceOpBase,
+    SelectOpBase,
+    SizeOpBase,
+    SplatOpBase,
+    TileShapedType,
+    UnaryOpBase,
+    broadcast_or_raise,
+    enclosing_op,
 )
-from irc.shapes import SymExpr, as_expr
+
+# Exported from here too: the emitter broadcasts as ``tt.broadcast_tile_shapes``.
+from irc.dialects.tiles import broadcast_tile_shapes as broadcast_tile_shapes
 
 #: Triton's limit on the number of elements of one block.
 MAX_BLOCK_NUMEL = 2**20
@@ -150,7 +140,7 @@ class PointerType(ParametrizedAttribute, TypeAttribute):
 
 
 @irdl_attr_definition
-class BlockType(ParametrizedAttribute, TypeAttribute):
+class BlockType(TileShapedType):
     """A block of values, ``!triton.tensor<[128, 1], f32>``: Triton's
     ``tl.tensor`` of a ``block_type``.
 
@@ -160,15 +150,8 @@ class BlockType(ParametrizedAttribute, TypeAttribute):
 
     name = "triton.tensor"
 
-    shape: ArrayAttr[IntAttr]
-    element_type: Attribute
-
-    def __init__(self, shape: Iterable[int], element_type: Attribute):
-        super().__init__(ArrayAttr(IntAttr(d) for d in shape), element_type)
-
-    @property
-    def dims(self) -> tuple[int, ...]:
-        return tuple(d.data for d in self.shape.data)
+    NOUN: ClassVar = "block"
+    INDEX_TEXT: ClassVar = "i32 or i64"
 
     @property
     def numel(self) -> int:
@@ -177,81 +160,32 @@ class BlockType(ParametrizedAttribute, TypeAttribute):
             count *= dim
         return count
 
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        with parser.in_angle_brackets():
-            dims = parser.parse_comma_separated_list(
-                parser.Delimiter.SQUARE, parser.parse_integer
-            )
-            parser.parse_punctuation(",")
-            element_type = parser.parse_type()
-        return (ArrayAttr(IntAttr(d) for d in dims), element_type)
-
-    def print_parameters(self, printer: Printer) -> None:
-        printer.print_string(f"<[{', '.join(str(d) for d in self.dims)}], ")
-        printer.print_attribute(self.element_type)
-        printer.print_string(">")
-
     def verify(self) -> None:
-        if not self.dims:
-            raise VerifyException(
-                "a triton.tensor has rank >= 1; a scalar is a builtin type"
-            )
-        for dim in self.dims:
-            if dim < 1 or dim & (dim - 1):
-                raise VerifyException(
-                    f"triton.tensor dims must be powers of two (or 1), not {dim}"
-                )
+        super().verify()
         if self.numel > MAX_BLOCK_NUMEL:
             raise VerifyException(
                 f"a triton.tensor holds at most {MAX_BLOCK_NUMEL} elements, not "
                 f"{self.numel}"
             )
 
-
-def shape_of(type_: Attribute) -> tuple[int, ...]:
-    """The block shape of a triton value's type; ``()`` for a scalar."""
-    return type_.dims if isinstance(type_, BlockType) else ()
-
-
-def element_of(type_: Attribute) -> Attribute:
-    """The element type of a triton value's type."""
-    return type_.element_type if isinstance(type_, BlockType) else type_
+    @classmethod
+    def is_index(cls, type_: Attribute) -> bool:
+        """Whether values of ``type_`` can index: Triton's i32 or i64."""
+        element = cls.element_of(type_)
+        return isinstance(element, IntegerType) and element.width.data in (32, 64)
 
 
-def value_type(shape: Sequence[int], element_type: Attribute) -> Attribute:
-    """A block of ``shape``, or the scalar type itself for shape ``()``."""
-    return BlockType(shape, element_type) if shape else element_type
+#: The block shape of a triton value's type; ``()`` for a scalar.
+shape_of = BlockType.shape_of
+#: The element type of a triton value's type.
+element_of = BlockType.element_of
+#: A block of ``shape``, or the scalar type itself for shape ``()``.
+value_type = BlockType.value_type
+_is_index = BlockType.is_index
 
 
 def _broadcast(op: Operation, *types: Attribute) -> tuple[int, ...]:
-    try:
-        return broadcast_tile_shapes(*(shape_of(t) for t in types))
-    except ValueError as err:
-        raise VerifyException(f"{op.name}: {err}") from err
-
-
-def _verify_broadcast(
-    op: Operation, operands: Sequence[Attribute], result: Attribute
-) -> None:
-    expected = _broadcast(op, *operands)
-    if shape_of(result) != expected:
-        raise VerifyException(
-            f"{op.name}: result shape {list(shape_of(result))} must be the "
-            f"broadcast shape {list(expected)}"
-        )
-
-
-def _check_kind(op: Operation, kind: StringAttr, known: frozenset[str]) -> None:
-    if kind.data not in known:
-        raise VerifyException(
-            f"{op.name}: unknown kind {kind.data!r}; expected one of {sorted(known)}"
-        )
-
-
-def _is_index(type_: Attribute) -> bool:
-    element = element_of(type_)
-    return isinstance(element, IntegerType) and element.width.data in (32, 64)
+    return broadcast_or_raise(op, *(shape_of(t) for t in types))
 
 
 # --------------------------------------------------------------------------
@@ -260,7 +194,7 @@ def _is_index(type_: Attribute) -> bool:
 
 
 @irdl_op_definition
-class KernelOp(IRDLOperation):
+class KernelOp(ModuleKernelOp):
     """A ``@triton.jit`` function, at module level; host functions launch it
     with ``memory.launch``.
 
@@ -279,58 +213,6 @@ class KernelOp(IRDLOperation):
 
     name = "triton.kernel"
 
-    sym_name = prop_def(StringAttr)
-    kind = prop_def(StringAttr)
-    inputs = prop_def(IntegerAttr[I64])
-    grid = prop_def(ArrayAttr[SymExprAttr])
-    tiles = prop_def(DictionaryAttr)
-    symbols = prop_def(ArrayAttr[StringAttr])
-    reason = prop_def(StringAttr)
-
-    body = region_def("single_block")
-
-    traits = traits_def(
-        IsolatedFromAbove(), NoTerminator(), SymbolOpInterface(), HasParent(ModuleOp)
-    )
-
-    def __init__(
-        self,
-        name: str,
-        kind: str,
-        num_inputs: int,
-        grid: Sequence[SymExpr | int],
-        tiles: Mapping[str, int],
-        symbols: Iterable[str],
-        body: Region,
-        reason: str = "",
-    ):
-        super().__init__(
-            properties={
-                "sym_name": StringAttr(name),
-                "kind": StringAttr(kind),
-                "inputs": IntegerAttr(num_inputs, i64),
-                "grid": ArrayAttr(SymExprAttr(as_expr(g)) for g in grid),
-                "tiles": DictionaryAttr(
-                    {k: IntegerAttr(v, i64) for k, v in tiles.items()}
-                ),
-                "symbols": ArrayAttr(StringAttr(s) for s in symbols),
-                "reason": StringAttr(reason),
-            },
-            regions=[body],
-        )
-
-    @property
-    def kernel_name(self) -> str:
-        return self.sym_name.data
-
-    @property
-    def num_inputs(self) -> int:
-        return self.inputs.value.data
-
-    @property
-    def args(self) -> tuple[BlockArgument, ...]:
-        return tuple(self.body.block.args)
-
     @property
     def pointer_args(self) -> tuple[BlockArgument, ...]:
         """The buffers' pointers: inputs, then outputs."""
@@ -345,63 +227,9 @@ class KernelOp(IRDLOperation):
         """One integer per symbol, in the order of ``symbol_names``."""
         return self.args[len(self.pointer_args) :]
 
-    @property
-    def grid_exprs(self) -> tuple[SymExpr, ...]:
-        return tuple(g.data for g in self.grid.data)
-
-    @property
-    def tile_sizes(self) -> dict[str, int]:
-        return {
-            name: cast(IntegerAttr, value).value.data
-            for name, value in self.tiles.data.items()
-        }
-
-    @property
-    def symbol_names(self) -> tuple[str, ...]:
-        return tuple(s.data for s in self.symbols.data)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> KernelOp:
-        name, kind = parse_kernel_header(parser)
-        arguments = parser.parse_comma_separated_list(
-            parser.Delimiter.PAREN, parser.parse_argument
-        )
-        parser.parse_keyword("inputs")
-        num_inputs = parser.parse_integer(allow_boolean=False, allow_negative=False)
-        grid, tiles, symbols, reason = parse_launch_attributes(parser)
-        attributes = parser.parse_optional_attr_dict_with_keyword()
-        body = parser.parse_region(arguments)
-        op = cls(name, kind, num_inputs, grid, tiles, symbols, body, reason)
-        if attributes is not None:
-            op.attributes |= attributes.data
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" @{self.kernel_name} {self.kind.data} (")
-        printer.print_list(self.args, printer.print_block_argument)
-        printer.print_string(f") inputs {self.num_inputs}")
-        print_launch_attributes(
-            printer,
-            self.grid_exprs,
-            self.tile_sizes,
-            self.symbol_names,
-            self.reason.data,
-        )
-        printer.print_op_attributes(self.attributes, print_keyword=True)
-        printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=False)
-
     def verify_(self) -> None:
-        if self.kind.data not in KERNEL_KINDS:
-            raise VerifyException(
-                f"unknown kernel kind {self.kind.data!r}; expected one of {KERNEL_KINDS}"
-            )
-        if not 1 <= len(self.grid.data) <= 3:
-            raise VerifyException("a triton.kernel grid has 1 to 3 axes")
+        self.verify_launch()
         self._verify_arguments()
-        for name, size in self.tile_sizes.items():
-            if size < 1 or size & (size - 1):
-                raise VerifyException(f"tile {name} = {size} is not a power of two")
         self._verify_body_ops()
 
     def _verify_arguments(self) -> None:
@@ -434,25 +262,11 @@ class KernelOp(IRDLOperation):
             )
 
     def _verify_body_ops(self) -> None:
-        """Sizes use declared symbols, ranges declared tiles; stores write
+        """Sizes use declared symbols, aranges declared tiles; stores write
         output pointers only."""
-        known = set(self.symbol_names)
-        tiles = self.tile_sizes
         outputs = set(self.output_args)
         for op in self.body.walk():
-            if isinstance(op, SizeOp) and not op.expr.data.symbols <= known:
-                missing = sorted(op.expr.data.symbols - known)
-                raise VerifyException(
-                    f"triton.size uses {missing}, not among the kernel's symbols"
-                )
-            if isinstance(op, ArangeOp):
-                block = op.block.data
-                if block not in tiles:
-                    raise VerifyException(f"triton.arange names unknown tile {block!r}")
-                if max(shape_of(op.result.type)) != tiles[block]:
-                    raise VerifyException(
-                        f"triton.arange {block!r} must span {tiles[block]} lanes"
-                    )
+            self.verify_body_op(op)
             if isinstance(op, StoreOp) and op.pointer not in outputs:
                 raise VerifyException(
                     f"triton.store to a pointer that is not one of @{self.kernel_name}'s "
@@ -462,10 +276,7 @@ class KernelOp(IRDLOperation):
 
 def enclosing_kernel(op: Operation) -> KernelOp | None:
     """The ``triton.kernel`` that holds ``op``, if any."""
-    parent = op.parent_op()
-    while parent is not None and not isinstance(parent, KernelOp):
-        parent = parent.parent_op()
-    return parent
+    return enclosing_op(op, KernelOp)
 
 
 # --------------------------------------------------------------------------
@@ -474,91 +285,33 @@ def enclosing_kernel(op: Operation) -> KernelOp | None:
 
 
 @irdl_op_definition
-class ProgramIdOp(IRDLOperation):
+class ProgramIdOp(ProgramIdOpBase):
     """``triton.program_id 0 : i64``: ``tl.program_id(0)``, in the result's
     integer type (Triton's is i32; i64 widens it before any arithmetic)."""
 
     name = "triton.program_id"
-    axis = prop_def(IntegerAttr[I64])
-    result = result_def(IntegerType)
-    traits = traits_def(Pure())
-    assembly_format = "$axis attr-dict `:` type($result)"
-
-    def __init__(self, axis: int, index_type: IntegerType):
-        super().__init__(
-            properties={"axis": IntegerAttr(axis, i64)}, result_types=[index_type]
-        )
-
-    def verify_(self) -> None:
-        if not 0 <= self.axis.value.data <= 2:
-            raise VerifyException("triton.program_id axis must be 0, 1 or 2")
-        if not _is_index(self.result.type):
-            raise VerifyException("triton.program_id yields i32 or i64")
+    TILE_TYPE: ClassVar = BlockType
 
 
 @irdl_op_definition
-class SizeOp(IRDLOperation):
+class SizeOp(SizeOpBase):
     """``triton.size 4*N + 1 : i64``: arithmetic on the kernel's symbol
     arguments, computed in the result type (the symbols are cast to it
     first, so an i64 size never wraps at 2**31 even when Triton passes a
     symbol as i32)."""
 
     name = "triton.size"
-    expr = prop_def(SymExprAttr)
-    result = result_def(IntegerType)
-    traits = traits_def(Pure())
-
-    def __init__(self, expr: SymExpr | int, index_type: IntegerType):
-        super().__init__(
-            properties={"expr": SymExprAttr(as_expr(expr))}, result_types=[index_type]
-        )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> SizeOp:
-        expr = parse_sym_expr(parser)
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        start = parser.pos
-        index_type = parser.parse_type()
-        if not isinstance(index_type, IntegerType):
-            parser.raise_error("triton.size yields an integer type", start, parser.pos)
-        op = cls(expr, index_type)
-        op.attributes |= attributes
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.expr.data}")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
-
-    def verify_(self) -> None:
-        if not _is_index(self.result.type):
-            raise VerifyException("triton.size yields i32 or i64")
+    TILE_TYPE: ClassVar = BlockType
 
 
 @irdl_op_definition
-class ArangeOp(IRDLOperation):
+class ArangeOp(RangeOpBase):
     """``triton.arange "BLOCK" : !triton.tensor<[1, 64], i64>``:
     ``tl.arange(0, BLOCK)[None, :]``, laid along the one dim that is not 1."""
 
     name = "triton.arange"
-    block = prop_def(StringAttr)
+    TILE_TYPE: ClassVar = BlockType
     result = result_def(BlockType)
-    traits = traits_def(Pure())
-    assembly_format = "$block attr-dict `:` type($result)"
-
-    def __init__(self, block: str, shape: Sequence[int], index_type: IntegerType):
-        super().__init__(
-            properties={"block": StringAttr(block)},
-            result_types=[BlockType(shape, index_type)],
-        )
-
-    def verify_(self) -> None:
-        if sum(d != 1 for d in shape_of(self.result.type)) > 1:
-            raise VerifyException("triton.arange spans one dim of its block")
-        if not _is_index(self.result.type):
-            raise VerifyException("triton.arange yields i32 or i64")
 
 
 # --------------------------------------------------------------------------
@@ -567,292 +320,91 @@ class ArangeOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ConstantOp(IRDLOperation):
+class ConstantOp(ConstantOpBase):
     """``triton.constant 1.5 : f32``: a typed scalar constant."""
 
     name = "triton.constant"
-    value = prop_def(IntegerAttr | FloatAttr)
-    result = result_def()
-    traits = traits_def(Pure())
-
-    def __init__(self, value: IntegerAttr | FloatAttr):
-        super().__init__(properties={"value": value}, result_types=[value.type])
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ConstantOp:
-        start = parser.pos
-        value = parser.parse_attribute()
-        if not isinstance(value, IntegerAttr | FloatAttr):
-            parser.raise_error(
-                "triton.constant takes a typed integer or float", start, parser.pos
-            )
-        op = cls(value)
-        op.attributes |= parser.parse_optional_attr_dict()
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_attribute(self.value)
-        printer.print_op_attributes(self.attributes)
-
-    def verify_(self) -> None:
-        if self.result.type != self.value.type:
-            raise VerifyException(
-                "triton.constant result type must be the value's type"
-            )
+    TILE_TYPE: ClassVar = BlockType
 
 
 @irdl_op_definition
-class FullOp(IRDLOperation):
+class FullOp(SplatOpBase):
     """``triton.full %s : f32 -> !triton.tensor<[64, 64], f32>``: a block
     with the scalar in every lane (a splat)."""
 
     name = "triton.full"
-    input = operand_def()
+    TILE_TYPE: ClassVar = BlockType
     result = result_def(BlockType)
-    traits = traits_def(Pure())
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-
-    def __init__(self, value: SSAValue, shape: Sequence[int]):
-        super().__init__(operands=[value], result_types=[BlockType(shape, value.type)])
-
-    def verify_(self) -> None:
-        if isinstance(self.input.type, BlockType):
-            raise VerifyException("triton.full takes a scalar")
-        if element_of(self.result.type) != self.input.type:
-            raise VerifyException("triton.full keeps the element type")
 
 
 @irdl_op_definition
-class UnaryOp(IRDLOperation):
+class UnaryOp(UnaryOpBase):
     """``triton.unary "exp" %x : !triton.tensor<[128], f32>``; kinds and
     semantics are ``loop.unary``'s."""
 
     name = "triton.unary"
-    T: ClassVar = VarConstraint("T", AnyAttr())
-    kind = prop_def(StringAttr)
-    input = operand_def(T)
-    result = result_def(T)
-    traits = traits_def(Pure())
-    assembly_format = "$kind $input attr-dict `:` type($result)"
-
-    def __init__(self, kind: str, value: SSAValue):
-        super().__init__(
-            operands=[value],
-            properties={"kind": StringAttr(kind)},
-            result_types=[value.type],
-        )
-
-    def verify_(self) -> None:
-        _check_kind(self, self.kind, UNARY_KINDS)
+    TILE_TYPE: ClassVar = BlockType
 
 
 @irdl_op_definition
-class BinaryOp(IRDLOperation):
+class BinaryOp(BinaryOpBase):
     """``triton.binary "add" %a, %b : (f32, !triton.tensor<[128], f32>) ->
     !triton.tensor<[128], f32>``: elementwise with block broadcasting; kinds
     and semantics (``floordiv``, ``rem``, ``pow``, ``max`` as NumPy) are
     ``loop.binary``'s."""
 
     name = "triton.binary"
-    kind = prop_def(StringAttr)
-    lhs = operand_def()
-    rhs = operand_def()
-    result = result_def()
-    traits = traits_def(Pure())
-    assembly_format = (
-        "$kind $lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` "
-        "`->` type($result)"
-    )
-
-    def __init__(self, kind: str, lhs: SSAValue, rhs: SSAValue):
-        shape = broadcast_tile_shapes(shape_of(lhs.type), shape_of(rhs.type))
-        super().__init__(
-            operands=[lhs, rhs],
-            properties={"kind": StringAttr(kind)},
-            result_types=[value_type(shape, element_of(lhs.type))],
-        )
-
-    def verify_(self) -> None:
-        _check_kind(self, self.kind, BINARY_KINDS)
-        element = element_of(self.result.type)
-        if element_of(self.lhs.type) != element or element_of(self.rhs.type) != element:
-            raise VerifyException(
-                "triton.binary operands must have the result's element type"
-            )
-        _verify_broadcast(self, [self.lhs.type, self.rhs.type], self.result.type)
+    TILE_TYPE: ClassVar = BlockType
 
 
 @irdl_op_definition
-class CompareOp(IRDLOperation):
+class CompareOp(CompareOpBase):
     """``triton.cmp "lt" %a, %b : (T1, T2) -> !triton.tensor<[128], i1>``."""
 
     name = "triton.cmp"
-    kind = prop_def(StringAttr)
-    lhs = operand_def()
-    rhs = operand_def()
-    result = result_def()
-    traits = traits_def(Pure())
-    assembly_format = (
-        "$kind $lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` "
-        "`->` type($result)"
-    )
-
-    def __init__(self, kind: str, lhs: SSAValue, rhs: SSAValue):
-        shape = broadcast_tile_shapes(shape_of(lhs.type), shape_of(rhs.type))
-        super().__init__(
-            operands=[lhs, rhs],
-            properties={"kind": StringAttr(kind)},
-            result_types=[value_type(shape, i1)],
-        )
-
-    def verify_(self) -> None:
-        _check_kind(self, self.kind, COMPARE_KINDS)
-        if element_of(self.lhs.type) != element_of(self.rhs.type):
-            raise VerifyException("triton.cmp operands must share an element type")
-        if element_of(self.result.type) != i1:
-            raise VerifyException("triton.cmp yields i1")
-        _verify_broadcast(self, [self.lhs.type, self.rhs.type], self.result.type)
+    TILE_TYPE: ClassVar = BlockType
 
 
 @irdl_op_definition
-class WhereOp(IRDLOperation):
+class WhereOp(SelectOpBase):
     """``triton.where %c, %a, %b : (Tc, Ta, Tb) -> T``: ``tl.where``."""
 
     name = "triton.where"
-    condition = operand_def()
-    on_true = operand_def()
-    on_false = operand_def()
-    result = result_def()
-    traits = traits_def(Pure())
-    assembly_format = (
-        "$condition `,` $on_true `,` $on_false attr-dict `:` `(` type($condition) `,` "
-        "type($on_true) `,` type($on_false) `)` `->` type($result)"
-    )
-
-    def __init__(self, condition: SSAValue, on_true: SSAValue, on_false: SSAValue):
-        shape = broadcast_tile_shapes(
-            shape_of(condition.type), shape_of(on_true.type), shape_of(on_false.type)
-        )
-        super().__init__(
-            operands=[condition, on_true, on_false],
-            result_types=[value_type(shape, element_of(on_true.type))],
-        )
-
-    def verify_(self) -> None:
-        if element_of(self.condition.type) != i1:
-            raise VerifyException("triton.where condition must be i1")
-        element = element_of(self.result.type)
-        if (
-            element_of(self.on_true.type) != element
-            or element_of(self.on_false.type) != element
-        ):
-            raise VerifyException(
-                "triton.where branches must have the result's element type"
-            )
-        _verify_broadcast(
-            self,
-            [self.condition.type, self.on_true.type, self.on_false.type],
-            self.result.type,
-        )
+    TILE_TYPE: ClassVar = BlockType
 
 
 @irdl_op_definition
-class CastOp(IRDLOperation):
+class CastOp(CastOpBase):
     """``triton.cast %x : !triton.tensor<[128], f32> -> !triton.tensor<[128],
     i64>``: NumPy's ``astype`` (float to int truncates; to i1 is ``!= 0``)."""
 
     name = "triton.cast"
-    input = operand_def()
-    result = result_def()
-    traits = traits_def(Pure())
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-
-    def __init__(self, value: SSAValue, element_type: Attribute):
-        super().__init__(
-            operands=[value],
-            result_types=[value_type(shape_of(value.type), element_type)],
-        )
-
-    def verify_(self) -> None:
-        if shape_of(self.input.type) != shape_of(self.result.type):
-            raise VerifyException("triton.cast keeps the block shape")
+    TILE_TYPE: ClassVar = BlockType
 
 
 @irdl_op_definition
-class ReduceOp(IRDLOperation):
+class ReduceOp(ReduceOpBase):
     """``triton.reduce "sum" %t 0 : !triton.tensor<[128], f32> -> f32``:
     ``tl.sum(t, axis=0)``; the kinds and their NumPy semantics (NaN
     propagates through max and min; argmax is the first maximum) are
     ``loop.reduce``'s."""
 
     name = "triton.reduce"
-    kind = prop_def(StringAttr)
-    axis = prop_def(IntegerAttr[I64])
+    TILE_TYPE: ClassVar = BlockType
     input = operand_def(BlockType)
-    result = result_def()
-    traits = traits_def(Pure())
-    assembly_format = "$kind $input $axis attr-dict `:` type($input) `->` type($result)"
-
-    def __init__(
-        self, kind: str, value: SSAValue, axis: int, index_type: Attribute | None = None
-    ):
-        shape = list(shape_of(value.type))
-        del shape[axis]
-        element = index_type if kind == "argmax" else element_of(value.type)
-        assert element is not None, "argmax needs an index type"
-        super().__init__(
-            operands=[value],
-            properties={"kind": StringAttr(kind), "axis": IntegerAttr(axis, i64)},
-            result_types=[value_type(shape, element)],
-        )
-
-    def verify_(self) -> None:
-        _check_kind(self, self.kind, REDUCE_KINDS)
-        shape = list(shape_of(self.input.type))
-        axis = self.axis.value.data
-        if not 0 <= axis < len(shape):
-            raise VerifyException(f"triton.reduce axis {axis} out of range")
-        del shape[axis]
-        if tuple(shape) != shape_of(self.result.type):
-            raise VerifyException("triton.reduce result must drop the reduced dim")
-        if self.kind.data == "argmax":
-            if not _is_index(self.result.type):
-                raise VerifyException("triton.reduce argmax yields i32 or i64")
-        elif element_of(self.result.type) != element_of(self.input.type):
-            raise VerifyException("triton.reduce keeps the element type")
 
 
 @irdl_op_definition
-class DotOp(IRDLOperation):
+class DotOp(DotOpBase):
     """``triton.dot %a, %b, %acc``: ``acc + a @ b`` on 2-D blocks, computed
     in ``acc``'s type (IEEE fp32 for float inputs, as NumPy does)."""
 
     name = "triton.dot"
+    TILE_TYPE: ClassVar = BlockType
     lhs = operand_def(BlockType)
     rhs = operand_def(BlockType)
     acc = operand_def(BlockType)
     result = result_def(BlockType)
-    traits = traits_def(Pure())
-    assembly_format = (
-        "$lhs `,` $rhs `,` $acc attr-dict `:` `(` type($lhs) `,` type($rhs) `,` "
-        "type($acc) `)` `->` type($result)"
-    )
-
-    def __init__(self, lhs: SSAValue, rhs: SSAValue, acc: SSAValue):
-        super().__init__(operands=[lhs, rhs, acc], result_types=[acc.type])
-
-    def verify_(self) -> None:
-        lhs, rhs = shape_of(self.lhs.type), shape_of(self.rhs.type)
-        if len(lhs) != 2 or len(rhs) != 2:
-            raise VerifyException("triton.dot takes 2-D blocks")
-        (m, k), (k2, n) = lhs, rhs
-        if k != k2 or shape_of(self.acc.type) != (m, n):
-            raise VerifyException("triton.dot shapes must be [M, K] x [K, N] -> [M, N]")
-        if element_of(self.lhs.type) != element_of(self.rhs.type):
-            raise VerifyException("triton.dot operands must share an element type")
-        if self.acc.type != self.result.type:
-            raise VerifyException("triton.dot result has the accumulator's type")
 
 
 # --------------------------------------------------------------------------
