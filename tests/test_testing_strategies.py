@@ -350,7 +350,7 @@ def test_graph_modules_run_at_the_graph_level() -> None:
 
 def test_unknown_dialects_have_no_interpreter() -> None:
     with pytest.raises(
-        IrcError, match="no reference interpreter runs a module with lower ops"
+        IrcError, match="no reference interpreter runs a module with graph, lower ops"
     ):
         testing.level_of(marked_module())
 
