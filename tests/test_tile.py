@@ -124,3 +124,17 @@ def test_tile_options_must_be_powers_of_two() -> None:
 
 def test_fuse_then_tile_preserves_meaning() -> None:
     testing.check_pass("fuse,tile", max_examples=100)
+
+
+def test_empty_reduction_masks_every_lane() -> None:
+    """A reduced extent of 0 (a slice past the end) reads nothing."""
+    module = parse_module(
+        """
+        func.func @main(%x: !graph.tensor<[1, 3], f32>) -> !graph.tensor<[3], f32> {
+          %0 = graph.slice %x [1, 0] [1, 1] : !graph.tensor<[1, 3], f32> -> !graph.tensor<[0, 3], f32>
+          %1 = graph.reduce sum %0 [0] : !graph.tensor<[0, 3], f32> -> !graph.tensor<[3], f32>
+          func.return %1 : !graph.tensor<[3], f32>
+        }
+        """
+    )
+    testing.check_pass("fuse,tile", programs=[module], max_examples=5)

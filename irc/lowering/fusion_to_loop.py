@@ -309,7 +309,11 @@ class KernelTiler:
     ) -> SSAValue | None:
         """``lanes < extent`` for a tile starting at a multiple of ``block``,
         or None where no lane can be out of bounds (every tile is full)."""
-        if extent.constant is not None and extent.constant % block == 0:
+        if (
+            extent.constant is not None
+            and extent.constant > 0
+            and extent.constant % block == 0
+        ):
             return None
         return self.compare("lt", lanes, self.size(extent))
 
