@@ -25,7 +25,7 @@ Conventions that keep later levels simple:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import ClassVar, NamedTuple
+from typing import ClassVar, NamedTuple, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -1824,17 +1824,10 @@ def _parse_comparator(parser: AttrParser) -> ComparisonPredicate:
     parser.raise_error("expected a comparison: ==, <, <=, > or >=")
 
 
-@irdl_op_definition
-class GuardOp(IRDLOperation):
-    """``graph.guard N mod 16 == 0, "reason"``: a fact about symbols that
-    could not be proven at compile time.
-
-    Code after it may assume the fact; the runtime checks it before running
-    anything and raises an error naming the symbols and their values. Not
-    pure: it must survive dead-code elimination.
-    """
-
-    name = "graph.guard"
+class FactGuardOp(IRDLOperation):
+    """The fields, constructor and syntax of a guard (``<fact>, "reason"``),
+    shared by ``graph.guard`` and the guards of lower levels. Not pure: a
+    guard must survive dead-code elimination."""
 
     fact = prop_def(FactAttr)
     reason = opt_prop_def(StringAttr)
@@ -1853,7 +1846,7 @@ class GuardOp(IRDLOperation):
         printer.print_op_attributes(self.attributes)
 
     @classmethod
-    def parse(cls, parser: Parser) -> GuardOp:
+    def parse(cls, parser: Parser) -> Self:
         fact = parse_fact(parser)
         reason = None
         if parser.parse_optional_punctuation(","):
@@ -1861,6 +1854,19 @@ class GuardOp(IRDLOperation):
         op = cls(fact, reason)
         op.attributes |= parser.parse_optional_attr_dict()
         return op
+
+
+@irdl_op_definition
+class GuardOp(FactGuardOp):
+    """``graph.guard N mod 16 == 0, "reason"``: a fact about symbols that
+    could not be proven at compile time.
+
+    Code after it may assume the fact; the runtime checks it before running
+    anything and raises an error naming the symbols and their values. Not
+    pure: it must survive dead-code elimination.
+    """
+
+    name = "graph.guard"
 
 
 Graph = Dialect(

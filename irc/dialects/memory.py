@@ -31,7 +31,6 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseIntOrFPElementsAttr,
     IntegerType,
-    StringAttr,
     SymbolRefAttr,
     i1,
 )
@@ -51,13 +50,12 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_operand_def,
-    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
     var_operand_def,
 )
-from xdsl.parser import AttrParser, Parser
+from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.traits import (
     MemoryAllocEffect,
@@ -70,10 +68,9 @@ from xdsl.utils.exceptions import VerifyException
 
 from irc.dialects.graph import (
     ELEMENT_TYPES,
-    FactAttr,
+    FactGuardOp,
     SymExprAttr,
     TensorType,
-    parse_fact,
     parse_sym_expr_list,
     product,
     shape_text,
@@ -212,7 +209,7 @@ def buffer_type(value: SSAValue) -> BufferType:
 
 
 @irdl_op_definition
-class GuardOp(IRDLOperation):
+class GuardOp(FactGuardOp):
     """``memory.guard N <= 1024, "reason"``: ``graph.guard`` at this level.
 
     The runtime checks it before launching any kernel; host ops (a
@@ -221,34 +218,6 @@ class GuardOp(IRDLOperation):
     """
 
     name = "memory.guard"
-
-    fact = prop_def(FactAttr)
-    reason = opt_prop_def(StringAttr)
-
-    def __init__(self, fact: FactAttr, reason: str | None = None):
-        properties: dict[str, Attribute] = {"fact": fact}
-        if reason:
-            properties["reason"] = StringAttr(reason)
-        super().__init__(properties=properties)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.fact}")
-        if self.reason is not None:
-            printer.print_string(", ")
-            printer.print_string_literal(self.reason.data)
-        printer.print_op_attributes(self.attributes)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> GuardOp:
-        fact = parse_fact(parser)
-        reason = (
-            parser.parse_str_literal()
-            if parser.parse_optional_punctuation(",")
-            else None
-        )
-        op = cls(fact, reason)
-        op.attributes |= parser.parse_optional_attr_dict()
-        return op
 
 
 def facts_in_scope(op: Operation) -> Facts:

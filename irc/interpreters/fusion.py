@@ -24,12 +24,9 @@ from xdsl.interpreter import (
     impl_terminator,
     register_impls,
 )
-from xdsl.utils.exceptions import InterpretationError
 
 from irc.dialects.fusion import KernelOp, YieldOp
-from irc.errors import BindingError, IrcError
-from irc.interpreters.graph import find_function, graph_interpreter
-from irc.runtime.binding import argument_names
+from irc.interpreters.graph import call_function, graph_interpreter
 
 
 @register_impls
@@ -62,24 +59,11 @@ def run_fusion(
     """Run ``function_name`` (default: the first public function) of a
     verified fusion-level ``module`` on ``inputs``, as ``run_graph`` runs a
     graph-level one: same binding of symbols, same checks, fresh arrays."""
-    callee = find_function(module, function_name)
-    names = argument_names(callee)
-    for index, value in enumerate(inputs):
-        if not isinstance(value, np.ndarray | np.generic):
-            name = names[index] if index < len(names) else f"arg{index}"
-            raise BindingError(
-                f"argument '{name}' is a {type(value).__name__}; pass a NumPy "
-                "array (np.asarray(value, dtype=...))"
-            )
-    arrays = tuple(np.asarray(value) for value in inputs)
-    try:
-        outputs = fusion_interpreter(module).call_op(callee, arrays)
-    except InterpretationError as err:  # an op of another level
-        raise IrcError(
-            f"{err}: the fusion-level reference interpreter runs fusion, graph "
-            "and func ops only; run lower-level modules with their own interpreter"
-        ) from None
-    except IrcError as err:
-        # As in run_graph: the message already names the op and location.
-        raise type(err)(*err.args) from None
+    outputs = call_function(
+        fusion_interpreter(module),
+        module,
+        inputs,
+        function_name,
+        "fusion, graph and func ops",
+    )
     return [np.array(output, copy=True) for output in outputs]

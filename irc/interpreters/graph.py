@@ -599,17 +599,32 @@ def run_graph(
     their shapes bind the symbols (see ``irc.runtime.binding``). Returns
     fresh arrays, rank-0 results included, that never alias the inputs.
     """
+    outputs = call_function(
+        graph_interpreter(module), module, inputs, function, "graph and func ops"
+    )
+    return [np.array(output, copy=True) for output in outputs]
+
+
+def call_function(
+    interpreter: Interpreter,
+    module: ModuleOp,
+    inputs: Sequence[Any],
+    function: str | None,
+    runs: str,
+) -> tuple[Any, ...]:
+    """Call ``function`` of ``module`` with a level's ``interpreter`` (which
+    runs ``runs``, for the error on another level's op) on ``inputs``, checked
+    as arrays; irc's errors come out without xDSL's note of the module."""
     callee = find_function(module, function)
     arrays = _as_arrays(inputs, argument_names(callee))
     try:
-        outputs = graph_interpreter(module).call_op(callee, tuple(arrays))
+        return interpreter.call_op(callee, tuple(arrays))
     except InterpretationError as err:  # an op of another level
         raise IrcError(
-            f"{err}: the graph-level reference interpreter runs graph and func "
-            "ops only; run lower-level modules with their own interpreter"
+            f"{err}: this reference interpreter runs {runs} only; run "
+            "modules of other levels with their own interpreter"
         ) from None
     except IrcError as err:
         # xDSL's interpreter notes the whole module on the way out; the
         # message already names the op and its location.
         raise type(err)(*err.args) from None
-    return [np.array(output, copy=True) for output in outputs]

@@ -53,23 +53,21 @@ from xdsl.interpreter import (
     register_impls,
 )
 from xdsl.ir import Attribute, Operation, Region
-from xdsl.utils.exceptions import InterpretationError
 
 from irc.dialects import graph, loop
 from irc.dialects.graph import TensorType
 from irc.dtypes import dtype
-from irc.errors import ExecutionError, IrcError
+from irc.errors import ExecutionError
 from irc.interpreters.graph import (
     _REDUCTIONS,
     COMPARISONS,
     ELEMENTWISE_FUNCTIONS,
-    _as_arrays,
     _compute_dtype,
-    find_function,
+    call_function,
     graph_interpreter,
     symbol_binding,
 )
-from irc.runtime.binding import argument_names, op_location
+from irc.runtime.binding import op_location
 from irc.shapes import ShapeError, SymExpr
 
 # --------------------------------------------------------------------------
@@ -704,18 +702,11 @@ def run_loop(
     types' element types and their shapes bind the symbols; the guards are
     checked first. Returns fresh arrays that never alias the inputs.
     """
-    callee = find_function(module, function)
-    arrays = _as_arrays(inputs, argument_names(callee))
-    try:
-        outputs = loop_interpreter(module).call_op(callee, tuple(arrays))
-    except InterpretationError as err:  # an op of another level
-        raise IrcError(
-            f"{err}: the loop-level reference interpreter runs loop, scf, func "
-            "and function-level graph ops only; run other modules with their "
-            "level's interpreter"
-        ) from None
-    except IrcError as err:
-        # xDSL's interpreter notes the whole module on the way out; the
-        # message already names the op and its location.
-        raise type(err)(*err.args) from None
+    outputs = call_function(
+        loop_interpreter(module),
+        module,
+        inputs,
+        function,
+        "loop, scf, func and function-level graph ops",
+    )
     return [np.array(output, copy=True) for output in outputs]

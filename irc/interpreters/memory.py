@@ -41,15 +41,14 @@ from xdsl.interpreter import (
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Operation
 from xdsl.traits import SymbolTable
-from xdsl.utils.exceptions import InterpretationError
 
 from irc.dialects import memory
 from irc.dialects.graph import TensorType
 from irc.dialects.memory import BufferType
 from irc.dtypes import dtype
-from irc.errors import BindingError, ExecutionError, IrcError
+from irc.errors import BindingError, ExecutionError
 from irc.interpreters.graph import (
-    _as_arrays,
+    call_function,
     find_function,
     set_symbol_binding,
     symbol_binding,
@@ -483,20 +482,13 @@ def run_memory(
     shapes bind the symbols, guards are checked first. Returns fresh arrays
     shaped as the results, never aliasing the inputs or each other.
     """
-    callee = find_function(module, function)
-    arrays = _as_arrays(inputs, argument_names(callee))
-    try:
-        outputs = memory_interpreter(module).call_op(callee, tuple(arrays))
-    except InterpretationError as err:  # an op of another level
-        raise IrcError(
-            f"{err}: the memory-level reference interpreter runs memory, loop, "
-            "scf and func ops only; run other modules with their level's "
-            "interpreter"
-        ) from None
-    except IrcError as err:
-        # xDSL's interpreter notes the whole module on the way out; the
-        # message already names the op and its location.
-        raise type(err)(*err.args) from None
+    outputs = call_function(
+        memory_interpreter(module),
+        module,
+        inputs,
+        function,
+        "memory, loop, scf and func ops",
+    )
     return list(outputs)
 
 
