@@ -372,18 +372,20 @@ def _check_axes(axes: Sequence[int], rank: int, what: str) -> None:
         raise VerifyException(f"{what} list {shape_text(axes)} repeats an axis")
 
 
-def facts_in_scope(op: Operation) -> Facts:
-    """The facts stated by guard ops in the blocks enclosing ``op``.
+def facts_in_scope(op: Operation, guard: type[FactGuardOp] | None = None) -> Facts:
+    """The facts stated by guard ops (``graph.guard``, or the ``guard`` op
+    of another level) in the blocks enclosing ``op``.
 
     Collecting them scans every enclosing block, so callers ask for them
     only where a relation does not hold without facts (see ``_dims_equal``):
     verifying many ops stays linear when their shapes agree on their own.
     Raises ``VerifyException`` when the guards contradict each other.
     """
+    guard = guard or GuardOp
     facts: list[Fact] = []
     block = op.parent_block()
     while block is not None:
-        facts.extend(g.fact.fact for g in block.ops if isinstance(g, GuardOp))
+        facts.extend(g.fact.fact for g in block.ops if isinstance(g, guard))
         parent = block.parent_op()
         block = parent.parent_block() if parent is not None else None
     try:

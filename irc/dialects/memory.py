@@ -75,6 +75,9 @@ from irc.dialects.graph import (
     product,
     shape_text,
 )
+from irc.dialects.graph import (
+    facts_in_scope as graph_facts_in_scope,
+)
 from irc.dialects.loop import element_of, shape_of, value_type
 from irc.dialects.tiles import (
     ModuleKernelOp,
@@ -83,7 +86,7 @@ from irc.dialects.tiles import (
     enclosing_op,
 )
 from irc.dtypes import dtype
-from irc.shapes import Dim, Fact, Facts, ShapeError, SymExpr, as_expr
+from irc.shapes import Dim, Facts, SymExpr, as_expr
 
 # --------------------------------------------------------------------------
 # Buffer type
@@ -221,21 +224,9 @@ class GuardOp(FactGuardOp):
 
 
 def facts_in_scope(op: Operation) -> Facts:
-    """The facts of the ``memory.guard`` ops in the blocks enclosing ``op``
-    (wherever they are in the block, as ``graph.facts_in_scope``); raises
-    ``VerifyException`` when they contradict each other."""
-    facts: list[Fact] = []
-    block = op.parent_block()
-    while block is not None:
-        facts.extend(g.fact.fact for g in block.ops if isinstance(g, GuardOp))
-        parent = block.parent_op()
-        block = parent.parent_block() if parent is not None else None
-    try:
-        return Facts(facts)
-    except ShapeError as err:
-        raise VerifyException(
-            f"the guards in scope contradict each other: {err}"
-        ) from err
+    """The facts of the ``memory.guard`` ops in the blocks enclosing ``op``,
+    as ``graph.facts_in_scope`` collects ``graph.guard``'s."""
+    return graph_facts_in_scope(op, GuardOp)
 
 
 # --------------------------------------------------------------------------
