@@ -321,3 +321,29 @@ def test_results_never_alias_the_arguments() -> None:
     np.testing.assert_array_equal(double, again)
     assert not np.shares_memory(same, x)
     assert not np.shares_memory(double, again)
+
+
+def _log_softmax_without_keepdims(x):
+    shifted = x - x.max(axis=1)[:, None]
+    return shifted - np.log(np.exp(shifted).sum(axis=1))[:, None]
+
+
+def _logsumexp_without_keepdims(x):
+    m = x.max(axis=-1)
+    return m + np.log(np.exp(x - m[:, None]).sum(-1))
+
+
+@pytest.mark.parametrize(
+    "function", [_log_softmax_without_keepdims, _logsumexp_without_keepdims]
+)
+def test_row_reductions_reshaped_back_fuse(function) -> None:
+    """``m[:, None]`` (a reshape between the per-row shapes) fuses as
+    ``keepdims=True`` does: one kernel."""
+    compiled = irc.compile(function, irc.TensorSpec(("N", "D"), "float32"))
+    assert compiled.num_kernels == 1
+    rng = np.random.default_rng(0)
+    for shape in [(1, 1), (3, 7), (2, 1100)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        np.testing.assert_allclose(
+            compiled(x, backend="interpret"), function(x), rtol=1e-5, atol=1e-6
+        )

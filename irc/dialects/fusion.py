@@ -292,11 +292,15 @@ def _row_users_violation(ops: Sequence[Operation], rows: RowStructure) -> str | 
         if isinstance(op, REDUCTION_OPS):
             dependent.update(op.results)
         elif any(operand in dependent for operand in op.operands):
-            if not (is_elementwise(op) or _is_row_broadcast(op, rows)):
+            if not (
+                is_elementwise(op)
+                or _is_row_broadcast(op, rows)
+                or _is_row_reshape(op, rows)
+            ):
                 return (
                     f"{op.name} uses a reduction's result but is neither "
-                    "elementwise nor a broadcast mapping it back onto the rows "
-                    f"{rows}"
+                    "elementwise, nor a reshape between the per-row shapes, nor "
+                    f"a broadcast mapping it back onto the rows {rows}"
                 )
             dependent.update(op.results)
     return None
@@ -307,6 +311,17 @@ def _is_row_broadcast(op: Operation, rows: RowStructure) -> bool:
         isinstance(op, BroadcastOp)
         and shape_of(op.result) == rows.shape
         and maps_rows(shape_of(op.input), rows.shape, rows.axes)
+    )
+
+
+def _is_row_reshape(op: Operation, rows: RowStructure) -> bool:
+    """A reshape between the per-row shapes (``[N]`` <-> ``[N, 1]``): it only
+    adds or drops the reduced axes' 1s, so each row still reads its own value."""
+    per_row = rows.reduced_shapes()
+    return (
+        isinstance(op, ReshapeOp)
+        and shape_of(op.input) in per_row
+        and shape_of(op.result) in per_row
     )
 
 

@@ -183,7 +183,7 @@ func.func @reduction_yield_shape(%a: !graph.tensor<[N, D], f32>) {
 
 // [N] -> [N, D] aligns N with axis 1, the reduced one: not the rows.
 func.func @reduction_broadcast_across_rows(%a: !graph.tensor<[N, N], f32>) {
-  // expected-error@+1 {{kernel @k0: graph.broadcast uses a reduction's result but is neither elementwise nor a broadcast mapping it back onto the rows over [1] of [N, N]}}
+  // expected-error@+1 {{kernel @k0: graph.broadcast uses a reduction's result but is neither elementwise, nor a reshape between the per-row shapes, nor a broadcast mapping it back onto the rows over [1] of [N, N]}}
   %0 = fusion.kernel @k0 reduction (%a) : (!graph.tensor<[N, N], f32>) -> (!graph.tensor<[N, N], f32>) reason "" {
   ^bb0(%x: !graph.tensor<[N, N], f32>):
     %1 = graph.reduce max %x [1] : !graph.tensor<[N, N], f32> -> !graph.tensor<[N], f32>
@@ -196,12 +196,15 @@ func.func @reduction_broadcast_across_rows(%a: !graph.tensor<[N, N], f32>) {
 
 // -----
 
+// A reshape between the per-row shapes ([N, 1] <-> [N]) is fine; one to
+// [1, N] is not.
 func.func @reduction_reshaped(%a: !graph.tensor<[N, D], f32>) {
-  // expected-error@+1 {{kernel @k0: graph.reshape uses a reduction's result but is neither elementwise nor a broadcast mapping it back onto the rows over [1] of [N, D]}}
+  // expected-error@+1 {{kernel @k0: graph.reshape uses a reduction's result but is neither elementwise, nor a reshape between the per-row shapes, nor a broadcast mapping it back onto the rows over [1] of [N, D]}}
   %0:2 = fusion.kernel @k0 reduction (%a) : (!graph.tensor<[N, D], f32>) -> (!graph.tensor<[N], f32>, !graph.tensor<[N], f32>) reason "" {
   ^bb0(%x: !graph.tensor<[N, D], f32>):
     %1 = graph.reduce sum %x [1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N, 1], f32>
-    %2 = graph.reshape %1 : !graph.tensor<[N, 1], f32> -> !graph.tensor<[N], f32>
+    %t = graph.reshape %1 : !graph.tensor<[N, 1], f32> -> !graph.tensor<[1, N], f32>
+    %2 = graph.reshape %t : !graph.tensor<[1, N], f32> -> !graph.tensor<[N], f32>
     %3 = graph.reduce max %x [1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N], f32>
     fusion.yield %2, %3 : !graph.tensor<[N], f32>, !graph.tensor<[N], f32>
   }
