@@ -347,3 +347,20 @@ def test_row_reductions_reshaped_back_fuse(function) -> None:
         np.testing.assert_allclose(
             compiled(x, backend="interpret"), function(x), rtol=1e-5, atol=1e-6
         )
+
+
+def _row_statistics(x):
+    return x.mean(1), (x * x).mean(1), x.max(1), x.argmax(1)
+
+
+def test_sibling_reductions_share_one_kernel() -> None:
+    """Four reductions of the same rows, none reading another: one kernel,
+    persistent or looped (D = 5000 is past the persistent limit)."""
+    compiled = irc.compile(_row_statistics, irc.TensorSpec(("N", "D"), "float32"))
+    assert compiled.num_kernels == 1
+    rng = np.random.default_rng(0)
+    for shape in [(1, 1), (3, 7), (2, 5000)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        got = compiled(x, backend="interpret")
+        for value, expected in zip(got, _row_statistics(x), strict=True):
+            np.testing.assert_allclose(value, expected, rtol=1e-5, atol=1e-6)

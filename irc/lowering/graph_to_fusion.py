@@ -581,6 +581,73 @@ class _Builder:
         return kernel, outputs
 
 
+def merge_sibling_reductions(planner: _Planner, groups: list[Group]) -> None:
+    """Horizontal fusion: two reduction groups over the same rows, neither
+    reading the other, become one kernel that reads the rows once (a max and
+    an argmax of ``x``; ``x.mean(1)`` and ``(x * x).mean(1)``).
+
+    The earlier group joins the later one, whose kernel stands at the later
+    root, so every reader of the earlier group's results must come after it.
+    """
+    position = planner.position
+    while True:
+        reductions = sorted(
+            (g for g in groups if g.kind.rows is not None),
+            key=lambda g: position[g.root],
+        )
+        pair = next(
+            (
+                (first, second)
+                for index, first in enumerate(reductions)
+                for second in reductions[index + 1 :]
+                if _can_merge(planner, first, second)
+            ),
+            None,
+        )
+        if pair is None:
+            return
+        first, second = pair
+        _merge_into(planner, first, second)
+        groups.remove(first)
+
+
+def _can_merge(planner: _Planner, first: Group, second: Group) -> bool:
+    if first.kind.rows != second.kind.rows:
+        return False
+    after = planner.position[second.root]
+    for value in first.yielded:
+        for use in value.uses:
+            reader = use.operation
+            if (
+                not isinstance(reader, func.ReturnOp)
+                and planner.position[reader] <= after
+            ):
+                return False
+    ops = sorted(first.members | second.members, key=planner.position.__getitem__)
+    return (
+        contract_violation("reduction", ops, [*first.yielded, *second.yielded]) is None
+    )
+
+
+def _merge_into(planner: _Planner, first: Group, second: Group) -> None:
+    second.members |= first.members
+    second.yielded.extend(first.yielded)
+    second.kept_out.extend(first.kept_out)
+    second.kind = Kind(
+        "reduction",
+        second.kind.shape,
+        second.kind.rows,
+        (*second.kind.row_results, *first.kind.row_results),
+    )
+    for op in first.members:
+        if planner.home.get(op) is first:
+            planner.home[op] = second
+        homes = planner.groups_of.get(op, [])
+        planner.groups_of[op] = [g for g in homes if g is not first]
+        if second not in planner.groups_of[op]:
+            planner.groups_of[op].append(second)
+
+
 @dataclass(frozen=True)
 class FusePass(ModulePass):
     """Group every function's graph ops into ``fusion.kernel`` ops.
@@ -603,5 +670,6 @@ def fuse_block(block: Block) -> list[KernelOp]:
     """Fuse the graph ops of ``block`` into kernels; returns them in order."""
     planner = _Planner(block)
     groups = planner.plan()
+    merge_sibling_reductions(planner, groups)
     _Builder(planner).build(groups)
     return [op for op in block.ops if isinstance(op, KernelOp)]

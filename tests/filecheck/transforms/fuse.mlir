@@ -224,3 +224,23 @@ func.func @dead(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
   %s = graph.reduce sum %e [0] : !graph.tensor<[N], f32> -> !graph.tensor<[], f32>
   func.return %x : !graph.tensor<[N], f32>
 }
+
+// -----
+
+// Horizontal fusion: a max and an argmax of the same rows, neither reading
+// the other, are one kernel that reads the rows once.
+
+func.func @max_and_argmax(%x: !graph.tensor<[N, 100], f32>) -> (!graph.tensor<[N, 100], f32>, !graph.tensor<[N], i64>) {
+  %0 = graph.reduce max %x [1] : !graph.tensor<[N, 100], f32> -> !graph.tensor<[N, 1], f32>
+  %1 = graph.broadcast %0 : !graph.tensor<[N, 1], f32> -> !graph.tensor<[N, 100], f32>
+  %2 = graph.sub %x, %1 : !graph.tensor<[N, 100], f32>
+  %3 = graph.argmax %x [1] : !graph.tensor<[N, 100], f32> -> !graph.tensor<[N], i64>
+  func.return %2, %3 : !graph.tensor<[N, 100], f32>, !graph.tensor<[N], i64>
+}
+
+// CHECK-LABEL: func.func @max_and_argmax
+// CHECK:         %{{.*}}, %{{.*}} = fusion.kernel @k0 reduction (%x)
+// CHECK-SAME:    reason "row reduction over [1] of [N, 100] (graph.reduce max, graph.argmax); consumers: graph.broadcast, graph.sub"
+// CHECK:           graph.reduce max
+// CHECK:           graph.argmax
+// CHECK-NOT:   fusion.kernel
