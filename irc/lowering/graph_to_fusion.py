@@ -16,6 +16,9 @@ all of its users. An op then
 - otherwise *roots* a new group, whose kind (pointwise, reduction, matmul)
   is its own nature. Reductions and matmuls are never duplicated.
 
+After the walk, reduction groups over the same rows that do not read one
+another merge (``merge_sibling_reductions``): the rows are read once.
+
 What a group's kind accepts follows the kernel contracts of
 ``irc.dialects.fusion`` (the pass checks them with the verifier's own
 function before a reduction or a matmul joins, so it never forms a kernel
