@@ -646,7 +646,14 @@ class KernelTiler:
             and value not in self.anchors
         )
 
-    def _persistent(self, reductions, block, extent, full_index, row_index) -> None:
+    def _persistent(
+        self,
+        reductions: list[Operation],
+        block: int,
+        extent: SymExpr,
+        full_index: Callable[[SSAValue], Index],
+        row_index: Callable[[SSAValue], Index],
+    ) -> None:
         lanes = self.range("BLOCK_R", block)
         self.mask = self.in_bounds(lanes, extent, block)
         index = full_index(lanes)
@@ -686,7 +693,14 @@ class KernelTiler:
         value = reduction.results[0]
         self.anchors[value] = (self.anchors[value][0], result)
 
-    def _looped(self, reductions, block, extent, full_index, row_index) -> None:
+    def _looped(
+        self,
+        reductions: list[Operation],
+        block: int,
+        extent: SymExpr,
+        full_index: Callable[[SSAValue], Index],
+        row_index: Callable[[SSAValue], Index],
+    ) -> None:
         for level in _dependency_levels(reductions):
             inits: list[SSAValue] = []
             for reduction in level:
