@@ -72,6 +72,9 @@ class Compiled:
         self._levels["graph"] = self._working.clone()
         _apply(self._working, passes[:lowering], self._keep_level)
         self._source: str | None = None
+        #: The loaded emitted module, per backend mode (interpreted or not):
+        #: calls skip re-hashing the source.
+        self._launchers: dict[bool, Any] = {}
 
     def _lower(self) -> None:
         """Run the rest of the pipeline and the default lowering after it."""
@@ -169,7 +172,10 @@ class Compiled:
         check_guards(
             (op for op in function.walk() if isinstance(op, g.GuardOp)), binding
         )
-        module = triton_backend.load_source(self.triton_source, interpret=interpret)
+        module = self._launchers.get(interpret)
+        if module is None:
+            module = triton_backend.load_source(self.triton_source, interpret=interpret)
+            self._launchers[interpret] = module
         return list(triton_backend.run(module, leaves, interpret=interpret))
 
     @property
