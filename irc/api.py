@@ -68,6 +68,8 @@ class Compiled:
             len(passes),
         )
         self._pending = list(passes[lowering:])
+        self._lowered = False
+        self._lowering_failure: Exception | None = None
         self._level = "graph"
         self._levels["graph"] = self._working.clone()
         _apply(self._working, passes[:lowering], self._keep_level)
@@ -77,13 +79,23 @@ class Compiled:
         self._launchers: dict[bool, Any] = {}
 
     def _lower(self) -> None:
-        """Run the rest of the pipeline and the default lowering after it."""
-        if self._pending is None:
+        """Run the rest of the pipeline and the default lowering after it,
+        once; a lowering that failed fails again the same way."""
+        if self._lowering_failure is not None:
+            raise self._lowering_failure
+        if self._lowered:
             return
-        module, pending = self._working, self._pending
-        self._pending = None  # type: ignore[assignment]
-        _apply(module, pending, self._keep_level)
-        _apply(module, pipeline_module.passes_after(self._level), self._keep_level)
+        self._lowered = True
+        try:
+            _apply(self._working, self._pending, self._keep_level)
+            _apply(
+                self._working,
+                pipeline_module.passes_after(self._level),
+                self._keep_level,
+            )
+        except Exception as failure:
+            self._lowering_failure = failure
+            raise
 
     def _keep_level(self, module: ModuleOp, applied: ModulePass) -> None:
         """Keep a copy of ``module`` as the IR of its level: the last pass
