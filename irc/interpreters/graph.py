@@ -181,7 +181,7 @@ def _finish(interpreter: Interpreter, op: Operation, value: Any) -> PythonValues
 _SIXTEEN_BIT_FLOATS = (FLOAT16.numpy, BFLOAT16.numpy)
 
 
-def _compute_dtype(value_dtype: np.dtype) -> np.dtype:
+def compute_dtype(value_dtype: np.dtype) -> np.dtype:
     """Where 16-bit floats are accumulated: float32, as on a GPU."""
     return FLOAT32.numpy if value_dtype in _SIXTEEN_BIT_FLOATS else value_dtype
 
@@ -216,7 +216,7 @@ def _rounded_once(
     operand's dtype, so 16-bit results do not pile up rounding errors."""
 
     def apply(x: np.ndarray) -> np.ndarray:
-        return function(x.astype(_compute_dtype(x.dtype))).astype(x.dtype)
+        return function(x.astype(compute_dtype(x.dtype))).astype(x.dtype)
 
     return apply
 
@@ -280,7 +280,7 @@ COMPARISONS: dict[ComparisonPredicate, Callable[..., np.ndarray]] = {
     ComparisonPredicate.GE: np.greater_equal,
 }
 
-_REDUCTIONS: dict[ReductionKind, Callable[..., np.ndarray]] = {
+REDUCTIONS: dict[ReductionKind, Callable[..., np.ndarray]] = {
     ReductionKind.SUM: np.sum,
     ReductionKind.PROD: np.prod,
     ReductionKind.MAX: np.max,
@@ -433,15 +433,15 @@ class GraphFunctions(_ElementwiseFunctions):
         with np.errstate(all="ignore"):
             if kind in (ReductionKind.MAX, ReductionKind.MIN):
                 _check_not_empty(op, array, op.axis_list)
-                result = _REDUCTIONS[kind](
+                result = REDUCTIONS[kind](
                     array, axis=op.axis_list, keepdims=op.keepdims
                 )
             else:
-                result = _REDUCTIONS[kind](
+                result = REDUCTIONS[kind](
                     array,
                     axis=op.axis_list,
                     keepdims=op.keepdims,
-                    dtype=_compute_dtype(array.dtype),
+                    dtype=compute_dtype(array.dtype),
                 )
             result = np.asarray(result).astype(array.dtype)
         return _finish(interpreter, op, result)
@@ -505,7 +505,7 @@ class GraphFunctions(_ElementwiseFunctions):
         self, interpreter: Interpreter, op: MatmulOp, args: PythonValues
     ) -> PythonValues:
         lhs, rhs = args
-        compute = _compute_dtype(lhs.dtype)
+        compute = compute_dtype(lhs.dtype)
         product = np.matmul(
             lhs.astype(compute, copy=False), rhs.astype(compute, copy=False)
         )
@@ -577,7 +577,9 @@ def find_function(module: ModuleOp, name: str | None = None) -> func.FuncOp:
     raise IrcError(f"the module has {wanted} to run (functions: {available})")
 
 
-def _as_arrays(inputs: Sequence[object], names: Sequence[str]) -> list[np.ndarray]:
+def as_arrays(inputs: Sequence[object], names: Sequence[str]) -> list[np.ndarray]:
+    """The inputs as NumPy arrays; anything else is a ``BindingError`` that
+    names the argument (every level's interpreter takes inputs this way)."""
     arrays = []
     for index, value in enumerate(inputs):
         if not isinstance(value, np.ndarray | np.generic):
@@ -616,7 +618,7 @@ def call_function(
     runs ``runs``, for the error on another level's op) on ``inputs``, checked
     as arrays; irc's errors come out without xDSL's note of the module."""
     callee = find_function(module, function)
-    arrays = _as_arrays(inputs, argument_names(callee))
+    arrays = as_arrays(inputs, argument_names(callee))
     try:
         return interpreter.call_op(callee, tuple(arrays))
     except InterpretationError as err:  # an op of another level

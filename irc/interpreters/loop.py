@@ -59,11 +59,11 @@ from irc.dialects.graph import TensorType
 from irc.dtypes import dtype
 from irc.errors import ExecutionError
 from irc.interpreters.graph import (
-    _REDUCTIONS,
     COMPARISONS,
     ELEMENTWISE_FUNCTIONS,
-    _compute_dtype,
+    REDUCTIONS,
     call_function,
+    compute_dtype,
     graph_interpreter,
     symbol_binding,
 )
@@ -280,10 +280,10 @@ def _reduce(kind: str, tile: np.ndarray, axis: int, result_dtype: np.dtype) -> A
     lane holding the maximum."""
     if kind == "argmax":
         return np.argmax(tile, axis=axis).astype(result_dtype)
-    function = _REDUCTIONS[graph.ReductionKind(kind)]
+    function = REDUCTIONS[graph.ReductionKind(kind)]
     if kind in ("max", "min"):
         return np.asarray(function(tile, axis=axis)).astype(tile.dtype)
-    total = function(tile, axis=axis, dtype=_compute_dtype(tile.dtype))
+    total = function(tile, axis=axis, dtype=compute_dtype(tile.dtype))
     return np.asarray(total).astype(tile.dtype)
 
 
@@ -470,7 +470,7 @@ class KernelOutputs:
 _OUTPUTS_KEY = "outputs"
 
 
-def _sentinel(element_dtype: np.dtype) -> Any:
+def sentinel(element_dtype: np.dtype) -> Any:
     """What an output starts as, so that an element no program writes stands
     out even where the exactly-once check is not looked at: NaN, the most
     negative integer, or False."""
@@ -607,7 +607,7 @@ class LoopKernelFunctions(InterpreterFunctions):
                     f"under the binding {dict(binding)}; guard the sizes"
                 )
             element_dtype = dtype(output.type.element_type).numpy
-            arrays.append(np.full(shape, _sentinel(element_dtype), element_dtype))
+            arrays.append(np.full(shape, sentinel(element_dtype), element_dtype))
             written.append(np.zeros(shape, dtype=np.bool_))
         return arrays, written
 

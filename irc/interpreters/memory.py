@@ -55,10 +55,10 @@ from irc.interpreters.graph import (
 )
 from irc.interpreters.loop import (
     LoopTileFunctions,
-    _sentinel,
     evaluate_grid,
     launch_grid,
     program_context,
+    sentinel,
     value_layout,
 )
 from irc.runtime.binding import (
@@ -147,7 +147,7 @@ def new_buffer(
     numpy_dtype = dtype(buffer_type.element_type).numpy
     size = _extent(shape, strides)
     storage = Storage(
-        np.full(size, _sentinel(numpy_dtype), numpy_dtype),
+        np.full(size, sentinel(numpy_dtype), numpy_dtype),
         np.zeros(size, np.bool_),
         origin,
     )
