@@ -19,7 +19,7 @@ from irc.dialects import graph as g
 from irc.errors import BindingError, IrcError
 from irc.ir import print_module
 from irc.lowering import pipeline as pipeline_module
-from irc.runtime.arrays import is_torch_tensor, to_numpy, to_numpy_dtype, to_torch
+from irc.runtime.arrays import is_torch_tensor, to_numpy, to_torch
 
 #: What ``irc.compile`` runs on the captured graph: clean-ups, then the
 #: lowering to triton (``irc.lowering.pipeline``).
@@ -180,7 +180,7 @@ class Compiled:
         # irc's own checks first, for errors that name arguments, axes and
         # Python lines; the launcher checks again, for standalone use.
         function = find_function(self.module, self.captured.function_name)
-        binding = bind_arguments(function, [_ShapeAndType(leaf) for leaf in leaves])
+        binding = bind_arguments(function, leaves)
         check_guards(
             (op for op in function.walk() if isinstance(op, g.GuardOp)), binding
         )
@@ -226,15 +226,6 @@ class Compiled:
             any_torch |= is_torch_tensor(leaf)
             inputs.append(leaf)
         return inputs, _to_torch if any_torch else _to_numpy
-
-
-class _ShapeAndType:
-    """What the binding checks read of an argument: its shape and NumPy
-    dtype (torch tensors are checked without copying them to the host)."""
-
-    def __init__(self, array: Any):
-        self.shape = tuple(array.shape)
-        self.dtype = to_numpy_dtype(array.dtype)
 
 
 def _to_torch(value: Any) -> Any:

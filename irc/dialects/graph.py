@@ -223,7 +223,8 @@ class SymExprAttr(Data[SymExpr]):
         return SymExprAttr(as_expr(value))
 
 
-def _expr_array(values: Iterable[Dim | str]) -> ArrayAttr[SymExprAttr]:
+def expr_array(values: Iterable[Dim | str]) -> ArrayAttr[SymExprAttr]:
+    """Dims (or offsets, strides) as an array attribute of expressions."""
     return ArrayAttr(SymExprAttr.get(v) for v in values)
 
 
@@ -298,7 +299,7 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
     element_type: Attribute
 
     def __init__(self, shape: Iterable[Dim | str], element_type: Attribute):
-        super().__init__(_expr_array(shape), element_type)
+        super().__init__(expr_array(shape), element_type)
 
     @property
     def dims(self) -> tuple[SymExpr, ...]:
@@ -331,7 +332,7 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
             element_type = parser.parse_type()
             if element_type not in ELEMENT_TYPES:
                 parser.raise_error(_element_type_error(element_type), start, parser.pos)
-        return (_expr_array(dims), element_type)
+        return (expr_array(dims), element_type)
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string(f"<{shape_text(self.dims)}, ")
@@ -1422,7 +1423,7 @@ class SliceOp(GraphOp):
         super().__init__(
             operands=[value],
             properties={
-                "offsets": _expr_array(offsets),
+                "offsets": expr_array(offsets),
                 "strides": _i64_array(strides),
             },
             result_types=[tensor_type(value).with_shape(sizes)],
@@ -1476,7 +1477,7 @@ class SliceOp(GraphOp):
         return cls.create(
             operands=signature.resolve(parser, [operand]),
             properties={
-                "offsets": _expr_array(offsets),
+                "offsets": expr_array(offsets),
                 "strides": _i64_array(strides),
             },
             result_types=[signature.result_type],

@@ -71,6 +71,7 @@ from irc.dialects.graph import (
     FactGuardOp,
     SymExprAttr,
     TensorType,
+    expr_array,
     parse_sym_expr_list,
     product,
     shape_text,
@@ -104,10 +105,6 @@ def row_major_strides(dims: Sequence[SymExpr | int]) -> tuple[SymExpr, ...]:
     return tuple(reversed(strides))
 
 
-def _expr_array(values: Iterable[Dim | str]) -> ArrayAttr[SymExprAttr]:
-    return ArrayAttr(SymExprAttr(as_expr(v)) for v in values)
-
-
 @irdl_attr_definition
 class BufferType(ParametrizedAttribute, TypeAttribute):
     """A view of memory: ``!memory.buffer<[N, D], [D, 1], f32>``.
@@ -132,7 +129,7 @@ class BufferType(ParametrizedAttribute, TypeAttribute):
     ):
         dims = [as_expr(d) for d in shape]
         layout = row_major_strides(dims) if strides is None else strides
-        super().__init__(_expr_array(dims), _expr_array(layout), element_type)
+        super().__init__(expr_array(dims), expr_array(layout), element_type)
 
     @staticmethod
     def of_tensor(tensor: TensorType) -> BufferType:
@@ -171,7 +168,7 @@ class BufferType(ParametrizedAttribute, TypeAttribute):
             strides = parse_sym_expr_list(parser)
             parser.parse_punctuation(",")
             element_type = parser.parse_type()
-        return (_expr_array(dims), _expr_array(strides), element_type)
+        return (expr_array(dims), expr_array(strides), element_type)
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string(f"<{shape_text(self.dims)}, {shape_text(self.strides)}, ")

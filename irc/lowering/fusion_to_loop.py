@@ -27,7 +27,7 @@ The kernel's kind fixes the iteration space:
   the epilogue is evaluated on the accumulator tile.
 
 Index arithmetic is 64-bit unless the guards in scope prove every extent
-the kernel touches below ``2**31``.
+the kernel touches below ``2**30`` (room for an offset plus a block).
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from irc.dialects import fusion, loop
 from irc.dialects import graph as g
+from irc.dialects.tiles import is_power_of_two
 from irc.errors import IrcError
 from irc.shapes import SymExpr, as_expr
 
@@ -97,7 +98,7 @@ class TilePass(ModulePass):
         # Checked when the pass is built, so that irc-opt reports a bad
         # option at the pass in -p.
         for name, value in vars(self).items():
-            if not isinstance(value, int) or value < 1 or value & (value - 1):
+            if not isinstance(value, int) or not is_power_of_two(value):
                 raise IrcError(
                     f"tile option {name.replace('_', '-')}={value} is not a power of two"
                 )
@@ -228,8 +229,14 @@ class KernelTiler:
     # ----- building blocks -----------------------------------------------
 
     def emit(self, op: Operation) -> SSAValue:
+        """Append ``op`` to the current block; its one result."""
+        self.emit_op(op)
+        (result,) = op.results
+        return result
+
+    def emit_op(self, op: Operation) -> None:
+        """Append ``op`` (any number of results) to the current block."""
         self.scopes[-1].block.add_op(op)
-        return op.results[0] if op.results else None  # type: ignore[return-value]
 
     def const(self, value: int | float | bool, element_type: Attribute) -> SSAValue:
         """A hoisted scalar constant."""
@@ -372,7 +379,7 @@ class KernelTiler:
         lanes = self.lanes(start, block, size)
         self.mask = self.in_bounds(lanes, extent, size)
         results = body(lanes, self.mask, list(carried))
-        self.emit(scf.YieldOp(*results))
+        self.emit_op(scf.YieldOp(*results))
         self.mask = saved_mask
         self.scopes.pop()
         op = scf.ForOp(
@@ -382,7 +389,7 @@ class KernelTiler:
             list(inits),
             Region(loop_block),
         )
-        self.emit(op)
+        self.emit_op(op)
         return list(op.results)
 
     # ----- evaluation of graph values at an index ---------------------------
@@ -566,7 +573,7 @@ class KernelTiler:
             saved_mask = self.mask
             self.mask = mask_of(value)
             result = self.value_at(value, index)
-            self.emit(loop.WriteOp(result, number, list(index), self.mask))
+            self.emit_op(loop.WriteOp(result, number, list(index), self.mask))
             self.mask = saved_mask
 
     def _tile_pointwise(self) -> list[SymExpr]:
@@ -710,19 +717,19 @@ class KernelTiler:
                 lanes: SSAValue,
                 mask: SSAValue | None,
                 carried: list[SSAValue],
-                level=level,
+                level: list[Operation] = level,
             ) -> list[SSAValue]:
                 index = full_index(lanes)
                 updated: list[SSAValue] = []
                 for reduction in level:
-                    count = 2 if isinstance(reduction, g.ArgMaxOp) else 1
+                    count = _state_size(reduction)
                     state, carried = carried[:count], carried[count:]
                     updated.extend(self._accumulate(reduction, index, lanes, state))
                 return updated
 
             results = self.loop_over(extent, "BLOCK_R", block, inits, body)
             for reduction in level:
-                count = 2 if isinstance(reduction, g.ArgMaxOp) else 1
+                count = _state_size(reduction)
                 state, results = results[:count], results[count:]
                 self._finish(reduction, state)
 
@@ -731,7 +738,7 @@ class KernelTiler:
         for number, value in enumerate(self.yielded):
             if value not in row_outputs:
                 index = row_index(value)
-                self.emit(
+                self.emit_op(
                     loop.WriteOp(self.value_at(value, index), number, list(index), None)
                 )
         if row_outputs:
@@ -742,7 +749,7 @@ class KernelTiler:
                 index = full_index(lanes)
                 for number, value in enumerate(self.yielded):
                     if value in row_outputs:
-                        self.emit(
+                        self.emit_op(
                             loop.WriteOp(
                                 self.value_at(value, index), number, list(index), mask
                             )
@@ -857,12 +864,12 @@ class KernelTiler:
         b = self.value_at(rhs, (*_batch_for(rhs, batch_index, self), k_col, cols))
         self.mask = None
         a, b = self._full_tile(a, (bm, bk)), self._full_tile(b, (bk, bn))
-        self.emit(scf.YieldOp(self.emit(loop.DotOp(a, b, carried))))
+        self.emit_op(scf.YieldOp(self.emit(loop.DotOp(a, b, carried))))
         self.scopes.pop()
         for_op = scf.ForOp(
             self.index(0), self.size(k_extent), self.index(bk), [acc], Region(block_k)
         )
-        self.emit(for_op)
+        self.emit_op(for_op)
 
         tile_index = (*batch_index, rows, cols)
         self.anchors[matmul.results[0]] = (
@@ -914,6 +921,12 @@ _LAYOUT_RULES: dict[
     g.ConcatOp: KernelTiler._concat,
     g.TakeOp: KernelTiler._take,
 }  # type: ignore[dict-item]
+
+
+def _state_size(reduction: Operation) -> int:
+    """How many values a looped reduction carries: an argmax carries the
+    best value and its lane."""
+    return 2 if isinstance(reduction, g.ArgMaxOp) else 1
 
 
 def _reduction_axes(op: Operation) -> tuple[int, ...]:

@@ -17,41 +17,32 @@ from xdsl.passes import ModulePass
 
 from irc.ir import used_dialects
 
-#: The levels, highest first, each with the dialect whose ops mark it.
-LEVELS: tuple[tuple[str, str], ...] = (
-    ("graph", "graph"),
-    ("fusion", "fusion"),
-    ("loop", "loop"),
-    ("memory", "memory"),
-    ("triton", "triton"),
-)
-LEVEL_NAMES = tuple(name for name, _ in LEVELS)
+#: The levels, highest first; each level's dialect has its name, and its
+#: ops or types mark a module as at that level.
+LEVEL_NAMES = ("graph", "fusion", "loop", "memory", "triton")
 
-#: The passes that lower a module from each level to the next: the
-#: lowering, then clean-ups at the new level (bufferize computes strides and
-#: offsets that the tiler's sizes may already hold; cse merges them).
-LOWERING: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("graph", ("fuse",)),
-    ("fusion", ("tile",)),
-    ("loop", ("bufferize", "cse")),
-    ("memory", ("lower-memory-to-triton",)),
+#: The passes that lower a module from each level to the next (the i-th
+#: from ``LEVEL_NAMES[i]``): the lowering, then clean-ups at the new level
+#: (bufferize computes strides and offsets that the tiler's sizes may
+#: already hold; cse merges them).
+LOWERING: tuple[tuple[str, ...], ...] = (
+    ("fuse",),
+    ("tile",),
+    ("bufferize", "cse"),
+    ("lower-memory-to-triton",),
 )
 
 #: The level each lowering pass leaves a module at.
 LEVEL_AFTER: dict[str, str] = {
-    "fuse": "fusion",
-    "tile": "loop",
-    "bufferize": "memory",
-    "lower-memory-to-triton": "triton",
-    "lower-to-triton": "triton",
-}
+    passes[0]: LEVEL_NAMES[index + 1] for index, passes in enumerate(LOWERING)
+} | {"lower-to-triton": "triton"}
 
 #: The names of the passes that leave the graph level.
 LOWERING_PASSES = frozenset(LEVEL_AFTER)
 
 #: What ``irc.compile`` runs by default: graph clean-ups, then the lowering.
 DEFAULT_PIPELINE = ",".join(
-    ["canonicalize", "cse", *(name for _, names in LOWERING for name in names)]
+    ["canonicalize", "cse", *(name for names in LOWERING for name in names)]
 )
 
 
@@ -59,11 +50,11 @@ def module_level(module: ModuleOp) -> str:
     """The lowest level whose ops or types ``module`` holds (kernels of a
     level mark it: a loop-level module still holds graph guards)."""
     dialects = used_dialects(module)
-    level = "graph"
-    for name, dialect in LEVELS:
-        if dialect in dialects:
-            level = name
-    return level
+    return max(
+        (name for name in LEVEL_NAMES if name in dialects),
+        key=LEVEL_NAMES.index,
+        default="graph",
+    )
 
 
 def lowest_level(*levels: str) -> str:
@@ -78,7 +69,7 @@ def passes_after(level: str) -> list[ModulePass]:
 
     available = get_all_passes()
     start = LEVEL_NAMES.index(level)
-    return [available[name]()() for _, names in LOWERING[start:] for name in names]
+    return [available[name]()() for names in LOWERING[start:] for name in names]
 
 
 @dataclass(frozen=True)

@@ -42,15 +42,3 @@ def to_torch(array: np.ndarray) -> Any:
     if array.dtype == ml_dtypes.bfloat16:
         return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
     return torch.from_numpy(array)
-
-
-def to_numpy_dtype(dtype: Any) -> np.dtype:
-    """A NumPy or torch dtype as the NumPy dtype (bfloat16 from ml_dtypes)."""
-    if isinstance(dtype, np.dtype):
-        return dtype
-    name = str(dtype).removeprefix("torch.")
-    if name == "bfloat16":
-        return np.dtype(ml_dtypes.bfloat16)
-    if name == "bool":
-        return np.dtype(np.bool_)
-    return np.dtype(name)

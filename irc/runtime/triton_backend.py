@@ -21,9 +21,10 @@ Python source; this module makes it a live Python module and calls it:
   loaded with ``interpret=False`` for a ``GPUTarget`` with
   ``triton.compile``, which needs no GPU: how the tests check that the
   emitted kernels get through Triton's real pipeline to PTX and cubin.
-- ``run_triton`` / ``triton_signature`` are the triton level's reference
-  "interpreter" for ``irc.testing`` (the emitted kernels under Triton's
-  interpreter, on NumPy arrays in and out).
+- ``run_triton`` is the triton level's reference "interpreter" for
+  ``irc.testing`` (the emitted kernels under Triton's interpreter, on NumPy
+  arrays in and out); the host functions are the memory level's, and so is
+  the signature it is registered with.
 
 Floating-point contraction (FMA) is off in every launch and compilation
 (``enable_fp_fusion=False``), because NumPy rounds each operation; the
@@ -50,7 +51,6 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from irc.dialects.graph import TensorType
 from irc.errors import BindingError, IrcError
 from irc.runtime.arrays import is_torch_tensor, to_numpy, to_torch
 
@@ -285,11 +285,3 @@ def run_triton(module: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarra
     loaded = load_source(emit_module(module), interpret=True)
     results = run(loaded, inputs, interpret=True)
     return [to_numpy(r, f"result {i}").copy() for i, r in enumerate(results)]
-
-
-def triton_signature(module: ModuleOp) -> list[TensorType]:
-    """The entry function's arguments as graph tensors: the host functions
-    are the memory level's, so is their signature."""
-    from irc.interpreters.memory import memory_signature
-
-    return memory_signature(module)

@@ -129,6 +129,6 @@ register_level(
         "triton",
         frozenset({"triton", "memory", "scf"}),
         triton_backend.run_triton,
-        triton_backend.triton_signature,
+        memory_signature,
     )
 )
