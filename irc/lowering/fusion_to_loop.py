@@ -149,6 +149,20 @@ class _Scope:
     )
 
 
+@dataclass(frozen=True)
+class _Rows:
+    """What a reduction kernel iterates over: ``reductions`` of rows of
+    ``shape`` reduced over ``axes``; this program's row coordinates
+    (``row``), the reduced extent and the lanes per tile."""
+
+    reductions: list[Operation]
+    shape: Sequence[SymExpr]
+    axes: Sequence[int]
+    row: Index
+    extent: SymExpr
+    block: int
+
+
 class KernelTiler:
     """Builds the ``loop.kernel`` of one ``fusion.kernel``."""
 
@@ -362,24 +376,21 @@ class KernelTiler:
                 return scope.cache[key]
         return None
 
-    def loop_over(
+    def for_chunks(
         self,
         extent: SymExpr,
-        block: str,
         size: int,
         inits: Sequence[SSAValue],
-        body: Callable[[SSAValue, SSAValue | None, list[SSAValue]], list[SSAValue]],
+        body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]],
     ) -> list[SSAValue]:
-        """``scf.for`` over ``extent`` in chunks of ``size`` lanes, carrying
-        ``inits``; ``body(lanes, mask, carried)`` returns the next values."""
+        """``scf.for`` from 0 to ``extent`` in steps of ``size``, carrying
+        ``inits``: ``body(start, carried)`` builds the next values in a scope
+        of its own (values computed inside stay inside)."""
         loop_block = Block(arg_types=[self.index_type, *(v.type for v in inits)])
         start, *carried = loop_block.args
         self.scopes.append(_Scope(loop_block))
         saved_mask = self.mask
-        lanes = self.lanes(start, block, size)
-        self.mask = self.in_bounds(lanes, extent, size)
-        results = body(lanes, self.mask, list(carried))
-        self.emit_op(scf.YieldOp(*results))
+        self.emit_op(scf.YieldOp(*body(start, list(carried))))
         self.mask = saved_mask
         self.scopes.pop()
         op = scf.ForOp(
@@ -391,6 +402,24 @@ class KernelTiler:
         )
         self.emit_op(op)
         return list(op.results)
+
+    def loop_over(
+        self,
+        extent: SymExpr,
+        block: str,
+        size: int,
+        inits: Sequence[SSAValue],
+        body: Callable[[SSAValue, SSAValue | None, list[SSAValue]], list[SSAValue]],
+    ) -> list[SSAValue]:
+        """``for_chunks`` over the lanes of 1-D tiles of ``block``:
+        ``body(lanes, mask, carried)`` runs under the lanes' bounds mask."""
+
+        def chunk(start: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
+            lanes = self.lanes(start, block, size)
+            self.mask = self.in_bounds(lanes, extent, size)
+            return body(lanes, self.mask, carried)
+
+        return self.for_chunks(extent, size, inits, chunk)
 
     # ----- evaluation of graph values at an index ---------------------------
 
@@ -601,75 +630,73 @@ class KernelTiler:
 
     def _tile_reduction(self) -> list[SymExpr]:
         reductions = self._reductions()
-        first = reductions[0]
-        rows_shape = _tensor(first.operands[0]).dims
-        axes = _reduction_axes(first)
-        kept = [d for k, d in enumerate(rows_shape) if k not in axes]
-        reduced = [d for k, d in enumerate(rows_shape) if k in axes]
-        extent = g.product(reduced)
+        shape = _tensor(reductions[0].operands[0]).dims
+        axes = _reduction_axes(reductions[0])
+        kept = [d for k, d in enumerate(shape) if k not in axes]
+        extent = g.product(d for k, d in enumerate(shape) if k in axes)
         pid = self.emit(loop.ProgramIdOp(0, self.index_type))
-        row = tuple(self.delinearize(pid, kept))
-
-        def full_index(lanes: SSAValue) -> Index:
-            lane_coords = iter(self.delinearize(lanes, reduced))
-            row_coords = iter(row)
-            return tuple(
-                next(lane_coords) if k in axes else next(row_coords)
-                for k in range(len(rows_shape))
-            )
-
-        def row_index(value: SSAValue) -> Index:
-            """The index of a row-level (reduced-shape) value at this row."""
-            dims = _tensor(value).dims
-            if len(dims) == len(rows_shape):  # keepdims
-                coords = iter(row)
-                return tuple(
-                    self.index(0) if k in axes else next(coords)
-                    for k in range(len(dims))
-                )
-            return row
-
-        for reduction in reductions:
-            self.anchors[reduction.results[0]] = (row_index(reduction.results[0]), None)
-
         static = extent.constant
-        if static is not None and static <= self.options.max_persistent:
-            block = _next_power_of_two(max(static, 1))
-            self.notes.append(f"persistent reduction of {static} lanes per row")
-            self._persistent(reductions, block, extent, full_index, row_index)
+        persistent = static is not None and static <= self.options.max_persistent
+        if persistent:
+            block = _next_power_of_two(max(static or 0, 1))
         else:
             block = self.options.reduction_block
             if static is not None:
                 block = min(block, _next_power_of_two(static))
+        rows = _Rows(
+            reductions, shape, axes, tuple(self.delinearize(pid, kept)), extent, block
+        )
+        for reduction in reductions:
+            value = reduction.results[0]
+            self.anchors[value] = (self._row_index(rows, value), None)
+        if persistent:
+            self.notes.append(f"persistent reduction of {static} lanes per row")
+            self._persistent(rows)
+        else:
             self.notes.append(
                 f"looped reduction over {extent} lanes per row, {block} at a time"
             )
-            self._looped(reductions, block, extent, full_index, row_index)
+            self._looped(rows)
         return [g.product(kept)]
 
-    def _is_row_value(self, value: SSAValue, rows_shape: Sequence[SymExpr]) -> bool:
-        return (
-            tuple(_tensor(value).dims) == tuple(rows_shape)
-            and value not in self.anchors
+    def _full_index(self, rows: _Rows, lanes: SSAValue) -> Index:
+        """The index into the rows' shape of this row's ``lanes``."""
+        reduced = [d for k, d in enumerate(rows.shape) if k in rows.axes]
+        lane_coords = iter(self.delinearize(lanes, reduced))
+        row_coords = iter(rows.row)
+        return tuple(
+            next(lane_coords) if k in rows.axes else next(row_coords)
+            for k in range(len(rows.shape))
         )
 
-    def _persistent(
-        self,
-        reductions: list[Operation],
-        block: int,
-        extent: SymExpr,
-        full_index: Callable[[SSAValue], Index],
-        row_index: Callable[[SSAValue], Index],
-    ) -> None:
-        lanes = self.range("BLOCK_R", block)
-        self.mask = self.in_bounds(lanes, extent, block)
-        index = full_index(lanes)
-        for reduction in reductions:
+    def _row_index(self, rows: _Rows, value: SSAValue) -> Index:
+        """The index of a per-row (reduced-shape) value at this row."""
+        dims = _tensor(value).dims
+        if len(dims) == len(rows.shape):  # keepdims
+            coords = iter(rows.row)
+            return tuple(
+                self.index(0) if k in rows.axes else next(coords)
+                for k in range(len(dims))
+            )
+        return rows.row
+
+    def _is_row_value(self, rows: _Rows, value: SSAValue) -> bool:
+        """Whether ``value`` has the rows' full shape (not a per-row value)."""
+        return tuple(_tensor(value).dims) == tuple(rows.shape) and (
+            value not in self.anchors
+        )
+
+    def _persistent(self, rows: _Rows) -> None:
+        lanes = self.range("BLOCK_R", rows.block)
+        self.mask = self.in_bounds(lanes, rows.extent, rows.block)
+        index = self._full_index(rows, lanes)
+        for reduction in rows.reductions:
             self._reduce_tile(reduction, index)
-        rows_shape = _tensor(reductions[0].operands[0]).dims
         self.write_outputs(
-            lambda v: index if self._is_row_value(v, rows_shape) else row_index(v),
-            lambda v: self.mask if self._is_row_value(v, rows_shape) else None,
+            lambda v: (
+                index if self._is_row_value(rows, v) else self._row_index(rows, v)
+            ),
+            lambda v: self.mask if self._is_row_value(rows, v) else None,
         )
 
     def _reduce_tile(self, reduction: Operation, index: Index) -> None:
@@ -700,63 +727,56 @@ class KernelTiler:
         value = reduction.results[0]
         self.anchors[value] = (self.anchors[value][0], result)
 
-    def _looped(
-        self,
-        reductions: list[Operation],
-        block: int,
-        extent: SymExpr,
-        full_index: Callable[[SSAValue], Index],
-        row_index: Callable[[SSAValue], Index],
-    ) -> None:
-        for level in _dependency_levels(reductions):
-            inits: list[SSAValue] = []
-            for reduction in level:
-                inits.extend(self._accumulator_inits(reduction, block))
-
-            def body(
-                lanes: SSAValue,
-                mask: SSAValue | None,
-                carried: list[SSAValue],
-                level: list[Operation] = level,
-            ) -> list[SSAValue]:
-                index = full_index(lanes)
-                updated: list[SSAValue] = []
-                for reduction in level:
-                    count = _state_size(reduction)
-                    state, carried = carried[:count], carried[count:]
-                    updated.extend(self._accumulate(reduction, index, lanes, state))
-                return updated
-
-            results = self.loop_over(extent, "BLOCK_R", block, inits, body)
-            for reduction in level:
-                count = _state_size(reduction)
-                state, results = results[:count], results[count:]
-                self._finish(reduction, state)
-
-        rows_shape = _tensor(reductions[0].operands[0]).dims
-        row_outputs = [v for v in self.yielded if self._is_row_value(v, rows_shape)]
+    def _looped(self, rows: _Rows) -> None:
+        for level in _dependency_levels(rows.reductions):
+            self._reduce_in_one_loop(rows, level)
+        row_outputs = [v for v in self.yielded if self._is_row_value(rows, v)]
         for number, value in enumerate(self.yielded):
             if value not in row_outputs:
-                index = row_index(value)
-                self.emit_op(
-                    loop.WriteOp(self.value_at(value, index), number, list(index), None)
-                )
+                index = self._row_index(rows, value)
+                result = self.value_at(value, index)
+                self.emit_op(loop.WriteOp(result, number, list(index), None))
         if row_outputs:
+            self._write_rows_in_one_loop(rows, row_outputs)
 
-            def write(
-                lanes: SSAValue, mask: SSAValue | None, carried: list[SSAValue]
-            ) -> list[SSAValue]:
-                index = full_index(lanes)
-                for number, value in enumerate(self.yielded):
-                    if value in row_outputs:
-                        self.emit_op(
-                            loop.WriteOp(
-                                self.value_at(value, index), number, list(index), mask
-                            )
-                        )
-                return []
+    def _reduce_in_one_loop(self, rows: _Rows, level: list[Operation]) -> None:
+        """One loop over the rows accumulating the ``level`` reductions, which
+        do not depend on one another, then their values."""
+        inits: list[SSAValue] = []
+        for reduction in level:
+            inits.extend(self._accumulator_inits(reduction, rows.block))
 
-            self.loop_over(extent, "BLOCK_R", block, [], write)
+        def body(
+            lanes: SSAValue, mask: SSAValue | None, carried: list[SSAValue]
+        ) -> list[SSAValue]:
+            index = self._full_index(rows, lanes)
+            updated: list[SSAValue] = []
+            for reduction in level:
+                count = _state_size(reduction)
+                state, carried = carried[:count], carried[count:]
+                updated.extend(self._accumulate(reduction, index, lanes, state))
+            return updated
+
+        results = self.loop_over(rows.extent, "BLOCK_R", rows.block, inits, body)
+        for reduction in level:
+            count = _state_size(reduction)
+            state, results = results[:count], results[count:]
+            self._finish(reduction, state)
+
+    def _write_rows_in_one_loop(self, rows: _Rows, outputs: list[SSAValue]) -> None:
+        """A last loop over the rows writing the outputs of the rows' shape."""
+
+        def write(
+            lanes: SSAValue, mask: SSAValue | None, carried: list[SSAValue]
+        ) -> list[SSAValue]:
+            index = self._full_index(rows, lanes)
+            for number, value in enumerate(self.yielded):
+                if value in outputs:
+                    result = self.value_at(value, index)
+                    self.emit_op(loop.WriteOp(result, number, list(index), mask))
+            return []
+
+        self.loop_over(rows.extent, "BLOCK_R", rows.block, [], write)
 
     def _accumulator_inits(self, reduction: Operation, block: int) -> list[SSAValue]:
         element = _tensor(reduction.operands[0]).element_type
@@ -851,30 +871,24 @@ class KernelTiler:
             loop.SplatOp(self.const(0, _accumulator_type(element)), [bm, bn])
         )
 
-        # The K loop: ``start + range`` along K, as a row ([1, BK]) of the
-        # lhs tile and a column ([BK, 1]) of the rhs tile.
-        block_k = Block(arg_types=[self.index_type, acc.type])
-        start, carried = block_k.args
-        self.scopes.append(_Scope(block_k))
-        k_row = self.lanes(start, "BLOCK_K", bk, 1, 2)
-        k_col = self.lanes(start, "BLOCK_K", bk, 0, 2)
-        self.mask = self.both(row_mask, self.in_bounds(k_row, k_extent, bk))
-        a = self.value_at(lhs, (*_batch_for(lhs, batch_index, self), rows, k_row))
-        self.mask = self.both(self.in_bounds(k_col, k_extent, bk), col_mask)
-        b = self.value_at(rhs, (*_batch_for(rhs, batch_index, self), k_col, cols))
-        self.mask = None
-        a, b = self._full_tile(a, (bm, bk)), self._full_tile(b, (bk, bn))
-        self.emit_op(scf.YieldOp(self.emit(loop.DotOp(a, b, carried))))
-        self.scopes.pop()
-        for_op = scf.ForOp(
-            self.index(0), self.size(k_extent), self.index(bk), [acc], Region(block_k)
-        )
-        self.emit_op(for_op)
+        def k_step(start: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
+            # ``start + range`` along K, as a row ([1, BK]) of the lhs tile and
+            # a column ([BK, 1]) of the rhs tile.
+            k_row = self.lanes(start, "BLOCK_K", bk, 1, 2)
+            k_col = self.lanes(start, "BLOCK_K", bk, 0, 2)
+            self.mask = self.both(row_mask, self.in_bounds(k_row, k_extent, bk))
+            a = self.value_at(lhs, (*_batch_for(lhs, batch_index, self), rows, k_row))
+            self.mask = self.both(self.in_bounds(k_col, k_extent, bk), col_mask)
+            b = self.value_at(rhs, (*_batch_for(rhs, batch_index, self), k_col, cols))
+            a, b = self._full_tile(a, (bm, bk)), self._full_tile(b, (bk, bn))
+            return [self.emit(loop.DotOp(a, b, carried[0]))]
+
+        (product,) = self.for_chunks(k_extent, bk, [acc], k_step)
 
         tile_index = (*batch_index, rows, cols)
         self.anchors[matmul.results[0]] = (
             tile_index,
-            self.cast(for_op.results[0], element),
+            self.cast(product, element),
         )
         out_mask = self.both(row_mask, col_mask)
         self.mask = out_mask
