@@ -79,11 +79,9 @@ from irc.dialects.graph import (
 from irc.dialects.graph import (
     facts_in_scope as graph_facts_in_scope,
 )
-from irc.dialects.loop import element_of, shape_of, value_type
+from irc.dialects.loop import TileType, element_of, value_type
 from irc.dialects.tiles import (
     ModuleKernelOp,
-    broadcast_or_raise,
-    broadcast_tile_shapes,
     enclosing_op,
 )
 from irc.dtypes import dtype
@@ -256,6 +254,14 @@ class KernelOp(ModuleKernelOp):
     def output_args(self) -> tuple[BlockArgument, ...]:
         return self.args[self.num_inputs :]
 
+    @property
+    def buffer_element_types(self) -> tuple[Attribute, ...]:
+        # A non-buffer argument is reported by the kernel's verifier.
+        return tuple(
+            arg.type.element_type if isinstance(arg.type, BufferType) else arg.type
+            for arg in self.args
+        )
+
     def verify_(self) -> None:
         self.verify_launch()
         for index, arg in enumerate(self.args):
@@ -299,10 +305,6 @@ def _verify_access(op: Operation, offset: SSAValue, mask: SSAValue | None) -> No
         raise VerifyException(f"{op.name} mask must be i1, not {element_of(mask.type)}")
 
 
-def _broadcast(op: Operation, *types: Attribute) -> tuple[int, ...]:
-    return broadcast_or_raise(op, *(shape_of(t) for t in types))
-
-
 @irdl_op_definition
 class LoadOp(IRDLOperation):
     """``%v = memory.load %buf[%off] mask %m : B[O] mask M -> T``: the
@@ -327,7 +329,7 @@ class LoadOp(IRDLOperation):
         self, buffer: SSAValue, offset: SSAValue, mask: SSAValue | None = None
     ):
         types = [offset.type] if mask is None else [offset.type, mask.type]
-        shape = broadcast_tile_shapes(*(shape_of(t) for t in types))
+        shape = TileType.broadcast_of(*types)
         super().__init__(
             operands=[buffer, offset, [] if mask is None else [mask]],
             result_types=[value_type(shape, buffer_type(buffer).element_type)],
@@ -337,7 +339,8 @@ class LoadOp(IRDLOperation):
         _verify_access(self, self.offset, self.mask)
         types = [self.offset.type] + ([] if self.mask is None else [self.mask.type])
         expected = value_type(
-            _broadcast(self, *types), buffer_type(self.buffer).element_type
+            TileType.broadcast_of(*types, op=self),
+            buffer_type(self.buffer).element_type,
         )
         if self.result.type != expected:
             raise VerifyException(
@@ -386,7 +389,9 @@ class StoreOp(IRDLOperation):
                 f"buffer of {element}"
             )
         types = [self.value.type, self.offset.type]
-        _broadcast(self, *types, *([] if self.mask is None else [self.mask.type]))
+        if self.mask is not None:
+            types.append(self.mask.type)
+        TileType.broadcast_of(*types, op=self)
         kernel = _enclosing_kernel(self)
         assert kernel is not None, "checked by _verify_access"
         if self.buffer in kernel.input_args:
@@ -533,30 +538,38 @@ class LaunchOp(IRDLOperation):
     def kernel_name(self) -> str:
         return self.kernel.string_value()
 
-    def callee(self) -> KernelOp | None:
-        """The ``memory.kernel`` this launches, when the module holds it."""
+    def callee(self) -> ModuleKernelOp | None:
+        """The kernel this launches (a ``memory.kernel``, or a
+        ``triton.kernel`` once lowered), when the module holds it."""
         try:
             found = SymbolTable.lookup_symbol(self, self.kernel)
         except ValueError:  # not inside a module (yet)
             return None
-        return found if isinstance(found, KernelOp) else None
+        return found if isinstance(found, ModuleKernelOp) else None
 
     def verify_(self) -> None:
         kernel = self.callee()
         if kernel is None:
-            return  # another level's kernel (triton.kernel), or not linked yet
-        expected = [arg.type for arg in kernel.args]
-        if len(self.args) != len(expected):
+            return  # not linked yet
+        elements = kernel.buffer_element_types
+        if len(self.args) != len(elements):
             raise VerifyException(
                 f"memory.launch @{self.kernel_name} passes {len(self.args)} buffers, "
-                f"but the kernel takes {len(expected)} ({kernel.num_inputs} inputs, "
-                f"{len(expected) - kernel.num_inputs} outputs)"
+                f"but the kernel takes {len(elements)} ({kernel.num_inputs} inputs, "
+                f"{len(elements) - kernel.num_inputs} outputs)"
             )
-        for index, (arg, want) in enumerate(zip(self.args, expected, strict=True)):
-            if arg.type != want:
+        for index, (arg, want) in enumerate(zip(self.args, elements, strict=True)):
+            held = buffer_type(arg).element_type
+            if held != want:
+                raise VerifyException(
+                    f"argument {index} of memory.launch @{self.kernel_name} holds "
+                    f"{held}, but the kernel's argument {index} holds {want}"
+                )
+            # A memory.kernel also takes the buffers' shapes and strides.
+            if isinstance(kernel, KernelOp) and arg.type != kernel.args[index].type:
                 raise VerifyException(
                     f"argument {index} of memory.launch @{self.kernel_name} has type "
-                    f"{arg.type}, but the kernel expects {want}"
+                    f"{arg.type}, but the kernel expects {kernel.args[index].type}"
                 )
 
 

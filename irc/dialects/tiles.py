@@ -158,6 +158,20 @@ class TileShapedType(ParametrizedAttribute, TypeAttribute):
         return cls(shape, element_type) if shape else element_type
 
     @classmethod
+    def broadcast_of(
+        cls, *types: Attribute, op: Operation | None = None
+    ) -> tuple[int, ...]:
+        """The broadcast shape of values of ``types`` (scalars or tiles).
+
+        Shapes that do not broadcast raise ``VerifyException`` naming ``op``
+        (for a verifier), or ``ValueError`` without one (for a builder).
+        """
+        shapes = [cls.shape_of(t) for t in types]
+        if op is None:
+            return broadcast_tile_shapes(*shapes)
+        return broadcast_or_raise(op, *shapes)
+
+    @classmethod
     def is_index(cls, type_: Attribute) -> bool:
         """Whether values of ``type_`` (scalar or tile) can index: integers."""
         return isinstance(cls.element_of(type_), IntegerType)
@@ -450,6 +464,12 @@ class ModuleKernelOp(TiledKernelOp):
     def args(self) -> tuple[BlockArgument, ...]:
         return tuple(self.body.block.args)
 
+    @property
+    def buffer_element_types(self) -> tuple[Attribute, ...]:
+        """The element type of each buffer a launch passes, inputs then
+        outputs: what the arguments that take them hold or point to."""
+        raise NotImplementedError(f"{type(self).__name__}.buffer_element_types")
+
     @classmethod
     def parse(cls, parser: Parser) -> ModuleKernelOp:
         name, kind = parse_kernel_header(parser)
@@ -558,6 +578,12 @@ class RangeOpBase(TileOp):
             properties={"block": StringAttr(block)},
             result_types=[self.TILE_TYPE(shape, index_type)],
         )
+
+    @property
+    def axis(self) -> int:
+        """The dim the range lies along (the last when every dim is 1)."""
+        shape = self.TILE_TYPE.shape_of(self.result.type)
+        return next((i for i, d in enumerate(shape) if d != 1), len(shape) - 1)
 
     def verify_(self) -> None:
         tile = self.TILE_TYPE

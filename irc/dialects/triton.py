@@ -93,7 +93,6 @@ from irc.dialects.tiles import (
     SplatOpBase,
     TileShapedType,
     UnaryOpBase,
-    broadcast_or_raise,
     enclosing_op,
 )
 
@@ -184,10 +183,6 @@ value_type = BlockType.value_type
 _is_index = BlockType.is_index
 
 
-def _broadcast(op: Operation, *types: Attribute) -> tuple[int, ...]:
-    return broadcast_or_raise(op, *(shape_of(t) for t in types))
-
-
 # --------------------------------------------------------------------------
 # Kernel
 # --------------------------------------------------------------------------
@@ -221,6 +216,14 @@ class KernelOp(ModuleKernelOp):
     @property
     def output_args(self) -> tuple[BlockArgument, ...]:
         return self.pointer_args[self.num_inputs :]
+
+    @property
+    def buffer_element_types(self) -> tuple[Attribute, ...]:
+        # A non-pointer argument is reported by the kernel's verifier.
+        return tuple(
+            arg.type.element_type if isinstance(arg.type, PointerType) else arg.type
+            for arg in self.pointer_args
+        )
 
     @property
     def symbol_args(self) -> tuple[BlockArgument, ...]:
@@ -456,7 +459,7 @@ class LoadOp(IRDLOperation):
         self, pointer: SSAValue, offset: SSAValue, mask: SSAValue | None = None
     ):
         types = [offset.type] if mask is None else [offset.type, mask.type]
-        shape = broadcast_tile_shapes(*(shape_of(t) for t in types))
+        shape = BlockType.broadcast_of(*types)
         super().__init__(
             operands=[pointer, offset, [] if mask is None else [mask]],
             result_types=[value_type(shape, _pointee(pointer))],
@@ -465,7 +468,9 @@ class LoadOp(IRDLOperation):
     def verify_(self) -> None:
         _verify_access(self, self.pointer, self.offset, self.mask)
         types = [self.offset.type] + ([] if self.mask is None else [self.mask.type])
-        expected = value_type(_broadcast(self, *types), _pointee(self.pointer))
+        expected = value_type(
+            BlockType.broadcast_of(*types, op=self), _pointee(self.pointer)
+        )
         if self.result.type != expected:
             raise VerifyException(
                 f"triton.load yields {expected} (the pointee at the broadcast "
@@ -510,7 +515,9 @@ class StoreOp(IRDLOperation):
                 f"pointer to {_pointee(self.pointer)}"
             )
         types = [self.value.type, self.offset.type]
-        _broadcast(self, *types, *([] if self.mask is None else [self.mask.type]))
+        if self.mask is not None:
+            types.append(self.mask.type)
+        BlockType.broadcast_of(*types, op=self)
 
 
 Triton = Dialect(

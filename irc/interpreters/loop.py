@@ -56,6 +56,7 @@ from xdsl.ir import Attribute, Operation, Region
 
 from irc.dialects import graph, loop
 from irc.dialects.graph import TensorType
+from irc.dialects.tiles import TiledKernelOp
 from irc.dtypes import dtype
 from irc.errors import ExecutionError
 from irc.interpreters.graph import (
@@ -554,16 +555,20 @@ def _flat_targets(
     return flat
 
 
-def _kernel_binding(op: loop.KernelOp, binding: Mapping[str, int]) -> dict[str, int]:
-    """The values of the kernel's ``symbols``: all that its body sees of the
-    function's binding, as the compiled kernel gets only those arguments."""
-    missing = [name for name in op.symbol_names if name not in binding]
+def kernel_binding(
+    op: Operation, kernel: TiledKernelOp, binding: Mapping[str, int]
+) -> dict[str, int]:
+    """The values of ``kernel``'s ``symbols`` from the function's
+    ``binding``: all that its body sees, as the compiled kernel gets only
+    those arguments. ``op`` (the kernel or its launch) locates the error."""
+    missing = [name for name in kernel.symbol_names if name not in binding]
     if missing:
         raise ExecutionError(
-            f"{op_location(op)}: kernel symbol {missing[0]} has no value; every "
-            "symbol must appear in the shape of an argument of the function"
+            f"{op_location(op)}: kernel symbol {missing[0]} of @{kernel.kernel_name} "
+            "has no value; every symbol must appear in the shape of an argument "
+            "of the function"
         )
-    return {name: binding[name] for name in op.symbol_names}
+    return {name: binding[name] for name in kernel.symbol_names}
 
 
 @register_impls
@@ -577,14 +582,12 @@ class LoopKernelFunctions(InterpreterFunctions):
     ) -> PythonValues:
         binding = symbol_binding(interpreter)
         grid = evaluate_grid(op, op.grid_exprs, binding)
-        kernel_binding = _kernel_binding(op, binding)
+        symbols = kernel_binding(op, op, binding)
         outputs = KernelOutputs(*self._allocate(op, binding))
         outer = interpreter.get_data(LoopKernelFunctions, _OUTPUTS_KEY, lambda: None)
         interpreter.set_data(LoopKernelFunctions, _OUTPUTS_KEY, outputs)
         try:
-            launch_grid(
-                interpreter, op.body, args, grid, kernel_binding, op.kernel_name
-            )
+            launch_grid(interpreter, op.body, args, grid, symbols, op.kernel_name)
         finally:
             interpreter.set_data(LoopKernelFunctions, _OUTPUTS_KEY, outer)
         self._check_all_written(op, outputs)

@@ -56,6 +56,7 @@ from irc.interpreters.graph import (
 from irc.interpreters.loop import (
     LoopTileFunctions,
     evaluate_grid,
+    kernel_binding,
     launch_grid,
     program_context,
     sentinel,
@@ -281,7 +282,7 @@ class MemoryHostFunctions(InterpreterFunctions):
             kernel.body,
             args,
             grid,
-            _kernel_binding(op, kernel, binding),
+            kernel_binding(op, kernel, binding),
             kernel.kernel_name,
         )
         for index, buffer in enumerate(outputs):
@@ -297,20 +298,6 @@ def _kernel(op: memory.LaunchOp) -> memory.KernelOp:
             "memory.kernel of the module"
         )
     return found
-
-
-def _kernel_binding(
-    op: memory.LaunchOp, kernel: memory.KernelOp, binding: Mapping[str, int]
-) -> dict[str, int]:
-    """The kernel's symbols, by name, from the host function's binding: all
-    that the compiled kernel receives."""
-    missing = [name for name in kernel.symbol_names if name not in binding]
-    if missing:
-        raise ExecutionError(
-            f"{op_location(op)}: kernel symbol {missing[0]} of @{kernel.kernel_name} "
-            "has no value; every symbol must appear in the shape of an argument"
-        )
-    return {name: binding[name] for name in kernel.symbol_names}
 
 
 # --------------------------------------------------------------------------

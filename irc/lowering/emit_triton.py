@@ -71,30 +71,23 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from irc.dialects import memory
 from irc.dialects import triton as tt
 from irc.dialects.memory import BufferType
-from irc.dtypes import DType, dtype
+from irc.dtypes import ALL_DTYPES, BOOL, DType, dtype
 from irc.errors import IrcError
 from irc.shapes import SymExpr
 
 
 class EmitError(IrcError):
     """A triton-level module that cannot be printed as Python: an op with no
-    Triton spelling, a symbol no argument binds, a launch that does not
-    match its kernel."""
+    Triton spelling, a symbol no argument binds, a launch of no
+    ``triton.kernel``."""
 
 
 # --------------------------------------------------------------------------
 # Types
 # --------------------------------------------------------------------------
 
-_TL_TYPES = {
-    "bool": "tl.int1",
-    "int32": "tl.int32",
-    "int64": "tl.int64",
-    "float16": "tl.float16",
-    "bfloat16": "tl.bfloat16",
-    "float32": "tl.float32",
-    "float64": "tl.float64",
-}
+#: Triton's name of each dtype: its own, but ``tl.int1`` for bool.
+_TL_TYPES = {d.name: "tl.int1" if d is BOOL else f"tl.{d.name}" for d in ALL_DTYPES}
 _SIGNATURE_TYPES = {
     "bool": "i1",
     "int32": "i32",
@@ -535,12 +528,6 @@ def _index_suffix(shape: Sequence[int], axis: int) -> str:
     )
 
 
-def _range_axis(shape: Sequence[int]) -> int:
-    """The dim an arange lies along (the last when every dim is 1)."""
-    long = [i for i, d in enumerate(shape) if d != 1]
-    return long[0] if long else len(shape) - 1
-
-
 def _float_bits(value: float, element: Attribute) -> int:
     """The bits of ``value`` in ``element``'s float format, as a signed int."""
     numpy_type = dtype(element).numpy
@@ -730,7 +717,7 @@ class KernelEmitter:
     def arange(self, op: tt.ArangeOp) -> str:
         shape = tt.shape_of(op.result.type)
         text = f"tl.arange(0, {self.constexprs[op.block.data]})"
-        text += _index_suffix(shape, _range_axis(shape))
+        text += _index_suffix(shape, op.axis)
         element = tt.element_of(op.result.type)
         return text if element == IntegerType(32) else f"{text}.to({tl_type(element)})"
 
@@ -1032,15 +1019,8 @@ def dot_text(
 # Launchers
 # --------------------------------------------------------------------------
 
-_TORCH_TYPES = {
-    "bool": "torch.bool",
-    "int32": "torch.int32",
-    "int64": "torch.int64",
-    "float16": "torch.float16",
-    "bfloat16": "torch.bfloat16",
-    "float32": "torch.float32",
-    "float64": "torch.float64",
-}
+#: PyTorch's name of each dtype.
+_TORCH_TYPES = {d.name: f"torch.{d.name}" for d in ALL_DTYPES}
 
 
 def torch_type(element: Attribute) -> str:
@@ -1273,7 +1253,6 @@ class LauncherEmitter:
                 f"memory.launch @{op.kernel_name} in @{self.function.sym_name.data} "
                 "launches no triton.kernel of the module"
             )
-        self._check_launch(op, kernel.op)
         grid = [self._host(g) for g in kernel.op.grid_exprs]
         grid += ["1"] * (3 - len(grid))
         args = [self.values[a] for a in op.args]
@@ -1283,22 +1262,6 @@ class LauncherEmitter:
         self._emit(f"    grid = ({', '.join(grid)})")
         self._emit("    if min(grid) > 0:")
         self._emit(f"        {kernel.python_name}[grid]({', '.join(args)})")
-
-    def _check_launch(self, op: memory.LaunchOp, kernel: tt.KernelOp) -> None:
-        pointers = kernel.pointer_args
-        if len(op.args) != len(pointers):
-            raise EmitError(
-                f"memory.launch @{op.kernel_name} passes {len(op.args)} buffers, but "
-                f"the kernel takes {len(pointers)} pointers"
-            )
-        for index, (arg, pointer) in enumerate(zip(op.args, pointers, strict=True)):
-            element = memory.buffer_type(arg).element_type
-            assert isinstance(pointer.type, tt.PointerType), "verified by triton.kernel"
-            if element != pointer.type.element_type:
-                raise EmitError(
-                    f"argument {index} of memory.launch @{op.kernel_name} holds "
-                    f"{element}, but the kernel reads {pointer.type}"
-                )
 
 
 # --------------------------------------------------------------------------

@@ -23,8 +23,7 @@ an error naming that op rather than something half-lowered.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import scf
@@ -67,11 +66,12 @@ def lower_kernel(kernel: memory.KernelOp) -> tt.KernelOp:
         assert isinstance(arg.type, BufferType), "verified by memory.kernel"
         pointer_types.append(tt.PointerType(arg.type.element_type))
     block = Block(arg_types=[*pointer_types, *(i64 for _ in symbols)])
-    for old, new in zip(kernel.args, block.args, strict=False):
+    pointers = block.args[: len(kernel.args)]
+    for old, new in zip(kernel.args, pointers, strict=True):
         new.name_hint = old.name_hint
     for symbol, arg in zip(symbols, block.args[len(kernel.args) :], strict=True):
         arg.name_hint = symbol
-    converter = _BodyConverter(dict(zip(kernel.args, block.args, strict=False)))
+    converter = _BodyConverter(dict(zip(kernel.args, pointers, strict=True)))
     converter.convert_block(kernel.body.block, block)
     lowered = tt.KernelOp(
         kernel.kernel_name,
@@ -88,103 +88,62 @@ def lower_kernel(kernel: memory.KernelOp) -> tt.KernelOp:
     return lowered
 
 
+#: The ops of a ``memory.kernel``'s body and the triton op that mirrors
+#: each: the same operands, properties and results, tiles retyped as blocks.
+_COUNTERPARTS: dict[type[Operation], type[Operation]] = {
+    loop.ProgramIdOp: tt.ProgramIdOp,
+    loop.SizeOp: tt.SizeOp,
+    loop.RangeOp: tt.ArangeOp,
+    loop.ConstantOp: tt.ConstantOp,
+    loop.SplatOp: tt.FullOp,
+    loop.UnaryOp: tt.UnaryOp,
+    loop.BinaryOp: tt.BinaryOp,
+    loop.CompareOp: tt.CompareOp,
+    loop.SelectOp: tt.WhereOp,
+    loop.CastOp: tt.CastOp,
+    loop.ReduceOp: tt.ReduceOp,
+    loop.DotOp: tt.DotOp,
+    memory.LoadOp: tt.LoadOp,
+    memory.StoreOp: tt.StoreOp,
+    scf.YieldOp: scf.YieldOp,
+}
+
+
 @dataclass
 class _BodyConverter:
     """Rebuilds a kernel body op by op with the triton ops, mapping every old
     value to its new counterpart."""
 
     values: dict[SSAValue, SSAValue]
-    _builders: dict[type[Operation], Callable[[Operation], Operation]] = field(
-        init=False
-    )
-
-    def __post_init__(self) -> None:
-        self._builders = {
-            loop.ProgramIdOp: self._program_id,
-            loop.SizeOp: self._size,
-            loop.RangeOp: self._range,
-            loop.ConstantOp: lambda op: tt.ConstantOp(op.value),
-            loop.SplatOp: lambda op: tt.FullOp(
-                self._get(op.input), loop.shape_of(op.result.type)
-            ),
-            loop.UnaryOp: lambda op: tt.UnaryOp(op.kind.data, self._get(op.input)),
-            loop.BinaryOp: lambda op: tt.BinaryOp(
-                op.kind.data, self._get(op.lhs), self._get(op.rhs)
-            ),
-            loop.CompareOp: lambda op: tt.CompareOp(
-                op.kind.data, self._get(op.lhs), self._get(op.rhs)
-            ),
-            loop.SelectOp: lambda op: tt.WhereOp(
-                self._get(op.condition), self._get(op.on_true), self._get(op.on_false)
-            ),
-            loop.CastOp: lambda op: tt.CastOp(
-                self._get(op.input), loop.element_of(op.result.type)
-            ),
-            loop.ReduceOp: self._reduce,
-            loop.DotOp: lambda op: tt.DotOp(
-                self._get(op.lhs), self._get(op.rhs), self._get(op.acc)
-            ),
-            memory.LoadOp: lambda op: tt.LoadOp(
-                self._get(op.buffer), self._get(op.offset), self._optional(op.mask)
-            ),
-            memory.StoreOp: lambda op: tt.StoreOp(
-                self._get(op.value),
-                self._get(op.buffer),
-                self._get(op.offset),
-                self._optional(op.mask),
-            ),
-            scf.ForOp: self._for,
-            scf.YieldOp: lambda op: scf.YieldOp(*(self._get(v) for v in op.operands)),
-        }
 
     def convert_block(self, source: Block, target: Block) -> None:
         for op in source.ops:
             target.add_op(self._convert(op))
 
     def _convert(self, op: Operation) -> Operation:
-        builder = self._builders.get(type(op))
-        if builder is None:
+        counterpart = _COUNTERPARTS.get(type(op))
+        if counterpart is not None:
+            new = counterpart.create(
+                operands=[self._get(v) for v in op.operands],
+                result_types=[convert_type(r.type) for r in op.results],
+                properties=dict(op.properties),
+            )
+        elif isinstance(op, scf.ForOp):
+            new = self._for(op)
+        else:
             raise PassFailedException(
                 f"lower-memory-to-triton: {op.name} has no triton counterpart; a "
                 "memory.kernel holds loop compute ops, memory.load/store and scf.for"
             )
-        new = builder(op)
         new.attributes |= op.attributes
         new.location = op.location
         for old_result, new_result in zip(op.results, new.results, strict=True):
-            expected = convert_type(old_result.type)
-            if new_result.type != expected:
-                raise PassFailedException(
-                    f"lower-memory-to-triton: {op.name} yields {old_result.type}, "
-                    f"but its triton counterpart {new.name} yields {new_result.type}"
-                )
             new_result.name_hint = old_result.name_hint
             self.values[old_result] = new_result
         return new
 
     def _get(self, value: SSAValue) -> SSAValue:
         return self.values[value]
-
-    def _optional(self, value: SSAValue | None) -> SSAValue | None:
-        return None if value is None else self.values[value]
-
-    def _program_id(self, op: loop.ProgramIdOp) -> Operation:
-        return tt.ProgramIdOp(op.axis.value.data, op.result.type)
-
-    def _size(self, op: loop.SizeOp) -> Operation:
-        return tt.SizeOp(op.expr.data, op.result.type)
-
-    def _range(self, op: loop.RangeOp) -> Operation:
-        shape = loop.shape_of(op.result.type)
-        return tt.ArangeOp(op.block.data, shape, loop.element_of(op.result.type))
-
-    def _reduce(self, op: loop.ReduceOp) -> Operation:
-        index_type = (
-            loop.element_of(op.result.type) if op.kind.data == "argmax" else None
-        )
-        return tt.ReduceOp(
-            op.kind.data, self._get(op.input), op.axis.value.data, index_type
-        )
 
     def _for(self, op: scf.ForOp) -> Operation:
         source = op.body.block

@@ -12,10 +12,11 @@ Python source; this module makes it a live Python module and calls it:
   (``tl.sum``...) is interpreted, so a process interprets or compiles, not
   both: the first ``load_source`` imports triton for its mode, and asking
   for the other mode later raises ``TritonModeError``.
-- ``run(module, arrays, interpret=...)`` converts the inputs to contiguous
-  torch tensors (NumPy arrays zero-copy where possible; bfloat16 through
+- ``run(module, arrays, interpret=...)`` converts the inputs to torch
+  tensors (NumPy arrays zero-copy where possible; bfloat16 through
   ``irc.runtime.arrays``) on the CPU for the interpreter or on the GPU,
-  calls the ``ENTRY`` launcher and returns its torch tensors. A call the
+  calls the ``ENTRY`` launcher (which makes them contiguous) and returns
+  its torch tensors. A call the
   compiled signature refuses raises ``BindingError``.
 - ``compile_for_target(module, target)`` compiles every kernel of a module
   loaded with ``interpret=False`` for a ``GPUTarget`` with
@@ -200,15 +201,16 @@ def cuda_available() -> bool:
 
 
 def _as_tensor(value: Any, index: int, device: str) -> Any:
-    """One input as a contiguous torch tensor on ``device`` (a tensor
-    already on a CUDA device stays there when running on the GPU)."""
+    """One input as a torch tensor on ``device`` (a tensor already on a CUDA
+    device stays there when running on the GPU); the launcher makes it
+    contiguous."""
     if is_torch_tensor(value):
         tensor = value
     else:
         tensor = to_torch(to_numpy(value, f"arg{index}"))
     if device == "cpu" or tensor.device.type != "cuda":
         tensor = tensor.to(device)
-    return tensor.contiguous()
+    return tensor
 
 
 def run(
@@ -229,8 +231,6 @@ def run(
             f"the module was loaded with {loaded} kernels; load the source again "
             f"with interpret={interpret}"
         )
-    if not interpret and not cuda_available():
-        raise IrcError("no CUDA GPU is available: run with interpret=True")
     device = "cpu" if interpret else "cuda"
     tensors = [_as_tensor(a, i, device) for i, a in enumerate(arrays)]
     launcher = getattr(module, module.ENTRY)

@@ -105,3 +105,25 @@ triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 1 grid [1] tiles {B = 1
   // expected-error@+1 {{triton.reduce argmax yields i32 or i64}}
   %i = triton.reduce "argmax" %a 0 : !triton.tensor<[16], f32> -> f32
 }
+
+// -----
+
+// A launch of a triton.kernel passes one buffer per pointer argument (the
+// symbols' arguments are the launcher's), each holding the pointee type.
+triton.kernel @k pointwise (%x: !triton.ptr<f32>, %out: !triton.ptr<f32>, %N: i64) inputs 1 grid [N] tiles {} symbols [N] reason "" {
+}
+func.func @launch_count(%x: !memory.buffer<[N], [1], f32>) {
+  // expected-error@+1 {{memory.launch @k passes 1 buffers, but the kernel takes 2 (1 inputs, 1 outputs)}}
+  memory.launch @k(%x) : (!memory.buffer<[N], [1], f32>)
+  func.return
+}
+
+// -----
+
+triton.kernel @k pointwise (%x: !triton.ptr<f32>, %out: !triton.ptr<f32>, %N: i64) inputs 1 grid [N] tiles {} symbols [N] reason "" {
+}
+func.func @launch_element(%x: !memory.buffer<[N], [1], f32>, %y: !memory.buffer<[N], [1], f16>) {
+  // expected-error@+1 {{argument 1 of memory.launch @k holds f16, but the kernel's argument 1 holds f32}}
+  memory.launch @k(%x, %y) : (!memory.buffer<[N], [1], f32>, !memory.buffer<[N], [1], f16>)
+  func.return
+}
