@@ -18,7 +18,6 @@ imports triton itself (the runtime does, for the interpreter).
 from __future__ import annotations
 
 import ast
-import importlib.util
 import json
 import os
 import subprocess
@@ -38,12 +37,10 @@ from irc.interpreters.memory import run_memory
 from irc.ir import default_context, parse_module
 from irc.lowering.emit_triton import EmitError, emit_module
 from irc.lowering.memory_to_triton import LowerMemoryToTritonPass
+from irc.runtime import triton_backend
 from irc.testing.interpreters import level_of, run_module
 
 torch = pytest.importorskip("torch")
-if importlib.util.find_spec("triton") is None:  # not imported: see below
-    pytest.skip("triton is not installed", allow_module_level=True)
-triton_backend = pytest.importorskip("irc.runtime.triton_backend")
 
 # --------------------------------------------------------------------------
 # Helpers

@@ -19,7 +19,6 @@ of the whole suite takes about 10 s on two cores.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -30,9 +29,6 @@ from typing import Any
 
 import pytest
 from suite_programs import SUITE
-
-if importlib.util.find_spec("triton") is None:
-    pytest.skip("triton is not installed", allow_module_level=True)
 
 #: An H100: CUDA, compute capability 9.0, warps of 32 threads.
 TARGET = ("cuda", 90, 32)
