@@ -27,11 +27,11 @@ from suite_programs import SUITE, SuiteProgram
 import irc
 import irc.api
 from irc.errors import BindingError
+from irc.lowering import emit_triton
 from irc.passes.registry import get_all_passes
+from irc.runtime import triton_backend
 
 torch = pytest.importorskip("torch")
-triton_backend = pytest.importorskip("irc.runtime.triton_backend")
-emit_triton = pytest.importorskip("irc.lowering.emit_triton")
 
 ROWS = [{"N": 1, "D": 1}, {"N": 3, "D": 7}, {"N": 4, "D": 1024}, {"N": 2, "D": 1100}]
 
