@@ -298,8 +298,19 @@ class LaunchError(ValueError):
     dtype or device, a dim that disagrees, a guard that does not hold."""
 
 
-_IRC_NAN = tl.constexpr(float("nan"))
-_IRC_INF = tl.constexpr(float("inf"))
+# Special float values are built from their bits inside the kernels, never
+# read from module globals: Triton re-checks on every launch that each global
+# a kernel read is unchanged, with `!=`, and a NaN global never equals itself.
+@triton.jit
+def _irc_nan(x):
+    """A quiet NaN of x's float type."""
+    return tl.full([], 0x7FF8000000000000, tl.int64).to(tl.float64, bitcast=True).to(x.dtype)
+
+
+@triton.jit
+def _irc_inf(x):
+    """+inf of x's float type."""
+    return tl.full([], 0x7FF0000000000000, tl.int64).to(tl.float64, bitcast=True).to(x.dtype)
 
 
 @triton.jit
@@ -376,7 +387,7 @@ def _irc_pow_f(a, b):
     odd = integral & (tl.abs(y % 2.0) == 1.0)
     negative = (x < 0) | ((x == 0) & (1.0 / x < 0))
     r = tl.where(negative & odd, -r, r)
-    r = tl.where((x < 0) & (tl.floor(y) != y) & (ax != _IRC_INF), _IRC_NAN, r)
+    r = tl.where((x < 0) & (tl.floor(y) != y) & (ax != _irc_inf(x)), _irc_nan(x), r)
     small = integral & (tl.abs(y) < 64.0)
     n = tl.where(small, tl.abs(y), 0.0).to(tl.int32)
     p = tl.zeros_like(x) + 1.0
@@ -388,7 +399,7 @@ def _irc_pow_f(a, b):
     p = tl.where(y < 0, 1.0 / p, p)
     r = tl.where(small, p, r)
     r = tl.where((y == 0) | (x == 1.0), 1.0, r)
-    r = tl.where((x == -1.0) & (tl.abs(y) == _IRC_INF), 1.0, r)
+    r = tl.where((x == -1.0) & (tl.abs(y) == _irc_inf(y)), 1.0, r)
     return r.to(a.dtype)
 
 
@@ -421,14 +432,14 @@ def _irc_tanh(x):
 def _irc_max_f(x, AXIS: tl.constexpr):
     """Max over an axis with NumPy's NaN propagation (tl.max skips NaN)."""
     nan = tl.max((x != x).to(tl.int32), axis=AXIS) > 0
-    return tl.where(nan, _IRC_NAN, tl.max(x, axis=AXIS))
+    return tl.where(nan, _irc_nan(x), tl.max(x, axis=AXIS))
 
 
 @triton.jit
 def _irc_min_f(x, AXIS: tl.constexpr):
     """Min over an axis with NumPy's NaN propagation (tl.min skips NaN)."""
     nan = tl.max((x != x).to(tl.int32), axis=AXIS) > 0
-    return tl.where(nan, _IRC_NAN, tl.min(x, axis=AXIS))
+    return tl.where(nan, _irc_nan(x), tl.min(x, axis=AXIS))
 
 
 @triton.jit
