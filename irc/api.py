@@ -15,7 +15,6 @@ from xdsl.utils.exceptions import ArgSpecParseError
 
 from irc import pytree
 from irc.capture import Captured, TensorSpec, capture
-from irc.dialects import graph as g
 from irc.errors import BindingError, IrcError
 from irc.ir import print_module
 from irc.lowering import pipeline as pipeline_module
@@ -74,9 +73,8 @@ class Compiled:
         self._levels["graph"] = self._working.clone()
         _apply(self._working, passes[:lowering], self._keep_level)
         self._source: str | None = None
-        #: The loaded emitted module, per backend mode (interpreted or not):
-        #: calls skip re-hashing the source.
-        self._launchers: dict[bool, Any] = {}
+        #: What a call runs, per backend (see ``_bind_backend``).
+        self._calls: dict[str, Callable[[tuple[Any, ...], dict[str, Any]], Any]] = {}
 
     def _lower(self) -> None:
         """Run the rest of the pipeline and the default lowering after it,
@@ -150,47 +148,65 @@ class Compiled:
         return sum(isinstance(op, LaunchOp) for op in self._levels["triton"].walk())
 
     def __call__(self, *args: Any, backend: str = "auto", **kwargs: Any) -> Any:
+        """Run on arrays (NumPy arrays give NumPy results, torch tensors
+        torch ones). ``backend`` is ``"triton"`` (a GPU), ``"interpret"``
+        (Triton's interpreter), ``"reference"`` (NumPy) or ``"auto"``, the
+        first of them available when this object is first called."""
+        call = self._calls.get(backend)
+        if call is None:
+            call = self._calls[backend] = self._bind_backend(backend)
+        return call(args, kwargs)
+
+    def _bind_backend(
+        self, backend: str
+    ) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
+        """What a call on ``backend`` runs, prepared once: the loaded emitted
+        module and its device for a Triton backend."""
         if backend not in BACKENDS:
             raise IrcError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
-        leaves, to_caller = self._bind_arguments(args, kwargs)
         if backend == "auto":
-            backend = _auto_backend()
+            resolved = _auto_backend()
+            call = self._calls.get(resolved) or self._bind_backend(resolved)
+            self._calls[resolved] = call
+            return call
         if backend == "reference":
-            outputs = self._run_reference(leaves)
-        else:
-            outputs = self._run_triton(leaves, interpret=backend == "interpret")
-        return pytree.unflatten(self.captured.out_tree, [to_caller(o) for o in outputs])
+            return self._call_reference
+        from irc.runtime import triton_backend
 
-    def _run_reference(self, leaves: Sequence[Any]) -> list[np.ndarray]:
+        interpret = backend == "interpret"
+        module = triton_backend.load_source(self.triton_source, interpret=interpret)
+        launcher = triton_backend.Launcher(module, interpret=interpret)
+        return functools.partial(self._call_triton, launcher)
+
+    def _call_reference(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         from irc.interpreters.graph import run_graph
 
+        leaves, torch_in = self._flatten(args, kwargs)
         arrays = [to_numpy(leaf, name) for leaf, name in zip(leaves, self._input_names)]
-        return run_graph(self.module, arrays, self.captured.function_name)
+        outputs = run_graph(self.module, arrays, self.captured.function_name)
+        return self._results([to_torch(o) for o in outputs] if torch_in else outputs)
 
-    def _run_triton(self, leaves: Sequence[Any], *, interpret: bool) -> list[Any]:
-        from irc.interpreters.graph import find_function
-        from irc.runtime import triton_backend
-        from irc.runtime.binding import bind_arguments, check_guards
-
-        if not interpret and not triton_backend.cuda_available():
-            raise IrcError(
-                "the 'triton' backend needs a CUDA GPU and torch with CUDA; use "
-                "backend='interpret' (Triton's interpreter on the CPU) or 'reference'"
-            )
-        # irc's own checks first, for errors that name arguments, axes and
-        # Python lines; the launcher checks again, for standalone use.
-        function = find_function(self.module, self.captured.function_name)
-        binding = bind_arguments(function, leaves)
-        check_guards(
-            (op for op in function.walk() if isinstance(op, g.GuardOp)), binding
+    def _call_triton(
+        self, launcher: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        # The launcher checks and binds the call itself, with messages that
+        # name the argument, axis, symbol and values.
+        leaves, torch_in = self._flatten(args, kwargs)
+        outputs = launcher(leaves)
+        return self._results(
+            outputs if torch_in else [to_numpy(o, "result") for o in outputs]
         )
-        module = self._launchers.get(interpret)
-        if module is None:
-            module = triton_backend.load_source(self.triton_source, interpret=interpret)
-            self._launchers[interpret] = module
-        return list(triton_backend.run(module, leaves, interpret=interpret))
 
-    @property
+    def _results(self, outputs: Sequence[Any]) -> Any:
+        if self._single_output:
+            return outputs[0]
+        return pytree.unflatten(self.captured.out_tree, outputs)
+
+    @functools.cached_property
+    def _single_output(self) -> bool:
+        return self.captured.out_tree == pytree.LEAF
+
+    @functools.cached_property
     def _input_names(self) -> list[str]:
         captured = self.captured
         return [
@@ -199,13 +215,41 @@ class Compiled:
             if index not in captured.static_leaves
         ]
 
-    def _bind_arguments(
-        self, args: Sequence[Any], kwargs: Mapping[str, Any]
-    ) -> tuple[list[Any], Callable[[Any], Any]]:
+    @functools.cached_property
+    def _positional_leaves(self) -> int | None:
+        """The argument count when the function takes only positional
+        arrays (no containers, no static values): such a call needs no
+        flattening."""
+        captured = self.captured
+        positional, keywords = captured.in_tree.children
+        if keywords.children or captured.static_leaves:
+            return None
+        if any(child != pytree.LEAF for child in positional.children):
+            return None
+        return len(positional.children)
+
+    def _flatten(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[Sequence[Any], bool]:
         """The tensor inputs (NumPy arrays or torch tensors, as given) and
-        how to return results (as the caller's kind of array), after
-        checking the call's structure and static values against the
+        whether any is a torch tensor (then results are torch tensors),
+        after checking the call's structure and static values against the
         compiled ones."""
+        if (
+            not kwargs
+            and len(args) == self._positional_leaves
+            and not any(isinstance(a, pytree.CONTAINERS) for a in args)
+        ):
+            leaves: Sequence[Any] = args
+            torch_in = any(is_torch_tensor(a) for a in args)
+            if not torch_in:
+                leaves = [to_numpy(a, n) for a, n in zip(args, self._input_names)]
+            return leaves, torch_in
+        return self._flatten_tree(args, kwargs)
+
+    def _flatten_tree(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[list[Any], bool]:
         captured = self.captured
         leaves, in_tree = pytree.flatten((list(args), dict(kwargs)))
         if in_tree != captured.in_tree:
@@ -214,7 +258,7 @@ class Compiled:
                 f"{captured.in_tree}, got {in_tree}"
             )
         inputs: list[Any] = []
-        any_torch = False
+        torch_in = False
         for index, (leaf, name) in enumerate(zip(leaves, captured.leaf_names)):
             if index in captured.static_leaves:
                 _check_static(name, leaf, captured.static_leaves[index])
@@ -223,17 +267,9 @@ class Compiled:
                 raise BindingError(f"argument {name!r} is a TensorSpec; pass an array")
             if not is_torch_tensor(leaf):
                 leaf = to_numpy(leaf, name)
-            any_torch |= is_torch_tensor(leaf)
+            torch_in |= is_torch_tensor(leaf)
             inputs.append(leaf)
-        return inputs, _to_torch if any_torch else _to_numpy
-
-
-def _to_torch(value: Any) -> Any:
-    return value if is_torch_tensor(value) else to_torch(value)
-
-
-def _to_numpy(value: Any) -> Any:
-    return to_numpy(value, "result") if is_torch_tensor(value) else value
+        return inputs, torch_in
 
 
 def _auto_backend() -> str:
@@ -246,7 +282,7 @@ def _auto_backend() -> str:
         return "reference"
     from irc.runtime import triton_backend
 
-    return "triton" if triton_backend.cuda_available() else "interpret"
+    return "interpret" if triton_backend.gpu_device() is None else "triton"
 
 
 def _parse_pipeline(pipeline: str | Sequence[ModulePass]) -> list[ModulePass]:

@@ -32,6 +32,8 @@ class TreeDef:
 
 
 LEAF = TreeDef("leaf")
+#: What ``flatten`` may descend into (a namedtuple is a leaf).
+CONTAINERS = (dict, list, tuple)
 
 
 def flatten(tree: Any) -> tuple[list[Any], TreeDef]:

@@ -535,7 +535,8 @@ def test_launcher_allocates_reuses_deallocates_and_skips_empty_grids() -> None:
     assert (
         "as_strided(" in source
         and "del v_u" in source
-        and "if min(grid) > 0:" in source
+        and "if 0 < grid[0] <= 2147483647:" in source
+        and "_irc_check_grid('k_diff', grid" in source
     )
     for n in (1, 2, 7):
         x, v = _rows(n, 3), _rows(1, n)[0]
@@ -610,7 +611,8 @@ def test_launcher_checks_static_and_expression_dims() -> None:
         interpret(module, [np.zeros((2, 4), np.float32), np.zeros(4, np.float32)])
     with pytest.raises(
         BindingError,
-        match=r"argument 'v' axis 0: dim 2\*N is 4 with N = 2, but the array has size 5",
+        match=r"argument 'v' axis 0: dim 2\*N is 4 with N = 2 \(from argument 'x' "
+        r"axis 0\), but the array has size 5",
     ):
         interpret(module, [np.zeros((2, 3), np.float32), np.zeros(5, np.float32)])
 

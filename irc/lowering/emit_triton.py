@@ -458,19 +458,19 @@ def _irc_mul(a, b):
     return a * b
 
 
-def _irc_tensor(tensors, index, name, rank, dtype, device):
-    """Argument `index`, checked (a tensor of this rank and dtype on the
-    device of the others) and made contiguous, as the kernels index it."""
+def _irc_tensor(tensors, index, name, rank, dims, dtype, device):
+    """Argument `index`, checked: a tensor of this rank and dtype on the
+    device of the others."""
     tensor = tensors[index]
     if not isinstance(tensor, torch.Tensor):
         raise LaunchError(f"argument {name!r} must be a torch tensor, got {type(tensor).__name__}")
     if tensor.dim() != rank:
-        raise LaunchError(f"argument {name!r} has rank {tensor.dim()} (shape {tuple(tensor.shape)}) but the function expects rank {rank}")
+        raise LaunchError(f"argument {name!r} has rank {tensor.dim()} (shape {tuple(tensor.shape)}) but the function expects rank {rank}: {dims}")
     if tensor.dtype != dtype:
-        raise LaunchError(f"argument {name!r} has dtype {tensor.dtype} but the function expects {dtype}")
+        raise LaunchError(f"argument {name!r} has dtype {tensor.dtype} but the function expects {dtype}; convert it to {dtype} first")
     if tensor.device != device:
         raise LaunchError(f"argument {name!r} is on {tensor.device} but argument 0 is on {device}; move them to one device")
-    return tensor.contiguous()
+    return tensor
 
 
 def _irc_device(tensors):
@@ -494,7 +494,7 @@ def _irc_static_dim(tensor, name, axis, expected):
 def _irc_symbol(tensor, name, axis, symbol):
     size = tensor.shape[axis]
     if size < 1:
-        raise LaunchError(f"argument {name!r} axis {axis}: symbol {symbol} would be {size}; symbolic dims are sizes of at least 1")
+        raise LaunchError(f"argument {name!r} axis {axis}: symbol {symbol} would be {size}; symbolic dims are sizes of at least 1 (compile with a static dim for empty arrays)")
     return size
 
 
@@ -510,12 +510,20 @@ def _irc_expr_dim(tensor, name, axis, text, value, values):
         raise LaunchError(f"argument {name!r} axis {axis}: dim {text} is {value} with {values}, but the array has size {size}")
 
 
-def _irc_values(*pairs):
-    return ", ".join(f"{name} = {value}" for name, value in pairs) or "no symbols"
+def _irc_values(*triples):
+    return ", ".join(f"{name} = {value}{source}" for name, value, source in triples) or "no symbols"
 
 
 def _irc_guard_failed(fact, values, reason):
     raise LaunchError(f"guard `{fact}` does not hold with {values}{reason}; call with shapes that satisfy it")
+
+
+def _irc_check_grid(kernel, grid, limits):
+    """A grid the launcher's test refused: empty (nothing to launch) or
+    beyond CUDA's limits (an error, before anything is launched)."""
+    for axis, (size, limit) in enumerate(zip(grid, limits)):
+        if size > limit:
+            raise LaunchError(f"kernel @{kernel} would launch {size} programs along grid axis {axis} ({grid}), more than CUDA's limit of {limit}; call with smaller sizes")
 
 
 def _irc_constant(data, dtype, shape):
@@ -1069,12 +1077,34 @@ class _Constants:
         return len(self.entries) - 1
 
 
+#: CUDA's largest grid: 2**31 - 1 programs along axis 0, 65,535 along 1 and 2.
+MAX_GRID = (2**31 - 1, 65535, 65535)
+
+
+@dataclass(frozen=True)
+class _Dim:
+    """One dim of one argument, as the launcher binds or checks it."""
+
+    argument: int
+    name: str
+    axis: int
+    expr: SymExpr
+
+
 @dataclass
 class LauncherEmitter:
-    """Prints one host function as its launcher."""
+    """Prints one host function as its launcher and the launcher's refusal.
+
+    The launcher binds and checks a call in one expression of plain Python
+    (shape unpacking, ``is`` on dtypes, integer comparisons), the per-call
+    cost a GPU launch path can afford. When that expression is false it
+    calls the refusal function, which checks the same things one at a time
+    and raises the ``LaunchError`` naming the argument, axis, symbol, values
+    or guard; both are printed from the same dims and guards."""
 
     function: func.FuncOp
     python_name: str
+    refusal_name: str
     kernels: Mapping[str, _Kernel]
     constants: _Constants
     namer: Namer = field(default_factory=Namer)
@@ -1083,17 +1113,21 @@ class LauncherEmitter:
     lines: list[str] = field(default_factory=list)
 
     def emit(self) -> list[str]:
-        self.namer.taken |= _MODULE_NAMES | {"tensors", "device", "grid"}
+        self.namer.taken |= _MODULE_NAMES | {"tensors", "device", "grid", "refused"}
+        dims = self._dims()
+        refusal = self._refusal(dims)
         self._emit(f"def {self.python_name}(*tensors):")
         self._emit(
             '    """Checks, binds, allocates and launches (see the comment above)."""'
         )
-        self._bind_arguments()
-        self._check_guards()
+        self._bind(dims)
         for op in self.function.body.block.ops:
             self._host_op(op)
         return [
             *comment_lines(f"host function @{self.function.sym_name.data}"),
+            *refusal,
+            "",
+            "",
             *self.lines,
         ]
 
@@ -1112,33 +1146,30 @@ class LauncherEmitter:
 
     # Arguments -----------------------------------------------------------
 
-    def _bind_arguments(self) -> None:
-        args = self.function.body.block.args
-        names = [safe_text(a.name_hint or f"arg{i}") for i, a in enumerate(args)]
-        self._emit(f"    _irc_count(tensors, {len(args)}, {', '.join(names)!r})")
-        self._emit("    device = _irc_device(tensors)")
-        sources: dict[str, tuple[str, int]] = {}
-        expressions: list[tuple[str, str, int, SymExpr]] = []
-        for index, (arg, name) in enumerate(zip(args, names, strict=True)):
-            buffer = self._argument_buffer(arg, index)
-            var = self.namer.fresh("t_", arg.name_hint or f"arg{index}")
-            self.values[arg] = var
-            self._emit(
-                f"    {var} = _irc_tensor(tensors, {index}, {name!r}, {buffer.rank}, "
-                f"{torch_type(buffer.element_type)}, device)"
-            )
-            for axis, dim in enumerate(buffer.dims):
-                self._bind_dim(var, name, axis, dim, sources, expressions)
-        for var, name, axis, dim in expressions:
-            self._emit(
-                f"    _irc_expr_dim({var}, {name!r}, {axis}, {text_literal(str(dim))}, "
-                f"{self._host(dim)}, {self._values(dim.symbols)})"
-            )
+    @property
+    def _arguments(self) -> Sequence[BlockArgument]:
+        return self.function.body.block.args
 
-    def _values(self, symbols: Iterable[str]) -> str:
-        """A call formatting the symbols' values at run time: ``N = 4, D = 8``."""
-        pairs = [f"({s!r}, {self.symbols[s]})" for s in sorted(symbols)]
-        return f"_irc_values({', '.join(pairs)})"
+    def _argument_names(self) -> list[str]:
+        """The names messages give the arguments (from the IR's name hints)."""
+        return [
+            safe_text(a.name_hint or f"arg{i}") for i, a in enumerate(self._arguments)
+        ]
+
+    def _dims(self) -> list[_Dim]:
+        """Every argument's dims, naming a Python variable for each tensor and
+        each symbol (bound by the first dim that is the symbol alone)."""
+        dims: list[_Dim] = []
+        for index, (arg, name) in enumerate(
+            zip(self._arguments, self._argument_names(), strict=True)
+        ):
+            self.values[arg] = self.namer.fresh("t_", arg.name_hint or f"arg{index}")
+            for axis, dim in enumerate(self._argument_buffer(arg, index).dims):
+                symbol = dim.symbol_name
+                if symbol is not None and symbol not in self.symbols:
+                    self.symbols[symbol] = self.namer.fresh("s_", symbol)
+                dims.append(_Dim(index, name, axis, dim))
+        return dims
 
     def _argument_buffer(self, arg: SSAValue, index: int) -> BufferType:
         buffer = arg.type
@@ -1149,56 +1180,165 @@ class LauncherEmitter:
             )
         return buffer
 
-    def _bind_dim(
-        self,
-        var: str,
-        name: str,
-        axis: int,
-        dim: SymExpr,
-        sources: dict[str, tuple[str, int]],
-        expressions: list[tuple[str, str, int, SymExpr]],
-    ) -> None:
-        """A static dim is checked, a symbol bound (or checked against its
-        first binding); expression dims wait until every symbol is bound."""
-        if dim.is_constant:
-            self._emit(f"    _irc_static_dim({var}, {name!r}, {axis}, {int(dim)})")
-            return
-        symbol = dim.symbol_name
-        if symbol is None:
-            expressions.append((var, name, axis, dim))
-            return
-        if symbol in self.symbols:
-            source_name, source_axis = sources[symbol]
-            source = f"argument {source_name!r} axis {source_axis}"
-            self._emit(
-                f"    _irc_same_symbol({var}, {name!r}, {axis}, {symbol!r}, "
-                f"{self.symbols[symbol]}, {source!r})"
+    def _binder(self, dim: _Dim) -> str | None:
+        """The symbol variable ``dim`` binds, if it is the first dim that is
+        its symbol alone."""
+        symbol = dim.expr.symbol_name
+        return self.symbols[symbol] if symbol is not None else None
+
+    # The launcher's fast path ----------------------------------------------
+
+    def _bind(self, dims: Sequence[_Dim]) -> None:
+        """Unpack the tensors and their shapes into variables (a wrong count
+        or rank fails the unpacking), then test everything at once."""
+        args = self._arguments
+        tensors = [self.values[a] for a in args]
+        bound: set[str] = set()
+        shape_targets: dict[int, list[str]] = {i: [] for i in range(len(args))}
+        conditions: list[str] = []
+        for dim in dims:
+            target, condition = self._fast_dim(dim, bound)
+            shape_targets[dim.argument].append(target)
+            if condition is not None:
+                conditions.append(condition)
+        for index, (arg, tensor) in enumerate(zip(args, tensors, strict=True)):
+            element = torch_type(self._argument_buffer(arg, index).element_type)
+            conditions.insert(index, f"{tensor}.dtype is {element}")
+            if index > 0:
+                conditions.append(f"{tensor}.device == device")
+        conditions += [self._guard_condition(op) for op in self._guards()]
+        self._emit("    try:")
+        if args:
+            self._emit(f"        {_tuple_text(tensors)} = tensors")
+            for index, tensor in enumerate(tensors):
+                targets = shape_targets[index]
+                if targets:
+                    self._emit(f"        {_tuple_text(targets)} = {tensor}.shape")
+                else:
+                    conditions.append(f"{tensor}.dim() == 0")
+            self._emit(f"        device = {tensors[0]}.device")
+        else:
+            self._emit("        () = tensors")
+            self._emit("        device = _irc_device(tensors)")
+        self._emit(f"        refused = not ({' and '.join(conditions) or 'True'})")
+        self._emit("    except (TypeError, ValueError, AttributeError):")
+        self._emit("        refused = True")
+        self._emit("    if refused:")
+        self._emit(f"        {self.refusal_name}(tensors)")
+        for tensor in tensors:
+            self._emit(f"    {tensor} = {tensor}.contiguous()")
+
+    def _fast_dim(self, dim: _Dim, bound: set[str]) -> tuple[str, str | None]:
+        """The variable a dim is unpacked into and the condition it must meet."""
+        symbol = self._binder(dim)
+        if symbol is not None and symbol not in bound:
+            bound.add(symbol)
+            return symbol, f"{symbol} >= 1"
+        variable = self.namer.fresh("d_", f"{dim.argument}_{dim.axis}")
+        if dim.expr.is_constant:
+            return variable, f"{variable} == {int(dim.expr)}"
+        return variable, f"{variable} == {self._host(dim.expr)}"
+
+    def _guards(self) -> list[memory.GuardOp]:
+        guards = [
+            op for op in self.function.body.block.ops if isinstance(op, memory.GuardOp)
+        ]
+        for op in guards:
+            if op.fact.fact.op not in _FACT_OPERATORS:
+                raise EmitError(f"memory.guard compares with {op.fact.fact.op!r}")
+        return guards
+
+    def _guard_condition(self, op: memory.GuardOp) -> str:
+        fact = op.fact.fact
+        return f"({self._host(fact.lhs)} {fact.op} {self._host(fact.rhs)})"
+
+    # The refusal: the same checks, one at a time -------------------------
+
+    def _refusal(self, dims: Sequence[_Dim]) -> list[str]:
+        """``def check_<name>(tensors)``: raises the ``LaunchError`` that says
+        why the launcher's fast test failed."""
+        args = self._arguments
+        names = self._argument_names()
+        lines = [
+            f"def {self.refusal_name}(tensors):",
+            f'    """Why {self.python_name} refuses a call: raises its LaunchError."""',
+            f"    _irc_count(tensors, {len(args)}, {', '.join(names)!r})",
+            "    device = _irc_device(tensors)",
+        ]
+        for index, (arg, name) in enumerate(zip(args, names, strict=True)):
+            buffer = self._argument_buffer(arg, index)
+            dims_text = "[" + ", ".join(str(d) for d in buffer.dims) + "]"
+            lines.append(
+                f"    {self.values[arg]} = _irc_tensor(tensors, {index}, {name!r}, "
+                f"{buffer.rank}, {text_literal(dims_text)}, "
+                f"{torch_type(buffer.element_type)}, device)"
             )
-            return
-        self.symbols[symbol] = self.namer.fresh("s_", symbol)
-        sources[symbol] = (name, axis)
-        self._emit(
-            f"    {self.symbols[symbol]} = _irc_symbol({var}, {name!r}, {axis}, {symbol!r})"
+        sources: dict[str, _Dim] = {}
+        for dim in dims:
+            if not dim.expr.symbols or dim.expr.symbol_name is not None:
+                lines.append(self._check_dim(dim, sources))
+        for dim in dims:
+            if dim.expr.symbols and dim.expr.symbol_name is None:
+                lines.append(self._check_expression(dim, sources))
+        for op in self._guards():
+            lines += self._check_guard(op)
+        lines.append(
+            "    raise LaunchError('internal error: the launcher refused a call that "
+            "passes every check; please report it')"
+        )
+        return lines
+
+    def _check_dim(self, dim: _Dim, sources: dict[str, _Dim]) -> str:
+        """A static dim's check, a symbol's binding or its cross-check."""
+        tensor = self.values[self._arguments[dim.argument]]
+        where = f"{tensor}, {dim.name!r}, {dim.axis}"
+        if dim.expr.is_constant:
+            return f"    _irc_static_dim({where}, {int(dim.expr)})"
+        symbol = dim.expr.symbol_name
+        assert symbol is not None
+        variable = self.symbols[symbol]
+        if symbol in sources:
+            first = sources[symbol]
+            source = f"argument {first.name!r} axis {first.axis}"
+            return f"    _irc_same_symbol({where}, {symbol!r}, {variable}, {source!r})"
+        sources[symbol] = dim
+        return f"    {variable} = _irc_symbol({where}, {symbol!r})"
+
+    def _check_expression(self, dim: _Dim, sources: Mapping[str, _Dim]) -> str:
+        tensor = self.values[self._arguments[dim.argument]]
+        return (
+            f"    _irc_expr_dim({tensor}, {dim.name!r}, {dim.axis}, "
+            f"{text_literal(str(dim.expr))}, {self._host(dim.expr)}, "
+            f"{self._values(dim.expr.symbols, sources)})"
         )
 
-    def _check_guards(self) -> None:
-        """Every guard, before anything runs (ops may rely on a later one)."""
-        for op in self.function.body.block.ops:
-            if not isinstance(op, memory.GuardOp):
-                continue
-            fact = op.fact.fact
-            if fact.op not in _FACT_OPERATORS:
-                raise EmitError(f"memory.guard compares with {fact.op!r}")
-            condition = f"{self._host(fact.lhs)} {fact.op} {self._host(fact.rhs)}"
-            values = self._values(fact.lhs.symbols | fact.rhs.symbols)
-            reason = f": {op.reason.data}" if op.reason is not None else ""
-            location = _location_text(op)
-            reason += f" (at {location})" if location else ""
-            self._emit(f"    if not ({condition}):")
-            self._emit(
-                f"        _irc_guard_failed({text_literal(str(fact))}, {values}, "
-                f"{text_literal(reason)})"
+    def _check_guard(self, op: memory.GuardOp) -> list[str]:
+        fact = op.fact.fact
+        values = self._values(fact.lhs.symbols | fact.rhs.symbols)
+        reason = f": {op.reason.data}" if op.reason is not None else ""
+        location = _location_text(op)
+        reason += f" (at {location})" if location else ""
+        return [
+            f"    if not {self._guard_condition(op)}:",
+            f"        _irc_guard_failed({text_literal(str(fact))}, {values}, "
+            f"{text_literal(reason)})",
+        ]
+
+    def _values(
+        self, symbols: Iterable[str], sources: Mapping[str, _Dim] | None = None
+    ) -> str:
+        """A call formatting the symbols' values at run time, with where each
+        was read when ``sources`` are given: ``N = 4 (from argument 'x' axis 0)``."""
+        triples = []
+        for symbol in sorted(symbols):
+            source = ""
+            if sources is not None:
+                first = sources[symbol]
+                source = f" (from argument {first.name!r} axis {first.axis})"
+            triples.append(
+                f"({symbol!r}, {self.symbols[symbol]}, {text_literal(source)})"
             )
+        return f"_irc_values({', '.join(triples)})"
 
     # Host ops ------------------------------------------------------------
 
@@ -1264,15 +1404,42 @@ class LauncherEmitter:
                 f"memory.launch @{op.kernel_name} in @{self.function.sym_name.data} "
                 "launches no triton.kernel of the module"
             )
-        grid = [self._host(g) for g in kernel.op.grid_exprs]
-        grid += ["1"] * (3 - len(grid))
+        grid = [*kernel.op.grid_exprs, *[SymExpr.const(1)] * 3][:3]
         args = [self.values[a] for a in op.args]
         args += [self._host(SymExpr.symbol(s)) for s in kernel.op.symbol_names]
         args += [f"{name}={value}" for name, value in kernel.constexprs.items()]
         args.append("enable_fp_fusion=False")
-        self._emit(f"    grid = ({', '.join(grid)})")
-        self._emit("    if min(grid) > 0:")
-        self._emit(f"        {kernel.python_name}[grid]({', '.join(args)})")
+        launch = f"{kernel.python_name}[grid]({', '.join(args)})"
+        checks = self._grid_checks(op.kernel_name, grid)
+        if checks is None:
+            self._emit(f"    # @{op.kernel_name}: its grid is empty, nothing to launch")
+            return
+        self._emit(f"    grid = ({', '.join(self._host(g) for g in grid)})")
+        if not checks:
+            self._emit(f"    {launch}")
+            return
+        self._emit(f"    if {' and '.join(checks)}:")
+        self._emit(f"        {launch}")
+        self._emit("    else:")
+        self._emit(f"        _irc_check_grid({op.kernel_name!r}, grid, {MAX_GRID!r})")
+
+    def _grid_checks(self, kernel: str, grid: Sequence[SymExpr]) -> list[str] | None:
+        """The run-time tests that ``grid`` is within CUDA's limits and not
+        empty (``0 < grid[i] <= limit``) for its symbolic axes, or None for a
+        grid that is empty whatever the sizes; an axis beyond the limits
+        whatever the sizes is an ``EmitError``."""
+        checks: list[str] = []
+        for axis, (extent, limit) in enumerate(zip(grid, MAX_GRID, strict=True)):
+            if not extent.is_constant:
+                checks.append(f"0 < grid[{axis}] <= {limit}")
+            elif int(extent) > limit:
+                raise EmitError(
+                    f"@{kernel}'s grid has {int(extent)} programs along axis {axis}, "
+                    f"more than CUDA's limit of {limit}"
+                )
+            elif int(extent) <= 0:
+                return None
+        return checks
 
 
 # --------------------------------------------------------------------------
@@ -1306,7 +1473,9 @@ def emit_module(module: ModuleOp) -> str:
     for op in module.ops:
         if isinstance(op, func.FuncOp):
             python_name = namer.fresh("launch_", op.sym_name.data)
-            sections.append(LauncherEmitter(op, python_name, kernels, constants).emit())
+            refusal_name = namer.fresh("refuse_", op.sym_name.data)
+            emitter = LauncherEmitter(op, python_name, refusal_name, kernels, constants)
+            sections.append(emitter.emit())
             launchers.append(python_name)
     sections.append(
         ["_IRC_CONSTANTS = (", *(f"    {c}," for c in constants.entries), ")"]

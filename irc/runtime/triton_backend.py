@@ -12,12 +12,15 @@ Python source; this module makes it a live Python module and calls it:
   (``tl.sum``...) is interpreted, so a process interprets or compiles, not
   both: the first ``load_source`` imports triton for its mode, and asking
   for the other mode later raises ``TritonModeError``.
-- ``run(module, arrays, interpret=...)`` converts the inputs to torch
-  tensors (NumPy arrays zero-copy where possible; bfloat16 through
-  ``irc.runtime.arrays``) on the CPU for the interpreter or on the GPU,
-  calls the ``ENTRY`` launcher (which makes them contiguous) and returns
-  its torch tensors. A call the
-  compiled signature refuses raises ``BindingError``.
+- ``Launcher(module, interpret=...)`` binds a loaded module's ``ENTRY``
+  launcher to its device (the CPU for the interpreter; for the GPU, the
+  active Triton driver's device, ``gpu_device()``); a call converts the
+  inputs to torch tensors there (NumPy arrays zero-copy where possible;
+  bfloat16 through ``irc.runtime.arrays``), calls the launcher (which
+  checks and binds the call and makes the tensors contiguous) and returns
+  its torch tensors. A call the compiled signature refuses raises
+  ``BindingError``. ``run(module, arrays, interpret=...)`` does the same
+  once.
 - ``compile_for_target(module, target)`` compiles every kernel of a module
   loaded with ``interpret=False`` for a ``GPUTarget`` with
   ``triton.compile``, which needs no GPU: how the tests check that the
@@ -53,7 +56,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from irc.errors import BindingError, IrcError
-from irc.runtime.arrays import is_torch_tensor, to_numpy, to_torch
+from irc.runtime.arrays import to_numpy, to_torch
 
 _MODULES: dict[tuple[str, bool], types.ModuleType] = {}
 #: Set by ``load_source`` on each module: whether its kernels are interpreted.
@@ -98,7 +101,7 @@ def triton_mode() -> bool | None:
     return isinstance(tl.sum, InterpretedFunction)
 
 
-def _import_triton(interpret: bool) -> None:
+def import_triton(interpret: bool) -> None:
     """Import triton for ``interpret``, or check that it was."""
     mode = triton_mode()
     if mode is None:
@@ -166,7 +169,7 @@ def load_source(source: str, *, interpret: bool) -> types.ModuleType:
     tracebacks see it, without writing a file. Raises ``TritonModeError``
     when triton was imported in this process for the other mode.
     """
-    _import_triton(interpret)
+    import_triton(interpret)
     digest = hashlib.sha256(source.encode()).hexdigest()
     key = (digest, interpret)
     with _LOCK:
@@ -191,26 +194,88 @@ def load_source(source: str, *, interpret: bool) -> types.ModuleType:
         return module
 
 
-def cuda_available() -> bool:
-    """Whether torch sees a CUDA GPU (False without torch)."""
+def gpu_device() -> Any | None:
+    """The torch device Triton launches kernels on, from its active driver:
+    a CUDA GPU, or the stand-in of a driver set with
+    ``triton.runtime.driver.driver.set_active`` (``irc.testing.fake_driver``);
+    None when there is none (no GPU, no torch, or triton imported to
+    interpret). Imports triton for compiling only when torch sees a GPU."""
     try:
         import torch
     except ImportError:
-        return False
-    return bool(torch.cuda.is_available())
+        return None
+    mode = triton_mode()
+    if mode is None and not torch.cuda.is_available():
+        return None
+    if mode:
+        return None
+    import_triton(interpret=False)
+    from triton.runtime import driver
+
+    try:
+        return driver.active.get_active_torch_device()
+    except RuntimeError:  # Triton found no active driver
+        return None
 
 
-def _as_tensor(value: Any, index: int, device: str) -> Any:
-    """One input as a torch tensor on ``device`` (a tensor already on a CUDA
-    device stays there when running on the GPU); the launcher makes it
-    contiguous."""
-    if is_torch_tensor(value):
-        tensor = value
-    else:
-        tensor = to_torch(to_numpy(value, f"arg{index}"))
-    if device == "cpu" or tensor.device.type != "cuda":
-        tensor = tensor.to(device)
-    return tensor
+class Launcher:
+    """The ``ENTRY`` launcher of a loaded module, bound to the device its
+    kernels run on: what every call on a Triton backend runs.
+
+    Built once per compiled function and backend, so that a call does only
+    what the launcher cannot: NumPy arrays become torch tensors (zero-copy
+    where possible) and tensors move to the device. Binding the symbols and
+    checking the call (count, dtypes, ranks, sizes, guards) is the
+    launcher's own, in plain Python; its ``LaunchError`` is re-raised as
+    ``BindingError``.
+    """
+
+    def __init__(self, module: types.ModuleType, *, interpret: bool):
+        if module.ENTRY is None:
+            raise BindingError("the module has no host function to call")
+        if getattr(module, _MODE_ATTRIBUTE, interpret) != interpret:
+            loaded = "interpreted" if not interpret else "compiled"
+            raise IrcError(
+                f"the module was loaded with {loaded} kernels; load the source again "
+                f"with interpret={interpret}"
+            )
+        import torch
+
+        self.interpret = interpret
+        self.device = torch.device("cpu") if interpret else gpu_device()
+        if self.device is None:
+            raise IrcError(
+                "the 'triton' backend needs a CUDA GPU, torch with CUDA and triton "
+                "imported for compiling; use backend='interpret' (Triton's "
+                "interpreter on the CPU) or 'reference'"
+            )
+        self.launch = getattr(module, module.ENTRY)
+        self.launch_error: type[Exception] = module.LaunchError
+        self._tensor_type = torch.Tensor
+
+    def __call__(self, arrays: Sequence[Any]) -> tuple[Any, ...]:
+        """The results, as torch tensors on the device, of a call on
+        ``arrays`` (NumPy arrays or torch tensors)."""
+        tensors = [self._on_device(a, i) for i, a in enumerate(arrays)]
+        try:
+            if self.interpret:
+                # The interpreter computes with NumPy: overflow, NaN and
+                # division by zero are values, as in the reference
+                # interpreters, not warnings.
+                with _interpret_mode(True), np.errstate(all="ignore"):
+                    return self.launch(*tensors)
+            return self.launch(*tensors)
+        except self.launch_error as error:
+            raise BindingError(str(error)) from error
+
+    def _on_device(self, value: Any, index: int) -> Any:
+        if not isinstance(value, self._tensor_type):
+            value = to_torch(to_numpy(value, f"arg{index}"))
+        # A CUDA tensor stays where it is (the launcher checks that all are
+        # on one device); anything else goes to the launch device.
+        if value.device != self.device and (self.interpret or not value.is_cuda):
+            value = value.to(self.device)
+        return value
 
 
 def run(
@@ -223,28 +288,7 @@ def run(
     arrays or torch tensors); its results as torch tensors (on the CPU when
     interpreting). Raises ``BindingError`` for a call the compiled
     signature refuses (counts, dtypes, ranks, sizes, guards)."""
-    if module.ENTRY is None:
-        raise BindingError("the module has no host function to call")
-    if getattr(module, _MODE_ATTRIBUTE, interpret) != interpret:
-        loaded = "interpreted" if not interpret else "compiled"
-        raise IrcError(
-            f"the module was loaded with {loaded} kernels; load the source again "
-            f"with interpret={interpret}"
-        )
-    device = "cpu" if interpret else "cuda"
-    tensors = [_as_tensor(a, i, device) for i, a in enumerate(arrays)]
-    launcher = getattr(module, module.ENTRY)
-    try:
-        if interpret:
-            # The interpreter computes with NumPy: overflow, NaN and division
-            # by zero are values, as in the reference interpreters, not warnings.
-            with _interpret_mode(True), np.errstate(all="ignore"):
-                results = launcher(*tensors)
-        else:
-            results = launcher(*tensors)
-    except module.LaunchError as error:
-        raise BindingError(str(error)) from error
-    return list(results)
+    return list(Launcher(module, interpret=interpret)(arrays))
 
 
 def compile_for_target(module: types.ModuleType, target: Any) -> dict[str, Any]:
