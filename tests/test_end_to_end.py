@@ -22,7 +22,7 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from suite_programs import SUITE, SuiteProgram
+from suite_programs import SIZES, SUITE, SuiteProgram
 
 import irc
 import irc.api
@@ -32,43 +32,6 @@ from irc.passes.registry import get_all_passes
 from irc.runtime import triton_backend
 
 torch = pytest.importorskip("torch")
-
-ROWS = [{"N": 1, "D": 1}, {"N": 3, "D": 7}, {"N": 4, "D": 1024}, {"N": 2, "D": 1100}]
-
-#: Bindings per program: every symbol at 1, at a non-power of two, at a
-#: power of two that fills the default tiles exactly (no masked tail), and
-#: past one tile where that is cheap (1100 > the 1024-lane row block: a
-#: looped reduction with a masked tail; 67 > the 64-row matmul block; 1500 >
-#: the 1024-element pointwise block).
-SIZES: dict[str, list[dict[str, int]]] = {
-    "elementwise_broadcast": [
-        {"N": 1, "D": 1},
-        {"N": 3, "D": 7},
-        {"N": 4, "D": 64},
-        {"N": 5, "D": 33},
-    ],
-    "softmax": ROWS,
-    "layer_norm": ROWS,
-    "rms_norm": ROWS,
-    "log_softmax": ROWS,
-    "logsumexp": ROWS,
-    "l2_normalize": ROWS,
-    "cross_entropy": [
-        {"N": 1, "V": 1},
-        {"N": 4, "V": 10},
-        {"N": 8, "V": 1024},
-        {"N": 3, "V": 1030},
-    ],
-    "gelu_linear": [{"N": 1}, {"N": 5}, {"N": 64}, {"N": 67}],
-    "mlp": [{"N": 1}, {"N": 5}, {"N": 64}, {"N": 67}],
-    "swiglu": [{"N": 1}, {"N": 5}, {"N": 64}, {"N": 67}],
-    "causal_attention": [{"S": 1}, {"S": 6}, {"S": 64}, {"S": 67}],
-    "head_split": [{"N": 1}, {"N": 3}, {"N": 8}],
-    "rotary": [{"S": 1}, {"S": 4}, {"S": 16}, {"S": 9}],
-    "embedding": [{"N": 1}, {"N": 6}, {"N": 16}, {"N": 32}],
-    "adam_step": [{"N": 1}, {"N": 7}, {"N": 1024}, {"N": 1500}],
-    "gpt2_block": [{"seq": 1}, {"seq": 5}, {"seq": 16}, {"seq": 11}],
-}
 
 #: Kernel launches per call. The row programs, GELU(x @ W + b), the
 #: elementwise chain and the head split are one kernel each and the two-layer

@@ -44,6 +44,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FunctionType,
+    IntegerAttr,
     IntegerType,
     ModuleOp,
     StringAttr,
@@ -470,9 +471,8 @@ class KernelBufferizer:
         if known is not None and _visible(known, access):
             return known
         offset = self._sum_of_terms(access, terms, index_type)
-        if (
-            isinstance(offset.owner, loop.BinaryOp | loop.CastOp)
-            and offset not in indices
+        if isinstance(offset.owner, loop.BinaryOp | loop.CastOp) and all(
+            offset is not index for index, _ in terms
         ):
             offset.name_hint = "off"
         self.offsets[key] = offset
@@ -552,7 +552,84 @@ def _offset_terms(
         ]
         if loop.broadcast_tile_shapes(*context, *rest) == full:
             del terms[position]
-    return terms
+    return _recombined(terms)
+
+
+@dataclass(frozen=True)
+class _Digit:
+    """An index of the form ``(base floordiv divisor) rem modulus`` (no
+    ``rem`` when ``modulus`` is None): one coordinate of a row-major
+    delinearization of ``base``, as the tiler writes them."""
+
+    base: SSAValue
+    divisor: SymExpr
+    modulus: SymExpr | None
+    #: ``base floordiv divisor``: ``base`` itself when the divisor is 1.
+    quotient: SSAValue
+
+    @staticmethod
+    def of(index: SSAValue) -> _Digit:
+        modulus: SymExpr | None = None
+        quotient = index
+        if (
+            _is_binary(index, "rem")
+            and (m := _size_value(index.owner.rhs)) is not None  # type: ignore[union-attr]
+        ):
+            modulus, quotient = m, index.owner.lhs  # type: ignore[union-attr]
+        if (
+            _is_binary(quotient, "floordiv")
+            and (d := _size_value(quotient.owner.rhs)) is not None  # type: ignore[union-attr]
+        ):
+            return _Digit(quotient.owner.lhs, d, modulus, quotient)  # type: ignore[union-attr]
+        return _Digit(quotient, SymExpr.const(1), modulus, quotient)
+
+
+def _is_binary(value: SSAValue, kind: str) -> bool:
+    return isinstance(value.owner, loop.BinaryOp) and value.owner.kind.data == kind
+
+
+def _size_value(value: SSAValue) -> SymExpr | None:
+    """The extent a ``loop.size`` or integer ``loop.constant`` stands for."""
+    owner = value.owner
+    if isinstance(owner, loop.SizeOp):
+        return owner.expr.data
+    if isinstance(owner, loop.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return SymExpr.const(owner.value.value.data)
+    return None
+
+
+def _recombined(
+    terms: list[tuple[SSAValue, SymExpr]],
+) -> list[tuple[SSAValue, SymExpr]]:
+    """``terms`` with each complete row-major delinearization of one value
+    summed back into that value: ``(l floordiv D) * D + (l rem D)`` is
+    ``l``, since ``(x rem m) + (x floordiv m rem n) * m == x rem (m * n)``
+    for positive ``m`` and ``n`` (dims are at least 1 when lanes touch
+    memory). Without this, a contiguous access reads through ``floordiv``
+    and ``rem`` and Triton cannot see that its lanes are consecutive, so
+    it cannot vectorise the loads."""
+    result = list(terms)
+    position = len(result) - 1
+    while position > 0:
+        inner = _Digit.of(result[position][0])
+        stride = result[position][1]
+        digit, start = inner, position
+        while digit.modulus is not None and start > 0:
+            outer_index, outer_stride = result[start - 1]
+            outer = _Digit.of(outer_index)
+            if not (
+                outer.base is digit.base
+                and outer.divisor == digit.divisor * digit.modulus
+                and outer_stride == stride * digit.modulus
+            ):
+                break
+            modulus = None if outer.modulus is None else digit.modulus * outer.modulus
+            digit = _Digit(digit.base, digit.divisor, modulus, digit.quotient)
+            start -= 1
+        if start < position and digit.modulus is None:
+            result[start : position + 1] = [(inner.quotient, stride)]
+        position = start - 1
+    return result
 
 
 def _visible(value: SSAValue, access: Operation) -> bool:

@@ -346,3 +346,44 @@ func.func @unit_dims(%x: !graph.tensor<[1, N], f32>, %s: !graph.tensor<[1], f32>
   }
   func.return %y : !graph.tensor<[N], f32>
 }
+
+// -----
+
+// Row-major coordinates of one flat index recombine: a pointwise kernel over
+// [A, B, C] reads %x at [i floordiv B*C, (i floordiv C) rem B, i rem C],
+// whose offset with strides [B*C, C, 1] is %i itself (consecutive lanes,
+// which Triton can vectorise), with no index arithmetic. %y broadcasts
+// along B: its coordinates [i floordiv B*C, i rem C] are not a complete
+// delinearization of %i, so its offset is computed.
+
+// CHECK-LABEL: memory.kernel @k0 pointwise (%a: !memory.buffer<[A, B, C], [B*C, C, 1], f32>, %b: !memory.buffer<[A, 1, C], [C, C, 1], f32>, %out: !memory.buffer<[A, B, C], [B*C, C, 1], f32>)
+// CHECK:         %v = memory.load %a[%i] mask %m
+// CHECK:         %[[ROW:.*]] = loop.binary "mul" %i0, %{{.*}}
+// CHECK-NEXT:    %[[OFF:.*]] = loop.binary "add" %[[ROW]], %i2
+// CHECK-NEXT:    %w = memory.load %b[%[[OFF]]] mask %m
+// CHECK:         memory.store %s, %out[%i] mask %m
+func.func @flat(%x: !graph.tensor<[A, B, C], f32>, %y: !graph.tensor<[A, 1, C], f32>) -> !graph.tensor<[A, B, C], f32> {
+  %z = loop.kernel @k0 pointwise (%x, %y) grid [(A*B*C + 63) floordiv 64] tiles {BLOCK = 64} symbols [A, B, C] reason "flat" : (!graph.tensor<[A, B, C], f32>, !graph.tensor<[A, 1, C], f32>) -> (!graph.tensor<[A, B, C], f32>) {
+  ^bb0(%a: !graph.tensor<[A, B, C], f32>, %b: !graph.tensor<[A, 1, C], f32>):
+    %pid = loop.program_id 0 : i64
+    %c64 = loop.constant 64 : i64
+    %start = loop.binary "mul" %pid, %c64 : (i64, i64) -> i64
+    %r = loop.range "BLOCK" : !loop.tile<[64], i64>
+    %i = loop.binary "add" %start, %r : (i64, !loop.tile<[64], i64>) -> !loop.tile<[64], i64>
+    %n = loop.size A*B*C : i64
+    %m = loop.cmp "lt" %i, %n : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i1>
+    %bc = loop.size B*C : i64
+    %cs = loop.size C : i64
+    %bs = loop.size B : i64
+    %i0 = loop.binary "floordiv" %i, %bc : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i64>
+    %q = loop.binary "floordiv" %i, %cs : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i64>
+    %i1 = loop.binary "rem" %q, %bs : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i64>
+    %i2 = loop.binary "rem" %i, %cs : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i64>
+    %zero = loop.constant 0 : i64
+    %v = loop.read %a[%i0, %i1, %i2] mask %m : !graph.tensor<[A, B, C], f32>[!loop.tile<[64], i64>, !loop.tile<[64], i64>, !loop.tile<[64], i64>] mask !loop.tile<[64], i1> -> !loop.tile<[64], f32>
+    %w = loop.read %b[%i0, %zero, %i2] mask %m : !graph.tensor<[A, 1, C], f32>[!loop.tile<[64], i64>, i64, !loop.tile<[64], i64>] mask !loop.tile<[64], i1> -> !loop.tile<[64], f32>
+    %s = loop.binary "add" %v, %w : (!loop.tile<[64], f32>, !loop.tile<[64], f32>) -> !loop.tile<[64], f32>
+    loop.write %s to 0[%i0, %i1, %i2] mask %m : !loop.tile<[64], f32>[!loop.tile<[64], i64>, !loop.tile<[64], i64>, !loop.tile<[64], i64>] mask !loop.tile<[64], i1>
+  }
+  func.return %z : !graph.tensor<[A, B, C], f32>
+}

@@ -146,30 +146,47 @@ func.func @host(%x: !memory.buffer<[N, D], [D, 1], f32>, %a: !memory.buffer<[16,
 // PY-NEXT:     v_h = v_dot.to(tl.float16)
 // PY-NEXT:     v_w = v_h.to(tl.float32)
 // PY:      # host function @host
-// PY-NEXT: def launch_host(*tensors):
+// PY-NEXT: def refuse_host(tensors):
 // PY:          _irc_count(tensors, 2, 'x, a')
 // PY-NEXT:     device = _irc_device(tensors)
-// PY-NEXT:     t_x = _irc_tensor(tensors, 0, 'x', 2, torch.float32, device)
+// PY-NEXT:     t_x = _irc_tensor(tensors, 0, 'x', 2, '[N, D]', torch.float32, device)
+// PY-NEXT:     t_a = _irc_tensor(tensors, 1, 'a', 2, '[16, 16]', torch.float16, device)
 // PY-NEXT:     s_N = _irc_symbol(t_x, 'x', 0, 'N')
 // PY-NEXT:     s_D = _irc_symbol(t_x, 'x', 1, 'D')
-// PY-NEXT:     t_a = _irc_tensor(tensors, 1, 'a', 2, torch.float16, device)
 // PY-NEXT:     _irc_static_dim(t_a, 'a', 0, 16)
 // PY-NEXT:     _irc_static_dim(t_a, 'a', 1, 16)
 // PY-NEXT:     if not (s_N <= 4096):
-// PY-NEXT:         _irc_guard_failed('N <= 4096', _irc_values(('N', s_N)), ': rows "fit"')
+// PY-NEXT:         _irc_guard_failed('N <= 4096', _irc_values(('N', s_N, '')), ': rows "fit"')
+// PY-NEXT:     raise LaunchError('internal error: {{.*}}')
+// PY:      def launch_host(*tensors):
+// PY:          try:
+// PY-NEXT:         (t_x, t_a) = tensors
+// PY-NEXT:         (s_N, s_D) = t_x.shape
+// PY-NEXT:         (d_1_0, d_1_1) = t_a.shape
+// PY-NEXT:         device = t_x.device
+// PY-NEXT:         refused = not (t_x.dtype is torch.float32 and t_a.dtype is torch.float16 and s_N >= 1 and s_D >= 1 and d_1_0 == 16 and d_1_1 == 16 and t_a.device == device and (s_N <= 4096))
+// PY-NEXT:     except (TypeError, ValueError, AttributeError):
+// PY-NEXT:         refused = True
+// PY-NEXT:     if refused:
+// PY-NEXT:         refuse_host(tensors)
+// PY-NEXT:     t_x = t_x.contiguous()
+// PY-NEXT:     t_a = t_a.contiguous()
 // PY-NEXT:     v_t = torch.empty_strided((s_N,), (1,), dtype=torch.float32, device=device)
 // PY-NEXT:     grid = (s_N, 1, 1)
-// PY-NEXT:     if min(grid) > 0:
+// PY-NEXT:     if 0 < grid[0] <= 2147483647:
 // PY-NEXT:         kernel_rowsum_k0[grid](t_x, v_t, s_D, s_N, c_BLOCK=32, enable_fp_fusion=False)
+// PY-NEXT:     else:
+// PY-NEXT:         _irc_check_grid('rowsum_k0', grid, (2147483647, 65535, 65535))
 // PY-NEXT:     v_y = v_t.as_strided((s_N,), (1,))
 // PY-NEXT:     grid = (s_N, 1, 1)
-// PY-NEXT:     if min(grid) > 0:
+// PY-NEXT:     if 0 < grid[0] <= 2147483647:
 // PY-NEXT:         kernel_rowsum_k0[grid](t_x, v_y, s_D, s_N, c_BLOCK=32, enable_fp_fusion=False)
+// PY-NEXT:     else:
+// PY-NEXT:         _irc_check_grid('rowsum_k0', grid, (2147483647, 65535, 65535))
 // PY-NEXT:     v_b = _IRC_CONSTANTS[0].to(device, copy=True)
 // PY-NEXT:     v_o = torch.empty_strided((16, 16), (16, 1), dtype=torch.float32, device=device)
 // PY-NEXT:     grid = (1, 1, 1)
-// PY-NEXT:     if min(grid) > 0:
-// PY-NEXT:         kernel_dot_k0[grid](t_a, v_b, v_o, c_BM=16, c_BK=16, enable_fp_fusion=False)
+// PY-NEXT:     kernel_dot_k0[grid](t_a, v_b, v_o, c_BM=16, c_BK=16, enable_fp_fusion=False)
 // PY-NEXT:     del v_b
 // PY-NEXT:     return (v_y, v_o)
 // PY:      _IRC_CONSTANTS = (
