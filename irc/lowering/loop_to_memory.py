@@ -572,8 +572,7 @@ class _Digit:
         modulus: SymExpr | None = None
         quotient = index
         if (
-            _is_binary(index, "rem")
-            and (m := _size_value(index.owner.rhs)) is not None  # type: ignore[union-attr]
+            _is_binary(index, "rem") and (m := _size_value(index.owner.rhs)) is not None  # type: ignore[union-attr]
         ):
             modulus, quotient = m, index.owner.lhs  # type: ignore[union-attr]
         if (
