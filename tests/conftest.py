@@ -6,7 +6,12 @@ so a CI run is reproducible; ``dev`` explores new examples each run;
 Choose one explicitly with ``IRC_HYPOTHESIS_PROFILE``.
 """
 
+import json
 import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
 
 # One process either interprets Triton kernels or compiles them, decided
 # when triton is first imported (irc.runtime.triton_backend): the test
@@ -14,6 +19,7 @@ import os
 # GPU target happens in subprocesses that ask for it.
 os.environ["TRITON_INTERPRET"] = "1"
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 from irc.testing import register_profiles
@@ -31,3 +37,26 @@ settings.register_profile("dev", deadline=None, print_blob=True)
 settings.load_profile(
     os.environ.get("IRC_HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
 )
+
+
+@pytest.fixture(scope="session")
+def fake_gpu_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The report of ``tests/fake_gpu_suite.py``: every suite program called
+    on the ``triton`` backend under the fake CUDA driver, in one subprocess
+    (which compiles Triton kernels, as this process cannot)."""
+    tests = Path(__file__).resolve().parent
+    out = tmp_path_factory.mktemp("fake_gpu") / "report.json"
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(tests), str(tests.parent), env.get("PYTHONPATH", "")) if p
+    )
+    completed = subprocess.run(
+        [sys.executable, str(tests / "fake_gpu_suite.py"), str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1200,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    return json.loads(out.read_text())

@@ -523,7 +523,7 @@ def _irc_check_grid(kernel, grid, limits):
     beyond CUDA's limits (an error, before anything is launched)."""
     for axis, (size, limit) in enumerate(zip(grid, limits)):
         if size > limit:
-            raise LaunchError(f"kernel @{kernel} would launch {size} programs along grid axis {axis} ({grid}), more than CUDA's limit of {limit}; call with smaller sizes")
+            raise LaunchError(f"kernel @{kernel} would launch {size} programs along axis {axis} of its grid {grid}, more than CUDA's limit of {limit} on that axis; call with smaller sizes")
 
 
 def _irc_constant(data, dtype, shape):

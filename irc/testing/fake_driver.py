@@ -74,6 +74,10 @@ class Launch:
     signature: dict[str, str]
     #: The specialisation attributes: parameter index -> ``[["tt.divisibility", 16]]``.
     attrs: dict[tuple[int, ...], Any]
+    #: The compiled kernel's metadata (``hash``, ``num_warps``, ``shared``...):
+    #: ``hash`` finds its ``CompiledKernel`` (and PTX) among the
+    #: ``@triton.jit`` function's cached binaries, see ``compiled_kernels``.
+    metadata: Any
 
 
 @dataclass
@@ -106,6 +110,7 @@ class _Launcher:
         self.names = list(src.fn.arg_names)
         self.signature = dict(src.signature)
         self.attrs = dict(src.attrs)
+        self.metadata = metadata
 
     def __call__(
         self,
@@ -136,6 +141,7 @@ class _Launcher:
                 dict(zip(self.names, args, strict=True)),
                 self.signature,
                 self.attrs,
+                self.metadata,
             )
         )
 
@@ -189,6 +195,17 @@ class FakeCudaDriver:
 
     def get_benchmarker(self) -> Any:
         raise IrcError("the fake CUDA driver runs no kernel, so it cannot time one")
+
+
+def compiled_kernels(function: Any) -> dict[str, Any]:
+    """The binaries Triton compiled for a ``@triton.jit`` function on the
+    fake device, by hash: one ``CompiledKernel`` (``.asm["ptx"]``,
+    ``.asm["cubin"]``) per specialisation launched."""
+    caches = function.device_caches
+    if 0 not in caches:  # never launched (the cache is a defaultdict)
+        return {}
+    kernel_cache = caches[0][0]
+    return {kernel.hash: kernel for kernel in kernel_cache.values()}
 
 
 @contextmanager

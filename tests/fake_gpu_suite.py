@@ -1,0 +1,205 @@
+"""Every suite program called on the ``triton`` backend through Triton's real
+JIT launch path, under ``irc.testing.fake_driver`` (no GPU needed).
+
+Each program is called the way a user calls it, ``compiled(*tensors,
+backend="triton")``, at every binding of ``SIZES``, twice: the first call
+binds, specialises (16-byte aligned pointers, sizes equal to 1, multiples of
+16) and compiles every kernel for an H100 with Triton's compiler and ptxas;
+the second must find them all in Triton's cache. The fake driver records the
+launches instead of running them, so results hold no values, but their
+shapes and dtypes are the launcher's.
+
+Triton fixes when it is imported whether a process interprets or compiles
+kernels, and the test process interprets, so this file is a script run in a
+subprocess (``tests/conftest.py``'s ``fake_gpu_report`` fixture): it writes a
+JSON report that ``test_gpu_launch.py`` and ``test_h100_compile.py`` check.
+Triton caches binaries on disk (``TRITON_CACHE_DIR``), so a second run
+mostly reads them back.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from suite_programs import SIZES, SUITE
+
+import irc
+from irc import pytree
+from irc.dialects import memory
+from irc.dialects import triton as tt
+from irc.ir import parse_module
+from irc.testing.fake_driver import FakeCudaDriver, compiled_kernels, fake_cuda
+
+#: A global load of 2 or 4 elements at once (``ld.global.v4.b32``...).
+VECTOR_LOAD = re.compile(r"\bld\.global(?:\.\w+)*\.v[24]\.")
+SCALAR_LOAD = re.compile(r"\bld\.global(?![\w.]*\.v[24]\.)[\w.]*\s")
+ELF_MAGIC = b"\x7fELF"
+
+
+def expected_launches(compiled: irc.Compiled, binding: dict[str, int]) -> list[Any]:
+    """(kernel, grid, symbols' values) of each launch, from the triton-level IR
+    alone: the host function's ``memory.launch`` ops in order, each
+    kernel's grid and symbols evaluated under ``binding`` (an empty grid
+    launches nothing)."""
+    module = parse_module(compiled.ir("triton"))
+    kernels = {op.kernel_name: op for op in module.ops if isinstance(op, tt.KernelOp)}
+    launches = []
+    for op in module.walk():
+        if not isinstance(op, memory.LaunchOp):
+            continue
+        kernel = kernels[op.kernel_name]
+        grid = [g.evaluate(binding) for g in kernel.grid_exprs]
+        grid += [1] * (3 - len(grid))
+        if min(grid) > 0:
+            symbols = [binding[s] for s in kernel.symbol_names]
+            launches.append([f"kernel_{op.kernel_name}", grid, symbols])
+    return launches
+
+
+def _torch_leaves(tree: Any) -> Any:
+    import torch
+
+    return pytree.map_leaves(
+        lambda leaf: (
+            torch.from_numpy(np.ascontiguousarray(leaf))
+            if isinstance(leaf, np.ndarray)
+            else leaf
+        ),
+        tree,
+    )
+
+
+def _argument(value: Any) -> dict[str, Any]:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return {
+            "kind": "tensor",
+            "dtype": str(value.dtype).removeprefix("torch."),
+            "aligned": value.data_ptr() % 16 == 0,
+        }
+    if isinstance(value, bool | int):
+        return {"kind": "int", "value": int(value)}
+    return {"kind": type(value).__name__, "value": repr(value)}
+
+
+def _binary_facts(binary: Any) -> dict[str, Any]:
+    ptx = binary.asm.get("ptx", "")
+    cubin = binary.asm.get("cubin", b"")
+    return {
+        "sm_90": ".target sm_90" in ptx,
+        "entry": f".entry {binary.name}" in ptx,
+        "cubin_bytes": len(cubin) if cubin[:4] == ELF_MAGIC else 0,
+        "vector_loads": len(VECTOR_LOAD.findall(ptx)),
+        "scalar_loads": len(SCALAR_LOAD.findall(ptx)),
+    }
+
+
+def _launch_records(gpu: FakeCudaDriver, start: int, binaries: dict[str, Any]) -> list:
+    return [
+        {
+            "kernel": launch.kernel,
+            "grid": list(launch.grid),
+            "args": {name: _argument(v) for name, v in launch.args.items()},
+            "signature": launch.signature,
+            "binary": _binary_facts(binaries[launch.metadata.hash]),
+        }
+        for launch in gpu.launches[start:]
+    ]
+
+
+def _outputs(value: Any) -> list[dict[str, Any]]:
+    leaves, _ = pytree.flatten(value)
+    return [
+        {"shape": list(np.shape(leaf)), "dtype": str(leaf.dtype).removeprefix("torch.")}
+        for leaf in leaves
+    ]
+
+
+def launch_program(gpu: FakeCudaDriver, name: str) -> dict[str, Any]:
+    """Two public calls per binding of one program, as recorded."""
+    from irc.runtime import triton_backend
+
+    program = SUITE[name]
+    compiled = program.compile()
+    module = triton_backend.load_source(compiled.triton_source, interpret=False)
+    declared = {
+        kernel: {"signature": signature, "constexprs": constexprs}
+        for kernel, (_, signature, constexprs) in module.KERNELS.items()
+    }
+    calls = []
+    for sizes in SIZES[name]:
+        call = program.inputs(np.random.default_rng(0), **sizes)
+        args, kwargs = _torch_leaves(list(call.args)), _torch_leaves(dict(call.kwargs))
+        record: dict[str, Any] = {
+            "sizes": sizes,
+            "expected": expected_launches(compiled, sizes),
+            "numpy": _outputs(program.function(*call.args, **call.kwargs)),
+        }
+        for attempt in ("first", "second"):
+            launches, loads = len(gpu.launches), len(gpu.loaded)
+            result = compiled(*args, backend="triton", **kwargs)
+            binaries = {
+                digest: binary
+                for function, _, _ in module.KERNELS.values()
+                for digest, binary in compiled_kernels(function).items()
+            }
+            record[attempt] = {
+                "launches": _launch_records(gpu, launches, binaries),
+                "compiled": len(gpu.loaded) - loads,
+                "outputs": _outputs(result),
+            }
+        calls.append(record)
+    globals_read = {
+        kernel: sorted(n for n, _ in function.used_global_vals)
+        for kernel, (function, _, _) in module.KERNELS.items()
+    }
+    return {
+        "kernels": compiled.num_kernels,
+        "declared": declared,
+        "globals_read": globals_read,
+        "calls": calls,
+    }
+
+
+def batched_matmul(a: Any, b: Any) -> Any:
+    return a @ b
+
+
+def launch_beyond_grid_limits(gpu: FakeCudaDriver) -> dict[str, Any]:
+    """A batched matmul whose batch (grid axis 1) exceeds CUDA's 65,535."""
+    import torch
+
+    spec = irc.TensorSpec(("B", 2, 2), "float32")
+    compiled = irc.compile(batched_matmul, spec, spec)
+    a = torch.zeros((70000, 2, 2))
+    launches = len(gpu.launches)
+    try:
+        compiled(a, a, backend="triton")
+    except irc.BindingError as error:
+        return {"error": str(error), "launches": len(gpu.launches) - launches}
+    return {"error": None, "launches": len(gpu.launches) - launches}
+
+
+def launch_suite(names: list[str]) -> dict[str, Any]:
+    report: dict[str, Any] = {}
+    with fake_cuda() as gpu:
+        for name in names:
+            try:
+                report[name] = launch_program(gpu, name)
+            except Exception:
+                report[name] = {"error": traceback.format_exc()}
+        report["beyond_grid_limits"] = launch_beyond_grid_limits(gpu)
+    return report
+
+
+if __name__ == "__main__":
+    # python tests/fake_gpu_suite.py REPORT.json [PROGRAM...]
+    out_path, *names = sys.argv[1:]
+    Path(out_path).write_text(json.dumps(launch_suite(names or sorted(SUITE))))
