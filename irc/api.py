@@ -175,27 +175,31 @@ class Compiled:
 
         interpret = backend == "interpret"
         module = triton_backend.load_source(self.triton_source, interpret=interpret)
-        launcher = triton_backend.Launcher(module, interpret=interpret)
+        launcher = triton_backend.Launcher(
+            module, self._input_names, interpret=interpret
+        )
         return functools.partial(self._call_triton, launcher)
 
     def _call_reference(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         from irc.interpreters.graph import run_graph
 
-        leaves, torch_in = self._flatten(args, kwargs)
+        leaves = self._flatten(args, kwargs)
         arrays = [to_numpy(leaf, name) for leaf, name in zip(leaves, self._input_names)]
         outputs = run_graph(self.module, arrays, self.captured.function_name)
-        return self._results([to_torch(o) for o in outputs] if torch_in else outputs)
+        if any(is_torch_tensor(leaf) for leaf in leaves):
+            outputs = [to_torch(o) for o in outputs]
+        return self._results(outputs)
 
     def _call_triton(
         self, launcher: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
         # The launcher checks and binds the call itself, with messages that
         # name the argument, axis, symbol and values.
-        leaves, torch_in = self._flatten(args, kwargs)
-        outputs = launcher(leaves)
-        return self._results(
-            outputs if torch_in else [to_numpy(o, "result") for o in outputs]
-        )
+        leaves = self._flatten(args, kwargs)
+        outputs, torch_in = launcher(leaves)
+        if not torch_in:
+            outputs = [to_numpy(o, "result") for o in outputs]
+        return self._results(outputs)
 
     def _results(self, outputs: Sequence[Any]) -> Any:
         if self._single_output:
@@ -216,60 +220,35 @@ class Compiled:
         ]
 
     @functools.cached_property
-    def _positional_leaves(self) -> int | None:
-        """The argument count when the function takes only positional
-        arrays (no containers, no static values): such a call needs no
-        flattening."""
-        captured = self.captured
-        positional, keywords = captured.in_tree.children
-        if keywords.children or captured.static_leaves:
-            return None
-        if any(child != pytree.LEAF for child in positional.children):
-            return None
-        return len(positional.children)
+    def _flattener(self) -> pytree.CallFlattener:
+        return pytree.call_flattener(self.captured.in_tree)
 
-    def _flatten(
-        self, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> tuple[Sequence[Any], bool]:
-        """The tensor inputs (NumPy arrays or torch tensors, as given) and
-        whether any is a torch tensor (then results are torch tensors),
-        after checking the call's structure and static values against the
+    @functools.cached_property
+    def _tensor_leaves(self) -> list[int] | None:
+        """The leaf indices of the tensor inputs; None when every leaf is one."""
+        captured = self.captured
+        if not captured.static_leaves:
+            return None
+        count = len(captured.leaf_names)
+        return [i for i in range(count) if i not in captured.static_leaves]
+
+    def _flatten(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+        """The tensor inputs, as given (NumPy arrays or torch tensors), after
+        checking the call's structure and static values against the
         compiled ones."""
-        if (
-            not kwargs
-            and len(args) == self._positional_leaves
-            and not any(isinstance(a, pytree.CONTAINERS) for a in args)
-        ):
-            leaves: Sequence[Any] = args
-            torch_in = any(is_torch_tensor(a) for a in args)
-            if not torch_in:
-                leaves = [to_numpy(a, n) for a, n in zip(args, self._input_names)]
-            return leaves, torch_in
-        return self._flatten_tree(args, kwargs)
-
-    def _flatten_tree(
-        self, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> tuple[list[Any], bool]:
         captured = self.captured
-        leaves, in_tree = pytree.flatten((list(args), dict(kwargs)))
-        if in_tree != captured.in_tree:
+        leaves = self._flattener(args, kwargs)
+        if leaves is None:
+            _, in_tree = pytree.flatten((list(args), dict(kwargs)))
             raise BindingError(
                 "the arguments' structure differs from the one compiled: expected "
                 f"{captured.in_tree}, got {in_tree}"
             )
-        inputs: list[Any] = []
-        torch_in = False
-        for index, (leaf, name) in enumerate(zip(leaves, captured.leaf_names)):
-            if index in captured.static_leaves:
-                _check_static(name, leaf, captured.static_leaves[index])
-                continue
-            if isinstance(leaf, TensorSpec):
-                raise BindingError(f"argument {name!r} is a TensorSpec; pass an array")
-            if not is_torch_tensor(leaf):
-                leaf = to_numpy(leaf, name)
-            torch_in |= is_torch_tensor(leaf)
-            inputs.append(leaf)
-        return inputs, torch_in
+        if self._tensor_leaves is None:
+            return leaves
+        for index, expected in captured.static_leaves.items():
+            _check_static(captured.leaf_names[index], leaves[index], expected)
+        return [leaves[i] for i in self._tensor_leaves]
 
 
 def _auto_backend() -> str:

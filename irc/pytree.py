@@ -7,8 +7,10 @@ weights passed as ``{"attn": {"w": ...}}`` become named function arguments.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+import itertools
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any
 
 
@@ -79,6 +81,90 @@ def _unflatten(treedef: TreeDef, leaves: Iterator[Any]) -> Any:
     if treedef.kind == "dict":
         return dict(zip(treedef.keys, children))
     return children if treedef.kind == "list" else tuple(children)
+
+
+#: ``call_flattener``'s functions: ``(args, kwargs)`` -> leaves, or None.
+CallFlattener = Callable[[Sequence[Any], Mapping[str, Any]], "list[Any] | None"]
+
+
+def call_flattener(treedef: TreeDef) -> CallFlattener:
+    """A function giving the leaves of ``flatten((list(args), dict(kwargs)))``
+    when that call tree has the structure ``treedef``, and None otherwise.
+
+    It is generated once per structure as straight-line Python (one test per
+    node, no recursion, no ``TreeDef`` built), because a compiled function
+    flattens its arguments on every call: for a dozen weights in nested
+    dicts that is about 2 us instead of ``flatten`` and a comparison's 15.
+    """
+    if treedef.kind != "tuple" or [c.kind for c in treedef.children] != [
+        "list",
+        "dict",
+    ]:
+        raise ValueError(f"{treedef} is not the structure of (args, kwargs)")
+    positional, keywords = treedef.children
+    emitter = _FlattenerEmitter()
+    lines = [
+        "def flatten(args, kwargs):",
+        f"    if len(args) != {len(positional.children)}: return None",
+        f"    if len(kwargs) != {len(keywords.children)}: return None",
+    ]
+    if keywords.children:
+        keys = emitter.constant(keywords.keys)
+        lines.append(f"    if tuple(kwargs) != {keys}: return None")
+    for index, child in enumerate(positional.children):
+        lines += emitter.visit(child, f"args[{index}]")
+    for index, child in enumerate(keywords.children):
+        lines += emitter.visit(child, f"kwargs[{keys}[{index}]]")
+    lines.append(f"    return [{', '.join(emitter.leaves)}]")
+    namespace: dict[str, Any] = {"_CONTAINERS": CONTAINERS, **emitter.constants}
+    exec("\n".join(lines), namespace)
+    return namespace["flatten"]
+
+
+@dataclass
+class _FlattenerEmitter:
+    """The body of a ``call_flattener`` function, node by node."""
+
+    leaves: list[str] = dataclass_field(default_factory=list)
+    constants: dict[str, Any] = dataclass_field(default_factory=dict)
+    _names: Iterator[int] = dataclass_field(default_factory=itertools.count)
+
+    def constant(self, value: Any) -> str:
+        """A name for ``value`` in the function's namespace (dict keys may
+        be any hashable value, so they are never printed as literals)."""
+        name = f"_k{len(self.constants)}"
+        self.constants[name] = value
+        return name
+
+    def visit(self, node: TreeDef, expression: str) -> list[str]:
+        var = f"t{next(self._names)}"
+        lines = [f"    {var} = {expression}"]
+        count = len(node.children)
+        if node.kind == "leaf":
+            self.leaves.append(var)
+            return [
+                *lines,
+                f"    if isinstance({var}, _CONTAINERS) and not (isinstance({var}, "
+                f"tuple) and hasattr({var}, '_fields')): return None",
+            ]
+        if node.kind == "dict":
+            keys = self.constant(node.keys)
+            lines.append(
+                f"    if not isinstance({var}, dict) or len({var}) != {count} or "
+                f"tuple({var}) != {keys}: return None"
+            )
+            items = [f"{var}[{keys}[{i}]]" for i in range(count)]
+        else:
+            kind = node.kind
+            named = f" or hasattr({var}, '_fields')" if kind == "tuple" else ""
+            lines.append(
+                f"    if not isinstance({var}, {kind}){named} or len({var}) != "
+                f"{count}: return None"
+            )
+            items = [f"{var}[{i}]" for i in range(count)]
+        for child, item in zip(node.children, items, strict=True):
+            lines += self.visit(child, item)
+        return lines
 
 
 def leaf_paths(tree: Any, prefix: str = "") -> list[str]:

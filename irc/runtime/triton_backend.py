@@ -224,13 +224,15 @@ class Launcher:
 
     Built once per compiled function and backend, so that a call does only
     what the launcher cannot: NumPy arrays become torch tensors (zero-copy
-    where possible) and tensors move to the device. Binding the symbols and
-    checking the call (count, dtypes, ranks, sizes, guards) is the
-    launcher's own, in plain Python; its ``LaunchError`` is re-raised as
-    ``BindingError``.
+    where possible) and tensors move to the device (the GPU, or the CPU for
+    the interpreter). Binding the symbols and checking the call (count,
+    dtypes, ranks, sizes, guards) is the launcher's own, in plain Python;
+    its ``LaunchError`` is re-raised as ``BindingError``.
     """
 
-    def __init__(self, module: types.ModuleType, *, interpret: bool):
+    def __init__(
+        self, module: types.ModuleType, names: Sequence[str], *, interpret: bool
+    ):
         if module.ENTRY is None:
             raise BindingError("the module has no host function to call")
         if getattr(module, _MODE_ATTRIBUTE, interpret) != interpret:
@@ -241,41 +243,51 @@ class Launcher:
             )
         import torch
 
-        self.interpret = interpret
-        self.device = torch.device("cpu") if interpret else gpu_device()
-        if self.device is None:
+        device = torch.device("cpu") if interpret else gpu_device()
+        if device is None:
             raise IrcError(
                 "the 'triton' backend needs a CUDA GPU, torch with CUDA and triton "
                 "imported for compiling; use backend='interpret' (Triton's "
                 "interpreter on the CPU) or 'reference'"
             )
+        self.device = device
+        self.interpret = interpret
+        self.names = list(names)
         self.launch = getattr(module, module.ENTRY)
         self.launch_error: type[Exception] = module.LaunchError
-        self._tensor_type = torch.Tensor
+        self._tensor = torch.Tensor
+        #: Where tensors may stay as they are: on a CUDA device for a GPU
+        #: (the launcher checks that all are on one), else on the CPU.
+        self._on_cuda = device.type == "cuda"
 
-    def __call__(self, arrays: Sequence[Any]) -> tuple[Any, ...]:
-        """The results, as torch tensors on the device, of a call on
-        ``arrays`` (NumPy arrays or torch tensors)."""
-        tensors = [self._on_device(a, i) for i, a in enumerate(arrays)]
+    def __call__(self, arrays: Sequence[Any]) -> tuple[tuple[Any, ...], bool]:
+        """The results of a call on ``arrays`` (NumPy arrays or torch
+        tensors), as torch tensors on the device, and whether any argument
+        was a torch tensor."""
+        tensor, on_cuda = self._tensor, self._on_cuda
+        tensors = [
+            a
+            if isinstance(a, tensor) and a.is_cuda is on_cuda
+            else self._to_device(a, i)
+            for i, a in enumerate(arrays)
+        ]
+        torch_in = any(isinstance(a, tensor) for a in arrays)
         try:
             if self.interpret:
                 # The interpreter computes with NumPy: overflow, NaN and
                 # division by zero are values, as in the reference
                 # interpreters, not warnings.
                 with _interpret_mode(True), np.errstate(all="ignore"):
-                    return self.launch(*tensors)
-            return self.launch(*tensors)
+                    return self.launch(*tensors), torch_in
+            return self.launch(*tensors), torch_in
         except self.launch_error as error:
             raise BindingError(str(error)) from error
 
-    def _on_device(self, value: Any, index: int) -> Any:
-        if not isinstance(value, self._tensor_type):
-            value = to_torch(to_numpy(value, f"arg{index}"))
-        # A CUDA tensor stays where it is (the launcher checks that all are
-        # on one device); anything else goes to the launch device.
-        if value.device != self.device and (self.interpret or not value.is_cuda):
-            value = value.to(self.device)
-        return value
+    def _to_device(self, value: Any, index: int) -> Any:
+        if not isinstance(value, self._tensor):
+            name = self.names[index] if index < len(self.names) else f"arg{index}"
+            value = to_torch(to_numpy(value, name))
+        return value.to(self.device)
 
 
 def run(
@@ -288,7 +300,8 @@ def run(
     arrays or torch tensors); its results as torch tensors (on the CPU when
     interpreting). Raises ``BindingError`` for a call the compiled
     signature refuses (counts, dtypes, ranks, sizes, guards)."""
-    return list(Launcher(module, interpret=interpret)(arrays))
+    names = [f"arg{i}" for i in range(len(arrays))]
+    return list(Launcher(module, names, interpret=interpret)(arrays)[0])
 
 
 def compile_for_target(module: types.ModuleType, target: Any) -> dict[str, Any]:

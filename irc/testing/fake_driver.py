@@ -132,7 +132,7 @@ class _Launcher:
                     f"cuLaunchKernel({self.name}): grid {grid} axis {axis} is {size}, "
                     f"outside CUDA's limit of {limit} (CUDA_ERROR_INVALID_VALUE)"
                 )
-        if grid_x * grid_y * grid_z == 0:
+        if grid_x * grid_y * grid_z == 0 or not self.driver.record:
             return  # Triton's launcher skips an empty grid
         self.driver.launches.append(
             Launch(
@@ -149,9 +149,11 @@ class _Launcher:
 @dataclass
 class FakeCudaDriver:
     """A Triton driver for one H100 that compiles for real and launches
-    nothing. ``launches`` records every launch, ``loaded`` the name of every
-    kernel binary loaded (one per compiled specialisation)."""
+    nothing. ``launches`` records every launch (unless ``record`` is False,
+    for timing Triton's own dispatch), ``loaded`` the name of every kernel
+    binary loaded (one per compiled specialisation)."""
 
+    record: bool = True
     launches: list[Launch] = field(default_factory=list)
     loaded: list[str] = field(default_factory=list)
 
@@ -209,8 +211,9 @@ def compiled_kernels(function: Any) -> dict[str, Any]:
 
 
 @contextmanager
-def fake_cuda() -> Iterator[FakeCudaDriver]:
-    """Make a fresh ``FakeCudaDriver`` Triton's active driver for the block.
+def fake_cuda(*, record: bool = True) -> Iterator[FakeCudaDriver]:
+    """Make a fresh ``FakeCudaDriver`` Triton's active driver for the block
+    (recording launches unless ``record`` is False).
 
     Kernels compiled inside the block are cached per device by Triton, for
     the fake H100; launching them later under a real driver would reuse
@@ -222,7 +225,7 @@ def fake_cuda() -> Iterator[FakeCudaDriver]:
 
     import_triton(interpret=False)
     previous = drivers._active  # None until a driver was first needed
-    fake = FakeCudaDriver()
+    fake = FakeCudaDriver(record=record)
     drivers.set_active(fake)  # type: ignore[arg-type]
     try:
         yield fake
