@@ -76,11 +76,12 @@ def _torch_leaves(tree: Any) -> Any:
 
 
 def _argument(value: Any) -> dict[str, Any]:
-    import torch
-
-    if isinstance(value, torch.Tensor):
+    """A launch argument as the binder sees it: a pointer is anything with
+    ``data_ptr()`` and a torch ``dtype`` (a tensor, or a launcher's pointer
+    into its workspace)."""
+    if hasattr(value, "data_ptr"):
         return {
-            "kind": "tensor",
+            "kind": "pointer",
             "dtype": str(value.dtype).removeprefix("torch."),
             "aligned": value.data_ptr() % 16 == 0,
         }

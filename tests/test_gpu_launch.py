@@ -70,7 +70,7 @@ def symbol_values(launch: dict[str, Any], result: dict[str, Any]) -> list[int]:
 
 @pytest.mark.parametrize("name", sorted(SUITE))
 def test_launch_arguments(name: str, fake_gpu_report: dict[str, Any]) -> None:
-    """Tensors of the declared pointer types, 16-byte aligned (so Triton
+    """Pointers of the declared types, 16-byte aligned (so Triton
     specialises them as a GPU launch would); the constexprs the emitter
     declared; grids within CUDA's limits."""
     result = program_report(fake_gpu_report, name)
@@ -81,7 +81,7 @@ def test_launch_arguments(name: str, fake_gpu_report: dict[str, Any]) -> None:
             for param, kind in declared["signature"].items():
                 arg = launch["args"][param]
                 if kind.startswith("*"):
-                    assert arg["kind"] == "tensor", where
+                    assert arg["kind"] == "pointer", where
                     assert POINTER[arg["dtype"]] == kind, where
                     assert arg["aligned"], f"{where}: {param} is not 16-byte aligned"
                 else:

@@ -526,6 +526,35 @@ def _irc_check_grid(kernel, grid, limits):
             raise LaunchError(f"kernel @{kernel} would launch {size} programs along axis {axis} of its grid {grid}, more than CUDA's limit of {limit} on that axis; call with smaller sizes")
 
 
+#: Whether this module's kernels are interpreted: Triton decides it when a
+#: kernel is defined, from this same setting.
+_IRC_INTERPRETED = triton.knobs.runtime.interpret
+
+
+class _IrcPointer:
+    """An intermediate in a launcher's workspace as a compiled kernel reads
+    it: an address and a dtype (all Triton's binder and launcher ask of a
+    tensor argument), cheaper to make per call than a tensor view."""
+
+    __slots__ = ("address", "dtype")
+
+    def __init__(self, address, dtype):
+        self.address = address
+        self.dtype = dtype
+
+    def data_ptr(self):
+        return self.address
+
+
+def _irc_slice(workspace, offset, dtype, shape, strides):
+    """The intermediate at byte `offset` of the workspace: a pointer for
+    compiled kernels, a tensor view for the interpreter (which reads
+    tensors)."""
+    if _IRC_INTERPRETED:
+        return workspace[offset:].view(dtype).as_strided(shape, strides)
+    return _IrcPointer(workspace.data_ptr() + offset, dtype)
+
+
 def _irc_constant(data, dtype, shape):
     if not data:
         return torch.empty(shape, dtype=dtype)
@@ -1077,6 +1106,18 @@ class _Constants:
         return len(self.entries) - 1
 
 
+#: The alignment of each intermediate in a launcher's workspace, in bytes:
+#: what ``cudaMalloc`` gives, so Triton specialises the pointers as aligned
+#: (16 bytes is what its vectorised loads need).
+WORKSPACE_ALIGNMENT = 256
+
+
+def _aligned(size: SymExpr) -> SymExpr:
+    """``size`` rounded up to a multiple of ``WORKSPACE_ALIGNMENT``."""
+    step = WORKSPACE_ALIGNMENT
+    return (size + (step - 1)) // step * step
+
+
 #: CUDA's largest grid: 2**31 - 1 programs along axis 0, 65,535 along 1 and 2.
 MAX_GRID = (2**31 - 1, 65535, 65535)
 
@@ -1111,9 +1152,17 @@ class LauncherEmitter:
     values: dict[SSAValue, str] = field(default_factory=dict)
     symbols: dict[str, str] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)
+    #: Intermediates in the workspace: buffer -> its offset's Python text.
+    slots: dict[SSAValue, str] = field(default_factory=dict)
 
     def emit(self) -> list[str]:
-        self.namer.taken |= _MODULE_NAMES | {"tensors", "device", "grid", "refused"}
+        self.namer.taken |= _MODULE_NAMES | {
+            "tensors",
+            "device",
+            "grid",
+            "refused",
+            "workspace",
+        }
         dims = self._dims()
         refusal = self._refusal(dims)
         self._emit(f"def {self.python_name}(*tensors):")
@@ -1121,6 +1170,7 @@ class LauncherEmitter:
             '    """Checks, binds, allocates and launches (see the comment above)."""'
         )
         self._bind(dims)
+        self._plan_workspace()
         for op in self.function.body.block.ops:
             self._host_op(op)
         return [
@@ -1340,12 +1390,68 @@ class LauncherEmitter:
             )
         return f"_irc_values({', '.join(triples)})"
 
+    # The workspace -------------------------------------------------------
+
+    def _plan_workspace(self) -> None:
+        """One allocation per call for every intermediate (an allocated
+        buffer that is not returned, and the buffers that reuse its
+        storage), each at an offset aligned to ``WORKSPACE_ALIGNMENT``
+        bytes: one ``torch.empty`` instead of one per intermediate, which on
+        a GPU is most of a launcher's own time. The workspace is the sum of
+        the intermediates' sizes; storage the memory level shares
+        (``memory.reuse``) is counted once."""
+        ops = list(self.function.body.block.ops)
+        returned = {
+            self._storage(v)
+            for op in ops
+            if isinstance(op, func.ReturnOp)
+            for v in op.arguments
+        }
+        size_text: str | None = None  # the workspace's size so far, as Python
+        for op in ops:
+            if isinstance(op, memory.ReuseOp) and op.source in self.slots:
+                self.slots[op.result] = self.slots[op.source]
+                continue
+            if not isinstance(op, memory.AllocOp) or op.result in returned:
+                continue
+            buffer = memory.buffer_type(op.result)
+            if not buffer.is_row_major:
+                continue  # allocated on its own, with its strides
+            offset = "0"
+            if size_text is not None:
+                offset = self.namer.fresh("o_", str(len(self.slots)))
+                self._emit(f"    {offset} = {size_text}")
+            self.slots[op.result] = offset
+            itemsize = dtype(buffer.element_type).numpy.itemsize
+            size = self._host(_aligned(buffer.numel * itemsize))
+            size_text = size if offset == "0" else f"{offset} + {size}"
+        if size_text is not None:
+            self._emit(
+                f"    workspace = torch.empty({size_text}, dtype=torch.uint8, "
+                "device=device)"
+            )
+
+    def _storage(self, value: SSAValue) -> SSAValue:
+        """The buffer whose storage ``value`` is (through ``memory.reuse``)."""
+        while isinstance(value.owner, memory.ReuseOp):
+            value = value.owner.source
+        return value
+
     # Host ops ------------------------------------------------------------
 
     def _host_op(self, op: Operation) -> None:
         if isinstance(op, memory.GuardOp):
             return  # checked up front
-        if isinstance(op, memory.AllocOp):
+        if isinstance(op, memory.AllocOp | memory.ReuseOp) and op.result in self.slots:
+            buffer = memory.buffer_type(op.result)
+            shape, strides = self._layout(buffer)
+            element = torch_type(buffer.element_type)
+            self._assign(
+                op.result,
+                f"_irc_slice(workspace, {self.slots[op.result]}, {element}, {shape}, "
+                f"{strides})",
+            )
+        elif isinstance(op, memory.AllocOp):
             self._assign(op.result, self._allocation(memory.buffer_type(op.result)))
         elif isinstance(op, memory.ReuseOp):
             buffer = memory.buffer_type(op.result)

@@ -108,6 +108,21 @@ func.func @host(%x: !memory.buffer<[N, D], [D, 1], f32>, %a: !memory.buffer<[16,
   func.return %y, %o : !memory.buffer<[N], [1], f32>, !memory.buffer<[16, 16], [16, 1], f32>
 }
 
+// Intermediates (allocated, not returned) live in one workspace per call, each
+// at an offset aligned to 256 bytes; a reuse takes its source's offset.
+func.func @pipeline(%x: !memory.buffer<[N, D], [D, 1], f32>) -> !memory.buffer<[N], [1], f32> {
+  %t = memory.alloc : !memory.buffer<[N], [1], f32>
+  memory.launch @rowsum_k0(%x, %t) : (!memory.buffer<[N, D], [D, 1], f32>, !memory.buffer<[N], [1], f32>)
+  %s = memory.alloc : !memory.buffer<[N], [1], f32>
+  memory.launch @rowsum_k0(%x, %s) : (!memory.buffer<[N, D], [D, 1], f32>, !memory.buffer<[N], [1], f32>)
+  memory.dealloc %s : !memory.buffer<[N], [1], f32>
+  %r = memory.reuse %t : !memory.buffer<[N], [1], f32> -> !memory.buffer<[N], [1], f32>
+  memory.launch @rowsum_k0(%x, %r) : (!memory.buffer<[N, D], [D, 1], f32>, !memory.buffer<[N], [1], f32>)
+  %y = memory.alloc : !memory.buffer<[N], [1], f32>
+  memory.launch @rowsum_k0(%x, %y) : (!memory.buffer<[N, D], [D, 1], f32>, !memory.buffer<[N], [1], f32>)
+  func.return %y : !memory.buffer<[N], [1], f32>
+}
+
 // PY:      import torch
 // PY-NEXT: import triton
 // PY-NEXT: import triton.language as tl
@@ -189,6 +204,15 @@ func.func @host(%x: !memory.buffer<[N, D], [D, 1], f32>, %a: !memory.buffer<[16,
 // PY-NEXT:     kernel_dot_k0[grid](t_a, v_b, v_o, c_BM=16, c_BK=16, enable_fp_fusion=False)
 // PY-NEXT:     del v_b
 // PY-NEXT:     return (v_y, v_o)
+// PY:      def launch_pipeline(*tensors):
+// PY:          t_x = t_x.contiguous()
+// PY-NEXT:     o_1 = (256 * (((4 * s_N) + 255) // 256))
+// PY-NEXT:     workspace = torch.empty(o_1 + (256 * (((4 * s_N) + 255) // 256)), dtype=torch.uint8, device=device)
+// PY-NEXT:     v_t = _irc_slice(workspace, 0, torch.float32, (s_N,), (1,))
+// PY:          v_s = _irc_slice(workspace, o_1, torch.float32, (s_N,), (1,))
+// PY:          del v_s
+// PY-NEXT:     v_r = _irc_slice(workspace, 0, torch.float32, (s_N,), (1,))
+// PY:          v_y = torch.empty_strided((s_N,), (1,), dtype=torch.float32, device=device)
 // PY:      _IRC_CONSTANTS = (
 // PY-NEXT:     _irc_constant(b'\x00<\x00<
 // PY:      KERNELS = {
