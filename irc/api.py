@@ -178,7 +178,7 @@ class Compiled:
         launcher = triton_backend.Launcher(
             module, self._input_names, interpret=interpret
         )
-        return functools.partial(self._call_triton, launcher)
+        return self._triton_call(launcher)
 
     def _call_reference(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         from irc.interpreters.graph import run_graph
@@ -190,25 +190,30 @@ class Compiled:
             outputs = [to_torch(o) for o in outputs]
         return self._results(outputs)
 
-    def _call_triton(
-        self, launcher: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
-        # The launcher checks and binds the call itself, with messages that
-        # name the argument, axis, symbol and values.
-        leaves = self._flatten(args, kwargs)
-        outputs, torch_in = launcher(leaves)
-        if not torch_in:
-            outputs = [to_numpy(o, "result") for o in outputs]
-        return self._results(outputs)
+    def _triton_call(
+        self, launcher: Any
+    ) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
+        """A call through ``launcher``, which checks and binds the call
+        itself, with messages that name the argument, axis, symbol and
+        values; only flattening and converting the results are left here."""
+        flatten, results = self._flatten, self._results
+
+        def call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            outputs, torch_in = launcher(flatten(args, kwargs))
+            if not torch_in:
+                outputs = [to_numpy(o, "result") for o in outputs]
+            return results(outputs)
+
+        return call
 
     def _results(self, outputs: Sequence[Any]) -> Any:
-        if self._single_output:
-            return outputs[0]
-        return pytree.unflatten(self.captured.out_tree, outputs)
-
-    @functools.cached_property
-    def _single_output(self) -> bool:
-        return self.captured.out_tree == pytree.LEAF
+        """The outputs in the structure the function returned them."""
+        out_tree = self.captured.out_tree
+        return (
+            outputs[0]
+            if out_tree is pytree.LEAF
+            else pytree.unflatten(out_tree, outputs)
+        )
 
     @functools.cached_property
     def _input_names(self) -> list[str]:

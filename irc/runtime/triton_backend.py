@@ -271,7 +271,8 @@ class Launcher:
             else self._to_device(a, i)
             for i, a in enumerate(arrays)
         ]
-        torch_in = any(isinstance(a, tensor) for a in arrays)
+        torch_in = bool(arrays) and isinstance(arrays[0], tensor)
+        torch_in = torch_in or any(isinstance(a, tensor) for a in arrays)
         try:
             if self.interpret:
                 # The interpreter computes with NumPy: overflow, NaN and
