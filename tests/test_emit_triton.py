@@ -9,10 +9,11 @@ binary and comparison kind is checked in float and integer types, with the
 operands NumPy is particular about (NaN, infinities, signed zeros, negative
 divisors, division by zero). Launchers must refuse bad calls with messages
 that name what is wrong; hostile names and texts in the IR must not reach
-the source as code. The kernels are also compiled for an H100 with the
-real Triton pipeline (no GPU needed), in a subprocess: Triton fixes at
-import whether a process interprets or compiles, so this module never
-imports triton itself (the runtime does, for the interpreter).
+the source as code. The launchers also run through Triton's real JIT path
+under a fake CUDA driver (no GPU needed), which compiles their kernels for
+an H100, in a subprocess: Triton fixes at import whether a process
+interprets or compiles, so this module never imports triton itself (the
+runtime does, for the interpreter).
 """
 
 from __future__ import annotations
@@ -29,13 +30,17 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from irc import testing
+from irc.dialects import memory
+from irc.dialects import triton as tt
+from irc.dtypes import dtype
 from irc.errors import BindingError
 from irc.interpreters.memory import run_memory
 from irc.ir import default_context, parse_module
-from irc.lowering.emit_triton import EmitError, emit_module
+from irc.lowering.emit_triton import EmitError, emit_module, identifier
 from irc.lowering.memory_to_triton import LowerMemoryToTritonPass
 from irc.runtime import triton_backend
 from irc.testing.interpreters import level_of, run_module
@@ -1032,78 +1037,204 @@ def test_hostile_names_and_texts_do_not_reach_the_source_as_code() -> None:
 
 
 # --------------------------------------------------------------------------
-# The real compiler: every kernel compiles for an H100
+# The real launch path: every kernel compiles for an H100
 # --------------------------------------------------------------------------
 
-COMPILE_SCRIPT = textwrap.dedent(
+#: Run in a subprocess (this process interprets): each module's launcher,
+#: called under the fake CUDA driver of ``irc.testing.fake_driver`` on torch
+#: CPU tensors, at each binding. Triton's real JIT path binds, specialises
+#: and compiles every kernel launched for an H100 (sm_90, with ptxas) and
+#: checks its globals; the driver records each launch instead of running
+#: it. Prints, per module and binding, what each launch bound and compiled
+#: (or the traceback of a launch that failed).
+LAUNCH_SCRIPT = textwrap.dedent(
     """
-    import json, sys
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-    import triton
+    import json, math, mmap, sys, tempfile, traceback
+    import torch
     from irc.runtime import triton_backend
+    from irc.testing.fake_driver import compiled_kernels, fake_cuda
 
-    target = GPUTarget("cuda", 90, 32)
-    report = {}
-    for index, source in enumerate(json.load(open(sys.argv[1]))):
-        module = triton_backend.load_source(source, interpret=False)
-        for name, kernel in triton_backend.compile_for_target(module, target).items():
-            report[f"{index}:{name}"] = len(kernel.asm["cubin"])
-    # Triton specialises integer arguments: 1 becomes a constexpr, small
-    # values i32, multiples of 16 get a divisibility hint. Sizes must
-    # compile (and stay 64-bit) in each case.
-    fn, signature, constexprs = module.KERNELS["kernel_sizes_k0"]
-    variants = {
-        "i32": ({**signature, "s_M": "i32", "s_N": "i32"}, constexprs, {}),
-        "one": ({**signature, "s_N": "constexpr"}, {**constexprs, "s_N": 1}, {}),
-        "div16": ({**signature, "s_M": "i32"}, constexprs, {(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]]}),
-    }
-    for label, (sig, cex, attrs) in variants.items():
-        kernel = triton.compile(ASTSource(fn, sig, cex, attrs), target=target, options={"enable_fp_fusion": False})
-        report[f"sizes:{label}"] = len(kernel.asm["cubin"])
-        if label == "i32":
-            ptx = kernel.asm["ptx"]
-    # Symbols passed as i32 are widened before any arithmetic.
-    report["sizes:i32 widened"] = "cvt.s64.s32" in ptx
+    def tensor(shape, dtype):
+        dtype = getattr(torch, dtype)
+        size = math.prod(shape) * dtype.itemsize
+        if size < 2**30:
+            return torch.empty(shape, dtype=dtype)
+        # A sparse file mapped shared: address space, but neither memory nor
+        # disk, since no kernel runs and nothing touches the elements.
+        file = tempfile.TemporaryFile()
+        file.truncate(size)
+        return torch.frombuffer(mmap.mmap(file.fileno(), size), dtype=dtype).view(shape)
+
+    def facts(launch, module, binaries):
+        params = list(launch.args)
+        binary = binaries[launch.metadata.hash]
+        ptx, cubin = binary.asm["ptx"], binary.asm["cubin"]
+        _, declared, _ = module.KERNELS[launch.kernel]
+        return {
+            "kernel": launch.kernel,
+            "grid": list(launch.grid),
+            # Each symbol: its value, Triton's type for it, divisible by 16.
+            "symbols": [
+                [
+                    launch.args[param],
+                    launch.signature[param],
+                    ["tt.divisibility", 16] in launch.attrs[(params.index(param),)],
+                ]
+                for param, kind in declared.items()
+                if not kind.startswith("*")
+            ],
+            "sm_90": ".target sm_90" in ptx,
+            "entry": f".entry {launch.kernel}(" in ptx,
+            "cubin_bytes": len(cubin) if cubin[:4] == b"\\x7fELF" else 0,
+            "widenings": ptx.count("cvt.s64.s32"),
+        }
+
+    report = []
+    with fake_cuda() as gpu:
+        for job in json.load(open(sys.argv[1])):
+            module = triton_backend.load_source(job["source"], interpret=False)
+            entry = getattr(module, module.ENTRY)
+            results = {}
+            for label, arguments in job["bindings"].items():
+                start = len(gpu.launches)
+                try:
+                    entry(*(tensor(shape, dtype) for shape, dtype in arguments))
+                except Exception:
+                    results[label] = {"error": traceback.format_exc()}
+                    continue
+                binaries = {
+                    digest: binary
+                    for function, _, _ in module.KERNELS.values()
+                    for digest, binary in compiled_kernels(function).items()
+                }
+                results[label] = {
+                    "launches": [
+                        facts(launch, module, binaries)
+                        for launch in gpu.launches[start:]
+                    ]
+                }
+            report.append({"kernels": list(module.KERNELS), "bindings": results})
     print(json.dumps(report))
     """
 )
 
+#: Triton's binder specialises each integer argument: 1 becomes a
+#: constexpr, other values below 2**31 are i32 (a multiple of 16 with a
+#: divisibility hint), larger ones i64.
+I64_SIZE = 2**31 + 1
 
-def test_every_kernel_compiles_for_an_h100(tmp_path: Path) -> None:
-    texts = [
-        SOFTMAX,
-        ROW_SUM,
-        SCALE_BIAS,
-        matmul_module("f32", "f32"),
-        matmul_module("f16", "f32"),
-        matmul_module("i32", "i32"),
-        CHAIN,
-        *(row_reduce_module(*spec) for spec in REDUCTIONS),
-        elementwise_module(
+
+def specialising_bindings(module: ModuleOp) -> dict[str, dict[str, int]]:
+    """Bindings of the kernels' symbols at which Triton specialises them
+    differently: all 1, all odd, all multiples of 16 (distinct values, so
+    that a symbol passed in another's place shows)."""
+    symbols = sorted(
+        {s for op in module.ops if isinstance(op, tt.KernelOp) for s in op.symbol_names}
+    )
+    return {
+        "one": dict.fromkeys(symbols, 1),
+        "odd": {s: 5 + 2 * i for i, s in enumerate(symbols)},
+        "div16": {s: 16 * (i + 1) for i, s in enumerate(symbols)},
+    }
+
+
+def host_arguments(module: ModuleOp, binding: dict[str, int]) -> list[list]:
+    """[shape, torch dtype name] of each argument of the host function."""
+    (function,) = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    return [
+        [[d.evaluate(binding) for d in buffer.dims], dtype(buffer.element_type).name]
+        for buffer in function.function_type.inputs.data
+    ]
+
+
+def expected_launches(module: ModuleOp, binding: dict[str, int]) -> list[list]:
+    """[kernel, grid, symbols' values] of each launch, from the triton-level
+    IR: the host function's ``memory.launch`` ops in order, each kernel's
+    grid and symbols evaluated under ``binding`` (an empty grid launches
+    nothing)."""
+    kernels = {op.kernel_name: op for op in module.ops if isinstance(op, tt.KernelOp)}
+    launches = []
+    for op in module.walk():
+        if isinstance(op, memory.LaunchOp):
+            kernel = kernels[op.kernel_name]
+            grid = [g.evaluate(binding) for g in kernel.grid_exprs]
+            grid += [1] * (3 - len(grid))
+            if min(grid) > 0:
+                symbols = [binding[s] for s in kernel.symbol_names]
+                launches.append([identifier("kernel_", op.kernel_name), grid, symbols])
+    return launches
+
+
+def triton_type(value: int) -> str:
+    if value == 1:
+        return "constexpr"
+    return "i32" if -(2**31) <= value < 2**31 else "i64"
+
+
+def test_every_kernel_launches_on_the_real_path_for_an_h100(tmp_path: Path) -> None:
+    """Each module's launcher at each specialising binding through Triton's
+    real JIT path (binder, specialisation, compiler, cache, globals check):
+    the launches the IR makes, each kernel compiled to sm_90 PTX and a
+    cubin, with the specialisation the binding asked for, and the sizes
+    kernel widening every symbol passed as i32 before any arithmetic."""
+    texts = {
+        "softmax": SOFTMAX,
+        "row_sum": ROW_SUM,
+        "scale_bias": SCALE_BIAS,
+        "matmul f32": matmul_module("f32", "f32"),
+        "matmul f16": matmul_module("f16", "f32"),
+        "matmul i32": matmul_module("i32", "i32"),
+        "chain": CHAIN,
+        **{
+            f"reduce {kind} {element}": row_reduce_module(kind, element, *rest)
+            for kind, element, *rest in REDUCTIONS
+        },
+        "elementwise f32": elementwise_module(
             "f32",
             [("unary", k) for k in UNARY_FLOAT]
             + [("binary", k) for k in BINARY_FLOAT]
             + [("cmp", k) for k in COMPARE],
         ),
-        elementwise_module(
+        "elementwise bf16": elementwise_module(
             "bf16",
             [("unary", k) for k in UNARY_FLOAT] + [("binary", k) for k in BINARY_FLOAT],
         ),
-        elementwise_module(
+        "elementwise i64": elementwise_module(
             "i64", [("binary", k) for k in [*BINARY_INT, "pow"]], scalar_rhs=True
         ),
-        HOSTILE,
-        SIZES,  # last: the script compiles its variants
-    ]
-    sources = [emit_module(lower(text)[1]) for text in texts]
-    path = tmp_path / "sources.json"
-    path.write_text(json.dumps(sources))
-    # A fresh cache, so that every kernel really goes through the compiler.
+        "hostile": HOSTILE,
+        "sizes": SIZES,
+    }
+    jobs, expected = [], {}
+    for name, text in texts.items():
+        _, module = lower(text)
+        bindings = specialising_bindings(module)
+        if name == "hostile":
+            bindings["div16"]["range"] = 8  # its guard: range <= 8
+        if name == "sizes":
+            # M past 2**31 (an i64), N odd (an i32). The launcher reads M
+            # from an argument of 2**31 + 1 floats: a sparse file mapping.
+            bindings["i64"] = {"M": I64_SIZE, "N": 7}
+        jobs.append(
+            {
+                "source": emit_module(module),
+                "bindings": {
+                    label: host_arguments(module, binding)
+                    for label, binding in bindings.items()
+                },
+            }
+        )
+        for label, binding in bindings.items():
+            expected[name, label] = expected_launches(module, binding)
+    path = tmp_path / "jobs.json"
+    path.write_text(json.dumps(jobs))
+    # Triton's disk cache (TRITON_CACHE_DIR, else ~/.triton/cache) keys each
+    # binary by source, specialisation, options, target and Triton version:
+    # a cold run compiles every kernel with ptxas (about 15 s on 2 cores), a
+    # warm one reads the same binaries back (about 4 s).
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["TRITON_CACHE_DIR"] = str(tmp_path / "triton-cache")
     completed = subprocess.run(
-        [sys.executable, "-c", COMPILE_SCRIPT, str(path)],
+        [sys.executable, "-c", LAUNCH_SCRIPT, str(path)],
         capture_output=True,
         text=True,
         env=env,
@@ -1111,9 +1242,47 @@ def test_every_kernel_compiles_for_an_h100(tmp_path: Path) -> None:
         check=False,
     )
     assert completed.returncode == 0, completed.stderr[-4000:]
-    report = json.loads(completed.stdout.strip().splitlines()[-1])
-    compiled = [key for key in report if ":" in key and not key.startswith("sizes:")]
-    assert len(compiled) == len(texts) + 3  # CHAIN has four kernels
-    assert all(size > 0 for key, size in report.items() if key != "sizes:i32 widened")
-    assert {"sizes:i32", "sizes:one", "sizes:div16"} <= report.keys()
-    assert report["sizes:i32 widened"] is True
+    report = dict(
+        zip(texts, json.loads(completed.stdout.strip().splitlines()[-1]), strict=True)
+    )
+    specialisations = set()
+    for name, result in report.items():
+        launched_kernels = set()
+        for label, call in result["bindings"].items():
+            where = f"{name} at {label}"
+            assert "error" not in call, f"{where}: {call.get('error')}"
+            launches = call["launches"]
+            assert [
+                [launch["kernel"], launch["grid"], [s[0] for s in launch["symbols"]]]
+                for launch in launches
+            ] == expected[name, label], where
+            for launch in launches:
+                at = f"{where}: {launch['kernel']}"
+                assert launch["sm_90"], f"{at}: no sm_90 PTX"
+                assert launch["entry"], f"{at}: the PTX has no entry for the kernel"
+                assert launch["cubin_bytes"] > 0, f"{at}: no cubin"
+                for value, kind, divisible in launch["symbols"]:
+                    assert kind == triton_type(value), f"{at}: {value} bound as {kind}"
+                    assert divisible == (kind != "constexpr" and value % 16 == 0), at
+                    specialisations.add((kind, divisible))
+                launched_kernels.add(launch["kernel"])
+        assert launched_kernels == set(result["kernels"]), name
+    # Every specialisation was compiled: constexpr, i32 with and without
+    # the divisibility hint, and i64 (with an odd value).
+    assert specialisations == {
+        ("constexpr", False),
+        ("i32", False),
+        ("i32", True),
+        ("i64", False),
+    }
+    # Symbols passed as i32 are widened to 64 bits before any arithmetic:
+    # one sign extension per i32 symbol, none for constants and i64s (the
+    # sizes kernel has no program id, whose widening would count too).
+    for label, call in report["sizes"]["bindings"].items():
+        (launch,) = call["launches"]
+        i32s = [kind for _, kind, _ in launch["symbols"]].count("i32")
+        assert launch["widenings"] == i32s, f"sizes at {label}"
+    assert [
+        [kind for _, kind, _ in call["launches"][0]["symbols"]]
+        for call in report["sizes"]["bindings"].values()
+    ] == [["constexpr"] * 2, ["i32"] * 2, ["i32"] * 2, ["i64", "i32"]]

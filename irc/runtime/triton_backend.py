@@ -21,10 +21,10 @@ Python source; this module makes it a live Python module and calls it:
   its torch tensors. A call the compiled signature refuses raises
   ``BindingError``. ``run(module, arrays, interpret=...)`` does the same
   once.
-- ``compile_for_target(module, target)`` compiles every kernel of a module
-  loaded with ``interpret=False`` for a ``GPUTarget`` with
-  ``triton.compile``, which needs no GPU: how the tests check that the
-  emitted kernels get through Triton's real pipeline to PTX and cubin.
+- Without a GPU, ``irc.testing.fake_driver`` runs the ``triton`` backend
+  through Triton's real launch path (binder, specialisation, compilation
+  for an H100, cache, global checks), launching nothing: how the tests
+  check that the emitted kernels launch and compile as on a GPU.
 - ``run_triton`` is the triton level's reference "interpreter" for
   ``irc.testing`` (the emitted kernels under Triton's interpreter, on NumPy
   arrays in and out); the host functions are the memory level's, and so is
@@ -303,30 +303,6 @@ def run(
     signature refuses (counts, dtypes, ranks, sizes, guards)."""
     names = [f"arg{i}" for i in range(len(arrays))]
     return list(Launcher(module, names, interpret=interpret)(arrays)[0])
-
-
-def compile_for_target(module: types.ModuleType, target: Any) -> dict[str, Any]:
-    """Every kernel of ``module`` compiled with ``triton.compile`` for
-    ``target`` (e.g. ``GPUTarget("cuda", 90, 32)``: an H100), by name.
-
-    Needs no GPU. ``module`` must be loaded with ``interpret=False``
-    (interpreted kernels are not compilable functions).
-    """
-    import triton
-    from triton.compiler import ASTSource
-
-    compiled: dict[str, Any] = {}
-    for name, (function, signature, constexprs) in module.KERNELS.items():
-        if not isinstance(function, triton.runtime.JITFunction):
-            raise ValueError(
-                f"kernel {name} is interpreted; load the source with interpret=False "
-                "to compile it"
-            )
-        source = ASTSource(fn=function, signature=signature, constexprs=constexprs)
-        compiled[name] = triton.compile(
-            source, target=target, options={"enable_fp_fusion": False}
-        )
-    return compiled
 
 
 # --------------------------------------------------------------------------
