@@ -65,7 +65,10 @@ def _is_namedtuple(value: Any) -> bool:
 
 def unflatten(treedef: TreeDef, leaves: Sequence[Any]) -> Any:
     iterator = iter(leaves)
-    tree = _unflatten(treedef, iterator)
+    try:
+        tree = _unflatten(treedef, iterator)
+    except StopIteration:
+        raise ValueError("too few leaves for the tree structure") from None
     if next(iterator, _END) is not _END:
         raise ValueError("too many leaves for the tree structure")
     return tree

@@ -597,6 +597,58 @@ def test_launcher_refuses_bad_calls(arrays: list[np.ndarray], message: str) -> N
         interpret(module, arrays)
 
 
+EMPTY_GRID = r"""
+builtin.module {
+  triton.kernel @"k0\n    print('INJECTED')\n    #" pointwise (%0: !triton.ptr<f32>, %out: !triton.ptr<f32>) inputs 1 grid [0] tiles {BLOCK = 1} symbols [] reason "pointwise over [0] (graph.add %z); pointwise over [0] in blocks of 1" {
+    %1 = triton.constant 0 : i32
+    %2 = triton.program_id 0 : i32
+    %3 = triton.arange "BLOCK" : !triton.tensor<[1], i32>
+    %4 = triton.binary "add" %2, %3 : (i32, !triton.tensor<[1], i32>) -> !triton.tensor<[1], i32>
+    %5 = triton.cmp "lt" %4, %1 : (!triton.tensor<[1], i32>, i32) -> !triton.tensor<[1], i1>
+    %6 = triton.load %0[%4] mask %5 : !triton.ptr<f32>[!triton.tensor<[1], i32>] mask !triton.tensor<[1], i1> -> !triton.tensor<[1], f32>
+    %7 = triton.binary "add" %6, %6 : (!triton.tensor<[1], f32>, !triton.tensor<[1], f32>) -> !triton.tensor<[1], f32>
+    triton.store %7, %out[%4] mask %5 : !triton.tensor<[1], f32>, !triton.ptr<f32>[!triton.tensor<[1], i32>] mask !triton.tensor<[1], i1>
+  }
+  func.func @f(%x: !memory.buffer<[0], [1], f32>) -> !memory.buffer<[0], [1], f32> {
+    %z = memory.alloc : !memory.buffer<[0], [1], f32>
+    memory.launch @"k0\n    print('INJECTED')\n    #"(%x, %z) : (!memory.buffer<[0], [1], f32>, !memory.buffer<[0], [1], f32>)
+    func.return %z : !memory.buffer<[0], [1], f32>
+  }
+}
+"""
+
+
+def test_a_launch_with_an_empty_grid_names_its_kernel_in_a_comment_only() -> None:
+    """A statically empty grid launches nothing: the launcher says so in a
+    comment, which a kernel name with newlines must not end."""
+    module = parse_module(EMPTY_GRID, default_context())
+    source = emit_module(module)
+    calls = [
+        node.func.id
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    ]
+    assert "print" not in calls
+    assert "its grid is empty, nothing to launch" in source
+
+
+DIVIDED = """
+func.func @f(%x: !memory.buffer<[N floordiv M], [1], f32>, %y: !memory.buffer<[M], [1], f32>, %w: !memory.buffer<[N], [1], f32>) -> !memory.buffer<[N floordiv M], [1], f32> {
+  func.return %x : !memory.buffer<[N floordiv M], [1], f32>
+}
+"""
+
+
+def test_launcher_tests_symbols_before_dims_that_divide_by_them() -> None:
+    """``N floordiv M`` with ``M = 0`` is not computed: the symbol's own
+    test (sizes are at least 1) comes first and names it."""
+    with pytest.raises(BindingError, match=r"argument 'y' axis 0: symbol M would be 0"):
+        interpret(
+            parse_module(DIVIDED, default_context()),
+            [np.ones(2, np.float32), np.ones(0, np.float32), np.ones(7, np.float32)],
+        )
+
+
 def test_launcher_checks_static_and_expression_dims() -> None:
     text = CHAIN.replace(
         "func.func @chain(%x: !memory.buffer<[N, 3], [3, 1], f32>, %v: !memory.buffer<[N], [1], f32>)",

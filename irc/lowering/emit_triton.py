@@ -474,10 +474,13 @@ def _irc_tensor(tensors, index, name, rank, dims, dtype, device):
 
 
 def _irc_device(tensors):
+    """The device of the first tensor; without one, where kernels run."""
     for tensor in tensors:
         if isinstance(tensor, torch.Tensor):
             return tensor.device
-    return torch.device("cpu")
+    if _IRC_INTERPRETED:
+        return torch.device("cpu")
+    return triton.runtime.driver.active.get_active_torch_device()
 
 
 def _irc_count(tensors, expected, names):
@@ -520,7 +523,7 @@ def _irc_guard_failed(fact, values, reason):
 
 def _irc_check_grid(kernel, grid, limits):
     """A grid the launcher's test refused: empty (nothing to launch) or
-    beyond CUDA's limits (an error, before anything is launched)."""
+    beyond CUDA's limits (an error, before this kernel is launched)."""
     for axis, (size, limit) in enumerate(zip(grid, limits)):
         if size > limit:
             raise LaunchError(f"kernel @{kernel} would launch {size} programs along axis {axis} of its grid {grid}, more than CUDA's limit of {limit} on that axis; call with smaller sizes")
@@ -1246,11 +1249,12 @@ class LauncherEmitter:
         bound: set[str] = set()
         shape_targets: dict[int, list[str]] = {i: [] for i in range(len(args))}
         conditions: list[str] = []
-        for dim in dims:
+        symbols: list[str] = []  # each symbol at least 1, tested first:
+        for dim in dims:  # the other dims' expressions may divide by one
             target, condition = self._fast_dim(dim, bound)
             shape_targets[dim.argument].append(target)
-            if condition is not None:
-                conditions.append(condition)
+            (symbols if target in bound else conditions).append(condition)
+        conditions = symbols + conditions
         for index, (arg, tensor) in enumerate(zip(args, tensors, strict=True)):
             element = torch_type(self._argument_buffer(arg, index).element_type)
             conditions.insert(index, f"{tensor}.dtype is {element}")
@@ -1271,14 +1275,16 @@ class LauncherEmitter:
             self._emit("        () = tensors")
             self._emit("        device = _irc_device(tensors)")
         self._emit(f"        refused = not ({' and '.join(conditions) or 'True'})")
-        self._emit("    except (TypeError, ValueError, AttributeError):")
+        self._emit(
+            "    except (TypeError, ValueError, AttributeError, ArithmeticError):"
+        )
         self._emit("        refused = True")
         self._emit("    if refused:")
         self._emit(f"        {self.refusal_name}(tensors)")
         for tensor in tensors:
             self._emit(f"    {tensor} = {tensor}.contiguous()")
 
-    def _fast_dim(self, dim: _Dim, bound: set[str]) -> tuple[str, str | None]:
+    def _fast_dim(self, dim: _Dim, bound: set[str]) -> tuple[str, str]:
         """The variable a dim is unpacked into and the condition it must meet."""
         symbol = self._binder(dim)
         if symbol is not None and symbol not in bound:
@@ -1518,7 +1524,9 @@ class LauncherEmitter:
         launch = f"{kernel.python_name}[grid]({', '.join(args)})"
         checks = self._grid_checks(op.kernel_name, grid)
         if checks is None:
-            self._emit(f"    # @{op.kernel_name}: its grid is empty, nothing to launch")
+            self._emit(
+                f"    # @{safe_text(op.kernel_name)}: its grid is empty, nothing to launch"
+            )
             return
         self._emit(f"    grid = ({', '.join(self._host(g) for g in grid)})")
         if not checks:

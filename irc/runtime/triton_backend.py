@@ -250,6 +250,10 @@ class Launcher:
                 "imported for compiling; use backend='interpret' (Triton's "
                 "interpreter on the CPU) or 'reference'"
             )
+        if device.type == "cuda":
+            # torch's current CUDA device when a call moves an array, as the
+            # launch itself runs on the current device.
+            device = torch.device("cuda")
         self.device = device
         self.interpret = interpret
         self.names = list(names)

@@ -217,7 +217,10 @@ def fake_cuda(*, record: bool = True) -> Iterator[FakeCudaDriver]:
 
     Kernels compiled inside the block are cached per device by Triton, for
     the fake H100; launching them later under a real driver would reuse
-    those binaries, so use this in processes that only test.
+    those binaries, so use this in processes that only test. A compiled
+    function binds its backend on its first call (``backend="auto"`` picks
+    ``"triton"`` inside the block): call it on that backend inside the
+    block only.
     """
     from triton.runtime import driver as drivers
 
