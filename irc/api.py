@@ -6,6 +6,7 @@ import functools
 import importlib.util
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -355,8 +356,22 @@ class Jitted:
         self.facts = tuple(facts)
         self.pipeline = pipeline
         self.cache: dict[Any, Compiled] = {}
+        #: Per call structure (argument count, keyword names), the plans of
+        #: recent compilations, most recent first.
+        self._plans: dict[tuple[int, tuple[str, ...]], list[_CallPlan]] = {}
 
     def __call__(self, *args: Any, backend: str = "auto", **kwargs: Any) -> Any:
+        for plan in self._plans.get((len(args), tuple(kwargs)), ()):
+            if plan.accepts(args, kwargs):
+                return plan.compiled(*args, backend=backend, **kwargs)
+        return self._call_new(args, kwargs, backend)
+
+    def _call_new(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], backend: str
+    ) -> Any:
+        """A call that no plan accepts: bind it to the parameters, look the
+        compiled function up by its specs (compiling it the first time),
+        and make a plan for calls like it."""
         bound = self._bind(args, kwargs)
         specs = {
             name: _spec_tree(value, self.dims.get(name), name)
@@ -374,6 +389,13 @@ class Jitted:
                 **spec_call.kwargs,
             )
             self.cache[key] = compiled
+        plan = None
+        if len(bound.args) == len(args) and bound.kwargs.keys() == kwargs.keys():
+            plan = _CallPlan.of(args, kwargs, spec_call, compiled)
+        if plan is not None:
+            plans = self._plans.setdefault((len(args), tuple(kwargs)), [])
+            plans.insert(0, plan)
+            del plans[_PLANS_PER_STRUCTURE:]
         # The compiled function takes the call in the structure it was
         # compiled from: parameters bound by name or position alike.
         return compiled(*bound.args, backend=backend, **bound.kwargs)
@@ -397,6 +419,70 @@ class Jitted:
         return next(reversed(self.cache.values())).ir(level, locations=locations)
 
 
+#: How many plans ``Jitted`` keeps per call structure.
+_PLANS_PER_STRUCTURE = 8
+
+
+@dataclass(frozen=True)
+class _CallPlan:
+    """What makes a call to a ``Jitted`` function land on one compiled
+    function without binding it to the parameters again: the same argument
+    structure, each array of the same kind (NumPy or torch), dtype, rank and
+    size on every static axis, and equal static values. A call that fits
+    goes straight to ``compiled``, which checks the rest."""
+
+    compiled: Compiled
+    flatten: pytree.CallFlattener
+    #: Per leaf: ``(array type, dtype, rank, ((axis, size), ...))`` for an
+    #: array, ``(None, value)`` for a static value.
+    leaves: tuple[tuple[Any, ...], ...]
+
+    @staticmethod
+    def of(
+        args: tuple[Any, ...],
+        kwargs: Mapping[str, Any],
+        spec_call: inspect.BoundArguments,
+        compiled: Compiled,
+    ) -> _CallPlan | None:
+        """The plan of a call that bound to ``spec_call`` in its own
+        structure; None where flattening the specs gives other leaves (an
+        array inside a namedtuple, which ``flatten`` keeps whole)."""
+        values, treedef = pytree.flatten((list(args), dict(kwargs)))
+        specs, _ = pytree.flatten((list(spec_call.args), dict(spec_call.kwargs)))
+        if len(values) != len(specs):
+            return None
+        leaves: list[tuple[Any, ...]] = []
+        for value, spec in zip(values, specs, strict=True):
+            if isinstance(spec, TensorSpec):
+                static = tuple(
+                    (axis, dim)
+                    for axis, dim in enumerate(spec.shape)
+                    if isinstance(dim, int)
+                )
+                leaves.append((type(value), value.dtype, len(spec.shape), static))
+            else:
+                leaves.append((None, value))
+        return _CallPlan(compiled, pytree.call_flattener(treedef), tuple(leaves))
+
+    def accepts(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
+        values = self.flatten(args, kwargs)
+        if values is None:
+            return False
+        for value, leaf in zip(values, self.leaves):
+            kind = leaf[0]
+            if kind is None:
+                if not _same_static(value, leaf[1]):
+                    return False
+                continue
+            _, dtype, rank, static = leaf
+            if type(value) is not kind or value.dtype != dtype:
+                return False
+            shape = value.shape
+            if len(shape) != rank or any(shape[a] != size for a, size in static):
+                return False
+        return True
+
+
 def _spec_tree(value: Any, dims: Any, path: str) -> Any:
     """Arrays in ``value`` become TensorSpecs, named by ``dims``."""
     if isinstance(value, dict):
@@ -406,7 +492,7 @@ def _spec_tree(value: Any, dims: Any, path: str) -> Any:
             k: _spec_tree(v, (dims or {}).get(k), f"{path}.{k}")
             for k, v in value.items()
         }
-    if isinstance(value, list | tuple) and not _is_array(value):
+    if pytree.is_sequence(value) and not _is_array(value):
         if dims is not None and (
             not isinstance(dims, list | tuple) or len(dims) != len(value)
         ):

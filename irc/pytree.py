@@ -52,7 +52,7 @@ def _flatten(tree: Any, leaves: list[Any]) -> TreeDef:
     if isinstance(tree, dict):
         keys = tuple(tree)
         return TreeDef("dict", keys, tuple(_flatten(tree[k], leaves) for k in keys))
-    if isinstance(tree, list | tuple) and not _is_namedtuple(tree):
+    if is_sequence(tree):
         kind = "list" if isinstance(tree, list) else "tuple"
         return TreeDef(kind, (), tuple(_flatten(item, leaves) for item in tree))
     leaves.append(tree)
@@ -61,6 +61,12 @@ def _flatten(tree: Any, leaves: list[Any]) -> TreeDef:
 
 def _is_namedtuple(value: Any) -> bool:
     return isinstance(value, tuple) and hasattr(value, "_fields")
+
+
+def is_sequence(value: Any) -> bool:
+    """Whether ``flatten`` descends into ``value`` as a list or tuple (a
+    namedtuple is a leaf)."""
+    return isinstance(value, list | tuple) and not _is_namedtuple(value)
 
 
 def unflatten(treedef: TreeDef, leaves: Sequence[Any]) -> Any:
@@ -174,7 +180,7 @@ def leaf_paths(tree: Any, prefix: str = "") -> list[str]:
     """A readable path per leaf, in flatten order: ``params.attn.w``, ``xs.0``."""
     if isinstance(tree, dict):
         return [p for key in tree for p in leaf_paths(tree[key], _join(prefix, key))]
-    if isinstance(tree, list | tuple) and not _is_namedtuple(tree):
+    if is_sequence(tree):
         return [
             p for i, item in enumerate(tree) for p in leaf_paths(item, _join(prefix, i))
         ]

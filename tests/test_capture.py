@@ -5,8 +5,10 @@ import re
 
 import numpy as np
 import pytest
+import torch
 
 import irc
+import irc.api
 
 F32 = "float32"
 
@@ -374,6 +376,47 @@ def test_jit_compiles_once_per_static_signature():
     scale(np.ones((2, 5), np.float64), 3.0, backend="reference")  # new dtype
     assert len(calls) == 4
     assert "[N, 5]" in scale.ir("graph")
+
+
+def test_jit_plans_skip_binding_for_calls_like_the_last(monkeypatch):
+    """A call with the structure, array kinds, dtypes, ranks, static sizes
+    and static values of an earlier one goes straight to its compiled
+    function; any difference takes the full path (which compiles only when
+    the specs differ)."""
+    from collections import namedtuple
+
+    Pair = namedtuple("Pair", "a b")
+
+    @irc.jit(dims={"x": ("N", None), "p": {"w": (None,)}})
+    def f(x, p, pair, scale=1.0):
+        return x * p["w"] * scale + pair.a
+
+    full_calls = []
+    original = irc.api.Jitted._call_new
+
+    def counting(self, *args):
+        full_calls.append(1)
+        return original(self, *args)
+
+    monkeypatch.setattr(irc.api.Jitted, "_call_new", counting)
+    w = {"w": np.ones(3, np.float32)}
+    pair = Pair(2.0, 3.0)
+    for n in (1, 4, 2):
+        x = np.full((n, 3), 2.0, np.float32)
+        np.testing.assert_allclose(f(x, w, pair, backend="reference"), x + 2)
+    assert len(full_calls) == 1 and len(f.cache) == 1
+    x = np.ones((2, 3), np.float32)
+    f(x, w, pair, scale=2.0, backend="reference")  # a new call structure
+    f(torch.ones(2, 3), {"w": torch.ones(3)}, pair, backend="reference")  # torch
+    f(x, w, Pair(5.0, 3.0), backend="reference")  # a new static value
+    f(
+        np.ones((2, 4), np.float32),
+        {"w": np.ones(4, np.float32)},
+        pair,
+        backend="reference",
+    )  # a new static size
+    assert len(full_calls) == 5
+    assert len(f.cache) == 4  # torch arrays of the same dtype share the specs
 
 
 def test_jit_without_dims_is_static():
