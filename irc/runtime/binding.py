@@ -1,12 +1,14 @@
 """Binding symbolic dims to the sizes of concrete arguments.
 
-Every backend (the NumPy reference interpreter, the Triton launcher) starts a
-call the same way: check the arguments' dtypes and ranks against the
-function's ``!graph.tensor`` signature, read each symbol's value off the
-shapes, check that every other dim agrees with those values, then check the
-guards. Doing it in one place keeps the error messages the same whichever
-backend runs, and lets each message name the argument, the axis, the symbol
-and both values, since that is what a user needs to fix the call.
+Every backend starts a call the same way: check the arguments' dtypes and
+ranks against the function's ``!graph.tensor`` signature, read each
+symbol's value off the shapes, check that every other dim agrees with those
+values, then check the guards. The reference interpreters do it here, from
+the IR; the emitted Triton launchers do it in their own Python, printed by
+``irc.lowering.emit_triton`` with the same messages (the tests compare the
+two backends' verdicts on random calls). Each message names the argument,
+the axis, the symbol and both values, since that is what a user needs to
+fix the call.
 """
 
 from __future__ import annotations
