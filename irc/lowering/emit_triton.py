@@ -9,17 +9,21 @@ loads and runs:
 - one ``@triton.jit`` function per ``triton.kernel``, headed by comments
   holding the kernel's ``reason`` (which names the Python source lines of
   its ops); each op is one statement, so the kernel reads like the IR;
-- one launcher per host function, ``def launch_<name>(*tensors)``: it checks
-  the tensors (count, rank, dtype, device), binds every symbol from their
-  shapes (a dim named twice must agree; an expression dim must equal its
-  value), checks the guards, allocates outputs and intermediates with
-  ``torch.empty_strided`` on the inputs' device (``memory.reuse`` is a view
-  of the dead buffer's storage, ``memory.dealloc`` a ``del``), copies the
-  dense constants there, launches each kernel over its grid (skipping a
-  grid with an empty axis) and returns a tuple of tensors. Every failure
-  raises the module's ``LaunchError`` (a ``ValueError``) naming the
-  argument, axis, symbol and values, or the guard, its symbols' values and
-  the compiler's reason for it;
+- one launcher per host function, ``def launch_<name>(*tensors)``: it
+  unpacks the tensors and their shapes and tests the whole call in one
+  plain-Python expression (count, rank, dtype, device; every symbol bound
+  from the shapes and at least 1, a dim named twice equal, an expression
+  dim equal to its value, the guards), allocates the outputs with
+  ``torch.empty_strided`` on the inputs' device and every intermediate in
+  one workspace (a pointer into it for compiled kernels, a view for the
+  interpreter; ``memory.reuse`` takes its source's place, ``memory.dealloc``
+  is a ``del``), copies the dense constants there, launches each kernel over
+  its grid (nothing for an empty grid; a grid beyond CUDA's limits is
+  refused) and returns a tuple of tensors. When the test fails it calls
+  ``refuse_<name>(tensors)``, which checks one thing at a time and raises
+  the module's ``LaunchError`` (a ``ValueError``) naming the argument, axis,
+  symbol and values, or the guard, its symbols' values and the compiler's
+  reason for it;
 - ``KERNELS`` (the ``@triton.jit`` function's name -> the function, its
   ``ASTSource`` signature and constexprs: enough for ``triton.compile``)
   and ``ENTRY``, the name of the first host function's launcher.
