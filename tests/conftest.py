@@ -8,9 +8,6 @@ Choose one explicitly with ``IRC_HYPOTHESIS_PROFILE``.
 
 import json
 import os
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 # One process either interprets Triton kernels or compiles them, decided
@@ -44,19 +41,10 @@ def fake_gpu_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The report of ``tests/fake_gpu_suite.py``: every suite program called
     on the ``triton`` backend under the fake CUDA driver, in one subprocess
     (which compiles Triton kernels, as this process cannot)."""
-    tests = Path(__file__).resolve().parent
+    from fake_gpu_suite import __file__ as script
+    from fake_gpu_suite import run_compiling
+
     out = tmp_path_factory.mktemp("fake_gpu") / "report.json"
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(tests), str(tests.parent), env.get("PYTHONPATH", "")) if p
-    )
-    completed = subprocess.run(
-        [sys.executable, str(tests / "fake_gpu_suite.py"), str(out)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=1200,
-        check=False,
-    )
+    completed = run_compiling([script, str(out)], timeout=1200)
     assert completed.returncode == 0, completed.stderr[-4000:]
     return json.loads(out.read_text())

@@ -20,7 +20,9 @@ mostly reads them back.
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 import sys
 import traceback
 from pathlib import Path
@@ -28,12 +30,14 @@ from typing import Any
 
 import numpy as np
 from suite_programs import SIZES, SUITE
+from xdsl.dialects.builtin import ModuleOp
 
 import irc
 from irc import pytree
 from irc.dialects import memory
 from irc.dialects import triton as tt
 from irc.ir import parse_module
+from irc.lowering.emit_triton import identifier
 from irc.testing.fake_driver import FakeCudaDriver, compiled_kernels, fake_cuda
 
 #: A global load of 2 or 4 elements at once (``ld.global.v4.b32``...).
@@ -42,12 +46,30 @@ SCALAR_LOAD = re.compile(r"\bld\.global(?![\w.]*\.v[24]\.)[\w.]*\s")
 ELF_MAGIC = b"\x7fELF"
 
 
-def expected_launches(compiled: irc.Compiled, binding: dict[str, int]) -> list[Any]:
-    """(kernel, grid, symbols' values) of each launch, from the triton-level IR
-    alone: the host function's ``memory.launch`` ops in order, each
+def run_compiling(arguments: list[str], timeout: int) -> subprocess.CompletedProcess:
+    """``python *arguments`` in a process that compiles Triton kernels
+    (``TRITON_INTERPRET`` unset, which the test process sets), with the
+    tests and the repository on its path; its output captured as text."""
+    tests = Path(__file__).resolve().parent
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(tests), str(tests.parent), env.get("PYTHONPATH", "")) if p
+    )
+    return subprocess.run(
+        [sys.executable, *arguments],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def expected_launches(module: ModuleOp, binding: dict[str, int]) -> list[Any]:
+    """[kernel, grid, symbols' values] of each launch, from a triton-level
+    module alone: the host function's ``memory.launch`` ops in order, each
     kernel's grid and symbols evaluated under ``binding`` (an empty grid
     launches nothing)."""
-    module = parse_module(compiled.ir("triton"))
     kernels = {op.kernel_name: op for op in module.ops if isinstance(op, tt.KernelOp)}
     launches = []
     for op in module.walk():
@@ -58,7 +80,7 @@ def expected_launches(compiled: irc.Compiled, binding: dict[str, int]) -> list[A
         grid += [1] * (3 - len(grid))
         if min(grid) > 0:
             symbols = [binding[s] for s in kernel.symbol_names]
-            launches.append([f"kernel_{op.kernel_name}", grid, symbols])
+            launches.append([identifier("kernel_", op.kernel_name), grid, symbols])
     return launches
 
 
@@ -130,6 +152,7 @@ def launch_program(gpu: FakeCudaDriver, name: str) -> dict[str, Any]:
     program = SUITE[name]
     compiled = program.compile()
     module = triton_backend.load_source(compiled.triton_source, interpret=False)
+    triton_module = parse_module(compiled.ir("triton"))
     declared = {
         kernel: {"signature": signature, "constexprs": constexprs}
         for kernel, (_, signature, constexprs) in module.KERNELS.items()
@@ -140,7 +163,7 @@ def launch_program(gpu: FakeCudaDriver, name: str) -> dict[str, Any]:
         args, kwargs = _torch_leaves(list(call.args)), _torch_leaves(dict(call.kwargs))
         record: dict[str, Any] = {
             "sizes": sizes,
-            "expected": expected_launches(compiled, sizes),
+            "expected": expected_launches(triton_module, sizes),
             "numpy": _outputs(program.function(*call.args, **call.kwargs)),
         }
         for attempt in ("first", "second"):

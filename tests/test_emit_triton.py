@@ -20,9 +20,6 @@ from __future__ import annotations
 
 import ast
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,17 +27,17 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
+from fake_gpu_suite import expected_launches, run_compiling
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from irc import testing
-from irc.dialects import memory
 from irc.dialects import triton as tt
 from irc.dtypes import dtype
 from irc.errors import BindingError
 from irc.interpreters.memory import run_memory
 from irc.ir import default_context, parse_module
-from irc.lowering.emit_triton import EmitError, emit_module, identifier
+from irc.lowering.emit_triton import EmitError, emit_module
 from irc.lowering.memory_to_triton import LowerMemoryToTritonPass
 from irc.runtime import triton_backend
 from irc.testing.interpreters import level_of, run_module
@@ -1199,24 +1196,6 @@ def host_arguments(module: ModuleOp, binding: dict[str, int]) -> list[list]:
     ]
 
 
-def expected_launches(module: ModuleOp, binding: dict[str, int]) -> list[list]:
-    """[kernel, grid, symbols' values] of each launch, from the triton-level
-    IR: the host function's ``memory.launch`` ops in order, each kernel's
-    grid and symbols evaluated under ``binding`` (an empty grid launches
-    nothing)."""
-    kernels = {op.kernel_name: op for op in module.ops if isinstance(op, tt.KernelOp)}
-    launches = []
-    for op in module.walk():
-        if isinstance(op, memory.LaunchOp):
-            kernel = kernels[op.kernel_name]
-            grid = [g.evaluate(binding) for g in kernel.grid_exprs]
-            grid += [1] * (3 - len(grid))
-            if min(grid) > 0:
-                symbols = [binding[s] for s in kernel.symbol_names]
-                launches.append([identifier("kernel_", op.kernel_name), grid, symbols])
-    return launches
-
-
 def triton_type(value: int) -> str:
     if value == 1:
         return "constexpr"
@@ -1284,15 +1263,7 @@ def test_every_kernel_launches_on_the_real_path_for_an_h100(tmp_path: Path) -> N
     # binary by source, specialisation, options, target and Triton version:
     # a cold run compiles every kernel with ptxas (about 15 s on 2 cores), a
     # warm one reads the same binaries back (about 4 s).
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    completed = subprocess.run(
-        [sys.executable, "-c", LAUNCH_SCRIPT, str(path)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        check=False,
-    )
+    completed = run_compiling(["-c", LAUNCH_SCRIPT, str(path)], timeout=600)
     assert completed.returncode == 0, completed.stderr[-4000:]
     report = dict(
         zip(texts, json.loads(completed.stdout.strip().splitlines()[-1]), strict=True)
