@@ -211,6 +211,30 @@ def launch_beyond_grid_limits(gpu: FakeCudaDriver) -> dict[str, Any]:
     return {"error": None, "launches": len(gpu.launches) - launches}
 
 
+def launch_raw_beyond_grid_limits(gpu: FakeCudaDriver) -> dict[str, Any]:
+    """The batched matmul's kernel launched directly, past the launcher's
+    check, over a grid of 70,000 along axis 1: the fake driver refuses it
+    as ``cuLaunchKernel`` would."""
+    import torch
+
+    from irc.runtime import triton_backend
+    from irc.testing.fake_driver import FakeLaunchError
+
+    spec = irc.TensorSpec(("B", 2, 2), "float32")
+    compiled = irc.compile(batched_matmul, spec, spec)
+    module = triton_backend.load_source(compiled.triton_source, interpret=False)
+    (name,) = module.KERNELS
+    function, signature, constexprs = module.KERNELS[name]
+    pointers = [torch.zeros(4) for kind in signature.values() if kind.startswith("*")]
+    symbols = [70000 for kind in signature.values() if not kind.startswith("*")]
+    launches = len(gpu.launches)
+    try:
+        function[(1, 70000, 1)](*pointers, *symbols, **constexprs)
+    except FakeLaunchError as error:
+        return {"error": str(error), "launches": len(gpu.launches) - launches}
+    return {"error": None, "launches": len(gpu.launches) - launches}
+
+
 def launch_suite(names: list[str]) -> dict[str, Any]:
     report: dict[str, Any] = {}
     with fake_cuda() as gpu:
@@ -220,6 +244,7 @@ def launch_suite(names: list[str]) -> dict[str, Any]:
             except Exception:
                 report[name] = {"error": traceback.format_exc()}
         report["beyond_grid_limits"] = launch_beyond_grid_limits(gpu)
+        report["raw_beyond_grid_limits"] = launch_raw_beyond_grid_limits(gpu)
     return report
 
 

@@ -129,3 +129,16 @@ def test_grid_beyond_cuda_limits_is_refused_before_launch(
     assert result["error"] is not None
     for part in ("kernel @k0", "70000 programs along axis 1", "limit of 65535"):
         assert part in result["error"]
+
+
+def test_the_fake_driver_refuses_grids_cuda_refuses(
+    fake_gpu_report: dict[str, Any],
+) -> None:
+    """Without the launcher's check, the same launch fails in the driver, as
+    ``cuLaunchKernel`` fails on a GPU: the check above is what turns it into
+    an irc error before anything runs."""
+    result = fake_gpu_report["raw_beyond_grid_limits"]
+    assert result["launches"] == 0
+    assert result["error"] is not None
+    assert "axis 1 is 70000" in result["error"]
+    assert "CUDA_ERROR_INVALID_VALUE" in result["error"]
