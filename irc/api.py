@@ -389,12 +389,12 @@ class Jitted:
                 **spec_call.kwargs,
             )
             self.cache[key] = compiled
-        plan = None
         if len(bound.args) == len(args) and bound.kwargs.keys() == kwargs.keys():
-            plan = _CallPlan.of(args, kwargs, spec_call, compiled)
-        if plan is not None:
+            # The call is in the structure it binds to (no keyword argument
+            # filled a positional parameter): later calls like it can skip
+            # the binding.
             plans = self._plans.setdefault((len(args), tuple(kwargs)), [])
-            plans.insert(0, plan)
+            plans.insert(0, _CallPlan.of(args, kwargs, spec_call, compiled))
             del plans[_PLANS_PER_STRUCTURE:]
         # The compiled function takes the call in the structure it was
         # compiled from: parameters bound by name or position alike.
@@ -443,14 +443,12 @@ class _CallPlan:
         kwargs: Mapping[str, Any],
         spec_call: inspect.BoundArguments,
         compiled: Compiled,
-    ) -> _CallPlan | None:
+    ) -> _CallPlan:
         """The plan of a call that bound to ``spec_call`` in its own
-        structure; None where flattening the specs gives other leaves (an
-        array inside a namedtuple, which ``flatten`` keeps whole)."""
+        structure (``_spec_tree`` mirrors the containers ``flatten`` walks,
+        so the two have the same leaves)."""
         values, treedef = pytree.flatten((list(args), dict(kwargs)))
         specs, _ = pytree.flatten((list(spec_call.args), dict(spec_call.kwargs)))
-        if len(values) != len(specs):
-            return None
         leaves: list[tuple[Any, ...]] = []
         for value, spec in zip(values, specs, strict=True):
             if isinstance(spec, TensorSpec):

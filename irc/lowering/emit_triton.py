@@ -1161,6 +1161,8 @@ class LauncherEmitter:
     lines: list[str] = field(default_factory=list)
     #: Intermediates in the workspace: buffer -> its offset's Python text.
     slots: dict[SSAValue, str] = field(default_factory=dict)
+    #: Symbols the launcher's fast path has bound so far.
+    _bound: set[str] = field(default_factory=set)
 
     def emit(self) -> list[str]:
         self.namer.taken |= _MODULE_NAMES | {
@@ -1237,48 +1239,43 @@ class LauncherEmitter:
             )
         return buffer
 
-    def _binder(self, dim: _Dim) -> str | None:
-        """The symbol variable ``dim`` binds, if it is the first dim that is
-        its symbol alone."""
-        symbol = dim.expr.symbol_name
-        return self.symbols[symbol] if symbol is not None else None
-
     # The launcher's fast path ----------------------------------------------
 
     def _bind(self, dims: Sequence[_Dim]) -> None:
         """Unpack the tensors and their shapes into variables (a wrong count
-        or rank fails the unpacking), then test everything at once."""
+        or rank fails the unpacking), then test everything at once: dtypes,
+        each symbol at least 1 (before any dim that may divide by it), the
+        other dims, devices, guards."""
         args = self._arguments
         tensors = [self.values[a] for a in args]
-        bound: set[str] = set()
-        shape_targets: dict[int, list[str]] = {i: [] for i in range(len(args))}
-        conditions: list[str] = []
-        symbols: list[str] = []  # each symbol at least 1, tested first:
-        for dim in dims:  # the other dims' expressions may divide by one
-            target, condition = self._fast_dim(dim, bound)
-            shape_targets[dim.argument].append(target)
-            (symbols if target in bound else conditions).append(condition)
-        conditions = symbols + conditions
-        for index, (arg, tensor) in enumerate(zip(args, tensors, strict=True)):
-            element = torch_type(self._argument_buffer(arg, index).element_type)
-            conditions.insert(index, f"{tensor}.dtype is {element}")
-            if index > 0:
-                conditions.append(f"{tensor}.device == device")
-        conditions += [self._guard_condition(op) for op in self._guards()]
+        shapes: list[list[str]] = [[] for _ in args]
+        symbol_tests: list[str] = []
+        dim_tests: list[str] = []
+        for dim in dims:
+            variable = self._binding_variable(dim)
+            if variable is not None:
+                symbol_tests.append(f"{variable} >= 1")
+            else:
+                variable = self.namer.fresh("d_", f"{dim.argument}_{dim.axis}")
+                dim_tests.append(f"{variable} == {self._host(dim.expr)}")
+            shapes[dim.argument].append(variable)
+        tests = [
+            f"{tensor}.dtype is {torch_type(self._argument_buffer(arg, i).element_type)}"
+            for i, (arg, tensor) in enumerate(zip(args, tensors, strict=True))
+        ]
+        tests += symbol_tests + dim_tests
+        tests += [f"{tensor}.device == device" for tensor in tensors[1:]]
+        tests += [self._guard_condition(op) for op in self._guards()]
         self._emit("    try:")
-        if args:
-            self._emit(f"        {_tuple_text(tensors)} = tensors")
-            for index, tensor in enumerate(tensors):
-                targets = shape_targets[index]
-                if targets:
-                    self._emit(f"        {_tuple_text(targets)} = {tensor}.shape")
-                else:
-                    conditions.append(f"{tensor}.dim() == 0")
-            self._emit(f"        device = {tensors[0]}.device")
-        else:
-            self._emit("        () = tensors")
-            self._emit("        device = _irc_device(tensors)")
-        self._emit(f"        refused = not ({' and '.join(conditions) or 'True'})")
+        self._emit(f"        {_tuple_text(tensors)} = tensors")
+        for tensor, shape in zip(tensors, shapes, strict=True):
+            if shape:
+                self._emit(f"        {_tuple_text(shape)} = {tensor}.shape")
+            else:
+                tests.append(f"{tensor}.dim() == 0")
+        device = f"{tensors[0]}.device" if tensors else "_irc_device(tensors)"
+        self._emit(f"        device = {device}")
+        self._emit(f"        refused = not ({' and '.join(tests) or 'True'})")
         self._emit(
             "    except (TypeError, ValueError, AttributeError, ArithmeticError):"
         )
@@ -1288,16 +1285,14 @@ class LauncherEmitter:
         for tensor in tensors:
             self._emit(f"    {tensor} = {tensor}.contiguous()")
 
-    def _fast_dim(self, dim: _Dim, bound: set[str]) -> tuple[str, str]:
-        """The variable a dim is unpacked into and the condition it must meet."""
-        symbol = self._binder(dim)
-        if symbol is not None and symbol not in bound:
-            bound.add(symbol)
-            return symbol, f"{symbol} >= 1"
-        variable = self.namer.fresh("d_", f"{dim.argument}_{dim.axis}")
-        if dim.expr.is_constant:
-            return variable, f"{variable} == {int(dim.expr)}"
-        return variable, f"{variable} == {self._host(dim.expr)}"
+    def _binding_variable(self, dim: _Dim) -> str | None:
+        """The symbol's variable if ``dim`` is the first dim that is that
+        symbol alone (it binds the symbol), else None (it is tested)."""
+        symbol = dim.expr.symbol_name
+        if symbol is None or symbol in self._bound:
+            return None
+        self._bound.add(symbol)
+        return self.symbols[symbol]
 
     def _guards(self) -> list[memory.GuardOp]:
         guards = [

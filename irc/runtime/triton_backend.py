@@ -12,7 +12,7 @@ Python source; this module makes it a live Python module and calls it:
   (``tl.sum``...) is interpreted, so a process interprets or compiles, not
   both: the first ``load_source`` imports triton for its mode, and asking
   for the other mode later raises ``TritonModeError``.
-- ``Launcher(module, interpret=...)`` binds a loaded module's ``ENTRY``
+- ``Launcher(module, names, interpret=...)`` binds a loaded module's ``ENTRY``
   launcher to its device (the CPU for the interpreter; for the GPU, the
   active Triton driver's device, ``gpu_device()``); a call converts the
   inputs to torch tensors there (NumPy arrays zero-copy where possible;
@@ -275,8 +275,10 @@ class Launcher:
             else self._to_device(a, i)
             for i, a in enumerate(arrays)
         ]
-        torch_in = bool(arrays) and isinstance(arrays[0], tensor)
-        torch_in = torch_in or any(isinstance(a, tensor) for a in arrays)
+        # Torch in gives torch out; the first argument settles the usual case.
+        torch_in = (bool(arrays) and isinstance(arrays[0], tensor)) or any(
+            isinstance(a, tensor) for a in arrays
+        )
         try:
             if self.interpret:
                 # The interpreter computes with NumPy: overflow, NaN and
