@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
@@ -42,8 +43,6 @@ import irc
 from irc import pytree
 from irc.errors import BindingError
 from irc.runtime import triton_backend
-
-torch = pytest.importorskip("torch")
 
 DTYPES = ("float32", "float64", "int32", "int64")
 
