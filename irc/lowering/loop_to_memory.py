@@ -569,22 +569,22 @@ class _Digit:
 
     @staticmethod
     def of(index: SSAValue) -> _Digit:
-        modulus: SymExpr | None = None
-        quotient = index
-        if (
-            _is_binary(index, "rem") and (m := _size_value(index.owner.rhs)) is not None  # type: ignore[union-attr]
-        ):
-            modulus, quotient = m, index.owner.lhs  # type: ignore[union-attr]
-        if (
-            _is_binary(quotient, "floordiv")
-            and (d := _size_value(quotient.owner.rhs)) is not None  # type: ignore[union-attr]
-        ):
-            return _Digit(quotient.owner.lhs, d, modulus, quotient)  # type: ignore[union-attr]
+        quotient, modulus = index, None
+        if (remainder := _by_extent(index, "rem")) is not None:
+            quotient, modulus = remainder
+        if (division := _by_extent(quotient, "floordiv")) is not None:
+            return _Digit(division[0], division[1], modulus, quotient)
         return _Digit(quotient, SymExpr.const(1), modulus, quotient)
 
 
-def _is_binary(value: SSAValue, kind: str) -> bool:
-    return isinstance(value.owner, loop.BinaryOp) and value.owner.kind.data == kind
+def _by_extent(value: SSAValue, kind: str) -> tuple[SSAValue, SymExpr] | None:
+    """``(x, e)`` when ``value`` is ``loop.binary kind x, s`` with ``s`` a
+    ``loop.size`` or integer constant of extent ``e``."""
+    owner = value.owner
+    if not isinstance(owner, loop.BinaryOp) or owner.kind.data != kind:
+        return None
+    extent = _size_value(owner.rhs)
+    return None if extent is None else (owner.lhs, extent)
 
 
 def _size_value(value: SSAValue) -> SymExpr | None:
