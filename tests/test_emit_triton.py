@@ -580,7 +580,8 @@ def test_one_source_serves_every_binding_and_keeps_torch_tensors() -> None:
         ),
         (
             [np.zeros((2, 3), np.float64), np.zeros(3, np.float32)],
-            r"argument 'x' has dtype torch.float64 but the function expects torch.float32",
+            r"argument 'x' has dtype float64 but the function expects float32; "
+            r"convert it to float32 first",
         ),
         (
             [np.zeros(3, np.float32), np.zeros(3, np.float32)],

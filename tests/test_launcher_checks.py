@@ -366,3 +366,38 @@ def test_known_calls(name: str, shapes: list[tuple[int, ...]], accepted: bool) -
     assert isinstance(expected, BindingError) is (not accepted), expected
     assert isinstance(got, Exception) is (not accepted), got
     assert ("internal error" in _refusal_message(program, tensors)) is accepted
+
+
+def sliced_matmul(x, w):
+    return x[:8] @ w  # guard 8 <= N
+
+
+SLICED = irc.compile(
+    sliced_matmul,
+    irc.TensorSpec(("N", "D"), "float32"),
+    irc.TensorSpec(("D", 4), "float32"),
+)
+F32 = np.float32
+
+
+@pytest.mark.parametrize(
+    "arrays",
+    [
+        pytest.param([np.ones((9, 3), np.float64), np.ones((3, 4), F32)], id="dtype"),
+        pytest.param([np.ones(9, F32), np.ones((3, 4), F32)], id="rank"),
+        pytest.param([np.ones((9, 3), F32), np.ones((3, 5), F32)], id="static"),
+        pytest.param([np.ones((9, 3), F32), np.ones((2, 4), F32)], id="symbol"),
+        pytest.param([np.ones((9, 0), F32), np.ones((0, 4), F32)], id="empty"),
+        pytest.param([np.ones((7, 3), F32), np.ones((3, 4), F32)], id="guard"),
+    ],
+)
+def test_messages_match_the_reference_backend(arrays: list[np.ndarray]) -> None:
+    """The launcher's refusals read as the reference backend's: the same
+    words for the argument, axis, symbol, values and guard (a guard's
+    location is spelled ``file:line`` by one, ``loc(...)`` by the other)."""
+    messages = []
+    for backend in ("reference", "interpret"):
+        with pytest.raises(BindingError) as refused:
+            SLICED(*arrays, backend=backend)
+        messages.append(str(refused.value).split(" (graph.guard")[0].split(" (at ")[0])
+    assert messages[0] == messages[1]

@@ -471,7 +471,8 @@ def _irc_tensor(tensors, index, name, rank, dims, dtype, device):
     if tensor.dim() != rank:
         raise LaunchError(f"argument {name!r} has rank {tensor.dim()} (shape {tuple(tensor.shape)}) but the function expects rank {rank}: {dims}")
     if tensor.dtype != dtype:
-        raise LaunchError(f"argument {name!r} has dtype {tensor.dtype} but the function expects {dtype}; convert it to {dtype} first")
+        got, expected = (str(d).removeprefix("torch.") for d in (tensor.dtype, dtype))
+        raise LaunchError(f"argument {name!r} has dtype {got} but the function expects {expected}; convert it to {expected} first")
     if tensor.device != device:
         raise LaunchError(f"argument {name!r} is on {tensor.device} but argument 0 is on {device}; move them to one device")
     return tensor
