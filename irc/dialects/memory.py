@@ -63,6 +63,7 @@ from xdsl.traits import (
     MemoryReadEffect,
     MemoryWriteEffect,
     SymbolTable,
+    SymbolUserOpInterface,
 )
 from xdsl.utils.exceptions import VerifyException
 
@@ -516,6 +517,29 @@ class ConstantOp(IRDLOperation):
             raise VerifyException("memory.constant makes row-major buffers")
 
 
+class LaunchesKernel(SymbolUserOpInterface):
+    """A ``memory.launch`` names a kernel of its module: a ``memory.kernel``,
+    or the ``triton.kernel`` it was lowered to. A launch not inside a module
+    yet (being built) has nothing to resolve."""
+
+    def verify(self, op: Operation) -> None:
+        assert isinstance(op, LaunchOp)
+        try:
+            found = SymbolTable.lookup_symbol(op, op.kernel)
+        except ValueError:  # not inside a module (yet)
+            return
+        if found is None:
+            raise VerifyException(
+                f"memory.launch @{op.kernel_name} launches nothing: the module has no "
+                f"kernel @{op.kernel_name}"
+            )
+        if not isinstance(found, ModuleKernelOp):
+            raise VerifyException(
+                f"memory.launch @{op.kernel_name} names a {found.name}, not a "
+                "memory.kernel or triton.kernel"
+            )
+
+
 @irdl_op_definition
 class LaunchOp(IRDLOperation):
     """``memory.launch @k0(%a, %out) : (T1, T2)``: run kernel ``@k0`` over
@@ -526,6 +550,8 @@ class LaunchOp(IRDLOperation):
 
     kernel = prop_def(SymbolRefAttr)
     args = var_operand_def(BufferType)
+
+    traits = traits_def(LaunchesKernel())
 
     assembly_format = "$kernel `(` $args `)` attr-dict `:` `(` type($args) `)`"
 
@@ -550,7 +576,7 @@ class LaunchOp(IRDLOperation):
     def verify_(self) -> None:
         kernel = self.callee()
         if kernel is None:
-            return  # not linked yet
+            return  # not inside a module yet (LaunchesKernel checks the name)
         elements = kernel.buffer_element_types
         if len(self.args) != len(elements):
             raise VerifyException(

@@ -194,6 +194,24 @@ func.func @constant_layout() {
 
 // -----
 
+// A launch names a kernel of its module.
+
+func.func @launch_missing(%x: !memory.buffer<[N], [1], f32>) {
+  // expected-error@+1 {{memory.launch @nowhere launches nothing: the module has no kernel @nowhere}}
+  memory.launch @nowhere(%x) : (!memory.buffer<[N], [1], f32>)
+  func.return
+}
+
+// -----
+
+func.func @launch_function(%x: !memory.buffer<[N], [1], f32>) {
+  // expected-error@+1 {{memory.launch @launch_function names a func.func, not a memory.kernel or triton.kernel}}
+  memory.launch @launch_function(%x) : (!memory.buffer<[N], [1], f32>)
+  func.return
+}
+
+// -----
+
 memory.kernel @k pointwise (%x: !memory.buffer<[N], [1], f32>, %out: !memory.buffer<[N], [1], f32>) inputs 1 grid [N] tiles {} symbols [] reason "" {
 }
 func.func @launch_count(%x: !memory.buffer<[N], [1], f32>) {
