@@ -395,6 +395,11 @@ class TiledKernelOp(IRDLOperation):
             )
         if not 1 <= len(self.grid.data) <= 3:
             raise VerifyException(f"a {self.name} grid has 1 to 3 axes")
+        for name, value in self.tiles.data.items():
+            if not isinstance(value, IntegerAttr) or value.type == i1:
+                raise VerifyException(
+                    f"tile {name} = {value} is not an integer: tiles are sizes"
+                )
         for name, size in self.tile_sizes.items():
             if not is_power_of_two(size):
                 raise VerifyException(f"tile {name} = {size} is not a power of two")

@@ -800,3 +800,25 @@ func.func @write_mask_type(%x: !graph.tensor<[N], f32>) {
   }
   func.return
 }
+
+// -----
+
+// Tile sizes are integers (the generic form can spell anything).
+
+func.func @float_tile() {
+  // expected-error@+1 {{tile B = 4.000000e+00 : f32 is not an integer: tiles are sizes}}
+  "loop.kernel"() <{sym_name = "k", kind = "pointwise", grid = [#graph.expr<1>], tiles = {B = 4.0 : f32}, symbols = [], reason = ""}> ({
+  ^bb0:
+  }) : () -> ()
+  func.return
+}
+
+// -----
+
+func.func @bool_tile() {
+  // expected-error@+1 {{tile B = true is not an integer: tiles are sizes}}
+  "loop.kernel"() <{sym_name = "k", kind = "pointwise", grid = [#graph.expr<1>], tiles = {B = true}, symbols = [], reason = ""}> ({
+  ^bb0:
+  }) : () -> ()
+  func.return
+}
