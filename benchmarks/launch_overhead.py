@@ -89,9 +89,11 @@ def torch_tree(tree: Any) -> Any:
     import torch
 
     return pytree.map_leaves(
-        lambda leaf: torch.from_numpy(np.ascontiguousarray(leaf))
-        if isinstance(leaf, np.ndarray)
-        else leaf,
+        lambda leaf: (
+            torch.from_numpy(np.ascontiguousarray(leaf))
+            if isinstance(leaf, np.ndarray)
+            else leaf
+        ),
         tree,
     )
 
