@@ -69,6 +69,7 @@ from irc.dialects.tiles import (
     CompareOpBase,
     ConstantOpBase,
     DotOpBase,
+    InsideKernel,
     ProgramIdOpBase,
     RangeOpBase,
     ReduceOpBase,
@@ -370,7 +371,7 @@ class ReadOp(IRDLOperation):
     mask = opt_operand_def()
     result = result_def()
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), InsideKernel())
     assembly_format = (
         "$tensor `[` $indices `]` (`mask` $mask^)? attr-dict `:` type($tensor) "
         "`[` type($indices) `]` (`mask` type($mask)^)? `->` type($result)"

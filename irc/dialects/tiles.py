@@ -68,6 +68,7 @@ from xdsl.traits import (
     HasParent,
     IsolatedFromAbove,
     NoTerminator,
+    OpTrait,
     Pure,
     SymbolOpInterface,
 )
@@ -506,6 +507,18 @@ class ModuleKernelOp(TiledKernelOp):
 # --------------------------------------------------------------------------
 
 
+class InsideKernel(OpTrait):
+    """The op reads its kernel's launch (a program id, a tile, a symbol or an
+    argument), so it is meaningful only inside a tiled kernel: a
+    ``loop.kernel``, ``memory.kernel`` or ``triton.kernel``."""
+
+    def verify(self, op: Operation) -> None:
+        if enclosing_op(op, TiledKernelOp) is None:
+            raise VerifyException(
+                f"{op.name} reads a kernel's launch; it must be inside a kernel"
+            )
+
+
 class TileOp(IRDLOperation):
     """The base of an op on the values of one tile dialect: scalars and
     tiles of ``TILE_TYPE``."""
@@ -518,7 +531,7 @@ class ProgramIdOpBase(TileOp):
 
     axis = prop_def(IntegerAttr[I64])
     result = result_def(IntegerType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), InsideKernel())
     assembly_format = "$axis attr-dict `:` type($result)"
 
     def __init__(self, axis: int, index_type: IntegerType):
@@ -538,7 +551,7 @@ class SizeOpBase(TileOp):
 
     expr = prop_def(SymExprAttr)
     result = result_def(IntegerType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), InsideKernel())
 
     def __init__(self, expr: SymExpr | int, index_type: IntegerType):
         super().__init__(
@@ -575,7 +588,7 @@ class RangeOpBase(TileOp):
 
     block = prop_def(StringAttr)
     result = result_def()
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), InsideKernel())
     assembly_format = "$block attr-dict `:` type($result)"
 
     def __init__(self, block: str, shape: Sequence[int], index_type: IntegerType):

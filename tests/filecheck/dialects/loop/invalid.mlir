@@ -255,16 +255,22 @@ func.func @range_span() {
 // Indices and sizes.
 
 func.func @program_id_axis() {
-  // expected-error@+1 {{loop.program_id axis must be 0, 1 or 2}}
-  %p = loop.program_id 3 : i64
+  loop.kernel @k pointwise () grid [1] tiles {} symbols [] reason "" : () -> () {
+  ^bb0:
+    // expected-error@+1 {{loop.program_id axis must be 0, 1 or 2}}
+    %p = loop.program_id 3 : i64
+  }
   func.return
 }
 
 // -----
 
 func.func @program_id_negative_axis() {
-  // expected-error@+1 {{loop.program_id axis must be 0, 1 or 2}}
-  %p = loop.program_id -1 : i64
+  loop.kernel @k pointwise () grid [1] tiles {} symbols [] reason "" : () -> () {
+  ^bb0:
+    // expected-error@+1 {{loop.program_id axis must be 0, 1 or 2}}
+    %p = loop.program_id -1 : i64
+  }
   func.return
 }
 
@@ -303,16 +309,22 @@ func.func @size_syntax() {
 // -----
 
 func.func @range_dims() {
-  // expected-error@+1 {{loop.range spans one dim of its tile}}
-  %r = loop.range "B" : !loop.tile<[64, 64], i64>
+  loop.kernel @k pointwise () grid [1] tiles {B = 64} symbols [] reason "" : () -> () {
+  ^bb0:
+    // expected-error@+1 {{loop.range spans one dim of its tile}}
+    %r = loop.range "B" : !loop.tile<[64, 64], i64>
+  }
   func.return
 }
 
 // -----
 
 func.func @range_type() {
-  // expected-error@+1 {{loop.range yields integers}}
-  %r = loop.range "B" : !loop.tile<[64], f32>
+  loop.kernel @k pointwise () grid [1] tiles {B = 64} symbols [] reason "" : () -> () {
+  ^bb0:
+    // expected-error@+1 {{loop.range yields integers}}
+    %r = loop.range "B" : !loop.tile<[64], f32>
+  }
   func.return
 }
 
@@ -820,5 +832,39 @@ func.func @bool_tile() {
   "loop.kernel"() <{sym_name = "k", kind = "pointwise", grid = [#graph.expr<1>], tiles = {B = true}, symbols = [], reason = ""}> ({
   ^bb0:
   }) : () -> ()
+  func.return
+}
+
+// -----
+
+// Ops that read a kernel's launch sit inside a kernel.
+
+func.func @read_outside(%t: !graph.tensor<[N], f32>, %i: i64) -> f32 {
+  // expected-error@+1 {{loop.read reads a kernel's launch; it must be inside a kernel}}
+  %v = loop.read %t[%i] : !graph.tensor<[N], f32>[i64] -> f32
+  func.return %v : f32
+}
+
+// -----
+
+func.func @range_outside() {
+  // expected-error@+1 {{loop.range reads a kernel's launch; it must be inside a kernel}}
+  %r = loop.range "B" : !loop.tile<[4], i64>
+  func.return
+}
+
+// -----
+
+func.func @size_outside() {
+  // expected-error@+1 {{loop.size reads a kernel's launch; it must be inside a kernel}}
+  %n = loop.size N : i64
+  func.return
+}
+
+// -----
+
+func.func @program_id_outside() {
+  // expected-error@+1 {{loop.program_id reads a kernel's launch; it must be inside a kernel}}
+  %p = loop.program_id 0 : i64
   func.return
 }
