@@ -79,6 +79,7 @@ from irc.dialects.tiles import (
     TiledKernelOp,
     TileShapedType,
     UnaryOpBase,
+    broadcast_or_raise,
     enclosing_op,
     verify_broadcast,
 )
@@ -462,6 +463,12 @@ class WriteOp(IRDLOperation):
             )
         if self.mask is not None and element_of(self.mask.type) != i1:
             raise VerifyException("loop.write mask must be i1")
+        operands = [
+            self.value,
+            *self.indices,
+            *([] if self.mask is None else [self.mask]),
+        ]
+        broadcast_or_raise(self, *(shape_of(v.type) for v in operands))
 
 
 Loop = Dialect(

@@ -188,7 +188,8 @@ def broadcast_tile_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
             if dim == 1:
                 continue
             if result[axis] not in (1, dim):
-                raise ValueError(f"tile shapes {list(shapes)} do not broadcast")
+                listed = ", ".join(str(list(s)) for s in shapes)
+                raise ValueError(f"tile shapes {listed} do not broadcast")
             result[axis] = dim
     return tuple(result)
 

@@ -414,7 +414,7 @@ func.func @binary_types(%x: !loop.tile<[4], f32>, %s: f64) {
 // -----
 
 func.func @binary_broadcast(%x: !loop.tile<[4], f32>, %z: !loop.tile<[8], f32>) {
-  // expected-error@+1 {{loop.binary: tile shapes [(4,), (8,)] do not broadcast}}
+  // expected-error@+1 {{loop.binary: tile shapes [4], [8] do not broadcast}}
   %y = loop.binary "add" %x, %z : (!loop.tile<[4], f32>, !loop.tile<[8], f32>) -> !loop.tile<[8], f32>
   func.return
 }
@@ -462,7 +462,7 @@ func.func @cmp_result(%x: !loop.tile<[4], i64>) {
 // -----
 
 func.func @cmp_broadcast(%x: !loop.tile<[4], i64>, %z: !loop.tile<[2, 8], i64>) {
-  // expected-error@+1 {{loop.cmp: tile shapes [(4,), (2, 8)] do not broadcast}}
+  // expected-error@+1 {{loop.cmp: tile shapes [4], [2, 8] do not broadcast}}
   %y = loop.cmp "lt" %x, %z : (!loop.tile<[4], i64>, !loop.tile<[2, 8], i64>) -> !loop.tile<[2, 8], i1>
   func.return
 }
@@ -494,7 +494,7 @@ func.func @select_branches(%c: !loop.tile<[4], i1>, %x: !loop.tile<[4], f32>, %s
 // -----
 
 func.func @select_broadcast(%c: !loop.tile<[8], i1>, %x: !loop.tile<[4], f32>, %s: f32) {
-  // expected-error@+1 {{loop.select: tile shapes [(8,), (4,), ()] do not broadcast}}
+  // expected-error@+1 {{loop.select: tile shapes [8], [4], [] do not broadcast}}
   %y = loop.select %c, %x, %s : (!loop.tile<[8], i1>, !loop.tile<[4], f32>, f32) -> !loop.tile<[4], f32>
   func.return
 }
@@ -684,7 +684,7 @@ func.func @read_broadcast(%x: !graph.tensor<[N, D], f32>) {
   ^bb0(%t: !graph.tensor<[N, D], f32>):
     %r = loop.range "B" : !loop.tile<[4], i64>
     %c = loop.range "C" : !loop.tile<[8], i64>
-    // expected-error@+1 {{loop.read: tile shapes [(4,), (8,)] do not broadcast}}
+    // expected-error@+1 {{loop.read: tile shapes [4], [8] do not broadcast}}
     %v = loop.read %t[%r, %c] : !graph.tensor<[N, D], f32>[!loop.tile<[4], i64>, !loop.tile<[8], i64>] -> !loop.tile<[8], f32>
   }
   func.return
@@ -698,7 +698,7 @@ func.func @read_mask_broadcast(%x: !graph.tensor<[N], f32>) {
     %r = loop.range "B" : !loop.tile<[4], i64>
     %c = loop.range "C" : !loop.tile<[8], i64>
     %m = loop.cmp "lt" %c, %c : (!loop.tile<[8], i64>, !loop.tile<[8], i64>) -> !loop.tile<[8], i1>
-    // expected-error@+1 {{loop.read: tile shapes [(4,), (8,)] do not broadcast}}
+    // expected-error@+1 {{loop.read: tile shapes [4], [8] do not broadcast}}
     %v = loop.read %t[%r] mask %m : !graph.tensor<[N], f32>[!loop.tile<[4], i64>] mask !loop.tile<[8], i1> -> !loop.tile<[4], f32>
   }
   func.return
@@ -867,4 +867,20 @@ func.func @program_id_outside() {
   // expected-error@+1 {{loop.program_id reads a kernel's launch; it must be inside a kernel}}
   %p = loop.program_id 0 : i64
   func.return
+}
+
+// -----
+
+// A write's value, indices and mask broadcast together.
+
+func.func @write_broadcast(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
+  %y = loop.kernel @k pointwise (%x) grid [N] tiles {B = 4, C = 8} symbols [] reason "" : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>) {
+  ^bb0(%t: !graph.tensor<[N], f32>):
+    %r = loop.range "B" : !loop.tile<[4], i64>
+    %c = loop.range "C" : !loop.tile<[8], i64>
+    %v = loop.read %t[%c] : !graph.tensor<[N], f32>[!loop.tile<[8], i64>] -> !loop.tile<[8], f32>
+    // expected-error@+1 {{loop.write: tile shapes [8], [4] do not broadcast}}
+    loop.write %v to 0[%r] : !loop.tile<[8], f32>[!loop.tile<[4], i64>]
+  }
+  func.return %y : !graph.tensor<[N], f32>
 }
