@@ -85,25 +85,12 @@ def best_us(call: Callable[[], Any], number: int, repeat: int) -> float:
     return min(timeit.repeat(call, number=number, repeat=repeat)) / number * 1e6
 
 
-def torch_tree(tree: Any) -> Any:
-    import torch
-
-    return pytree.map_leaves(
-        lambda leaf: (
-            torch.from_numpy(np.ascontiguousarray(leaf))
-            if isinstance(leaf, np.ndarray)
-            else leaf
-        ),
-        tree,
-    )
-
-
 def measure(name: str, number: int, repeat: int) -> dict[str, Any]:
     program = SUITE[name]
     compiled = program.compile()
     sizes = SIZES[name][BINDING]
     call = program.inputs(np.random.default_rng(0), **sizes)
-    args, kwargs = torch_tree(list(call.args)), torch_tree(dict(call.kwargs))
+    args, kwargs = call.to_torch()
     tensors, _ = pytree.flatten((args, kwargs))
     tensors = [t for t in tensors if hasattr(t, "data_ptr")]
     module = triton_backend.load_source(compiled.triton_source, interpret=False)

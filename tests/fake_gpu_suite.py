@@ -84,19 +84,6 @@ def expected_launches(module: ModuleOp, binding: dict[str, int]) -> list[Any]:
     return launches
 
 
-def _torch_leaves(tree: Any) -> Any:
-    import torch
-
-    return pytree.map_leaves(
-        lambda leaf: (
-            torch.from_numpy(np.ascontiguousarray(leaf))
-            if isinstance(leaf, np.ndarray)
-            else leaf
-        ),
-        tree,
-    )
-
-
 def _argument(value: Any) -> dict[str, Any]:
     """A launch argument as the binder sees it: a pointer is anything with
     ``data_ptr()`` and a torch ``dtype`` (a tensor, or a launcher's pointer
@@ -160,7 +147,7 @@ def launch_program(gpu: FakeCudaDriver, name: str) -> dict[str, Any]:
     calls = []
     for sizes in SIZES[name]:
         call = program.inputs(np.random.default_rng(0), **sizes)
-        args, kwargs = _torch_leaves(list(call.args)), _torch_leaves(dict(call.kwargs))
+        args, kwargs = call.to_torch()
         record: dict[str, Any] = {
             "sizes": sizes,
             "expected": expected_launches(triton_module, sizes),

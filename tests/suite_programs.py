@@ -30,6 +30,7 @@ import numpy as np
 import programs
 
 import irc
+from irc import pytree
 
 F32 = "float32"
 
@@ -39,6 +40,18 @@ class Call(NamedTuple):
 
     args: tuple[Any, ...]
     kwargs: Mapping[str, Any] = MappingProxyType({})
+
+    def to_torch(self) -> Call:
+        """The same call with every NumPy array a torch CPU tensor."""
+        import torch
+
+        def convert(leaf: Any) -> Any:
+            if isinstance(leaf, np.ndarray):
+                return torch.from_numpy(np.ascontiguousarray(leaf))
+            return leaf
+
+        args, kwargs = pytree.map_leaves(convert, (list(self.args), dict(self.kwargs)))
+        return Call(tuple(args), kwargs)
 
 
 class SuiteProgram(NamedTuple):
