@@ -25,6 +25,7 @@ import re
 import subprocess
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -183,25 +184,24 @@ def batched_matmul(a: Any, b: Any) -> Any:
     return a @ b
 
 
-def launch_beyond_grid_limits(gpu: FakeCudaDriver) -> dict[str, Any]:
-    """A batched matmul whose batch (grid axis 1) exceeds CUDA's 65,535."""
-    import torch
-
-    spec = irc.TensorSpec(("B", 2, 2), "float32")
-    compiled = irc.compile(batched_matmul, spec, spec)
-    a = torch.zeros((70000, 2, 2))
+def _refused(
+    gpu: FakeCudaDriver, launch: Callable[[], Any], error: type[Exception]
+) -> dict[str, Any]:
+    """``launch()``'s ``error`` message (None if it raised none) and how
+    many launches it recorded."""
     launches = len(gpu.launches)
     try:
-        compiled(a, a, backend="triton")
-    except irc.BindingError as error:
-        return {"error": str(error), "launches": len(gpu.launches) - launches}
+        launch()
+    except error as refused:
+        return {"error": str(refused), "launches": len(gpu.launches) - launches}
     return {"error": None, "launches": len(gpu.launches) - launches}
 
 
-def launch_raw_beyond_grid_limits(gpu: FakeCudaDriver) -> dict[str, Any]:
-    """The batched matmul's kernel launched directly, past the launcher's
-    check, over a grid of 70,000 along axis 1: the fake driver refuses it
-    as ``cuLaunchKernel`` would."""
+def launch_beyond_grid_limits(gpu: FakeCudaDriver) -> dict[str, dict[str, Any]]:
+    """A batched matmul whose batch (grid axis 1) exceeds CUDA's 65,535:
+    called (``irc``: the launcher must refuse it before launching), and its
+    kernel launched directly past that check (``raw``: the fake driver must
+    refuse it, as ``cuLaunchKernel`` would)."""
     import torch
 
     from irc.runtime import triton_backend
@@ -209,17 +209,21 @@ def launch_raw_beyond_grid_limits(gpu: FakeCudaDriver) -> dict[str, Any]:
 
     spec = irc.TensorSpec(("B", 2, 2), "float32")
     compiled = irc.compile(batched_matmul, spec, spec)
+    a = torch.zeros((70000, 2, 2))
     module = triton_backend.load_source(compiled.triton_source, interpret=False)
-    (name,) = module.KERNELS
-    function, signature, constexprs = module.KERNELS[name]
+    ((function, signature, constexprs),) = module.KERNELS.values()
     pointers = [torch.zeros(4) for kind in signature.values() if kind.startswith("*")]
     symbols = [70000 for kind in signature.values() if not kind.startswith("*")]
-    launches = len(gpu.launches)
-    try:
-        function[(1, 70000, 1)](*pointers, *symbols, **constexprs)
-    except FakeLaunchError as error:
-        return {"error": str(error), "launches": len(gpu.launches) - launches}
-    return {"error": None, "launches": len(gpu.launches) - launches}
+    return {
+        "irc": _refused(
+            gpu, lambda: compiled(a, a, backend="triton"), irc.BindingError
+        ),
+        "raw": _refused(
+            gpu,
+            lambda: function[(1, 70000, 1)](*pointers, *symbols, **constexprs),
+            FakeLaunchError,
+        ),
+    }
 
 
 def launch_suite(names: list[str]) -> dict[str, Any]:
@@ -231,7 +235,6 @@ def launch_suite(names: list[str]) -> dict[str, Any]:
             except Exception:
                 report[name] = {"error": traceback.format_exc()}
         report["beyond_grid_limits"] = launch_beyond_grid_limits(gpu)
-        report["raw_beyond_grid_limits"] = launch_raw_beyond_grid_limits(gpu)
     return report
 
 

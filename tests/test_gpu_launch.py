@@ -124,7 +124,7 @@ def test_grid_beyond_cuda_limits_is_refused_before_launch(
     """A batched matmul puts its batch on grid axis 1: a batch of 70,000 is
     an irc error naming the kernel, the axis, the size and the limit, and
     nothing is launched."""
-    result = fake_gpu_report["beyond_grid_limits"]
+    result = fake_gpu_report["beyond_grid_limits"]["irc"]
     assert result["launches"] == 0
     assert result["error"] is not None
     for part in ("kernel @k0", "70000 programs along axis 1", "limit of 65535"):
@@ -137,7 +137,7 @@ def test_the_fake_driver_refuses_grids_cuda_refuses(
     """Without the launcher's check, the same launch fails in the driver, as
     ``cuLaunchKernel`` fails on a GPU: the check above is what turns it into
     an irc error before anything runs."""
-    result = fake_gpu_report["raw_beyond_grid_limits"]
+    result = fake_gpu_report["beyond_grid_limits"]["raw"]
     assert result["launches"] == 0
     assert result["error"] is not None
     assert "axis 1 is 70000" in result["error"]

@@ -75,6 +75,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from irc.dialects import memory
 from irc.dialects import triton as tt
 from irc.dialects.memory import BufferType
+from irc.dialects.tiles import shape_text
 from irc.dtypes import ALL_DTYPES, BOOL, DType, dtype
 from irc.errors import IrcError
 from irc.shapes import SymExpr
@@ -1139,6 +1140,12 @@ class _Dim:
     axis: int
     expr: SymExpr
 
+    @property
+    def is_expression(self) -> bool:
+        """Neither static nor a symbol alone (``2*N``): checked once every
+        symbol is bound."""
+        return bool(self.expr.symbols) and self.expr.symbol_name is None
+
 
 @dataclass
 class LauncherEmitter:
@@ -1311,8 +1318,8 @@ class LauncherEmitter:
     # The refusal: the same checks, one at a time -------------------------
 
     def _refusal(self, dims: Sequence[_Dim]) -> list[str]:
-        """``def check_<name>(tensors)``: raises the ``LaunchError`` that says
-        why the launcher's fast test failed."""
+        """``def refuse_<name>(tensors)``: raises the ``LaunchError`` that
+        says why the launcher's fast test failed."""
         args = self._arguments
         names = self._argument_names()
         lines = [
@@ -1323,19 +1330,15 @@ class LauncherEmitter:
         ]
         for index, (arg, name) in enumerate(zip(args, names, strict=True)):
             buffer = self._argument_buffer(arg, index)
-            dims_text = "[" + ", ".join(str(d) for d in buffer.dims) + "]"
             lines.append(
                 f"    {self.values[arg]} = _irc_tensor(tensors, {index}, {name!r}, "
-                f"{buffer.rank}, {text_literal(dims_text)}, "
+                f"{buffer.rank}, {text_literal(shape_text(buffer.dims))}, "
                 f"{torch_type(buffer.element_type)}, device)"
             )
         sources: dict[str, _Dim] = {}
-        for dim in dims:
-            if not dim.expr.symbols or dim.expr.symbol_name is not None:
-                lines.append(self._check_dim(dim, sources))
-        for dim in dims:
-            if dim.expr.symbols and dim.expr.symbol_name is None:
-                lines.append(self._check_expression(dim, sources))
+        # Static dims and symbols first: an expression needs its symbols bound.
+        lines += [self._check_dim(d, sources) for d in dims if not d.is_expression]
+        lines += [self._check_expression(d, sources) for d in dims if d.is_expression]
         for op in self._guards():
             lines += self._check_guard(op)
         lines.append(
