@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
 )
 from xdsl.ir import Attribute
+from xdsl.utils.exceptions import VerifyException
 
 from irc.errors import IrcTypeError
 
@@ -141,3 +142,60 @@ def scalar_dtype(scalar: bool | int | float) -> DType:
     if isinstance(scalar, int):
         return INT64
     return FLOAT64
+
+
+# --------------------------------------------------------------------------
+# Element types in the IR
+# --------------------------------------------------------------------------
+
+#: The element types of every level, as xDSL types.
+ELEMENT_TYPES: tuple[Attribute, ...] = (
+    IntegerType(1),
+    IntegerType(32),
+    IntegerType(64),
+    Float16Type(),
+    BFloat16Type(),
+    Float32Type(),
+    Float64Type(),
+)
+
+
+def is_float_type(element_type: Attribute) -> bool:
+    return isinstance(
+        element_type, Float16Type | BFloat16Type | Float32Type | Float64Type
+    )
+
+
+def is_bool_type(element_type: Attribute) -> bool:
+    return element_type == IntegerType(1)
+
+
+def is_int_type(element_type: Attribute) -> bool:
+    """Integer types proper (bool is its own kind, as in NumPy)."""
+    return isinstance(element_type, IntegerType) and element_type.width.data > 1
+
+
+#: The element kinds, by the letters ``DType.kind`` uses.
+_KIND_NAMES: dict[str, str] = {"b": "bool", "i": "integer", "f": "floating-point"}
+
+
+def element_kind(element_type: Attribute) -> str:
+    """``"b"`` (bool), ``"i"`` (integer) or ``"f"`` (floating point): the
+    kind that decides which ops are defined on an element type."""
+    if is_bool_type(element_type):
+        return "b"
+    return "f" if is_float_type(element_type) else "i"
+
+
+def verify_element_kind(
+    op_name: str, element_type: Attribute, kinds: frozenset[str]
+) -> None:
+    """Reject an element type whose kind is not among ``kinds`` with a
+    message naming the kinds the op is defined on."""
+    kind = element_kind(element_type)
+    if kind not in kinds:
+        defined = " and ".join(_KIND_NAMES[k] for k in "bif" if k in kinds)
+        raise VerifyException(
+            f"{op_name} is not defined on {_KIND_NAMES[kind]} tensors, only on "
+            f"{defined} ones; cast them first"
+        )

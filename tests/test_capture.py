@@ -169,7 +169,7 @@ def test_split_of_symbolic_dim_with_declared_divisibility():
 
     spec = irc.TensorSpec(("N", 3), F32)
     compiled = irc.compile(halves, spec, facts=["N % 2 == 0"])
-    assert "graph.guard N mod 2 == 0" in compiled.ir("graph")
+    assert "sym.guard N mod 2 == 0" in compiled.ir("graph")
     for n in (2, 6):
         x = np.random.default_rng(n).standard_normal((n, 3)).astype(np.float32)
         np.testing.assert_allclose(compiled(x, backend="reference"), halves(x))
@@ -203,7 +203,7 @@ def test_take_and_embedding_lookup_with_guard():
     ]
     compiled = irc.compile(embed, *specs)
     assert "graph.take" in compiled.ir("graph")
-    assert "graph.guard N <= 8" in compiled.ir("graph")
+    assert "sym.guard N <= 8" in compiled.ir("graph")
     rng = np.random.default_rng(1)
     wte = rng.standard_normal((10, 4)).astype(np.float32)
     wpe = rng.standard_normal((8, 4)).astype(np.float32)
@@ -458,7 +458,7 @@ def test_unprovable_bounds_become_guards():
     compiled = irc.compile(lambda x: (x[-5], x[3 : x.shape[0] - 1]), N)
     text = compiled.ir("graph")
     # The guard on the index makes N >= 5, which proves the slice's bounds.
-    assert text.count("graph.guard") == 1 and "graph.guard N - 5 >= 0" in text
+    assert text.count("sym.guard") == 1 and "sym.guard N - 5 >= 0" in text
     x = np.arange(6, dtype=np.float32)
     a, b = compiled(x, backend="reference")
     np.testing.assert_array_equal(a, x[-5])
@@ -466,14 +466,14 @@ def test_unprovable_bounds_become_guards():
     with pytest.raises(irc.BindingError, match="N - 5 >= 0"):
         compiled(np.arange(4, dtype=np.float32), backend="reference")
     sliced = irc.compile(lambda x: x[3 : x.shape[0] - 1], N)
-    assert "graph.guard 3 <= N - 1" in sliced.ir("graph")
+    assert "sym.guard 3 <= N - 1" in sliced.ir("graph")
 
 
 def test_split_points_are_checked():
     with pytest.raises(irc.IrcShapeError, match="in order"):
         irc.compile(lambda x: np.split(x, [2, 1]), irc.TensorSpec((4,), F32))
     compiled = irc.compile(lambda x: np.split(x, [2]), N)
-    assert "graph.guard 2 <= N" in compiled.ir("graph")
+    assert "sym.guard 2 <= N" in compiled.ir("graph")
     with pytest.raises(irc.TracingError, match="positive static int"):
         irc.compile(lambda x: np.split(x, 0), N)
 

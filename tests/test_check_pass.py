@@ -293,7 +293,7 @@ def test_specialize_replaces_every_symbol() -> None:
     module = parse_module(
         """
         func.func @main(%x: !graph.tensor<[N, M], f32>) -> !graph.tensor<[N], f32> {
-          graph.guard N <= M
+          sym.guard N <= M
           %0 = graph.slice %x [0, M - 1] [1, 1] : !graph.tensor<[N, M], f32> -> !graph.tensor<[N, 1], f32>
           %1 = graph.reshape %0 : !graph.tensor<[N, 1], f32> -> !graph.tensor<[N], f32>
           %2 = graph.dim N * M : !graph.tensor<[], f32>
@@ -307,7 +307,7 @@ def test_specialize_replaces_every_symbol() -> None:
     static.verify()
     text = print_module(static)
     assert "N" not in text and "M " not in text, text
-    assert "graph.guard 2 <= 3" in text
+    assert "sym.guard 2 <= 3" in text
     assert "graph.slice %x [0, 2] [1, 1]" in text
     assert "graph.dim 6 :" in text
     arrays = testing.inputs(module, {"N": 2, "M": 3}, 0)

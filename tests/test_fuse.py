@@ -76,7 +76,7 @@ def test_only_kernels_guards_and_dense_constants_remain(
     _, result = fused
     *body, last = result.body()
     assert last == "func.return"
-    assert set(body) <= {"fusion.kernel", "graph.guard", "graph.constant"}
+    assert set(body) <= {"fusion.kernel", "sym.guard", "graph.constant"}
     for op in result.module.walk():
         if isinstance(op, g.ConstantOp) and not isinstance(op.parent_op(), KernelOp):
             assert not op.is_splat
@@ -162,7 +162,7 @@ def test_adam_step_is_one_kernel_with_three_outputs() -> None:
 
 def test_embedding_keeps_its_guard_outside() -> None:
     result = Fused(SUITE["embedding"])
-    assert result.body() == ["graph.guard", "fusion.kernel", "func.return"]
+    assert result.body() == ["sym.guard", "fusion.kernel", "func.return"]
 
 
 def test_attention_mask_and_scale_join_the_softmax() -> None:

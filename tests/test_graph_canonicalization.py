@@ -34,6 +34,7 @@ from xdsl.parser import Parser
 from xdsl.transforms.canonicalize import CanonicalizePass
 
 from irc.dialects.graph import Graph, tensor_type
+from irc.dialects.sym import Sym
 from irc.dtypes import dtype
 from irc.interpreters.graph import ExecutionError, run_graph
 from irc.passes.graph_canonicalization import patterns_for
@@ -44,6 +45,7 @@ def _context() -> Context:
     ctx.load_dialect(Builtin)
     ctx.load_dialect(Func)
     ctx.load_dialect(Graph)
+    ctx.load_dialect(Sym)
     return ctx
 
 

@@ -20,7 +20,8 @@ from xdsl.dialects.builtin import Builtin, ModuleOp, f32, i64
 from xdsl.dialects.func import Func
 from xdsl.parser import Parser
 
-from irc.dialects.graph import Graph, GuardOp, TensorType
+from irc.dialects.graph import Graph, TensorType
+from irc.dialects.sym import GuardOp, Sym
 from irc.errors import BindingError, ExecutionError, IrcError
 from irc.interpreters.graph import find_function, run_graph
 from irc.runtime.binding import (
@@ -41,6 +42,7 @@ def _context() -> Context:
     ctx.load_dialect(Builtin)
     ctx.load_dialect(Func)
     ctx.load_dialect(Graph)
+    ctx.load_dialect(Sym)
     return ctx
 
 
@@ -816,8 +818,8 @@ GUARDED = parse(
     f"""
 func.func @main(%x: {t("N, D", "f32")}) -> {t("N, D", "f32")} {{
   %r = graph.exp %x : {t("N, D", "f32")}
-  graph.guard N * D mod 4 == 0, "rows are packed by 4" loc("model.py":12:5)
-  graph.guard D <= 8
+  sym.guard N * D mod 4 == 0, "rows are packed by 4" loc("model.py":12:5)
+  sym.guard D <= 8
   func.return %r : {t("N, D", "f32")}
 }}
 """
@@ -834,7 +836,7 @@ def test_a_broken_guard_names_the_fact_values_reason_and_location() -> None:
     with pytest.raises(
         BindingError,
         match=rf"guard `{re.escape(fact)}` does not hold with D = 3, N = 1: rows are "
-        r'packed by 4 \(graph.guard in @main at loc\("model.py":12:5\)\)',
+        r'packed by 4 \(sym.guard in @main at loc\("model.py":12:5\)\)',
     ):
         run1(GUARDED, floats((1, 3)))
     with pytest.raises(

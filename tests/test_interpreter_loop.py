@@ -19,6 +19,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter
 
 from irc.dialects import loop
+from irc.dialects.elementwise import BINARY_KINDS, UNARY_KINDS
+from irc.dialects.graph import ELEMENTWISE_OPS
+from irc.dialects.tiles import COMPARE_KINDS
 from irc.errors import BindingError, ExecutionError
 from irc.interpreters.graph import find_function, run_graph
 from irc.interpreters.loop import (
@@ -126,8 +129,8 @@ func.func @main({args}) -> {out} {{
     %lanes = loop.range "B" : {tile("8", "i64")}
     %c0 = loop.constant 0 : i64
     %c8 = loop.constant 8 : i64
-    %base = loop.binary "mul" %p, %c8 : (i64, i64) -> i64
-    %i = loop.binary "add" %lanes, %base : ({tile("8", "i64")}, i64) -> {tile("8", "i64")}
+    %base = loop.binary mul %p, %c8 : (i64, i64) -> i64
+    %i = loop.binary add %lanes, %base : ({tile("8", "i64")}, i64) -> {tile("8", "i64")}
     %n = loop.size N : i64
     %m = loop.cmp "lt" %i, %n : ({tile("8", "i64")}, i64) -> {tile("8", "i1")}
 {chr(10).join(reads)}
@@ -152,7 +155,7 @@ def graph_op(inputs: Sequence[str], result: str, body: str) -> ModuleOp:
 SIZES = (1, 5, 8, 13)
 
 FLOATS = ("f16", "bf16", "f32", "f64")
-UNARY_FLOAT = sorted(loop.UNARY_KINDS - {"not"})
+UNARY_FLOAT = sorted(k for k in UNARY_KINDS if "f" in k.semantics.domain)
 UNARY_CASES = (
     [(kind, e) for kind in UNARY_FLOAT for e in FLOATS]
     + [(kind, e) for kind in ("neg", "abs", "not") for e in ("i32", "i64")]
@@ -163,19 +166,18 @@ UNARY_CASES = (
 @pytest.mark.parametrize(("kind", "element"), UNARY_CASES)
 def test_unary_kinds_match_the_graph_interpreter(kind: str, element: str) -> None:
     tiled = pointwise(
-        [element], element, f'%r = loop.unary "{kind}" %v0 : {tile("8", element)}'
+        [element], element, f"%r = loop.unary {kind} %v0 : {tile('8', element)}"
     )
     reference = graph_op(
-        [element], element, f"%r = graph.{kind} %x0 : {t('N', element)}"
+        [element], element, f"%r = {ELEMENTWISE_OPS[kind].name} %x0 : {t('N', element)}"
     )
     for n in SIZES:
         x = values(element, n)
         assert_same(run_loop(tiled, [x])[0], run_graph(reference, [x])[0])
 
 
-GRAPH_BINARY = {"max": "maximum", "min": "minimum"}
-BINARY_FLOAT = sorted(loop.BINARY_KINDS - {"and", "or", "xor"})
-BINARY_INT = sorted(loop.BINARY_KINDS - {"div"})
+BINARY_FLOAT = sorted(k for k in BINARY_KINDS if "f" in k.semantics.domain)
+BINARY_INT = sorted(k for k in BINARY_KINDS if "i" in k.semantics.domain)
 BINARY_CASES = (
     [(kind, e) for kind in BINARY_FLOAT for e in FLOATS]
     + [(kind, e) for kind in BINARY_INT for e in ("i32", "i64")]
@@ -192,13 +194,13 @@ def test_binary_kinds_match_the_graph_interpreter(
     tiled = pointwise(
         [element, element],
         element,
-        f'%r = loop.binary "{kind}" %v0, %v1 : ({tile("8", element)}, {rhs}) -> '
+        f"%r = loop.binary {kind} %v0, %v1 : ({tile('8', element)}, {rhs}) -> "
         f"{tile('8', element)}",
         scalar_last=scalar_rhs,
     )
-    name = GRAPH_BINARY.get(kind, kind)
+    name = ELEMENTWISE_OPS[kind].name
     reference = graph_op(
-        [element, element], element, f"%r = graph.{name} %x0, %x1 : {t('N', element)}"
+        [element, element], element, f"%r = {name} %x0, %x1 : {t('N', element)}"
     )
     for n in SIZES:
         x = values(element, n, positive=kind == "pow")
@@ -215,7 +217,7 @@ def test_pow_by_a_scalar_takes_no_numpy_shortcut(exponent: float) -> None:
     tiled = pointwise(
         ["f32", "f32"],
         "f32",
-        f'%r = loop.binary "pow" %v0, %v1 : ({tile("8", "f32")}, f32) -> '
+        f"%r = loop.binary pow %v0, %v1 : ({tile('8', 'f32')}, f32) -> "
         f"{tile('8', 'f32')}",
         scalar_last=True,
     )
@@ -232,7 +234,7 @@ def test_integer_to_a_negative_power_is_an_irc_error() -> None:
     tiled = pointwise(
         ["i64", "i64"],
         "i64",
-        f'%r = loop.binary "pow" %v0, %v1 : ({tile("8", "i64")}, {tile("8", "i64")})'
+        f"%r = loop.binary pow %v0, %v1 : ({tile('8', 'i64')}, {tile('8', 'i64')})"
         f" -> {tile('8', 'i64')}",
     )
     x, y = np.array([2, 3], np.int64), np.array([1, -2], np.int64)
@@ -241,7 +243,7 @@ def test_integer_to_a_negative_power_is_an_irc_error() -> None:
 
 
 @pytest.mark.parametrize("element", ["f32", "bf16", "i32", "i64"])
-@pytest.mark.parametrize("kind", sorted(loop.COMPARE_KINDS))
+@pytest.mark.parametrize("kind", sorted(COMPARE_KINDS))
 def test_compare_kinds_match_the_graph_interpreter(kind: str, element: str) -> None:
     tiled = pointwise(
         [element, element],
@@ -430,12 +432,12 @@ func.func @softmax(%x: !graph.tensor<[N, 128], f32>) -> !graph.tensor<[N, 128], 
     %ninf = loop.constant 0xFF800000 : f32
     %vm = loop.select %m, %v, %ninf : (!loop.tile<[128], i1>, !loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
     %mx = loop.reduce "max" %vm 0 : !loop.tile<[128], f32> -> f32
-    %d = loop.binary "sub" %v, %mx : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
-    %e = loop.unary "exp" %d : !loop.tile<[128], f32>
+    %d = loop.binary sub %v, %mx : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
+    %e = loop.unary exp %d : !loop.tile<[128], f32>
     %zero = loop.constant 0.000000e+00 : f32
     %em = loop.select %m, %e, %zero : (!loop.tile<[128], i1>, !loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
     %s = loop.reduce "sum" %em 0 : !loop.tile<[128], f32> -> f32
-    %y = loop.binary "div" %e, %s : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
+    %y = loop.binary div %e, %s : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
     loop.write %y to 0[%row, %r] mask %m : !loop.tile<[128], f32>[i64, !loop.tile<[128], i64>] mask !loop.tile<[128], i1>
   }
   func.return %0 : !graph.tensor<[N, 128], f32>
@@ -465,10 +467,10 @@ func.func @rowsum(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N], f32> {
     %z = loop.constant 0.0 : f32
     %init = loop.splat %z : f32 -> !loop.tile<[4], f32>
     %acc = scf.for %k = %c0 to %d step %c4 iter_args(%s = %init) -> (!loop.tile<[4], f32>) : i64 {
-      %col = loop.binary "add" %r, %k : (!loop.tile<[4], i64>, i64) -> !loop.tile<[4], i64>
+      %col = loop.binary add %r, %k : (!loop.tile<[4], i64>, i64) -> !loop.tile<[4], i64>
       %m = loop.cmp "lt" %col, %d : (!loop.tile<[4], i64>, i64) -> !loop.tile<[4], i1>
       %v = loop.read %a[%row, %col] mask %m : !graph.tensor<[N, D], f32>[i64, !loop.tile<[4], i64>] mask !loop.tile<[4], i1> -> !loop.tile<[4], f32>
-      %n = loop.binary "add" %s, %v : (!loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], f32>
+      %n = loop.binary add %s, %v : (!loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], f32>
       scf.yield %n : !loop.tile<[4], f32>
     }
     %sum = loop.reduce "sum" %acc 0 : !loop.tile<[4], f32> -> f32
@@ -500,17 +502,17 @@ func.func @scale(%x: !graph.tensor<[N, D], f32>, %b: !graph.tensor<[D], f32>) ->
     %p = loop.program_id 0 : i32
     %r = loop.range "BLOCK" : !loop.tile<[16], i32>
     %c16 = loop.constant 16 : i32
-    %base = loop.binary "mul" %p, %c16 : (i32, i32) -> i32
-    %offs = loop.binary "add" %base, %r : (i32, !loop.tile<[16], i32>) -> !loop.tile<[16], i32>
+    %base = loop.binary mul %p, %c16 : (i32, i32) -> i32
+    %offs = loop.binary add %base, %r : (i32, !loop.tile<[16], i32>) -> !loop.tile<[16], i32>
     %numel = loop.size D*N : i32
     %m = loop.cmp "lt" %offs, %numel : (!loop.tile<[16], i32>, i32) -> !loop.tile<[16], i1>
     %d = loop.size D : i32
-    %row = loop.binary "floordiv" %offs, %d : (!loop.tile<[16], i32>, i32) -> !loop.tile<[16], i32>
-    %col = loop.binary "rem" %offs, %d : (!loop.tile<[16], i32>, i32) -> !loop.tile<[16], i32>
+    %row = loop.binary floordiv %offs, %d : (!loop.tile<[16], i32>, i32) -> !loop.tile<[16], i32>
+    %col = loop.binary rem %offs, %d : (!loop.tile<[16], i32>, i32) -> !loop.tile<[16], i32>
     %v = loop.read %a[%row, %col] mask %m : !graph.tensor<[N, D], f32>[!loop.tile<[16], i32>, !loop.tile<[16], i32>] mask !loop.tile<[16], i1> -> !loop.tile<[16], f32>
     %w = loop.read %bias[%col] mask %m : !graph.tensor<[D], f32>[!loop.tile<[16], i32>] mask !loop.tile<[16], i1> -> !loop.tile<[16], f32>
-    %s = loop.unary "sigmoid" %v : !loop.tile<[16], f32>
-    %y = loop.binary "mul" %s, %w : (!loop.tile<[16], f32>, !loop.tile<[16], f32>) -> !loop.tile<[16], f32>
+    %s = loop.unary sigmoid %v : !loop.tile<[16], f32>
+    %y = loop.binary mul %s, %w : (!loop.tile<[16], f32>, !loop.tile<[16], f32>) -> !loop.tile<[16], f32>
     loop.write %y to 0[%row, %col] mask %m : !loop.tile<[16], f32>[!loop.tile<[16], i32>, !loop.tile<[16], i32>] mask !loop.tile<[16], i1>
   }
   func.return %0 : !graph.tensor<[N, D], f32>
@@ -563,14 +565,14 @@ func.func @bmm(%x: {a}, %y: {b}) -> {c} {{
     %c0 = loop.constant 0 : i64
     %c4 = loop.constant 4 : i64
     %c8 = loop.constant 8 : i64
-    %pm = loop.binary "floordiv" %pid, %ntiles : (i64, i64) -> i64
-    %pn = loop.binary "rem" %pid, %ntiles : (i64, i64) -> i64
-    %bm = loop.binary "mul" %pm, %c4 : (i64, i64) -> i64
-    %bn = loop.binary "mul" %pn, %c4 : (i64, i64) -> i64
+    %pm = loop.binary floordiv %pid, %ntiles : (i64, i64) -> i64
+    %pn = loop.binary rem %pid, %ntiles : (i64, i64) -> i64
+    %bm = loop.binary mul %pm, %c4 : (i64, i64) -> i64
+    %bn = loop.binary mul %pn, %c4 : (i64, i64) -> i64
     %ar = loop.range "BM" : {col}
     %ac = loop.range "BN" : {row}
-    %rm = loop.binary "add" %ar, %bm : ({col}, i64) -> {col}
-    %rn = loop.binary "add" %ac, %bn : ({row}, i64) -> {row}
+    %rm = loop.binary add %ar, %bm : ({col}, i64) -> {col}
+    %rn = loop.binary add %ac, %bn : ({row}, i64) -> {row}
     %mm = loop.cmp "lt" %rm, %m : ({col}, i64) -> {tile("4, 1", "i1")}
     %mn = loop.cmp "lt" %rn, %n : ({row}, i64) -> {tile("1, 4", "i1")}
     %kr = loop.range "BK" : {krow}
@@ -578,19 +580,19 @@ func.func @bmm(%x: {a}, %y: {b}) -> {c} {{
     %f0 = loop.constant 0.0 : f32
     %zeros = loop.splat %f0 : f32 -> {acc}
     %acc = scf.for %k0 = %c0 to %k step %c8 iter_args(%sum = %zeros) -> ({acc}) : i64 {{
-      %ka = loop.binary "add" %kr, %k0 : ({krow}, i64) -> {krow}
-      %kb = loop.binary "add" %kc, %k0 : ({kcol}, i64) -> {kcol}
+      %ka = loop.binary add %kr, %k0 : ({krow}, i64) -> {krow}
+      %kb = loop.binary add %kc, %k0 : ({kcol}, i64) -> {kcol}
       %ina = loop.cmp "lt" %ka, %k : ({krow}, i64) -> {tile("1, 8", "i1")}
       %inb = loop.cmp "lt" %kb, %k : ({kcol}, i64) -> {tile("8, 1", "i1")}
-      %ma = loop.binary "and" %mm, %ina : ({tile("4, 1", "i1")}, {tile("1, 8", "i1")}) -> {tile("4, 8", "i1")}
-      %mb = loop.binary "and" %inb, %mn : ({tile("8, 1", "i1")}, {tile("1, 4", "i1")}) -> {tile("8, 4", "i1")}
+      %ma = loop.binary and %mm, %ina : ({tile("4, 1", "i1")}, {tile("1, 8", "i1")}) -> {tile("4, 8", "i1")}
+      %mb = loop.binary and %inb, %mn : ({tile("8, 1", "i1")}, {tile("1, 4", "i1")}) -> {tile("8, 4", "i1")}
       %ta = loop.read %lhs[%batch, %rm, %ka] mask %ma : {a}[i64, {col}, {krow}] mask {tile("4, 8", "i1")} -> {tile("4, 8", element)}
       %tb = loop.read %rhs[%batch, %kb, %rn] mask %mb : {b}[i64, {kcol}, {row}] mask {tile("8, 4", "i1")} -> {tile("8, 4", element)}
       %next = loop.dot %ta, %tb, %sum : ({tile("4, 8", element)}, {tile("8, 4", element)}, {acc}) -> {acc}
       scf.yield %next : {acc}
     }}
     {cast}
-    %mo = loop.binary "and" %mm, %mn : ({tile("4, 1", "i1")}, {tile("1, 4", "i1")}) -> {tile("4, 4", "i1")}
+    %mo = loop.binary and %mm, %mn : ({tile("4, 1", "i1")}, {tile("1, 4", "i1")}) -> {tile("4, 4", "i1")}
     loop.write {result} to 0[%batch, %rm, %rn] mask %mo : {tile("4, 4", element)}[i64, {col}, {row}] mask {tile("4, 4", "i1")}
   }}
   func.return %0 : {c}
@@ -629,12 +631,12 @@ func.func @ids(%x: !graph.tensor<[A, B, C], i64>) -> !graph.tensor<[A, B, C], i6
     %p2 = loop.program_id 2 : i64
     %c10 = loop.constant 10 : i64
     %c100 = loop.constant 100 : i64
-    %h = loop.binary "mul" %p0, %c100 : (i64, i64) -> i64
-    %t = loop.binary "mul" %p1, %c10 : (i64, i64) -> i64
-    %ht = loop.binary "add" %h, %t : (i64, i64) -> i64
-    %id = loop.binary "add" %ht, %p2 : (i64, i64) -> i64
+    %h = loop.binary mul %p0, %c100 : (i64, i64) -> i64
+    %t = loop.binary mul %p1, %c10 : (i64, i64) -> i64
+    %ht = loop.binary add %h, %t : (i64, i64) -> i64
+    %id = loop.binary add %ht, %p2 : (i64, i64) -> i64
     %v = loop.read %a[%p0, %p1, %p2] : !graph.tensor<[A, B, C], i64>[i64, i64, i64] -> i64
-    %r = loop.binary "add" %id, %v : (i64, i64) -> i64
+    %r = loop.binary add %id, %v : (i64, i64) -> i64
     loop.write %r to 0[%p0, %p1, %p2] : i64[i64, i64, i64]
   }
   func.return %0 : !graph.tensor<[A, B, C], i64>
@@ -677,10 +679,10 @@ func.func @main(%x: {t("N", "f32")}) -> {t(out, "f32")} {{
     %c2 = loop.constant 2 : i64
     %c0 = loop.constant 0 : i64
     %n = loop.size N : i64
-    %i = loop.binary "sub" %j, %c2 : ({tile8}, i64) -> {tile8}
+    %i = loop.binary sub %j, %c2 : ({tile8}, i64) -> {tile8}
     %low = loop.cmp "ge" %i, %c0 : ({tile8}, i64) -> {tile("8", "i1")}
     %high = loop.cmp "lt" %i, %n : ({tile8}, i64) -> {tile("8", "i1")}
-    %m = loop.binary "and" %low, %high : ({tile("8", "i1")}, {tile("8", "i1")}) -> {tile("8", "i1")}
+    %m = loop.binary and %low, %high : ({tile("8", "i1")}, {tile("8", "i1")}) -> {tile("8", "i1")}
     %v = loop.read %a[%i]{masked} : {t("N", "f32")}[{tile8}]{mask_type} -> {tile("8", "f32")}
     loop.write %v to 0[{write_index}] : {tile("8", "f32")}[{write_index_type}]
   }}
@@ -742,7 +744,7 @@ def test_writing_an_element_twice_is_an_irc_error() -> None:
         "%row = loop.program_id 0 : i64",
         "%pid = loop.program_id 0 : i64\n"
         "    %one = loop.constant 1 : i64\n"
-        '    %row = loop.binary "min" %pid, %one : (i64, i64) -> i64',
+        "    %row = loop.binary min %pid, %one : (i64, i64) -> i64",
     )
     with pytest.raises(
         ExecutionError,
@@ -764,7 +766,7 @@ def test_lanes_of_one_program_writing_one_element_is_an_irc_error() -> None:
 
 FUNCTION_LEVEL = """
 func.func @main(%s: !graph.tensor<[], f32>, %y: !graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>, !graph.tensor<[], f32>) {
-  graph.guard N <= 4
+  sym.guard N <= 4
   %c = graph.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32> -> !graph.tensor<[4], f32>
   %0, %1 = loop.kernel @k0 pointwise (%s, %y, %c) grid [1] tiles {B = 4} symbols [N] reason "" : (!graph.tensor<[], f32>, !graph.tensor<[N], f32>, !graph.tensor<[4], f32>) -> (!graph.tensor<[N], f32>, !graph.tensor<[], f32>) {
   ^bb0(%as: !graph.tensor<[], f32>, %ay: !graph.tensor<[N], f32>, %ac: !graph.tensor<[4], f32>):
@@ -774,8 +776,8 @@ func.func @main(%s: !graph.tensor<[], f32>, %y: !graph.tensor<[N], f32>) -> (!gr
     %sv = loop.read %as[] : !graph.tensor<[], f32>[] -> f32
     %yv = loop.read %ay[%i] mask %m : !graph.tensor<[N], f32>[!loop.tile<[4], i64>] mask !loop.tile<[4], i1> -> !loop.tile<[4], f32>
     %cv = loop.read %ac[%i] : !graph.tensor<[4], f32>[!loop.tile<[4], i64>] -> !loop.tile<[4], f32>
-    %p = loop.binary "mul" %yv, %sv : (!loop.tile<[4], f32>, f32) -> !loop.tile<[4], f32>
-    %r = loop.binary "add" %p, %cv : (!loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], f32>
+    %p = loop.binary mul %yv, %sv : (!loop.tile<[4], f32>, f32) -> !loop.tile<[4], f32>
+    %r = loop.binary add %p, %cv : (!loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], f32>
     loop.write %r to 0[%i] mask %m : !loop.tile<[4], f32>[!loop.tile<[4], i64>] mask !loop.tile<[4], i1>
     %t = loop.reduce "sum" %r 0 : !loop.tile<[4], f32> -> f32
     loop.write %t to 1[] : f32[]
@@ -861,6 +863,6 @@ def test_tile_functions_run_under_a_program_context_set_by_the_caller() -> None:
 
 def test_erf_kind_uses_math_erf() -> None:
     """A spot check of one composite function against its definition."""
-    tiled = pointwise(["f64"], "f64", f'%r = loop.unary "erf" %v0 : {tile("8", "f64")}')
+    tiled = pointwise(["f64"], "f64", f"%r = loop.unary erf %v0 : {tile('8', 'f64')}")
     x = np.array([-1.0, 0.0, 0.5, 3.0])
     assert_same(run_loop(tiled, [x])[0], np.array([math.erf(v) for v in x]))

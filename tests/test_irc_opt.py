@@ -22,7 +22,8 @@ from xdsl.parser import Parser
 from xdsl.passes import ModulePass
 
 from irc.cli import irc_opt
-from irc.dialects.graph import MAX_EXPR_NESTING, ReduceOp, ReshapeOp
+from irc.dialects.graph import ReduceOp, ReshapeOp
+from irc.dialects.sym import MAX_EXPR_NESTING
 from irc.passes.registry import get_all_dialects, get_all_passes
 
 TYPE = "!graph.tensor<[N, 4], f32>"
@@ -216,8 +217,8 @@ def test_compare_of_non_tensors_is_an_error_at_the_type(
         f"%0 = graph.take %x, %i [0] : ({TYPE}) -> {TYPE}",
         "%0 = graph.take %i, %i [0] : (i32, i32) -> i32",
         f"%0 = graph.matmul %x, %i : ({TYPE}, i32) -> {TYPE}",
-        'graph.guard N, "no comparison"',
-        "graph.guard N == 2 ** 5000",
+        'sym.guard N, "no comparison"',
+        "sym.guard N == 2 ** 5000",
     ],
 )
 def test_malformed_custom_syntax_is_a_diagnostic(

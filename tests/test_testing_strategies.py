@@ -24,6 +24,7 @@ from xdsl.irdl import IRDLOperation, irdl_op_definition
 
 from irc import testing
 from irc.dialects import graph as g
+from irc.dialects import sym
 from irc.dtypes import dtype
 from irc.errors import IrcError
 from irc.interpreters.graph import find_function
@@ -99,8 +100,8 @@ def test_op_variants_are_generated(sample: list[ModuleOp]) -> None:
     assert any(
         isinstance(op, g.MatmulOp) and g.tensor_type(op.result).rank >= 3 for op in ops
     )
-    predicates = {op.fact.predicate.data for op in ops if isinstance(op, g.GuardOp)}
-    assert {g.ComparisonPredicate.EQ, g.ComparisonPredicate.GE} <= predicates
+    predicates = {op.fact.relation.data for op in ops if isinstance(op, sym.GuardOp)}
+    assert {"==", ">="} <= predicates
 
 
 def test_signatures_vary(sample: list[ModuleOp]) -> None:
@@ -125,7 +126,7 @@ def test_signatures_vary(sample: list[ModuleOp]) -> None:
 # The distribution of checked cases --------------------------------------------
 
 #: Ops that only adapt operands (or state facts) rather than compute.
-_PLUMBING = (g.CastOp, g.BroadcastOp, g.ConstantOp, g.GuardOp, g.DimOp)
+_PLUMBING = (g.CastOp, g.BroadcastOp, g.ConstantOp, sym.GuardOp, g.DimOp)
 
 
 @pytest.fixture(scope="module")
@@ -274,8 +275,8 @@ def test_bindings_for_a_module_follow_its_guards() -> None:
     module = parse_module(
         """
         func.func @main(%x: !graph.tensor<[N, M], f32>) -> !graph.tensor<[N, M], f32> {
-          graph.guard N == M
-          graph.guard N >= 3
+          sym.guard N == M
+          sym.guard N >= 3
           func.return %x : !graph.tensor<[N, M], f32>
         }
         """

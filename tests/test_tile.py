@@ -105,7 +105,7 @@ def test_index_width_follows_the_guards() -> None:
     head = (
         "func.func @f(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32> {\n"
     )
-    bounded = head + "graph.guard N <= 4096\ngraph.guard D <= 4096\n" + body
+    bounded = head + "sym.guard N <= 4096\nsym.guard D <= 4096\n" + body
     for text, index_type in ((head + body, i64), (bounded, i32)):
         module = parse_module(text)
         FusePass().apply(default_context(), module)

@@ -32,7 +32,7 @@ from irc.capture.ops import dense_constant
 from irc.capture.specs import TensorSpec
 from irc.capture.tensor import SymDim, Tensor
 from irc.capture.trace import Trace, innermost_user_frame, locate, tracing
-from irc.dialects import graph
+from irc.dialects import graph, sym
 from irc.errors import IrcError, TracingError
 from irc.shapes import Facts, ShapeError, parse_expr
 
@@ -62,13 +62,13 @@ class Captured:
 _COMPARATORS = ("==", "<=", ">=", "<", ">")
 
 
-def parse_fact(text: str) -> graph.FactAttr:
+def parse_fact(text: str) -> sym.FactAttr:
     """``"N % 16 == 0"`` or ``"N <= 4096"`` as a fact attribute."""
     for spelling in _COMPARATORS:
         lhs, found, rhs = text.partition(spelling)
         if found:
             try:
-                return graph.FactAttr(parse_expr(lhs), spelling, parse_expr(rhs))
+                return sym.FactAttr(parse_expr(lhs), spelling, parse_expr(rhs))
             except ShapeError as err:
                 raise TracingError(f"cannot parse the fact {text!r}: {err}") from None
     raise TracingError(

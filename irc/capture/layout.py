@@ -21,7 +21,7 @@ from irc.capture.ops import (
 )
 from irc.capture.tensor import SymDim, Tensor
 from irc.capture.trace import current_trace, tracing_error
-from irc.dialects import graph
+from irc.dialects import graph, sym
 from irc.errors import IrcShapeError
 from irc.shapes import ShapeError, SymExpr
 
@@ -47,8 +47,8 @@ def reshape(value: Tensor, shape: Sequence[Any]) -> Tensor:
             dims.append(as_size(dim, "a reshape dim"))
     if dims.count(None) > 1:
         raise tracing_error("reshape can infer only one -1 dim", IrcShapeError)
-    total = graph.product(value.type.dims)
-    known = graph.product([d for d in dims if d is not None])
+    total = sym.product(value.type.dims)
+    known = sym.product([d for d in dims if d is not None])
     if None in dims:
         try:
             inferred = total.exact_div(known, current_trace().facts)
@@ -298,7 +298,7 @@ def _bound(bound: Any, extent: SymExpr, default: SymExpr) -> SymExpr:
 
 def guard(lhs: SymExpr | int, predicate: str, rhs: SymExpr | int, reason: str) -> None:
     """State a fact the runtime will check, and assume it from here on."""
-    fact = graph.FactAttr(lhs, predicate, rhs)
+    fact = sym.FactAttr(lhs, predicate, rhs)
     current_trace().assume(fact, reason)
 
 

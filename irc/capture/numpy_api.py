@@ -45,7 +45,7 @@ from irc.capture.tensor import (
     dim_proxy,
 )
 from irc.capture.trace import current_trace, tracing_error
-from irc.dialects import graph
+from irc.dialects import graph, sym
 from irc.dtypes import BOOL, FLOAT64, INT64, DType, promote
 from irc.dtypes import dtype as to_dtype
 from irc.errors import IrcShapeError
@@ -348,7 +348,7 @@ UFUNC_REDUCE_HANDLERS[np.minimum] = lambda v, axis=0, keepdims=False: reduce(
 
 def _count(tensor: Tensor, axes: Sequence[int]) -> SymDim | int:
     """How many elements a reduction over ``axes`` combines, as a size."""
-    return dim_proxy(graph.product(tensor.type.dims[axis] for axis in axes))
+    return dim_proxy(sym.product(tensor.type.dims[axis] for axis in axes))
 
 
 @_function(np.mean)

@@ -18,6 +18,7 @@ from xdsl.ir import Operation
 from irc.capture.tensor import SymDim, Tensor
 from irc.capture.trace import current_trace, tracing_error
 from irc.dialects import graph
+from irc.dialects.elementwise import ElementwiseKind
 from irc.dtypes import (
     BOOL,
     FLOAT16,
@@ -177,34 +178,21 @@ def _text(dims: Sequence[SymExpr]) -> str:
 
 # ----- elementwise ------------------------------------------------------
 
-_FLOAT_FUNCTIONS = {
-    "exp",
-    "log",
-    "sqrt",
-    "rsqrt",
-    "tanh",
-    "sigmoid",
-    "erf",
-    "sin",
-    "cos",
-    "floor",
-}
-
 
 def unary(kind: type[graph.UnaryOp], value: Operand) -> Tensor:
     weak = _is_weak(value)
     element = dtype_of(value)
-    name = kind.name.removeprefix("graph.")
-    if name in _FLOAT_FUNCTIONS and element.kind != "f":
-        if name == "floor":
+    function = kind.KIND
+    if function.semantics.float_only and element.kind != "f":
+        if function is ElementwiseKind.FLOOR:
             return materialize(value, element, shape_of(value))
         # NumPy computes float functions of ints in float64, of bools in float16.
         element = FLOAT16 if element == BOOL else FLOAT64
-    if name == "neg" and element == BOOL:
+    if function is ElementwiseKind.NEG and element == BOOL:
         raise tracing_error(
             "negation of a bool array: use ~x or np.logical_not", IrcTypeError
         )
-    if name == "abs" and element == BOOL:
+    if function is ElementwiseKind.ABS and element == BOOL:
         return materialize(value, element, shape_of(value))
     tensor = materialize(value, element, shape_of(value))
     result = emit(kind(tensor.value))
@@ -218,7 +206,7 @@ def binary(kind: type[graph.BinaryOp], lhs: Operand, rhs: Operand) -> Tensor:
         element = FLOAT64  # true division of ints, as in NumPy
     if element == BOOL:
         kind = _BOOL_ARITHMETIC.get(kind, kind)
-        if "b" not in kind.ELEMENT_KINDS:
+        if "b" not in kind.KIND.semantics.domain:
             raise tracing_error(
                 f"{kind.name.removeprefix('graph.')} is not defined on bool "
                 "arrays; cast them with .astype(np.int32) first",

@@ -19,7 +19,8 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from irc.capture.trace import current_trace, tracing_error
-from irc.dialects.graph import TensorType, product
+from irc.dialects.graph import TensorType
+from irc.dialects.sym import product
 from irc.dtypes import DType, dtype
 from irc.shapes import SymExpr
 

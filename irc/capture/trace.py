@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 from xdsl.ir import Block, Operation
 from xdsl.rewriter import InsertPoint
 
-from irc.dialects.graph import FactAttr, GuardOp
+from irc.dialects.sym import FactAttr, GuardOp
 from irc.errors import IrcError, TracingError
 from irc.shapes import Facts
 

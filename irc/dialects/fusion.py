@@ -63,7 +63,6 @@ from irc.dialects.graph import (
     ConcatOp,
     ConstantOp,
     DimOp,
-    GuardOp,
     IotaOp,
     MatmulOp,
     ReduceOp,
@@ -75,8 +74,8 @@ from irc.dialects.graph import (
     TransposeOp,
     UnaryOp,
     reduced_shape,
-    shape_text,
 )
+from irc.dialects.sym import GuardOp, shape_text
 from irc.shapes import SymExpr
 
 # --------------------------------------------------------------------------
@@ -234,7 +233,7 @@ def contract_violation(
 
 def _never_inside(op: Operation) -> str | None:
     if isinstance(op, GuardOp):
-        return "graph.guard stays outside kernels (the launcher checks it)"
+        return "sym.guard stays outside kernels (the launcher checks it)"
     if is_dense_constant(op):
         return "a dense graph.constant stays outside kernels (pass it as an operand)"
     if op.dialect_name() != "graph":

@@ -14,8 +14,9 @@ Conventions that keep later levels simple:
   properties (i64 integers); ``keepdims`` is not stored, it is read off the
   result type.
 - Facts about symbols that could not be proven at compile time are
-  ``graph.guard`` ops; later passes may assume them, the runtime checks them.
-- Every op but ``graph.guard`` is ``Pure``, with MLIR's meaning: running it
+  ``sym.guard`` ops (``irc.dialects.sym``, the home of symbolic sizes at
+  every level); later passes may assume them, the runtime checks them.
+- Every op is ``Pure``, with MLIR's meaning: running it
   has no effect besides its results, so an op whose results are unused may
   be deleted even where running it would fail (a slice out of bounds, the
   max of an empty axis). A failure is observable only through a result
@@ -24,31 +25,25 @@ Conventions that keep later levels simple:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import ClassVar, NamedTuple, Self
+from collections.abc import Iterable, Sequence
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
-    BFloat16Type,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
-    Float16Type,
-    Float32Type,
-    Float64Type,
     FloatAttr,
     IntegerAttr,
     IntegerType,
-    StringAttr,
     i64,
 )
 from xdsl.dialects.builtin import TensorType as BuiltinTensorType
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import (
     Attribute,
-    Data,
     Dialect,
     Operation,
     ParametrizedAttribute,
@@ -63,7 +58,6 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
-    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
@@ -77,211 +71,31 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.lexer import Position
 from xdsl.utils.str_enum import StrEnum
 
-from irc.dtypes import dtype
-from irc.shapes import Dim, Fact, Facts, ShapeError, SymExpr, as_expr, smax, smin
-
-# --------------------------------------------------------------------------
-# Symbolic expressions inside xDSL's parser and printer
-# --------------------------------------------------------------------------
-
-_BINARY_KEYWORDS = ("floordiv", "ceildiv", "mod")
-
-#: How deeply parentheses, unary minus signs and ``max``/``min`` calls may
-#: nest in a shape expression. The parser below recurses once per level, so
-#: without a cap hostile text would exhaust Python's stack; real shapes stay
-#: far below it.
-MAX_EXPR_NESTING = 64
-
-
-def parse_sym_expr(parser: AttrParser) -> SymExpr:
-    """Parse a symbolic dimension expression from xDSL's token stream.
-
-    The grammar is the one ``str(SymExpr)`` prints: ``+ - *`` with the usual
-    precedence, ``floordiv``/``ceildiv``/``mod`` at the precedence of ``*``,
-    ``max(a, b)``, ``min(a, b)``, integers, symbol names and parentheses,
-    plus ``e ** k`` for an integer ``k``. Exponents are capped as
-    ``SymExpr ** k`` caps them, nesting at ``MAX_EXPR_NESTING`` levels, so
-    that no text can hang the parser or overflow its stack.
-    """
-    start = parser.pos
-    try:
-        return _parse_sum(parser, 0)
-    except ShapeError as err:
-        parser.raise_error(f"invalid shape expression: {err}", start, parser.pos)
-
-
-def _parse_sum(parser: AttrParser, depth: int) -> SymExpr:
-    value = (
-        -_parse_product(parser, depth)
-        if parser.parse_optional_punctuation("-")
-        else _parse_product(parser, depth)
-    )
-    while True:
-        if parser.parse_optional_punctuation("+"):
-            value = value + _parse_product(parser, depth)
-        elif parser.parse_optional_punctuation("-"):
-            value = value - _parse_product(parser, depth)
-        else:
-            return value
-
-
-def _parse_product(parser: AttrParser, depth: int) -> SymExpr:
-    # `**` lexes as two `*` tokens, so the power binds to the last factor
-    # only: the product is kept as `done * last`.
-    done, last = SymExpr.const(1), _parse_atom(parser, depth)
-    while True:
-        if parser.parse_optional_punctuation("*"):
-            if parser.parse_optional_punctuation("*"):
-                last = _parse_exponent(parser, last)
-            else:
-                done, last = done * last, _parse_atom(parser, depth)
-        elif parser.parse_optional_keyword("floordiv"):
-            done, last = SymExpr.const(1), (done * last) // _parse_atom(parser, depth)
-        elif parser.parse_optional_keyword("ceildiv"):
-            divisor = _parse_atom(parser, depth)
-            done, last = SymExpr.const(1), (done * last).ceildiv(divisor)
-        elif parser.parse_optional_keyword("mod"):
-            done, last = SymExpr.const(1), (done * last) % _parse_atom(parser, depth)
-        else:
-            return done * last
-
-
-def _parse_exponent(parser: AttrParser, base: SymExpr) -> SymExpr:
-    """``base ** k``, with the error about a too large ``k`` at ``k``."""
-    start = parser.pos
-    exponent = parser.parse_integer(allow_boolean=False, allow_negative=False)
-    try:
-        return base**exponent
-    except ShapeError as err:
-        parser.raise_error(f"invalid shape expression: {err}", start, parser.pos)
-
-
-def _parse_atom(parser: AttrParser, depth: int) -> SymExpr:
-    if depth > MAX_EXPR_NESTING:
-        parser.raise_error(
-            f"shape expression nested more than {MAX_EXPR_NESTING} levels deep"
-        )
-    if parser.parse_optional_punctuation("-"):
-        return -_parse_atom(parser, depth + 1)
-    if (value := parser.parse_optional_integer(False, False)) is not None:
-        return SymExpr.const(value)
-    if parser.parse_optional_punctuation("("):
-        inner = _parse_sum(parser, depth + 1)
-        parser.parse_punctuation(")")
-        return inner
-    for name, combine in (("max", smax), ("min", smin)):
-        if parser.parse_optional_keyword(name):
-            parser.parse_punctuation("(")
-            lhs = _parse_sum(parser, depth + 1)
-            parser.parse_punctuation(",")
-            rhs = _parse_sum(parser, depth + 1)
-            parser.parse_punctuation(")")
-            return combine(lhs, rhs)
-    name = parser.parse_optional_identifier()
-    if name is None or name in _BINARY_KEYWORDS:
-        parser.raise_error("expected a shape expression (integer, symbol or '(')")
-    return SymExpr.symbol(name)
-
-
-def parse_sym_expr_list(parser: AttrParser) -> list[SymExpr]:
-    """Parse ``[e1, e2, ...]``."""
-    return parser.parse_comma_separated_list(
-        parser.Delimiter.SQUARE, lambda: parse_sym_expr(parser)
-    )
-
-
-def shape_text(dims: Iterable[SymExpr | int]) -> str:
-    """``[4*N, 2]``: a shape (or a list of axes) as the graph dialect spells
-    it, in types, in ops and in error messages."""
-    return "[" + ", ".join(str(d) for d in dims) + "]"
-
-
-def product(dims: Iterable[SymExpr | int]) -> SymExpr:
-    """The number of elements of a shape: the product of its dims."""
-    total = SymExpr.const(1)
-    for dim in dims:
-        total = total * dim
-    return total
-
-
-@irdl_attr_definition
-class SymExprAttr(Data[SymExpr]):
-    """One symbolic dimension or index, e.g. ``#graph.expr<4*N + 1>``."""
-
-    name = "graph.expr"
-
-    @classmethod
-    def parse_parameter(cls, parser: AttrParser) -> SymExpr:
-        with parser.in_angle_brackets():
-            return parse_sym_expr(parser)
-
-    def print_parameter(self, printer: Printer) -> None:
-        printer.print_string(f"<{self.data}>")
-
-    @staticmethod
-    def get(value: Dim | str) -> SymExprAttr:
-        return SymExprAttr(as_expr(value))
-
-
-def expr_array(values: Iterable[Dim | str]) -> ArrayAttr[SymExprAttr]:
-    """Dims (or offsets, strides) as an array attribute of expressions."""
-    return ArrayAttr(SymExprAttr.get(v) for v in values)
-
+from irc.dialects.elementwise import ElementwiseKind
+from irc.dialects.sym import (
+    NO_FACTS,
+    SymExprAttr,
+    expr_array,
+    facts_in_scope,
+    parse_sym_expr,
+    parse_sym_expr_list,
+    product,
+    provable_in_scope,
+    shape_text,
+)
+from irc.dtypes import (
+    ELEMENT_TYPES,
+    dtype,
+    is_bool_type,
+    is_float_type,
+    is_int_type,
+    verify_element_kind,
+)
+from irc.shapes import Dim, Facts, ShapeError, SymExpr
 
 # --------------------------------------------------------------------------
 # Element types and the tensor type
 # --------------------------------------------------------------------------
-
-ELEMENT_TYPES: tuple[Attribute, ...] = (
-    IntegerType(1),
-    IntegerType(32),
-    IntegerType(64),
-    Float16Type(),
-    BFloat16Type(),
-    Float32Type(),
-    Float64Type(),
-)
-
-
-def is_float_type(element_type: Attribute) -> bool:
-    return isinstance(
-        element_type, Float16Type | BFloat16Type | Float32Type | Float64Type
-    )
-
-
-def is_bool_type(element_type: Attribute) -> bool:
-    return element_type == IntegerType(1)
-
-
-def is_int_type(element_type: Attribute) -> bool:
-    """Integer types proper (bool is its own kind, as in NumPy)."""
-    return isinstance(element_type, IntegerType) and element_type.width.data > 1
-
-
-#: The element kinds, by the letters ``irc.dtypes.DType.kind`` uses.
-_KIND_NAMES: dict[str, str] = {"b": "bool", "i": "integer", "f": "floating-point"}
-
-
-def element_kind(element_type: Attribute) -> str:
-    """``"b"`` (bool), ``"i"`` (integer) or ``"f"`` (floating point): the
-    kind that decides which ops are defined on an element type."""
-    if is_bool_type(element_type):
-        return "b"
-    return "f" if is_float_type(element_type) else "i"
-
-
-def verify_element_kind(
-    op_name: str, element_type: Attribute, kinds: frozenset[str]
-) -> None:
-    """Reject an element type whose kind is not among ``kinds`` with a
-    message naming the kinds the op is defined on."""
-    kind = element_kind(element_type)
-    if kind not in kinds:
-        defined = " and ".join(_KIND_NAMES[k] for k in "bif" if k in kinds)
-        raise VerifyException(
-            f"{op_name} is not defined on {_KIND_NAMES[kind]} tensors, only on "
-            f"{defined} ones; cast them first"
-        )
 
 
 @irdl_attr_definition
@@ -343,12 +157,8 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
         if self.element_type not in ELEMENT_TYPES:
             raise VerifyException(_element_type_error(self.element_type))
         for dim in self.dims:
-            if _NO_FACTS.prove_lt(dim, SymExpr.const(0)):
+            if NO_FACTS.prove_lt(dim, SymExpr.const(0)):
                 raise VerifyException(f"dim {dim} of {self.name} is negative")
-
-
-#: The facts every symbol satisfies anyway (each is a size, at least 1).
-_NO_FACTS = Facts()
 
 
 def _element_type_error(element_type: Attribute) -> str:
@@ -371,36 +181,6 @@ def _check_axes(axes: Sequence[int], rank: int, what: str) -> None:
             raise VerifyException(f"{what} {axis} is out of range for rank {rank}")
     if len(set(axes)) != len(axes):
         raise VerifyException(f"{what} list {shape_text(axes)} repeats an axis")
-
-
-def facts_in_scope(op: Operation, guard: type[FactGuardOp] | None = None) -> Facts:
-    """The facts stated by guard ops (``graph.guard``, or the ``guard`` op
-    of another level) in the blocks enclosing ``op``.
-
-    Collecting them scans every enclosing block, so callers ask for them
-    only where a relation does not hold without facts (see ``_dims_equal``):
-    verifying many ops stays linear when their shapes agree on their own.
-    Raises ``VerifyException`` when the guards contradict each other.
-    """
-    guard = guard or GuardOp
-    facts: list[Fact] = []
-    block = op.parent_block()
-    while block is not None:
-        facts.extend(g.fact.fact for g in block.ops if isinstance(g, guard))
-        parent = block.parent_op()
-        block = parent.parent_block() if parent is not None else None
-    try:
-        return Facts(facts)
-    except ShapeError as err:
-        raise VerifyException(
-            f"the guards in scope contradict each other: {err}"
-        ) from err
-
-
-def provable_in_scope(op: Operation, claim: Callable[[Facts], bool]) -> bool:
-    """Whether ``claim`` proves true without facts or, failing that, under
-    the guards in scope of ``op`` (only then collected)."""
-    return claim(_NO_FACTS) or claim(facts_in_scope(op))
 
 
 def _dims_equal(op: Operation, lhs: SymExpr, rhs: SymExpr) -> bool:
@@ -575,9 +355,9 @@ class UnaryOp(GraphOp):
 
     assembly_format = "$input attr-dict `:` type($result)"
 
-    #: The element kinds the function is defined on: ``"b"`` bool, ``"i"``
-    #: integer, ``"f"`` floating point (``irc.dtypes.DType.kind``'s letters).
-    ELEMENT_KINDS: ClassVar[frozenset[str]] = frozenset("f")
+    #: What the op computes: its row of ``irc.dialects.elementwise``'s table,
+    #: which also says which element kinds it is defined on.
+    KIND: ClassVar[ElementwiseKind]
 
     def __init__(self, value: SSAValue | Operation):
         value = SSAValue.get(value)
@@ -585,7 +365,7 @@ class UnaryOp(GraphOp):
 
     def verify_(self) -> None:
         element_type = tensor_type(self.input).element_type
-        verify_element_kind(self.name, element_type, self.ELEMENT_KINDS)
+        verify_element_kind(self.name, element_type, self.KIND.semantics.domain)
 
 
 @irdl_op_definition
@@ -594,7 +374,7 @@ class NegOp(UnaryOp):
 
     name = "graph.neg"
 
-    ELEMENT_KINDS: ClassVar[frozenset[str]] = frozenset("if")
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.NEG
 
 
 @irdl_op_definition
@@ -603,7 +383,7 @@ class AbsOp(UnaryOp):
 
     name = "graph.abs"
 
-    ELEMENT_KINDS: ClassVar[frozenset[str]] = frozenset("bif")
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.ABS
 
 
 @irdl_op_definition
@@ -612,12 +392,16 @@ class ExpOp(UnaryOp):
 
     name = "graph.exp"
 
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.EXP
+
 
 @irdl_op_definition
 class LogOp(UnaryOp):
     """Elementwise natural logarithm."""
 
     name = "graph.log"
+
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.LOG
 
 
 @irdl_op_definition
@@ -626,12 +410,16 @@ class SqrtOp(UnaryOp):
 
     name = "graph.sqrt"
 
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.SQRT
+
 
 @irdl_op_definition
 class RsqrtOp(UnaryOp):
     """Elementwise 1/sqrt(x)."""
 
     name = "graph.rsqrt"
+
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.RSQRT
 
 
 @irdl_op_definition
@@ -640,12 +428,16 @@ class TanhOp(UnaryOp):
 
     name = "graph.tanh"
 
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.TANH
+
 
 @irdl_op_definition
 class SigmoidOp(UnaryOp):
     """Elementwise 1/(1+exp(-x))."""
 
     name = "graph.sigmoid"
+
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.SIGMOID
 
 
 @irdl_op_definition
@@ -654,12 +446,16 @@ class ErfOp(UnaryOp):
 
     name = "graph.erf"
 
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.ERF
+
 
 @irdl_op_definition
 class SinOp(UnaryOp):
     """Elementwise sine."""
 
     name = "graph.sin"
+
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.SIN
 
 
 @irdl_op_definition
@@ -668,12 +464,16 @@ class CosOp(UnaryOp):
 
     name = "graph.cos"
 
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.COS
+
 
 @irdl_op_definition
 class FloorOp(UnaryOp):
     """Elementwise rounding towards -inf."""
 
     name = "graph.floor"
+
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.FLOOR
 
 
 @irdl_op_definition
@@ -682,7 +482,7 @@ class NotOp(UnaryOp):
 
     name = "graph.not"
 
-    ELEMENT_KINDS: ClassVar[frozenset[str]] = frozenset("bi")
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.NOT
 
 
 UNARY_OPS: tuple[type[UnaryOp], ...] = (
@@ -712,8 +512,8 @@ class BinaryOp(GraphOp):
 
     assembly_format = "$lhs `,` $rhs attr-dict `:` type($result)"
 
-    #: The element kinds the op is defined on, as ``UnaryOp.ELEMENT_KINDS``.
-    ELEMENT_KINDS: ClassVar[frozenset[str]] = frozenset("if")
+    #: What the op computes, as ``UnaryOp.KIND``.
+    KIND: ClassVar[ElementwiseKind]
 
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
         lhs = SSAValue.get(lhs)
@@ -721,7 +521,7 @@ class BinaryOp(GraphOp):
 
     def verify_(self) -> None:
         element_type = tensor_type(self.lhs).element_type
-        verify_element_kind(self.name, element_type, self.ELEMENT_KINDS)
+        verify_element_kind(self.name, element_type, self.KIND.semantics.domain)
 
 
 @irdl_op_definition
@@ -730,12 +530,16 @@ class AddOp(BinaryOp):
 
     name = "graph.add"
 
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.ADD
+
 
 @irdl_op_definition
 class SubOp(BinaryOp):
     """Elementwise difference."""
 
     name = "graph.sub"
+
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.SUB
 
 
 @irdl_op_definition
@@ -744,6 +548,8 @@ class MulOp(BinaryOp):
 
     name = "graph.mul"
 
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.MUL
+
 
 @irdl_op_definition
 class DivOp(BinaryOp):
@@ -751,7 +557,7 @@ class DivOp(BinaryOp):
 
     name = "graph.div"
 
-    ELEMENT_KINDS: ClassVar[frozenset[str]] = frozenset("f")
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.DIV
 
 
 @irdl_op_definition
@@ -760,12 +566,16 @@ class FloorDivOp(BinaryOp):
 
     name = "graph.floordiv"
 
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.FLOORDIV
+
 
 @irdl_op_definition
 class RemOp(BinaryOp):
     """Elementwise modulo with the divisor's sign (Python ``%``)."""
 
     name = "graph.rem"
+
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.REM
 
 
 @irdl_op_definition
@@ -774,12 +584,16 @@ class PowOp(BinaryOp):
 
     name = "graph.pow"
 
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.POW
+
 
 @irdl_op_definition
 class MaximumOp(BinaryOp):
     """Elementwise maximum (NaN-propagating)."""
 
     name = "graph.maximum"
+
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.MAX
 
 
 @irdl_op_definition
@@ -788,6 +602,8 @@ class MinimumOp(BinaryOp):
 
     name = "graph.minimum"
 
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.MIN
+
 
 @irdl_op_definition
 class AndOp(BinaryOp):
@@ -795,7 +611,7 @@ class AndOp(BinaryOp):
 
     name = "graph.and"
 
-    ELEMENT_KINDS: ClassVar[frozenset[str]] = frozenset("bi")
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.AND
 
 
 @irdl_op_definition
@@ -804,7 +620,7 @@ class OrOp(BinaryOp):
 
     name = "graph.or"
 
-    ELEMENT_KINDS: ClassVar[frozenset[str]] = frozenset("bi")
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.OR
 
 
 @irdl_op_definition
@@ -813,7 +629,7 @@ class XorOp(BinaryOp):
 
     name = "graph.xor"
 
-    ELEMENT_KINDS: ClassVar[frozenset[str]] = frozenset("bi")
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.XOR
 
 
 BINARY_OPS: tuple[type[BinaryOp], ...] = (
@@ -830,6 +646,11 @@ BINARY_OPS: tuple[type[BinaryOp], ...] = (
     OrOp,
     XorOp,
 )
+
+#: The graph op of each elementwise kind.
+ELEMENTWISE_OPS: dict[ElementwiseKind, type[UnaryOp | BinaryOp]] = {
+    op.KIND: op for op in (*UNARY_OPS, *BINARY_OPS)
+}
 
 
 @irdl_op_definition
@@ -1501,7 +1322,7 @@ class SliceOp(GraphOp):
         for axis, stride in enumerate(self.stride_list):
             if stride == 0:
                 raise VerifyException(f"slice stride of axis {axis} is zero")
-        if self._in_bounds(_NO_FACTS):
+        if self._in_bounds(NO_FACTS):
             return
         facts = facts_in_scope(self)
         for axis, ((low, high), extent) in enumerate(
@@ -1668,7 +1489,7 @@ class MatmulOp(GraphOp):
         "type($result)"
     )
 
-    #: The element kinds matmul is defined on, as ``UnaryOp.ELEMENT_KINDS``.
+    #: The element kinds matmul is defined on (``irc.dtypes.DType.kind``).
     ELEMENT_KINDS: ClassVar[frozenset[str]] = frozenset("if")
 
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
@@ -1704,7 +1525,7 @@ class MatmulOp(GraphOp):
 
 
 def broadcast_shapes(
-    lhs: Sequence[SymExpr], rhs: Sequence[SymExpr], facts: Facts = _NO_FACTS
+    lhs: Sequence[SymExpr], rhs: Sequence[SymExpr], facts: Facts = NO_FACTS
 ) -> list[SymExpr]:
     """NumPy's broadcasting of two shapes; raises ``ShapeError`` on a mismatch.
 
@@ -1731,147 +1552,6 @@ def broadcast_shapes(
     return shape
 
 
-# --------------------------------------------------------------------------
-# Guards
-# --------------------------------------------------------------------------
-
-#: The comparisons a fact may make, by their spelling (``irc.shapes.Fact.op``).
-_FACT_PREDICATES: dict[str, ComparisonPredicate] = {
-    "==": ComparisonPredicate.EQ,
-    "<": ComparisonPredicate.LT,
-    "<=": ComparisonPredicate.LE,
-    ">": ComparisonPredicate.GT,
-    ">=": ComparisonPredicate.GE,
-}
-_FACT_SPELLINGS: dict[ComparisonPredicate, str] = {
-    predicate: spelling for spelling, predicate in _FACT_PREDICATES.items()
-}
-
-
-@irdl_attr_definition
-class FactAttr(ParametrizedAttribute):
-    """An ``irc.shapes.Fact`` as an attribute: ``#graph.fact<N mod 16 == 0>``.
-
-    The sides are ``SymExprAttr`` parameters and the comparison a predicate
-    other than ``ne`` (a fact ``a != b`` is stated as ``a < b`` or ``a > b``).
-    """
-
-    name = "graph.fact"
-
-    lhs: SymExprAttr
-    predicate: ComparisonPredicateAttr
-    rhs: SymExprAttr
-
-    def __init__(
-        self, lhs: Dim | str, predicate: ComparisonPredicate | str, rhs: Dim | str
-    ):
-        """``predicate`` is a spelling (``"<="``) or a predicate (``"le"``)."""
-        predicate = _FACT_PREDICATES.get(predicate, predicate)
-        super().__init__(
-            SymExprAttr.get(lhs),
-            ComparisonPredicateAttr(ComparisonPredicate(predicate)),
-            SymExprAttr.get(rhs),
-        )
-
-    @staticmethod
-    def from_fact(fact: Fact) -> FactAttr:
-        return FactAttr(fact.lhs, fact.op, fact.rhs)
-
-    @property
-    def fact(self) -> Fact:
-        return Fact(self.lhs.data, _FACT_SPELLINGS[self.predicate.data], self.rhs.data)
-
-    def holds(self, binding: Mapping[str, int]) -> bool | None:
-        """Whether ``binding`` satisfies the fact; None if a symbol is
-        unbound."""
-        return self.fact.holds(binding)
-
-    def __str__(self) -> str:
-        return str(self.fact)
-
-    def verify(self) -> None:
-        if self.predicate.data not in _FACT_SPELLINGS:
-            raise VerifyException(
-                "a fact compares with ==, <, <=, > or >=; state `a != b` as "
-                "`a < b` or `a > b`"
-            )
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        with parser.in_angle_brackets():
-            return parse_fact(parser).parameters
-
-    def print_parameters(self, printer: Printer) -> None:
-        printer.print_string(f"<{self}>")
-
-
-def parse_fact(parser: AttrParser) -> FactAttr:
-    """``lhs <comparison> rhs``, as ``str(FactAttr)`` prints it."""
-    lhs = parse_sym_expr(parser)
-    return FactAttr(lhs, _parse_comparator(parser), parse_sym_expr(parser))
-
-
-def _parse_comparator(parser: AttrParser) -> ComparisonPredicate:
-    # The lexer splits `<=`, `>=` and `==` into single-character tokens.
-    if parser.parse_optional_punctuation("<"):
-        if parser.parse_optional_punctuation("="):
-            return ComparisonPredicate.LE
-        return ComparisonPredicate.LT
-    if parser.parse_optional_punctuation(">"):
-        if parser.parse_optional_punctuation("="):
-            return ComparisonPredicate.GE
-        return ComparisonPredicate.GT
-    if parser.parse_optional_punctuation("="):
-        parser.parse_punctuation("=", " in '=='")
-        return ComparisonPredicate.EQ
-    parser.raise_error("expected a comparison: ==, <, <=, > or >=")
-
-
-class FactGuardOp(IRDLOperation):
-    """The fields, constructor and syntax of a guard (``<fact>, "reason"``),
-    shared by ``graph.guard`` and the guards of lower levels. Not pure: a
-    guard must survive dead-code elimination."""
-
-    fact = prop_def(FactAttr)
-    reason = opt_prop_def(StringAttr)
-
-    def __init__(self, fact: FactAttr, reason: str | None = None):
-        properties: dict[str, Attribute] = {"fact": fact}
-        if reason:
-            properties["reason"] = StringAttr(reason)
-        super().__init__(properties=properties)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.fact}")
-        if self.reason is not None:
-            printer.print_string(", ")
-            printer.print_string_literal(self.reason.data)
-        printer.print_op_attributes(self.attributes)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        fact = parse_fact(parser)
-        reason = None
-        if parser.parse_optional_punctuation(","):
-            reason = parser.parse_str_literal()
-        op = cls(fact, reason)
-        op.attributes |= parser.parse_optional_attr_dict()
-        return op
-
-
-@irdl_op_definition
-class GuardOp(FactGuardOp):
-    """``graph.guard N mod 16 == 0, "reason"``: a fact about symbols that
-    could not be proven at compile time.
-
-    Code after it may assume the fact; the runtime checks it before running
-    anything and raises an error naming the symbols and their values. Not
-    pure: it must survive dead-code elimination.
-    """
-
-    name = "graph.guard"
-
-
 Graph = Dialect(
     "graph",
     [
@@ -1892,13 +1572,10 @@ Graph = Dialect(
         ConcatOp,
         TakeOp,
         MatmulOp,
-        GuardOp,
     ],
     [
-        SymExprAttr,
         TensorType,
         ReductionKindAttr,
         ComparisonPredicateAttr,
-        FactAttr,
     ],
 )

@@ -56,13 +56,6 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from irc.dialects.graph import TensorType
-
-# Shared with the other tile-level dialects, and exported from here as before.
-from irc.dialects.tiles import BINARY_KINDS as BINARY_KINDS
-from irc.dialects.tiles import COMPARE_KINDS as COMPARE_KINDS
-from irc.dialects.tiles import KERNEL_KINDS as KERNEL_KINDS
-from irc.dialects.tiles import REDUCE_KINDS as REDUCE_KINDS
-from irc.dialects.tiles import UNARY_KINDS as UNARY_KINDS
 from irc.dialects.tiles import (
     BinaryOpBase,
     CastOpBase,
@@ -80,13 +73,12 @@ from irc.dialects.tiles import (
     TileShapedType,
     UnaryOpBase,
     broadcast_or_raise,
+    broadcast_tile_shapes,
     enclosing_op,
+    parse_kernel_header,
+    parse_launch_attributes,
     verify_broadcast,
 )
-from irc.dialects.tiles import broadcast_tile_shapes as broadcast_tile_shapes
-from irc.dialects.tiles import parse_kernel_header as parse_kernel_header
-from irc.dialects.tiles import parse_launch_attributes as parse_launch_attributes
-from irc.dialects.tiles import print_launch_attributes as print_launch_attributes
 from irc.shapes import SymExpr
 
 # --------------------------------------------------------------------------
@@ -285,7 +277,7 @@ class SplatOp(SplatOpBase):
 
 @irdl_op_definition
 class UnaryOp(UnaryOpBase):
-    """``loop.unary "exp" %x : !loop.tile<[128], f32>``; ``floordiv`` and
+    """``loop.unary exp %x : !loop.tile<[128], f32>``; ``floordiv`` and
     ``rem`` of the binary op, and these, follow NumPy's semantics."""
 
     name = "loop.unary"
@@ -294,7 +286,7 @@ class UnaryOp(UnaryOpBase):
 
 @irdl_op_definition
 class BinaryOp(BinaryOpBase):
-    """``loop.binary "add" %a, %b : (f32, !loop.tile<[128], f32>) ->
+    """``loop.binary add %a, %b : (f32, !loop.tile<[128], f32>) ->
     !loop.tile<[128], f32>``: elementwise with tile broadcasting; both
     operands have the result's element type."""
 

@@ -14,7 +14,7 @@ f32>``: symbolic shape, symbolic element strides, element type), and each
   ``memory.reuse`` of the storage of a dead intermediate) and a
   ``memory.launch``.
 
-The host function also holds ``memory.guard`` (the facts the runtime checks
+The host function also holds ``sym.guard`` (the facts the runtime checks
 before launching anything), ``memory.constant`` (dense literals the kernels
 read) and ``memory.dealloc`` (an intermediate's storage is free once its last
 reader has run). This is the level the Triton lowering starts from: kernels
@@ -67,25 +67,21 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from irc.dialects.graph import (
-    ELEMENT_TYPES,
-    FactGuardOp,
+from irc.dialects.graph import TensorType
+from irc.dialects.loop import TileType, element_of, value_type
+from irc.dialects.sym import (
     SymExprAttr,
-    TensorType,
     expr_array,
+    facts_in_scope,
     parse_sym_expr_list,
     product,
     shape_text,
 )
-from irc.dialects.graph import (
-    facts_in_scope as graph_facts_in_scope,
-)
-from irc.dialects.loop import TileType, element_of, value_type
 from irc.dialects.tiles import (
     ModuleKernelOp,
     enclosing_op,
 )
-from irc.dtypes import dtype
+from irc.dtypes import ELEMENT_TYPES, dtype
 from irc.shapes import Dim, Facts, SymExpr, as_expr
 
 # --------------------------------------------------------------------------
@@ -200,29 +196,6 @@ def buffer_type(value: SSAValue) -> BufferType:
     type_ = value.type
     assert isinstance(type_, BufferType), "verified by the op's constraints"
     return type_
-
-
-# --------------------------------------------------------------------------
-# Guards and facts
-# --------------------------------------------------------------------------
-
-
-@irdl_op_definition
-class GuardOp(FactGuardOp):
-    """``memory.guard N <= 1024, "reason"``: ``graph.guard`` at this level.
-
-    The runtime checks it before launching any kernel; host ops (a
-    ``memory.reuse`` of a buffer whose size equals only under the fact) may
-    rely on it. Not pure: it must survive dead-code elimination.
-    """
-
-    name = "memory.guard"
-
-
-def facts_in_scope(op: Operation) -> Facts:
-    """The facts of the ``memory.guard`` ops in the blocks enclosing ``op``,
-    as ``graph.facts_in_scope`` collects ``graph.guard``'s."""
-    return graph_facts_in_scope(op, GuardOp)
 
 
 # --------------------------------------------------------------------------
@@ -430,7 +403,7 @@ class ReuseOp(IRDLOperation):
     is no longer used, reinterpreted as a new buffer (contents undefined).
 
     Same element type, provably the same number of elements (by the
-    ``memory.guard`` facts in scope where the sizes are symbolic).
+    ``sym.guard`` facts in scope where the sizes are symbolic).
     """
 
     name = "memory.reuse"
@@ -456,7 +429,7 @@ class ReuseOp(IRDLOperation):
         ):
             raise VerifyException(
                 f"memory.reuse needs provably equal element counts: the source "
-                f"has {source.numel}, the result {result.numel} (a memory.guard "
+                f"has {source.numel}, the result {result.numel} (a sym.guard "
                 "stating their equality would prove it)"
             )
 
@@ -610,7 +583,6 @@ Memory = Dialect(
         DeallocOp,
         ConstantOp,
         LaunchOp,
-        GuardOp,
     ],
     [BufferType],
 )

@@ -11,7 +11,8 @@ classes, this module holds that machinery once:
 
 - ``TileShapedType``, the base of the tile types, and the broadcasting of
   tile shapes (``broadcast_tile_shapes``, ``verify_broadcast``);
-- the kinds of the op families (``UNARY_KINDS``...) and ``check_kind``;
+- the kinds of the compare and reduce families (``COMPARE_KINDS``...) and
+  their checks (the elementwise kinds are ``irc.dialects.elementwise``'s);
 - the syntax of a kernel's header and launch attributes, and the kernel
   bases ``TiledKernelOp`` and ``ModuleKernelOp`` (accessors, the launch
   checks, the checks of the body's sizes and ranges);
@@ -74,8 +75,9 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from irc.dialects.elementwise import ElementwiseKind, ElementwiseKindAttr
 from irc.dialects.fusion import KERNEL_KINDS
-from irc.dialects.graph import (
+from irc.dialects.sym import (
     SymExprAttr,
     parse_sym_expr,
     parse_sym_expr_list,
@@ -218,41 +220,18 @@ def verify_broadcast(
 # Kinds
 # --------------------------------------------------------------------------
 
-UNARY_KINDS = frozenset(
-    {
-        "neg",
-        "abs",
-        "exp",
-        "log",
-        "sqrt",
-        "rsqrt",
-        "tanh",
-        "sigmoid",
-        "erf",
-        "sin",
-        "cos",
-        "floor",
-        "not",
-    }
-)
-BINARY_KINDS = frozenset(
-    {
-        "add",
-        "sub",
-        "mul",
-        "div",
-        "floordiv",
-        "rem",
-        "pow",
-        "max",
-        "min",
-        "and",
-        "or",
-        "xor",
-    }
-)
 COMPARE_KINDS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
 REDUCE_KINDS = frozenset({"sum", "prod", "max", "min", "argmax"})
+
+
+def check_arity(op: Operation, kind: ElementwiseKind, arity: int) -> None:
+    """``kind`` takes ``arity`` operands."""
+    if kind.arity != arity:
+        operands = "one operand" if arity == 1 else "two operands"
+        raise VerifyException(
+            f"{op.name}: {kind} is not a function of {operands}; expected one of "
+            f"{sorted(k.value for k in ElementwiseKind if k.arity == arity)}"
+        )
 
 
 def check_kind(op: Operation, kind: StringAttr, known: frozenset[str]) -> None:
@@ -671,30 +650,30 @@ class SplatOpBase(TileOp):
 
 
 class UnaryOpBase(TileOp):
-    """``<name> "exp" %x : T``: elementwise, of one of ``UNARY_KINDS``."""
+    """``<name> exp %x : T``: elementwise, of a unary ``ElementwiseKind``."""
 
     T: ClassVar = VarConstraint("T", AnyAttr())
-    kind = prop_def(StringAttr)
+    kind = prop_def(ElementwiseKindAttr)
     input = operand_def(T)
     result = result_def(T)
     traits = traits_def(Pure())
     assembly_format = "$kind $input attr-dict `:` type($result)"
 
-    def __init__(self, kind: str, value: SSAValue):
+    def __init__(self, kind: ElementwiseKind | str, value: SSAValue):
         super().__init__(
             operands=[value],
-            properties={"kind": StringAttr(kind)},
+            properties={"kind": ElementwiseKindAttr(ElementwiseKind(kind))},
             result_types=[value.type],
         )
 
     def verify_(self) -> None:
-        check_kind(self, self.kind, UNARY_KINDS)
+        check_arity(self, self.kind.data, 1)
 
 
 class _KindedPairOp(TileOp):
-    """``<name> "kind" %a, %b : (Ta, Tb) -> T``, the shapes broadcasting."""
+    """``<name> kind %a, %b : (Ta, Tb) -> T``, the shapes broadcasting; a
+    subclass defines the ``kind`` property."""
 
-    kind = prop_def(StringAttr)
     lhs = operand_def()
     rhs = operand_def()
     result = result_def()
@@ -707,12 +686,15 @@ class _KindedPairOp(TileOp):
     def _result_element(self, lhs: SSAValue) -> Attribute:
         raise NotImplementedError
 
+    def _kind_attribute(self, kind: str) -> Attribute:
+        raise NotImplementedError
+
     def __init__(self, kind: str, lhs: SSAValue, rhs: SSAValue):
         shape_of = self.TILE_TYPE.shape_of
         shape = broadcast_tile_shapes(shape_of(lhs.type), shape_of(rhs.type))
         super().__init__(
             operands=[lhs, rhs],
-            properties={"kind": StringAttr(kind)},
+            properties={"kind": self._kind_attribute(kind)},
             result_types=[self.TILE_TYPE.value_type(shape, self._result_element(lhs))],
         )
 
@@ -726,14 +708,19 @@ class _KindedPairOp(TileOp):
 
 
 class BinaryOpBase(_KindedPairOp):
-    """Elementwise ``BINARY_KINDS`` with broadcasting; both operands have the
-    result's element type."""
+    """Elementwise, of a binary ``ElementwiseKind``, with broadcasting; both
+    operands have the result's element type."""
+
+    kind = prop_def(ElementwiseKindAttr)
 
     def _result_element(self, lhs: SSAValue) -> Attribute:
         return self.TILE_TYPE.element_of(lhs.type)
 
+    def _kind_attribute(self, kind: str) -> Attribute:
+        return ElementwiseKindAttr(ElementwiseKind(kind))
+
     def verify_(self) -> None:
-        check_kind(self, self.kind, BINARY_KINDS)
+        check_arity(self, self.kind.data, 2)
         element_of = self.TILE_TYPE.element_of
         element = element_of(self.result.type)
         if element_of(self.lhs.type) != element or element_of(self.rhs.type) != element:
@@ -746,8 +733,13 @@ class BinaryOpBase(_KindedPairOp):
 class CompareOpBase(_KindedPairOp):
     """Elementwise ``COMPARE_KINDS`` with broadcasting, yielding i1."""
 
+    kind = prop_def(StringAttr)
+
     def _result_element(self, lhs: SSAValue) -> Attribute:
         return i1
+
+    def _kind_attribute(self, kind: str) -> Attribute:
+        return StringAttr(kind)
 
     def verify_(self) -> None:
         check_kind(self, self.kind, COMPARE_KINDS)

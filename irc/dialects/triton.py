@@ -16,8 +16,8 @@ op                                  Triton
 ``triton.size 4*N + 1 : i64``       ``4 * N + 1`` over the symbol arguments
 ``triton.constant 1.5 : f32``       ``tl.full([], 1.5, tl.float32)``
 ``triton.full %s : f32 -> T``       ``tl.broadcast_to(s, [..])`` (a splat)
-``triton.unary "exp" %x``           ``tl.exp(x)`` (and NumPy-exact helpers)
-``triton.binary "add" %a, %b``      ``a + b``
+``triton.unary exp %x``           ``tl.exp(x)`` (and NumPy-exact helpers)
+``triton.binary add %a, %b``      ``a + b``
 ``triton.cmp "lt" %a, %b``          ``a < b``
 ``triton.where %c, %a, %b``         ``tl.where(c, a, b)``
 ``triton.cast %x : T1 -> T2``       ``x.to(tl.int64)``
@@ -77,7 +77,6 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from irc.dialects.graph import ELEMENT_TYPES
 from irc.dialects.tiles import (
     BinaryOpBase,
     CastOpBase,
@@ -98,6 +97,7 @@ from irc.dialects.tiles import (
 
 # Exported from here too: the emitter broadcasts as ``tt.broadcast_tile_shapes``.
 from irc.dialects.tiles import broadcast_tile_shapes as broadcast_tile_shapes
+from irc.dtypes import ELEMENT_TYPES
 
 #: Triton's limit on the number of elements of one block.
 MAX_BLOCK_NUMEL = 2**20
@@ -342,7 +342,7 @@ class FullOp(SplatOpBase):
 
 @irdl_op_definition
 class UnaryOp(UnaryOpBase):
-    """``triton.unary "exp" %x : !triton.tensor<[128], f32>``; kinds and
+    """``triton.unary exp %x : !triton.tensor<[128], f32>``; kinds and
     semantics are ``loop.unary``'s."""
 
     name = "triton.unary"
@@ -351,7 +351,7 @@ class UnaryOp(UnaryOpBase):
 
 @irdl_op_definition
 class BinaryOp(BinaryOpBase):
-    """``triton.binary "add" %a, %b : (f32, !triton.tensor<[128], f32>) ->
+    """``triton.binary add %a, %b : (f32, !triton.tensor<[128], f32>) ->
     !triton.tensor<[128], f32>``: elementwise with block broadcasting; kinds
     and semantics (``floordiv``, ``rem``, ``pow``, ``max`` as NumPy) are
     ``loop.binary``'s."""

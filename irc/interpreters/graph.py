@@ -21,7 +21,6 @@ computed in float32 and rounded once, as a GPU kernel accumulates them.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -40,10 +39,10 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import InterpretationError
 
+from irc.dialects.elementwise import compute_dtype
 from irc.dialects.graph import (
-    AbsOp,
-    AddOp,
-    AndOp,
+    BINARY_OPS,
+    UNARY_OPS,
     ArgMaxOp,
     BroadcastOp,
     CastOp,
@@ -51,43 +50,23 @@ from irc.dialects.graph import (
     ComparisonPredicate,
     ConcatOp,
     ConstantOp,
-    CosOp,
     DimOp,
-    DivOp,
-    ErfOp,
-    ExpOp,
-    FloorDivOp,
-    FloorOp,
-    GuardOp,
     IotaOp,
-    LogOp,
     MatmulOp,
-    MaximumOp,
-    MinimumOp,
-    MulOp,
-    NegOp,
-    NotOp,
-    OrOp,
     PowOp,
     ReduceOp,
     ReductionKind,
-    RemOp,
     ReshapeOp,
-    RsqrtOp,
     SelectOp,
-    SigmoidOp,
-    SinOp,
     SliceOp,
-    SqrtOp,
-    SubOp,
     TakeOp,
-    TanhOp,
     TensorType,
     TransposeOp,
-    XorOp,
 )
-from irc.dtypes import BFLOAT16, FLOAT16, FLOAT32, dtype
+from irc.dialects.sym import GuardOp
+from irc.dtypes import dtype
 from irc.errors import BindingError, ExecutionError, IrcError
+from irc.interpreters.sym import SymFunctions
 from irc.runtime.binding import (
     argument_names,
     bind_arguments,
@@ -178,14 +157,6 @@ def _finish(interpreter: Interpreter, op: Operation, value: Any) -> PythonValues
     return (array,)
 
 
-_SIXTEEN_BIT_FLOATS = (FLOAT16.numpy, BFLOAT16.numpy)
-
-
-def compute_dtype(value_dtype: np.dtype) -> np.dtype:
-    """Where 16-bit floats are accumulated: float32, as on a GPU."""
-    return FLOAT32.numpy if value_dtype in _SIXTEEN_BIT_FLOATS else value_dtype
-
-
 # --------------------------------------------------------------------------
 # Elementwise functions
 # --------------------------------------------------------------------------
@@ -209,64 +180,11 @@ def _elementwise(function: Callable[..., Any]) -> Impl:
     return run
 
 
-def _rounded_once(
-    function: Callable[[np.ndarray], np.ndarray],
-) -> Callable[[np.ndarray], np.ndarray]:
-    """Apply a composite function at float32 or wider and round once to the
-    operand's dtype, so 16-bit results do not pile up rounding errors."""
-
-    def apply(x: np.ndarray) -> np.ndarray:
-        return function(x.astype(compute_dtype(x.dtype))).astype(x.dtype)
-
-    return apply
-
-
-def _rsqrt(x: np.ndarray) -> np.ndarray:
-    return np.reciprocal(np.sqrt(x))
-
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    one = x.dtype.type(1)
-    return one / (one + np.exp(-x))
-
-
-_math_erf = np.vectorize(math.erf, otypes=[np.float64])
-
-
-def _erf(x: np.ndarray) -> np.ndarray:
-    """``math.erf`` in float64 (NumPy has no erf and irc does not need
-    SciPy), rounded to the operand's dtype."""
-    return _math_erf(x.astype(np.float64)).astype(x.dtype)
-
-
-#: The NumPy function computing each elementwise op: the reference semantics,
-#: also used by canonicalization to fold constants exactly as this runs them.
+#: The NumPy function computing each elementwise op: the reference semantics
+#: of ``irc.dialects.elementwise``, also used by canonicalization to fold
+#: constants exactly as this runs them.
 ELEMENTWISE_FUNCTIONS: dict[type[Operation], Callable[..., np.ndarray]] = {
-    NegOp: np.negative,
-    AbsOp: np.abs,
-    ExpOp: np.exp,
-    LogOp: np.log,
-    SqrtOp: np.sqrt,
-    RsqrtOp: _rounded_once(_rsqrt),
-    TanhOp: np.tanh,
-    SigmoidOp: _rounded_once(_sigmoid),
-    ErfOp: _erf,
-    SinOp: np.sin,
-    CosOp: np.cos,
-    FloorOp: np.floor,
-    NotOp: np.invert,
-    AddOp: np.add,
-    SubOp: np.subtract,
-    MulOp: np.multiply,
-    DivOp: np.true_divide,
-    FloorDivOp: np.floor_divide,
-    RemOp: np.remainder,
-    PowOp: np.power,
-    MaximumOp: np.maximum,
-    MinimumOp: np.minimum,
-    AndOp: np.bitwise_and,
-    OrOp: np.bitwise_or,
-    XorOp: np.bitwise_xor,
+    **{op: op.KIND.semantics.numpy for op in (*UNARY_OPS, *BINARY_OPS)},
     SelectOp: np.where,
 }
 
@@ -511,14 +429,6 @@ class GraphFunctions(_ElementwiseFunctions):
         )
         return _finish(interpreter, op, product.astype(lhs.dtype))
 
-    @impl(GuardOp)
-    def run_guard(
-        self, interpreter: Interpreter, op: GuardOp, args: PythonValues
-    ) -> PythonValues:
-        # Checked with all the function's guards when it was called: the
-        # verifier lets ops rely on any guard of their block, even a later one.
-        return ()
-
 
 # --------------------------------------------------------------------------
 # Functions and calls
@@ -555,6 +465,7 @@ def graph_interpreter(module: ModuleOp) -> Interpreter:
     interpreter = Interpreter(module)
     interpreter.register_implementations(GraphFunctions())
     interpreter.register_implementations(SymbolicFuncFunctions())
+    interpreter.register_implementations(SymFunctions())
     return interpreter
 
 

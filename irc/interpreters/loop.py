@@ -27,7 +27,7 @@ compute without the tensor access:
   bounds and that every output element is written exactly once.
 
 ``run_loop`` runs a loop-level module's function; the function-level ops
-(``graph.guard``, dense ``graph.constant``, ``func``) are the graph
+(``sym.guard``, dense ``graph.constant``, ``func``) are the graph
 interpreter's.
 """
 
@@ -55,16 +55,15 @@ from xdsl.interpreter import (
 from xdsl.ir import Attribute, Operation, Region
 
 from irc.dialects import graph, loop
+from irc.dialects.elementwise import compute_dtype
 from irc.dialects.graph import TensorType
 from irc.dialects.tiles import TiledKernelOp
 from irc.dtypes import dtype
 from irc.errors import ExecutionError
 from irc.interpreters.graph import (
     COMPARISONS,
-    ELEMENTWISE_FUNCTIONS,
     REDUCTIONS,
     call_function,
-    compute_dtype,
     graph_interpreter,
     symbol_binding,
 )
@@ -199,49 +198,9 @@ def _evaluate(
 
 
 # --------------------------------------------------------------------------
-# Elementwise kinds, from the graph interpreter's functions
+# Comparisons, from the graph interpreter's functions
 # --------------------------------------------------------------------------
 
-_UNARY_OPS: dict[str, type[Operation]] = {
-    "neg": graph.NegOp,
-    "abs": graph.AbsOp,
-    "exp": graph.ExpOp,
-    "log": graph.LogOp,
-    "sqrt": graph.SqrtOp,
-    "rsqrt": graph.RsqrtOp,
-    "tanh": graph.TanhOp,
-    "sigmoid": graph.SigmoidOp,
-    "erf": graph.ErfOp,
-    "sin": graph.SinOp,
-    "cos": graph.CosOp,
-    "floor": graph.FloorOp,
-    "not": graph.NotOp,
-}
-_BINARY_OPS: dict[str, type[Operation]] = {
-    "add": graph.AddOp,
-    "sub": graph.SubOp,
-    "mul": graph.MulOp,
-    "div": graph.DivOp,
-    "floordiv": graph.FloorDivOp,
-    "rem": graph.RemOp,
-    "pow": graph.PowOp,
-    "max": graph.MaximumOp,
-    "min": graph.MinimumOp,
-    "and": graph.AndOp,
-    "or": graph.OrOp,
-    "xor": graph.XorOp,
-}
-assert set(_UNARY_OPS) == loop.UNARY_KINDS, "every loop.unary kind has a function"
-assert set(_BINARY_OPS) == loop.BINARY_KINDS, "every loop.binary kind has a function"
-
-#: The NumPy function of each ``loop.unary`` / ``loop.binary`` kind: the graph
-#: interpreter's, so that a tiled program computes the graph's numbers.
-UNARY_FUNCTIONS: dict[str, Callable[..., Any]] = {
-    kind: ELEMENTWISE_FUNCTIONS[op] for kind, op in _UNARY_OPS.items()
-}
-BINARY_FUNCTIONS: dict[str, Callable[..., Any]] = {
-    kind: ELEMENTWISE_FUNCTIONS[op] for kind, op in _BINARY_OPS.items()
-}
 #: The NumPy function of each ``loop.cmp`` kind.
 COMPARE_FUNCTIONS: dict[str, Callable[..., Any]] = {
     kind.value: function for kind, function in COMPARISONS.items()
@@ -376,7 +335,7 @@ class LoopTileFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: loop.UnaryOp, args: PythonValues
     ) -> PythonValues:
         with np.errstate(all="ignore"):
-            return (_result(op, UNARY_FUNCTIONS[op.kind.data](args[0])),)
+            return (_result(op, op.kind.data.semantics.numpy(args[0])),)
 
     @impl(loop.BinaryOp)
     def run_binary(
@@ -386,7 +345,7 @@ class LoopTileFunctions(InterpreterFunctions):
         with np.errstate(all="ignore"):
             if kind == "pow":
                 return (_result(op, _power(op, *args)),)
-            return (_result(op, BINARY_FUNCTIONS[kind](*args)),)
+            return (_result(op, kind.semantics.numpy(*args)),)
 
     @impl(loop.CompareOp)
     def run_cmp(

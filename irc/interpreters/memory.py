@@ -45,6 +45,7 @@ from xdsl.traits import SymbolTable
 from irc.dialects import memory
 from irc.dialects.graph import TensorType
 from irc.dialects.memory import BufferType
+from irc.dialects.sym import GuardOp
 from irc.dtypes import dtype
 from irc.errors import BindingError, ExecutionError
 from irc.interpreters.graph import (
@@ -62,6 +63,7 @@ from irc.interpreters.loop import (
     sentinel,
     value_layout,
 )
+from irc.interpreters.sym import SymFunctions
 from irc.runtime.binding import (
     argument_names,
     bind_symbols,
@@ -257,14 +259,6 @@ class MemoryHostFunctions(InterpreterFunctions):
             buffer_from_array(op.literal(), buffer_type, binding, op_location(op), op),
         )
 
-    @impl(memory.GuardOp)
-    def run_guard(
-        self, interpreter: Interpreter, op: memory.GuardOp, args: PythonValues
-    ) -> PythonValues:
-        # Checked with all the function's guards when it was called, before
-        # any launch: host ops may rely on any guard of their block.
-        return ()
-
     @impl(memory.LaunchOp)
     def run_launch(
         self, interpreter: Interpreter, op: memory.LaunchOp, args: PythonValues
@@ -425,9 +419,9 @@ class MemoryFuncFunctions(FuncFunctions):
         types = entry_argument_types(op)
         check_dtypes(types, [a.dtype for a in args], names)
         binding = bind_symbols(types, [tuple(a.shape) for a in args], names)
-        # memory.guard has graph.guard's fact and reason: the same checks
-        # and messages as every other level's.
-        check_guards((g for g in op.walk() if isinstance(g, memory.GuardOp)), binding)
+        # The same sym.guard ops as at every other level: the same checks
+        # and messages.
+        check_guards((g for g in op.walk() if isinstance(g, GuardOp)), binding)
         buffers = tuple(
             buffer_from_array(array, arg_type, binding, f"argument '{name}'")
             for array, arg_type, name in zip(
@@ -456,6 +450,7 @@ def memory_interpreter(module: ModuleOp) -> Interpreter:
     interpreter.register_implementations(MemoryKernelFunctions())
     interpreter.register_implementations(LoopTileFunctions())
     interpreter.register_implementations(MemoryFuncFunctions())
+    interpreter.register_implementations(SymFunctions())
     return interpreter
 
 

@@ -72,7 +72,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
-from irc.dialects import memory
+from irc.dialects import memory, sym
 from irc.dialects import triton as tt
 from irc.dialects.memory import BufferType
 from irc.dialects.tiles import shape_text
@@ -1302,16 +1302,16 @@ class LauncherEmitter:
         self._bound.add(symbol)
         return self.symbols[symbol]
 
-    def _guards(self) -> list[memory.GuardOp]:
+    def _guards(self) -> list[sym.GuardOp]:
         guards = [
-            op for op in self.function.body.block.ops if isinstance(op, memory.GuardOp)
+            op for op in self.function.body.block.ops if isinstance(op, sym.GuardOp)
         ]
         for op in guards:
             if op.fact.fact.op not in _FACT_OPERATORS:
-                raise EmitError(f"memory.guard compares with {op.fact.fact.op!r}")
+                raise EmitError(f"sym.guard compares with {op.fact.fact.op!r}")
         return guards
 
-    def _guard_condition(self, op: memory.GuardOp) -> str:
+    def _guard_condition(self, op: sym.GuardOp) -> str:
         fact = op.fact.fact
         return f"({self._host(fact.lhs)} {fact.op} {self._host(fact.rhs)})"
 
@@ -1371,7 +1371,7 @@ class LauncherEmitter:
             f"{self._values(dim.expr.symbols, sources)})"
         )
 
-    def _check_guard(self, op: memory.GuardOp) -> list[str]:
+    def _check_guard(self, op: sym.GuardOp) -> list[str]:
         fact = op.fact.fact
         values = self._values(fact.lhs.symbols | fact.rhs.symbols)
         reason = f": {op.reason.data}" if op.reason is not None else ""
@@ -1449,7 +1449,7 @@ class LauncherEmitter:
     # Host ops ------------------------------------------------------------
 
     def _host_op(self, op: Operation) -> None:
-        if isinstance(op, memory.GuardOp):
+        if isinstance(op, sym.GuardOp):
             return  # checked up front
         if isinstance(op, memory.AllocOp | memory.ReuseOp) and op.result in self.slots:
             buffer = memory.buffer_type(op.result)

@@ -54,22 +54,13 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from irc.dialects import fusion, loop
+from irc.dialects import fusion, loop, sym
 from irc.dialects import graph as g
 from irc.dialects.tiles import is_power_of_two
 from irc.errors import IrcError
 from irc.shapes import SymExpr, as_expr
 
 Index = tuple[SSAValue, ...]
-
-#: graph elementwise op -> loop.unary / loop.binary kind.
-_UNARY_KINDS = {cls: cls.name.removeprefix("graph.") for cls in g.UNARY_OPS}
-_BINARY_KINDS = {
-    cls: {"maximum": "max", "minimum": "min"}.get(
-        cls.name.removeprefix("graph."), cls.name.removeprefix("graph.")
-    )
-    for cls in g.BINARY_OPS
-}
 
 #: Largest index that 32-bit index arithmetic may hold.
 _I32_LIMIT = 2**31 - 1
@@ -169,7 +160,7 @@ class KernelTiler:
     def __init__(self, kernel: fusion.KernelOp, options: TilePass):
         self.kernel = kernel
         self.options = options
-        self.facts = g.facts_in_scope(kernel)
+        self.facts = sym.facts_in_scope(kernel)
         self.index_type: IntegerType = i32 if self._fits_i32() else i64
         self.body = Block(arg_types=[v.type for v in kernel.inputs])
         self.prologue: list[Operation] = []
@@ -235,7 +226,7 @@ class KernelTiler:
             values.extend(op.results)
         limit = SymExpr.const(_I32_LIMIT // 2)  # room for offset + block
         return all(
-            self.facts.prove_le(g.product(_tensor(v).dims), limit)
+            self.facts.prove_le(sym.product(_tensor(v).dims), limit)
             for v in values
             if isinstance(v.type, g.TensorType)
         )
@@ -448,15 +439,11 @@ class KernelTiler:
                     f"tile: dense constant inside kernel {self.kernel.kernel_name}"
                 )
             return self.const(op.literal().item(), element)
-        if type(op) in _UNARY_KINDS:
-            return self.emit(
-                loop.UnaryOp(
-                    _UNARY_KINDS[type(op)], self.value_at(op.operands[0], index)
-                )
-            )
-        if type(op) in _BINARY_KINDS:
+        if isinstance(op, g.UnaryOp):
+            return self.emit(loop.UnaryOp(op.KIND, self.value_at(op.input, index)))
+        if isinstance(op, g.BinaryOp):
             lhs, rhs = (self.value_at(o, index) for o in op.operands)
-            return self.emit(loop.BinaryOp(_BINARY_KINDS[type(op)], lhs, rhs))
+            return self.emit(loop.BinaryOp(op.KIND, lhs, rhs))
         if isinstance(op, g.CompareOp):
             lhs, rhs = (self.value_at(o, index) for o in op.operands)
             return self.compare(op.predicate.data.value, lhs, rhs)
@@ -607,7 +594,7 @@ class KernelTiler:
 
     def _tile_pointwise(self) -> list[SymExpr]:
         shape = _tensor(self.yielded[0]).dims
-        numel = g.product(shape)
+        numel = sym.product(shape)
         block = self.options.pointwise_block
         if numel.constant is not None:
             block = min(block, _next_power_of_two(max(numel.constant, 1)))
@@ -618,7 +605,9 @@ class KernelTiler:
         self.mask = self.in_bounds(lanes, numel, block)
         coords = tuple(self.delinearize(lanes, shape))
         self.write_outputs(lambda _: coords, lambda _: self.mask)
-        self.notes.append(f"pointwise over {g.shape_text(shape)} in blocks of {block}")
+        self.notes.append(
+            f"pointwise over {sym.shape_text(shape)} in blocks of {block}"
+        )
         return [numel.ceildiv(block)]
 
     def _reductions(self) -> list[Operation]:
@@ -633,7 +622,7 @@ class KernelTiler:
         shape = _tensor(reductions[0].operands[0]).dims
         axes = _reduction_axes(reductions[0])
         kept = [d for k, d in enumerate(shape) if k not in axes]
-        extent = g.product(d for k, d in enumerate(shape) if k in axes)
+        extent = sym.product(d for k, d in enumerate(shape) if k in axes)
         pid = self.emit(loop.ProgramIdOp(0, self.index_type))
         static = extent.constant
         persistent = static is not None and static <= self.options.max_persistent
@@ -657,7 +646,7 @@ class KernelTiler:
                 f"looped reduction over {extent} lanes per row, {block} at a time"
             )
             self._looped(rows)
-        return [g.product(kept)]
+        return [sym.product(kept)]
 
     def _full_index(self, rows: _Rows, lanes: SSAValue) -> Index:
         """The index into the rows' shape of this row's ``lanes``."""
@@ -898,7 +887,7 @@ class KernelTiler:
         )
         grid = [m_extent.ceildiv(bm) * n_tiles]
         if batch:
-            grid.append(g.product(batch))
+            grid.append(sym.product(batch))
         return grid
 
     def _full_tile(self, value: SSAValue, shape: tuple[int, int]) -> SSAValue:

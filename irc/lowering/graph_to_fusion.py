@@ -74,7 +74,8 @@ from irc.dialects.fusion import (
     is_source,
     shape_of,
 )
-from irc.dialects.graph import CastOp, GuardOp, MatmulOp, ReduceOp, shape_text
+from irc.dialects.graph import CastOp, MatmulOp, ReduceOp
+from irc.dialects.sym import GuardOp, shape_text
 
 # --------------------------------------------------------------------------
 # Groups
@@ -655,7 +656,7 @@ def _merge_into(planner: _Planner, first: Group, second: Group) -> None:
 class FusePass(ModulePass):
     """Group every function's graph ops into ``fusion.kernel`` ops.
 
-    Afterwards a function body holds only ``graph.guard`` ops, dense
+    Afterwards a function body holds only ``sym.guard`` ops, dense
     ``graph.constant`` ops, kernels and its return; see the module docstring
     for how the groups are chosen.
     """

@@ -23,8 +23,8 @@ storage nobody takes is deallocated right after its last use. Returned
 values get fresh allocations, since the caller owns them; a returned
 argument or constant is returned as is.
 
-The function-level ``graph.guard`` and dense ``graph.constant`` ops become
-``memory.guard`` and ``memory.constant``. The pass relies only on the loop
+The function-level ``sym.guard`` ops stay as they are (the same op at every
+level); dense ``graph.constant`` ops become ``memory.constant``. The pass relies only on the loop
 dialect's semantics, not on how ``tile`` writes its kernels.
 
 The unit of conversion is the function: one at the loop level is
@@ -54,9 +54,10 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from irc.dialects import graph, loop, memory
+from irc.dialects import graph, loop, memory, sym
 from irc.dialects.graph import TensorType
 from irc.dialects.memory import BufferType
+from irc.dialects.tiles import broadcast_tile_shapes
 from irc.shapes import Facts, ShapeError, SymExpr
 
 # --------------------------------------------------------------------------
@@ -87,7 +88,7 @@ def _is_loop_level_op(op: Operation) -> bool:
     """The ops a loop-level function body holds."""
     if isinstance(op, graph.ConstantOp):
         return not op.is_splat
-    return isinstance(op, loop.KernelOp | graph.GuardOp | func.ReturnOp)
+    return isinstance(op, loop.KernelOp | sym.GuardOp | func.ReturnOp)
 
 
 def _is_loop_level(function: func.FuncOp) -> bool:
@@ -121,7 +122,7 @@ def _check_not_half_tiled(function: func.FuncOp) -> None:
         )
     raise _fail(
         stray,
-        "a function with loop kernels may hold only graph.guard, dense "
+        "a function with loop kernels may hold only sym.guard, dense "
         "graph.constant, loop.kernel and func.return; tile should have made "
         "this op part of a kernel",
     )
@@ -248,7 +249,7 @@ def _function_facts(block: Block) -> Facts:
     """The facts of the function's guards; the empty set if they contradict
     each other (such a function never runs, and equal sizes without facts
     are still equal)."""
-    facts = [g.fact.fact for g in block.ops if isinstance(g, graph.GuardOp)]
+    facts = [g.fact.fact for g in block.ops if isinstance(g, sym.GuardOp)]
     try:
         return Facts(facts)
     except ShapeError:
@@ -296,9 +297,8 @@ class FunctionBufferizer:
     def _lower(self, op: Operation, position: int) -> None:
         if isinstance(op, loop.KernelOp):
             self._lower_kernel(op, position)
-        elif isinstance(op, graph.GuardOp):
-            reason = op.reason.data if op.reason is not None else None
-            self._emit(memory.GuardOp(op.fact, reason), op)
+        elif isinstance(op, sym.GuardOp):
+            self._emit(op.clone(), op)
         elif isinstance(op, graph.ConstantOp):
             self._lower_constant(op)
         else:
@@ -541,16 +541,14 @@ def _offset_terms(
     """
     terms = list(zip(indices, buffer.strides, strict=True))
     context = [loop.shape_of(v.type) for v in others]
-    full = loop.broadcast_tile_shapes(
-        *context, *(loop.shape_of(i.type) for i in indices)
-    )
+    full = broadcast_tile_shapes(*context, *(loop.shape_of(i.type) for i in indices))
     for position in reversed(range(len(terms))):
         if buffer.dims[position] != 1:
             continue
         rest = [
             loop.shape_of(i.type) for i, _ in terms[:position] + terms[position + 1 :]
         ]
-        if loop.broadcast_tile_shapes(*context, *rest) == full:
+        if broadcast_tile_shapes(*context, *rest) == full:
             del terms[position]
     return _recombined(terms)
 

@@ -48,7 +48,7 @@ DEFAULT_PIPELINE = ",".join(
 
 def module_level(module: ModuleOp) -> str:
     """The lowest level whose ops or types ``module`` holds (kernels of a
-    level mark it: a loop-level module still holds graph guards)."""
+    level mark it: a loop-level module still holds graph constants)."""
     dialects = used_dialects(module)
     return max(
         (name for name in LEVEL_NAMES if name in dialects),

@@ -12,8 +12,9 @@ payloads and signs may change, which no graph op can observe. In particular:
   ``x`` for every ``x``; ``x + 0.0`` is not (``-0.0 + 0.0`` is ``+0.0``, and
   ``1 / x`` tells the two apart), so it stays. ``x * 0`` and ``x - x`` fold
   only on integers: on floats NaN and infinities make them NaN.
-- Folding evaluates the op with the interpreter's own NumPy functions
-  (``irc.interpreters.graph.ELEMENTWISE_FUNCTIONS``) in its element type
+- Folding evaluates the op with the NumPy function of its kind
+  (``irc.dialects.elementwise.SEMANTICS``, which every interpreter runs) in
+  its element type
   (``ml_dtypes`` for bfloat16), so a folded constant is what the interpreter
   computes, float32 and float16 rounding included. That holds for the
   composites (rsqrt, sigmoid, erf) too; a GPU backend may round their last
@@ -90,11 +91,11 @@ from irc.dialects.graph import (
     TransposeOp,
     UnaryOp,
     XorOp,
-    provable_in_scope,
     tensor_type,
 )
+from irc.dialects.sym import provable_in_scope
 from irc.dtypes import DType, dtype
-from irc.interpreters.graph import COMPARISONS, ELEMENTWISE_FUNCTIONS
+from irc.interpreters.graph import COMPARISONS
 
 # --------------------------------------------------------------------------
 # Constants
@@ -211,14 +212,17 @@ def _fold(
 
 class FoldElementwise(RewritePattern):
     """``f(c1, c2)`` with constant operands is the constant the interpreter
-    computes (with the interpreter's own NumPy function)."""
+    computes (with the NumPy function of the op's kind, which every
+    interpreter runs)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(
         self, op: UnaryOp | BinaryOp | SelectOp, rewriter: PatternRewriter, /
     ) -> None:
-        if (function := ELEMENTWISE_FUNCTIONS.get(type(op))) is not None:
-            _fold(op, rewriter, function)
+        if isinstance(op, SelectOp):
+            _fold(op, rewriter, np.where)
+        else:
+            _fold(op, rewriter, op.KIND.semantics.numpy)
 
 
 class FoldCompare(RewritePattern):

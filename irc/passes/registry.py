@@ -34,6 +34,8 @@ _PASSES: dict[str, str] = {
 }
 
 _DIALECTS: dict[str, str] = {
+    "sym": "irc.dialects.sym:Sym",
+    "elementwise": "irc.dialects.elementwise:Elementwise",
     "graph": "irc.dialects.graph:Graph",
     "fusion": "irc.dialects.fusion:Fusion",
     "loop": "irc.dialects.loop:Loop",

@@ -21,7 +21,8 @@ from xdsl.dialects.builtin import UnknownLoc
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 
-from irc.dialects.graph import FactGuardOp, TensorType
+from irc.dialects.graph import TensorType
+from irc.dialects.sym import GuardOp
 from irc.dtypes import dtype
 from irc.errors import BindingError, IrcTypeError
 from irc.shapes import SymExpr
@@ -212,7 +213,7 @@ def bind_arguments(func: FuncOp, arrays: Sequence[ArrayLike]) -> dict[str, int]:
     return bind_symbols(types, [tuple(a.shape) for a in arrays], names)
 
 
-def check_guards(guards: Iterable[FactGuardOp], binding: Mapping[str, int]) -> None:
+def check_guards(guards: Iterable[GuardOp], binding: Mapping[str, int]) -> None:
     """Raise ``BindingError`` for the first guard whose fact is false under
     ``binding``, naming the fact, the symbols' values, the reason the
     compiler recorded, and where the guard is."""

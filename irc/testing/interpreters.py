@@ -33,16 +33,16 @@ from irc.runtime.binding import argument_types
 Runner = Callable[[ModuleOp, Sequence[np.ndarray]], list[np.ndarray]]
 Signature = Callable[[ModuleOp], list[TensorType]]
 
-#: Dialects that every level embeds (modules, functions): they never decide
-#: which level a module is at.
-SHARED_DIALECTS = frozenset({"builtin", "func"})
+#: Dialects that every level embeds (modules, functions, the guards on
+#: symbolic sizes): they never decide which level a module is at.
+SHARED_DIALECTS = frozenset({"builtin", "func", "sym", "elementwise"})
 
 
 @dataclass(frozen=True)
 class Level:
     """One IR level and how to run a module at it.
 
-    ``dialects`` are the dialects (besides builtin and func) whose ops the
+    ``dialects`` are the dialects (besides the shared ones) whose ops the
     interpreter runs; ``run`` calls the module's entry function on NumPy
     arrays and returns its results; ``signature`` gives the entry's argument
     types, from which bindings and inputs are drawn.

@@ -20,7 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from irc.dialects.graph import FactAttr, GuardOp, TensorType
+from irc.dialects.graph import TensorType
+from irc.dialects.sym import FactAttr, GuardOp
 from irc.dtypes import dtype
 from irc.errors import IrcError
 from irc.interpreters.graph import find_function
@@ -43,7 +44,7 @@ FactLike = Fact | FactAttr | str
 
 
 def as_fact(fact: FactLike) -> Fact:
-    """A :class:`irc.shapes.Fact` from a fact, a ``graph.fact`` attribute or
+    """A :class:`irc.shapes.Fact` from a fact, a ``sym.fact`` attribute or
     its text (``"N mod 2 == 0"``)."""
     if isinstance(fact, Fact):
         return fact

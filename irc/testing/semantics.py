@@ -29,7 +29,7 @@ from xdsl.rewriter import Rewriter
 from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
-from irc.dialects.graph import SymExprAttr
+from irc.dialects.sym import SymExprAttr
 from irc.dtypes import dtype
 from irc.errors import IrcError
 from irc.ir import default_context, print_module
@@ -457,7 +457,7 @@ def _retype(value: SSAValue, values: Mapping[str, int]) -> None:
 
 
 def _substitute(attribute: Attribute, values: Mapping[str, int]) -> Attribute:
-    """``attribute`` with the symbols in every nested ``graph.expr``
+    """``attribute`` with the symbols in every nested ``sym.expr``
     replaced by their values."""
     if isinstance(attribute, SymExprAttr):
         return SymExprAttr(attribute.data.substitute(values))

@@ -49,6 +49,7 @@ from xdsl.dialects.builtin import TensorType as LiteralType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from irc.dialects import graph as g
+from irc.dialects import sym
 from irc.dtypes import (
     BFLOAT16,
     BOOL,
@@ -59,6 +60,7 @@ from irc.dtypes import (
     INT64,
     DType,
     dtype,
+    is_bool_type,
 )
 from irc.errors import IrcError
 from irc.shapes import Fact, Facts, ShapeError, SymExpr
@@ -156,7 +158,7 @@ def bindings(
     max_value: int = MAX_SYMBOL_VALUE,
 ) -> st.SearchStrategy[dict[str, int]]:
     """Values in ``[1, max_value]`` for ``symbols`` under which every fact
-    (``"N mod 2 == 0"``, an ``irc.shapes.Fact`` or a ``graph.fact``) holds,
+    (``"N mod 2 == 0"``, an ``irc.shapes.Fact`` or a ``sym.fact``) holds,
     nine times in ten one with a value above 1; shrinks towards small
     values."""
     found = enumerate_bindings(symbols, facts, max_value=max_value)
@@ -832,7 +834,7 @@ class _Builder:
             if not groups or self.flag():
                 groups.append([])
             groups[-1].append(factors[index])
-        shape = [g.product(group) for group in groups]
+        shape = [sym.product(group) for group in groups]
         if self.flag():
             shape.insert(self.integer(0, len(shape)), SymExpr.const(1))
         while len(shape) > self.max_rank:
@@ -1033,7 +1035,9 @@ class _Builder:
         except IrcError:
             return False  # no size satisfies it together with the earlier guards
         reason = "generated" if self.flag() else None
-        self.block.add_op(g.GuardOp(g.FactAttr(fact.lhs, fact.op, fact.rhs), reason))
+        self.block.add_op(
+            sym.GuardOp(sym.FactAttr(fact.lhs, fact.op, fact.rhs), reason)
+        )
         self.guards.append(fact)
         self.facts = Facts(self.guards)
         return True
@@ -1076,7 +1080,7 @@ class _Builder:
 
 
 def is_bool(tensor: g.TensorType) -> bool:
-    return g.is_bool_type(tensor.element_type)
+    return is_bool_type(tensor.element_type)
 
 
 def _splat_number(value: SSAValue) -> float | None:

@@ -12,21 +12,21 @@
 // CHECK-NEXT:    %r = loop.range "BLOCK_R" : !loop.tile<[128], i64>
 // CHECK-NEXT:    %c128 = loop.size 128 : i64
 // CHECK-NEXT:    %m = loop.cmp "lt" %r, %c128
-// CHECK-NEXT:    %[[ROW:.*]] = loop.binary "mul" %row, %[[STRIDE]] : (i64, i64) -> i64
-// CHECK-NEXT:    %[[OFF:.*]] = loop.binary "add" %[[ROW]], %r : (i64, !loop.tile<[128], i64>) -> !loop.tile<[128], i64>
+// CHECK-NEXT:    %[[ROW:.*]] = loop.binary mul %row, %[[STRIDE]] : (i64, i64) -> i64
+// CHECK-NEXT:    %[[OFF:.*]] = loop.binary add %[[ROW]], %r : (i64, !loop.tile<[128], i64>) -> !loop.tile<[128], i64>
 // CHECK-NEXT:    %v = memory.load %a[%[[OFF]]] mask %m : !memory.buffer<[N, 128], [128, 1], f32>[!loop.tile<[128], i64>] mask !loop.tile<[128], i1> -> !loop.tile<[128], f32>
 // CHECK-NEXT:    %mx = loop.reduce "max" %v 0
-// CHECK-NEXT:    %d = loop.binary "sub" %v, %mx
+// CHECK-NEXT:    %d = loop.binary sub %v, %mx
 // CHECK-NEXT:    memory.store %d, %out[%[[OFF]]] mask %m : !loop.tile<[128], f32>, !memory.buffer<[N, 128], [128, 1], f32>[!loop.tile<[128], i64>] mask !loop.tile<[128], i1>
 // CHECK-NEXT:  }
 // CHECK-NEXT:  func.func @rows(%x: !memory.buffer<[N, 128], [128, 1], f32>) -> !memory.buffer<[N, 128], [128, 1], f32> {
-// CHECK-NEXT:    memory.guard N <= 1024, "rows fit"
+// CHECK-NEXT:    sym.guard N <= 1024, "rows fit"
 // CHECK-NEXT:    %y = memory.alloc : !memory.buffer<[N, 128], [128, 1], f32>
 // CHECK-NEXT:    memory.launch @k0(%x, %y) : (!memory.buffer<[N, 128], [128, 1], f32>, !memory.buffer<[N, 128], [128, 1], f32>)
 // CHECK-NEXT:    func.return %y : !memory.buffer<[N, 128], [128, 1], f32>
 // CHECK-NEXT:  }
 func.func @rows(%x: !graph.tensor<[N, 128], f32>) -> !graph.tensor<[N, 128], f32> {
-  graph.guard N <= 1024, "rows fit"
+  sym.guard N <= 1024, "rows fit"
   %y = loop.kernel @k0 reduction (%x) grid [N] tiles {BLOCK_R = 128} symbols [N] reason "one row per program" : (!graph.tensor<[N, 128], f32>) -> (!graph.tensor<[N, 128], f32>) {
   ^bb0(%a: !graph.tensor<[N, 128], f32>):
     %row = loop.program_id 0 : i64
@@ -35,7 +35,7 @@ func.func @rows(%x: !graph.tensor<[N, 128], f32>) -> !graph.tensor<[N, 128], f32
     %m = loop.cmp "lt" %r, %c128 : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i1>
     %v = loop.read %a[%row, %r] mask %m : !graph.tensor<[N, 128], f32>[i64, !loop.tile<[128], i64>] mask !loop.tile<[128], i1> -> !loop.tile<[128], f32>
     %mx = loop.reduce "max" %v 0 : !loop.tile<[128], f32> -> f32
-    %d = loop.binary "sub" %v, %mx : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
+    %d = loop.binary sub %v, %mx : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
     loop.write %d to 0[%row, %r] mask %m : !loop.tile<[128], f32>[i64, !loop.tile<[128], i64>] mask !loop.tile<[128], i1>
   }
   func.return %y : !graph.tensor<[N, 128], f32>
@@ -51,7 +51,7 @@ func.func @rows(%x: !graph.tensor<[N, 128], f32>) -> !graph.tensor<[N, 128], f32
 // CHECK-LABEL: memory.kernel @k0 pointwise (%a: !memory.buffer<[N], [1], f32>, %out: !memory.buffer<[N], [1], f32>) inputs 1 grid [(N + 63) floordiv 64]
 // CHECK-NOT:     loop.size 1 :
 // CHECK:         %v = memory.load %a[%i] mask %m : !memory.buffer<[N], [1], f32>[!loop.tile<[64], i64>] mask !loop.tile<[64], i1> -> !loop.tile<[64], f32>
-// CHECK-NEXT:    %e = loop.unary "exp" %v
+// CHECK-NEXT:    %e = loop.unary exp %v
 // CHECK-NEXT:    memory.store %e, %out[%i] mask %m
 // CHECK:       memory.kernel @k1 pointwise
 // CHECK:       memory.kernel @k2 pointwise
@@ -74,12 +74,12 @@ func.func @chain(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
     %p = loop.program_id 0 : i64
     %r = loop.range "B" : !loop.tile<[64], i64>
     %c64 = loop.size 64 : i64
-    %base = loop.binary "mul" %p, %c64 : (i64, i64) -> i64
-    %i = loop.binary "add" %base, %r : (i64, !loop.tile<[64], i64>) -> !loop.tile<[64], i64>
+    %base = loop.binary mul %p, %c64 : (i64, i64) -> i64
+    %i = loop.binary add %base, %r : (i64, !loop.tile<[64], i64>) -> !loop.tile<[64], i64>
     %n = loop.size N : i64
     %m = loop.cmp "lt" %i, %n : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i1>
     %v = loop.read %a[%i] mask %m : !graph.tensor<[N], f32>[!loop.tile<[64], i64>] mask !loop.tile<[64], i1> -> !loop.tile<[64], f32>
-    %e = loop.unary "exp" %v : !loop.tile<[64], f32>
+    %e = loop.unary exp %v : !loop.tile<[64], f32>
     loop.write %e to 0[%i] mask %m : !loop.tile<[64], f32>[!loop.tile<[64], i64>] mask !loop.tile<[64], i1>
   }
   %t1 = loop.kernel @k1 pointwise (%t0) grid [(N + 63) floordiv 64] tiles {B = 64} symbols [N] reason "" : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>) {
@@ -87,12 +87,12 @@ func.func @chain(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
     %p = loop.program_id 0 : i64
     %r = loop.range "B" : !loop.tile<[64], i64>
     %c64 = loop.size 64 : i64
-    %base = loop.binary "mul" %p, %c64 : (i64, i64) -> i64
-    %i = loop.binary "add" %base, %r : (i64, !loop.tile<[64], i64>) -> !loop.tile<[64], i64>
+    %base = loop.binary mul %p, %c64 : (i64, i64) -> i64
+    %i = loop.binary add %base, %r : (i64, !loop.tile<[64], i64>) -> !loop.tile<[64], i64>
     %n = loop.size N : i64
     %m = loop.cmp "lt" %i, %n : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i1>
     %v = loop.read %a[%i] mask %m : !graph.tensor<[N], f32>[!loop.tile<[64], i64>] mask !loop.tile<[64], i1> -> !loop.tile<[64], f32>
-    %e = loop.unary "neg" %v : !loop.tile<[64], f32>
+    %e = loop.unary neg %v : !loop.tile<[64], f32>
     loop.write %e to 0[%i] mask %m : !loop.tile<[64], f32>[!loop.tile<[64], i64>] mask !loop.tile<[64], i1>
   }
   %t2 = loop.kernel @k2 pointwise (%t1) grid [(N + 63) floordiv 64] tiles {B = 64} symbols [N] reason "" : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>) {
@@ -100,12 +100,12 @@ func.func @chain(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
     %p = loop.program_id 0 : i64
     %r = loop.range "B" : !loop.tile<[64], i64>
     %c64 = loop.size 64 : i64
-    %base = loop.binary "mul" %p, %c64 : (i64, i64) -> i64
-    %i = loop.binary "add" %base, %r : (i64, !loop.tile<[64], i64>) -> !loop.tile<[64], i64>
+    %base = loop.binary mul %p, %c64 : (i64, i64) -> i64
+    %i = loop.binary add %base, %r : (i64, !loop.tile<[64], i64>) -> !loop.tile<[64], i64>
     %n = loop.size N : i64
     %m = loop.cmp "lt" %i, %n : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i1>
     %v = loop.read %a[%i] mask %m : !graph.tensor<[N], f32>[!loop.tile<[64], i64>] mask !loop.tile<[64], i1> -> !loop.tile<[64], f32>
-    %e = loop.unary "abs" %v : !loop.tile<[64], f32>
+    %e = loop.unary abs %v : !loop.tile<[64], f32>
     loop.write %e to 0[%i] mask %m : !loop.tile<[64], f32>[!loop.tile<[64], i64>] mask !loop.tile<[64], i1>
   }
   %y = loop.kernel @k3 pointwise (%t2) grid [(N + 63) floordiv 64] tiles {B = 64} symbols [N] reason "" : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>) {
@@ -113,12 +113,12 @@ func.func @chain(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
     %p = loop.program_id 0 : i64
     %r = loop.range "B" : !loop.tile<[64], i64>
     %c64 = loop.size 64 : i64
-    %base = loop.binary "mul" %p, %c64 : (i64, i64) -> i64
-    %i = loop.binary "add" %base, %r : (i64, !loop.tile<[64], i64>) -> !loop.tile<[64], i64>
+    %base = loop.binary mul %p, %c64 : (i64, i64) -> i64
+    %i = loop.binary add %base, %r : (i64, !loop.tile<[64], i64>) -> !loop.tile<[64], i64>
     %n = loop.size N : i64
     %m = loop.cmp "lt" %i, %n : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i1>
     %v = loop.read %a[%i] mask %m : !graph.tensor<[N], f32>[!loop.tile<[64], i64>] mask !loop.tile<[64], i1> -> !loop.tile<[64], f32>
-    %e = loop.unary "sqrt" %v : !loop.tile<[64], f32>
+    %e = loop.unary sqrt %v : !loop.tile<[64], f32>
     loop.write %e to 0[%i] mask %m : !loop.tile<[64], f32>[!loop.tile<[64], i64>] mask !loop.tile<[64], i1>
   }
   func.return %y : !graph.tensor<[N], f32>
@@ -134,8 +134,8 @@ func.func @chain(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
 // CHECK-NEXT:    %[[D:.*]] = loop.size D : i32
 // CHECK-NEXT:    %row = loop.program_id 0 : i32
 // CHECK-NEXT:    %zero = loop.constant 0 : i32
-// CHECK-NEXT:    %[[ROW:.*]] = loop.binary "mul" %row, %[[D]] : (i32, i32) -> i32
-// CHECK-NEXT:    %[[OFF:.*]] = loop.binary "add" %[[ROW]], %zero : (i32, i32) -> i32
+// CHECK-NEXT:    %[[ROW:.*]] = loop.binary mul %row, %[[D]] : (i32, i32) -> i32
+// CHECK-NEXT:    %[[OFF:.*]] = loop.binary add %[[ROW]], %zero : (i32, i32) -> i32
 // CHECK-NEXT:    %v = memory.load %a[%[[OFF]]] : !memory.buffer<[M, D], [D, 1], f32>[i32] -> f32
 // CHECK-NEXT:    memory.store %v, %out[%row] : f32, !memory.buffer<[M], [1], f32>[i32]
 // CHECK-NEXT:  }
@@ -168,7 +168,7 @@ func.func @returns(%x: !graph.tensor<[4], f32>) -> (!graph.tensor<[4], f32>, !gr
     %r = loop.range "B" : !loop.tile<[4], i64>
     %u = loop.read %a[%r] : !graph.tensor<[4], f32>[!loop.tile<[4], i64>] -> !loop.tile<[4], f32>
     %v = loop.read %b[%r] : !graph.tensor<[4], f32>[!loop.tile<[4], i64>] -> !loop.tile<[4], f32>
-    %w = loop.binary "add" %u, %v : (!loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], f32>
+    %w = loop.binary add %u, %v : (!loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], f32>
     loop.write %w to 0[%r] : !loop.tile<[4], f32>[!loop.tile<[4], i64>]
   }
   func.return %s, %s, %x, %c : !graph.tensor<[4], f32>, !graph.tensor<[4], f32>, !graph.tensor<[4], f32>, !graph.tensor<[4], f32>
@@ -184,7 +184,7 @@ func.func @returns(%x: !graph.tensor<[4], f32>) -> (!graph.tensor<[4], f32>, !gr
 // CHECK-LABEL: memory.kernel @kC pointwise (%in: !memory.buffer<[N, 8], [8, 1], i32>, %out: !memory.buffer<[M], [1], f32>)
 // CHECK:         memory.store %f, %out[%i] : !loop.tile<[8], f32>, !memory.buffer<[M], [1], f32>[!loop.tile<[8], i64>]
 // CHECK-LABEL: func.func @facts(
-// CHECK-NEXT:    memory.guard M == 8*N, "flattened rows"
+// CHECK-NEXT:    sym.guard M == 8*N, "flattened rows"
 // CHECK-NEXT:    %a = memory.alloc : !memory.buffer<[N, 8], [8, 1], f32>
 // CHECK-NEXT:    memory.launch @kA(%x, %a)
 // CHECK-NEXT:    %b = memory.alloc : !memory.buffer<[N, 8], [8, 1], i32>
@@ -197,13 +197,13 @@ func.func @returns(%x: !graph.tensor<[4], f32>) -> (!graph.tensor<[4], f32>, !gr
 // CHECK-NEXT:    memory.dealloc %c : !memory.buffer<[M], [1], f32>
 // CHECK-NEXT:    func.return %y
 func.func @facts(%x: !graph.tensor<[N, 8], f32>, %z: !graph.tensor<[M], f32>) -> !graph.tensor<[M], f32> {
-  graph.guard M == 8*N, "flattened rows"
+  sym.guard M == 8*N, "flattened rows"
   %a = loop.kernel @kA pointwise (%x) grid [N] tiles {B = 8} symbols [] reason "" : (!graph.tensor<[N, 8], f32>) -> (!graph.tensor<[N, 8], f32>) {
   ^bb0(%in: !graph.tensor<[N, 8], f32>):
     %row = loop.program_id 0 : i64
     %r = loop.range "B" : !loop.tile<[8], i64>
     %v = loop.read %in[%row, %r] : !graph.tensor<[N, 8], f32>[i64, !loop.tile<[8], i64>] -> !loop.tile<[8], f32>
-    %e = loop.unary "exp" %v : !loop.tile<[8], f32>
+    %e = loop.unary exp %v : !loop.tile<[8], f32>
     loop.write %e to 0[%row, %r] : !loop.tile<[8], f32>[i64, !loop.tile<[8], i64>]
   }
   %b = loop.kernel @kB pointwise (%a) grid [N] tiles {B = 8} symbols [] reason "" : (!graph.tensor<[N, 8], f32>) -> (!graph.tensor<[N, 8], i32>) {
@@ -221,8 +221,8 @@ func.func @facts(%x: !graph.tensor<[N, 8], f32>, %z: !graph.tensor<[M], f32>) ->
     %v = loop.read %in[%row, %r] : !graph.tensor<[N, 8], i32>[i64, !loop.tile<[8], i64>] -> !loop.tile<[8], i32>
     %f = loop.cast %v : !loop.tile<[8], i32> -> !loop.tile<[8], f32>
     %c8 = loop.size 8 : i64
-    %base = loop.binary "mul" %row, %c8 : (i64, i64) -> i64
-    %i = loop.binary "add" %base, %r : (i64, !loop.tile<[8], i64>) -> !loop.tile<[8], i64>
+    %base = loop.binary mul %row, %c8 : (i64, i64) -> i64
+    %i = loop.binary add %base, %r : (i64, !loop.tile<[8], i64>) -> !loop.tile<[8], i64>
     loop.write %f to 0[%i] : !loop.tile<[8], f32>[!loop.tile<[8], i64>]
   }
   %y = loop.kernel @kD pointwise (%c, %z) grid [M] tiles {} symbols [] reason "" : (!graph.tensor<[M], f32>, !graph.tensor<[M], f32>) -> (!graph.tensor<[M], f32>) {
@@ -230,7 +230,7 @@ func.func @facts(%x: !graph.tensor<[N, 8], f32>, %z: !graph.tensor<[M], f32>) ->
     %p = loop.program_id 0 : i64
     %v = loop.read %in[%p] : !graph.tensor<[M], f32>[i64] -> f32
     %w = loop.read %in2[%p] : !graph.tensor<[M], f32>[i64] -> f32
-    %s = loop.binary "add" %v, %w : (f32, f32) -> f32
+    %s = loop.binary add %v, %w : (f32, f32) -> f32
     loop.write %s to 0[%p] : f32[i64]
   }
   func.return %y : !graph.tensor<[M], f32>
@@ -246,7 +246,7 @@ func.func @facts(%x: !graph.tensor<[N, 8], f32>, %z: !graph.tensor<[M], f32>) ->
 // CHECK-NEXT:  memory.kernel @f_k0_1 pointwise (%a: !memory.buffer<[], [], f32>, %out0: !memory.buffer<[], [], f32>, %out1: !memory.buffer<[], [], f32>) inputs 1
 // CHECK-NEXT:    %[[ZERO:.*]] = loop.size 0 : i64
 // CHECK-NEXT:    %v = memory.load %a[%[[ZERO]]] : !memory.buffer<[], [], f32>[i64] -> f32
-// CHECK-NEXT:    %n = loop.unary "neg" %v : f32
+// CHECK-NEXT:    %n = loop.unary neg %v : f32
 // CHECK-NEXT:    memory.store %v, %out0[%[[ZERO]]] : f32, !memory.buffer<[], [], f32>[i64]
 // CHECK-NEXT:    memory.store %n, %out1[%[[ZERO]]] : f32, !memory.buffer<[], [], f32>[i64]
 // CHECK-NEXT:  }
@@ -267,7 +267,7 @@ func.func @f(%x: !graph.tensor<[], f32>) -> !graph.tensor<[], f32> {
   %u, %w = loop.kernel @k0 pointwise (%x) grid [1] tiles {} symbols [] reason "" : (!graph.tensor<[], f32>) -> (!graph.tensor<[], f32>, !graph.tensor<[], f32>) {
   ^bb0(%a: !graph.tensor<[], f32>):
     %v = loop.read %a[] : !graph.tensor<[], f32>[] -> f32
-    %n = loop.unary "neg" %v : f32
+    %n = loop.unary neg %v : f32
     loop.write %v to 0[] : f32[]
     loop.write %n to 1[] : f32[]
   }
@@ -291,10 +291,10 @@ func.func @g(%x: !graph.tensor<[], f32>) -> !graph.tensor<[], f32> {
 // CHECK-LABEL: memory.kernel @k0 reduction (%a: !memory.buffer<[N, D], [D, 1], f32>, %out: !memory.buffer<[N], [1], f32>) inputs 1 grid [N] tiles {B = 32} symbols [D]
 // CHECK-NEXT:    %[[D:.*]] = loop.size D : i64
 // CHECK:         scf.for %k = %lb to %ub step %step
-// CHECK-NEXT:      %col = loop.binary "add" %k, %r
+// CHECK-NEXT:      %col = loop.binary add %k, %r
 // CHECK-NEXT:      %m = loop.cmp "lt" %col, %ub
-// CHECK-NEXT:      %[[ROW:.*]] = loop.binary "mul" %row, %[[D]] : (i64, i64) -> i64
-// CHECK-NEXT:      %[[OFF:.*]] = loop.binary "add" %[[ROW]], %col : (i64, !loop.tile<[32], i64>) -> !loop.tile<[32], i64>
+// CHECK-NEXT:      %[[ROW:.*]] = loop.binary mul %row, %[[D]] : (i64, i64) -> i64
+// CHECK-NEXT:      %[[OFF:.*]] = loop.binary add %[[ROW]], %col : (i64, !loop.tile<[32], i64>) -> !loop.tile<[32], i64>
 // CHECK-NEXT:      %v = memory.load %a[%[[OFF]]] mask %m
 // CHECK:         %s = loop.reduce "sum" %acc 0
 // CHECK-NEXT:    memory.store %s, %out[%row] : f32, !memory.buffer<[N], [1], f32>[i64]
@@ -309,10 +309,10 @@ func.func @row_sums(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N], f32> {
     %zero = loop.constant 0.0 : f32
     %init = loop.splat %zero : f32 -> !loop.tile<[32], f32>
     %acc = scf.for %k = %lb to %ub step %step iter_args(%part = %init) -> (!loop.tile<[32], f32>) : i64 {
-      %col = loop.binary "add" %k, %r : (i64, !loop.tile<[32], i64>) -> !loop.tile<[32], i64>
+      %col = loop.binary add %k, %r : (i64, !loop.tile<[32], i64>) -> !loop.tile<[32], i64>
       %m = loop.cmp "lt" %col, %ub : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i1>
       %v = loop.read %a[%row, %col] mask %m : !graph.tensor<[N, D], f32>[i64, !loop.tile<[32], i64>] mask !loop.tile<[32], i1> -> !loop.tile<[32], f32>
-      %next = loop.binary "add" %part, %v : (!loop.tile<[32], f32>, !loop.tile<[32], f32>) -> !loop.tile<[32], f32>
+      %next = loop.binary add %part, %v : (!loop.tile<[32], f32>, !loop.tile<[32], f32>) -> !loop.tile<[32], f32>
       scf.yield %next : !loop.tile<[32], f32>
     }
     %s = loop.reduce "sum" %acc 0 : !loop.tile<[32], f32> -> f32
@@ -341,7 +341,7 @@ func.func @unit_dims(%x: !graph.tensor<[1, N], f32>, %s: !graph.tensor<[1], f32>
     %zt = loop.splat %z : i64 -> !loop.tile<[4], i64>
     %w = loop.read %b[%zt] : !graph.tensor<[1], f32>[!loop.tile<[4], i64>] -> !loop.tile<[4], f32>
     %t = loop.reduce "sum" %w 0 : !loop.tile<[4], f32> -> f32
-    %y = loop.binary "add" %v, %t : (f32, f32) -> f32
+    %y = loop.binary add %v, %t : (f32, f32) -> f32
     loop.write %y to 0[%p] : f32[i64]
   }
   func.return %y : !graph.tensor<[N], f32>
@@ -358,8 +358,8 @@ func.func @unit_dims(%x: !graph.tensor<[1, N], f32>, %s: !graph.tensor<[1], f32>
 
 // CHECK-LABEL: memory.kernel @k0 pointwise (%a: !memory.buffer<[A, B, C], [B*C, C, 1], f32>, %b: !memory.buffer<[A, 1, C], [C, C, 1], f32>, %out: !memory.buffer<[A, B, C], [B*C, C, 1], f32>)
 // CHECK:         %v = memory.load %a[%i] mask %m
-// CHECK:         %[[ROW:.*]] = loop.binary "mul" %i0, %{{.*}}
-// CHECK-NEXT:    %[[OFF:.*]] = loop.binary "add" %[[ROW]], %i2
+// CHECK:         %[[ROW:.*]] = loop.binary mul %i0, %{{.*}}
+// CHECK-NEXT:    %[[OFF:.*]] = loop.binary add %[[ROW]], %i2
 // CHECK-NEXT:    %w = memory.load %b[%[[OFF]]] mask %m
 // CHECK:         memory.store %s, %out[%i] mask %m
 func.func @flat(%x: !graph.tensor<[A, B, C], f32>, %y: !graph.tensor<[A, 1, C], f32>) -> !graph.tensor<[A, B, C], f32> {
@@ -367,22 +367,22 @@ func.func @flat(%x: !graph.tensor<[A, B, C], f32>, %y: !graph.tensor<[A, 1, C], 
   ^bb0(%a: !graph.tensor<[A, B, C], f32>, %b: !graph.tensor<[A, 1, C], f32>):
     %pid = loop.program_id 0 : i64
     %c64 = loop.constant 64 : i64
-    %start = loop.binary "mul" %pid, %c64 : (i64, i64) -> i64
+    %start = loop.binary mul %pid, %c64 : (i64, i64) -> i64
     %r = loop.range "BLOCK" : !loop.tile<[64], i64>
-    %i = loop.binary "add" %start, %r : (i64, !loop.tile<[64], i64>) -> !loop.tile<[64], i64>
+    %i = loop.binary add %start, %r : (i64, !loop.tile<[64], i64>) -> !loop.tile<[64], i64>
     %n = loop.size A*B*C : i64
     %m = loop.cmp "lt" %i, %n : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i1>
     %bc = loop.size B*C : i64
     %cs = loop.size C : i64
     %bs = loop.size B : i64
-    %i0 = loop.binary "floordiv" %i, %bc : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i64>
-    %q = loop.binary "floordiv" %i, %cs : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i64>
-    %i1 = loop.binary "rem" %q, %bs : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i64>
-    %i2 = loop.binary "rem" %i, %cs : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i64>
+    %i0 = loop.binary floordiv %i, %bc : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i64>
+    %q = loop.binary floordiv %i, %cs : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i64>
+    %i1 = loop.binary rem %q, %bs : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i64>
+    %i2 = loop.binary rem %i, %cs : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i64>
     %zero = loop.constant 0 : i64
     %v = loop.read %a[%i0, %i1, %i2] mask %m : !graph.tensor<[A, B, C], f32>[!loop.tile<[64], i64>, !loop.tile<[64], i64>, !loop.tile<[64], i64>] mask !loop.tile<[64], i1> -> !loop.tile<[64], f32>
     %w = loop.read %b[%i0, %zero, %i2] mask %m : !graph.tensor<[A, 1, C], f32>[!loop.tile<[64], i64>, i64, !loop.tile<[64], i64>] mask !loop.tile<[64], i1> -> !loop.tile<[64], f32>
-    %s = loop.binary "add" %v, %w : (!loop.tile<[64], f32>, !loop.tile<[64], f32>) -> !loop.tile<[64], f32>
+    %s = loop.binary add %v, %w : (!loop.tile<[64], f32>, !loop.tile<[64], f32>) -> !loop.tile<[64], f32>
     loop.write %s to 0[%i0, %i1, %i2] mask %m : !loop.tile<[64], f32>[!loop.tile<[64], i64>, !loop.tile<[64], i64>, !loop.tile<[64], i64>] mask !loop.tile<[64], i1>
   }
   func.return %z : !graph.tensor<[A, B, C], f32>

@@ -178,7 +178,7 @@ func.func @layout_users_in_two_kernels(%x: !graph.tensor<[N, 16], f32>, %w: !gra
 
 // CHECK-LABEL: func.func @outside_kernels(
 // CHECK-NEXT:    %table = graph.constant dense<
-// CHECK-NEXT:    graph.guard N <= 8, "at most 8 rows"
+// CHECK-NEXT:    sym.guard N <= 8, "at most 8 rows"
 // CHECK-NEXT:    %y = fusion.kernel @k0 pointwise (%table, %ids, %x) {{.*}} reason "pointwise over [N, 4] (graph.add %y); fused: graph.take" {
 // CHECK-NEXT:    ^bb0(%table_1: !graph.tensor<[2, 4], f32>, %ids_1: !graph.tensor<[N], i64>, %x_1: !graph.tensor<[N, 4], f32>):
 // CHECK-NEXT:      %rows = graph.take %table_1, %ids_1 [0]
@@ -189,7 +189,7 @@ func.func @layout_users_in_two_kernels(%x: !graph.tensor<[N, 16], f32>, %w: !gra
 func.func @outside_kernels(%ids: !graph.tensor<[N], i64>, %x: !graph.tensor<[N, 4], f32>) -> (!graph.tensor<[N, 4], f32>, !graph.tensor<[N, 4], f32>) {
   %table = graph.constant dense<[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]> : tensor<2x4xf32> -> !graph.tensor<[2, 4], f32>
   %rows = graph.take %table, %ids [0] : (!graph.tensor<[2, 4], f32>, !graph.tensor<[N], i64>) -> !graph.tensor<[N, 4], f32>
-  graph.guard N <= 8, "at most 8 rows"
+  sym.guard N <= 8, "at most 8 rows"
   %y = graph.add %rows, %x : !graph.tensor<[N, 4], f32>
   func.return %y, %x : !graph.tensor<[N, 4], f32>, !graph.tensor<[N, 4], f32>
 }

@@ -17,21 +17,21 @@
 // CHECK-NEXT:    %r = triton.arange "BLOCK" : !triton.tensor<[32], i64>
 // CHECK-NEXT:    %fz = triton.constant 0.000000e+00 : f32
 // CHECK-NEXT:    %init = triton.full %fz : f32 -> !triton.tensor<[32], f32>
-// CHECK-NEXT:    %base = triton.binary "mul" %row, %d : (i64, i64) -> i64
+// CHECK-NEXT:    %base = triton.binary mul %row, %d : (i64, i64) -> i64
 // CHECK-NEXT:    %acc = scf.for %k = %zero to %d step %step iter_args(%a = %init) -> (!triton.tensor<[32], f32>) : i64 {
-// CHECK-NEXT:      %col = triton.binary "add" %r, %k : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i64>
+// CHECK-NEXT:      %col = triton.binary add %r, %k : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i64>
 // CHECK-NEXT:      %m = triton.cmp "lt" %col, %d : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i1>
-// CHECK-NEXT:      %off = triton.binary "add" %col, %base : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i64>
+// CHECK-NEXT:      %off = triton.binary add %col, %base : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i64>
 // CHECK-NEXT:      %v = triton.load %x[%off] mask %m : !triton.ptr<f32>[!triton.tensor<[32], i64>] mask !triton.tensor<[32], i1> -> !triton.tensor<[32], f32>
-// CHECK-NEXT:      %e = triton.unary "exp" %v : !triton.tensor<[32], f32>
+// CHECK-NEXT:      %e = triton.unary exp %v : !triton.tensor<[32], f32>
 // CHECK-NEXT:      %z = triton.where %m, %e, %fz : (!triton.tensor<[32], i1>, !triton.tensor<[32], f32>, f32) -> !triton.tensor<[32], f32>
-// CHECK-NEXT:      %n = triton.binary "add" %a, %z : (!triton.tensor<[32], f32>, !triton.tensor<[32], f32>) -> !triton.tensor<[32], f32>
+// CHECK-NEXT:      %n = triton.binary add %a, %z : (!triton.tensor<[32], f32>, !triton.tensor<[32], f32>) -> !triton.tensor<[32], f32>
 // CHECK-NEXT:      scf.yield %n : !triton.tensor<[32], f32>
 // CHECK-NEXT:    }
 // CHECK-NEXT:    %s = triton.reduce "sum" %acc 0 : !triton.tensor<[32], f32> -> f32
 // CHECK-NEXT:    %i = triton.reduce "argmax" %acc 0 : !triton.tensor<[32], f32> -> i64
 // CHECK-NEXT:    %c = triton.cast %i : i64 -> f32
-// CHECK-NEXT:    %t = triton.binary "add" %s, %c : (f32, f32) -> f32
+// CHECK-NEXT:    %t = triton.binary add %s, %c : (f32, f32) -> f32
 // CHECK-NEXT:    triton.store %t, %out[%row] : f32, !triton.ptr<f32>[i64]
 // CHECK-NEXT:  }
 memory.kernel @rowsum_k0 reduction (%x: !memory.buffer<[N, D], [D, 1], f32>, %out: !memory.buffer<[N], [1], f32>) inputs 1 grid [N] tiles {BLOCK = 32} symbols [D, N] reason "x.sum(axis=1) at model.py:20" {
@@ -42,21 +42,21 @@ memory.kernel @rowsum_k0 reduction (%x: !memory.buffer<[N, D], [D, 1], f32>, %ou
   %r = loop.range "BLOCK" : !loop.tile<[32], i64>
   %fz = loop.constant 0.000000e+00 : f32
   %init = loop.splat %fz : f32 -> !loop.tile<[32], f32>
-  %base = loop.binary "mul" %row, %d : (i64, i64) -> i64
+  %base = loop.binary mul %row, %d : (i64, i64) -> i64
   %acc = scf.for %k = %zero to %d step %step iter_args(%a = %init) -> (!loop.tile<[32], f32>) : i64 {
-    %col = loop.binary "add" %r, %k : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i64>
+    %col = loop.binary add %r, %k : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i64>
     %m = loop.cmp "lt" %col, %d : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i1>
-    %off = loop.binary "add" %col, %base : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i64>
+    %off = loop.binary add %col, %base : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i64>
     %v = memory.load %x[%off] mask %m : !memory.buffer<[N, D], [D, 1], f32>[!loop.tile<[32], i64>] mask !loop.tile<[32], i1> -> !loop.tile<[32], f32>
-    %e = loop.unary "exp" %v : !loop.tile<[32], f32>
+    %e = loop.unary exp %v : !loop.tile<[32], f32>
     %z = loop.select %m, %e, %fz : (!loop.tile<[32], i1>, !loop.tile<[32], f32>, f32) -> !loop.tile<[32], f32>
-    %n = loop.binary "add" %a, %z : (!loop.tile<[32], f32>, !loop.tile<[32], f32>) -> !loop.tile<[32], f32>
+    %n = loop.binary add %a, %z : (!loop.tile<[32], f32>, !loop.tile<[32], f32>) -> !loop.tile<[32], f32>
     scf.yield %n : !loop.tile<[32], f32>
   }
   %s = loop.reduce "sum" %acc 0 : !loop.tile<[32], f32> -> f32
   %i = loop.reduce "argmax" %acc 0 : !loop.tile<[32], f32> -> i64
   %c = loop.cast %i : i64 -> f32
-  %t = loop.binary "add" %s, %c : (f32, f32) -> f32
+  %t = loop.binary add %s, %c : (f32, f32) -> f32
   memory.store %t, %out[%row] : f32, !memory.buffer<[N], [1], f32>[i64]
 }
 
@@ -72,8 +72,8 @@ memory.kernel @dot_k0 matmul (%a: !memory.buffer<[16, 16], [16, 1], f16>, %b: !m
   %rm = loop.range "BM" : !loop.tile<[16, 1], i32>
   %rk = loop.range "BK" : !loop.tile<[1, 16], i32>
   %c16 = loop.constant 16 : i32
-  %rows = loop.binary "mul" %rm, %c16 : (!loop.tile<[16, 1], i32>, i32) -> !loop.tile<[16, 1], i32>
-  %off = loop.binary "add" %rows, %rk : (!loop.tile<[16, 1], i32>, !loop.tile<[1, 16], i32>) -> !loop.tile<[16, 16], i32>
+  %rows = loop.binary mul %rm, %c16 : (!loop.tile<[16, 1], i32>, i32) -> !loop.tile<[16, 1], i32>
+  %off = loop.binary add %rows, %rk : (!loop.tile<[16, 1], i32>, !loop.tile<[1, 16], i32>) -> !loop.tile<[16, 16], i32>
   %lhs = memory.load %a[%off] : !memory.buffer<[16, 16], [16, 1], f16>[!loop.tile<[16, 16], i32>] -> !loop.tile<[16, 16], f16>
   %zero = loop.constant 0.000000e+00 : f32
   %acc = loop.splat %zero : f32 -> !loop.tile<[16, 16], f32>
@@ -85,7 +85,7 @@ memory.kernel @dot_k0 matmul (%a: !memory.buffer<[16, 16], [16, 1], f16>, %b: !m
 
 // The host function is unchanged: its launches now run triton kernels.
 // CHECK-LABEL: func.func @host(%x: !memory.buffer<[N, D], [D, 1], f32>, %a: !memory.buffer<[16, 16], [16, 1], f16>) -> (!memory.buffer<[N], [1], f32>, !memory.buffer<[16, 16], [16, 1], f32>) {
-// CHECK-NEXT:    memory.guard N <= 4096, "rows \22fit\22"
+// CHECK-NEXT:    sym.guard N <= 4096, "rows \22fit\22"
 // CHECK-NEXT:    %t = memory.alloc : !memory.buffer<[N], [1], f32>
 // CHECK-NEXT:    memory.launch @rowsum_k0(%x, %t) : (!memory.buffer<[N, D], [D, 1], f32>, !memory.buffer<[N], [1], f32>)
 // CHECK-NEXT:    %y = memory.reuse %t : !memory.buffer<[N], [1], f32> -> !memory.buffer<[N], [1], f32>
@@ -96,7 +96,7 @@ memory.kernel @dot_k0 matmul (%a: !memory.buffer<[16, 16], [16, 1], f16>, %b: !m
 // CHECK-NEXT:    memory.dealloc %b : !memory.buffer<[16, 16], [16, 1], f16>
 // CHECK-NEXT:    func.return %y, %o : !memory.buffer<[N], [1], f32>, !memory.buffer<[16, 16], [16, 1], f32>
 func.func @host(%x: !memory.buffer<[N, D], [D, 1], f32>, %a: !memory.buffer<[16, 16], [16, 1], f16>) -> (!memory.buffer<[N], [1], f32>, !memory.buffer<[16, 16], [16, 1], f32>) {
-  memory.guard N <= 4096, "rows \"fit\""
+  sym.guard N <= 4096, "rows \"fit\""
   %t = memory.alloc : !memory.buffer<[N], [1], f32>
   memory.launch @rowsum_k0(%x, %t) : (!memory.buffer<[N, D], [D, 1], f32>, !memory.buffer<[N], [1], f32>)
   %y = memory.reuse %t : !memory.buffer<[N], [1], f32> -> !memory.buffer<[N], [1], f32>

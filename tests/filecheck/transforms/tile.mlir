@@ -17,12 +17,12 @@ func.func @heads(%x: !graph.tensor<[N, 768], f32>) -> !graph.tensor<[12, N, 64],
 // CHECK:       loop.kernel @k0 pointwise (%x) grid [(768*N + 1023) floordiv 1024] tiles {BLOCK = 1024} symbols [N]
 // CHECK-SAME:  reason "head split; pointwise over [12, N, 64] in blocks of 1024"
 // CHECK:         %[[PID:.*]] = loop.program_id 0 : i64
-// CHECK:         %[[LANES:.*]] = loop.binary "add" %{{.*}}, %{{.*}} : (i64, !loop.tile<[1024], i64>)
+// CHECK:         %[[LANES:.*]] = loop.binary add %{{.*}}, %{{.*}} : (i64, !loop.tile<[1024], i64>)
 // CHECK:         %[[MASK:.*]] = loop.cmp "lt" %[[LANES]], %{{.*}}
-// CHECK:         %[[D:.*]] = loop.binary "rem" %[[LANES]], %{{.*}}
-// CHECK:         %[[N:.*]] = loop.binary "rem" %{{.*}}, %{{.*}}
-// CHECK:         %[[H:.*]] = loop.binary "floordiv" %[[LANES]], %{{.*}}
-// CHECK:         %[[HD:.*]] = loop.binary "add" %[[D]], %{{.*}}
+// CHECK:         %[[D:.*]] = loop.binary rem %[[LANES]], %{{.*}}
+// CHECK:         %[[N:.*]] = loop.binary rem %{{.*}}, %{{.*}}
+// CHECK:         %[[H:.*]] = loop.binary floordiv %[[LANES]], %{{.*}}
+// CHECK:         %[[HD:.*]] = loop.binary add %[[D]], %{{.*}}
 // CHECK:         %[[V:.*]] = loop.read %{{.*}}[%[[N]], %[[HD]]] mask %[[MASK]]
 // CHECK:         loop.write %[[V]] to 0[%[[H]], %[[N]], %[[D]]] mask %[[MASK]]
 
@@ -56,7 +56,7 @@ func.func @softmax(%x: !graph.tensor<[N, 100], f32>) -> !graph.tensor<[N, 100], 
 // CHECK:         %[[X:.*]] = loop.read %{{.*}}[%[[ROW]], %[[R]]] mask %[[M]]
 // CHECK:         %[[XM:.*]] = loop.select %[[M]], %[[X]], %[[NEG_INF]]
 // CHECK:         %[[MAX:.*]] = loop.reduce "max" %[[XM]] 0
-// CHECK:         loop.binary "sub" %[[X]], %[[MAX]]
+// CHECK:         loop.binary sub %[[X]], %[[MAX]]
 // CHECK:         loop.reduce "sum"
 // CHECK-NOT:     loop.read
 // CHECK:         loop.write %{{.*}} to 0[%[[ROW]], %[[R]]] mask %[[M]]
@@ -86,13 +86,13 @@ func.func @softmax(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32>
 // CHECK-SAME:  looped reduction over D lanes per row, 1024 at a time
 // CHECK:         %[[D:.*]] = loop.size D : i64
 // CHECK:         %[[MAXES:.*]] = scf.for %{{.*}} = %{{.*}} to %[[D]] step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (!loop.tile<[1024], f32>)
-// CHECK:           loop.binary "max"
+// CHECK:           loop.binary max
 // CHECK:         %[[MAX:.*]] = loop.reduce "max" %[[MAXES]] 0
 // CHECK:         %[[SUMS:.*]] = scf.for
-// CHECK:           loop.binary "sub" %{{.*}}, %[[MAX]]
+// CHECK:           loop.binary sub %{{.*}}, %[[MAX]]
 // CHECK:         %[[SUM:.*]] = loop.reduce "sum" %[[SUMS]] 0
 // CHECK:         scf.for
-// CHECK:           loop.binary "div" %{{.*}}, %[[SUM]]
+// CHECK:           loop.binary div %{{.*}}, %[[SUM]]
 // CHECK:           loop.write
 
 // -----
@@ -115,7 +115,7 @@ func.func @f(%x: !graph.tensor<[N, 8], f32>, %w: !graph.tensor<[8, 16], f32>, %b
 
 // CHECK-LABEL: func.func @f
 // CHECK:       loop.kernel @k0 matmul (%x, %w, %b) grid [(N + 63) floordiv 64] tiles {BLOCK_M = 64, BLOCK_N = 16, BLOCK_K = 16} symbols [N]
-// CHECK:         %[[ROWS:.*]] = loop.binary "add" %{{.*}}, %{{.*}} : (i64, !loop.tile<[64, 1], i64>)
+// CHECK:         %[[ROWS:.*]] = loop.binary add %{{.*}}, %{{.*}} : (i64, !loop.tile<[64, 1], i64>)
 // One column tile: the columns are the range itself.
 // CHECK:         %[[COLS:.*]] = loop.range "BLOCK_N" : !loop.tile<[1, 16], i64>
 // CHECK:         %[[ACC:.*]] = scf.for {{.*}} -> (!loop.tile<[64, 16], f32>)
@@ -123,6 +123,6 @@ func.func @f(%x: !graph.tensor<[N, 8], f32>, %w: !graph.tensor<[8, 16], f32>, %b
 // CHECK:           %[[B:.*]] = loop.read %{{.*}}[%{{.*}}, %[[COLS]]]
 // CHECK:           loop.dot %[[A]], %[[B]], %{{.*}} : (!loop.tile<[64, 16], f32>, !loop.tile<[16, 16], f32>, !loop.tile<[64, 16], f32>)
 // CHECK:         %[[BIAS:.*]] = loop.read %{{.*}}[%[[COLS]]]
-// CHECK:         %[[SUM:.*]] = loop.binary "add" %[[ACC]], %[[BIAS]]
-// CHECK:         %[[RELU:.*]] = loop.binary "max" %[[SUM]]
+// CHECK:         %[[SUM:.*]] = loop.binary add %[[ACC]], %[[BIAS]]
+// CHECK:         %[[RELU:.*]] = loop.binary max %[[SUM]]
 // CHECK:         loop.write %[[RELU]] to 0[%[[ROWS]], %[[COLS]]]

@@ -82,10 +82,10 @@ func.func @not_isolated(%a: !graph.tensor<[N], f32>) {
 // What stays outside every kernel.
 
 func.func @guard_inside(%a: !graph.tensor<[N], f32>) {
-  // expected-error@+1 {{kernel @k0: graph.guard stays outside kernels (the launcher checks it)}}
+  // expected-error@+1 {{kernel @k0: sym.guard stays outside kernels (the launcher checks it)}}
   %0 = fusion.kernel @k0 pointwise (%a) : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>) reason "" {
   ^bb0(%x: !graph.tensor<[N], f32>):
-    graph.guard N > 1, "why"
+    sym.guard N > 1, "why"
     fusion.yield %x : !graph.tensor<[N], f32>
   }
   func.return

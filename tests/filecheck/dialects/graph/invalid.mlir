@@ -404,7 +404,7 @@ func.func @slice_zero_stride(%x: !graph.tensor<[N], f32>) {
 
 func.func @slice_strides_i32(%x: !graph.tensor<[N], f32>) {
   // expected-error@+1 {{Expected attribute i64 but got i32}}
-  %0 = "graph.slice"(%x) <{offsets = [#graph.expr<0>], strides = array<i32: 1>}> : (!graph.tensor<[N], f32>) -> !graph.tensor<[N], f32>
+  %0 = "graph.slice"(%x) <{offsets = [#sym.expr<0>], strides = array<i32: 1>}> : (!graph.tensor<[N], f32>) -> !graph.tensor<[N], f32>
   func.return
 }
 
@@ -526,7 +526,7 @@ func.func @matmul_bools(%a: !graph.tensor<[N, N], i1>) {
 
 func.func @guard_reason_not_a_string() {
   // expected-error@+1 {{should be of base attribute string}}
-  "graph.guard"() <{fact = #graph.fact<N mod 16 == 0>, reason = 3}> : () -> ()
+  "sym.guard"() <{fact = #sym.fact<N mod 16 == 0>, reason = 3}> : () -> ()
   func.return
 }
 
@@ -534,15 +534,15 @@ func.func @guard_reason_not_a_string() {
 
 func.func @guard_without_comparison() {
   // expected-error@+1 {{expected a comparison: ==, <, <=, > or >=}}
-  graph.guard N mod 16, "tiles"
+  sym.guard N mod 16, "tiles"
   func.return
 }
 
 // -----
 
 func.func @contradictory_guards(%x: !graph.tensor<[N], f32>) {
-  graph.guard N == 1
-  graph.guard N == 2
+  sym.guard N == 1
+  sym.guard N == 2
   // expected-error@+1 {{the guards in scope contradict each other: contradictory facts: N == 2 can never hold}}
   %0 = graph.broadcast %x : !graph.tensor<[N], f32> -> !graph.tensor<[M], f32>
   func.return

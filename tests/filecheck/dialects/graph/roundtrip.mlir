@@ -187,7 +187,7 @@ func.func @reductions(%x: !graph.tensor<[B, N, D], f32>, %i: !graph.tensor<[N], 
 
 // CHECK-LABEL: func.func @indexing(
 func.func @indexing(%x: !graph.tensor<[N, D], f32>, %y: !graph.tensor<[M, D], f32>, %idx: !graph.tensor<[K], i64>, %idx2: !graph.tensor<[B, K], i32>) {
-  // CHECK-NEXT: graph.guard N >= 8
+  // CHECK-NEXT: sym.guard N >= 8
   // CHECK-NEXT: %0 = graph.slice %x [0, 1] [1, 2] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N, (D + 1) floordiv 2 - 1], f32>
   // CHECK-NEXT: %1 = graph.slice %x [N - 1, 0] [-1, 1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N, D], f32>
   // CHECK-NEXT: %2 = graph.slice %x [4, 0] [1, 1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N - 4, D], f32>
@@ -195,7 +195,7 @@ func.func @indexing(%x: !graph.tensor<[N, D], f32>, %y: !graph.tensor<[M, D], f3
   // CHECK-NEXT: %4 = graph.concat %x [1] : (!graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32>
   // CHECK-NEXT: %5 = graph.take %x, %idx [0] : (!graph.tensor<[N, D], f32>, !graph.tensor<[K], i64>) -> !graph.tensor<[K, D], f32>
   // CHECK-NEXT: %6 = graph.take %x, %idx2 [1] : (!graph.tensor<[N, D], f32>, !graph.tensor<[B, K], i32>) -> !graph.tensor<[N, B, K], f32>
-  graph.guard N >= 8
+  sym.guard N >= 8
   %0 = graph.slice %x [0, 1] [1, 2] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N, (D - 1) floordiv 2], f32>
   %1 = graph.slice %x [N - 1, 0] [-1, 1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N, D], f32>
   %2 = graph.slice %x [4, 0] [1, 1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N - 4, D], f32>
@@ -219,19 +219,19 @@ func.func @matmul(%a: !graph.tensor<[M, K], f16>, %b: !graph.tensor<[K, N], f16>
 
 // CHECK-LABEL: func.func @guards(
 func.func @guards(%x: !graph.tensor<[N], f32>, %y: !graph.tensor<[M], f32>) {
-  // CHECK-NEXT: graph.guard N mod 16 == 0, "tiles of 16"
-  // CHECK-NEXT: graph.guard N < 1024
-  // CHECK-NEXT: graph.guard N <= M
-  // CHECK-NEXT: graph.guard N > 0
-  // CHECK-NEXT: graph.guard 2*N + 1 >= max(3, M), "room"
-  // CHECK-NEXT: graph.guard M == N
+  // CHECK-NEXT: sym.guard N mod 16 == 0, "tiles of 16"
+  // CHECK-NEXT: sym.guard N < 1024
+  // CHECK-NEXT: sym.guard N <= M
+  // CHECK-NEXT: sym.guard N > 0
+  // CHECK-NEXT: sym.guard 2*N + 1 >= max(3, M), "room"
+  // CHECK-NEXT: sym.guard M == N
   // CHECK-NEXT: %0 = graph.reshape %x : !graph.tensor<[N], f32> -> !graph.tensor<[M], f32>
-  graph.guard N mod 16 == 0, "tiles of 16"
-  graph.guard N < 1024
-  graph.guard N <= M
-  graph.guard N > 0
-  graph.guard N * 2 + 1 >= max(M, 3), "room"
-  graph.guard M == N
+  sym.guard N mod 16 == 0, "tiles of 16"
+  sym.guard N < 1024
+  sym.guard N <= M
+  sym.guard N > 0
+  sym.guard N * 2 + 1 >= max(M, 3), "room"
+  sym.guard M == N
   %0 = graph.reshape %x : !graph.tensor<[N], f32> -> !graph.tensor<[M], f32>
   func.return
 }
@@ -248,7 +248,7 @@ func.func @attributes(%x: !graph.tensor<[N, 4], f32>, %i: !graph.tensor<[N], i64
   // CHECK-NEXT: %5 = graph.concat %x, %x [1] {tag} : (!graph.tensor<[N, 4], f32>, !graph.tensor<[N, 4], f32>) -> !graph.tensor<[N, 8], f32>
   // CHECK-NEXT: %6 = graph.take %x, %i [0] {tag} : (!graph.tensor<[N, 4], f32>, !graph.tensor<[N], i64>) -> !graph.tensor<[N, 4], f32>
   // CHECK-NEXT: %7 = graph.dim N {tag} : !graph.tensor<[], i64>
-  // CHECK-NEXT: graph.guard N > 0, "why" {tag}
+  // CHECK-NEXT: sym.guard N > 0, "why" {tag}
   %0 = graph.exp %x {tag = "a"} : !graph.tensor<[N, 4], f32>
   %1 = graph.add %x, %x {tag} : !graph.tensor<[N, 4], f32>
   %2 = graph.cmp lt, %x, %x {tag} : !graph.tensor<[N, 4], f32>
@@ -257,17 +257,17 @@ func.func @attributes(%x: !graph.tensor<[N, 4], f32>, %i: !graph.tensor<[N], i64
   %5 = graph.concat %x, %x [1] {tag} : (!graph.tensor<[N, 4], f32>, !graph.tensor<[N, 4], f32>) -> !graph.tensor<[N, 8], f32>
   %6 = graph.take %x, %i [0] {tag} : (!graph.tensor<[N, 4], f32>, !graph.tensor<[N], i64>) -> !graph.tensor<[N, 4], f32>
   %7 = graph.dim N {tag} : !graph.tensor<[], i64>
-  graph.guard N > 0, "why" {tag}
+  sym.guard N > 0, "why" {tag}
   func.return
 }
 
 // The generic form spells properties with graph's attributes.
 
 // GENERIC: "graph.iota"() <{axis = 0 : i64}> : () -> !graph.tensor<[4*N + 1], i64>
-// GENERIC: "graph.dim"() <{value = #graph.expr<D*N>}> : () -> !graph.tensor<[], f32>
+// GENERIC: "graph.dim"() <{value = #sym.expr<D*N>}> : () -> !graph.tensor<[], f32>
 // GENERIC: "graph.reduce"(%x) <{kind = #graph<reduction_kind prod>, axes = array<i64: 0, 2>}>
-// GENERIC: "graph.slice"(%x) <{offsets = [#graph.expr<N - 1>, #graph.expr<0>], strides = array<i64: -1, 1>}>
-// GENERIC: "graph.guard"() <{fact = #graph.fact<N mod 16 == 0>, reason = "tiles of 16"}> : () -> ()
+// GENERIC: "graph.slice"(%x) <{offsets = [#sym.expr<N - 1>, #sym.expr<0>], strides = array<i64: -1, 1>}>
+// GENERIC: "sym.guard"() <{fact = #sym.fact<N mod 16 == 0>, reason = "tiles of 16"}> : () -> ()
 // GENERIC: "graph.cmp"(%x, %x) <{predicate = #graph<predicate lt>}> {tag}
 
 // Source locations survive the round trip with --print-debuginfo.
@@ -275,11 +275,11 @@ func.func @attributes(%x: !graph.tensor<[N, 4], f32>, %i: !graph.tensor<[N], i64
 // LOC-LABEL: func.func @locations(
 // LOC-NEXT: %0 = graph.exp %x : !graph.tensor<[N], f32> loc("model.py":3:4)
 // LOC-NEXT: %1 = graph.reduce max %0 [0] : !graph.tensor<[N], f32> -> !graph.tensor<[], f32> loc("model.py":4:11)
-// LOC-NEXT: graph.guard N > 0, "non-empty" loc("model.py":1:1)
+// LOC-NEXT: sym.guard N > 0, "non-empty" loc("model.py":1:1)
 // LOC-NEXT: func.return loc(unknown)
 func.func @locations(%x: !graph.tensor<[N], f32>) {
   %0 = graph.exp %x : !graph.tensor<[N], f32> loc("model.py":3:4)
   %1 = graph.reduce max %0 [0] : !graph.tensor<[N], f32> -> !graph.tensor<[], f32> loc("model.py":4:11)
-  graph.guard N > 0, "non-empty" loc("model.py":1:1)
+  sym.guard N > 0, "non-empty" loc("model.py":1:1)
   func.return
 }

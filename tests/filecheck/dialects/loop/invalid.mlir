@@ -294,7 +294,7 @@ func.func @size_type() {
 
 "func.func"() <{sym_name = "size_generic_type", function_type = () -> ()}> ({
   // expected-error@+1 {{f32 should be of base attribute integer_type}}
-  %s = "loop.size"() <{expr = #graph.expr<N>}> : () -> f32
+  %s = "loop.size"() <{expr = #sym.expr<N>}> : () -> f32
   "func.return"() : () -> ()
 }) : () -> ()
 
@@ -381,8 +381,16 @@ func.func @splat_to_scalar(%x: f32) {
 // -----
 
 func.func @unary_kind(%x: !loop.tile<[4], f32>) {
-  // expected-error@+1 {{loop.unary: unknown kind 'exp2'; expected one of ['abs', 'cos', 'erf', 'exp', 'floor', 'log', 'neg', 'not', 'rsqrt', 'sigmoid', 'sin', 'sqrt', 'tanh']}}
-  %y = loop.unary "exp2" %x : !loop.tile<[4], f32>
+  // expected-error@+1 {{Expected `neg`, `abs`, `exp`, `log`, `sqrt`, `rsqrt`, `tanh`, `sigmoid`, `erf`, `sin`, `cos`, `floor`, `not`, `add`}}
+  %y = loop.unary exp2 %x : !loop.tile<[4], f32>
+  func.return
+}
+
+// -----
+
+func.func @unary_arity(%x: !loop.tile<[4], f32>) {
+  // expected-error@+1 {{loop.unary: add is not a function of one operand; expected one of ['abs', 'cos', 'erf', 'exp', 'floor', 'log', 'neg', 'not', 'rsqrt', 'sigmoid', 'sin', 'sqrt', 'tanh']}}
+  %y = loop.unary add %x : !loop.tile<[4], f32>
   func.return
 }
 
@@ -398,8 +406,16 @@ func.func @unary_kind(%x: !loop.tile<[4], f32>) {
 // -----
 
 func.func @binary_kind(%x: !loop.tile<[4], f32>) {
-  // expected-error@+1 {{loop.binary: unknown kind 'plus'; expected one of ['add', 'and', 'div', 'floordiv', 'max', 'min', 'mul', 'or', 'pow', 'rem', 'sub', 'xor']}}
-  %y = loop.binary "plus" %x, %x : (!loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], f32>
+  // expected-error@+1 {{Expected `neg`, `abs`, `exp`}}
+  %y = loop.binary plus %x, %x : (!loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], f32>
+  func.return
+}
+
+// -----
+
+func.func @binary_arity(%x: !loop.tile<[4], f32>) {
+  // expected-error@+1 {{loop.binary: exp is not a function of two operands; expected one of ['add', 'and', 'div', 'floordiv', 'max', 'min', 'mul', 'or', 'pow', 'rem', 'sub', 'xor']}}
+  %y = loop.binary exp %x, %x : (!loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], f32>
   func.return
 }
 
@@ -407,7 +423,7 @@ func.func @binary_kind(%x: !loop.tile<[4], f32>) {
 
 func.func @binary_types(%x: !loop.tile<[4], f32>, %s: f64) {
   // expected-error@+1 {{loop.binary operands must have the result's element type}}
-  %y = loop.binary "add" %x, %s : (!loop.tile<[4], f32>, f64) -> !loop.tile<[4], f32>
+  %y = loop.binary add %x, %s : (!loop.tile<[4], f32>, f64) -> !loop.tile<[4], f32>
   func.return
 }
 
@@ -415,7 +431,7 @@ func.func @binary_types(%x: !loop.tile<[4], f32>, %s: f64) {
 
 func.func @binary_broadcast(%x: !loop.tile<[4], f32>, %z: !loop.tile<[8], f32>) {
   // expected-error@+1 {{loop.binary: tile shapes [4], [8] do not broadcast}}
-  %y = loop.binary "add" %x, %z : (!loop.tile<[4], f32>, !loop.tile<[8], f32>) -> !loop.tile<[8], f32>
+  %y = loop.binary add %x, %z : (!loop.tile<[4], f32>, !loop.tile<[8], f32>) -> !loop.tile<[8], f32>
   func.return
 }
 
@@ -423,7 +439,7 @@ func.func @binary_broadcast(%x: !loop.tile<[4], f32>, %z: !loop.tile<[8], f32>) 
 
 func.func @binary_shape(%x: !loop.tile<[4, 1], f32>, %z: !loop.tile<[1, 8], f32>) {
   // expected-error@+1 {{loop.binary: result shape [4, 1] must be the broadcast shape [4, 8]}}
-  %y = loop.binary "add" %x, %z : (!loop.tile<[4, 1], f32>, !loop.tile<[1, 8], f32>) -> !loop.tile<[4, 1], f32>
+  %y = loop.binary add %x, %z : (!loop.tile<[4, 1], f32>, !loop.tile<[1, 8], f32>) -> !loop.tile<[4, 1], f32>
   func.return
 }
 
@@ -431,7 +447,7 @@ func.func @binary_shape(%x: !loop.tile<[4, 1], f32>, %z: !loop.tile<[1, 8], f32>
 
 func.func @binary_scalar_result(%x: !loop.tile<[4], f32>, %s: f32) {
   // expected-error@+1 {{loop.binary: result shape [] must be the broadcast shape [4]}}
-  %y = loop.binary "mul" %x, %s : (!loop.tile<[4], f32>, f32) -> f32
+  %y = loop.binary mul %x, %s : (!loop.tile<[4], f32>, f32) -> f32
   func.return
 }
 
@@ -819,7 +835,7 @@ func.func @write_mask_type(%x: !graph.tensor<[N], f32>) {
 
 func.func @float_tile() {
   // expected-error@+1 {{tile B = 4.000000e+00 : f32 is not an integer: tiles are sizes}}
-  "loop.kernel"() <{sym_name = "k", kind = "pointwise", grid = [#graph.expr<1>], tiles = {B = 4.0 : f32}, symbols = [], reason = ""}> ({
+  "loop.kernel"() <{sym_name = "k", kind = "pointwise", grid = [#sym.expr<1>], tiles = {B = 4.0 : f32}, symbols = [], reason = ""}> ({
   ^bb0:
   }) : () -> ()
   func.return
@@ -829,7 +845,7 @@ func.func @float_tile() {
 
 func.func @bool_tile() {
   // expected-error@+1 {{tile B = true is not an integer: tiles are sizes}}
-  "loop.kernel"() <{sym_name = "k", kind = "pointwise", grid = [#graph.expr<1>], tiles = {B = true}, symbols = [], reason = ""}> ({
+  "loop.kernel"() <{sym_name = "k", kind = "pointwise", grid = [#sym.expr<1>], tiles = {B = true}, symbols = [], reason = ""}> ({
   ^bb0:
   }) : () -> ()
   func.return

@@ -27,21 +27,21 @@ func.func @types(%a: !loop.tile<[64, 1], f32>, %b: !loop.tile<[1], i1>, %c: !loo
 // CHECK-NEXT:      %init = loop.splat %ninf : f32 -> !loop.tile<[1024], f32>
 // CHECK-NEXT:      %max = scf.for %k = %zero to %d step %step iter_args(%acc = %init) -> (!loop.tile<[1024], f32>) : i64 {
 // CHECK-NEXT:        %r = loop.range "BLOCK_R" : !loop.tile<[1024], i64>
-// CHECK-NEXT:        %col = loop.binary "add" %k, %r : (i64, !loop.tile<[1024], i64>) -> !loop.tile<[1024], i64>
+// CHECK-NEXT:        %col = loop.binary add %k, %r : (i64, !loop.tile<[1024], i64>) -> !loop.tile<[1024], i64>
 // CHECK-NEXT:        %m = loop.cmp "lt" %col, %d : (!loop.tile<[1024], i64>, i64) -> !loop.tile<[1024], i1>
 // CHECK-NEXT:        %v = loop.read %in[%row, %col] mask %m : !graph.tensor<[N, D], f32>[i64, !loop.tile<[1024], i64>] mask !loop.tile<[1024], i1> -> !loop.tile<[1024], f32>
 // CHECK-NEXT:        %vm = loop.select %m, %v, %ninf : (!loop.tile<[1024], i1>, !loop.tile<[1024], f32>, f32) -> !loop.tile<[1024], f32>
-// CHECK-NEXT:        %next = loop.binary "max" %acc, %vm : (!loop.tile<[1024], f32>, !loop.tile<[1024], f32>) -> !loop.tile<[1024], f32>
+// CHECK-NEXT:        %next = loop.binary max %acc, %vm : (!loop.tile<[1024], f32>, !loop.tile<[1024], f32>) -> !loop.tile<[1024], f32>
 // CHECK-NEXT:        scf.yield %next : !loop.tile<[1024], f32>
 // CHECK-NEXT:      }
 // CHECK-NEXT:      %rmax = loop.reduce "max" %max 0 : !loop.tile<[1024], f32> -> f32
 // CHECK-NEXT:      scf.for %k2 = %zero to %d step %step : i64 {
 // CHECK-NEXT:        %r2 = loop.range "BLOCK_R" : !loop.tile<[1024], i64>
-// CHECK-NEXT:        %col2 = loop.binary "add" %k2, %r2 : (i64, !loop.tile<[1024], i64>) -> !loop.tile<[1024], i64>
+// CHECK-NEXT:        %col2 = loop.binary add %k2, %r2 : (i64, !loop.tile<[1024], i64>) -> !loop.tile<[1024], i64>
 // CHECK-NEXT:        %m2 = loop.cmp "lt" %col2, %d : (!loop.tile<[1024], i64>, i64) -> !loop.tile<[1024], i1>
 // CHECK-NEXT:        %v2 = loop.read %in[%row, %col2] mask %m2 : !graph.tensor<[N, D], f32>[i64, !loop.tile<[1024], i64>] mask !loop.tile<[1024], i1> -> !loop.tile<[1024], f32>
-// CHECK-NEXT:        %s = loop.binary "sub" %v2, %rmax : (!loop.tile<[1024], f32>, f32) -> !loop.tile<[1024], f32>
-// CHECK-NEXT:        %e = loop.unary "exp" %s : !loop.tile<[1024], f32>
+// CHECK-NEXT:        %s = loop.binary sub %v2, %rmax : (!loop.tile<[1024], f32>, f32) -> !loop.tile<[1024], f32>
+// CHECK-NEXT:        %e = loop.unary exp %s : !loop.tile<[1024], f32>
 // CHECK-NEXT:        loop.write %e to 0[%row, %col2] mask %m2 : !loop.tile<[1024], f32>[i64, !loop.tile<[1024], i64>] mask !loop.tile<[1024], i1>
 // CHECK-NEXT:      }
 // CHECK-NEXT:    }
@@ -58,21 +58,21 @@ func.func @rows(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32> {
     %init = loop.splat %ninf : f32 -> !loop.tile<[1024], f32>
     %max = scf.for %k = %zero to %d step %step iter_args(%acc = %init) -> (!loop.tile<[1024], f32>) : i64 {
       %r = loop.range "BLOCK_R" : !loop.tile<[1024], i64>
-      %col = loop.binary "add" %k, %r : (i64, !loop.tile<[1024], i64>) -> !loop.tile<[1024], i64>
+      %col = loop.binary add %k, %r : (i64, !loop.tile<[1024], i64>) -> !loop.tile<[1024], i64>
       %m = loop.cmp "lt" %col, %d : (!loop.tile<[1024], i64>, i64) -> !loop.tile<[1024], i1>
       %v = loop.read %in[%row, %col] mask %m : !graph.tensor<[N, D], f32>[i64, !loop.tile<[1024], i64>] mask !loop.tile<[1024], i1> -> !loop.tile<[1024], f32>
       %vm = loop.select %m, %v, %ninf : (!loop.tile<[1024], i1>, !loop.tile<[1024], f32>, f32) -> !loop.tile<[1024], f32>
-      %next = loop.binary "max" %acc, %vm : (!loop.tile<[1024], f32>, !loop.tile<[1024], f32>) -> !loop.tile<[1024], f32>
+      %next = loop.binary max %acc, %vm : (!loop.tile<[1024], f32>, !loop.tile<[1024], f32>) -> !loop.tile<[1024], f32>
       scf.yield %next : !loop.tile<[1024], f32>
     }
     %rmax = loop.reduce "max" %max 0 : !loop.tile<[1024], f32> -> f32
     scf.for %k2 = %zero to %d step %step : i64 {
       %r2 = loop.range "BLOCK_R" : !loop.tile<[1024], i64>
-      %col2 = loop.binary "add" %k2, %r2 : (i64, !loop.tile<[1024], i64>) -> !loop.tile<[1024], i64>
+      %col2 = loop.binary add %k2, %r2 : (i64, !loop.tile<[1024], i64>) -> !loop.tile<[1024], i64>
       %m2 = loop.cmp "lt" %col2, %d : (!loop.tile<[1024], i64>, i64) -> !loop.tile<[1024], i1>
       %v2 = loop.read %in[%row, %col2] mask %m2 : !graph.tensor<[N, D], f32>[i64, !loop.tile<[1024], i64>] mask !loop.tile<[1024], i1> -> !loop.tile<[1024], f32>
-      %s = loop.binary "sub" %v2, %rmax : (!loop.tile<[1024], f32>, f32) -> !loop.tile<[1024], f32>
-      %e = loop.unary "exp" %s : !loop.tile<[1024], f32>
+      %s = loop.binary sub %v2, %rmax : (!loop.tile<[1024], f32>, f32) -> !loop.tile<[1024], f32>
+      %e = loop.unary exp %s : !loop.tile<[1024], f32>
       loop.write %e to 0[%row, %col2] mask %m2 : !loop.tile<[1024], f32>[i64, !loop.tile<[1024], i64>] mask !loop.tile<[1024], i1>
     }
   }
@@ -91,18 +91,18 @@ func.func @rows(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32> {
 // CHECK-NEXT:      %n = loop.size N : i32
 // CHECK-NEXT:      %n16 = loop.size B + 16*N : i32
 // CHECK-NEXT:      %c16 = loop.constant 16 : i32
-// CHECK-NEXT:      %base = loop.binary "mul" %pid, %c16 : (i32, i32) -> i32
+// CHECK-NEXT:      %base = loop.binary mul %pid, %c16 : (i32, i32) -> i32
 // CHECK-NEXT:      %rows = loop.range "ROWS" : !loop.tile<[1, 1], i32>
 // CHECK-NEXT:      %lanes = loop.range "COLS" : !loop.tile<[1, 16], i32>
-// CHECK-NEXT:      %cols = loop.binary "add" %base, %lanes : (i32, !loop.tile<[1, 16], i32>) -> !loop.tile<[1, 16], i32>
-// CHECK-NEXT:      %r2 = loop.binary "add" %row, %rows : (i32, !loop.tile<[1, 1], i32>) -> !loop.tile<[1, 1], i32>
+// CHECK-NEXT:      %cols = loop.binary add %base, %lanes : (i32, !loop.tile<[1, 16], i32>) -> !loop.tile<[1, 16], i32>
+// CHECK-NEXT:      %r2 = loop.binary add %row, %rows : (i32, !loop.tile<[1, 1], i32>) -> !loop.tile<[1, 1], i32>
 // CHECK-NEXT:      %in = loop.cmp "lt" %cols, %n : (!loop.tile<[1, 16], i32>, i32) -> !loop.tile<[1, 16], i1>
 // CHECK-NEXT:      %va = loop.read %ta[%r2, %cols] mask %in : !graph.tensor<[B, N], f32>[!loop.tile<[1, 1], i32>, !loop.tile<[1, 16], i32>] mask !loop.tile<[1, 16], i1> -> !loop.tile<[1, 16], f32>
 // CHECK-NEXT:      %vb = loop.read %tb[%cols] : !graph.tensor<[N], f32>[!loop.tile<[1, 16], i32>] -> !loop.tile<[1, 16], f32>
 // CHECK-NEXT:      %vs = loop.read %ts[] : !graph.tensor<[], i32>[] -> i32
 // CHECK-NEXT:      %fs = loop.cast %vs : i32 -> f32
-// CHECK-NEXT:      %sum = loop.binary "add" %va, %vb : (!loop.tile<[1, 16], f32>, !loop.tile<[1, 16], f32>) -> !loop.tile<[1, 16], f32>
-// CHECK-NEXT:      %scaled = loop.binary "mul" %sum, %fs : (!loop.tile<[1, 16], f32>, f32) -> !loop.tile<[1, 16], f32>
+// CHECK-NEXT:      %sum = loop.binary add %va, %vb : (!loop.tile<[1, 16], f32>, !loop.tile<[1, 16], f32>) -> !loop.tile<[1, 16], f32>
+// CHECK-NEXT:      %scaled = loop.binary mul %sum, %fs : (!loop.tile<[1, 16], f32>, f32) -> !loop.tile<[1, 16], f32>
 // CHECK-NEXT:      %ints = loop.cast %scaled : !loop.tile<[1, 16], f32> -> !loop.tile<[1, 16], i64>
 // CHECK-NEXT:      loop.write %ints to 0[%r2, %cols] mask %in : !loop.tile<[1, 16], i64>[!loop.tile<[1, 1], i32>, !loop.tile<[1, 16], i32>] mask !loop.tile<[1, 16], i1>
 // CHECK-NEXT:      %total = loop.reduce "sum" %scaled 1 : !loop.tile<[1, 16], f32> -> !loop.tile<[1], f32>
@@ -119,18 +119,18 @@ func.func @pointwise(%a: !graph.tensor<[B, N], f32>, %b: !graph.tensor<[N], f32>
     %n = loop.size N : i32
     %n16 = loop.size 16 * N + B : i32
     %c16 = loop.constant 16 : i32
-    %base = loop.binary "mul" %pid, %c16 : (i32, i32) -> i32
+    %base = loop.binary mul %pid, %c16 : (i32, i32) -> i32
     %rows = loop.range "ROWS" : !loop.tile<[1, 1], i32>
     %lanes = loop.range "COLS" : !loop.tile<[1, 16], i32>
-    %cols = loop.binary "add" %base, %lanes : (i32, !loop.tile<[1, 16], i32>) -> !loop.tile<[1, 16], i32>
-    %r2 = loop.binary "add" %row, %rows : (i32, !loop.tile<[1, 1], i32>) -> !loop.tile<[1, 1], i32>
+    %cols = loop.binary add %base, %lanes : (i32, !loop.tile<[1, 16], i32>) -> !loop.tile<[1, 16], i32>
+    %r2 = loop.binary add %row, %rows : (i32, !loop.tile<[1, 1], i32>) -> !loop.tile<[1, 1], i32>
     %in = loop.cmp "lt" %cols, %n : (!loop.tile<[1, 16], i32>, i32) -> !loop.tile<[1, 16], i1>
     %va = loop.read %ta[%r2, %cols] mask %in : !graph.tensor<[B, N], f32>[!loop.tile<[1, 1], i32>, !loop.tile<[1, 16], i32>] mask !loop.tile<[1, 16], i1> -> !loop.tile<[1, 16], f32>
     %vb = loop.read %tb[%cols] : !graph.tensor<[N], f32>[!loop.tile<[1, 16], i32>] -> !loop.tile<[1, 16], f32>
     %vs = loop.read %ts[] : !graph.tensor<[], i32>[] -> i32
     %fs = loop.cast %vs : i32 -> f32
-    %sum = loop.binary "add" %va, %vb : (!loop.tile<[1, 16], f32>, !loop.tile<[1, 16], f32>) -> !loop.tile<[1, 16], f32>
-    %scaled = loop.binary "mul" %sum, %fs : (!loop.tile<[1, 16], f32>, f32) -> !loop.tile<[1, 16], f32>
+    %sum = loop.binary add %va, %vb : (!loop.tile<[1, 16], f32>, !loop.tile<[1, 16], f32>) -> !loop.tile<[1, 16], f32>
+    %scaled = loop.binary mul %sum, %fs : (!loop.tile<[1, 16], f32>, f32) -> !loop.tile<[1, 16], f32>
     %ints = loop.cast %scaled : !loop.tile<[1, 16], f32> -> !loop.tile<[1, 16], i64>
     loop.write %ints to 0[%r2, %cols] mask %in : !loop.tile<[1, 16], i64>[!loop.tile<[1, 1], i32>, !loop.tile<[1, 16], i32>] mask !loop.tile<[1, 16], i1>
     %total = loop.reduce "sum" %scaled 1 : !loop.tile<[1, 16], f32> -> !loop.tile<[1], f32>
@@ -161,28 +161,28 @@ func.func @pointwise(%a: !graph.tensor<[B, N], f32>, %b: !graph.tensor<[N], f32>
 // CHECK-NEXT:      %rn = loop.range "BLOCK_N" : !loop.tile<[1, 16], i64>
 // CHECK-NEXT:      %rkc = loop.range "BLOCK_K" : !loop.tile<[1, 16], i64>
 // CHECK-NEXT:      %rkr = loop.range "BLOCK_K" : !loop.tile<[16, 1], i64>
-// CHECK-NEXT:      %bm = loop.binary "mul" %pm, %c64 : (i64, i64) -> i64
-// CHECK-NEXT:      %bn = loop.binary "mul" %pn, %c16 : (i64, i64) -> i64
-// CHECK-NEXT:      %rows = loop.binary "add" %bm, %rm : (i64, !loop.tile<[64, 1], i64>) -> !loop.tile<[64, 1], i64>
-// CHECK-NEXT:      %cols = loop.binary "add" %bn, %rn : (i64, !loop.tile<[1, 16], i64>) -> !loop.tile<[1, 16], i64>
+// CHECK-NEXT:      %bm = loop.binary mul %pm, %c64 : (i64, i64) -> i64
+// CHECK-NEXT:      %bn = loop.binary mul %pn, %c16 : (i64, i64) -> i64
+// CHECK-NEXT:      %rows = loop.binary add %bm, %rm : (i64, !loop.tile<[64, 1], i64>) -> !loop.tile<[64, 1], i64>
+// CHECK-NEXT:      %cols = loop.binary add %bn, %rn : (i64, !loop.tile<[1, 16], i64>) -> !loop.tile<[1, 16], i64>
 // CHECK-NEXT:      %mrow = loop.cmp "lt" %rows, %m : (!loop.tile<[64, 1], i64>, i64) -> !loop.tile<[64, 1], i1>
 // CHECK-NEXT:      %mcol = loop.cmp "lt" %cols, %n : (!loop.tile<[1, 16], i64>, i64) -> !loop.tile<[1, 16], i1>
-// CHECK-NEXT:      %mout = loop.binary "and" %mrow, %mcol : (!loop.tile<[64, 1], i1>, !loop.tile<[1, 16], i1>) -> !loop.tile<[64, 16], i1>
+// CHECK-NEXT:      %mout = loop.binary and %mrow, %mcol : (!loop.tile<[64, 1], i1>, !loop.tile<[1, 16], i1>) -> !loop.tile<[64, 16], i1>
 // CHECK-NEXT:      %zero = loop.splat %f0 : f32 -> !loop.tile<[64, 16], f32>
 // CHECK-NEXT:      %acc = scf.for %kk = %c0 to %k step %c16 iter_args(%sum = %zero) -> (!loop.tile<[64, 16], f32>) : i64 {
-// CHECK-NEXT:        %ka = loop.binary "add" %kk, %rkc : (i64, !loop.tile<[1, 16], i64>) -> !loop.tile<[1, 16], i64>
-// CHECK-NEXT:        %kb = loop.binary "add" %kk, %rkr : (i64, !loop.tile<[16, 1], i64>) -> !loop.tile<[16, 1], i64>
+// CHECK-NEXT:        %ka = loop.binary add %kk, %rkc : (i64, !loop.tile<[1, 16], i64>) -> !loop.tile<[1, 16], i64>
+// CHECK-NEXT:        %kb = loop.binary add %kk, %rkr : (i64, !loop.tile<[16, 1], i64>) -> !loop.tile<[16, 1], i64>
 // CHECK-NEXT:        %mka = loop.cmp "lt" %ka, %k : (!loop.tile<[1, 16], i64>, i64) -> !loop.tile<[1, 16], i1>
 // CHECK-NEXT:        %mkb = loop.cmp "lt" %kb, %k : (!loop.tile<[16, 1], i64>, i64) -> !loop.tile<[16, 1], i1>
-// CHECK-NEXT:        %ma = loop.binary "and" %mrow, %mka : (!loop.tile<[64, 1], i1>, !loop.tile<[1, 16], i1>) -> !loop.tile<[64, 16], i1>
-// CHECK-NEXT:        %mb = loop.binary "and" %mkb, %mcol : (!loop.tile<[16, 1], i1>, !loop.tile<[1, 16], i1>) -> !loop.tile<[16, 16], i1>
+// CHECK-NEXT:        %ma = loop.binary and %mrow, %mka : (!loop.tile<[64, 1], i1>, !loop.tile<[1, 16], i1>) -> !loop.tile<[64, 16], i1>
+// CHECK-NEXT:        %mb = loop.binary and %mkb, %mcol : (!loop.tile<[16, 1], i1>, !loop.tile<[1, 16], i1>) -> !loop.tile<[16, 16], i1>
 // CHECK-NEXT:        %a = loop.read %lhs[%rows, %ka] mask %ma : !graph.tensor<[M, K], f16>[!loop.tile<[64, 1], i64>, !loop.tile<[1, 16], i64>] mask !loop.tile<[64, 16], i1> -> !loop.tile<[64, 16], f16>
 // CHECK-NEXT:        %b = loop.read %rhs[%kb, %cols] mask %mb : !graph.tensor<[K, N], f16>[!loop.tile<[16, 1], i64>, !loop.tile<[1, 16], i64>] mask !loop.tile<[16, 16], i1> -> !loop.tile<[16, 16], f16>
 // CHECK-NEXT:        %b0 = loop.select %mb, %b, %h0 : (!loop.tile<[16, 16], i1>, !loop.tile<[16, 16], f16>, f16) -> !loop.tile<[16, 16], f16>
 // CHECK-NEXT:        %next = loop.dot %a, %b0, %sum : (!loop.tile<[64, 16], f16>, !loop.tile<[16, 16], f16>, !loop.tile<[64, 16], f32>) -> !loop.tile<[64, 16], f32>
 // CHECK-NEXT:        scf.yield %next : !loop.tile<[64, 16], f32>
 // CHECK-NEXT:      }
-// CHECK-NEXT:      %relu = loop.binary "max" %acc, %f0 : (!loop.tile<[64, 16], f32>, f32) -> !loop.tile<[64, 16], f32>
+// CHECK-NEXT:      %relu = loop.binary max %acc, %f0 : (!loop.tile<[64, 16], f32>, f32) -> !loop.tile<[64, 16], f32>
 // CHECK-NEXT:      loop.write %relu to 0[%rows, %cols] mask %mout : !loop.tile<[64, 16], f32>[!loop.tile<[64, 1], i64>, !loop.tile<[1, 16], i64>] mask !loop.tile<[64, 16], i1>
 // CHECK-NEXT:      %arg = loop.reduce "argmax" %relu 1 : !loop.tile<[64, 16], f32> -> !loop.tile<[64], i32>
 // CHECK-NEXT:      %rows1 = loop.reduce "max" %rows 1 : !loop.tile<[64, 1], i64> -> !loop.tile<[64], i64>
@@ -208,28 +208,28 @@ func.func @matmul(%x: !graph.tensor<[M, K], f16>, %w: !graph.tensor<[K, N], f16>
     %rn = loop.range "BLOCK_N" : !loop.tile<[1, 16], i64>
     %rkc = loop.range "BLOCK_K" : !loop.tile<[1, 16], i64>
     %rkr = loop.range "BLOCK_K" : !loop.tile<[16, 1], i64>
-    %bm = loop.binary "mul" %pm, %c64 : (i64, i64) -> i64
-    %bn = loop.binary "mul" %pn, %c16 : (i64, i64) -> i64
-    %rows = loop.binary "add" %bm, %rm : (i64, !loop.tile<[64, 1], i64>) -> !loop.tile<[64, 1], i64>
-    %cols = loop.binary "add" %bn, %rn : (i64, !loop.tile<[1, 16], i64>) -> !loop.tile<[1, 16], i64>
+    %bm = loop.binary mul %pm, %c64 : (i64, i64) -> i64
+    %bn = loop.binary mul %pn, %c16 : (i64, i64) -> i64
+    %rows = loop.binary add %bm, %rm : (i64, !loop.tile<[64, 1], i64>) -> !loop.tile<[64, 1], i64>
+    %cols = loop.binary add %bn, %rn : (i64, !loop.tile<[1, 16], i64>) -> !loop.tile<[1, 16], i64>
     %mrow = loop.cmp "lt" %rows, %m : (!loop.tile<[64, 1], i64>, i64) -> !loop.tile<[64, 1], i1>
     %mcol = loop.cmp "lt" %cols, %n : (!loop.tile<[1, 16], i64>, i64) -> !loop.tile<[1, 16], i1>
-    %mout = loop.binary "and" %mrow, %mcol : (!loop.tile<[64, 1], i1>, !loop.tile<[1, 16], i1>) -> !loop.tile<[64, 16], i1>
+    %mout = loop.binary and %mrow, %mcol : (!loop.tile<[64, 1], i1>, !loop.tile<[1, 16], i1>) -> !loop.tile<[64, 16], i1>
     %zero = loop.splat %f0 : f32 -> !loop.tile<[64, 16], f32>
     %acc = scf.for %kk = %c0 to %k step %c16 iter_args(%sum = %zero) -> (!loop.tile<[64, 16], f32>) : i64 {
-      %ka = loop.binary "add" %kk, %rkc : (i64, !loop.tile<[1, 16], i64>) -> !loop.tile<[1, 16], i64>
-      %kb = loop.binary "add" %kk, %rkr : (i64, !loop.tile<[16, 1], i64>) -> !loop.tile<[16, 1], i64>
+      %ka = loop.binary add %kk, %rkc : (i64, !loop.tile<[1, 16], i64>) -> !loop.tile<[1, 16], i64>
+      %kb = loop.binary add %kk, %rkr : (i64, !loop.tile<[16, 1], i64>) -> !loop.tile<[16, 1], i64>
       %mka = loop.cmp "lt" %ka, %k : (!loop.tile<[1, 16], i64>, i64) -> !loop.tile<[1, 16], i1>
       %mkb = loop.cmp "lt" %kb, %k : (!loop.tile<[16, 1], i64>, i64) -> !loop.tile<[16, 1], i1>
-      %ma = loop.binary "and" %mrow, %mka : (!loop.tile<[64, 1], i1>, !loop.tile<[1, 16], i1>) -> !loop.tile<[64, 16], i1>
-      %mb = loop.binary "and" %mkb, %mcol : (!loop.tile<[16, 1], i1>, !loop.tile<[1, 16], i1>) -> !loop.tile<[16, 16], i1>
+      %ma = loop.binary and %mrow, %mka : (!loop.tile<[64, 1], i1>, !loop.tile<[1, 16], i1>) -> !loop.tile<[64, 16], i1>
+      %mb = loop.binary and %mkb, %mcol : (!loop.tile<[16, 1], i1>, !loop.tile<[1, 16], i1>) -> !loop.tile<[16, 16], i1>
       %a = loop.read %lhs[%rows, %ka] mask %ma : !graph.tensor<[M, K], f16>[!loop.tile<[64, 1], i64>, !loop.tile<[1, 16], i64>] mask !loop.tile<[64, 16], i1> -> !loop.tile<[64, 16], f16>
       %b = loop.read %rhs[%kb, %cols] mask %mb : !graph.tensor<[K, N], f16>[!loop.tile<[16, 1], i64>, !loop.tile<[1, 16], i64>] mask !loop.tile<[16, 16], i1> -> !loop.tile<[16, 16], f16>
       %b0 = loop.select %mb, %b, %h0 : (!loop.tile<[16, 16], i1>, !loop.tile<[16, 16], f16>, f16) -> !loop.tile<[16, 16], f16>
       %next = loop.dot %a, %b0, %sum : (!loop.tile<[64, 16], f16>, !loop.tile<[16, 16], f16>, !loop.tile<[64, 16], f32>) -> !loop.tile<[64, 16], f32>
       scf.yield %next : !loop.tile<[64, 16], f32>
     }
-    %relu = loop.binary "max" %acc, %f0 : (!loop.tile<[64, 16], f32>, f32) -> !loop.tile<[64, 16], f32>
+    %relu = loop.binary max %acc, %f0 : (!loop.tile<[64, 16], f32>, f32) -> !loop.tile<[64, 16], f32>
     loop.write %relu to 0[%rows, %cols] mask %mout : !loop.tile<[64, 16], f32>[!loop.tile<[64, 1], i64>, !loop.tile<[1, 16], i64>] mask !loop.tile<[64, 16], i1>
     %arg = loop.reduce "argmax" %relu 1 : !loop.tile<[64, 16], f32> -> !loop.tile<[64], i32>
     %rows1 = loop.reduce "max" %rows 1 : !loop.tile<[64, 1], i64> -> !loop.tile<[64], i64>
@@ -244,9 +244,9 @@ func.func @matmul(%x: !graph.tensor<[M, K], f16>, %w: !graph.tensor<[K, N], f16>
 // CHECK-NEXT:      %p = loop.program_id 0 : i64
 // CHECK-NEXT:      %c = loop.constant 256 : i64
 // CHECK-NEXT:      %n = loop.size N : i64
-// CHECK-NEXT:      %base = loop.binary "mul" %p, %c : (i64, i64) -> i64
+// CHECK-NEXT:      %base = loop.binary mul %p, %c : (i64, i64) -> i64
 // CHECK-NEXT:      %r = loop.range "BLOCK" : !loop.tile<[256], i64>
-// CHECK-NEXT:      %i = loop.binary "add" %base, %r : (i64, !loop.tile<[256], i64>) -> !loop.tile<[256], i64>
+// CHECK-NEXT:      %i = loop.binary add %base, %r : (i64, !loop.tile<[256], i64>) -> !loop.tile<[256], i64>
 // CHECK-NEXT:      %m = loop.cmp "lt" %i, %n : (!loop.tile<[256], i64>, i64) -> !loop.tile<[256], i1>
 // CHECK-NEXT:      loop.write %i to 0[%i] mask %m : !loop.tile<[256], i64>[!loop.tile<[256], i64>] mask !loop.tile<[256], i1>
 // CHECK-NEXT:    }
@@ -257,9 +257,9 @@ func.func @iota() -> !graph.tensor<[N], i64> {
     %p = loop.program_id 0 : i64
     %c = loop.constant 256 : i64
     %n = loop.size N : i64
-    %base = loop.binary "mul" %p, %c : (i64, i64) -> i64
+    %base = loop.binary mul %p, %c : (i64, i64) -> i64
     %r = loop.range "BLOCK" : !loop.tile<[256], i64>
-    %i = loop.binary "add" %base, %r : (i64, !loop.tile<[256], i64>) -> !loop.tile<[256], i64>
+    %i = loop.binary add %base, %r : (i64, !loop.tile<[256], i64>) -> !loop.tile<[256], i64>
     %m = loop.cmp "lt" %i, %n : (!loop.tile<[256], i64>, i64) -> !loop.tile<[256], i1>
     loop.write %i to 0[%i] mask %m : !loop.tile<[256], i64>[!loop.tile<[256], i64>] mask !loop.tile<[256], i1>
   }
@@ -281,31 +281,31 @@ func.func @iota() -> !graph.tensor<[N], i64> {
 // CHECK-NEXT:      %f1 = loop.constant false
 // CHECK-NEXT:      %r = loop.range "B" : !loop.tile<[8], i64>
 // CHECK-NEXT:      %v = loop.read %t[%r] : !graph.tensor<[N], f32>[!loop.tile<[8], i64>] -> !loop.tile<[8], f32>
-// CHECK-NEXT:      %u0 = loop.unary "neg" %v : !loop.tile<[8], f32>
-// CHECK-NEXT:      %u1 = loop.unary "abs" %u0 : !loop.tile<[8], f32>
-// CHECK-NEXT:      %u2 = loop.unary "exp" %u1 : !loop.tile<[8], f32>
-// CHECK-NEXT:      %u3 = loop.unary "log" %u2 : !loop.tile<[8], f32>
-// CHECK-NEXT:      %u4 = loop.unary "sqrt" %u3 : !loop.tile<[8], f32>
-// CHECK-NEXT:      %u5 = loop.unary "rsqrt" %u4 : !loop.tile<[8], f32>
-// CHECK-NEXT:      %u6 = loop.unary "tanh" %u5 : !loop.tile<[8], f32>
-// CHECK-NEXT:      %u7 = loop.unary "sigmoid" %u6 : !loop.tile<[8], f32>
-// CHECK-NEXT:      %u8 = loop.unary "erf" %u7 : !loop.tile<[8], f32>
-// CHECK-NEXT:      %u9 = loop.unary "sin" %u8 : !loop.tile<[8], f32>
-// CHECK-NEXT:      %u10 = loop.unary "cos" %u9 : !loop.tile<[8], f32>
-// CHECK-NEXT:      %u11 = loop.unary "floor" %u10 : !loop.tile<[8], f32>
-// CHECK-NEXT:      %u12 = loop.unary "not" %t1 : i1
-// CHECK-NEXT:      %b0 = loop.binary "add" %u11, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
-// CHECK-NEXT:      %b1 = loop.binary "sub" %b0, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
-// CHECK-NEXT:      %b2 = loop.binary "mul" %f, %b1 : (f32, !loop.tile<[8], f32>) -> !loop.tile<[8], f32>
-// CHECK-NEXT:      %b3 = loop.binary "div" %b2, %b2 : (!loop.tile<[8], f32>, !loop.tile<[8], f32>) -> !loop.tile<[8], f32>
-// CHECK-NEXT:      %b4 = loop.binary "floordiv" %b3, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
-// CHECK-NEXT:      %b5 = loop.binary "rem" %b4, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
-// CHECK-NEXT:      %b6 = loop.binary "pow" %b5, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
-// CHECK-NEXT:      %b7 = loop.binary "max" %b6, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
-// CHECK-NEXT:      %b8 = loop.binary "min" %b7, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
-// CHECK-NEXT:      %b9 = loop.binary "and" %t1, %f1 : (i1, i1) -> i1
-// CHECK-NEXT:      %b10 = loop.binary "or" %i, %i : (i32, i32) -> i32
-// CHECK-NEXT:      %b11 = loop.binary "xor" %l, %r : (i64, !loop.tile<[8], i64>) -> !loop.tile<[8], i64>
+// CHECK-NEXT:      %u0 = loop.unary neg %v : !loop.tile<[8], f32>
+// CHECK-NEXT:      %u1 = loop.unary abs %u0 : !loop.tile<[8], f32>
+// CHECK-NEXT:      %u2 = loop.unary exp %u1 : !loop.tile<[8], f32>
+// CHECK-NEXT:      %u3 = loop.unary log %u2 : !loop.tile<[8], f32>
+// CHECK-NEXT:      %u4 = loop.unary sqrt %u3 : !loop.tile<[8], f32>
+// CHECK-NEXT:      %u5 = loop.unary rsqrt %u4 : !loop.tile<[8], f32>
+// CHECK-NEXT:      %u6 = loop.unary tanh %u5 : !loop.tile<[8], f32>
+// CHECK-NEXT:      %u7 = loop.unary sigmoid %u6 : !loop.tile<[8], f32>
+// CHECK-NEXT:      %u8 = loop.unary erf %u7 : !loop.tile<[8], f32>
+// CHECK-NEXT:      %u9 = loop.unary sin %u8 : !loop.tile<[8], f32>
+// CHECK-NEXT:      %u10 = loop.unary cos %u9 : !loop.tile<[8], f32>
+// CHECK-NEXT:      %u11 = loop.unary floor %u10 : !loop.tile<[8], f32>
+// CHECK-NEXT:      %u12 = loop.unary not %t1 : i1
+// CHECK-NEXT:      %b0 = loop.binary add %u11, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
+// CHECK-NEXT:      %b1 = loop.binary sub %b0, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
+// CHECK-NEXT:      %b2 = loop.binary mul %f, %b1 : (f32, !loop.tile<[8], f32>) -> !loop.tile<[8], f32>
+// CHECK-NEXT:      %b3 = loop.binary div %b2, %b2 : (!loop.tile<[8], f32>, !loop.tile<[8], f32>) -> !loop.tile<[8], f32>
+// CHECK-NEXT:      %b4 = loop.binary floordiv %b3, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
+// CHECK-NEXT:      %b5 = loop.binary rem %b4, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
+// CHECK-NEXT:      %b6 = loop.binary pow %b5, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
+// CHECK-NEXT:      %b7 = loop.binary max %b6, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
+// CHECK-NEXT:      %b8 = loop.binary min %b7, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
+// CHECK-NEXT:      %b9 = loop.binary and %t1, %f1 : (i1, i1) -> i1
+// CHECK-NEXT:      %b10 = loop.binary or %i, %i : (i32, i32) -> i32
+// CHECK-NEXT:      %b11 = loop.binary xor %l, %r : (i64, !loop.tile<[8], i64>) -> !loop.tile<[8], i64>
 // CHECK-NEXT:      %c0 = loop.cmp "eq" %b8, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], i1>
 // CHECK-NEXT:      %c1 = loop.cmp "ne" %h, %h : (f16, f16) -> i1
 // CHECK-NEXT:      %c2 = loop.cmp "lt" %g, %g : (bf16, bf16) -> i1
@@ -335,31 +335,31 @@ func.func @kinds(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
     %f1 = loop.constant false
     %r = loop.range "B" : !loop.tile<[8], i64>
     %v = loop.read %t[%r] : !graph.tensor<[N], f32>[!loop.tile<[8], i64>] -> !loop.tile<[8], f32>
-    %u0 = loop.unary "neg" %v : !loop.tile<[8], f32>
-    %u1 = loop.unary "abs" %u0 : !loop.tile<[8], f32>
-    %u2 = loop.unary "exp" %u1 : !loop.tile<[8], f32>
-    %u3 = loop.unary "log" %u2 : !loop.tile<[8], f32>
-    %u4 = loop.unary "sqrt" %u3 : !loop.tile<[8], f32>
-    %u5 = loop.unary "rsqrt" %u4 : !loop.tile<[8], f32>
-    %u6 = loop.unary "tanh" %u5 : !loop.tile<[8], f32>
-    %u7 = loop.unary "sigmoid" %u6 : !loop.tile<[8], f32>
-    %u8 = loop.unary "erf" %u7 : !loop.tile<[8], f32>
-    %u9 = loop.unary "sin" %u8 : !loop.tile<[8], f32>
-    %u10 = loop.unary "cos" %u9 : !loop.tile<[8], f32>
-    %u11 = loop.unary "floor" %u10 : !loop.tile<[8], f32>
-    %u12 = loop.unary "not" %t1 : i1
-    %b0 = loop.binary "add" %u11, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
-    %b1 = loop.binary "sub" %b0, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
-    %b2 = loop.binary "mul" %f, %b1 : (f32, !loop.tile<[8], f32>) -> !loop.tile<[8], f32>
-    %b3 = loop.binary "div" %b2, %b2 : (!loop.tile<[8], f32>, !loop.tile<[8], f32>) -> !loop.tile<[8], f32>
-    %b4 = loop.binary "floordiv" %b3, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
-    %b5 = loop.binary "rem" %b4, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
-    %b6 = loop.binary "pow" %b5, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
-    %b7 = loop.binary "max" %b6, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
-    %b8 = loop.binary "min" %b7, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
-    %b9 = loop.binary "and" %t1, %f1 : (i1, i1) -> i1
-    %b10 = loop.binary "or" %i, %i : (i32, i32) -> i32
-    %b11 = loop.binary "xor" %l, %r : (i64, !loop.tile<[8], i64>) -> !loop.tile<[8], i64>
+    %u0 = loop.unary neg %v : !loop.tile<[8], f32>
+    %u1 = loop.unary abs %u0 : !loop.tile<[8], f32>
+    %u2 = loop.unary exp %u1 : !loop.tile<[8], f32>
+    %u3 = loop.unary log %u2 : !loop.tile<[8], f32>
+    %u4 = loop.unary sqrt %u3 : !loop.tile<[8], f32>
+    %u5 = loop.unary rsqrt %u4 : !loop.tile<[8], f32>
+    %u6 = loop.unary tanh %u5 : !loop.tile<[8], f32>
+    %u7 = loop.unary sigmoid %u6 : !loop.tile<[8], f32>
+    %u8 = loop.unary erf %u7 : !loop.tile<[8], f32>
+    %u9 = loop.unary sin %u8 : !loop.tile<[8], f32>
+    %u10 = loop.unary cos %u9 : !loop.tile<[8], f32>
+    %u11 = loop.unary floor %u10 : !loop.tile<[8], f32>
+    %u12 = loop.unary not %t1 : i1
+    %b0 = loop.binary add %u11, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
+    %b1 = loop.binary sub %b0, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
+    %b2 = loop.binary mul %f, %b1 : (f32, !loop.tile<[8], f32>) -> !loop.tile<[8], f32>
+    %b3 = loop.binary div %b2, %b2 : (!loop.tile<[8], f32>, !loop.tile<[8], f32>) -> !loop.tile<[8], f32>
+    %b4 = loop.binary floordiv %b3, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
+    %b5 = loop.binary rem %b4, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
+    %b6 = loop.binary pow %b5, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
+    %b7 = loop.binary max %b6, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
+    %b8 = loop.binary min %b7, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
+    %b9 = loop.binary and %t1, %f1 : (i1, i1) -> i1
+    %b10 = loop.binary or %i, %i : (i32, i32) -> i32
+    %b11 = loop.binary xor %l, %r : (i64, !loop.tile<[8], i64>) -> !loop.tile<[8], i64>
     %c0 = loop.cmp "eq" %b8, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], i1>
     %c1 = loop.cmp "ne" %h, %h : (f16, f16) -> i1
     %c2 = loop.cmp "lt" %g, %g : (bf16, bf16) -> i1
@@ -377,35 +377,35 @@ func.func @kinds(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
   func.return %y : !graph.tensor<[N], f32>
 }
 
-// GENERIC: "loop.kernel"(%x) <{sym_name = "rows", kind = "reduction", grid = [#graph.expr<N>], tiles = {BLOCK_R = 1024 : i64}, symbols = ["D"], reason = "looped row reduction"}> ({
+// GENERIC: "loop.kernel"(%x) <{sym_name = "rows", kind = "reduction", grid = [#sym.expr<N>], tiles = {BLOCK_R = 1024 : i64}, symbols = ["D"], reason = "looped row reduction"}> ({
 // GENERIC-NEXT: ^bb0(%in: !graph.tensor<[N, D], f32>):
 // GENERIC-NEXT: %zero = "loop.constant"() <{value = 0 : i64}> : () -> i64
 // GENERIC-NEXT: %ninf = "loop.constant"() <{value = 0xff800000 : f32}> : () -> f32
-// GENERIC-NEXT: %d = "loop.size"() <{expr = #graph.expr<D>}> : () -> i64
+// GENERIC-NEXT: %d = "loop.size"() <{expr = #sym.expr<D>}> : () -> i64
 // GENERIC-NEXT: %step = "loop.constant"() <{value = 1024 : i64}> : () -> i64
 // GENERIC-NEXT: %row = "loop.program_id"() <{axis = 0 : i64}> : () -> i64
 // GENERIC-NEXT: %init = "loop.splat"(%ninf) : (f32) -> !loop.tile<[1024], f32>
 // GENERIC: %r = "loop.range"() <{block = "BLOCK_R"}> : () -> !loop.tile<[1024], i64>
-// GENERIC-NEXT: %col = "loop.binary"(%k, %r) <{kind = "add"}> : (i64, !loop.tile<[1024], i64>) -> !loop.tile<[1024], i64>
+// GENERIC-NEXT: %col = "loop.binary"(%k, %r) <{kind = #elementwise<kind add>}> : (i64, !loop.tile<[1024], i64>) -> !loop.tile<[1024], i64>
 // GENERIC-NEXT: %m = "loop.cmp"(%col, %d) <{kind = "lt"}> : (!loop.tile<[1024], i64>, i64) -> !loop.tile<[1024], i1>
 // GENERIC-NEXT: %v = "loop.read"(%in, %row, %col, %m) <{operandSegmentSizes = array<i32: 1, 2, 1>}> : (!graph.tensor<[N, D], f32>, i64, !loop.tile<[1024], i64>, !loop.tile<[1024], i1>) -> !loop.tile<[1024], f32>
 // GENERIC-NEXT: %vm = "loop.select"(%m, %v, %ninf) : (!loop.tile<[1024], i1>, !loop.tile<[1024], f32>, f32) -> !loop.tile<[1024], f32>
 // GENERIC: %rmax = "loop.reduce"(%max) <{kind = "max", axis = 0 : i64}> : (!loop.tile<[1024], f32>) -> f32
-// GENERIC: %e = "loop.unary"(%s) <{kind = "exp"}> : (!loop.tile<[1024], f32>) -> !loop.tile<[1024], f32>
+// GENERIC: %e = "loop.unary"(%s) <{kind = #elementwise<kind exp>}> : (!loop.tile<[1024], f32>) -> !loop.tile<[1024], f32>
 // GENERIC-NEXT: "loop.write"(%e, %row, %col2, %m2) <{output = 0 : i64, operandSegmentSizes = array<i32: 1, 2, 1>}> : (!loop.tile<[1024], f32>, i64, !loop.tile<[1024], i64>, !loop.tile<[1024], i1>) -> ()
 // GENERIC: }) {note = "kept"} : (!graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32>
-// GENERIC: %o0, %o1 = "loop.kernel"(%a, %b, %s) <{sym_name = "pointwise", kind = "pointwise", grid = [#graph.expr<B>, #graph.expr<(N + 15) floordiv 16>], tiles = {ROWS = 1 : i64, COLS = 16 : i64}, symbols = ["B", "N"], reason = ""}> ({
-// GENERIC: %n16 = "loop.size"() <{expr = #graph.expr<B + 16*N>}> : () -> i32
+// GENERIC: %o0, %o1 = "loop.kernel"(%a, %b, %s) <{sym_name = "pointwise", kind = "pointwise", grid = [#sym.expr<B>, #sym.expr<(N + 15) floordiv 16>], tiles = {ROWS = 1 : i64, COLS = 16 : i64}, symbols = ["B", "N"], reason = ""}> ({
+// GENERIC: %n16 = "loop.size"() <{expr = #sym.expr<B + 16*N>}> : () -> i32
 // GENERIC: %vb = "loop.read"(%tb, %cols) <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (!graph.tensor<[N], f32>, !loop.tile<[1, 16], i32>) -> !loop.tile<[1, 16], f32>
 // GENERIC-NEXT: %vs = "loop.read"(%ts) <{operandSegmentSizes = array<i32: 1, 0, 0>}> : (!graph.tensor<[], i32>) -> i32
 // GENERIC-NEXT: %fs = "loop.cast"(%vs) : (i32) -> f32
 // GENERIC: "loop.write"(%first) <{output = 1 : i64, operandSegmentSizes = array<i32: 1, 0, 0>}> : (f32) -> ()
-// GENERIC: %y, %best = "loop.kernel"(%x, %w) <{sym_name = "matmul", kind = "matmul", grid = [#graph.expr<(M + 63) floordiv 64>, #graph.expr<(N + 15) floordiv 16>, #graph.expr<1>], tiles = {BLOCK_M = 64 : i64, BLOCK_N = 16 : i64, BLOCK_K = 16 : i64}, symbols = ["K", "M", "N"], reason = "a K loop of loop.dot"}> ({
+// GENERIC: %y, %best = "loop.kernel"(%x, %w) <{sym_name = "matmul", kind = "matmul", grid = [#sym.expr<(M + 63) floordiv 64>, #sym.expr<(N + 15) floordiv 16>, #sym.expr<1>], tiles = {BLOCK_M = 64 : i64, BLOCK_N = 16 : i64, BLOCK_K = 16 : i64}, symbols = ["K", "M", "N"], reason = "a K loop of loop.dot"}> ({
 // GENERIC: %next = "loop.dot"(%a, %b0, %sum) : (!loop.tile<[64, 16], f16>, !loop.tile<[16, 16], f16>, !loop.tile<[64, 16], f32>) -> !loop.tile<[64, 16], f32>
 // GENERIC: %arg = "loop.reduce"(%relu) <{kind = "argmax", axis = 1 : i64}> : (!loop.tile<[64, 16], f32>) -> !loop.tile<[64], i32>
 // GENERIC: "loop.write"(%arg, %rows1) <{output = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 0>}> : (!loop.tile<[64], i32>, !loop.tile<[64], i64>) -> ()
-// GENERIC: %y = "loop.kernel"() <{sym_name = "iota", kind = "pointwise", grid = [#graph.expr<(N + 255) floordiv 256>], tiles = {BLOCK = 256 : i64}, symbols = ["N"], reason = "no inputs"}> ({
+// GENERIC: %y = "loop.kernel"() <{sym_name = "iota", kind = "pointwise", grid = [#sym.expr<(N + 255) floordiv 256>], tiles = {BLOCK = 256 : i64}, symbols = ["N"], reason = "no inputs"}> ({
 // GENERIC-NEXT: %p = "loop.program_id"() <{axis = 0 : i64}> : () -> i64
 // GENERIC: }) : () -> !graph.tensor<[N], i64>
 // GENERIC: %t1 = "loop.constant"() <{value = true}> : () -> i1
-// GENERIC: %u12 = "loop.unary"(%t1) <{kind = "not"}> : (i1) -> i1
+// GENERIC: %u12 = "loop.unary"(%t1) <{kind = #elementwise<kind not>}> : (i1) -> i1

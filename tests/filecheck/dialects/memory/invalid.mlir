@@ -163,7 +163,7 @@ func.func @reuse_type(%x: !memory.buffer<[N], [1], f32>) {
 
 func.func @reuse_size(%x: !memory.buffer<[N], [1], f32>) {
   %t = memory.alloc : !memory.buffer<[N], [1], f32>
-  // expected-error@+1 {{memory.reuse needs provably equal element counts: the source has N, the result 2*N (a memory.guard stating their equality would prove it)}}
+  // expected-error@+1 {{memory.reuse needs provably equal element counts: the source has N, the result 2*N (a sym.guard stating their equality would prove it)}}
   %u = memory.reuse %t : !memory.buffer<[N], [1], f32> -> !memory.buffer<[N, 2], [2, 1], f32>
   func.return
 }
@@ -234,6 +234,6 @@ func.func @launch_type(%x: !memory.buffer<[N], [1], f32>, %y: !memory.buffer<[M]
 
 func.func @guard_syntax() {
   // expected-error@+1 {{expected a comparison: ==, <, <=, > or >=}}
-  memory.guard N, "no"
+  sym.guard N, "no"
   func.return
 }

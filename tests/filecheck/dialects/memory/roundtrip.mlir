@@ -20,11 +20,11 @@ func.func @types(%rows: !memory.buffer<[N, D], [D, 1], f32>, %cols: !memory.buff
 // CHECK-NEXT:    %r = loop.range "BLOCK_R" : !loop.tile<[128], i64>
 // CHECK-NEXT:    %c128 = loop.size 128 : i64
 // CHECK-NEXT:    %m = loop.cmp "lt" %r, %c128 : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i1>
-// CHECK-NEXT:    %base = loop.binary "mul" %row, %c128 : (i64, i64) -> i64
-// CHECK-NEXT:    %off = loop.binary "add" %base, %r : (i64, !loop.tile<[128], i64>) -> !loop.tile<[128], i64>
+// CHECK-NEXT:    %base = loop.binary mul %row, %c128 : (i64, i64) -> i64
+// CHECK-NEXT:    %off = loop.binary add %base, %r : (i64, !loop.tile<[128], i64>) -> !loop.tile<[128], i64>
 // CHECK-NEXT:    %v = memory.load %x[%off] mask %m : !memory.buffer<[N, 128], [128, 1], f32>[!loop.tile<[128], i64>] mask !loop.tile<[128], i1> -> !loop.tile<[128], f32>
 // CHECK-NEXT:    %first = memory.load %x[%base] : !memory.buffer<[N, 128], [128, 1], f32>[i64] -> f32
-// CHECK-NEXT:    %y = loop.binary "sub" %v, %first : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
+// CHECK-NEXT:    %y = loop.binary sub %v, %first : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
 // CHECK-NEXT:    memory.store %y, %out[%off] mask %m : !loop.tile<[128], f32>, !memory.buffer<[N, 128], [128, 1], f32>[!loop.tile<[128], i64>] mask !loop.tile<[128], i1>
 // CHECK-NEXT:    memory.store %first, %out[%base] : f32, !memory.buffer<[N, 128], [128, 1], f32>[i64]
 // CHECK-NEXT:  }
@@ -33,11 +33,11 @@ memory.kernel @rows reduction (%x: !memory.buffer<[N, 128], [128, 1], f32>, %out
   %r = loop.range "BLOCK_R" : !loop.tile<[128], i64>
   %c128 = loop.size 128 : i64
   %m = loop.cmp "lt" %r, %c128 : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i1>
-  %base = loop.binary "mul" %row, %c128 : (i64, i64) -> i64
-  %off = loop.binary "add" %base, %r : (i64, !loop.tile<[128], i64>) -> !loop.tile<[128], i64>
+  %base = loop.binary mul %row, %c128 : (i64, i64) -> i64
+  %off = loop.binary add %base, %r : (i64, !loop.tile<[128], i64>) -> !loop.tile<[128], i64>
   %v = memory.load %x[%off] mask %m : !memory.buffer<[N, 128], [128, 1], f32>[!loop.tile<[128], i64>] mask !loop.tile<[128], i1> -> !loop.tile<[128], f32>
   %first = memory.load %x[%base] : !memory.buffer<[N, 128], [128, 1], f32>[i64] -> f32
-  %y = loop.binary "sub" %v, %first : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
+  %y = loop.binary sub %v, %first : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
   memory.store %y, %out[%off] mask %m : !loop.tile<[128], f32>, !memory.buffer<[N, 128], [128, 1], f32>[!loop.tile<[128], i64>] mask !loop.tile<[128], i1>
   memory.store %first, %out[%base] : f32, !memory.buffer<[N, 128], [128, 1], f32>[i64]
 }
@@ -47,14 +47,14 @@ memory.kernel @rows reduction (%x: !memory.buffer<[N, 128], [128, 1], f32>, %out
 // CHECK-LABEL: memory.kernel @many pointwise (%a: !memory.buffer<[B, N], [N, 1], i32>, %o0: !memory.buffer<[B, N], [N, 1], i32>, %o1: !memory.buffer<[B], [1], i32>) inputs 1 grid [B, 1, (N + 7) floordiv 8] tiles {} symbols [B, N] reason "" attributes {note = "kept"} {
 // CHECK-NEXT:    %p = loop.program_id 0 : i32
 // CHECK-NEXT:    %n = loop.size N : i32
-// CHECK-NEXT:    %start = loop.binary "mul" %p, %n : (i32, i32) -> i32
+// CHECK-NEXT:    %start = loop.binary mul %p, %n : (i32, i32) -> i32
 // CHECK-NEXT:    %zero = loop.constant 0 : i32
 // CHECK-NEXT:    %one = loop.constant 1 : i32
 // CHECK-NEXT:    %total = scf.for %k = %zero to %n step %one iter_args(%acc = %zero) -> (i32) : i32 {
-// CHECK-NEXT:      %at = loop.binary "add" %start, %k : (i32, i32) -> i32
+// CHECK-NEXT:      %at = loop.binary add %start, %k : (i32, i32) -> i32
 // CHECK-NEXT:      %v = memory.load %a[%at] : !memory.buffer<[B, N], [N, 1], i32>[i32] -> i32
 // CHECK-NEXT:      memory.store %v, %o0[%at] : i32, !memory.buffer<[B, N], [N, 1], i32>[i32]
-// CHECK-NEXT:      %next = loop.binary "add" %acc, %v : (i32, i32) -> i32
+// CHECK-NEXT:      %next = loop.binary add %acc, %v : (i32, i32) -> i32
 // CHECK-NEXT:      scf.yield %next : i32
 // CHECK-NEXT:    }
 // CHECK-NEXT:    memory.store %total, %o1[%p] : i32, !memory.buffer<[B], [1], i32>[i32]
@@ -62,22 +62,22 @@ memory.kernel @rows reduction (%x: !memory.buffer<[N, 128], [128, 1], f32>, %out
 memory.kernel @many pointwise (%a: !memory.buffer<[B, N], [N, 1], i32>, %o0: !memory.buffer<[B, N], [N, 1], i32>, %o1: !memory.buffer<[B], [1], i32>) inputs 1 grid [B, 1, N ceildiv 8] tiles {} symbols [N, B] reason "" attributes {note = "kept"} {
   %p = loop.program_id 0 : i32
   %n = loop.size N : i32
-  %start = loop.binary "mul" %p, %n : (i32, i32) -> i32
+  %start = loop.binary mul %p, %n : (i32, i32) -> i32
   %zero = loop.constant 0 : i32
   %one = loop.constant 1 : i32
   %total = scf.for %k = %zero to %n step %one iter_args(%acc = %zero) -> (i32) : i32 {
-    %at = loop.binary "add" %start, %k : (i32, i32) -> i32
+    %at = loop.binary add %start, %k : (i32, i32) -> i32
     %v = memory.load %a[%at] : !memory.buffer<[B, N], [N, 1], i32>[i32] -> i32
     memory.store %v, %o0[%at] : i32, !memory.buffer<[B, N], [N, 1], i32>[i32]
-    %next = loop.binary "add" %acc, %v : (i32, i32) -> i32
+    %next = loop.binary add %acc, %v : (i32, i32) -> i32
     scf.yield %next : i32
   }
   memory.store %total, %o1[%p] : i32, !memory.buffer<[B], [1], i32>[i32]
 }
 
 // CHECK-LABEL: func.func @host(%x: !memory.buffer<[N, 128], [128, 1], f32>) -> (!memory.buffer<[N, 128], [128, 1], f32>, !memory.buffer<[2], [1], f32>) {
-// CHECK-NEXT:    memory.guard N <= 1024, "one row per program"
-// CHECK-NEXT:    memory.guard N mod 16 == 0
+// CHECK-NEXT:    sym.guard N <= 1024, "one row per program"
+// CHECK-NEXT:    sym.guard N mod 16 == 0
 // CHECK-NEXT:    %c = memory.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32> -> !memory.buffer<[2], [1], f32>
 // CHECK-NEXT:    %t = memory.alloc : !memory.buffer<[N, 128], [128, 1], f32>
 // CHECK-NEXT:    memory.launch @rows(%x, %t) : (!memory.buffer<[N, 128], [128, 1], f32>, !memory.buffer<[N, 128], [128, 1], f32>)
@@ -88,8 +88,8 @@ memory.kernel @many pointwise (%a: !memory.buffer<[B, N], [N, 1], i32>, %o0: !me
 // CHECK-NEXT:    func.return %y, %c : !memory.buffer<[N, 128], [128, 1], f32>, !memory.buffer<[2], [1], f32>
 // CHECK-NEXT:  }
 func.func @host(%x: !memory.buffer<[N, 128], [128, 1], f32>) -> (!memory.buffer<[N, 128], [128, 1], f32>, !memory.buffer<[2], [1], f32>) {
-  memory.guard N <= 1024, "one row per program"
-  memory.guard N mod 16 == 0
+  sym.guard N <= 1024, "one row per program"
+  sym.guard N mod 16 == 0
   %c = memory.constant dense<[1.0, 2.0]> : tensor<2xf32> -> !memory.buffer<[2], [1], f32>
   %t = memory.alloc : !memory.buffer<[N, 128], [128, 1], f32>
   memory.launch @rows(%x, %t) : (!memory.buffer<[N, 128], [128, 1], f32>, !memory.buffer<[N, 128], [128, 1], f32>)
@@ -105,20 +105,20 @@ func.func @host(%x: !memory.buffer<[N, 128], [128, 1], f32>) -> (!memory.buffer<
 // CHECK-LABEL: func.func @reuse_under_guard(
 // CHECK-NEXT:    %t = memory.alloc : !memory.buffer<[M], [1], i64>
 // CHECK-NEXT:    %u = memory.reuse %t : !memory.buffer<[M], [1], i64> -> !memory.buffer<[N, 2], [2, 1], i64>
-// CHECK-NEXT:    memory.guard M == 2*N
+// CHECK-NEXT:    sym.guard M == 2*N
 func.func @reuse_under_guard(%x: !memory.buffer<[N], [1], i64>) {
   %t = memory.alloc : !memory.buffer<[M], [1], i64>
   %u = memory.reuse %t : !memory.buffer<[M], [1], i64> -> !memory.buffer<[N, 2], [2, 1], i64>
-  memory.guard M == 2*N
+  sym.guard M == 2*N
   func.return
 }
 
-// GENERIC: "memory.kernel"() <{sym_name = "rows", kind = "reduction", inputs = 1 : i64, grid = [#graph.expr<N>], tiles = {BLOCK_R = 128 : i64}, symbols = ["N"], reason = "one row per program"}> ({
+// GENERIC: "memory.kernel"() <{sym_name = "rows", kind = "reduction", inputs = 1 : i64, grid = [#sym.expr<N>], tiles = {BLOCK_R = 128 : i64}, symbols = ["N"], reason = "one row per program"}> ({
 // GENERIC-NEXT: ^bb0(%x: !memory.buffer<[N, 128], [128, 1], f32>, %out: !memory.buffer<[N, 128], [128, 1], f32>):
 // GENERIC: "memory.load"(%x, %off, %m) <{operandSegmentSizes = array<i32: 1, 1, 1>}> : (!memory.buffer<[N, 128], [128, 1], f32>, !loop.tile<[128], i64>, !loop.tile<[128], i1>) -> !loop.tile<[128], f32>
 // GENERIC: "memory.load"(%x, %base) <{operandSegmentSizes = array<i32: 1, 1, 0>}>
 // GENERIC: "memory.store"(%y, %out, %off, %m) <{operandSegmentSizes = array<i32: 1, 1, 1, 1>}>
-// GENERIC: "memory.guard"() <{fact = #graph.fact<N <= 1024>, reason = "one row per program"}> : () -> ()
+// GENERIC: "sym.guard"() <{fact = #sym.fact<N <= 1024>, reason = "one row per program"}> : () -> ()
 // GENERIC: "memory.constant"() <{value = dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>}> : () -> !memory.buffer<[2], [1], f32>
 // GENERIC: "memory.alloc"() : () -> !memory.buffer<[N, 128], [128, 1], f32>
 // GENERIC: "memory.launch"(%x, %t) <{kernel = @rows}> : (!memory.buffer<[N, 128], [128, 1], f32>, !memory.buffer<[N, 128], [128, 1], f32>) -> ()

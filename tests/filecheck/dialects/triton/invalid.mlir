@@ -77,15 +77,15 @@ triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 1 grid [1] tiles {} sym
   %a = triton.constant 1.0 : f32
   %b = triton.constant 1 : i64
   // expected-error@+1 {{triton.binary operands must have the result's element type}}
-  %c = triton.binary "add" %a, %b : (f32, i64) -> f32
+  %c = triton.binary add %a, %b : (f32, i64) -> f32
 }
 
 // -----
 
 triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 1 grid [1] tiles {} symbols [] reason "" {
   %a = triton.constant 1.0 : f32
-  // expected-error@+1 {{triton.unary: unknown kind 'cube'; expected one of}}
-  %c = triton.unary "cube" %a : f32
+  // expected-error@+1 {{Expected `neg`, `abs`, `exp`}}
+  %c = triton.unary cube %a : f32
 }
 
 // -----

@@ -1,0 +1,341 @@
+"""The sym dialect: symbolic sizes and the facts about them, for every level.
+
+Every level of irc speaks of sizes that are expressions over named symbols
+(``N``, ``4*seq + 1``, ``(N + 127) floordiv 128``): tensor and buffer shapes,
+strides, offsets, grids. This dialect is their one home, as MLIR's builtin
+and affine attributes serve all of MLIR's dialects:
+
+- ``#sym.expr<4*N + 1>`` (``SymExprAttr``): one expression of
+  ``irc.shapes.SymExpr``, in the syntax ``str(SymExpr)`` prints;
+- ``#sym.fact<N mod 16 == 0>`` (``FactAttr``): one ``irc.shapes.Fact``;
+- ``sym.guard N <= 1024, "reason"`` (``GuardOp``): a fact that could not be
+  proven at compile time. Code after it may assume the fact; the runtime
+  checks it, with the values of the symbols, before running anything. It is
+  the same op at every level that has one (graph, fusion, loop, memory,
+  triton);
+- ``facts_in_scope``: the facts of the guards enclosing an op, which
+  verifiers and passes use to prove what the shapes alone do not.
+
+It depends on nothing in irc but ``irc.shapes`` (the algebra), so that no
+level imports another to speak of sizes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Self
+
+from xdsl.dialects.builtin import ArrayAttr, StringAttr
+from xdsl.ir import Attribute, Data, Dialect, Operation, ParametrizedAttribute
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    opt_prop_def,
+    prop_def,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from irc.shapes import Dim, Fact, Facts, ShapeError, SymExpr, as_expr, smax, smin
+
+# --------------------------------------------------------------------------
+# Symbolic expressions inside xDSL's parser and printer
+# --------------------------------------------------------------------------
+
+_BINARY_KEYWORDS = ("floordiv", "ceildiv", "mod")
+
+#: How deeply parentheses, unary minus signs and ``max``/``min`` calls may
+#: nest in a shape expression. The parser below recurses once per level, so
+#: without a cap hostile text would exhaust Python's stack; real shapes stay
+#: far below it.
+MAX_EXPR_NESTING = 64
+
+
+def parse_sym_expr(parser: AttrParser) -> SymExpr:
+    """Parse a symbolic dimension expression from xDSL's token stream.
+
+    The grammar is the one ``str(SymExpr)`` prints: ``+ - *`` with the usual
+    precedence, ``floordiv``/``ceildiv``/``mod`` at the precedence of ``*``,
+    ``max(a, b)``, ``min(a, b)``, integers, symbol names and parentheses,
+    plus ``e ** k`` for an integer ``k``. Exponents are capped as
+    ``SymExpr ** k`` caps them, nesting at ``MAX_EXPR_NESTING`` levels, so
+    that no text can hang the parser or overflow its stack.
+    """
+    start = parser.pos
+    try:
+        return _parse_sum(parser, 0)
+    except ShapeError as err:
+        parser.raise_error(f"invalid shape expression: {err}", start, parser.pos)
+
+
+def _parse_sum(parser: AttrParser, depth: int) -> SymExpr:
+    value = (
+        -_parse_product(parser, depth)
+        if parser.parse_optional_punctuation("-")
+        else _parse_product(parser, depth)
+    )
+    while True:
+        if parser.parse_optional_punctuation("+"):
+            value = value + _parse_product(parser, depth)
+        elif parser.parse_optional_punctuation("-"):
+            value = value - _parse_product(parser, depth)
+        else:
+            return value
+
+
+def _parse_product(parser: AttrParser, depth: int) -> SymExpr:
+    # `**` lexes as two `*` tokens, so the power binds to the last factor
+    # only: the product is kept as `done * last`.
+    done, last = SymExpr.const(1), _parse_atom(parser, depth)
+    while True:
+        if parser.parse_optional_punctuation("*"):
+            if parser.parse_optional_punctuation("*"):
+                last = _parse_exponent(parser, last)
+            else:
+                done, last = done * last, _parse_atom(parser, depth)
+        elif parser.parse_optional_keyword("floordiv"):
+            done, last = SymExpr.const(1), (done * last) // _parse_atom(parser, depth)
+        elif parser.parse_optional_keyword("ceildiv"):
+            divisor = _parse_atom(parser, depth)
+            done, last = SymExpr.const(1), (done * last).ceildiv(divisor)
+        elif parser.parse_optional_keyword("mod"):
+            done, last = SymExpr.const(1), (done * last) % _parse_atom(parser, depth)
+        else:
+            return done * last
+
+
+def _parse_exponent(parser: AttrParser, base: SymExpr) -> SymExpr:
+    """``base ** k``, with the error about a too large ``k`` at ``k``."""
+    start = parser.pos
+    exponent = parser.parse_integer(allow_boolean=False, allow_negative=False)
+    try:
+        return base**exponent
+    except ShapeError as err:
+        parser.raise_error(f"invalid shape expression: {err}", start, parser.pos)
+
+
+def _parse_atom(parser: AttrParser, depth: int) -> SymExpr:
+    if depth > MAX_EXPR_NESTING:
+        parser.raise_error(
+            f"shape expression nested more than {MAX_EXPR_NESTING} levels deep"
+        )
+    if parser.parse_optional_punctuation("-"):
+        return -_parse_atom(parser, depth + 1)
+    if (value := parser.parse_optional_integer(False, False)) is not None:
+        return SymExpr.const(value)
+    if parser.parse_optional_punctuation("("):
+        inner = _parse_sum(parser, depth + 1)
+        parser.parse_punctuation(")")
+        return inner
+    for name, combine in (("max", smax), ("min", smin)):
+        if parser.parse_optional_keyword(name):
+            parser.parse_punctuation("(")
+            lhs = _parse_sum(parser, depth + 1)
+            parser.parse_punctuation(",")
+            rhs = _parse_sum(parser, depth + 1)
+            parser.parse_punctuation(")")
+            return combine(lhs, rhs)
+    name = parser.parse_optional_identifier()
+    if name is None or name in _BINARY_KEYWORDS:
+        parser.raise_error("expected a shape expression (integer, symbol or '(')")
+    return SymExpr.symbol(name)
+
+
+def parse_sym_expr_list(parser: AttrParser) -> list[SymExpr]:
+    """Parse ``[e1, e2, ...]``."""
+    return parser.parse_comma_separated_list(
+        parser.Delimiter.SQUARE, lambda: parse_sym_expr(parser)
+    )
+
+
+def shape_text(dims: Iterable[SymExpr | int]) -> str:
+    """``[4*N, 2]``: a shape (or a list of axes) as every level spells it,
+    in types, in ops and in error messages."""
+    return "[" + ", ".join(str(d) for d in dims) + "]"
+
+
+def product(dims: Iterable[SymExpr | int]) -> SymExpr:
+    """The number of elements of a shape: the product of its dims."""
+    total = SymExpr.const(1)
+    for dim in dims:
+        total = total * dim
+    return total
+
+
+@irdl_attr_definition
+class SymExprAttr(Data[SymExpr]):
+    """One symbolic dimension or index, e.g. ``#sym.expr<4*N + 1>``."""
+
+    name = "sym.expr"
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> SymExpr:
+        with parser.in_angle_brackets():
+            return parse_sym_expr(parser)
+
+    def print_parameter(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.data}>")
+
+    @staticmethod
+    def get(value: Dim | str) -> SymExprAttr:
+        return SymExprAttr(as_expr(value))
+
+
+def expr_array(values: Iterable[Dim | str]) -> ArrayAttr[SymExprAttr]:
+    """Dims (or offsets, strides) as an array attribute of expressions."""
+    return ArrayAttr(SymExprAttr.get(v) for v in values)
+
+
+#: The facts every symbol satisfies anyway (each is a size, at least 1).
+NO_FACTS = Facts()
+
+
+def facts_in_scope(op: Operation) -> Facts:
+    """The facts stated by the ``sym.guard`` ops in the blocks enclosing
+    ``op``.
+
+    Collecting them scans every enclosing block, so callers ask for them
+    only where a relation does not hold without facts (see
+    ``provable_in_scope``): verifying many ops stays linear when their shapes
+    agree on their own. Raises ``VerifyException`` when the guards contradict
+    each other.
+    """
+    facts: list[Fact] = []
+    block = op.parent_block()
+    while block is not None:
+        facts.extend(g.fact.fact for g in block.ops if isinstance(g, GuardOp))
+        parent = block.parent_op()
+        block = parent.parent_block() if parent is not None else None
+    try:
+        return Facts(facts)
+    except ShapeError as err:
+        raise VerifyException(
+            f"the guards in scope contradict each other: {err}"
+        ) from err
+
+
+def provable_in_scope(op: Operation, claim: Callable[[Facts], bool]) -> bool:
+    """Whether ``claim`` proves true without facts or, failing that, under
+    the guards in scope of ``op`` (only then collected)."""
+    return claim(NO_FACTS) or claim(facts_in_scope(op))
+
+
+# --------------------------------------------------------------------------
+# Facts and guards
+# --------------------------------------------------------------------------
+
+#: The comparisons a fact may make, as ``irc.shapes.Fact.op`` spells them.
+FACT_RELATIONS = ("==", "<", "<=", ">", ">=")
+
+
+@irdl_attr_definition
+class FactAttr(ParametrizedAttribute):
+    """An ``irc.shapes.Fact`` as an attribute: ``#sym.fact<N mod 16 == 0>``.
+
+    The sides are ``SymExprAttr`` parameters and the relation one of
+    ``FACT_RELATIONS`` (a fact ``a != b`` is stated as ``a < b`` or
+    ``a > b``).
+    """
+
+    name = "sym.fact"
+
+    lhs: SymExprAttr
+    relation: StringAttr
+    rhs: SymExprAttr
+
+    def __init__(self, lhs: Dim | str, relation: str, rhs: Dim | str):
+        super().__init__(
+            SymExprAttr.get(lhs), StringAttr(relation), SymExprAttr.get(rhs)
+        )
+
+    @staticmethod
+    def from_fact(fact: Fact) -> FactAttr:
+        return FactAttr(fact.lhs, fact.op, fact.rhs)
+
+    @property
+    def fact(self) -> Fact:
+        return Fact(self.lhs.data, self.relation.data, self.rhs.data)
+
+    def holds(self, binding: Mapping[str, int]) -> bool | None:
+        """Whether ``binding`` satisfies the fact; None if a symbol is
+        unbound."""
+        return self.fact.holds(binding)
+
+    def __str__(self) -> str:
+        return str(self.fact)
+
+    def verify(self) -> None:
+        if self.relation.data not in FACT_RELATIONS:
+            raise VerifyException(
+                "a fact compares with ==, <, <=, > or >=; state `a != b` as "
+                "`a < b` or `a > b`"
+            )
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return parse_fact(parser).parameters
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self}>")
+
+
+def parse_fact(parser: AttrParser) -> FactAttr:
+    """``lhs <relation> rhs``, as ``str(FactAttr)`` prints it."""
+    lhs = parse_sym_expr(parser)
+    return FactAttr(lhs, _parse_relation(parser), parse_sym_expr(parser))
+
+
+def _parse_relation(parser: AttrParser) -> str:
+    # The lexer splits `<=`, `>=` and `==` into single-character tokens.
+    for first in ("<", ">"):
+        if parser.parse_optional_punctuation(first):
+            return first + "=" if parser.parse_optional_punctuation("=") else first
+    if parser.parse_optional_punctuation("="):
+        parser.parse_punctuation("=", " in '=='")
+        return "=="
+    parser.raise_error("expected a comparison: ==, <, <=, > or >=")
+
+
+@irdl_op_definition
+class GuardOp(IRDLOperation):
+    """``sym.guard N mod 16 == 0, "reason"``: a fact about symbols that
+    could not be proven at compile time.
+
+    Code after it may assume the fact; the runtime checks it before running
+    anything and raises an error naming the symbols and their values. Not
+    pure: it must survive dead-code elimination.
+    """
+
+    name = "sym.guard"
+
+    fact = prop_def(FactAttr)
+    reason = opt_prop_def(StringAttr)
+
+    def __init__(self, fact: FactAttr, reason: str | None = None):
+        properties: dict[str, Attribute] = {"fact": fact}
+        if reason:
+            properties["reason"] = StringAttr(reason)
+        super().__init__(properties=properties)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.fact}")
+        if self.reason is not None:
+            printer.print_string(", ")
+            printer.print_string_literal(self.reason.data)
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        fact = parse_fact(parser)
+        reason = None
+        if parser.parse_optional_punctuation(","):
+            reason = parser.parse_str_literal()
+        op = cls(fact, reason)
+        op.attributes |= parser.parse_optional_attr_dict()
+        return op
+
+
+Sym = Dialect("sym", [GuardOp], [SymExprAttr, FactAttr])
