@@ -20,6 +20,12 @@ config.test_source_root = os.path.dirname(__file__)  # noqa: F821
 
 _BIN_DIR = os.path.dirname(sys.executable)
 
+# lit runs tests in a clean environment; PYTHONPATH goes through, so that
+# irc-opt imports the same irc as the Python running lit (a checkout that
+# shadows an installed copy, say).
+if "PYTHONPATH" in os.environ:
+    config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]  # noqa: F821
+
 for _tool in ("irc-opt", "filecheck"):
     # Only the tool name as a word of its own: not inside a path such as
     # tests/filecheck/irc-opt/..., nor in a longer name.
