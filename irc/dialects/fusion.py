@@ -75,15 +75,13 @@ from irc.dialects.graph import (
     UnaryOp,
     reduced_shape,
 )
+from irc.dialects.kernel_kind import kernel_kind_error
 from irc.dialects.sym import GuardOp, shape_text
 from irc.shapes import SymExpr
 
 # --------------------------------------------------------------------------
 # Kinds of graph ops, as fusion sees them
 # --------------------------------------------------------------------------
-
-#: The kernel kinds, in the order the verifier lists them.
-KERNEL_KINDS: tuple[str, ...] = ("pointwise", "reduction", "matmul")
 
 #: Ops computing each result element from the same index of their operands.
 ELEMENTWISE_OPS: tuple[type[Operation], ...] = (
@@ -217,10 +215,8 @@ def contract_violation(
     a kernel) share this function, so the pass never forms a kernel that
     does not verify.
     """
-    if kind not in KERNEL_KINDS:
-        return (
-            f"unknown kernel kind '{kind}'; expected one of {', '.join(KERNEL_KINDS)}"
-        )
+    if problem := kernel_kind_error(kind):
+        return problem
     for op in ops:
         if problem := _never_inside(op):
             return problem

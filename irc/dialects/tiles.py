@@ -76,7 +76,7 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 
 from irc.dialects.elementwise import ElementwiseKind, ElementwiseKindAttr
-from irc.dialects.fusion import KERNEL_KINDS
+from irc.dialects.kernel_kind import kernel_kind_error
 from irc.dialects.sym import (
     SymExprAttr,
     parse_sym_expr,
@@ -370,10 +370,8 @@ class TiledKernelOp(IRDLOperation):
 
     def verify_launch(self) -> None:
         """A known kind, 1 to 3 grid axes, power-of-two tiles."""
-        if self.kind.data not in KERNEL_KINDS:
-            raise VerifyException(
-                f"unknown kernel kind {self.kind.data!r}; expected one of {KERNEL_KINDS}"
-            )
+        if problem := kernel_kind_error(self.kind.data):
+            raise VerifyException(problem)
         if not 1 <= len(self.grid.data) <= 3:
             raise VerifyException(f"a {self.name} grid has 1 to 3 axes")
         for name, value in self.tiles.data.items():

@@ -1,0 +1,218 @@
+"""The package's import graph follows its levels.
+
+Data flows one way, capture -> graph -> fusion -> loop -> memory -> triton ->
+source, and each level's knowledge stays in its level:
+
+- a level's dialect imports no dialect of a lower level;
+- a module of one level (its dialect, its passes, its interpreter, the
+  backend of the triton level) imports the dialects of that level's IR only,
+  and the level-neutral modules; a lowering imports those of the two levels
+  it connects.
+
+The test reads every import statement of the package (``ast``), so a broken
+rule is reported as the import that breaks it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "irc"
+
+LEVELS = ("graph", "fusion", "loop", "memory", "triton")
+
+#: The dialects whose ops and types a module at each level holds: fusion
+#: kernels hold graph ops, loop functions graph tensors and constants, the
+#: tile-level dialects share ``tiles``' bases, memory kernels compute with
+#: loop ops (and a memory function states its signature, for the runtime, in
+#: the graph tensor types its buffers hold), and the triton level keeps
+#: memory's host schedule.
+LEVEL_DIALECTS: dict[str, frozenset[str]] = {
+    "graph": frozenset({"graph"}),
+    "fusion": frozenset({"fusion", "graph"}),
+    "loop": frozenset({"loop", "tiles", "graph"}),
+    "memory": frozenset({"memory", "loop", "tiles", "graph"}),
+    "triton": frozenset({"triton", "memory", "tiles"}),
+}
+
+#: The level of each dialect module (``tiles``: the bases of the tile-level
+#: dialects, first used by the loop level).
+DIALECT_LEVELS: dict[str, str] = {
+    "graph": "graph",
+    "fusion": "fusion",
+    "loop": "loop",
+    "tiles": "loop",
+    "memory": "memory",
+    "triton": "triton",
+}
+
+#: Modules every level may use: symbolic sizes, elementwise kinds, element
+#: types, errors, the shape algebra.
+NEUTRAL = (
+    "irc.dialects.sym",
+    "irc.dialects.elementwise",
+    "irc.dialects.kernel_kind",
+    "irc.interpreters.sym",
+    "irc.dtypes",
+    "irc.errors",
+    "irc.shapes",
+)
+
+#: The levels of each module that belongs to levels: passes and
+#: interpreters to one, lowerings to the two they connect.
+MODULE_LEVELS: dict[str, tuple[str, ...]] = {
+    "irc.passes.graph_canonicalization": ("graph",),
+    "irc.interpreters.graph": ("graph",),
+    "irc.interpreters.fusion": ("fusion",),
+    "irc.interpreters.loop": ("loop",),
+    "irc.interpreters.memory": ("memory",),
+    "irc.lowering.graph_to_fusion": ("graph", "fusion"),
+    "irc.lowering.fusion_to_loop": ("fusion", "loop"),
+    "irc.lowering.loop_to_memory": ("loop", "memory"),
+    "irc.lowering.memory_to_triton": ("memory", "triton"),
+    "irc.lowering.emit_triton": ("triton",),
+}
+
+#: Packages all of whose modules are at one level.
+PACKAGE_LEVELS: dict[str, str] = {"irc.backend.triton": "triton"}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> Iterator[tuple[str, Path]]:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        yield module_name(path), path
+
+
+def imports(name: str, path: Path) -> Iterator[tuple[str, int]]:
+    """``(module, line)`` for every irc module that ``path`` imports, with
+    ``from package import module`` resolved to the module."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.rsplit(".", node.level - 1)[0]
+                base = f"{anchor}.{base}" if base else anchor
+            for alias in node.names:
+                candidate = f"{base}.{alias.name}"
+                is_module = (PACKAGE.parent / Path(*candidate.split("."))).with_suffix(
+                    ".py"
+                ).exists() or (PACKAGE.parent / Path(*candidate.split("."))).is_dir()
+                yield (candidate if is_module else base), node.lineno
+
+
+def dialect_of(module: str) -> str | None:
+    prefix = "irc.dialects."
+    if not module.startswith(prefix) or module.startswith(NEUTRAL):
+        return None
+    return module.removeprefix(prefix).split(".")[0]
+
+
+def levels_of(module: str) -> tuple[str, ...] | None:
+    if (dialect := dialect_of(module)) is not None:
+        return (DIALECT_LEVELS[dialect],)
+    if module in MODULE_LEVELS:
+        return MODULE_LEVELS[module]
+    for package, level in PACKAGE_LEVELS.items():
+        if module == package or module.startswith(package + "."):
+            return (level,)
+    return None
+
+
+def dialect_violations() -> list[str]:
+    found = []
+    for name, path in modules():
+        own = dialect_of(name)
+        if own is None:
+            continue
+        level = LEVELS.index(DIALECT_LEVELS[own])
+        for imported, line in imports(name, path):
+            other = dialect_of(imported)
+            if other is not None and LEVELS.index(DIALECT_LEVELS[other]) > level:
+                found.append(
+                    f"{path.relative_to(PACKAGE.parent)}:{line}: the {own} dialect "
+                    f"imports {imported}, a lower level's ({DIALECT_LEVELS[other]})"
+                )
+    return found
+
+
+def level_violations() -> list[str]:
+    found = []
+    for name, path in modules():
+        levels = levels_of(name)
+        if levels is None:
+            continue
+        allowed = frozenset().union(*(LEVEL_DIALECTS[level] for level in levels))
+        for imported, line in imports(name, path):
+            dialect = dialect_of(imported)
+            interpreted = imported.removeprefix("irc.interpreters.")
+            if imported.startswith("irc.interpreters.") and interpreted in LEVELS:
+                dialect = interpreted
+            if dialect is not None and dialect not in allowed:
+                found.append(
+                    f"{path.relative_to(PACKAGE.parent)}:{line}: {name} "
+                    f"({' to '.join(levels)}) imports {imported}; it may use only "
+                    f"the dialects {sorted(allowed)} and the level-neutral modules"
+                )
+    return found
+
+
+def test_no_dialect_imports_a_lower_levels() -> None:
+    assert dialect_violations() == []
+
+
+def test_level_modules_import_only_their_levels() -> None:
+    assert level_violations() == []
+
+
+def test_every_dialect_and_level_module_is_classified() -> None:
+    """A new dialect or level module must say where it belongs, or the rules
+    above would not see it."""
+    dialects = {
+        module_name(p).removeprefix("irc.dialects.")
+        for p in (PACKAGE / "dialects").glob("*.py")
+        if p.name != "__init__.py"
+    }
+    neutral = {n.removeprefix("irc.dialects.") for n in NEUTRAL}
+    assert dialects - neutral == set(DIALECT_LEVELS)
+    for directory in ("lowering", "passes", "interpreters"):
+        for path in (PACKAGE / directory).glob("*.py"):
+            name = module_name(path)
+            unclassified = levels_of(name) is None and not name.startswith(NEUTRAL)
+            if unclassified and name not in _DRIVERS:
+                pytest.fail(f"{name} belongs to no level in tests/test_layering.py")
+
+
+#: Modules of those directories that drive several levels by name, without
+#: importing their dialects (the pipeline, the pass registry).
+_DRIVERS = frozenset(
+    {
+        "irc.lowering",
+        "irc.passes",
+        "irc.interpreters",
+        "irc.lowering.pipeline",
+        "irc.passes.registry",
+    }
+)
+
+
+def test_the_rules_see_a_broken_import(tmp_path: Path) -> None:
+    """The checker reports an upward import of a dialect: a graph-level
+    module importing the loop dialect."""
+    source = tmp_path / "probe.py"
+    source.write_text("from irc.dialects import loop\nfrom irc.dialects.sym import x\n")
+    found = [m for m, _ in imports("irc.probe", source)]
+    assert found == ["irc.dialects.loop", "irc.dialects.sym"]
+    assert dialect_of("irc.dialects.loop") == "loop"
+    assert dialect_of("irc.dialects.sym") is None
