@@ -83,8 +83,8 @@ def time_stages(
 ) -> tuple[dict[str, float], int, int]:
     """Seconds per stage for one compilation of ``function``, the number of
     graph ops capture produced and the number of kernel launches."""
+    from irc.backend.triton import emit_module
     from irc.dialects.memory import LaunchOp
-    from irc.lowering.emit_triton import emit_module
 
     ctx = default_context()
     times: dict[str, float] = {}

@@ -134,7 +134,7 @@ class Compiled:
     def triton_source(self) -> str:
         """The emitted Python module: ``@triton.jit`` kernels and a launcher."""
         if self._source is None:
-            from irc.lowering.emit_triton import emit_module
+            from irc.backend.triton import emit_module
 
             self._lower()
             self._source = emit_module(self._levels["triton"])

@@ -35,10 +35,10 @@ from xdsl.dialects.builtin import ModuleOp
 
 import irc
 from irc import pytree
+from irc.backend.triton.names import identifier
 from irc.dialects import memory
 from irc.dialects import triton as tt
 from irc.ir import parse_module
-from irc.lowering.emit_triton import identifier
 from irc.testing.fake_driver import FakeCudaDriver, compiled_kernels, fake_cuda
 
 #: A global load of 2 or 4 elements at once (``ld.global.v4.b32``...).

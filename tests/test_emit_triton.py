@@ -32,12 +32,12 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from irc import testing
+from irc.backend.triton import EmitError, emit_module
 from irc.dialects import triton as tt
 from irc.dtypes import dtype
 from irc.errors import BindingError
 from irc.interpreters.memory import run_memory
 from irc.ir import default_context, parse_module
-from irc.lowering.emit_triton import EmitError, emit_module
 from irc.lowering.memory_to_triton import LowerMemoryToTritonPass
 from irc.runtime import triton_backend
 from irc.testing.interpreters import level_of, run_module

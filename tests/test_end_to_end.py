@@ -26,8 +26,8 @@ from suite_programs import SIZES, SUITE, SuiteProgram
 
 import irc
 import irc.api
+import irc.backend.triton
 from irc.errors import BindingError
-from irc.lowering import emit_triton
 from irc.passes.registry import get_all_passes
 from irc.runtime import triton_backend
 
@@ -152,7 +152,7 @@ def counters() -> Iterator[dict[str, mock.MagicMock]]:
         mock.patch.object(irc.api, "capture", wraps=irc.api.capture) as capture,
         mock.patch.object(irc.api, "_apply", wraps=irc.api._apply) as apply,
         mock.patch.object(
-            emit_triton, "emit_module", wraps=emit_triton.emit_module
+            irc.backend.triton, "emit_module", wraps=irc.backend.triton.emit_module
         ) as emit,
     ):
         yield {"capture": capture, "apply": apply, "emit": emit}

@@ -74,7 +74,6 @@ MODULE_LEVELS: dict[str, tuple[str, ...]] = {
     "irc.lowering.fusion_to_loop": ("fusion", "loop"),
     "irc.lowering.loop_to_memory": ("loop", "memory"),
     "irc.lowering.memory_to_triton": ("memory", "triton"),
-    "irc.lowering.emit_triton": ("triton",),
 }
 
 #: Packages all of whose modules are at one level.

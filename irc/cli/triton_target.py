@@ -1,7 +1,7 @@
 """``irc-opt -t triton``: print a triton-level module as Triton Python source.
 
 The module after ``-p lower-to-triton`` (or ``lower-memory-to-triton`` on
-memory-level input) is printed by ``irc.lowering.emit_triton.emit_module``:
+memory-level input) is printed by ``irc.backend.triton.emit_module``:
 the ``@triton.jit`` kernels, one launcher per host function, ``KERNELS`` and
 ``ENTRY``. The emitter is imported when the target is used, not when
 ``irc-opt`` starts.
@@ -29,7 +29,7 @@ class TritonTarget(Target):
         """Write the source; a module the emitter refuses (one not lowered to
         the triton level, say) is the input's fault, reported as a
         diagnostic rather than as a crash of irc-opt."""
-        from irc.lowering.emit_triton import EmitError, emit_module
+        from irc.backend.triton import EmitError, emit_module
 
         try:
             output.write(emit_module(module))

@@ -6,7 +6,7 @@ what a ``@triton.jit`` function receives: one ``!triton.ptr<f32>`` per
 buffer (inputs first, then outputs), then one integer scalar per symbol the
 body uses, named by the symbol; the tile sizes are its constexprs. The body
 mirrors ``triton.language`` one to one, so the emitter
-(``irc.lowering.emit_triton``) is a printer:
+(``irc.backend.triton``) is a printer:
 
 ==================================  ==========================================
 op                                  Triton

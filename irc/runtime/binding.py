@@ -5,7 +5,7 @@ ranks against the function's ``!graph.tensor`` signature, read each
 symbol's value off the shapes, check that every other dim agrees with those
 values, then check the guards. The reference interpreters do it here, from
 the IR; the emitted Triton launchers do it in their own Python, printed by
-``irc.lowering.emit_triton`` with the same messages (the tests compare the
+``irc.backend.triton`` with the same messages (the tests compare the
 two backends' verdicts on random calls). Each message names the argument,
 the axis, the symbol and both values, since that is what a user needs to
 fix the call.

@@ -1,6 +1,6 @@
 """Running the emitted Triton source: on a GPU, or under Triton's interpreter.
 
-``irc.lowering.emit_triton.emit_module`` turns a triton-level module into
+``irc.backend.triton.emit_module`` turns a triton-level module into
 Python source; this module makes it a live Python module and calls it:
 
 - ``load_source(source, interpret=...)`` executes the source as a fresh
@@ -320,7 +320,7 @@ def run_triton(module: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarra
     """Run a triton-level module's entry function on NumPy arrays: emit its
     source, run it under Triton's interpreter on CPU tensors, and return the
     results as NumPy arrays."""
-    from irc.lowering.emit_triton import emit_module
+    from irc.backend.triton import emit_module
 
     loaded = load_source(emit_module(module), interpret=True)
     results = run(loaded, inputs, interpret=True)

@@ -1,0 +1,540 @@
+"""The kernel printer: one ``triton.kernel`` as one ``@triton.jit`` function.
+
+``KernelEmitter`` prints the kernel's parameters (``p_`` pointers, ``s_``
+symbols, ``c_`` constexpr tile sizes, in that order), then each op of its
+body as one statement, so the kernel reads like the IR; ``scf.for`` is a
+Python ``for`` over ``range``. It records the ``ASTSource`` signature and
+the constexprs' values for the launcher and ``KERNELS``.
+
+Symbols are scalar kernel arguments under their own names, and every
+``triton.size`` casts them to its own type first: Triton passes an integer
+argument as i32 when it fits (and as a constexpr when it is 1), so an i64
+offset is computed in 64 bits whatever value a symbol has. Masks are the
+IR's: every load and store the IR masks is masked, and only those.
+
+The op spelling functions (``unary_text``, ``binary_text``, ``compare_text``,
+``cast_text``, ``reduce_text``, ``dot_text``, ``constant_text``) give each
+op NumPy's semantics, calling the prelude's helpers
+(``irc.backend.triton.prelude``) by name where Triton's own differ. Only
+functions that both the Triton interpreter and the compiler run are used:
+``tanh``, ``erf`` and float ``pow`` are computed in float64 from
+``tl.exp``/``tl.erf``/``tl.log2`` (no libdevice calls), f32 division and
+square roots are the correctly rounded ``tl.div_rn``/``tl.sqrt_rn`` (the
+defaults are approximate on GPUs), and 16-bit floats compute in float32
+and round once, as NumPy does (which also steers clear of the interpreter's
+bfloat16 bugs, see "Elementwise and reduction spellings").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from irc.backend.triton.errors import EmitError
+from irc.backend.triton.expressions import ExprRenderer
+from irc.backend.triton.names import (
+    MODULE_NAMES,
+    Namer,
+    comment_lines,
+    location_comment,
+)
+from irc.backend.triton.typenames import (
+    BITS_TYPES,
+    element_kind,
+    is_half,
+    signature_type,
+    tl_type,
+)
+from irc.dialects import triton as tt
+from irc.dtypes import dtype
+
+
+def _index_suffix(shape: Sequence[int], axis: int) -> str:
+    """``[:, None]``: puts a 1-D range along ``axis`` of a rank-n block."""
+    if len(shape) == 1:
+        return ""
+    return (
+        "[" + ", ".join(":" if i == axis else "None" for i in range(len(shape))) + "]"
+    )
+
+
+def _float_bits(value: float, element: Attribute) -> int:
+    """The bits of ``value`` in ``element``'s float format, as a signed int."""
+    numpy_type = dtype(element).numpy
+    raw = np.asarray(value, dtype=np.float64).astype(numpy_type).tobytes()
+    return int.from_bytes(raw, "little", signed=True)
+
+
+def constant_text(attr: IntegerAttr | FloatAttr, element: Attribute) -> str:
+    """A typed scalar constant (``tl.full([], 1.5, tl.float32)``); specials
+    (inf, NaN) and bfloat16 values (which the interpreter would truncate)
+    by their bits, so the value is exact."""
+    type_name = tl_type(element)
+    if isinstance(attr, IntegerAttr):
+        value = int(attr.value.data)
+        if element_kind(element) == "b":
+            value = int(value != 0)
+        return f"tl.full([], {value}, {type_name})"
+    value = float(attr.value.data)
+    if math.isfinite(value) and dtype(element).name != "bfloat16":
+        return f"tl.full([], {value!r}, {type_name})"
+    bits_type = BITS_TYPES[dtype(element).bits]
+    bits = _float_bits(value, element)
+    return f"tl.full([], {bits}, {bits_type}).to({type_name}, bitcast=True)"
+
+
+_COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_BITWISE = {"and": "&", "or": "|", "xor": "^"}
+_BOOL_BINARY = {"add": "|", "mul": "&", "max": "|", "min": "&", **_BITWISE}
+_ARITHMETIC_KINDS = {"add": "+", "sub": "-", "mul": "*"}
+
+
+@dataclass
+class KernelEmitter:
+    """Prints one ``triton.kernel`` as a ``@triton.jit`` function."""
+
+    kernel: tt.KernelOp
+    python_name: str
+    namer: Namer = field(default_factory=Namer)
+    values: dict[SSAValue, str] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)
+    symbols: dict[str, str] = field(default_factory=dict)
+    constexprs: dict[str, str] = field(default_factory=dict)
+    signature: dict[str, str] = field(default_factory=dict)
+
+    def emit(self) -> list[str]:
+        params = self._parameters()
+        self._block(self.kernel.body.block, 1)
+        if not self.lines:
+            self._emit(1, "pass")
+        header = [
+            *comment_lines(
+                f"kernel @{self.kernel.kernel_name} ({self.kernel.kind.data}), "
+                f"grid {[str(g) for g in self.kernel.grid_exprs]}"
+            ),
+            *comment_lines(self.kernel.reason.data),
+            "@triton.jit",
+            f"def {self.python_name}({', '.join(params)}):",
+        ]
+        return [*header, *self.lines]
+
+    def constexpr_values(self) -> dict[str, int]:
+        """Constexpr parameter name -> tile size."""
+        sizes = self.kernel.tile_sizes
+        return {self.constexprs[name]: sizes[name] for name in sizes}
+
+    # Parameters ----------------------------------------------------------
+
+    def _parameters(self) -> list[str]:
+        self.namer.taken |= MODULE_NAMES
+        params: list[str] = []
+        for index, arg in enumerate(self.kernel.pointer_args):
+            name = self.namer.fresh("p_", arg.name_hint or f"arg{index}")
+            self.values[arg] = name
+            self.signature[name] = signature_type(arg.type)
+            params.append(name)
+        for symbol, arg in zip(
+            self.kernel.symbol_names, self.kernel.symbol_args, strict=True
+        ):
+            name = self.namer.fresh("s_", symbol)
+            self.values[arg] = self.symbols[symbol] = name
+            self.signature[name] = signature_type(arg.type)
+            params.append(name)
+        for tile in self.kernel.tile_sizes:
+            name = self.namer.fresh("c_", tile)
+            self.constexprs[tile] = name
+            params.append(f"{name}: tl.constexpr")
+        return params
+
+    # Statements ----------------------------------------------------------
+
+    def _block(self, block: Block, depth: int) -> None:
+        for op in block.ops:
+            if isinstance(op, scf.ForOp):
+                self._for(op, depth)
+            elif isinstance(op, scf.YieldOp):
+                continue  # assigned by the enclosing loop
+            elif isinstance(op, tt.StoreOp):
+                self._emit(depth, self._store(op) + location_comment(op))
+            else:
+                self._assign(op, depth)
+
+    def _emit(self, depth: int, text: str) -> None:
+        self.lines.append("    " * depth + text)
+
+    def _assign(self, op: Operation, depth: int) -> None:
+        expression = self._expression(op)
+        (result,) = op.results
+        name = self._name(result)
+        self._emit(depth, f"{name} = {expression}{location_comment(op)}")
+
+    def _name(self, value: SSAValue) -> str:
+        name = self.namer.fresh(
+            "v_" if value.name_hint else "v", value.name_hint or str(len(self.values))
+        )
+        self.values[value] = name
+        return name
+
+    def _for(self, op: scf.ForOp, depth: int) -> None:
+        body = op.body.block
+        induction, *carried = body.args
+        carried_names = [self._name(arg) for arg in carried]
+        for name, init in zip(carried_names, op.iter_args, strict=True):
+            self._emit(depth, f"{name} = {self.values[init]}")
+        bounds = ", ".join(self.values[v] for v in (op.lb, op.ub, op.step))
+        self._emit(
+            depth,
+            f"for {self._name(induction)} in range({bounds}):{location_comment(op)}",
+        )
+        start = len(self.lines)
+        self._block(body, depth + 1)
+        yielded = body.last_op
+        assert isinstance(yielded, scf.YieldOp), "scf.for bodies end in scf.yield"
+        if carried_names:
+            targets = ", ".join(carried_names)
+            sources = ", ".join(self.values[v] for v in yielded.operands)
+            self._emit(depth + 1, f"{targets} = {sources}")
+        elif len(self.lines) == start:
+            self._emit(depth + 1, "pass")
+        for result, name in zip(op.results, carried_names, strict=True):
+            self._emit(depth, f"{self._name(result)} = {name}")
+
+    # Expressions ---------------------------------------------------------
+
+    def _expression(self, op: Operation) -> str:
+        emitter = _EXPRESSIONS.get(type(op))
+        if emitter is None:
+            raise EmitError(
+                f"{op.name} in triton.kernel @{self.kernel.kernel_name} has no Triton "
+                "spelling; lower memory-level kernels with lower-memory-to-triton first"
+            )
+        return emitter(self, op)
+
+    def v(self, value: SSAValue) -> str:
+        return self.values[value]
+
+    def program_id(self, op: tt.ProgramIdOp) -> str:
+        text = f"tl.program_id({op.axis.value.data})"
+        return (
+            text
+            if op.result.type == IntegerType(32)
+            else f"{text}.to({tl_type(op.result.type)})"
+        )
+
+    def size(self, op: tt.SizeOp) -> str:
+        index_type = tl_type(op.result.type)
+        expr = op.expr.data
+        if expr.is_constant:
+            return f"tl.full([], {int(expr)}, {index_type})"
+        renderer = ExprRenderer(self.symbols, in_kernel=True, index_type=index_type)
+        return renderer.render(expr)
+
+    def arange(self, op: tt.ArangeOp) -> str:
+        shape = tt.shape_of(op.result.type)
+        text = f"tl.arange(0, {self.constexprs[op.block.data]})"
+        text += _index_suffix(shape, op.axis)
+        element = tt.element_of(op.result.type)
+        return text if element == IntegerType(32) else f"{text}.to({tl_type(element)})"
+
+    def constant(self, op: tt.ConstantOp) -> str:
+        return constant_text(op.value, op.result.type)
+
+    def full(self, op: tt.FullOp) -> str:
+        return (
+            f"tl.broadcast_to({self.v(op.input)}, {list(tt.shape_of(op.result.type))})"
+        )
+
+    def unary(self, op: tt.UnaryOp) -> str:
+        element = tt.element_of(op.result.type)
+        return unary_text(op.kind.data, self.v(op.input), element)
+
+    def binary(self, op: tt.BinaryOp) -> str:
+        element = tt.element_of(op.result.type)
+        return binary_text(op.kind.data, self.v(op.lhs), self.v(op.rhs), element)
+
+    def compare(self, op: tt.CompareOp) -> str:
+        element = tt.element_of(op.lhs.type)
+        return compare_text(op.kind.data, self.v(op.lhs), self.v(op.rhs), element)
+
+    def where(self, op: tt.WhereOp) -> str:
+        return f"tl.where({self.v(op.condition)}, {self.v(op.on_true)}, {self.v(op.on_false)})"
+
+    def cast(self, op: tt.CastOp) -> str:
+        return cast_text(
+            self.v(op.input),
+            tt.element_of(op.input.type),
+            tt.element_of(op.result.type),
+        )
+
+    def reduce(self, op: tt.ReduceOp) -> str:
+        return reduce_text(
+            op.kind.data,
+            self.v(op.input),
+            tt.shape_of(op.input.type),
+            tt.element_of(op.input.type),
+            op.axis.value.data,
+            tt.element_of(op.result.type),
+        )
+
+    def dot(self, op: tt.DotOp) -> str:
+        return dot_text(
+            self.v(op.lhs),
+            self.v(op.rhs),
+            self.v(op.acc),
+            tt.element_of(op.lhs.type),
+            tt.element_of(op.acc.type),
+        )
+
+    def load(self, op: tt.LoadOp) -> str:
+        shape = tt.shape_of(op.result.type)
+        offset = self._broadcast_to(op.offset, shape)
+        address = f"{self.v(op.pointer)} + {offset}"
+        if op.mask is None:
+            return f"tl.load({address})"
+        return f"tl.load({address}, mask={self._broadcast_to(op.mask, shape)}, other=0)"
+
+    def _store(self, op: tt.StoreOp) -> str:
+        operands = [op.value, op.offset, *([] if op.mask is None else [op.mask])]
+        shape = tt.broadcast_tile_shapes(*(tt.shape_of(v.type) for v in operands))
+        value = self._broadcast_to(op.value, shape)
+        address = f"{self.v(op.pointer)} + {self._broadcast_to(op.offset, shape)}"
+        if op.mask is None:
+            return f"tl.store({address}, {value})"
+        return (
+            f"tl.store({address}, {value}, mask={self._broadcast_to(op.mask, shape)})"
+        )
+
+    def _broadcast_to(self, value: SSAValue, shape: Sequence[int]) -> str:
+        """Explicit broadcasting where Triton would not do it itself (a load's
+        mask or a store's value wider than its pointer block)."""
+        if tt.shape_of(value.type) == tuple(shape):
+            return self.v(value)
+        return f"tl.broadcast_to({self.v(value)}, {list(shape)})"
+
+
+_EXPRESSIONS: dict[type[Operation], Callable[[KernelEmitter, Operation], str]] = {
+    tt.ProgramIdOp: KernelEmitter.program_id,
+    tt.SizeOp: KernelEmitter.size,
+    tt.ArangeOp: KernelEmitter.arange,
+    tt.ConstantOp: KernelEmitter.constant,
+    tt.FullOp: KernelEmitter.full,
+    tt.UnaryOp: KernelEmitter.unary,
+    tt.BinaryOp: KernelEmitter.binary,
+    tt.CompareOp: KernelEmitter.compare,
+    tt.WhereOp: KernelEmitter.where,
+    tt.CastOp: KernelEmitter.cast,
+    tt.ReduceOp: KernelEmitter.reduce,
+    tt.DotOp: KernelEmitter.dot,
+    tt.LoadOp: KernelEmitter.load,
+}  # type: ignore[dict-item]
+
+
+# --------------------------------------------------------------------------
+# Elementwise and reduction spellings
+# --------------------------------------------------------------------------
+#
+# 16-bit floats compute in float32 and round once to their type, which is
+# what NumPy (and ml_dtypes for bfloat16) does. It is also what keeps the
+# interpreter right: Triton 3.9's interpreter holds bfloat16 blocks as
+# their uint16 bits, so it negates, compares and multiplies the bits, and
+# it truncates float32 -> bfloat16 instead of rounding to nearest even;
+# ``_irc_to_bf16`` rounds with integer arithmetic that both the interpreter
+# and the GPU run the same way.
+
+
+def wide(x: str, element: Attribute) -> str:
+    """``x`` as float32 if it is a 16-bit float."""
+    return f"{x}.to(tl.float32)" if is_half(element) else x
+
+
+def narrow(x: str, element: Attribute) -> str:
+    """A float32 ``x`` rounded (to nearest even) to a 16-bit ``element``."""
+    if dtype(element).name == "bfloat16":
+        return f"_irc_to_bf16({x})"
+    if dtype(element).name == "float16":
+        return f"{x}.to(tl.float16)"
+    return x
+
+
+def _in_f32(element: Attribute, text: Callable[[str], str], *operands: str) -> str:
+    """``text`` applied to the operands, in float32 for 16-bit floats."""
+    return narrow(text(*(wide(x, element) for x in operands)), element)
+
+
+def _float_unary(kind: str, is_f64: bool) -> Callable[[str], str] | None:
+    precise: dict[str, Callable[[str], str]] = {
+        "neg": lambda x: f"(-{x})",
+        "abs": lambda x: f"tl.abs({x})",
+        "exp": lambda x: f"tl.exp({x})",
+        "log": lambda x: f"tl.log({x})",
+        "sin": lambda x: f"tl.sin({x})",
+        "cos": lambda x: f"tl.cos({x})",
+        "floor": lambda x: f"tl.floor({x})",
+        "tanh": lambda x: f"_irc_tanh({x})",
+        "erf": lambda x: f"tl.erf({x}.to(tl.float64)).to({x}.dtype)",
+    }
+    if is_f64:
+        precise |= {
+            "sqrt": lambda x: f"tl.sqrt({x})",
+            "rsqrt": lambda x: f"(1.0 / tl.sqrt({x}))",
+            "sigmoid": lambda x: f"(1.0 / (1.0 + tl.exp(-{x})))",
+        }
+    else:
+        precise |= {
+            "sqrt": lambda x: f"tl.sqrt_rn({x})",
+            "rsqrt": lambda x: f"tl.div_rn(1.0, tl.sqrt_rn({x}))",
+            "sigmoid": lambda x: f"tl.div_rn(1.0, 1.0 + tl.exp(-{x}))",
+        }
+    return precise.get(kind)
+
+
+def unary_text(kind: str, x: str, element: Attribute) -> str:
+    """``loop.unary`` semantics in Triton, for an operand named ``x``."""
+    family = element_kind(element)
+    if family == "f":
+        spelling = _float_unary(kind, dtype(element).bits == 64)
+        if spelling is not None:
+            return _in_f32(element, spelling, x)
+    elif kind == "not":
+        return f"(~{x})"
+    elif kind == "abs" and family == "b":
+        return x
+    elif family == "i" and kind in ("neg", "abs"):
+        return f"(-{x})" if kind == "neg" else f"tl.abs({x})"
+    raise EmitError(f"unary {kind!r} on {element} has no Triton spelling")
+
+
+def binary_text(kind: str, a: str, b: str, element: Attribute) -> str:
+    """``loop.binary`` semantics in Triton, for operands ``a`` and ``b``."""
+    family = element_kind(element)
+    if family == "b" and kind in _BOOL_BINARY:
+        return f"({a} {_BOOL_BINARY[kind]} {b})"
+    if family == "i":
+        return _int_binary(kind, a, b, element)
+    if family == "f":
+        return _float_binary(kind, a, b, element)
+    raise EmitError(f"binary {kind!r} on {element} has no Triton spelling")
+
+
+def _int_binary(kind: str, a: str, b: str, element: Attribute) -> str:
+    spellings = {
+        "floordiv": f"_irc_floordiv_i({a}, {b})",
+        "rem": f"_irc_rem_i({a}, {b})",
+        "pow": f"_irc_pow_i({a}, {b}, {dtype(element).bits - 1})",
+        "max": f"tl.maximum({a}, {b})",
+        "min": f"tl.minimum({a}, {b})",
+        **{k: f"({a} {op} {b})" for k, op in {**_ARITHMETIC_KINDS, **_BITWISE}.items()},
+    }
+    if kind not in spellings:
+        raise EmitError(f"binary {kind!r} on {element} has no Triton spelling")
+    return spellings[kind]
+
+
+def _float_binary(kind: str, a: str, b: str, element: Attribute) -> str:
+    if kind in ("max", "min"):
+        # NumPy's maximum: the first operand when it is NaN or wins, else
+        # the second (which decides the sign of a zero result); float16's
+        # loop keeps the first on ties.
+        order = (">" if kind == "max" else "<") + (
+            "=" if dtype(element).name == "float16" else ""
+        )
+        wa, wb = wide(a, element), wide(b, element)
+        return f"tl.where(({wa} {order} {wb}) | ({wa} != {wa}), {a}, {b})"
+    if kind in _ARITHMETIC_KINDS:
+        operator = _ARITHMETIC_KINDS[kind]
+        return _in_f32(element, lambda x, y: f"({x} {operator} {y})", a, b)
+    helpers = {
+        "div": "_irc_div",
+        "floordiv": "_irc_floordiv_f",
+        "rem": "_irc_rem_f",
+        "pow": "_irc_pow_f",
+    }
+    if kind not in helpers:
+        raise EmitError(f"binary {kind!r} on {element} has no Triton spelling")
+    return _in_f32(element, lambda x, y: f"{helpers[kind]}({x}, {y})", a, b)
+
+
+def compare_text(kind: str, a: str, b: str, element: Attribute) -> str:
+    """``loop.cmp`` (NaN compares false, ``ne`` true)."""
+    return f"({wide(a, element)} {_COMPARISONS[kind]} {wide(b, element)})"
+
+
+def cast_text(x: str, source: Attribute, target: Attribute) -> str:
+    """NumPy's ``astype``: to bool is ``!= 0``, float to int truncates, and
+    16-bit floats convert through float32 (bfloat16 rounded by
+    ``_irc_to_bf16``)."""
+    if source == target:
+        return x
+    value = wide(x, source)
+    if element_kind(target) == "b":
+        return f"({value} != 0)"
+    if dtype(target).name == "bfloat16":
+        if dtype(source).name not in ("float32", "float16"):
+            value = f"{value}.to(tl.float32)"
+        return narrow(value, target)
+    return f"{value}.to({tl_type(target)})"
+
+
+def reduce_text(
+    kind: str,
+    x: str,
+    shape: Sequence[int],
+    element: Attribute,
+    axis: int,
+    result: Attribute,
+) -> str:
+    """``loop.reduce`` semantics in Triton (16-bit floats reduced in float32
+    and rounded once; the result cast to its type, as Triton widens small
+    types)."""
+    family = element_kind(element)
+    x_wide = wide(x, element)
+    if kind == "argmax":
+        index = f"tl.arange(0, {shape[axis]}){_index_suffix(shape, axis)}"
+        found = f"_irc_argmax({x_wide}, {index}, {axis}, {shape[axis]})"
+        return f"{found}.to({tl_type(result)})"
+    if family == "b":
+        any_ = f"(tl.max({x}.to(tl.int32), axis={axis}) > 0)"
+        all_ = f"(tl.min({x}.to(tl.int32), axis={axis}) > 0)"
+        return {"sum": any_, "max": any_, "prod": all_, "min": all_}[kind]
+    if kind == "sum":
+        text = f"tl.sum({x_wide}, axis={axis})"
+    elif kind == "prod":
+        text = f"tl.reduce({x_wide}, {axis}, _irc_mul)"
+    elif family == "f":
+        text = f"_irc_{kind}_f({x_wide}, {axis})"
+    else:
+        text = f"tl.{kind}({x}, axis={axis})"
+    if is_half(element):
+        return narrow(text, element)
+    return f"{text}.to({tl_type(result)})"
+
+
+def dot_text(
+    a: str, b: str, acc: str, element: Attribute, accumulator: Attribute
+) -> str:
+    """``acc + a @ b`` in the accumulator's type: ``tl.dot`` in IEEE fp32
+    (never TF32) for floats it takes, a broadcast product summed over K
+    (which both the interpreter and the compiler run) otherwise."""
+    names = dtype(element).name, dtype(accumulator).name
+    if (
+        element_kind(element) == "f"
+        and accumulator == element
+        and dtype(element).bits >= 32
+    ):
+        return f'tl.dot({a}, {b}, {acc}, input_precision="ieee")'
+    if names == ("float16", "float32"):
+        return f"tl.dot({a}, {b}, {acc})"
+    if names == ("bfloat16", "float32"):
+        # Products of bf16 values are exact in f32, so this is the same sum;
+        # the interpreter cannot multiply bf16 blocks.
+        return f'tl.dot({wide(a, element)}, {wide(b, element)}, {acc}, input_precision="ieee")'
+    compute = "tl.float32" if is_half(accumulator) else tl_type(accumulator)
+    product = f"{a}[:, :, None].to({compute}) * {b}[None, :, :].to({compute})"
+    total = f"({wide(acc, accumulator)} + tl.sum({product}, axis=1))"
+    return narrow(total, accumulator) if is_half(accumulator) else total

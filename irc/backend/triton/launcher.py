@@ -1,0 +1,526 @@
+"""The launcher printer: one host function as ``launch_<name>`` and its
+refusal ``refuse_<name>``.
+
+A host function at the triton level is a schedule of memory ops
+(``memory.alloc``, ``memory.reuse``, ``memory.dealloc``, ``memory.constant``,
+``sym.guard``, ``memory.launch``) ending in ``func.return``.
+``LauncherEmitter`` prints ``def launch_<name>(*tensors)``: it unpacks the
+tensors and their shapes and tests the whole call in one plain-Python
+expression (count, rank, dtype, device; every symbol bound from the shapes
+and at least 1, a dim named twice equal, an expression dim equal to its
+value, the guards), allocates the outputs with ``torch.empty_strided`` on
+the inputs' device and every intermediate in one workspace (a pointer into
+it for compiled kernels, a view for the interpreter; ``memory.reuse`` takes
+its source's place, ``memory.dealloc`` is a ``del``), copies the dense
+constants there, launches each kernel over its grid (nothing for an empty
+grid; a grid beyond CUDA's limits is refused) and returns a tuple of
+tensors. When the test fails it calls ``refuse_<name>(tensors)``, which
+checks one thing at a time and raises the module's ``LaunchError`` (a
+``ValueError``) naming the argument, axis, symbol and values, or the guard,
+its symbols' values and the compiler's reason for it. The checks and
+messages are the prelude's ``_irc_*`` host helpers, called by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.ir import BlockArgument, Operation, SSAValue
+
+from irc.backend.triton.errors import EmitError
+from irc.backend.triton.expressions import ExprRenderer
+from irc.backend.triton.names import (
+    MODULE_NAMES,
+    Namer,
+    comment_lines,
+    location_text,
+    safe_text,
+    text_literal,
+)
+from irc.backend.triton.typenames import torch_type
+from irc.dialects import memory, sym
+from irc.dialects import triton as tt
+from irc.dialects.memory import BufferType
+from irc.dialects.sym import shape_text
+from irc.dtypes import dtype
+from irc.shapes import SymExpr
+
+_FACT_OPERATORS = frozenset({"==", "<", "<=", ">", ">="})
+
+
+def _tuple_text(items: Iterable[str]) -> str:
+    """A Python tuple display: ``()``, ``(a,)``, ``(a, b)``."""
+    listed = list(items)
+    return f"({listed[0]},)" if len(listed) == 1 else f"({', '.join(listed)})"
+
+
+@dataclass
+class EmittedKernel:
+    """What a launcher needs to know of an emitted kernel."""
+
+    op: tt.KernelOp
+    python_name: str
+    constexprs: dict[str, int]
+
+
+@dataclass
+class Constants:
+    """The module's dense constants, as ``bytes`` literals."""
+
+    entries: list[str] = field(default_factory=list)
+
+    def add(self, op: memory.ConstantOp) -> int:
+        array = np.array(op.literal(), order="C")  # rank 0 stays rank 0
+        element = memory.buffer_type(op.result).element_type
+        shape = tuple(int(d) for d in array.shape)
+        self.entries.append(
+            f"_irc_constant({array.tobytes()!r}, {torch_type(element)}, {shape!r})"
+        )
+        return len(self.entries) - 1
+
+
+#: The alignment of each intermediate in a launcher's workspace, in bytes:
+#: what ``cudaMalloc`` gives, so Triton specialises the pointers as aligned
+#: (16 bytes is what its vectorised loads need).
+WORKSPACE_ALIGNMENT = 256
+
+
+def _aligned(size: SymExpr) -> SymExpr:
+    """``size`` rounded up to a multiple of ``WORKSPACE_ALIGNMENT``."""
+    step = WORKSPACE_ALIGNMENT
+    return (size + (step - 1)) // step * step
+
+
+#: CUDA's largest grid: 2**31 - 1 programs along axis 0, 65,535 along 1 and 2.
+MAX_GRID = (2**31 - 1, 65535, 65535)
+
+
+@dataclass(frozen=True)
+class _Dim:
+    """One dim of one argument, as the launcher binds or checks it."""
+
+    argument: int
+    name: str
+    axis: int
+    expr: SymExpr
+
+    @property
+    def is_expression(self) -> bool:
+        """Neither static nor a symbol alone (``2*N``): checked once every
+        symbol is bound."""
+        return bool(self.expr.symbols) and self.expr.symbol_name is None
+
+
+@dataclass
+class LauncherEmitter:
+    """Prints one host function as its launcher and the launcher's refusal.
+
+    The launcher binds and checks a call in one expression of plain Python
+    (shape unpacking, ``is`` on dtypes, integer comparisons), the per-call
+    cost a GPU launch path can afford. When that expression is false it
+    calls the refusal function, which checks the same things one at a time
+    and raises the ``LaunchError`` naming the argument, axis, symbol, values
+    or guard; both are printed from the same dims and guards."""
+
+    function: func.FuncOp
+    python_name: str
+    refusal_name: str
+    kernels: Mapping[str, EmittedKernel]
+    constants: Constants
+    namer: Namer = field(default_factory=Namer)
+    values: dict[SSAValue, str] = field(default_factory=dict)
+    symbols: dict[str, str] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)
+    #: Intermediates in the workspace: buffer -> its offset's Python text.
+    slots: dict[SSAValue, str] = field(default_factory=dict)
+    #: Symbols the launcher's fast path has bound so far.
+    _bound: set[str] = field(default_factory=set)
+
+    def emit(self) -> list[str]:
+        self.namer.taken |= MODULE_NAMES | {
+            "tensors",
+            "device",
+            "grid",
+            "refused",
+            "workspace",
+        }
+        dims = self._dims()
+        refusal = self._refusal(dims)
+        self._emit(f"def {self.python_name}(*tensors):")
+        self._emit(
+            '    """Checks, binds, allocates and launches (see the comment above)."""'
+        )
+        self._bind(dims)
+        self._plan_workspace()
+        for op in self.function.body.block.ops:
+            self._host_op(op)
+        return [
+            *comment_lines(f"host function @{self.function.sym_name.data}"),
+            *refusal,
+            "",
+            "",
+            *self.lines,
+        ]
+
+    def _emit(self, text: str) -> None:
+        self.lines.append(text)
+
+    def _host(self, expr: SymExpr) -> str:
+        missing = sorted(expr.symbols - self.symbols.keys())
+        if missing:
+            raise EmitError(
+                f"@{self.function.sym_name.data} uses symbol {missing[0]}, which is not "
+                "the whole of any argument's dim, so its value cannot be read off the "
+                "shapes"
+            )
+        return ExprRenderer(self.symbols).render(expr)
+
+    # Arguments -----------------------------------------------------------
+
+    @property
+    def _arguments(self) -> Sequence[BlockArgument]:
+        return self.function.body.block.args
+
+    def _argument_names(self) -> list[str]:
+        """The names messages give the arguments (from the IR's name hints)."""
+        return [
+            safe_text(a.name_hint or f"arg{i}") for i, a in enumerate(self._arguments)
+        ]
+
+    def _dims(self) -> list[_Dim]:
+        """Every argument's dims, naming a Python variable for each tensor and
+        each symbol (bound by the first dim that is the symbol alone)."""
+        dims: list[_Dim] = []
+        for index, (arg, name) in enumerate(
+            zip(self._arguments, self._argument_names(), strict=True)
+        ):
+            self.values[arg] = self.namer.fresh("t_", arg.name_hint or f"arg{index}")
+            for axis, dim in enumerate(self._argument_buffer(arg, index).dims):
+                symbol = dim.symbol_name
+                if symbol is not None and symbol not in self.symbols:
+                    self.symbols[symbol] = self.namer.fresh("s_", symbol)
+                dims.append(_Dim(index, name, axis, dim))
+        return dims
+
+    def _argument_buffer(self, arg: SSAValue, index: int) -> BufferType:
+        buffer = arg.type
+        if not isinstance(buffer, BufferType) or not buffer.is_row_major:
+            raise EmitError(
+                f"argument {index} of @{self.function.sym_name.data} has type "
+                f"{buffer}; launchers take row-major !memory.buffer arguments"
+            )
+        return buffer
+
+    # The launcher's fast path ----------------------------------------------
+
+    def _bind(self, dims: Sequence[_Dim]) -> None:
+        """Unpack the tensors and their shapes into variables (a wrong count
+        or rank fails the unpacking), then test everything at once: dtypes,
+        each symbol at least 1 (before any dim that may divide by it), the
+        other dims, devices, guards."""
+        args = self._arguments
+        tensors = [self.values[a] for a in args]
+        shapes: list[list[str]] = [[] for _ in args]
+        symbol_tests: list[str] = []
+        dim_tests: list[str] = []
+        for dim in dims:
+            variable = self._binding_variable(dim)
+            if variable is not None:
+                symbol_tests.append(f"{variable} >= 1")
+            else:
+                variable = self.namer.fresh("d_", f"{dim.argument}_{dim.axis}")
+                dim_tests.append(f"{variable} == {self._host(dim.expr)}")
+            shapes[dim.argument].append(variable)
+        tests = [
+            f"{tensor}.dtype is {torch_type(self._argument_buffer(arg, i).element_type)}"
+            for i, (arg, tensor) in enumerate(zip(args, tensors, strict=True))
+        ]
+        tests += symbol_tests + dim_tests
+        tests += [f"{tensor}.device == device" for tensor in tensors[1:]]
+        tests += [self._guard_condition(op) for op in self._guards()]
+        self._emit("    try:")
+        self._emit(f"        {_tuple_text(tensors)} = tensors")
+        for tensor, shape in zip(tensors, shapes, strict=True):
+            if shape:
+                self._emit(f"        {_tuple_text(shape)} = {tensor}.shape")
+            else:
+                tests.append(f"{tensor}.dim() == 0")
+        device = f"{tensors[0]}.device" if tensors else "_irc_device(tensors)"
+        self._emit(f"        device = {device}")
+        self._emit(f"        refused = not ({' and '.join(tests) or 'True'})")
+        self._emit(
+            "    except (TypeError, ValueError, AttributeError, ArithmeticError):"
+        )
+        self._emit("        refused = True")
+        self._emit("    if refused:")
+        self._emit(f"        {self.refusal_name}(tensors)")
+        for tensor in tensors:
+            self._emit(f"    {tensor} = {tensor}.contiguous()")
+
+    def _binding_variable(self, dim: _Dim) -> str | None:
+        """The symbol's variable if ``dim`` is the first dim that is that
+        symbol alone (it binds the symbol), else None (it is tested)."""
+        symbol = dim.expr.symbol_name
+        if symbol is None or symbol in self._bound:
+            return None
+        self._bound.add(symbol)
+        return self.symbols[symbol]
+
+    def _guards(self) -> list[sym.GuardOp]:
+        guards = [
+            op for op in self.function.body.block.ops if isinstance(op, sym.GuardOp)
+        ]
+        for op in guards:
+            if op.fact.fact.op not in _FACT_OPERATORS:
+                raise EmitError(f"sym.guard compares with {op.fact.fact.op!r}")
+        return guards
+
+    def _guard_condition(self, op: sym.GuardOp) -> str:
+        fact = op.fact.fact
+        return f"({self._host(fact.lhs)} {fact.op} {self._host(fact.rhs)})"
+
+    # The refusal: the same checks, one at a time -------------------------
+
+    def _refusal(self, dims: Sequence[_Dim]) -> list[str]:
+        """``def refuse_<name>(tensors)``: raises the ``LaunchError`` that
+        says why the launcher's fast test failed."""
+        args = self._arguments
+        names = self._argument_names()
+        lines = [
+            f"def {self.refusal_name}(tensors):",
+            f'    """Why {self.python_name} refuses a call: raises its LaunchError."""',
+            f"    _irc_count(tensors, {len(args)}, {', '.join(names)!r})",
+            "    device = _irc_device(tensors)",
+        ]
+        for index, (arg, name) in enumerate(zip(args, names, strict=True)):
+            buffer = self._argument_buffer(arg, index)
+            lines.append(
+                f"    {self.values[arg]} = _irc_tensor(tensors, {index}, {name!r}, "
+                f"{buffer.rank}, {text_literal(shape_text(buffer.dims))}, "
+                f"{torch_type(buffer.element_type)}, device)"
+            )
+        sources: dict[str, _Dim] = {}
+        # Static dims and symbols first: an expression needs its symbols bound.
+        lines += [self._check_dim(d, sources) for d in dims if not d.is_expression]
+        lines += [self._check_expression(d, sources) for d in dims if d.is_expression]
+        for op in self._guards():
+            lines += self._check_guard(op)
+        lines.append(
+            "    raise LaunchError('internal error: the launcher refused a call that "
+            "passes every check; please report it')"
+        )
+        return lines
+
+    def _check_dim(self, dim: _Dim, sources: dict[str, _Dim]) -> str:
+        """A static dim's check, a symbol's binding or its cross-check."""
+        tensor = self.values[self._arguments[dim.argument]]
+        where = f"{tensor}, {dim.name!r}, {dim.axis}"
+        if dim.expr.is_constant:
+            return f"    _irc_static_dim({where}, {int(dim.expr)})"
+        symbol = dim.expr.symbol_name
+        assert symbol is not None
+        variable = self.symbols[symbol]
+        if symbol in sources:
+            first = sources[symbol]
+            source = f"argument {first.name!r} axis {first.axis}"
+            return f"    _irc_same_symbol({where}, {symbol!r}, {variable}, {source!r})"
+        sources[symbol] = dim
+        return f"    {variable} = _irc_symbol({where}, {symbol!r})"
+
+    def _check_expression(self, dim: _Dim, sources: Mapping[str, _Dim]) -> str:
+        tensor = self.values[self._arguments[dim.argument]]
+        return (
+            f"    _irc_expr_dim({tensor}, {dim.name!r}, {dim.axis}, "
+            f"{text_literal(str(dim.expr))}, {self._host(dim.expr)}, "
+            f"{self._values(dim.expr.symbols, sources)})"
+        )
+
+    def _check_guard(self, op: sym.GuardOp) -> list[str]:
+        fact = op.fact.fact
+        values = self._values(fact.lhs.symbols | fact.rhs.symbols)
+        reason = f": {op.reason.data}" if op.reason is not None else ""
+        location = location_text(op)
+        reason += f" (at {location})" if location else ""
+        return [
+            f"    if not {self._guard_condition(op)}:",
+            f"        _irc_guard_failed({text_literal(str(fact))}, {values}, "
+            f"{text_literal(reason)})",
+        ]
+
+    def _values(
+        self, symbols: Iterable[str], sources: Mapping[str, _Dim] | None = None
+    ) -> str:
+        """A call formatting the symbols' values at run time, with where each
+        was read when ``sources`` are given: ``N = 4 (from argument 'x' axis 0)``."""
+        triples = []
+        for symbol in sorted(symbols):
+            source = ""
+            if sources is not None:
+                first = sources[symbol]
+                source = f" (from argument {first.name!r} axis {first.axis})"
+            triples.append(
+                f"({symbol!r}, {self.symbols[symbol]}, {text_literal(source)})"
+            )
+        return f"_irc_values({', '.join(triples)})"
+
+    # The workspace -------------------------------------------------------
+
+    def _plan_workspace(self) -> None:
+        """One allocation per call for every intermediate (an allocated
+        buffer that is not returned, and the buffers that reuse its
+        storage), each at an offset aligned to ``WORKSPACE_ALIGNMENT``
+        bytes: one ``torch.empty`` instead of one per intermediate, which on
+        a GPU is most of a launcher's own time. The workspace is the sum of
+        the intermediates' sizes; storage the memory level shares
+        (``memory.reuse``) is counted once."""
+        ops = list(self.function.body.block.ops)
+        returned = {
+            self._storage(v)
+            for op in ops
+            if isinstance(op, func.ReturnOp)
+            for v in op.arguments
+        }
+        size_text: str | None = None  # the workspace's size so far, as Python
+        for op in ops:
+            if isinstance(op, memory.ReuseOp) and op.source in self.slots:
+                self.slots[op.result] = self.slots[op.source]
+                continue
+            if not isinstance(op, memory.AllocOp) or op.result in returned:
+                continue
+            buffer = memory.buffer_type(op.result)
+            if not buffer.is_row_major:
+                continue  # allocated on its own, with its strides
+            offset = "0"
+            if size_text is not None:
+                offset = self.namer.fresh("o_", str(len(self.slots)))
+                self._emit(f"    {offset} = {size_text}")
+            self.slots[op.result] = offset
+            itemsize = dtype(buffer.element_type).numpy.itemsize
+            size = self._host(_aligned(buffer.numel * itemsize))
+            size_text = size if offset == "0" else f"{offset} + {size}"
+        if size_text is not None:
+            self._emit(
+                f"    workspace = torch.empty({size_text}, dtype=torch.uint8, "
+                "device=device)"
+            )
+
+    def _storage(self, value: SSAValue) -> SSAValue:
+        """The buffer whose storage ``value`` is (through ``memory.reuse``)."""
+        while isinstance(value.owner, memory.ReuseOp):
+            value = value.owner.source
+        return value
+
+    # Host ops ------------------------------------------------------------
+
+    def _host_op(self, op: Operation) -> None:
+        if isinstance(op, sym.GuardOp):
+            return  # checked up front
+        if isinstance(op, memory.AllocOp | memory.ReuseOp) and op.result in self.slots:
+            buffer = memory.buffer_type(op.result)
+            shape, strides = self._layout(buffer)
+            element = torch_type(buffer.element_type)
+            self._assign(
+                op.result,
+                f"_irc_slice(workspace, {self.slots[op.result]}, {element}, {shape}, "
+                f"{strides})",
+            )
+        elif isinstance(op, memory.AllocOp):
+            self._assign(op.result, self._allocation(memory.buffer_type(op.result)))
+        elif isinstance(op, memory.ReuseOp):
+            buffer = memory.buffer_type(op.result)
+            shape, strides = self._layout(buffer)
+            self._assign(
+                op.result, f"{self.values[op.source]}.as_strided({shape}, {strides})"
+            )
+        elif isinstance(op, memory.DeallocOp):
+            self._emit(f"    del {self.values[op.buffer]}")
+        elif isinstance(op, memory.ConstantOp):
+            index = self.constants.add(op)
+            self._assign(op.result, f"_IRC_CONSTANTS[{index}].to(device, copy=True)")
+        elif isinstance(op, memory.LaunchOp):
+            self._launch(op)
+        elif isinstance(op, func.ReturnOp):
+            self._emit(f"    return {_tuple_text(self._results(op.arguments))}")
+        else:
+            raise EmitError(
+                f"{op.name} in host function @{self.function.sym_name.data} has no "
+                "launcher spelling; host functions hold memory ops and launches"
+            )
+
+    def _results(self, values: Sequence[SSAValue]) -> list[str]:
+        """The returned values: results never alias the caller's arguments
+        nor one another, as the reference backend's do not."""
+        names: list[str] = []
+        for value in values:
+            name = self.values[value]
+            aliased = isinstance(value, BlockArgument) or name in names
+            names.append(f"{name}.clone()" if aliased else name)
+        return names
+
+    def _assign(self, value: SSAValue, expression: str) -> None:
+        name = self.namer.fresh(
+            "v_" if value.name_hint else "v", value.name_hint or str(len(self.values))
+        )
+        self.values[value] = name
+        self._emit(f"    {name} = {expression}")
+
+    def _layout(self, buffer: BufferType) -> tuple[str, str]:
+        """The shape and strides of ``buffer`` as Python tuples."""
+        shape = _tuple_text(self._host(d) for d in buffer.dims)
+        return shape, _tuple_text(self._host(s) for s in buffer.strides)
+
+    def _allocation(self, buffer: BufferType) -> str:
+        shape, strides = self._layout(buffer)
+        element = torch_type(buffer.element_type)
+        return (
+            f"torch.empty_strided({shape}, {strides}, dtype={element}, device=device)"
+        )
+
+    def _launch(self, op: memory.LaunchOp) -> None:
+        kernel = self.kernels.get(op.kernel_name)
+        if kernel is None:
+            raise EmitError(
+                f"memory.launch @{op.kernel_name} in @{self.function.sym_name.data} "
+                "launches no triton.kernel of the module"
+            )
+        grid = [*kernel.op.grid_exprs, *[SymExpr.const(1)] * 3][:3]
+        args = [self.values[a] for a in op.args]
+        args += [self._host(SymExpr.symbol(s)) for s in kernel.op.symbol_names]
+        args += [f"{name}={value}" for name, value in kernel.constexprs.items()]
+        args.append("enable_fp_fusion=False")
+        launch = f"{kernel.python_name}[grid]({', '.join(args)})"
+        checks = self._grid_checks(op.kernel_name, grid)
+        if checks is None:
+            self._emit(
+                f"    # @{safe_text(op.kernel_name)}: its grid is empty, nothing to launch"
+            )
+            return
+        self._emit(f"    grid = ({', '.join(self._host(g) for g in grid)})")
+        if not checks:
+            self._emit(f"    {launch}")
+            return
+        self._emit(f"    if {' and '.join(checks)}:")
+        self._emit(f"        {launch}")
+        self._emit("    else:")
+        self._emit(f"        _irc_check_grid({op.kernel_name!r}, grid, {MAX_GRID!r})")
+
+    def _grid_checks(self, kernel: str, grid: Sequence[SymExpr]) -> list[str] | None:
+        """The run-time tests that ``grid`` is within CUDA's limits and not
+        empty (``0 < grid[i] <= limit``) for its symbolic axes, or None for a
+        grid that is empty whatever the sizes; an axis beyond the limits
+        whatever the sizes is an ``EmitError``."""
+        checks: list[str] = []
+        for axis, (extent, limit) in enumerate(zip(grid, MAX_GRID, strict=True)):
+            if not extent.is_constant:
+                checks.append(f"0 < grid[{axis}] <= {limit}")
+            elif int(extent) > limit:
+                raise EmitError(
+                    f"@{kernel}'s grid has {int(extent)} programs along axis {axis}, "
+                    f"more than CUDA's limit of {limit}"
+                )
+            elif int(extent) <= 0:
+                return None
+        return checks

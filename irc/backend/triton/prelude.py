@@ -1,0 +1,306 @@
+"""The prelude of every emitted module: helpers that give Triton NumPy's
+semantics where Triton's differ, and the launchers' checks and messages.
+
+This is a real module (it imports torch and triton, and its helpers can be
+called, or used from ``@triton.jit`` kernels, directly), and it is also the
+source text the emitter copies: ``irc.backend.triton.pruning`` reads this
+file (without importing it) and copies into an emitted module the top-level
+definitions that module uses, directly or through one another, in the order
+they have here, each with the comment lines directly above it. Emitted
+modules never import irc.
+
+The rules for what may stand here follow from that:
+
+- only ``import`` statements (the emitted header makes the same three), and
+  top-level ``def``, ``class`` and assignments to names; every name a
+  definition uses is Python's, ``torch``'s, ``triton``'s, ``tl``'s or
+  another definition's here;
+- a definition's text is the emitted text, byte for byte, so the rest of
+  this file is not reformatted (``fmt: off``): reformatting it would change
+  every emitted module;
+- a comment that belongs to a definition sits directly above it (no blank
+  line between); other comments are not copied.
+
+Special float values are built from their bits inside the kernels, never
+read from module globals (see ``_irc_nan``); ``_IRC_INTERPRETED`` is read
+once, when the module is executed, as Triton decides then whether its
+kernels are interpreted.
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+# fmt: off
+
+
+class LaunchError(ValueError):
+    """A call that the compiled signature refuses: a wrong count, rank,
+    dtype or device, a dim that disagrees, a guard that does not hold."""
+
+
+# Special float values are built from their bits inside the kernels, never
+# read from module globals: Triton re-checks on every launch that each global
+# a kernel read is unchanged, with `!=`, and a NaN global never equals itself.
+@triton.jit
+def _irc_nan(x):
+    """A quiet NaN of x's float type."""
+    return tl.full([], 0x7FF8000000000000, tl.int64).to(tl.float64, bitcast=True).to(x.dtype)
+
+
+@triton.jit
+def _irc_inf(x):
+    """+inf of x's float type."""
+    return tl.full([], 0x7FF0000000000000, tl.int64).to(tl.float64, bitcast=True).to(x.dtype)
+
+
+@triton.jit
+def _irc_div(a, b):
+    """Correctly rounded division (Triton's f32 `/` is approximate on GPUs)."""
+    if a.dtype == tl.float64:
+        return a / b
+    else:
+        return tl.div_rn(a, b)
+
+
+@triton.jit
+def _irc_to_bf16(x):
+    """float32 -> bfloat16 rounding to nearest even, in integer arithmetic
+    (the interpreter truncates); NaN stays NaN."""
+    bits = x.to(tl.int32, bitcast=True)
+    rounded = bits + 0x7FFF + ((bits >> 16) & 1)
+    rounded = tl.where(x != x, bits | 0x400000, rounded)
+    return (rounded >> 16).to(tl.int16).to(tl.bfloat16, bitcast=True)
+
+
+@triton.jit
+def _irc_floordiv_i(a, b):
+    """NumPy's integer floor division: rounds down; x // 0 == 0."""
+    zero = b == 0
+    d = tl.where(zero, 1, b)
+    q = a // d
+    r = a % d
+    q = tl.where((r != 0) & ((r < 0) != (d < 0)), q - 1, q)
+    return tl.where(zero, 0, q)
+
+
+@triton.jit
+def _irc_rem_i(a, b):
+    """NumPy's integer remainder: the divisor's sign; x % 0 == 0."""
+    zero = b == 0
+    d = tl.where(zero, 1, b)
+    r = a % d
+    r = tl.where((r != 0) & ((r < 0) != (d < 0)), r + d, r)
+    return tl.where(zero, 0, r)
+
+
+@triton.jit
+def _irc_floordiv_f(a, b):
+    """NumPy's float floor division (npy_floor_divide, from fmod)."""
+    mod = a % b
+    div = _irc_div(a - mod, b)
+    div = tl.where((mod != 0) & ((b < 0) != (mod < 0)), div - 1.0, div)
+    floor = tl.floor(div)
+    floor = tl.where(div - floor > 0.5, floor + 1.0, floor)
+    quotient = _irc_div(a, b)
+    floor = tl.where(div == 0, quotient * 0.0, floor)
+    return tl.where(b == 0, quotient, floor)
+
+
+@triton.jit
+def _irc_rem_f(a, b):
+    """NumPy's float remainder (npy_remainder): the divisor's sign."""
+    mod = a % b
+    mod = tl.where((mod != 0) & ((b < 0) != (mod < 0)), mod + b, mod)
+    return tl.where(mod == 0, tl.where(b < 0, -0.0, 0.0), mod)
+
+
+@triton.jit
+def _irc_pow_f(a, b):
+    """NumPy's float power, computed in float64: exactly by repeated
+    squaring for integer exponents below 64, else as exp2(b * log2|a|);
+    negative bases with integer exponents take the exponent's parity."""
+    x = a.to(tl.float64)
+    y = b.to(tl.float64)
+    ax = tl.abs(x)
+    integral = tl.floor(y) == y
+    r = tl.exp2(y * tl.log2(ax))
+    odd = integral & (tl.abs(y % 2.0) == 1.0)
+    negative = (x < 0) | ((x == 0) & (1.0 / x < 0))
+    r = tl.where(negative & odd, -r, r)
+    r = tl.where((x < 0) & (tl.floor(y) != y) & (ax != _irc_inf(x)), _irc_nan(x), r)
+    small = integral & (tl.abs(y) < 64.0)
+    n = tl.where(small, tl.abs(y), 0.0).to(tl.int32)
+    p = tl.zeros_like(x) + 1.0
+    base = x
+    for _ in tl.static_range(6):
+        p = tl.where((n & 1) != 0, p * base, p)
+        base = base * base
+        n = n >> 1
+    p = tl.where(y < 0, 1.0 / p, p)
+    r = tl.where(small, p, r)
+    r = tl.where((y == 0) | (x == 1.0), 1.0, r)
+    r = tl.where((x == -1.0) & (tl.abs(y) == _irc_inf(y)), 1.0, r)
+    return r.to(a.dtype)
+
+
+@triton.jit
+def _irc_pow_i(a, b, BITS: tl.constexpr):
+    """Integer power by repeated squaring, wrapping as NumPy's does (a
+    negative exponent, an error at the reference level, gives 0)."""
+    result = tl.zeros_like(a) + 1
+    base = a
+    e = b
+    for _ in tl.static_range(BITS):
+        result = tl.where((e & 1) != 0, result * base, result)
+        base = base * base
+        e = e >> 1
+    return tl.where(b < 0, 0, result)
+
+
+@triton.jit
+def _irc_tanh(x):
+    """tanh from tl.exp in float64 (no libdevice): odd Taylor terms near 0,
+    1 - 2 / (exp(2|x|) + 1) elsewhere; rounded once to x's type."""
+    y = x.to(tl.float64)
+    ay = tl.abs(y)
+    big = 1.0 - 2.0 / (tl.exp(2.0 * ay) + 1.0)
+    big = tl.where(y < 0, -big, big)
+    return tl.where(ay < 1e-4, y * (1.0 - y * y / 3.0), big).to(x.dtype)
+
+
+@triton.jit
+def _irc_max_f(x, AXIS: tl.constexpr):
+    """Max over an axis with NumPy's NaN propagation (tl.max skips NaN)."""
+    nan = tl.max((x != x).to(tl.int32), axis=AXIS) > 0
+    return tl.where(nan, _irc_nan(x), tl.max(x, axis=AXIS))
+
+
+@triton.jit
+def _irc_min_f(x, AXIS: tl.constexpr):
+    """Min over an axis with NumPy's NaN propagation (tl.min skips NaN)."""
+    nan = tl.max((x != x).to(tl.int32), axis=AXIS) > 0
+    return tl.where(nan, _irc_nan(x), tl.min(x, axis=AXIS))
+
+
+@triton.jit
+def _irc_argmax(x, index, AXIS: tl.constexpr, SIZE: tl.constexpr):
+    """NumPy's argmax: the first NaN if there is one, else the first lane
+    holding the maximum."""
+    top = tl.max(x, axis=AXIS, keep_dims=True)
+    nan = x != x
+    any_nan = tl.max(nan.to(tl.int32), axis=AXIS, keep_dims=True) > 0
+    hit = tl.where(any_nan, nan, x == top)
+    return tl.min(tl.where(hit, index, SIZE), axis=AXIS)
+
+
+@triton.jit
+def _irc_mul(a, b):
+    return a * b
+
+
+def _irc_tensor(tensors, index, name, rank, dims, dtype, device):
+    """Argument `index`, checked: a tensor of this rank and dtype on the
+    device of the others."""
+    tensor = tensors[index]
+    if not isinstance(tensor, torch.Tensor):
+        raise LaunchError(f"argument {name!r} must be a torch tensor, got {type(tensor).__name__}")
+    if tensor.dim() != rank:
+        raise LaunchError(f"argument {name!r} has rank {tensor.dim()} (shape {tuple(tensor.shape)}) but the function expects rank {rank}: {dims}")
+    if tensor.dtype != dtype:
+        got, expected = (str(d).removeprefix("torch.") for d in (tensor.dtype, dtype))
+        raise LaunchError(f"argument {name!r} has dtype {got} but the function expects {expected}; convert it to {expected} first")
+    if tensor.device != device:
+        raise LaunchError(f"argument {name!r} is on {tensor.device} but argument 0 is on {device}; move them to one device")
+    return tensor
+
+
+def _irc_device(tensors):
+    """The device of the first tensor; without one, where kernels run."""
+    for tensor in tensors:
+        if isinstance(tensor, torch.Tensor):
+            return tensor.device
+    if _IRC_INTERPRETED:
+        return torch.device("cpu")
+    return triton.runtime.driver.active.get_active_torch_device()
+
+
+def _irc_count(tensors, expected, names):
+    if len(tensors) != expected:
+        raise LaunchError(f"the function takes {expected} argument(s) ({names}) but was called with {len(tensors)}")
+
+
+def _irc_static_dim(tensor, name, axis, expected):
+    size = tensor.shape[axis]
+    if size != expected:
+        raise LaunchError(f"argument {name!r} axis {axis}: expected size {expected}, got {size}; this dim is static in the compiled signature")
+
+
+def _irc_symbol(tensor, name, axis, symbol):
+    size = tensor.shape[axis]
+    if size < 1:
+        raise LaunchError(f"argument {name!r} axis {axis}: symbol {symbol} would be {size}; symbolic dims are sizes of at least 1 (compile with a static dim for empty arrays)")
+    return size
+
+
+def _irc_same_symbol(tensor, name, axis, symbol, value, source):
+    size = tensor.shape[axis]
+    if size != value:
+        raise LaunchError(f"argument {name!r} axis {axis}: symbol {symbol} is {size} here but {value} from {source}; dims named {symbol} must have equal sizes")
+
+
+def _irc_expr_dim(tensor, name, axis, text, value, values):
+    size = tensor.shape[axis]
+    if size != value:
+        raise LaunchError(f"argument {name!r} axis {axis}: dim {text} is {value} with {values}, but the array has size {size}")
+
+
+def _irc_values(*triples):
+    return ", ".join(f"{name} = {value}{source}" for name, value, source in triples) or "no symbols"
+
+
+def _irc_guard_failed(fact, values, reason):
+    raise LaunchError(f"guard `{fact}` does not hold with {values}{reason}; call with shapes that satisfy it")
+
+
+def _irc_check_grid(kernel, grid, limits):
+    """A grid the launcher's test refused: empty (nothing to launch) or
+    beyond CUDA's limits (an error, before this kernel is launched)."""
+    for axis, (size, limit) in enumerate(zip(grid, limits)):
+        if size > limit:
+            raise LaunchError(f"kernel @{kernel} would launch {size} programs along axis {axis} of its grid {grid}, more than CUDA's limit of {limit} on that axis; call with smaller sizes")
+
+
+#: Whether this module's kernels are interpreted: Triton decides it when a
+#: kernel is defined, from this same setting.
+_IRC_INTERPRETED = triton.knobs.runtime.interpret
+
+
+class _IrcPointer:
+    """An intermediate in a launcher's workspace as a compiled kernel reads
+    it: an address and a dtype (all Triton's binder and launcher ask of a
+    tensor argument), cheaper to make per call than a tensor view."""
+
+    __slots__ = ("address", "dtype")
+
+    def __init__(self, address, dtype):
+        self.address = address
+        self.dtype = dtype
+
+    def data_ptr(self):
+        return self.address
+
+
+def _irc_slice(workspace, offset, dtype, shape, strides):
+    """The intermediate at byte `offset` of the workspace: a pointer for
+    compiled kernels, a tensor view for the interpreter (which reads
+    tensors)."""
+    if _IRC_INTERPRETED:
+        return workspace[offset:].view(dtype).as_strided(shape, strides)
+    return _IrcPointer(workspace.data_ptr() + offset, dtype)
+
+
+def _irc_constant(data, dtype, shape):
+    if not data:
+        return torch.empty(shape, dtype=dtype)
+    return torch.frombuffer(bytearray(data), dtype=dtype).reshape(shape)
