@@ -12,9 +12,9 @@ argument as i32 when it fits (and as a constexpr when it is 1), so an i64
 offset is computed in 64 bits whatever value a symbol has. Masks are the
 IR's: every load and store the IR masks is masked, and only those.
 
-The op spelling functions (``unary_text``, ``binary_text``, ``compare_text``,
-``cast_text``, ``reduce_text``, ``dot_text``, ``constant_text``) give each
-op NumPy's semantics, calling the prelude's helpers
+The op spelling functions (``compare_text``, ``cast_text``, ``reduce_text``,
+``dot_text``, ``constant_text``, and ``irc.backend.triton.elementwise``'s
+table for unary and binary ops) give each op NumPy's semantics, calling the prelude's helpers
 (``irc.backend.triton.prelude``) by name where Triton's own differ. Only
 functions that both the Triton interpreter and the compiler run are used:
 ``tanh``, ``erf`` and float ``pow`` are computed in float64 from
@@ -22,7 +22,7 @@ functions that both the Triton interpreter and the compiler run are used:
 square roots are the correctly rounded ``tl.div_rn``/``tl.sqrt_rn`` (the
 defaults are approximate on GPUs), and 16-bit floats compute in float32
 and round once, as NumPy does (which also steers clear of the interpreter's
-bfloat16 bugs, see "Elementwise and reduction spellings").
+bfloat16 bugs, see ``irc.backend.triton.elementwise``).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from irc.backend.triton.elementwise import elementwise_text, narrow, wide
 from irc.backend.triton.errors import EmitError
 from irc.backend.triton.expressions import ExprRenderer
 from irc.backend.triton.names import (
@@ -90,9 +91,6 @@ def constant_text(attr: IntegerAttr | FloatAttr, element: Attribute) -> str:
 
 
 _COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-_BITWISE = {"and": "&", "or": "|", "xor": "^"}
-_BOOL_BINARY = {"add": "|", "mul": "&", "max": "|", "min": "&", **_BITWISE}
-_ARITHMETIC_KINDS = {"add": "+", "sub": "-", "mul": "*"}
 
 
 @dataclass
@@ -252,11 +250,11 @@ class KernelEmitter:
 
     def unary(self, op: tt.UnaryOp) -> str:
         element = tt.element_of(op.result.type)
-        return unary_text(op.kind.data, self.v(op.input), element)
+        return elementwise_text(op.kind.data, element, self.v(op.input))
 
     def binary(self, op: tt.BinaryOp) -> str:
         element = tt.element_of(op.result.type)
-        return binary_text(op.kind.data, self.v(op.lhs), self.v(op.rhs), element)
+        return elementwise_text(op.kind.data, element, self.v(op.lhs), self.v(op.rhs))
 
     def compare(self, op: tt.CompareOp) -> str:
         element = tt.element_of(op.lhs.type)
@@ -336,128 +334,9 @@ _EXPRESSIONS: dict[type[Operation], Callable[[KernelEmitter, Operation], str]] =
 
 
 # --------------------------------------------------------------------------
-# Elementwise and reduction spellings
+# Comparison, cast and reduction spellings (16-bit floats as in
+# irc.backend.triton.elementwise: in float32, rounded once)
 # --------------------------------------------------------------------------
-#
-# 16-bit floats compute in float32 and round once to their type, which is
-# what NumPy (and ml_dtypes for bfloat16) does. It is also what keeps the
-# interpreter right: Triton 3.9's interpreter holds bfloat16 blocks as
-# their uint16 bits, so it negates, compares and multiplies the bits, and
-# it truncates float32 -> bfloat16 instead of rounding to nearest even;
-# ``_irc_to_bf16`` rounds with integer arithmetic that both the interpreter
-# and the GPU run the same way.
-
-
-def wide(x: str, element: Attribute) -> str:
-    """``x`` as float32 if it is a 16-bit float."""
-    return f"{x}.to(tl.float32)" if is_half(element) else x
-
-
-def narrow(x: str, element: Attribute) -> str:
-    """A float32 ``x`` rounded (to nearest even) to a 16-bit ``element``."""
-    if dtype(element).name == "bfloat16":
-        return f"_irc_to_bf16({x})"
-    if dtype(element).name == "float16":
-        return f"{x}.to(tl.float16)"
-    return x
-
-
-def _in_f32(element: Attribute, text: Callable[[str], str], *operands: str) -> str:
-    """``text`` applied to the operands, in float32 for 16-bit floats."""
-    return narrow(text(*(wide(x, element) for x in operands)), element)
-
-
-def _float_unary(kind: str, is_f64: bool) -> Callable[[str], str] | None:
-    precise: dict[str, Callable[[str], str]] = {
-        "neg": lambda x: f"(-{x})",
-        "abs": lambda x: f"tl.abs({x})",
-        "exp": lambda x: f"tl.exp({x})",
-        "log": lambda x: f"tl.log({x})",
-        "sin": lambda x: f"tl.sin({x})",
-        "cos": lambda x: f"tl.cos({x})",
-        "floor": lambda x: f"tl.floor({x})",
-        "tanh": lambda x: f"_irc_tanh({x})",
-        "erf": lambda x: f"tl.erf({x}.to(tl.float64)).to({x}.dtype)",
-    }
-    if is_f64:
-        precise |= {
-            "sqrt": lambda x: f"tl.sqrt({x})",
-            "rsqrt": lambda x: f"(1.0 / tl.sqrt({x}))",
-            "sigmoid": lambda x: f"(1.0 / (1.0 + tl.exp(-{x})))",
-        }
-    else:
-        precise |= {
-            "sqrt": lambda x: f"tl.sqrt_rn({x})",
-            "rsqrt": lambda x: f"tl.div_rn(1.0, tl.sqrt_rn({x}))",
-            "sigmoid": lambda x: f"tl.div_rn(1.0, 1.0 + tl.exp(-{x}))",
-        }
-    return precise.get(kind)
-
-
-def unary_text(kind: str, x: str, element: Attribute) -> str:
-    """``loop.unary`` semantics in Triton, for an operand named ``x``."""
-    family = element_kind(element)
-    if family == "f":
-        spelling = _float_unary(kind, dtype(element).bits == 64)
-        if spelling is not None:
-            return _in_f32(element, spelling, x)
-    elif kind == "not":
-        return f"(~{x})"
-    elif kind == "abs" and family == "b":
-        return x
-    elif family == "i" and kind in ("neg", "abs"):
-        return f"(-{x})" if kind == "neg" else f"tl.abs({x})"
-    raise EmitError(f"unary {kind!r} on {element} has no Triton spelling")
-
-
-def binary_text(kind: str, a: str, b: str, element: Attribute) -> str:
-    """``loop.binary`` semantics in Triton, for operands ``a`` and ``b``."""
-    family = element_kind(element)
-    if family == "b" and kind in _BOOL_BINARY:
-        return f"({a} {_BOOL_BINARY[kind]} {b})"
-    if family == "i":
-        return _int_binary(kind, a, b, element)
-    if family == "f":
-        return _float_binary(kind, a, b, element)
-    raise EmitError(f"binary {kind!r} on {element} has no Triton spelling")
-
-
-def _int_binary(kind: str, a: str, b: str, element: Attribute) -> str:
-    spellings = {
-        "floordiv": f"_irc_floordiv_i({a}, {b})",
-        "rem": f"_irc_rem_i({a}, {b})",
-        "pow": f"_irc_pow_i({a}, {b}, {dtype(element).bits - 1})",
-        "max": f"tl.maximum({a}, {b})",
-        "min": f"tl.minimum({a}, {b})",
-        **{k: f"({a} {op} {b})" for k, op in {**_ARITHMETIC_KINDS, **_BITWISE}.items()},
-    }
-    if kind not in spellings:
-        raise EmitError(f"binary {kind!r} on {element} has no Triton spelling")
-    return spellings[kind]
-
-
-def _float_binary(kind: str, a: str, b: str, element: Attribute) -> str:
-    if kind in ("max", "min"):
-        # NumPy's maximum: the first operand when it is NaN or wins, else
-        # the second (which decides the sign of a zero result); float16's
-        # loop keeps the first on ties.
-        order = (">" if kind == "max" else "<") + (
-            "=" if dtype(element).name == "float16" else ""
-        )
-        wa, wb = wide(a, element), wide(b, element)
-        return f"tl.where(({wa} {order} {wb}) | ({wa} != {wa}), {a}, {b})"
-    if kind in _ARITHMETIC_KINDS:
-        operator = _ARITHMETIC_KINDS[kind]
-        return _in_f32(element, lambda x, y: f"({x} {operator} {y})", a, b)
-    helpers = {
-        "div": "_irc_div",
-        "floordiv": "_irc_floordiv_f",
-        "rem": "_irc_rem_f",
-        "pow": "_irc_pow_f",
-    }
-    if kind not in helpers:
-        raise EmitError(f"binary {kind!r} on {element} has no Triton spelling")
-    return _in_f32(element, lambda x, y: f"{helpers[kind]}({x}, {y})", a, b)
 
 
 def compare_text(kind: str, a: str, b: str, element: Attribute) -> str:
