@@ -1775,11 +1775,6 @@ class Fact:
         return Fact(lhs, match.group(), rhs)
 
     @property
-    def symbol_name(self) -> str | None:
-        """The name if the expression is one symbol alone (``N``, not ``2*N``)."""
-        return _bare_symbol(self)
-
-    @property
     def symbols(self) -> frozenset[str]:
         return self.lhs.symbols | self.rhs.symbols
 
