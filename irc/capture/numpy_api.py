@@ -76,32 +76,18 @@ def _with_dtype(result: Tensor, requested: Any) -> Tensor:
 
 # ----- elementwise ufuncs --------------------------------------------------
 
+#: The graph op of each NumPy ufunc that is an elementwise kind's reference
+#: semantics (``irc.dialects.elementwise``): a kind whose NumPy function is
+#: a ufunc is captured from that ufunc with no line here.
 _UNARY: dict[np.ufunc, type[graph.UnaryOp]] = {
-    np.negative: graph.NegOp,
-    np.absolute: graph.AbsOp,
-    np.exp: graph.ExpOp,
-    np.log: graph.LogOp,
-    np.sqrt: graph.SqrtOp,
-    np.tanh: graph.TanhOp,
-    np.sin: graph.SinOp,
-    np.cos: graph.CosOp,
-    np.floor: graph.FloorOp,
-    np.invert: graph.NotOp,
+    op.KIND.semantics.numpy: op
+    for op in graph.UNARY_OPS
+    if isinstance(op.KIND.semantics.numpy, np.ufunc)
 }
-
 _BINARY: dict[np.ufunc, type[graph.BinaryOp]] = {
-    np.add: graph.AddOp,
-    np.subtract: graph.SubOp,
-    np.multiply: graph.MulOp,
-    np.true_divide: graph.DivOp,
-    np.floor_divide: graph.FloorDivOp,
-    np.remainder: graph.RemOp,
-    np.power: graph.PowOp,
-    np.maximum: graph.MaximumOp,
-    np.minimum: graph.MinimumOp,
-    np.bitwise_and: graph.AndOp,
-    np.bitwise_or: graph.OrOp,
-    np.bitwise_xor: graph.XorOp,
+    op.KIND.semantics.numpy: op
+    for op in graph.BINARY_OPS
+    if isinstance(op.KIND.semantics.numpy, np.ufunc)
 }
 
 _LOGICAL: dict[np.ufunc, type[graph.BinaryOp]] = {
