@@ -866,3 +866,67 @@ def test_large_values_stay_exact() -> None:
     assert big.evaluate({"N": 3}) == 3 * 2**70 + 1
     assert Facts(["N <= 2**100"]).bounds(big) == (2**70 + 1, 2**170 + 1)
     assert Facts(["N % 2**40 == 0"]).divisor("N") == 2**40
+
+
+# ----- the IR's parser of expressions agrees with irc.shapes' -----------
+
+_TOKENS = st.sampled_from(
+    ["N", "D", "1", "4", "0", "+", "-", "*", "**", "2", "(", ")", " floordiv ",
+     " ceildiv ", " mod ", "max(", "min(", ", "]
+)  # fmt: skip
+
+
+def _ir_parse(text: str) -> SymExpr | None:
+    """``text`` read as the IR reads ``#sym.expr<text>``; None if refused."""
+    from xdsl.parser import Parser
+    from xdsl.utils.exceptions import ParseError
+
+    from irc.dialects.sym import SymExprAttr
+    from irc.ir import default_context
+
+    try:
+        attr = Parser(default_context(), f"#sym.expr<{text}>").parse_attribute()
+    except ParseError:
+        return None
+    assert isinstance(attr, SymExprAttr)
+    return attr.data
+
+
+def _shapes_parse(text: str) -> SymExpr | None:
+    try:
+        return parse_expr(text)
+    except ShapeError:
+        return None
+
+
+@LAWS
+@given(trees)
+def test_the_ir_reads_what_shapes_print(tree: Tree) -> None:
+    value = build(tree)
+    assert _ir_parse(str(value)) == value
+
+
+_OPERATORS = st.sampled_from(
+    [" + ", " - ", " * ", " floordiv ", " ceildiv ", " mod ", "+", "-", "*", "**"]
+)
+_texts = st.recursive(
+    st.sampled_from(["N", "D", "0", "1", "2", "3", "17"]),
+    lambda inner: st.one_of(
+        st.tuples(inner, _OPERATORS, inner).map("".join),
+        inner.map("-{}".format),
+        inner.map("+{}".format),
+        inner.map("({})".format),
+        st.tuples(
+            st.sampled_from(["max", "min"]), st.lists(inner, min_size=1, max_size=3)
+        ).map(lambda call: f"{call[0]}({', '.join(call[1])})"),
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(_texts, st.lists(_TOKENS, min_size=1, max_size=12).map("".join)))
+def test_the_two_expression_parsers_agree(text: str) -> None:
+    """The IR's parser (on xDSL's tokens) and ``parse_expr`` accept the same
+    texts, with the same values: the same grammar and precedence."""
+    assert _ir_parse(text) == _shapes_parse(text), text

@@ -22,6 +22,7 @@ level imports another to speak of sizes.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Self
 
@@ -44,8 +45,6 @@ from irc.shapes import Dim, Fact, Facts, ShapeError, SymExpr, as_expr, smax, smi
 # Symbolic expressions inside xDSL's parser and printer
 # --------------------------------------------------------------------------
 
-_BINARY_KEYWORDS = ("floordiv", "ceildiv", "mod")
-
 #: How deeply parentheses, unary minus signs and ``max``/``min`` calls may
 #: nest in a shape expression. The parser below recurses once per level, so
 #: without a cap hostile text would exhaust Python's stack; real shapes stay
@@ -56,12 +55,14 @@ MAX_EXPR_NESTING = 64
 def parse_sym_expr(parser: AttrParser) -> SymExpr:
     """Parse a symbolic dimension expression from xDSL's token stream.
 
-    The grammar is the one ``str(SymExpr)`` prints: ``+ - *`` with the usual
-    precedence, ``floordiv``/``ceildiv``/``mod`` at the precedence of ``*``,
-    ``max(a, b)``, ``min(a, b)``, integers, symbol names and parentheses,
-    plus ``e ** k`` for an integer ``k``. Exponents are capped as
-    ``SymExpr ** k`` caps them, nesting at ``MAX_EXPR_NESTING`` levels, so
-    that no text can hang the parser or overflow its stack.
+    The grammar is ``irc.shapes.parse_expr``'s, with its precedence (a
+    property test checks that the two agree), and ``str(SymExpr)`` prints
+    it: ``+`` and ``-``; then ``*``, ``floordiv``, ``ceildiv`` and ``mod``;
+    then unary ``-`` and ``+``; then ``e ** k`` for an integer constant
+    ``k``; integers, symbol names, ``max(a, b, ...)``, ``min(a, b, ...)``
+    and parentheses. Exponents are capped as ``SymExpr ** k`` caps them,
+    nesting at ``MAX_EXPR_NESTING`` levels, so that no text can hang the
+    parser or overflow its stack.
     """
     start = parser.pos
     try:
@@ -71,11 +72,7 @@ def parse_sym_expr(parser: AttrParser) -> SymExpr:
 
 
 def _parse_sum(parser: AttrParser, depth: int) -> SymExpr:
-    value = (
-        -_parse_product(parser, depth)
-        if parser.parse_optional_punctuation("-")
-        else _parse_product(parser, depth)
-    )
+    value = _parse_product(parser, depth)
     while True:
         if parser.parse_optional_punctuation("+"):
             value = value + _parse_product(parser, depth)
@@ -85,44 +82,66 @@ def _parse_sum(parser: AttrParser, depth: int) -> SymExpr:
             return value
 
 
+_PRODUCT_KEYWORDS: dict[str, Callable[[SymExpr, SymExpr], SymExpr]] = {
+    "floordiv": lambda a, b: a // b,
+    "ceildiv": lambda a, b: a.ceildiv(b),
+    "mod": lambda a, b: a % b,
+}
+
+
 def _parse_product(parser: AttrParser, depth: int) -> SymExpr:
-    # `**` lexes as two `*` tokens, so the power binds to the last factor
-    # only: the product is kept as `done * last`.
-    done, last = SymExpr.const(1), _parse_atom(parser, depth)
+    value, star = _parse_unary(parser, depth)
     while True:
-        if parser.parse_optional_punctuation("*"):
-            if parser.parse_optional_punctuation("*"):
-                last = _parse_exponent(parser, last)
-            else:
-                done, last = done * last, _parse_atom(parser, depth)
-        elif parser.parse_optional_keyword("floordiv"):
-            done, last = SymExpr.const(1), (done * last) // _parse_atom(parser, depth)
-        elif parser.parse_optional_keyword("ceildiv"):
-            divisor = _parse_atom(parser, depth)
-            done, last = SymExpr.const(1), (done * last).ceildiv(divisor)
-        elif parser.parse_optional_keyword("mod"):
-            done, last = SymExpr.const(1), (done * last) % _parse_atom(parser, depth)
+        if star or parser.parse_optional_punctuation("*"):
+            rhs, star = _parse_unary(parser, depth)
+            value = value * rhs
+        elif keyword := parser.parse_optional_keyword_in(_PRODUCT_KEYWORDS):
+            rhs, star = _parse_unary(parser, depth)
+            value = _PRODUCT_KEYWORDS[keyword](value, rhs)
         else:
-            return done * last
+            return value
 
 
-def _parse_exponent(parser: AttrParser, base: SymExpr) -> SymExpr:
-    """``base ** k``, with the error about a too large ``k`` at ``k``."""
-    start = parser.pos
-    exponent = parser.parse_integer(allow_boolean=False, allow_negative=False)
-    try:
-        return base**exponent
-    except ShapeError as err:
-        parser.raise_error(f"invalid shape expression: {err}", start, parser.pos)
+# xDSL's lexer reads `**` as two `*` tokens, and one token of lookahead
+# cannot tell `a * b` from `a ** b` before taking the first `*`. So a unary
+# term says whether it took the `*` of a product that follows it.
 
 
-def _parse_atom(parser: AttrParser, depth: int) -> SymExpr:
+def _parse_unary(parser: AttrParser, depth: int) -> tuple[SymExpr, bool]:
+    """A unary term, and whether it consumed the ``*`` after it."""
     if depth > MAX_EXPR_NESTING:
         parser.raise_error(
             f"shape expression nested more than {MAX_EXPR_NESTING} levels deep"
         )
     if parser.parse_optional_punctuation("-"):
-        return -_parse_atom(parser, depth + 1)
+        value, star = _parse_unary(parser, depth + 1)
+        return -value, star
+    if parser.parse_optional_punctuation("+"):
+        return _parse_unary(parser, depth + 1)
+    return _parse_power(parser, depth)
+
+
+def _parse_power(parser: AttrParser, depth: int) -> tuple[SymExpr, bool]:
+    base = _parse_atom(parser, depth)
+    if not parser.parse_optional_punctuation("*"):
+        return base, False
+    if not parser.parse_optional_punctuation("*"):
+        return base, True  # the `*` of a product
+    start = parser.pos
+    exponent, star = _parse_unary(parser, depth + 1)
+    if exponent.constant is None:
+        parser.raise_error(
+            "invalid shape expression: the exponent must be an integer constant",
+            start,
+            parser.pos,
+        )
+    try:
+        return base**exponent.constant, star
+    except ShapeError as err:
+        parser.raise_error(f"invalid shape expression: {err}", start, parser.pos)
+
+
+def _parse_atom(parser: AttrParser, depth: int) -> SymExpr:
     if (value := parser.parse_optional_integer(False, False)) is not None:
         return SymExpr.const(value)
     if parser.parse_optional_punctuation("("):
@@ -131,14 +150,14 @@ def _parse_atom(parser: AttrParser, depth: int) -> SymExpr:
         return inner
     for name, combine in (("max", smax), ("min", smin)):
         if parser.parse_optional_keyword(name):
-            parser.parse_punctuation("(")
-            lhs = _parse_sum(parser, depth + 1)
-            parser.parse_punctuation(",")
-            rhs = _parse_sum(parser, depth + 1)
-            parser.parse_punctuation(")")
-            return combine(lhs, rhs)
+            args = parser.parse_comma_separated_list(
+                parser.Delimiter.PAREN, lambda: _parse_sum(parser, depth + 1)
+            )
+            if len(args) < 2:
+                parser.raise_error(f"{name}() needs at least two arguments")
+            return functools.reduce(combine, args)
     name = parser.parse_optional_identifier()
-    if name is None or name in _BINARY_KEYWORDS:
+    if name is None or name in _PRODUCT_KEYWORDS:
         parser.raise_error("expected a shape expression (integer, symbol or '(')")
     return SymExpr.symbol(name)
 
