@@ -59,7 +59,7 @@ def pointwise(name: str, source: str, kind: str, size: str = "N") -> str:
     %base = loop.binary mul %p, %c64 : (i64, i64) -> i64
     %i = loop.binary add %base, %r : (i64, {index}) -> {index}
     %n = loop.size {size} : i64
-    %m = loop.cmp "lt" %i, %n : ({index}, i64) -> {mask}
+    %m = loop.cmp lt %i, %n : ({index}, i64) -> {mask}
     %v = loop.read %a[%i] mask %m : {tensor}[{index}] mask {mask} -> {tile}
     %e = loop.unary {kind} %v : {tile}
     loop.write %e to 0[%i] mask %m : {tile}[{index}] mask {mask}
@@ -346,7 +346,7 @@ def test_masked_lanes_touch_no_memory() -> None:
     load = f"""%one = loop.size 1 : i64
   %q = loop.binary add %p, %one : (i64, i64) -> i64
   %n = loop.size N : i64
-  %m = loop.cmp "lt" %q, %n : (i64, i64) -> i1
+  %m = loop.cmp lt %q, %n : (i64, i64) -> i1
   %v = memory.load %a[%q] mask %m : {BUF}[i64] mask i1 -> f32"""
     module = host(
         f"""%y = memory.alloc : {BUF}

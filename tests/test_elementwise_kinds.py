@@ -1,4 +1,4 @@
-"""Every elementwise kind, through every level.
+"""Every elementwise kind and comparison, through every level.
 
 ``irc.dialects.elementwise`` defines each kind once; the graph op classes,
 the tile-level ops, the interpreters, folding and the Triton backend read
@@ -13,8 +13,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from irc.backend.triton.elementwise import SPELLINGS
-from irc.dialects.elementwise import SEMANTICS, ElementwiseKind
+from irc.backend.triton.elementwise import COMPARISON_OPERATORS, SPELLINGS
+from irc.dialects.elementwise import (
+    COMPARISONS,
+    SEMANTICS,
+    ComparisonPredicate,
+    ElementwiseKind,
+)
 from irc.dialects.graph import ELEMENTWISE_OPS, BinaryOp, UnaryOp
 from irc.ir import default_context, parse_module
 from irc.lowering.pipeline import LEVEL_NAMES, passes_after
@@ -39,6 +44,7 @@ def test_every_kind_has_one_row_everywhere() -> None:
     assert set(SEMANTICS) == set(ElementwiseKind)
     assert set(ELEMENTWISE_OPS) == set(ElementwiseKind)
     assert set(SPELLINGS) == set(ElementwiseKind)
+    assert set(COMPARISONS) == set(COMPARISON_OPERATORS) == set(ComparisonPredicate)
     for kind, op in ELEMENTWISE_OPS.items():
         assert op.KIND is kind
         assert issubclass(op, UnaryOp if kind.arity == 1 else BinaryOp)
@@ -91,3 +97,29 @@ def test_kind_computes_its_numpy_function_at_every_level(
         )
         assert result.dtype == expected.dtype, level
     assert tuple(seen) == LEVEL_NAMES
+
+
+@pytest.mark.parametrize("element", ["f", "i"])
+@pytest.mark.parametrize("predicate", list(ComparisonPredicate))
+def test_comparison_computes_its_numpy_function_at_every_level(
+    predicate: ComparisonPredicate, element: str
+) -> None:
+    operand = f"!graph.tensor<[N], {ELEMENTS[element][0]}>"
+    result = "!graph.tensor<[N], i1>"
+    module = parse_module(
+        f"func.func @main(%x0: {operand}, %x1: {operand}) -> {result} {{\n"
+        f"  %y = graph.cmp {predicate}, %x0, %x1 : {operand}\n"
+        f"  func.return %y : {result}\n"
+        "}\n"
+    )
+    x, y = inputs(ElementwiseKind.ADD, element)
+    y[::2] = x[::2]  # ties, where eq, le and ge differ from ne, lt and gt
+    expected = predicate.numpy(x, y)
+    levels = []
+    for lowering in [None, *passes_after("graph")]:
+        if lowering is not None:
+            lowering.apply(default_context(), module)
+        levels.append(level_of(module).name)
+        (computed,) = run_module(module, [x, y])
+        np.testing.assert_array_equal(computed, expected, err_msg=levels[-1])
+    assert set(levels) == set(LEVEL_NAMES)

@@ -98,7 +98,7 @@ memory.kernel @softmax_k0 reduction (%x: !memory.buffer<[N, D], [D, 1], f32>, %o
   %row = loop.program_id 0 : i64
   %d = loop.size D : i64
   %r = loop.range "BLOCK" : !loop.tile<[128], i64>
-  %m = loop.cmp "lt" %r, %d : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i1>
+  %m = loop.cmp lt %r, %d : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i1>
   %base = loop.binary mul %row, %d : (i64, i64) -> i64
   %off = loop.binary add %r, %base : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i64>
   %v = memory.load %x[%off] mask %m : !memory.buffer<[N, D], [D, 1], f32>[!loop.tile<[128], i64>] mask !loop.tile<[128], i1> -> !loop.tile<[128], f32>
@@ -133,7 +133,7 @@ memory.kernel @rowsum_k0 reduction (%x: !memory.buffer<[N, D], [D, 1], f32>, %ou
   %base = loop.binary mul %row, %d : (i64, i64) -> i64
   %acc = scf.for %k = %zero to %d step %step iter_args(%a = %init) -> (!loop.tile<[32], f32>) : i64 {
     %col = loop.binary add %r, %k : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i64>
-    %m = loop.cmp "lt" %col, %d : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i1>
+    %m = loop.cmp lt %col, %d : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i1>
     %off = loop.binary add %col, %base : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i64>
     %v = memory.load %x[%off] mask %m : !memory.buffer<[N, D], [D, 1], f32>[!loop.tile<[32], i64>] mask !loop.tile<[32], i1> -> !loop.tile<[32], f32>
     %n = loop.binary add %a, %v : (!loop.tile<[32], f32>, !loop.tile<[32], f32>) -> !loop.tile<[32], f32>
@@ -160,8 +160,8 @@ memory.kernel @scale_k0 pointwise (%x: !memory.buffer<[N, D], [D, 1], f32>, %s: 
   %off = loop.binary add %r, %start : (!loop.tile<[256], i64>, i64) -> !loop.tile<[256], i64>
   %total = loop.size D*N : i64
   %programs = loop.size (D*N + 255) floordiv 256 : i64
-  %live = loop.cmp "lt" %pid, %programs : (i64, i64) -> i1
-  %inside = loop.cmp "lt" %off, %total : (!loop.tile<[256], i64>, i64) -> !loop.tile<[256], i1>
+  %live = loop.cmp lt %pid, %programs : (i64, i64) -> i1
+  %inside = loop.cmp lt %off, %total : (!loop.tile<[256], i64>, i64) -> !loop.tile<[256], i1>
   %m = loop.binary and %live, %inside : (i1, !loop.tile<[256], i1>) -> !loop.tile<[256], i1>
   %d = loop.size D : i64
   %col = loop.binary rem %off, %d : (!loop.tile<[256], i64>, i64) -> !loop.tile<[256], i64>
@@ -211,16 +211,16 @@ memory.kernel @mm_k0 matmul (%a: {a}, %b: {b}, %c: {c}) inputs 2 grid [(M + 15) 
   %M = loop.size M : i64
   %N = loop.size N : i64
   %K = loop.size K : i64
-  %rmask = loop.cmp "lt" %rows, %M : ({row}, i64) -> {crow}
-  %cmask = loop.cmp "lt" %cols, %N : ({col}, i64) -> {ccol}
+  %rmask = loop.cmp lt %rows, %M : ({row}, i64) -> {crow}
+  %cmask = loop.cmp lt %cols, %N : ({col}, i64) -> {ccol}
   %zero = loop.constant {zero} : {accumulator}
   %acc0 = loop.splat %zero : {accumulator} -> {acc}
   %k0 = loop.constant 0 : i64
   %acc = scf.for %k = %k0 to %K step %c16 iter_args(%acc_i = %acc0) -> ({acc}) : i64 {{
     %ka = loop.binary add %rka, %k : ({col}, i64) -> {col}
     %kb = loop.binary add %rkb, %k : ({row}, i64) -> {row}
-    %kam = loop.cmp "lt" %ka, %K : ({col}, i64) -> {ccol}
-    %kbm = loop.cmp "lt" %kb, %K : ({row}, i64) -> {crow}
+    %kam = loop.cmp lt %ka, %K : ({col}, i64) -> {ccol}
+    %kbm = loop.cmp lt %kb, %K : ({row}, i64) -> {crow}
     %am = loop.binary and %rmask, %kam : ({crow}, {ccol}) -> {csq}
     %bm = loop.binary and %kbm, %cmask : ({crow}, {ccol}) -> {csq}
     %arow = loop.binary mul %rows, %K : ({row}, i64) -> {row}
@@ -266,8 +266,8 @@ memory.kernel @reduce_k0 reduction (%x: {x}, %y: {y}) inputs 1 grid [(N + 3) flo
   %cols = loop.range "BD" : {col}
   %N = loop.size N : i64
   %D = loop.size D : i64
-  %rm = loop.cmp "lt" %rows, %N : ({row}, i64) -> !loop.tile<[4, 1], i1>
-  %cm = loop.cmp "lt" %cols, %D : ({col}, i64) -> !loop.tile<[1, 64], i1>
+  %rm = loop.cmp lt %rows, %N : ({row}, i64) -> !loop.tile<[4, 1], i1>
+  %cm = loop.cmp lt %cols, %D : ({col}, i64) -> !loop.tile<[1, 64], i1>
   %m = loop.binary and %rm, %cm : (!loop.tile<[4, 1], i1>, !loop.tile<[1, 64], i1>) -> !loop.tile<[4, 64], i1>
   %base = loop.binary mul %rows, %D : ({row}, i64) -> {row}
   %off = loop.binary add %base, %cols : ({row}, {col}) -> {sq}
@@ -277,7 +277,7 @@ memory.kernel @reduce_k0 reduction (%x: {x}, %y: {y}) inputs 1 grid [(N + 3) flo
   %r = loop.reduce "{kind}" %vm 1 : {tile} -> !loop.tile<[4], {result}>
   %rows1 = loop.range "BR" : !loop.tile<[4], i64>
   %out = loop.binary add %rows1, %r0 : (!loop.tile<[4], i64>, i64) -> !loop.tile<[4], i64>
-  %om = loop.cmp "lt" %out, %N : (!loop.tile<[4], i64>, i64) -> !loop.tile<[4], i1>
+  %om = loop.cmp lt %out, %N : (!loop.tile<[4], i64>, i64) -> !loop.tile<[4], i1>
   memory.store %r, %y[%out] mask %om : !loop.tile<[4], {result}>, {y}[!loop.tile<[4], i64>] mask !loop.tile<[4], i1>
 }}
 func.func @reduce(%x: {x}) -> {y} {{
@@ -359,7 +359,7 @@ memory.kernel @{name} pointwise ({args}) inputs {inputs} grid [(3*N + 3) floordi
   %r0 = loop.range "B" : {idx}
   %off = loop.binary add %r0, %s : ({idx}, i64) -> {idx}
   %n = loop.size 3*N : i64
-  %m = loop.cmp "lt" %off, %n : ({idx}, i64) -> {mask}
+  %m = loop.cmp lt %off, %n : ({idx}, i64) -> {mask}
   %v = memory.load %x[%off] mask %m : {buf}[{idx}] mask {mask} -> {tile}
   {lines}
   memory.store %r, %y[%off] mask %m : {tile}, {buf}[{idx}] mask {mask}
@@ -602,7 +602,7 @@ builtin.module {
     %2 = triton.program_id 0 : i32
     %3 = triton.arange "BLOCK" : !triton.tensor<[1], i32>
     %4 = triton.binary add %2, %3 : (i32, !triton.tensor<[1], i32>) -> !triton.tensor<[1], i32>
-    %5 = triton.cmp "lt" %4, %1 : (!triton.tensor<[1], i32>, i32) -> !triton.tensor<[1], i1>
+    %5 = triton.cmp lt %4, %1 : (!triton.tensor<[1], i32>, i32) -> !triton.tensor<[1], i1>
     %6 = triton.load %0[%4] mask %5 : !triton.ptr<f32>[!triton.tensor<[1], i32>] mask !triton.tensor<[1], i1> -> !triton.tensor<[1], f32>
     %7 = triton.binary add %6, %6 : (!triton.tensor<[1], f32>, !triton.tensor<[1], f32>) -> !triton.tensor<[1], f32>
     triton.store %7, %out[%4] mask %5 : !triton.tensor<[1], f32>, !triton.ptr<f32>[!triton.tensor<[1], i32>] mask !triton.tensor<[1], i1>
@@ -762,7 +762,7 @@ def elementwise_module(
         f'%r = loop.range "BLOCK" : {idx}',
         f"%off = loop.binary add %r, %start : ({idx}, i64) -> {idx}",
         "%n = loop.size N : i64",
-        f'%m = loop.cmp "lt" %off, %n : ({idx}, i64) -> {mask}',
+        f"%m = loop.cmp lt %off, %n : ({idx}, i64) -> {mask}",
         f"%x = memory.load %a[%off] mask %m : {buf}[{idx}] mask {mask} -> {tile}",
     ]
     if scalar_rhs:
@@ -1036,7 +1036,7 @@ memory.kernel @"k\\"); import os #" pointwise (%x: !memory.buffer<[tl, range], [
   %d = loop.size range : i64
   %junk = loop.size __import__ : i64
   %r = loop.range "B" : !loop.tile<[8], i64>
-  %m = loop.cmp "lt" %r, %d : (!loop.tile<[8], i64>, i64) -> !loop.tile<[8], i1>
+  %m = loop.cmp lt %r, %d : (!loop.tile<[8], i64>, i64) -> !loop.tile<[8], i1>
   %base = loop.binary mul %row, %d : (i64, i64) -> i64
   %off = loop.binary add %r, %base : (!loop.tile<[8], i64>, i64) -> !loop.tile<[8], i64>
   %v = memory.load %x[%off] mask %m : !memory.buffer<[tl, range], [range, 1], f32>[!loop.tile<[8], i64>] mask !loop.tile<[8], i1> -> !loop.tile<[8], f32> loc("evil\\nimport os\\n.py":3:1)

@@ -24,9 +24,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from xdsl.context import Context
 from xdsl.dialects.builtin import (
-    Builtin,
     FileLineColLoc,
     FloatAttr,
     IntAttr,
@@ -35,28 +33,18 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnknownLoc,
 )
-from xdsl.dialects.func import Func, FuncOp
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import SSAValue
 from xdsl.parser import Parser
 from xdsl.transforms.canonicalize import CanonicalizePass
 
-from irc.dialects.graph import ConstantOp, Graph, tensor_type
-from irc.dialects.sym import Sym
+from irc.dialects.graph import ConstantOp, tensor_type
 from irc.dtypes import dtype
 from irc.interpreters.graph import ExecutionError, run_graph
+from irc.ir import default_context
 from irc.passes.graph_canonicalization import patterns_for
 
-
-def _context() -> Context:
-    ctx = Context()
-    ctx.load_dialect(Builtin)
-    ctx.load_dialect(Func)
-    ctx.load_dialect(Graph)
-    ctx.load_dialect(Sym)
-    return ctx
-
-
-CTX = _context()
+CTX = default_context()
 BINDINGS = ({"N": 1, "M": 2}, {"N": 3, "M": 4})
 SPECIAL_FLOATS = (math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -1.0)
 

@@ -14,16 +14,14 @@ from collections.abc import Callable
 import ml_dtypes
 import numpy as np
 import pytest
-from xdsl.context import Context
-from xdsl.dialects.arith import Arith
-from xdsl.dialects.builtin import Builtin, ModuleOp, f32, i64
-from xdsl.dialects.func import Func
+from xdsl.dialects.builtin import ModuleOp, f32, i64
 from xdsl.parser import Parser
 
-from irc.dialects.graph import Graph, TensorType
-from irc.dialects.sym import GuardOp, Sym
+from irc.dialects.graph import TensorType
+from irc.dialects.sym import GuardOp
 from irc.errors import BindingError, ExecutionError, IrcError
 from irc.interpreters.graph import find_function, run_graph
+from irc.ir import default_context
 from irc.runtime.binding import (
     bind_arguments,
     bind_symbols,
@@ -37,16 +35,7 @@ SIZES = (1, 4)
 RNG = np.random.default_rng(0)
 
 
-def _context() -> Context:
-    ctx = Context()
-    ctx.load_dialect(Builtin)
-    ctx.load_dialect(Func)
-    ctx.load_dialect(Graph)
-    ctx.load_dialect(Sym)
-    return ctx
-
-
-CTX = _context()
+CTX = default_context()
 
 
 def parse(text: str) -> ModuleOp:
@@ -293,7 +282,7 @@ def test_cmp_predicates(predicate: str, element: str) -> None:
     # Generic syntax: the custom parser of graph.cmp calls a deprecated xDSL
     # API, which the test settings turn into an error (see the report).
     body = (
-        f'  %r = "graph.cmp"(%x, %y) <{{predicate = #graph<predicate {predicate}>}}>'
+        f'  %r = "graph.cmp"(%x, %y) <{{predicate = #elementwise<predicate {predicate}>}}>'
         f" : ({type_}, {type_}) -> {result}"
     )
     module = main({"x": type_, "y": type_}, body, result)
@@ -686,10 +675,8 @@ def test_a_symbol_no_argument_binds_is_reported_at_the_op() -> None:
 
 
 def test_ops_of_other_levels_are_an_irc_error() -> None:
-    ctx = _context()
-    ctx.load_dialect(Arith)
     module = Parser(
-        ctx,
+        CTX,
         "func.func @main() -> i64 {\n  %c = arith.constant 1 : i64\n"
         "  func.return %c : i64\n}",
     ).parse_module()

@@ -19,9 +19,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter
 
 from irc.dialects import loop
-from irc.dialects.elementwise import BINARY_KINDS, UNARY_KINDS
+from irc.dialects.elementwise import BINARY_KINDS, UNARY_KINDS, ComparisonPredicate
 from irc.dialects.graph import ELEMENTWISE_OPS
-from irc.dialects.tiles import COMPARE_KINDS
 from irc.errors import BindingError, ExecutionError
 from irc.interpreters.graph import find_function, run_graph
 from irc.interpreters.loop import (
@@ -132,7 +131,7 @@ func.func @main({args}) -> {out} {{
     %base = loop.binary mul %p, %c8 : (i64, i64) -> i64
     %i = loop.binary add %lanes, %base : ({tile("8", "i64")}, i64) -> {tile("8", "i64")}
     %n = loop.size N : i64
-    %m = loop.cmp "lt" %i, %n : ({tile("8", "i64")}, i64) -> {tile("8", "i1")}
+    %m = loop.cmp lt %i, %n : ({tile("8", "i64")}, i64) -> {tile("8", "i1")}
 {chr(10).join(reads)}
     {compute}
     loop.write %r to 0[%i] mask %m : {tile("8", result)}[{tile("8", "i64")}] mask {tile("8", "i1")}
@@ -243,18 +242,18 @@ def test_integer_to_a_negative_power_is_an_irc_error() -> None:
 
 
 @pytest.mark.parametrize("element", ["f32", "bf16", "i32", "i64"])
-@pytest.mark.parametrize("kind", sorted(COMPARE_KINDS))
+@pytest.mark.parametrize("kind", sorted(ComparisonPredicate))
 def test_compare_kinds_match_the_graph_interpreter(kind: str, element: str) -> None:
     tiled = pointwise(
         [element, element],
         "i1",
-        f'%r = loop.cmp "{kind}" %v0, %v1 : ({tile("8", element)}, '
+        f"%r = loop.cmp {kind} %v0, %v1 : ({tile('8', element)}, "
         f"{tile('8', element)}) -> {tile('8', 'i1')}",
     )
     reference = graph_op(
         [element, element],
         "i1",
-        f'%r = "graph.cmp"(%x0, %x1) <{{predicate = #graph<predicate {kind}>}}> : '
+        f'%r = "graph.cmp"(%x0, %x1) <{{predicate = #elementwise<predicate {kind}>}}> : '
         f"({t('N', element)}, {t('N', element)}) -> {t('N', 'i1')}",
     )
     for n in SIZES:
@@ -427,7 +426,7 @@ func.func @softmax(%x: !graph.tensor<[N, 128], f32>) -> !graph.tensor<[N, 128], 
     %row = loop.program_id 0 : i64
     %r = loop.range "BLOCK_R" : !loop.tile<[128], i64>
     %c128 = loop.size 128 : i64
-    %m = loop.cmp "lt" %r, %c128 : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i1>
+    %m = loop.cmp lt %r, %c128 : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i1>
     %v = loop.read %a[%row, %r] mask %m : !graph.tensor<[N, 128], f32>[i64, !loop.tile<[128], i64>] mask !loop.tile<[128], i1> -> !loop.tile<[128], f32>
     %ninf = loop.constant 0xFF800000 : f32
     %vm = loop.select %m, %v, %ninf : (!loop.tile<[128], i1>, !loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
@@ -468,7 +467,7 @@ func.func @rowsum(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N], f32> {
     %init = loop.splat %z : f32 -> !loop.tile<[4], f32>
     %acc = scf.for %k = %c0 to %d step %c4 iter_args(%s = %init) -> (!loop.tile<[4], f32>) : i64 {
       %col = loop.binary add %r, %k : (!loop.tile<[4], i64>, i64) -> !loop.tile<[4], i64>
-      %m = loop.cmp "lt" %col, %d : (!loop.tile<[4], i64>, i64) -> !loop.tile<[4], i1>
+      %m = loop.cmp lt %col, %d : (!loop.tile<[4], i64>, i64) -> !loop.tile<[4], i1>
       %v = loop.read %a[%row, %col] mask %m : !graph.tensor<[N, D], f32>[i64, !loop.tile<[4], i64>] mask !loop.tile<[4], i1> -> !loop.tile<[4], f32>
       %n = loop.binary add %s, %v : (!loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], f32>
       scf.yield %n : !loop.tile<[4], f32>
@@ -505,7 +504,7 @@ func.func @scale(%x: !graph.tensor<[N, D], f32>, %b: !graph.tensor<[D], f32>) ->
     %base = loop.binary mul %p, %c16 : (i32, i32) -> i32
     %offs = loop.binary add %base, %r : (i32, !loop.tile<[16], i32>) -> !loop.tile<[16], i32>
     %numel = loop.size D*N : i32
-    %m = loop.cmp "lt" %offs, %numel : (!loop.tile<[16], i32>, i32) -> !loop.tile<[16], i1>
+    %m = loop.cmp lt %offs, %numel : (!loop.tile<[16], i32>, i32) -> !loop.tile<[16], i1>
     %d = loop.size D : i32
     %row = loop.binary floordiv %offs, %d : (!loop.tile<[16], i32>, i32) -> !loop.tile<[16], i32>
     %col = loop.binary rem %offs, %d : (!loop.tile<[16], i32>, i32) -> !loop.tile<[16], i32>
@@ -573,8 +572,8 @@ func.func @bmm(%x: {a}, %y: {b}) -> {c} {{
     %ac = loop.range "BN" : {row}
     %rm = loop.binary add %ar, %bm : ({col}, i64) -> {col}
     %rn = loop.binary add %ac, %bn : ({row}, i64) -> {row}
-    %mm = loop.cmp "lt" %rm, %m : ({col}, i64) -> {tile("4, 1", "i1")}
-    %mn = loop.cmp "lt" %rn, %n : ({row}, i64) -> {tile("1, 4", "i1")}
+    %mm = loop.cmp lt %rm, %m : ({col}, i64) -> {tile("4, 1", "i1")}
+    %mn = loop.cmp lt %rn, %n : ({row}, i64) -> {tile("1, 4", "i1")}
     %kr = loop.range "BK" : {krow}
     %kc = loop.range "BK" : {kcol}
     %f0 = loop.constant 0.0 : f32
@@ -582,8 +581,8 @@ func.func @bmm(%x: {a}, %y: {b}) -> {c} {{
     %acc = scf.for %k0 = %c0 to %k step %c8 iter_args(%sum = %zeros) -> ({acc}) : i64 {{
       %ka = loop.binary add %kr, %k0 : ({krow}, i64) -> {krow}
       %kb = loop.binary add %kc, %k0 : ({kcol}, i64) -> {kcol}
-      %ina = loop.cmp "lt" %ka, %k : ({krow}, i64) -> {tile("1, 8", "i1")}
-      %inb = loop.cmp "lt" %kb, %k : ({kcol}, i64) -> {tile("8, 1", "i1")}
+      %ina = loop.cmp lt %ka, %k : ({krow}, i64) -> {tile("1, 8", "i1")}
+      %inb = loop.cmp lt %kb, %k : ({kcol}, i64) -> {tile("8, 1", "i1")}
       %ma = loop.binary and %mm, %ina : ({tile("4, 1", "i1")}, {tile("1, 8", "i1")}) -> {tile("4, 8", "i1")}
       %mb = loop.binary and %inb, %mn : ({tile("8, 1", "i1")}, {tile("1, 4", "i1")}) -> {tile("8, 4", "i1")}
       %ta = loop.read %lhs[%batch, %rm, %ka] mask %ma : {a}[i64, {col}, {krow}] mask {tile("4, 8", "i1")} -> {tile("4, 8", element)}
@@ -680,8 +679,8 @@ func.func @main(%x: {t("N", "f32")}) -> {t(out, "f32")} {{
     %c0 = loop.constant 0 : i64
     %n = loop.size N : i64
     %i = loop.binary sub %j, %c2 : ({tile8}, i64) -> {tile8}
-    %low = loop.cmp "ge" %i, %c0 : ({tile8}, i64) -> {tile("8", "i1")}
-    %high = loop.cmp "lt" %i, %n : ({tile8}, i64) -> {tile("8", "i1")}
+    %low = loop.cmp ge %i, %c0 : ({tile8}, i64) -> {tile("8", "i1")}
+    %high = loop.cmp lt %i, %n : ({tile8}, i64) -> {tile("8", "i1")}
     %m = loop.binary and %low, %high : ({tile("8", "i1")}, {tile("8", "i1")}) -> {tile("8", "i1")}
     %v = loop.read %a[%i]{masked} : {t("N", "f32")}[{tile8}]{mask_type} -> {tile("8", "f32")}
     loop.write %v to 0[{write_index}] : {tile("8", "f32")}[{write_index_type}]
@@ -772,7 +771,7 @@ func.func @main(%s: !graph.tensor<[], f32>, %y: !graph.tensor<[N], f32>) -> (!gr
   ^bb0(%as: !graph.tensor<[], f32>, %ay: !graph.tensor<[N], f32>, %ac: !graph.tensor<[4], f32>):
     %i = loop.range "B" : !loop.tile<[4], i64>
     %n = loop.size N : i64
-    %m = loop.cmp "lt" %i, %n : (!loop.tile<[4], i64>, i64) -> !loop.tile<[4], i1>
+    %m = loop.cmp lt %i, %n : (!loop.tile<[4], i64>, i64) -> !loop.tile<[4], i1>
     %sv = loop.read %as[] : !graph.tensor<[], f32>[] -> f32
     %yv = loop.read %ay[%i] mask %m : !graph.tensor<[N], f32>[!loop.tile<[4], i64>] mask !loop.tile<[4], i1> -> !loop.tile<[4], f32>
     %cv = loop.read %ac[%i] : !graph.tensor<[4], f32>[!loop.tile<[4], i64>] -> !loop.tile<[4], f32>

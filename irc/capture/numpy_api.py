@@ -46,6 +46,7 @@ from irc.capture.tensor import (
 )
 from irc.capture.trace import current_trace, tracing_error
 from irc.dialects import graph, sym
+from irc.dialects.elementwise import COMPARISONS, ComparisonPredicate
 from irc.dtypes import BOOL, FLOAT64, INT64, DType, promote
 from irc.dtypes import dtype as to_dtype
 from irc.errors import IrcShapeError
@@ -96,13 +97,9 @@ _LOGICAL: dict[np.ufunc, type[graph.BinaryOp]] = {
     np.logical_xor: graph.XorOp,
 }
 
-_COMPARISONS: dict[np.ufunc, str] = {
-    np.equal: "eq",
-    np.not_equal: "ne",
-    np.less: "lt",
-    np.less_equal: "le",
-    np.greater: "gt",
-    np.greater_equal: "ge",
+#: The predicate of each NumPy comparison ufunc, from the table.
+_COMPARISONS: dict[np.ufunc, ComparisonPredicate] = {
+    function: predicate for predicate, function in COMPARISONS.items()
 }
 
 

@@ -18,8 +18,9 @@ Adding an elementwise function is a member of ``ElementwiseKind`` and its
 row in ``SEMANTICS`` here, its ``graph`` op class (``KIND = ...``) and its
 Triton spelling in the backend; every other level reads this table.
 
-Comparisons are not here: they are a predicate of their own
-(``graph.ComparisonPredicate``) with a bool result.
+Comparisons are the same, with a bool result: a ``ComparisonPredicate``
+(``#elementwise<predicate lt>``, a bare ``lt`` in the ops' syntax) and its
+NumPy function in ``COMPARISONS``.
 """
 
 from __future__ import annotations
@@ -193,4 +194,45 @@ SEMANTICS: dict[ElementwiseKind, Semantics] = {
 UNARY_KINDS = frozenset(k for k in ElementwiseKind if k.arity == 1)
 BINARY_KINDS = frozenset(k for k in ElementwiseKind if k.arity == 2)
 
-Elementwise = Dialect("elementwise", [], [ElementwiseKindAttr])
+
+# --------------------------------------------------------------------------
+# Comparisons
+# --------------------------------------------------------------------------
+
+
+class ComparisonPredicate(StrEnum):
+    """What an elementwise comparison tests (its row in ``COMPARISONS``)."""
+
+    EQ = "eq"
+    NE = "ne"
+    LT = "lt"
+    LE = "le"
+    GT = "gt"
+    GE = "ge"
+
+    @property
+    def numpy(self) -> Callable[..., np.ndarray]:
+        return COMPARISONS[self]
+
+
+@irdl_attr_definition
+class ComparisonPredicateAttr(
+    EnumAttribute[ComparisonPredicate], SpacedOpaqueSyntaxAttribute
+):
+    """A ``ComparisonPredicate`` as a property of the comparison ops."""
+
+    name = "elementwise.predicate"
+
+
+#: The reference semantics of every comparison (NaN compares false, and
+#: ``ne`` true, as in NumPy).
+COMPARISONS: dict[ComparisonPredicate, Callable[..., np.ndarray]] = {
+    ComparisonPredicate.EQ: np.equal,
+    ComparisonPredicate.NE: np.not_equal,
+    ComparisonPredicate.LT: np.less,
+    ComparisonPredicate.LE: np.less_equal,
+    ComparisonPredicate.GT: np.greater,
+    ComparisonPredicate.GE: np.greater_equal,
+}
+
+Elementwise = Dialect("elementwise", [], [ElementwiseKindAttr, ComparisonPredicateAttr])

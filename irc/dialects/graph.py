@@ -71,7 +71,11 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.lexer import Position
 from xdsl.utils.str_enum import StrEnum
 
-from irc.dialects.elementwise import ElementwiseKind
+from irc.dialects.elementwise import (
+    ComparisonPredicate,
+    ComparisonPredicateAttr,
+    ElementwiseKind,
+)
 from irc.dialects.sym import (
     NO_FACTS,
     SymExprAttr,
@@ -301,22 +305,6 @@ class ReductionKind(StrEnum):
 @irdl_attr_definition
 class ReductionKindAttr(EnumAttribute[ReductionKind], SpacedOpaqueSyntaxAttribute):
     name = "graph.reduction_kind"
-
-
-class ComparisonPredicate(StrEnum):
-    EQ = "eq"
-    NE = "ne"
-    LT = "lt"
-    LE = "le"
-    GT = "gt"
-    GE = "ge"
-
-
-@irdl_attr_definition
-class ComparisonPredicateAttr(
-    EnumAttribute[ComparisonPredicate], SpacedOpaqueSyntaxAttribute
-):
-    name = "graph.predicate"
 
 
 # --------------------------------------------------------------------------
@@ -1576,6 +1564,5 @@ Graph = Dialect(
     [
         TensorType,
         ReductionKindAttr,
-        ComparisonPredicateAttr,
     ],
 )

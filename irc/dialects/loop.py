@@ -296,7 +296,7 @@ class BinaryOp(BinaryOpBase):
 
 @irdl_op_definition
 class CompareOp(CompareOpBase):
-    """``loop.cmp "lt" %a, %b : (T1, T2) -> !loop.tile<[128], i1>``."""
+    """``loop.cmp lt %a, %b : (T1, T2) -> !loop.tile<[128], i1>``."""
 
     name = "loop.cmp"
     TILE_TYPE: ClassVar = TileType

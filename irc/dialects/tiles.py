@@ -11,8 +11,9 @@ classes, this module holds that machinery once:
 
 - ``TileShapedType``, the base of the tile types, and the broadcasting of
   tile shapes (``broadcast_tile_shapes``, ``verify_broadcast``);
-- the kinds of the compare and reduce families (``COMPARE_KINDS``...) and
-  their checks (the elementwise kinds are ``irc.dialects.elementwise``'s);
+- the kinds of the reduce family (``REDUCE_KINDS``) and the checks of
+  kinds (the elementwise kinds and comparison predicates are
+  ``irc.dialects.elementwise``'s);
 - the syntax of a kernel's header and launch attributes, and the kernel
   bases ``TiledKernelOp`` and ``ModuleKernelOp`` (accessors, the launch
   checks, the checks of the body's sizes and ranges);
@@ -75,7 +76,12 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from irc.dialects.elementwise import ElementwiseKind, ElementwiseKindAttr
+from irc.dialects.elementwise import (
+    ComparisonPredicate,
+    ComparisonPredicateAttr,
+    ElementwiseKind,
+    ElementwiseKindAttr,
+)
 from irc.dialects.kernel_kind import kernel_kind_error
 from irc.dialects.sym import (
     SymExprAttr,
@@ -220,7 +226,6 @@ def verify_broadcast(
 # Kinds
 # --------------------------------------------------------------------------
 
-COMPARE_KINDS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
 REDUCE_KINDS = frozenset({"sum", "prod", "max", "min", "argmax"})
 
 
@@ -729,18 +734,18 @@ class BinaryOpBase(_KindedPairOp):
 
 
 class CompareOpBase(_KindedPairOp):
-    """Elementwise ``COMPARE_KINDS`` with broadcasting, yielding i1."""
+    """An elementwise ``ComparisonPredicate`` with broadcasting, yielding
+    i1."""
 
-    kind = prop_def(StringAttr)
+    kind = prop_def(ComparisonPredicateAttr)
 
     def _result_element(self, lhs: SSAValue) -> Attribute:
         return i1
 
     def _kind_attribute(self, kind: str) -> Attribute:
-        return StringAttr(kind)
+        return ComparisonPredicateAttr(ComparisonPredicate(kind))
 
     def verify_(self) -> None:
-        check_kind(self, self.kind, COMPARE_KINDS)
         element_of = self.TILE_TYPE.element_of
         if element_of(self.lhs.type) != element_of(self.rhs.type):
             raise VerifyException(f"{self.name} operands must share an element type")

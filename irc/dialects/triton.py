@@ -18,7 +18,7 @@ op                                  Triton
 ``triton.full %s : f32 -> T``       ``tl.broadcast_to(s, [..])`` (a splat)
 ``triton.unary exp %x``           ``tl.exp(x)`` (and NumPy-exact helpers)
 ``triton.binary add %a, %b``      ``a + b``
-``triton.cmp "lt" %a, %b``          ``a < b``
+``triton.cmp lt %a, %b``          ``a < b``
 ``triton.where %c, %a, %b``         ``tl.where(c, a, b)``
 ``triton.cast %x : T1 -> T2``       ``x.to(tl.int64)``
 ``triton.load %p[%off] mask %m``    ``tl.load(p + off, mask=m, other=0)``
@@ -362,7 +362,7 @@ class BinaryOp(BinaryOpBase):
 
 @irdl_op_definition
 class CompareOp(CompareOpBase):
-    """``triton.cmp "lt" %a, %b : (T1, T2) -> !triton.tensor<[128], i1>``."""
+    """``triton.cmp lt %a, %b : (T1, T2) -> !triton.tensor<[128], i1>``."""
 
     name = "triton.cmp"
     TILE_TYPE: ClassVar = BlockType

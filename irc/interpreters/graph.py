@@ -47,7 +47,6 @@ from irc.dialects.graph import (
     BroadcastOp,
     CastOp,
     CompareOp,
-    ComparisonPredicate,
     ConcatOp,
     ConstantOp,
     DimOp,
@@ -188,16 +187,6 @@ ELEMENTWISE_FUNCTIONS: dict[type[Operation], Callable[..., np.ndarray]] = {
     SelectOp: np.where,
 }
 
-#: The NumPy function of each comparison predicate.
-COMPARISONS: dict[ComparisonPredicate, Callable[..., np.ndarray]] = {
-    ComparisonPredicate.EQ: np.equal,
-    ComparisonPredicate.NE: np.not_equal,
-    ComparisonPredicate.LT: np.less,
-    ComparisonPredicate.LE: np.less_equal,
-    ComparisonPredicate.GT: np.greater,
-    ComparisonPredicate.GE: np.greater_equal,
-}
-
 REDUCTIONS: dict[ReductionKind, Callable[..., np.ndarray]] = {
     ReductionKind.SUM: np.sum,
     ReductionKind.PROD: np.prod,
@@ -283,7 +272,7 @@ class GraphFunctions(_ElementwiseFunctions):
     ) -> PythonValues:
         # Comparisons with NaN are defined (false, or true for ne): no warning.
         with np.errstate(invalid="ignore"):
-            return _finish(interpreter, op, COMPARISONS[op.predicate.data](*args))
+            return _finish(interpreter, op, op.predicate.data.numpy(*args))
 
     @impl(CastOp)
     def run_cast(

@@ -34,7 +34,7 @@ interpreter's.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -61,7 +61,6 @@ from irc.dialects.tiles import TiledKernelOp
 from irc.dtypes import dtype
 from irc.errors import ExecutionError
 from irc.interpreters.graph import (
-    COMPARISONS,
     REDUCTIONS,
     call_function,
     graph_interpreter,
@@ -195,16 +194,6 @@ def _evaluate(
         raise ExecutionError(
             f"{op_location(op)}: cannot evaluate the {what} {expr}: {err}"
         ) from err
-
-
-# --------------------------------------------------------------------------
-# Comparisons, from the graph interpreter's functions
-# --------------------------------------------------------------------------
-
-#: The NumPy function of each ``loop.cmp`` kind.
-COMPARE_FUNCTIONS: dict[str, Callable[..., Any]] = {
-    kind.value: function for kind, function in COMPARISONS.items()
-}
 
 
 def _materialised(*operands: Any) -> list[np.ndarray]:
@@ -352,7 +341,7 @@ class LoopTileFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: loop.CompareOp, args: PythonValues
     ) -> PythonValues:
         with np.errstate(invalid="ignore"):  # NaN compares false (ne: true)
-            return (_result(op, COMPARE_FUNCTIONS[op.kind.data](*args)),)
+            return (_result(op, op.kind.data.numpy(*args)),)
 
     @impl(loop.SelectOp)
     def run_select(

@@ -48,6 +48,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from irc.dialects.elementwise import ComparisonPredicate
 from irc.dialects.graph import (
     AbsOp,
     AddOp,
@@ -56,7 +57,6 @@ from irc.dialects.graph import (
     BroadcastOp,
     CastOp,
     CompareOp,
-    ComparisonPredicate,
     ConcatOp,
     ConstantOp,
     CosOp,
@@ -95,7 +95,6 @@ from irc.dialects.graph import (
 )
 from irc.dialects.sym import provable_in_scope
 from irc.dtypes import DType, dtype
-from irc.interpreters.graph import COMPARISONS
 
 # --------------------------------------------------------------------------
 # Constants
@@ -230,7 +229,7 @@ class FoldCompare(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: CompareOp, rewriter: PatternRewriter, /) -> None:
-        _fold(op, rewriter, COMPARISONS[op.predicate.data])
+        _fold(op, rewriter, op.predicate.data.numpy)
 
 
 class FoldCast(RewritePattern):

@@ -1,4 +1,5 @@
-"""The Triton spelling of every elementwise kind (``irc.dialects.elementwise``).
+"""The Triton spelling of every elementwise kind and comparison
+(``irc.dialects.elementwise``).
 
 ``SPELLINGS`` has one row per ``ElementwiseKind``: how ``triton.unary`` and
 ``triton.binary`` of that kind are written for each element kind it is
@@ -27,7 +28,7 @@ from xdsl.ir import Attribute
 
 from irc.backend.triton.errors import EmitError
 from irc.backend.triton.typenames import element_kind, is_half
-from irc.dialects.elementwise import ElementwiseKind
+from irc.dialects.elementwise import ComparisonPredicate, ElementwiseKind
 from irc.dtypes import dtype
 
 #: ``(element type, *operand texts) -> text``.
@@ -165,6 +166,18 @@ SPELLINGS: dict[ElementwiseKind, TritonSpelling] = {
     _K.AND: TritonSpelling(integers=_as_is(_infix("&")), bools=_as_is(_infix("&"))),
     _K.OR: TritonSpelling(integers=_as_is(_infix("|")), bools=_as_is(_infix("|"))),
     _K.XOR: TritonSpelling(integers=_as_is(_infix("^")), bools=_as_is(_infix("^"))),
+}
+
+
+#: Each comparison as a Python operator, which Triton reads as NumPy's
+#: comparison on the operands (in float32 for 16-bit floats).
+COMPARISON_OPERATORS: dict[ComparisonPredicate, str] = {
+    ComparisonPredicate.EQ: "==",
+    ComparisonPredicate.NE: "!=",
+    ComparisonPredicate.LT: "<",
+    ComparisonPredicate.LE: "<=",
+    ComparisonPredicate.GT: ">",
+    ComparisonPredicate.GE: ">=",
 }
 
 

@@ -36,7 +36,12 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from irc.backend.triton.elementwise import elementwise_text, narrow, wide
+from irc.backend.triton.elementwise import (
+    COMPARISON_OPERATORS,
+    elementwise_text,
+    narrow,
+    wide,
+)
 from irc.backend.triton.errors import EmitError
 from irc.backend.triton.expressions import ExprRenderer
 from irc.backend.triton.names import (
@@ -53,6 +58,7 @@ from irc.backend.triton.typenames import (
     tl_type,
 )
 from irc.dialects import triton as tt
+from irc.dialects.elementwise import ComparisonPredicate
 from irc.dtypes import dtype
 
 
@@ -88,9 +94,6 @@ def constant_text(attr: IntegerAttr | FloatAttr, element: Attribute) -> str:
     bits_type = BITS_TYPES[dtype(element).bits]
     bits = _float_bits(value, element)
     return f"tl.full([], {bits}, {bits_type}).to({type_name}, bitcast=True)"
-
-
-_COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 
 @dataclass
@@ -339,9 +342,12 @@ _EXPRESSIONS: dict[type[Operation], Callable[[KernelEmitter, Operation], str]] =
 # --------------------------------------------------------------------------
 
 
-def compare_text(kind: str, a: str, b: str, element: Attribute) -> str:
-    """``loop.cmp`` (NaN compares false, ``ne`` true)."""
-    return f"({wide(a, element)} {_COMPARISONS[kind]} {wide(b, element)})"
+def compare_text(
+    predicate: ComparisonPredicate, a: str, b: str, element: Attribute
+) -> str:
+    """``triton.cmp`` (NaN compares false, ``ne`` true)."""
+    operator = COMPARISON_OPERATORS[predicate]
+    return f"({wide(a, element)} {operator} {wide(b, element)})"
 
 
 def cast_text(x: str, source: Attribute, target: Attribute) -> str:

@@ -18,6 +18,7 @@ import math
 from xdsl.ir import SSAValue
 
 from irc.dialects import graph as g
+from irc.dialects.elementwise import ComparisonPredicate
 from irc.dtypes import BOOL, dtype, is_bool_type
 from irc.testing.strategies.domains import Domains
 from irc.testing.strategies.operands import Operands
@@ -149,7 +150,7 @@ class ElementwiseSteps(Steps):
 
     def compare(self) -> bool:
         lhs = self.operands.operand("bif", discontinuous=True)
-        predicate = self.choices.one_of(list(g.ComparisonPredicate))
+        predicate = self.choices.one_of(list(ComparisonPredicate))
         self.program.emit(
             g.CompareOp(predicate, lhs, self.operands.operand_like(lhs)), (0.0, 1.0)
         )
@@ -180,7 +181,7 @@ class ElementwiseSteps(Steps):
             tensor if element is None else tensor.with_element_type(element.ir_type)
         )
         lhs = self.operands.operand_of(target)
-        predicate = self.choices.one_of(list(g.ComparisonPredicate))
+        predicate = self.choices.one_of(list(ComparisonPredicate))
         return self.program.emit(
             g.CompareOp(predicate, lhs, self.operands.operand_of(target)), (0.0, 1.0)
         )

@@ -11,7 +11,7 @@
 // CHECK-NEXT:    %row = loop.program_id 0 : i64
 // CHECK-NEXT:    %r = loop.range "BLOCK_R" : !loop.tile<[128], i64>
 // CHECK-NEXT:    %c128 = loop.size 128 : i64
-// CHECK-NEXT:    %m = loop.cmp "lt" %r, %c128
+// CHECK-NEXT:    %m = loop.cmp lt %r, %c128
 // CHECK-NEXT:    %[[ROW:.*]] = loop.binary mul %row, %[[STRIDE]] : (i64, i64) -> i64
 // CHECK-NEXT:    %[[OFF:.*]] = loop.binary add %[[ROW]], %r : (i64, !loop.tile<[128], i64>) -> !loop.tile<[128], i64>
 // CHECK-NEXT:    %v = memory.load %a[%[[OFF]]] mask %m : !memory.buffer<[N, 128], [128, 1], f32>[!loop.tile<[128], i64>] mask !loop.tile<[128], i1> -> !loop.tile<[128], f32>
@@ -32,7 +32,7 @@ func.func @rows(%x: !graph.tensor<[N, 128], f32>) -> !graph.tensor<[N, 128], f32
     %row = loop.program_id 0 : i64
     %r = loop.range "BLOCK_R" : !loop.tile<[128], i64>
     %c128 = loop.size 128 : i64
-    %m = loop.cmp "lt" %r, %c128 : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i1>
+    %m = loop.cmp lt %r, %c128 : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i1>
     %v = loop.read %a[%row, %r] mask %m : !graph.tensor<[N, 128], f32>[i64, !loop.tile<[128], i64>] mask !loop.tile<[128], i1> -> !loop.tile<[128], f32>
     %mx = loop.reduce "max" %v 0 : !loop.tile<[128], f32> -> f32
     %d = loop.binary sub %v, %mx : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
@@ -77,7 +77,7 @@ func.func @chain(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
     %base = loop.binary mul %p, %c64 : (i64, i64) -> i64
     %i = loop.binary add %base, %r : (i64, !loop.tile<[64], i64>) -> !loop.tile<[64], i64>
     %n = loop.size N : i64
-    %m = loop.cmp "lt" %i, %n : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i1>
+    %m = loop.cmp lt %i, %n : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i1>
     %v = loop.read %a[%i] mask %m : !graph.tensor<[N], f32>[!loop.tile<[64], i64>] mask !loop.tile<[64], i1> -> !loop.tile<[64], f32>
     %e = loop.unary exp %v : !loop.tile<[64], f32>
     loop.write %e to 0[%i] mask %m : !loop.tile<[64], f32>[!loop.tile<[64], i64>] mask !loop.tile<[64], i1>
@@ -90,7 +90,7 @@ func.func @chain(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
     %base = loop.binary mul %p, %c64 : (i64, i64) -> i64
     %i = loop.binary add %base, %r : (i64, !loop.tile<[64], i64>) -> !loop.tile<[64], i64>
     %n = loop.size N : i64
-    %m = loop.cmp "lt" %i, %n : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i1>
+    %m = loop.cmp lt %i, %n : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i1>
     %v = loop.read %a[%i] mask %m : !graph.tensor<[N], f32>[!loop.tile<[64], i64>] mask !loop.tile<[64], i1> -> !loop.tile<[64], f32>
     %e = loop.unary neg %v : !loop.tile<[64], f32>
     loop.write %e to 0[%i] mask %m : !loop.tile<[64], f32>[!loop.tile<[64], i64>] mask !loop.tile<[64], i1>
@@ -103,7 +103,7 @@ func.func @chain(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
     %base = loop.binary mul %p, %c64 : (i64, i64) -> i64
     %i = loop.binary add %base, %r : (i64, !loop.tile<[64], i64>) -> !loop.tile<[64], i64>
     %n = loop.size N : i64
-    %m = loop.cmp "lt" %i, %n : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i1>
+    %m = loop.cmp lt %i, %n : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i1>
     %v = loop.read %a[%i] mask %m : !graph.tensor<[N], f32>[!loop.tile<[64], i64>] mask !loop.tile<[64], i1> -> !loop.tile<[64], f32>
     %e = loop.unary abs %v : !loop.tile<[64], f32>
     loop.write %e to 0[%i] mask %m : !loop.tile<[64], f32>[!loop.tile<[64], i64>] mask !loop.tile<[64], i1>
@@ -116,7 +116,7 @@ func.func @chain(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
     %base = loop.binary mul %p, %c64 : (i64, i64) -> i64
     %i = loop.binary add %base, %r : (i64, !loop.tile<[64], i64>) -> !loop.tile<[64], i64>
     %n = loop.size N : i64
-    %m = loop.cmp "lt" %i, %n : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i1>
+    %m = loop.cmp lt %i, %n : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i1>
     %v = loop.read %a[%i] mask %m : !graph.tensor<[N], f32>[!loop.tile<[64], i64>] mask !loop.tile<[64], i1> -> !loop.tile<[64], f32>
     %e = loop.unary sqrt %v : !loop.tile<[64], f32>
     loop.write %e to 0[%i] mask %m : !loop.tile<[64], f32>[!loop.tile<[64], i64>] mask !loop.tile<[64], i1>
@@ -292,7 +292,7 @@ func.func @g(%x: !graph.tensor<[], f32>) -> !graph.tensor<[], f32> {
 // CHECK-NEXT:    %[[D:.*]] = loop.size D : i64
 // CHECK:         scf.for %k = %lb to %ub step %step
 // CHECK-NEXT:      %col = loop.binary add %k, %r
-// CHECK-NEXT:      %m = loop.cmp "lt" %col, %ub
+// CHECK-NEXT:      %m = loop.cmp lt %col, %ub
 // CHECK-NEXT:      %[[ROW:.*]] = loop.binary mul %row, %[[D]] : (i64, i64) -> i64
 // CHECK-NEXT:      %[[OFF:.*]] = loop.binary add %[[ROW]], %col : (i64, !loop.tile<[32], i64>) -> !loop.tile<[32], i64>
 // CHECK-NEXT:      %v = memory.load %a[%[[OFF]]] mask %m
@@ -310,7 +310,7 @@ func.func @row_sums(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N], f32> {
     %init = loop.splat %zero : f32 -> !loop.tile<[32], f32>
     %acc = scf.for %k = %lb to %ub step %step iter_args(%part = %init) -> (!loop.tile<[32], f32>) : i64 {
       %col = loop.binary add %k, %r : (i64, !loop.tile<[32], i64>) -> !loop.tile<[32], i64>
-      %m = loop.cmp "lt" %col, %ub : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i1>
+      %m = loop.cmp lt %col, %ub : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i1>
       %v = loop.read %a[%row, %col] mask %m : !graph.tensor<[N, D], f32>[i64, !loop.tile<[32], i64>] mask !loop.tile<[32], i1> -> !loop.tile<[32], f32>
       %next = loop.binary add %part, %v : (!loop.tile<[32], f32>, !loop.tile<[32], f32>) -> !loop.tile<[32], f32>
       scf.yield %next : !loop.tile<[32], f32>
@@ -371,7 +371,7 @@ func.func @flat(%x: !graph.tensor<[A, B, C], f32>, %y: !graph.tensor<[A, 1, C], 
     %r = loop.range "BLOCK" : !loop.tile<[64], i64>
     %i = loop.binary add %start, %r : (i64, !loop.tile<[64], i64>) -> !loop.tile<[64], i64>
     %n = loop.size A*B*C : i64
-    %m = loop.cmp "lt" %i, %n : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i1>
+    %m = loop.cmp lt %i, %n : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i1>
     %bc = loop.size B*C : i64
     %cs = loop.size C : i64
     %bs = loop.size B : i64

@@ -20,7 +20,7 @@
 // CHECK-NEXT:    %base = triton.binary mul %row, %d : (i64, i64) -> i64
 // CHECK-NEXT:    %acc = scf.for %k = %zero to %d step %step iter_args(%a = %init) -> (!triton.tensor<[32], f32>) : i64 {
 // CHECK-NEXT:      %col = triton.binary add %r, %k : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i64>
-// CHECK-NEXT:      %m = triton.cmp "lt" %col, %d : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i1>
+// CHECK-NEXT:      %m = triton.cmp lt %col, %d : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i1>
 // CHECK-NEXT:      %off = triton.binary add %col, %base : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i64>
 // CHECK-NEXT:      %v = triton.load %x[%off] mask %m : !triton.ptr<f32>[!triton.tensor<[32], i64>] mask !triton.tensor<[32], i1> -> !triton.tensor<[32], f32>
 // CHECK-NEXT:      %e = triton.unary exp %v : !triton.tensor<[32], f32>
@@ -45,7 +45,7 @@ memory.kernel @rowsum_k0 reduction (%x: !memory.buffer<[N, D], [D, 1], f32>, %ou
   %base = loop.binary mul %row, %d : (i64, i64) -> i64
   %acc = scf.for %k = %zero to %d step %step iter_args(%a = %init) -> (!loop.tile<[32], f32>) : i64 {
     %col = loop.binary add %r, %k : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i64>
-    %m = loop.cmp "lt" %col, %d : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i1>
+    %m = loop.cmp lt %col, %d : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i1>
     %off = loop.binary add %col, %base : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i64>
     %v = memory.load %x[%off] mask %m : !memory.buffer<[N, D], [D, 1], f32>[!loop.tile<[32], i64>] mask !loop.tile<[32], i1> -> !loop.tile<[32], f32>
     %e = loop.unary exp %v : !loop.tile<[32], f32>

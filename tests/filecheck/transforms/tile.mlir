@@ -18,7 +18,7 @@ func.func @heads(%x: !graph.tensor<[N, 768], f32>) -> !graph.tensor<[12, N, 64],
 // CHECK-SAME:  reason "head split; pointwise over [12, N, 64] in blocks of 1024"
 // CHECK:         %[[PID:.*]] = loop.program_id 0 : i64
 // CHECK:         %[[LANES:.*]] = loop.binary add %{{.*}}, %{{.*}} : (i64, !loop.tile<[1024], i64>)
-// CHECK:         %[[MASK:.*]] = loop.cmp "lt" %[[LANES]], %{{.*}}
+// CHECK:         %[[MASK:.*]] = loop.cmp lt %[[LANES]], %{{.*}}
 // CHECK:         %[[D:.*]] = loop.binary rem %[[LANES]], %{{.*}}
 // CHECK:         %[[N:.*]] = loop.binary rem %{{.*}}, %{{.*}}
 // CHECK:         %[[H:.*]] = loop.binary floordiv %[[LANES]], %{{.*}}
@@ -52,7 +52,7 @@ func.func @softmax(%x: !graph.tensor<[N, 100], f32>) -> !graph.tensor<[N, 100], 
 // CHECK:         %[[NEG_INF:.*]] = loop.constant 0xff800000 : f32
 // CHECK:         %[[ROW:.*]] = loop.program_id 0 : i64
 // CHECK:         %[[R:.*]] = loop.range "BLOCK_R" : !loop.tile<[128], i64>
-// CHECK:         %[[M:.*]] = loop.cmp "lt" %[[R]], %{{.*}}
+// CHECK:         %[[M:.*]] = loop.cmp lt %[[R]], %{{.*}}
 // CHECK:         %[[X:.*]] = loop.read %{{.*}}[%[[ROW]], %[[R]]] mask %[[M]]
 // CHECK:         %[[XM:.*]] = loop.select %[[M]], %[[X]], %[[NEG_INF]]
 // CHECK:         %[[MAX:.*]] = loop.reduce "max" %[[XM]] 0

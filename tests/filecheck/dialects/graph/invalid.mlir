@@ -120,7 +120,7 @@ func.func @sum_of_bools(%x: !graph.tensor<[N], i1>) {
 
 func.func @compare_result_not_bool(%x: !graph.tensor<[N], f32>) {
   // expected-error@+1 {{result type must be !graph.tensor<[N], i1>}}
-  %0 = "graph.cmp"(%x, %x) <{predicate = #graph<predicate lt>}> : (!graph.tensor<[N], f32>, !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32>
+  %0 = "graph.cmp"(%x, %x) <{predicate = #elementwise<predicate lt>}> : (!graph.tensor<[N], f32>, !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32>
   func.return
 }
 

@@ -268,7 +268,7 @@ func.func @attributes(%x: !graph.tensor<[N, 4], f32>, %i: !graph.tensor<[N], i64
 // GENERIC: "graph.reduce"(%x) <{kind = #graph<reduction_kind prod>, axes = array<i64: 0, 2>}>
 // GENERIC: "graph.slice"(%x) <{offsets = [#sym.expr<N - 1>, #sym.expr<0>], strides = array<i64: -1, 1>}>
 // GENERIC: "sym.guard"() <{fact = #sym.fact<N mod 16 == 0>, reason = "tiles of 16"}> : () -> ()
-// GENERIC: "graph.cmp"(%x, %x) <{predicate = #graph<predicate lt>}> {tag}
+// GENERIC: "graph.cmp"(%x, %x) <{predicate = #elementwise<predicate lt>}> {tag}
 
 // Source locations survive the round trip with --print-debuginfo.
 

@@ -454,8 +454,8 @@ func.func @binary_scalar_result(%x: !loop.tile<[4], f32>, %s: f32) {
 // -----
 
 func.func @cmp_kind(%x: !loop.tile<[4], f32>) {
-  // expected-error@+1 {{loop.cmp: unknown kind 'lte'; expected one of ['eq', 'ge', 'gt', 'le', 'lt', 'ne']}}
-  %y = loop.cmp "lte" %x, %x : (!loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], i1>
+  // expected-error@+1 {{Expected `eq`, `ne`, `lt`, `le`, `gt`, or `ge`.}}
+  %y = loop.cmp lte %x, %x : (!loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], i1>
   func.return
 }
 
@@ -463,7 +463,7 @@ func.func @cmp_kind(%x: !loop.tile<[4], f32>) {
 
 func.func @cmp_types(%x: !loop.tile<[4], i64>, %s: i32) {
   // expected-error@+1 {{loop.cmp operands must share an element type}}
-  %y = loop.cmp "lt" %x, %s : (!loop.tile<[4], i64>, i32) -> !loop.tile<[4], i1>
+  %y = loop.cmp lt %x, %s : (!loop.tile<[4], i64>, i32) -> !loop.tile<[4], i1>
   func.return
 }
 
@@ -471,7 +471,7 @@ func.func @cmp_types(%x: !loop.tile<[4], i64>, %s: i32) {
 
 func.func @cmp_result(%x: !loop.tile<[4], i64>) {
   // expected-error@+1 {{loop.cmp yields i1}}
-  %y = loop.cmp "lt" %x, %x : (!loop.tile<[4], i64>, !loop.tile<[4], i64>) -> !loop.tile<[4], i64>
+  %y = loop.cmp lt %x, %x : (!loop.tile<[4], i64>, !loop.tile<[4], i64>) -> !loop.tile<[4], i64>
   func.return
 }
 
@@ -479,7 +479,7 @@ func.func @cmp_result(%x: !loop.tile<[4], i64>) {
 
 func.func @cmp_broadcast(%x: !loop.tile<[4], i64>, %z: !loop.tile<[2, 8], i64>) {
   // expected-error@+1 {{loop.cmp: tile shapes [4], [2, 8] do not broadcast}}
-  %y = loop.cmp "lt" %x, %z : (!loop.tile<[4], i64>, !loop.tile<[2, 8], i64>) -> !loop.tile<[2, 8], i1>
+  %y = loop.cmp lt %x, %z : (!loop.tile<[4], i64>, !loop.tile<[2, 8], i64>) -> !loop.tile<[2, 8], i1>
   func.return
 }
 
@@ -487,7 +487,7 @@ func.func @cmp_broadcast(%x: !loop.tile<[4], i64>, %z: !loop.tile<[2, 8], i64>) 
 
 func.func @cmp_shape(%x: !loop.tile<[4], i64>, %s: i64) {
   // expected-error@+1 {{loop.cmp: result shape [1, 4] must be the broadcast shape [4]}}
-  %y = loop.cmp "lt" %x, %s : (!loop.tile<[4], i64>, i64) -> !loop.tile<[1, 4], i1>
+  %y = loop.cmp lt %x, %s : (!loop.tile<[4], i64>, i64) -> !loop.tile<[1, 4], i1>
   func.return
 }
 
@@ -713,7 +713,7 @@ func.func @read_mask_broadcast(%x: !graph.tensor<[N], f32>) {
   ^bb0(%t: !graph.tensor<[N], f32>):
     %r = loop.range "B" : !loop.tile<[4], i64>
     %c = loop.range "C" : !loop.tile<[8], i64>
-    %m = loop.cmp "lt" %c, %c : (!loop.tile<[8], i64>, !loop.tile<[8], i64>) -> !loop.tile<[8], i1>
+    %m = loop.cmp lt %c, %c : (!loop.tile<[8], i64>, !loop.tile<[8], i64>) -> !loop.tile<[8], i1>
     // expected-error@+1 {{loop.read: tile shapes [4], [8] do not broadcast}}
     %v = loop.read %t[%r] mask %m : !graph.tensor<[N], f32>[!loop.tile<[4], i64>] mask !loop.tile<[8], i1> -> !loop.tile<[4], f32>
   }

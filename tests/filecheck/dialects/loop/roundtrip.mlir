@@ -28,7 +28,7 @@ func.func @types(%a: !loop.tile<[64, 1], f32>, %b: !loop.tile<[1], i1>, %c: !loo
 // CHECK-NEXT:      %max = scf.for %k = %zero to %d step %step iter_args(%acc = %init) -> (!loop.tile<[1024], f32>) : i64 {
 // CHECK-NEXT:        %r = loop.range "BLOCK_R" : !loop.tile<[1024], i64>
 // CHECK-NEXT:        %col = loop.binary add %k, %r : (i64, !loop.tile<[1024], i64>) -> !loop.tile<[1024], i64>
-// CHECK-NEXT:        %m = loop.cmp "lt" %col, %d : (!loop.tile<[1024], i64>, i64) -> !loop.tile<[1024], i1>
+// CHECK-NEXT:        %m = loop.cmp lt %col, %d : (!loop.tile<[1024], i64>, i64) -> !loop.tile<[1024], i1>
 // CHECK-NEXT:        %v = loop.read %in[%row, %col] mask %m : !graph.tensor<[N, D], f32>[i64, !loop.tile<[1024], i64>] mask !loop.tile<[1024], i1> -> !loop.tile<[1024], f32>
 // CHECK-NEXT:        %vm = loop.select %m, %v, %ninf : (!loop.tile<[1024], i1>, !loop.tile<[1024], f32>, f32) -> !loop.tile<[1024], f32>
 // CHECK-NEXT:        %next = loop.binary max %acc, %vm : (!loop.tile<[1024], f32>, !loop.tile<[1024], f32>) -> !loop.tile<[1024], f32>
@@ -38,7 +38,7 @@ func.func @types(%a: !loop.tile<[64, 1], f32>, %b: !loop.tile<[1], i1>, %c: !loo
 // CHECK-NEXT:      scf.for %k2 = %zero to %d step %step : i64 {
 // CHECK-NEXT:        %r2 = loop.range "BLOCK_R" : !loop.tile<[1024], i64>
 // CHECK-NEXT:        %col2 = loop.binary add %k2, %r2 : (i64, !loop.tile<[1024], i64>) -> !loop.tile<[1024], i64>
-// CHECK-NEXT:        %m2 = loop.cmp "lt" %col2, %d : (!loop.tile<[1024], i64>, i64) -> !loop.tile<[1024], i1>
+// CHECK-NEXT:        %m2 = loop.cmp lt %col2, %d : (!loop.tile<[1024], i64>, i64) -> !loop.tile<[1024], i1>
 // CHECK-NEXT:        %v2 = loop.read %in[%row, %col2] mask %m2 : !graph.tensor<[N, D], f32>[i64, !loop.tile<[1024], i64>] mask !loop.tile<[1024], i1> -> !loop.tile<[1024], f32>
 // CHECK-NEXT:        %s = loop.binary sub %v2, %rmax : (!loop.tile<[1024], f32>, f32) -> !loop.tile<[1024], f32>
 // CHECK-NEXT:        %e = loop.unary exp %s : !loop.tile<[1024], f32>
@@ -59,7 +59,7 @@ func.func @rows(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32> {
     %max = scf.for %k = %zero to %d step %step iter_args(%acc = %init) -> (!loop.tile<[1024], f32>) : i64 {
       %r = loop.range "BLOCK_R" : !loop.tile<[1024], i64>
       %col = loop.binary add %k, %r : (i64, !loop.tile<[1024], i64>) -> !loop.tile<[1024], i64>
-      %m = loop.cmp "lt" %col, %d : (!loop.tile<[1024], i64>, i64) -> !loop.tile<[1024], i1>
+      %m = loop.cmp lt %col, %d : (!loop.tile<[1024], i64>, i64) -> !loop.tile<[1024], i1>
       %v = loop.read %in[%row, %col] mask %m : !graph.tensor<[N, D], f32>[i64, !loop.tile<[1024], i64>] mask !loop.tile<[1024], i1> -> !loop.tile<[1024], f32>
       %vm = loop.select %m, %v, %ninf : (!loop.tile<[1024], i1>, !loop.tile<[1024], f32>, f32) -> !loop.tile<[1024], f32>
       %next = loop.binary max %acc, %vm : (!loop.tile<[1024], f32>, !loop.tile<[1024], f32>) -> !loop.tile<[1024], f32>
@@ -69,7 +69,7 @@ func.func @rows(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32> {
     scf.for %k2 = %zero to %d step %step : i64 {
       %r2 = loop.range "BLOCK_R" : !loop.tile<[1024], i64>
       %col2 = loop.binary add %k2, %r2 : (i64, !loop.tile<[1024], i64>) -> !loop.tile<[1024], i64>
-      %m2 = loop.cmp "lt" %col2, %d : (!loop.tile<[1024], i64>, i64) -> !loop.tile<[1024], i1>
+      %m2 = loop.cmp lt %col2, %d : (!loop.tile<[1024], i64>, i64) -> !loop.tile<[1024], i1>
       %v2 = loop.read %in[%row, %col2] mask %m2 : !graph.tensor<[N, D], f32>[i64, !loop.tile<[1024], i64>] mask !loop.tile<[1024], i1> -> !loop.tile<[1024], f32>
       %s = loop.binary sub %v2, %rmax : (!loop.tile<[1024], f32>, f32) -> !loop.tile<[1024], f32>
       %e = loop.unary exp %s : !loop.tile<[1024], f32>
@@ -96,7 +96,7 @@ func.func @rows(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32> {
 // CHECK-NEXT:      %lanes = loop.range "COLS" : !loop.tile<[1, 16], i32>
 // CHECK-NEXT:      %cols = loop.binary add %base, %lanes : (i32, !loop.tile<[1, 16], i32>) -> !loop.tile<[1, 16], i32>
 // CHECK-NEXT:      %r2 = loop.binary add %row, %rows : (i32, !loop.tile<[1, 1], i32>) -> !loop.tile<[1, 1], i32>
-// CHECK-NEXT:      %in = loop.cmp "lt" %cols, %n : (!loop.tile<[1, 16], i32>, i32) -> !loop.tile<[1, 16], i1>
+// CHECK-NEXT:      %in = loop.cmp lt %cols, %n : (!loop.tile<[1, 16], i32>, i32) -> !loop.tile<[1, 16], i1>
 // CHECK-NEXT:      %va = loop.read %ta[%r2, %cols] mask %in : !graph.tensor<[B, N], f32>[!loop.tile<[1, 1], i32>, !loop.tile<[1, 16], i32>] mask !loop.tile<[1, 16], i1> -> !loop.tile<[1, 16], f32>
 // CHECK-NEXT:      %vb = loop.read %tb[%cols] : !graph.tensor<[N], f32>[!loop.tile<[1, 16], i32>] -> !loop.tile<[1, 16], f32>
 // CHECK-NEXT:      %vs = loop.read %ts[] : !graph.tensor<[], i32>[] -> i32
@@ -124,7 +124,7 @@ func.func @pointwise(%a: !graph.tensor<[B, N], f32>, %b: !graph.tensor<[N], f32>
     %lanes = loop.range "COLS" : !loop.tile<[1, 16], i32>
     %cols = loop.binary add %base, %lanes : (i32, !loop.tile<[1, 16], i32>) -> !loop.tile<[1, 16], i32>
     %r2 = loop.binary add %row, %rows : (i32, !loop.tile<[1, 1], i32>) -> !loop.tile<[1, 1], i32>
-    %in = loop.cmp "lt" %cols, %n : (!loop.tile<[1, 16], i32>, i32) -> !loop.tile<[1, 16], i1>
+    %in = loop.cmp lt %cols, %n : (!loop.tile<[1, 16], i32>, i32) -> !loop.tile<[1, 16], i1>
     %va = loop.read %ta[%r2, %cols] mask %in : !graph.tensor<[B, N], f32>[!loop.tile<[1, 1], i32>, !loop.tile<[1, 16], i32>] mask !loop.tile<[1, 16], i1> -> !loop.tile<[1, 16], f32>
     %vb = loop.read %tb[%cols] : !graph.tensor<[N], f32>[!loop.tile<[1, 16], i32>] -> !loop.tile<[1, 16], f32>
     %vs = loop.read %ts[] : !graph.tensor<[], i32>[] -> i32
@@ -165,15 +165,15 @@ func.func @pointwise(%a: !graph.tensor<[B, N], f32>, %b: !graph.tensor<[N], f32>
 // CHECK-NEXT:      %bn = loop.binary mul %pn, %c16 : (i64, i64) -> i64
 // CHECK-NEXT:      %rows = loop.binary add %bm, %rm : (i64, !loop.tile<[64, 1], i64>) -> !loop.tile<[64, 1], i64>
 // CHECK-NEXT:      %cols = loop.binary add %bn, %rn : (i64, !loop.tile<[1, 16], i64>) -> !loop.tile<[1, 16], i64>
-// CHECK-NEXT:      %mrow = loop.cmp "lt" %rows, %m : (!loop.tile<[64, 1], i64>, i64) -> !loop.tile<[64, 1], i1>
-// CHECK-NEXT:      %mcol = loop.cmp "lt" %cols, %n : (!loop.tile<[1, 16], i64>, i64) -> !loop.tile<[1, 16], i1>
+// CHECK-NEXT:      %mrow = loop.cmp lt %rows, %m : (!loop.tile<[64, 1], i64>, i64) -> !loop.tile<[64, 1], i1>
+// CHECK-NEXT:      %mcol = loop.cmp lt %cols, %n : (!loop.tile<[1, 16], i64>, i64) -> !loop.tile<[1, 16], i1>
 // CHECK-NEXT:      %mout = loop.binary and %mrow, %mcol : (!loop.tile<[64, 1], i1>, !loop.tile<[1, 16], i1>) -> !loop.tile<[64, 16], i1>
 // CHECK-NEXT:      %zero = loop.splat %f0 : f32 -> !loop.tile<[64, 16], f32>
 // CHECK-NEXT:      %acc = scf.for %kk = %c0 to %k step %c16 iter_args(%sum = %zero) -> (!loop.tile<[64, 16], f32>) : i64 {
 // CHECK-NEXT:        %ka = loop.binary add %kk, %rkc : (i64, !loop.tile<[1, 16], i64>) -> !loop.tile<[1, 16], i64>
 // CHECK-NEXT:        %kb = loop.binary add %kk, %rkr : (i64, !loop.tile<[16, 1], i64>) -> !loop.tile<[16, 1], i64>
-// CHECK-NEXT:        %mka = loop.cmp "lt" %ka, %k : (!loop.tile<[1, 16], i64>, i64) -> !loop.tile<[1, 16], i1>
-// CHECK-NEXT:        %mkb = loop.cmp "lt" %kb, %k : (!loop.tile<[16, 1], i64>, i64) -> !loop.tile<[16, 1], i1>
+// CHECK-NEXT:        %mka = loop.cmp lt %ka, %k : (!loop.tile<[1, 16], i64>, i64) -> !loop.tile<[1, 16], i1>
+// CHECK-NEXT:        %mkb = loop.cmp lt %kb, %k : (!loop.tile<[16, 1], i64>, i64) -> !loop.tile<[16, 1], i1>
 // CHECK-NEXT:        %ma = loop.binary and %mrow, %mka : (!loop.tile<[64, 1], i1>, !loop.tile<[1, 16], i1>) -> !loop.tile<[64, 16], i1>
 // CHECK-NEXT:        %mb = loop.binary and %mkb, %mcol : (!loop.tile<[16, 1], i1>, !loop.tile<[1, 16], i1>) -> !loop.tile<[16, 16], i1>
 // CHECK-NEXT:        %a = loop.read %lhs[%rows, %ka] mask %ma : !graph.tensor<[M, K], f16>[!loop.tile<[64, 1], i64>, !loop.tile<[1, 16], i64>] mask !loop.tile<[64, 16], i1> -> !loop.tile<[64, 16], f16>
@@ -212,15 +212,15 @@ func.func @matmul(%x: !graph.tensor<[M, K], f16>, %w: !graph.tensor<[K, N], f16>
     %bn = loop.binary mul %pn, %c16 : (i64, i64) -> i64
     %rows = loop.binary add %bm, %rm : (i64, !loop.tile<[64, 1], i64>) -> !loop.tile<[64, 1], i64>
     %cols = loop.binary add %bn, %rn : (i64, !loop.tile<[1, 16], i64>) -> !loop.tile<[1, 16], i64>
-    %mrow = loop.cmp "lt" %rows, %m : (!loop.tile<[64, 1], i64>, i64) -> !loop.tile<[64, 1], i1>
-    %mcol = loop.cmp "lt" %cols, %n : (!loop.tile<[1, 16], i64>, i64) -> !loop.tile<[1, 16], i1>
+    %mrow = loop.cmp lt %rows, %m : (!loop.tile<[64, 1], i64>, i64) -> !loop.tile<[64, 1], i1>
+    %mcol = loop.cmp lt %cols, %n : (!loop.tile<[1, 16], i64>, i64) -> !loop.tile<[1, 16], i1>
     %mout = loop.binary and %mrow, %mcol : (!loop.tile<[64, 1], i1>, !loop.tile<[1, 16], i1>) -> !loop.tile<[64, 16], i1>
     %zero = loop.splat %f0 : f32 -> !loop.tile<[64, 16], f32>
     %acc = scf.for %kk = %c0 to %k step %c16 iter_args(%sum = %zero) -> (!loop.tile<[64, 16], f32>) : i64 {
       %ka = loop.binary add %kk, %rkc : (i64, !loop.tile<[1, 16], i64>) -> !loop.tile<[1, 16], i64>
       %kb = loop.binary add %kk, %rkr : (i64, !loop.tile<[16, 1], i64>) -> !loop.tile<[16, 1], i64>
-      %mka = loop.cmp "lt" %ka, %k : (!loop.tile<[1, 16], i64>, i64) -> !loop.tile<[1, 16], i1>
-      %mkb = loop.cmp "lt" %kb, %k : (!loop.tile<[16, 1], i64>, i64) -> !loop.tile<[16, 1], i1>
+      %mka = loop.cmp lt %ka, %k : (!loop.tile<[1, 16], i64>, i64) -> !loop.tile<[1, 16], i1>
+      %mkb = loop.cmp lt %kb, %k : (!loop.tile<[16, 1], i64>, i64) -> !loop.tile<[16, 1], i1>
       %ma = loop.binary and %mrow, %mka : (!loop.tile<[64, 1], i1>, !loop.tile<[1, 16], i1>) -> !loop.tile<[64, 16], i1>
       %mb = loop.binary and %mkb, %mcol : (!loop.tile<[16, 1], i1>, !loop.tile<[1, 16], i1>) -> !loop.tile<[16, 16], i1>
       %a = loop.read %lhs[%rows, %ka] mask %ma : !graph.tensor<[M, K], f16>[!loop.tile<[64, 1], i64>, !loop.tile<[1, 16], i64>] mask !loop.tile<[64, 16], i1> -> !loop.tile<[64, 16], f16>
@@ -247,7 +247,7 @@ func.func @matmul(%x: !graph.tensor<[M, K], f16>, %w: !graph.tensor<[K, N], f16>
 // CHECK-NEXT:      %base = loop.binary mul %p, %c : (i64, i64) -> i64
 // CHECK-NEXT:      %r = loop.range "BLOCK" : !loop.tile<[256], i64>
 // CHECK-NEXT:      %i = loop.binary add %base, %r : (i64, !loop.tile<[256], i64>) -> !loop.tile<[256], i64>
-// CHECK-NEXT:      %m = loop.cmp "lt" %i, %n : (!loop.tile<[256], i64>, i64) -> !loop.tile<[256], i1>
+// CHECK-NEXT:      %m = loop.cmp lt %i, %n : (!loop.tile<[256], i64>, i64) -> !loop.tile<[256], i1>
 // CHECK-NEXT:      loop.write %i to 0[%i] mask %m : !loop.tile<[256], i64>[!loop.tile<[256], i64>] mask !loop.tile<[256], i1>
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return %y : !graph.tensor<[N], i64>
@@ -260,7 +260,7 @@ func.func @iota() -> !graph.tensor<[N], i64> {
     %base = loop.binary mul %p, %c : (i64, i64) -> i64
     %r = loop.range "BLOCK" : !loop.tile<[256], i64>
     %i = loop.binary add %base, %r : (i64, !loop.tile<[256], i64>) -> !loop.tile<[256], i64>
-    %m = loop.cmp "lt" %i, %n : (!loop.tile<[256], i64>, i64) -> !loop.tile<[256], i1>
+    %m = loop.cmp lt %i, %n : (!loop.tile<[256], i64>, i64) -> !loop.tile<[256], i1>
     loop.write %i to 0[%i] mask %m : !loop.tile<[256], i64>[!loop.tile<[256], i64>] mask !loop.tile<[256], i1>
   }
   func.return %y : !graph.tensor<[N], i64>
@@ -306,12 +306,12 @@ func.func @iota() -> !graph.tensor<[N], i64> {
 // CHECK-NEXT:      %b9 = loop.binary and %t1, %f1 : (i1, i1) -> i1
 // CHECK-NEXT:      %b10 = loop.binary or %i, %i : (i32, i32) -> i32
 // CHECK-NEXT:      %b11 = loop.binary xor %l, %r : (i64, !loop.tile<[8], i64>) -> !loop.tile<[8], i64>
-// CHECK-NEXT:      %c0 = loop.cmp "eq" %b8, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], i1>
-// CHECK-NEXT:      %c1 = loop.cmp "ne" %h, %h : (f16, f16) -> i1
-// CHECK-NEXT:      %c2 = loop.cmp "lt" %g, %g : (bf16, bf16) -> i1
-// CHECK-NEXT:      %c3 = loop.cmp "le" %dd, %dd : (f64, f64) -> i1
-// CHECK-NEXT:      %c4 = loop.cmp "gt" %i, %i : (i32, i32) -> i1
-// CHECK-NEXT:      %c5 = loop.cmp "ge" %r, %l : (!loop.tile<[8], i64>, i64) -> !loop.tile<[8], i1>
+// CHECK-NEXT:      %c0 = loop.cmp eq %b8, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], i1>
+// CHECK-NEXT:      %c1 = loop.cmp ne %h, %h : (f16, f16) -> i1
+// CHECK-NEXT:      %c2 = loop.cmp lt %g, %g : (bf16, bf16) -> i1
+// CHECK-NEXT:      %c3 = loop.cmp le %dd, %dd : (f64, f64) -> i1
+// CHECK-NEXT:      %c4 = loop.cmp gt %i, %i : (i32, i32) -> i1
+// CHECK-NEXT:      %c5 = loop.cmp ge %r, %l : (!loop.tile<[8], i64>, i64) -> !loop.tile<[8], i1>
 // CHECK-NEXT:      %s0 = loop.reduce "sum" %b8 0 : !loop.tile<[8], f32> -> f32
 // CHECK-NEXT:      %s1 = loop.reduce "prod" %b8 0 : !loop.tile<[8], f32> -> f32
 // CHECK-NEXT:      %s2 = loop.reduce "max" %b11 0 : !loop.tile<[8], i64> -> i64
@@ -360,12 +360,12 @@ func.func @kinds(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
     %b9 = loop.binary and %t1, %f1 : (i1, i1) -> i1
     %b10 = loop.binary or %i, %i : (i32, i32) -> i32
     %b11 = loop.binary xor %l, %r : (i64, !loop.tile<[8], i64>) -> !loop.tile<[8], i64>
-    %c0 = loop.cmp "eq" %b8, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], i1>
-    %c1 = loop.cmp "ne" %h, %h : (f16, f16) -> i1
-    %c2 = loop.cmp "lt" %g, %g : (bf16, bf16) -> i1
-    %c3 = loop.cmp "le" %dd, %dd : (f64, f64) -> i1
-    %c4 = loop.cmp "gt" %i, %i : (i32, i32) -> i1
-    %c5 = loop.cmp "ge" %r, %l : (!loop.tile<[8], i64>, i64) -> !loop.tile<[8], i1>
+    %c0 = loop.cmp eq %b8, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], i1>
+    %c1 = loop.cmp ne %h, %h : (f16, f16) -> i1
+    %c2 = loop.cmp lt %g, %g : (bf16, bf16) -> i1
+    %c3 = loop.cmp le %dd, %dd : (f64, f64) -> i1
+    %c4 = loop.cmp gt %i, %i : (i32, i32) -> i1
+    %c5 = loop.cmp ge %r, %l : (!loop.tile<[8], i64>, i64) -> !loop.tile<[8], i1>
     %s0 = loop.reduce "sum" %b8 0 : !loop.tile<[8], f32> -> f32
     %s1 = loop.reduce "prod" %b8 0 : !loop.tile<[8], f32> -> f32
     %s2 = loop.reduce "max" %b11 0 : !loop.tile<[8], i64> -> i64
@@ -387,7 +387,7 @@ func.func @kinds(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
 // GENERIC-NEXT: %init = "loop.splat"(%ninf) : (f32) -> !loop.tile<[1024], f32>
 // GENERIC: %r = "loop.range"() <{block = "BLOCK_R"}> : () -> !loop.tile<[1024], i64>
 // GENERIC-NEXT: %col = "loop.binary"(%k, %r) <{kind = #elementwise<kind add>}> : (i64, !loop.tile<[1024], i64>) -> !loop.tile<[1024], i64>
-// GENERIC-NEXT: %m = "loop.cmp"(%col, %d) <{kind = "lt"}> : (!loop.tile<[1024], i64>, i64) -> !loop.tile<[1024], i1>
+// GENERIC-NEXT: %m = "loop.cmp"(%col, %d) <{kind = #elementwise<predicate lt>}> : (!loop.tile<[1024], i64>, i64) -> !loop.tile<[1024], i1>
 // GENERIC-NEXT: %v = "loop.read"(%in, %row, %col, %m) <{operandSegmentSizes = array<i32: 1, 2, 1>}> : (!graph.tensor<[N, D], f32>, i64, !loop.tile<[1024], i64>, !loop.tile<[1024], i1>) -> !loop.tile<[1024], f32>
 // GENERIC-NEXT: %vm = "loop.select"(%m, %v, %ninf) : (!loop.tile<[1024], i1>, !loop.tile<[1024], f32>, f32) -> !loop.tile<[1024], f32>
 // GENERIC: %rmax = "loop.reduce"(%max) <{kind = "max", axis = 0 : i64}> : (!loop.tile<[1024], f32>) -> f32

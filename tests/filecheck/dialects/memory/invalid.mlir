@@ -125,7 +125,7 @@ memory.kernel @k pointwise (%x: !memory.buffer<[N], [1], f32>) inputs 1 grid [N]
 memory.kernel @k pointwise (%x: !memory.buffer<[N], [1], f32>) inputs 1 grid [N] tiles {B = 4, C = 8} symbols [] reason "" {
   %r = loop.range "B" : !loop.tile<[4], i64>
   %c = loop.range "C" : !loop.tile<[8], i64>
-  %m = loop.cmp "lt" %c, %c : (!loop.tile<[8], i64>, !loop.tile<[8], i64>) -> !loop.tile<[8], i1>
+  %m = loop.cmp lt %c, %c : (!loop.tile<[8], i64>, !loop.tile<[8], i64>) -> !loop.tile<[8], i1>
   // expected-error@+1 {{memory.load: tile shapes [4], [8] do not broadcast}}
   %v = memory.load %x[%r] mask %m : !memory.buffer<[N], [1], f32>[!loop.tile<[4], i64>] mask !loop.tile<[8], i1> -> !loop.tile<[4], f32>
 }

@@ -19,7 +19,7 @@ func.func @types(%rows: !memory.buffer<[N, D], [D, 1], f32>, %cols: !memory.buff
 // CHECK-NEXT:    %row = loop.program_id 0 : i64
 // CHECK-NEXT:    %r = loop.range "BLOCK_R" : !loop.tile<[128], i64>
 // CHECK-NEXT:    %c128 = loop.size 128 : i64
-// CHECK-NEXT:    %m = loop.cmp "lt" %r, %c128 : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i1>
+// CHECK-NEXT:    %m = loop.cmp lt %r, %c128 : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i1>
 // CHECK-NEXT:    %base = loop.binary mul %row, %c128 : (i64, i64) -> i64
 // CHECK-NEXT:    %off = loop.binary add %base, %r : (i64, !loop.tile<[128], i64>) -> !loop.tile<[128], i64>
 // CHECK-NEXT:    %v = memory.load %x[%off] mask %m : !memory.buffer<[N, 128], [128, 1], f32>[!loop.tile<[128], i64>] mask !loop.tile<[128], i1> -> !loop.tile<[128], f32>
@@ -32,7 +32,7 @@ memory.kernel @rows reduction (%x: !memory.buffer<[N, 128], [128, 1], f32>, %out
   %row = loop.program_id 0 : i64
   %r = loop.range "BLOCK_R" : !loop.tile<[128], i64>
   %c128 = loop.size 128 : i64
-  %m = loop.cmp "lt" %r, %c128 : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i1>
+  %m = loop.cmp lt %r, %c128 : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i1>
   %base = loop.binary mul %row, %c128 : (i64, i64) -> i64
   %off = loop.binary add %base, %r : (i64, !loop.tile<[128], i64>) -> !loop.tile<[128], i64>
   %v = memory.load %x[%off] mask %m : !memory.buffer<[N, 128], [128, 1], f32>[!loop.tile<[128], i64>] mask !loop.tile<[128], i1> -> !loop.tile<[128], f32>

@@ -18,7 +18,7 @@
 // CHECK-NEXT:    %base = triton.binary mul %row, %d : (i64, i64) -> i64
 // CHECK-NEXT:    %acc = scf.for %k = %zero to %d step %step iter_args(%a = %init) -> (!triton.tensor<[32], f32>) : i64 {
 // CHECK-NEXT:      %col = triton.binary add %r, %k : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i64>
-// CHECK-NEXT:      %m = triton.cmp "lt" %col, %d : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i1>
+// CHECK-NEXT:      %m = triton.cmp lt %col, %d : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i1>
 // CHECK-NEXT:      %off = triton.binary add %col, %base : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i64>
 // CHECK-NEXT:      %v = triton.load %x[%off] mask %m : !triton.ptr<f32>[!triton.tensor<[32], i64>] mask !triton.tensor<[32], i1> -> !triton.tensor<[32], f32>
 // CHECK-NEXT:      %e = triton.unary exp %v : !triton.tensor<[32], f32>
@@ -44,7 +44,7 @@ triton.kernel @rowsum reduction (%x: !triton.ptr<f32>, %out: !triton.ptr<f32>, %
   %base = triton.binary mul %row, %d : (i64, i64) -> i64
   %acc = scf.for %k = %zero to %d step %step iter_args(%a = %init) -> (!triton.tensor<[32], f32>) : i64 {
     %col = triton.binary add %r, %k : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i64>
-    %m = triton.cmp "lt" %col, %d : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i1>
+    %m = triton.cmp lt %col, %d : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i1>
     %off = triton.binary add %col, %base : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i64>
     %v = triton.load %x[%off] mask %m : !triton.ptr<f32>[!triton.tensor<[32], i64>] mask !triton.tensor<[32], i1> -> !triton.tensor<[32], f32>
     %e = triton.unary exp %v : !triton.tensor<[32], f32>
