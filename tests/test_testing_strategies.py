@@ -362,3 +362,13 @@ def test_a_registered_level_runs_its_modules() -> None:
     assert testing.level_of(module).name == "lower"
     assert testing.run_module(module, [np.float32(3)]) == [6]
     assert testing.level_of(identity_module()).name == "graph"
+
+
+def test_every_elementwise_kind_has_a_range_rule() -> None:
+    """The generator bounds each op's values by its kind's rule (powers by
+    their own step), so a new kind must say how its values range."""
+    from irc.dialects.elementwise import BINARY_KINDS, UNARY_KINDS, ElementwiseKind
+    from irc.testing.strategies.ranges import _BINARY_RULES, _UNARY_RULES
+
+    assert set(_UNARY_RULES) == UNARY_KINDS
+    assert set(_BINARY_RULES) == BINARY_KINDS - {ElementwiseKind.POW}

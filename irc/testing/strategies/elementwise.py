@@ -50,8 +50,7 @@ class ElementwiseSteps(Steps):
 
     def unary(self) -> bool:
         op = self.memory.op_class("unary", self._unary_ops(), self.choices)
-        kinds = {g.NegOp: "if", g.AbsOp: "bif", g.NotOp: "bi"}.get(op, "f")
-        value = self.operands.operand(kinds)
+        value = self.operands.operand(_domain(op))
         if op is g.ExpOp and self.program.ranges[value][1] > math.log(MAGNITUDE_LIMIT):
             value = self.domains.squash(value)
         elif op in (g.LogOp, g.RsqrtOp):
@@ -73,11 +72,9 @@ class ElementwiseSteps(Steps):
 
     def binary(self) -> bool:
         op = self.memory.op_class("binary", g.BINARY_OPS, self.choices)
-        if op in (g.AndOp, g.OrOp, g.XorOp):
-            kinds = "bi"
-        else:
-            kinds = "f" if op is g.DivOp else "if"
-        lhs = self.operands.operand(kinds, discontinuous=op in (g.FloorDivOp, g.RemOp))
+        lhs = self.operands.operand(
+            _domain(op), discontinuous=op in (g.FloorDivOp, g.RemOp)
+        )
         self._apply_binary(op, lhs, self.operands.operand_like(lhs))
         return True
 
@@ -198,6 +195,11 @@ class ElementwiseSteps(Steps):
             target = original if original.kind in kinds else target
         self.operands.cast(value, target)
         return True
+
+
+def _domain(op: type[g.UnaryOp | g.BinaryOp]) -> str:
+    """The element kinds ``op`` is defined on, as ``Operands`` takes them."""
+    return "".join(k for k in "bif" if k in op.KIND.semantics.domain)
 
 
 def is_bool(tensor: g.TensorType) -> bool:

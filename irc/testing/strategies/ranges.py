@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable, Iterable
 
 from irc.dialects import graph as g
+from irc.dialects.elementwise import ElementwiseKind
 from irc.testing.sampling import FLOAT_INPUT_RANGE, INT_INPUT_RANGE
 
 #: Results are kept below this magnitude (well inside float16's 65504).
@@ -42,51 +43,83 @@ def _bitwise_range(lhs: _Range, rhs: _Range, kind: str) -> _Range:
     return -bound, bound
 
 
+_K = ElementwiseKind
+_UnaryRule = Callable[[_Range, str], _Range]
+
+
+def _neg_range(x: _Range, kind: str) -> _Range:
+    return -x[1], -x[0]
+
+
+def _abs_range(x: _Range, kind: str) -> _Range:
+    lo, hi = x
+    return (0.0 if lo < 0 < hi else min(abs(lo), abs(hi))), _magnitude(x)
+
+
+def _not_range(x: _Range, kind: str) -> _Range:
+    return (0.0, 1.0) if kind == "b" else (-x[1] - 1, -x[0] - 1)
+
+
+def _monotone(function: Callable[[float], float]) -> _UnaryRule:
+    return lambda x, kind: (function(x[0]), function(x[1]))
+
+
+def _bounded(lo: float, hi: float) -> _UnaryRule:
+    return lambda x, kind: (lo, hi)
+
+
+#: The range of each unary kind's result, from its operand's range (in the
+#: kind's domain: the caller ensured it).
+_UNARY_RULES: dict[ElementwiseKind, _UnaryRule] = {
+    _K.NEG: _neg_range,
+    _K.ABS: _abs_range,
+    _K.NOT: _not_range,
+    _K.EXP: _monotone(math.exp),
+    _K.LOG: _monotone(math.log),
+    _K.SQRT: _monotone(math.sqrt),
+    _K.FLOOR: _monotone(math.floor),
+    _K.RSQRT: lambda x, kind: (1 / math.sqrt(x[1]), 1 / math.sqrt(x[0])),
+    _K.SIGMOID: _bounded(0.0, 1.0),
+    _K.TANH: _bounded(-1.0, 1.0),
+    _K.ERF: _bounded(-1.0, 1.0),
+    _K.SIN: _bounded(-1.0, 1.0),
+    _K.COS: _bounded(-1.0, 1.0),
+}
+
+
 def _unary_range(op: type[g.UnaryOp], x: _Range, kind: str) -> _Range:
     """The range of ``op`` on ``x``, whose domain the caller ensured."""
-    lo, hi = x
-    if op is g.NegOp:
-        return -hi, -lo
-    if op is g.AbsOp:
-        return (0.0 if lo < 0 < hi else min(abs(lo), abs(hi))), _magnitude(x)
-    if op is g.NotOp:
-        return (0.0, 1.0) if kind == "b" else (-hi - 1, -lo - 1)
-    monotone: dict[type[g.UnaryOp], Callable[[float], float]] = {
-        g.ExpOp: math.exp,
-        g.LogOp: math.log,
-        g.SqrtOp: math.sqrt,
-        g.FloorOp: math.floor,
-    }
-    if op in monotone:
-        return monotone[op](lo), monotone[op](hi)
-    if op is g.RsqrtOp:
-        return 1 / math.sqrt(hi), 1 / math.sqrt(lo)
-    if op is g.SigmoidOp:
-        return 0.0, 1.0
-    return -1.0, 1.0  # tanh, erf, sin, cos
+    return _UNARY_RULES[op.KIND](x, kind)
+
+
+_BinaryRule = Callable[[_Range, _Range, str], _Range]
+
+
+def _corners(combine: Callable[[float, float], float]) -> _BinaryRule:
+    return lambda a, b, kind: _span(combine(x, y) for x in a for y in b)
+
+
+#: The range of each binary kind's result (powers are the caller's, divisors
+#: exclude zero).
+_BINARY_RULES: dict[ElementwiseKind, _BinaryRule] = {
+    _K.ADD: lambda a, b, kind: (a[0] + b[0], a[1] + b[1]),
+    _K.SUB: lambda a, b, kind: (a[0] - b[1], a[1] - b[0]),
+    _K.MUL: _corners(lambda x, y: x * y),
+    _K.DIV: _corners(lambda x, y: x / y),
+    _K.FLOORDIV: _corners(lambda x, y: math.floor(x / y)),
+    _K.REM: lambda a, b, kind: (0.0, b[1]) if b[0] > 0 else (b[0], 0.0),
+    _K.MAX: lambda a, b, kind: (max(a[0], b[0]), max(a[1], b[1])),
+    _K.MIN: lambda a, b, kind: (min(a[0], b[0]), min(a[1], b[1])),
+    _K.AND: _bitwise_range,
+    _K.OR: _bitwise_range,
+    _K.XOR: _bitwise_range,
+}
 
 
 def _binary_range(op: type[g.BinaryOp], a: _Range, b: _Range, kind: str) -> _Range:
     """The range of ``op`` on ``a`` and ``b``, whose domain the caller
     ensured (divisors exclude zero, powers are handled by the caller)."""
-    corners = [(x, y) for x in a for y in b]
-    if op is g.AddOp:
-        return a[0] + b[0], a[1] + b[1]
-    if op is g.SubOp:
-        return a[0] - b[1], a[1] - b[0]
-    if op is g.MulOp:
-        return _span(x * y for x, y in corners)
-    if op is g.DivOp:
-        return _span(x / y for x, y in corners)
-    if op is g.FloorDivOp:
-        return _span(math.floor(x / y) for x, y in corners)
-    if op is g.RemOp:
-        return (0.0, b[1]) if b[0] > 0 else (b[0], 0.0)
-    if op is g.MaximumOp:
-        return max(a[0], b[0]), max(a[1], b[1])
-    if op is g.MinimumOp:
-        return min(a[0], b[0]), min(a[1], b[1])
-    return _bitwise_range(a, b, kind)  # and, or, xor
+    return _BINARY_RULES[op.KIND](a, b, kind)
 
 
 def _growth(op: type[g.BinaryOp], a: float, b: float) -> float:
