@@ -16,9 +16,9 @@ op                                  Triton
 ``triton.size 4*N + 1 : i64``       ``4 * N + 1`` over the symbol arguments
 ``triton.constant 1.5 : f32``       ``tl.full([], 1.5, tl.float32)``
 ``triton.full %s : f32 -> T``       ``tl.broadcast_to(s, [..])`` (a splat)
-``triton.unary exp %x``           ``tl.exp(x)`` (and NumPy-exact helpers)
-``triton.binary add %a, %b``      ``a + b``
-``triton.cmp lt %a, %b``          ``a < b``
+``triton.unary exp %x``             ``tl.exp(x)`` (and NumPy-exact helpers)
+``triton.binary add %a, %b``        ``a + b``
+``triton.cmp lt %a, %b``            ``a < b``
 ``triton.where %c, %a, %b``         ``tl.where(c, a, b)``
 ``triton.cast %x : T1 -> T2``       ``x.to(tl.int64)``
 ``triton.load %p[%off] mask %m``    ``tl.load(p + off, mask=m, other=0)``
@@ -36,9 +36,11 @@ and so that its verifier can state Triton's own limits (a block holds at
 most 2**20 elements); its dims are explicit, 1 included, because
 ``tl.arange(0, B)[:, None]`` and ``tl.arange(0, B)[None, :]`` differ.
 
-The kinds of ``unary``, ``binary``, ``cmp`` and ``reduce`` are the loop
-dialect's, with its semantics (NumPy's): the emitter is responsible for
-spelling them in Triton so that they compute what NumPy computes.
+The kinds of ``unary`` and ``binary`` (``ElementwiseKind``) and the
+predicates of ``cmp`` are ``irc.dialects.elementwise``'s, with its NumPy
+semantics, and those of ``reduce`` the loop dialect's: the emitter spells
+each in Triton (``irc.backend.triton.elementwise``) so that it computes
+what NumPy computes.
 """
 
 from __future__ import annotations
