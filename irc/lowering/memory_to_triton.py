@@ -18,24 +18,59 @@ name, so the host functions' ``memory.launch`` ops now launch it:
 The host functions keep their memory ops (alloc, reuse, dealloc, constant,
 guard, launch): the emitter turns them into the launcher. The conversion
 is one to one, so a kernel that holds an op with no triton counterpart is
-an error naming that op rather than something half-lowered.
+an error (``PassFailedException``, which ``irc-opt`` reports as the pass
+failing) naming that op and its kernel rather than something
+half-lowered: the pass checks every kernel before it rewrites any, and
+leaves the module as it was when one fails. Nothing is removed or
+reordered, dead ops included (the applier's dead-code elimination is off),
+and every op keeps its attributes and location (a listener gives
+``scf.for`` its location back when the type conversion rebuilds it).
+
+As xDSL writes its conversions, the pass is a set of rewrite patterns run
+by one ``PatternRewriteWalker``:
+
+- ``LowerKernel``: ``memory.kernel`` -> ``triton.kernel``, its body moved
+  over with the arguments retyped and the symbol arguments appended;
+- ``LowerOneToOne``: the one generic pattern for the ops that map one to
+  one, from the table ``ONE_TO_ONE``: the tile compute ops (``TILE_OPS``:
+  a loop op and its triton op share a base in ``irc.dialects.tiles``,
+  hence operands, properties and results) and the accesses
+  (``ACCESS_OPS``: ``memory.load`` / ``memory.store``, whose buffer
+  operand is the kernel argument that ``LowerKernel`` makes a pointer);
+- ``TilesToTensors``: the ``TypeConversionPattern`` from ``!loop.tile`` to
+  ``!triton.tensor`` for the ops that stay (``scf.for``'s results and
+  block arguments).
+
+Each pattern rewrites one op whatever the others have done yet (result
+types are converted from the old results, not inferred from operands), so
+the walk may take the ops in any order.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import ModuleOp, i64
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import ModuleOp, UnknownLoc, i64
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriterListener,
+    PatternRewriteWalker,
+    RewritePattern,
+    TypeConversionPattern,
+    op_type_rewrite_pattern,
+)
 from xdsl.utils.exceptions import PassFailedException
 
 from irc.dialects import loop, memory
 from irc.dialects import triton as tt
 from irc.dialects.memory import BufferType
+from irc.dialects.tiles import TileOp
 
 
 @dataclass(frozen=True)
@@ -46,51 +81,29 @@ class LowerMemoryToTritonPass(ModulePass):
     name = "lower-memory-to-triton"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for kernel in list(op.ops):
+        for kernel in op.ops:
             if isinstance(kernel, memory.KernelOp):
-                Rewriter.replace_op(kernel, lower_kernel(kernel))
+                check_lowerable(kernel)
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier(
+                [LowerKernel(), LowerOneToOne(), TilesToTensors()],
+                # A kernel keeps every op, used or not, in its order.
+                dce_enabled=False,
+            ),
+            listener=PatternRewriterListener(
+                operation_replacement_handler=[_keep_location]
+            ),
+        ).rewrite_module(op)
 
 
-def convert_type(type_: Attribute) -> Attribute:
-    """A loop tile becomes a triton block of the same shape; scalars stay."""
-    if isinstance(type_, loop.TileType):
-        return tt.BlockType(type_.dims, type_.element_type)
-    return type_
+# --------------------------------------------------------------------------
+# What can be lowered
+# --------------------------------------------------------------------------
 
-
-def lower_kernel(kernel: memory.KernelOp) -> tt.KernelOp:
-    """The ``triton.kernel`` computing what ``kernel`` computes."""
-    symbols = kernel.symbol_names
-    pointer_types: list[Attribute] = []
-    for arg in kernel.args:
-        assert isinstance(arg.type, BufferType), "verified by memory.kernel"
-        pointer_types.append(tt.PointerType(arg.type.element_type))
-    block = Block(arg_types=[*pointer_types, *(i64 for _ in symbols)])
-    pointers = block.args[: len(kernel.args)]
-    for old, new in zip(kernel.args, pointers, strict=True):
-        new.name_hint = old.name_hint
-    for symbol, arg in zip(symbols, block.args[len(kernel.args) :], strict=True):
-        arg.name_hint = symbol
-    converter = _BodyConverter(dict(zip(kernel.args, pointers, strict=True)))
-    converter.convert_block(kernel.body.block, block)
-    lowered = tt.KernelOp(
-        kernel.kernel_name,
-        kernel.kind.data,
-        kernel.num_inputs,
-        kernel.grid_exprs,
-        kernel.tile_sizes,
-        symbols,
-        Region(block),
-        kernel.reason.data,
-    )
-    lowered.attributes |= kernel.attributes
-    lowered.location = kernel.location
-    return lowered
-
-
-#: The ops of a ``memory.kernel``'s body and the triton op that mirrors
-#: each: the same operands, properties and results, tiles retyped as blocks.
-_COUNTERPARTS: dict[type[Operation], type[Operation]] = {
+#: The tile compute ops and the triton op that mirrors each: both derive
+#: from the same base in ``irc.dialects.tiles``, so they have the same
+#: operands and properties, and results of the same shape.
+TILE_OPS: Mapping[type[TileOp], type[TileOp]] = {
     loop.ProgramIdOp: tt.ProgramIdOp,
     loop.SizeOp: tt.SizeOp,
     loop.RangeOp: tt.ArangeOp,
@@ -103,59 +116,134 @@ _COUNTERPARTS: dict[type[Operation], type[Operation]] = {
     loop.CastOp: tt.CastOp,
     loop.ReduceOp: tt.ReduceOp,
     loop.DotOp: tt.DotOp,
+}
+
+#: The memory accesses and their triton ops: the same operands (buffer or
+#: pointer, offset, optional mask) and properties.
+ACCESS_OPS: Mapping[type[Operation], type[Operation]] = {
     memory.LoadOp: tt.LoadOp,
     memory.StoreOp: tt.StoreOp,
-    scf.YieldOp: scf.YieldOp,
 }
+
+#: Every op that becomes one triton op with the same operands.
+ONE_TO_ONE: Mapping[type[Operation], type[Operation]] = {**TILE_OPS, **ACCESS_OPS}
+
+#: The ops a kernel body keeps, retyped.
+KEPT_OPS: tuple[type[Operation], ...] = (scf.ForOp, scf.YieldOp)
+
+
+def check_lowerable(kernel: memory.KernelOp) -> None:
+    """Raise ``PassFailedException`` unless every argument of ``kernel`` is
+    a buffer and every op of its body one the patterns lower or keep."""
+    for index, arg in enumerate(kernel.args):
+        if not isinstance(arg.type, BufferType):
+            raise PassFailedException(
+                f"lower-memory-to-triton: argument {index} of memory.kernel "
+                f"@{kernel.kernel_name} has type {arg.type}, not a !memory.buffer"
+            )
+    for op in kernel.body.walk():
+        if not isinstance(op, KEPT_OPS) and type(op) not in ONE_TO_ONE:
+            raise PassFailedException(
+                f"lower-memory-to-triton: {op.name} in memory.kernel "
+                f"@{kernel.kernel_name} has no triton counterpart; a memory.kernel "
+                "holds loop compute ops, memory.load/store and scf.for"
+            )
+
+
+# --------------------------------------------------------------------------
+# Types
+# --------------------------------------------------------------------------
 
 
 @dataclass
-class _BodyConverter:
-    """Rebuilds a kernel body op by op with the triton ops, mapping every old
-    value to its new counterpart."""
+class TilesToTensors(TypeConversionPattern):
+    """``!loop.tile<[...], T>`` -> ``!triton.tensor<[...], T>`` in the
+    results and block arguments of any op; scalars stay."""
 
-    values: dict[SSAValue, SSAValue]
+    # Not ``@attr_type_rewrite_pattern``: its failed match prints the
+    # attribute for a message nobody reads, five times the pass's cost.
+    def convert_type(self, typ: Attribute, /) -> Attribute | None:
+        if isinstance(typ, loop.TileType):
+            return tt.BlockType(typ.dims, typ.element_type)
+        return None
 
-    def convert_block(self, source: Block, target: Block) -> None:
-        for op in source.ops:
-            target.add_op(self._convert(op))
 
-    def _convert(self, op: Operation) -> Operation:
-        counterpart = _COUNTERPARTS.get(type(op))
-        if counterpart is not None:
-            new = counterpart.create(
-                operands=[self._get(v) for v in op.operands],
-                result_types=[convert_type(r.type) for r in op.results],
-                properties=dict(op.properties),
+_TYPES = TilesToTensors()
+
+
+def convert_type(type_: Attribute) -> Attribute:
+    """A loop tile becomes a triton block of the same shape; scalars stay."""
+    return _TYPES.convert_type(type_) or type_
+
+
+# --------------------------------------------------------------------------
+# Patterns
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class LowerKernel(RewritePattern):
+    """``memory.kernel`` -> ``triton.kernel`` with the same launch: each
+    buffer argument becomes a pointer to its element type, one ``i64``
+    argument per symbol follows, named after it; the body moves over."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memory.KernelOp, rewriter: PatternRewriter, /):
+        block = op.body.block
+        for arg in op.args:
+            buffer = arg.type
+            assert isinstance(buffer, BufferType), "checked by check_lowerable"
+            pointer = rewriter.replace_value_with_new_type(
+                arg, tt.PointerType(buffer.element_type)
             )
-        elif isinstance(op, scf.ForOp):
-            new = self._for(op)
-        else:
-            raise PassFailedException(
-                f"lower-memory-to-triton: {op.name} has no triton counterpart; a "
-                "memory.kernel holds loop compute ops, memory.load/store and scf.for"
-            )
-        new.attributes |= op.attributes
-        new.location = op.location
-        for old_result, new_result in zip(op.results, new.results, strict=True):
-            new_result.name_hint = old_result.name_hint
-            self.values[old_result] = new_result
-        return new
-
-    def _get(self, value: SSAValue) -> SSAValue:
-        return self.values[value]
-
-    def _for(self, op: scf.ForOp) -> Operation:
-        source = op.body.block
-        body = Block(arg_types=[convert_type(arg.type) for arg in source.args])
-        for old, new in zip(source.args, body.args, strict=True):
-            new.name_hint = old.name_hint
-            self.values[old] = new
-        self.convert_block(source, body)
-        return scf.ForOp(
-            self._get(op.lb),
-            self._get(op.ub),
-            self._get(op.step),
-            [self._get(v) for v in op.iter_args],
-            Region(body),
+            pointer.location = arg.location
+        for symbol in op.symbol_names:
+            arg = rewriter.insert_block_argument(block, len(block.args), i64)
+            arg.name_hint = symbol
+        lowered = tt.KernelOp(
+            op.kernel_name,
+            op.kind.data,
+            op.num_inputs,
+            op.grid_exprs,
+            op.tile_sizes,
+            op.symbol_names,
+            rewriter.move_region_contents_to_new_regions(op.body),
+            op.reason.data,
         )
+        lowered.attributes |= op.attributes
+        lowered.location = op.location
+        rewriter.replace(op, lowered)
+
+
+@dataclass
+class LowerOneToOne(RewritePattern):
+    """The one generic pattern: an op of ``ONE_TO_ONE`` -> its triton op,
+    with the same operands, properties and attributes, the results
+    retyped."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        counterpart = ONE_TO_ONE.get(type(op))
+        if counterpart is not None:
+            rewriter.replace(op, rebuilt(op, counterpart))
+
+
+def rebuilt(op: Operation, counterpart: type[Operation]) -> Operation:
+    """An op of type ``counterpart`` with ``op``'s operands, properties,
+    attributes and location, and its result types converted."""
+    new = counterpart.create(
+        operands=op.operands,
+        result_types=[convert_type(result.type) for result in op.results],
+        properties=dict(op.properties),
+        attributes=dict(op.attributes),
+    )
+    new.location = op.location
+    return new
+
+
+def _keep_location(op: Operation, new_results: Sequence[SSAValue | None]) -> None:
+    """An op that is rebuilt as an op of its own type without a location
+    (``TypeConversionPattern`` rebuilds ``scf.for`` so) keeps its location."""
+    for result in new_results:
+        new = None if result is None else result.owner
+        if type(new) is type(op) and isinstance(new.location, UnknownLoc):
+            new.location = op.location
