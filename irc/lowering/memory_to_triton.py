@@ -90,6 +90,8 @@ class LowerMemoryToTritonPass(ModulePass):
                 # A kernel keeps every op, used or not, in its order.
                 dce_enabled=False,
             ),
+            # Each op is final after one rewrite: one walk, no fixed point.
+            apply_recursively=False,
             listener=PatternRewriterListener(
                 operation_replacement_handler=[_keep_location]
             ),

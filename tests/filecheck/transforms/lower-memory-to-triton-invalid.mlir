@@ -28,7 +28,7 @@ memory.kernel @branch pointwise (%x: !memory.buffer<[N], [1], f32>, %out: !memor
   %row = loop.program_id 0 : i64
   %n = loop.size N : i64
   %v = memory.load %x[%row] : !memory.buffer<[N], [1], f32>[i64] -> f32
-  %inside = loop.cmp "lt" %row, %n : (i64, i64) -> i1
+  %inside = loop.cmp lt %row, %n : (i64, i64) -> i1
   scf.if %inside {
     memory.store %v, %out[%row] : f32, !memory.buffer<[N], [1], f32>[i64]
   }

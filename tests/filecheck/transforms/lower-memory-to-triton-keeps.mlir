@@ -15,7 +15,7 @@
 // CHECK-NEXT:    %init = triton.full %fz : f32 -> !triton.tensor<[16], f32> loc(unknown)
 // CHECK-NEXT:    %acc = scf.for %k = %zero to %n step %step iter_args(%a = %init) -> (!triton.tensor<[16], f32>) : i64 {
 // CHECK-NEXT:      %col = triton.binary add %r, %k : (!triton.tensor<[16], i64>, i64) -> !triton.tensor<[16], i64> loc(unknown)
-// CHECK-NEXT:      %m = triton.cmp "lt" %col, %n : (!triton.tensor<[16], i64>, i64) -> !triton.tensor<[16], i1> loc(unknown)
+// CHECK-NEXT:      %m = triton.cmp lt %col, %n : (!triton.tensor<[16], i64>, i64) -> !triton.tensor<[16], i1> loc(unknown)
 // CHECK-NEXT:      %v = triton.load %x[%col] mask %m : !triton.ptr<f32>[!triton.tensor<[16], i64>] mask !triton.tensor<[16], i1> -> !triton.tensor<[16], f32> loc("model.py":3:4)
 // CHECK-NEXT:      %s = triton.binary add %a, %v : (!triton.tensor<[16], f32>, !triton.tensor<[16], f32>) -> !triton.tensor<[16], f32> loc(unknown)
 // CHECK-NEXT:      scf.yield %s : !triton.tensor<[16], f32> loc(unknown)
@@ -33,7 +33,7 @@ memory.kernel @k0 reduction (%x: !memory.buffer<[N], [1], f32>, %out: !memory.bu
   %init = loop.splat %fz : f32 -> !loop.tile<[16], f32>
   %acc = scf.for %k = %zero to %n step %step iter_args(%a = %init) -> (!loop.tile<[16], f32>) : i64 {
     %col = loop.binary add %r, %k : (!loop.tile<[16], i64>, i64) -> !loop.tile<[16], i64>
-    %m = loop.cmp "lt" %col, %n : (!loop.tile<[16], i64>, i64) -> !loop.tile<[16], i1>
+    %m = loop.cmp lt %col, %n : (!loop.tile<[16], i64>, i64) -> !loop.tile<[16], i1>
     %v = memory.load %x[%col] mask %m : !memory.buffer<[N], [1], f32>[!loop.tile<[16], i64>] mask !loop.tile<[16], i1> -> !loop.tile<[16], f32> loc("model.py":3:4)
     %s = loop.binary add %a, %v : (!loop.tile<[16], f32>, !loop.tile<[16], f32>) -> !loop.tile<[16], f32>
     scf.yield %s : !loop.tile<[16], f32>
