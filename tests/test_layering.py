@@ -71,13 +71,16 @@ MODULE_LEVELS: dict[str, tuple[str, ...]] = {
     "irc.interpreters.loop": ("loop",),
     "irc.interpreters.memory": ("memory",),
     "irc.lowering.graph_to_fusion": ("graph", "fusion"),
-    "irc.lowering.fusion_to_loop": ("fusion", "loop"),
     "irc.lowering.loop_to_memory": ("loop", "memory"),
     "irc.lowering.memory_to_triton": ("memory", "triton"),
 }
 
-#: Packages all of whose modules are at one level.
-PACKAGE_LEVELS: dict[str, str] = {"irc.backend.triton": "triton"}
+#: Packages all of whose modules share their levels (a lowering's connect
+#: two).
+PACKAGE_LEVELS: dict[str, tuple[str, ...]] = {
+    "irc.backend.triton": ("triton",),
+    "irc.lowering.fusion_to_loop": ("fusion", "loop"),
+}
 
 
 def module_name(path: Path) -> str:
@@ -123,9 +126,9 @@ def levels_of(module: str) -> tuple[str, ...] | None:
         return (DIALECT_LEVELS[dialect],)
     if module in MODULE_LEVELS:
         return MODULE_LEVELS[module]
-    for package, level in PACKAGE_LEVELS.items():
+    for package, levels in PACKAGE_LEVELS.items():
         if module == package or module.startswith(package + "."):
-            return (level,)
+            return levels
     return None
 
 
@@ -186,7 +189,7 @@ def test_every_dialect_and_level_module_is_classified() -> None:
     neutral = {n.removeprefix("irc.dialects.") for n in NEUTRAL}
     assert dialects - neutral == set(DIALECT_LEVELS)
     for directory in ("lowering", "passes", "interpreters"):
-        for path in (PACKAGE / directory).glob("*.py"):
+        for path in (PACKAGE / directory).rglob("*.py"):
             name = module_name(path)
             unclassified = levels_of(name) is None and not name.startswith(NEUTRAL)
             if unclassified and name not in _DRIVERS:
@@ -215,3 +218,9 @@ def test_the_rules_see_a_broken_import(tmp_path: Path) -> None:
     assert found == ["irc.dialects.loop", "irc.dialects.sym"]
     assert dialect_of("irc.dialects.loop") == "loop"
     assert dialect_of("irc.dialects.sym") is None
+
+
+def test_a_lowering_package_connects_its_two_levels() -> None:
+    """Every module of a lowering split into a package gets both levels."""
+    for name in ("irc.lowering.fusion_to_loop", "irc.lowering.fusion_to_loop.tiler"):
+        assert levels_of(name) == ("fusion", "loop")

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from suite_programs import SUITE
 from xdsl.dialects.builtin import ModuleOp, i32, i64
+from xdsl.traits import ConstantLike, HasFolder
 
 from irc import pytree, testing
 from irc.dialects import loop
@@ -65,6 +66,22 @@ def test_tiled_suite_matches_graph(name: str) -> None:
             np.testing.assert_allclose(
                 got, want, rtol=2e-5, atol=1e-6, err_msg=f"{name} {sizes}"
             )
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"max_persistent": 16, "reduction_block": 16, "pointwise_block": 64}],
+    ids=["default", "small-tiles"],
+)
+def test_tiled_kernels_hold_nothing_to_fold(options: dict[str, int]) -> None:
+    """The tiler offers every op it builds to its folder (the loop dialect's,
+    which canonicalize runs): no op of a tiled suite program still folds."""
+    for name in sorted(SUITE):
+        _, module = tiled(name, **options)
+        for op in module.walk():
+            trait = op.get_trait(HasFolder)
+            if trait is not None and not op.has_trait(ConstantLike):
+                assert trait.fold(op) is None, f"{name}: {op}"
 
 
 def test_persistent_and_looped_reductions_agree() -> None:

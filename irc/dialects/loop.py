@@ -21,22 +21,40 @@ lanes read 0) and results written the same way (``loop.write``): the memory
 level turns these into loads and stores of buffers with strides. Symbolic
 sizes are ``loop.size`` ops whose value is an expression over the kernel's
 ``symbols``.
+
+Folding (xDSL's ``HasFolderInterface``; ``canonicalize`` runs the folders,
+and so does the ``tile`` pass on every op it builds): ``loop.constant`` is
+``ConstantLike`` and folds to its value; ``loop.cast`` to its own type folds
+to its input; ``loop.binary`` on integers (not ``i1``) folds the identities
+that hold for every value: ``add``, ``sub`` and ``mul`` of two constants
+(wrapping at the type's width), ``x + 0``, ``0 + x``, ``x * 1``, ``1 * x``,
+``x floordiv 1`` to ``x``, and ``x * 0``, ``0 * x``, ``x rem 1`` to ``0``.
+Constants are scalars, so a fold to an operand keeps the result's type; a
+fold to ``0`` of a tile result is the value of every lane (the scalar
+attribute): the dialect materialises scalar constants only, so
+``canonicalize`` leaves those, and a builder may use the scalar where
+broadcasting makes it the same (the tiler's index arithmetic).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import ClassVar
 
+from xdsl.dialect_interfaces.constant_materialization import (
+    ConstantMaterializationInterface,
+)
 from xdsl.dialects.builtin import (
     I64,
+    FloatAttr,
     IndexType,
     IntegerAttr,
     IntegerType,
     i1,
     i64,
 )
-from xdsl.ir import Dialect, Region, SSAValue
+from xdsl.interfaces import HasFolderInterface
+from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -52,7 +70,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import Pure
+from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from irc.dialects.graph import TensorType
@@ -258,11 +276,16 @@ class RangeOp(RangeOpBase):
 
 
 @irdl_op_definition
-class ConstantOp(ConstantOpBase):
-    """``loop.constant 1.5 : f32``: a scalar constant."""
+class ConstantOp(ConstantOpBase, HasFolderInterface):
+    """``loop.constant 1.5 : f32``: a scalar constant (``ConstantLike``: it
+    folds to its value, which the other folders read)."""
 
     name = "loop.constant"
     TILE_TYPE: ClassVar = TileType
+    traits = traits_def(ConstantLike())
+
+    def fold(self) -> Sequence[SSAValue | Attribute]:
+        return (self.value,)
 
 
 @irdl_op_definition
@@ -284,14 +307,47 @@ class UnaryOp(UnaryOpBase):
     TILE_TYPE: ClassVar = TileType
 
 
+#: ``loop.binary`` kinds folded when both operands are integer constants.
+_INT_FOLDS: dict[str, Callable[[int, int], int]] = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+}
+
+
+def _constant_int(value: SSAValue) -> int | None:
+    """The value of a ``ConstantLike`` integer operand, else None."""
+    attr = ConstantLike.get_constant_value(value)
+    return attr.value.data if isinstance(attr, IntegerAttr) else None
+
+
 @irdl_op_definition
-class BinaryOp(BinaryOpBase):
+class BinaryOp(BinaryOpBase, HasFolderInterface):
     """``loop.binary add %a, %b : (f32, !loop.tile<[128], f32>) ->
     !loop.tile<[128], f32>``: elementwise with tile broadcasting; both
-    operands have the result's element type."""
+    operands have the result's element type. On integers it folds the
+    identities of the module docstring."""
 
     name = "loop.binary"
     TILE_TYPE: ClassVar = TileType
+
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        element = element_of(self.result.type)
+        if not isinstance(element, IntegerType) or element == i1:
+            return None
+        kind = self.kind.data.value
+        a, b = _constant_int(self.lhs), _constant_int(self.rhs)
+        if a is not None and b is not None and kind in _INT_FOLDS:
+            value = _INT_FOLDS[kind](a, b)
+            return (IntegerAttr(value, element, truncate_bits=True),)
+        # A constant is a scalar: keeping the other operand keeps the type.
+        if (kind == "add" and b == 0) or (kind in ("mul", "floordiv") and b == 1):
+            return (self.lhs,)
+        if (kind == "add" and a == 0) or (kind == "mul" and a == 1):
+            return (self.rhs,)
+        if (kind == "mul" and 0 in (a, b)) or (kind == "rem" and b == 1):
+            return (IntegerAttr(0, element),)
+        return None
 
 
 @irdl_op_definition
@@ -311,12 +367,16 @@ class SelectOp(SelectOpBase):
 
 
 @irdl_op_definition
-class CastOp(CastOpBase):
+class CastOp(CastOpBase, HasFolderInterface):
     """``loop.cast %x : !loop.tile<[128], f32> -> !loop.tile<[128], i64>``
-    (float to int truncates toward zero, as NumPy's ``astype``)."""
+    (float to int truncates toward zero, as NumPy's ``astype``); a cast to
+    the input's own type folds to the input."""
 
     name = "loop.cast"
     TILE_TYPE: ClassVar = TileType
+
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        return (self.input,) if self.input.type == self.result.type else None
 
 
 @irdl_op_definition
@@ -463,6 +523,18 @@ class WriteOp(IRDLOperation):
         broadcast_or_raise(self, *(shape_of(v.type) for v in operands))
 
 
+class LoopConstantMaterialization(ConstantMaterializationInterface):
+    """Folded values become ``loop.constant`` ops: scalars only (a tile
+    result folded to a scalar attribute is left as it is)."""
+
+    def materialize_constant(
+        self, value: Attribute, type: Attribute
+    ) -> Operation | None:
+        if isinstance(value, IntegerAttr | FloatAttr) and value.type == type:
+            return ConstantOp(value)
+        return None
+
+
 Loop = Dialect(
     "loop",
     [
@@ -483,4 +555,5 @@ Loop = Dialect(
         WriteOp,
     ],
     [TileType],
+    [LoopConstantMaterialization()],
 )

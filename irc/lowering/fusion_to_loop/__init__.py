@@ -1,0 +1,127 @@
+"""``tile``: each fusion kernel becomes a tiled loop nest (fusion -> loop).
+
+Every value inside a fusion kernel is a function of the kernel's iteration
+point, so the tiler works by *evaluating graph values at index tiles*: to
+know ``y`` at index ``(i, j)`` it asks for ``y``'s operands at the indices
+``y``'s op maps ``(i, j)`` to. Elementwise ops keep the index; layout ops
+are index maps (a transpose permutes it, a slice scales and shifts it, a
+reshape re-linearises it, a broadcast pins stretched dims to 0, a concat
+selects between its operands under masks, a take reads its index first);
+kernel inputs are ``loop.read``s. Nothing is copied, and each value is
+computed once per index in a scope (a cache keyed by value, index and mask).
+
+The kernel's kind fixes the iteration space:
+
+- ``pointwise``: the output shape, flattened; each program handles
+  ``BLOCK`` consecutive elements and recovers their coordinates by
+  division and remainder.
+- ``reduction``: one program per row (the kept dims of the reductions),
+  the reduced dims flattened into a lane index. A reduced extent that is
+  static and at most ``max-persistent`` lanes is handled in one tile that
+  stays in registers (a *persistent* reduction: the data is read once
+  whatever the number of reductions); otherwise each group of independent
+  reductions is a ``scf.for`` over chunks accumulating tile-wise, and the
+  outputs of row shape are written by a last loop.
+- ``matmul``: ``[BLOCK_M, BLOCK_N]`` output tiles (grid axis 0) per batch
+  element (grid axis 1) and a K loop of ``loop.dot`` into an accumulator;
+  the epilogue is evaluated on the accumulator tile.
+
+Index arithmetic is 64-bit unless the guards in scope prove every extent
+the kernel touches below ``2**30`` (room for an offset plus a block). It is
+built with xDSL's ``Builder``, and every op built is first offered to its
+folder (the loop dialect's: ``x + 0``, ``x * 1``, ``x floordiv 1``,
+constants added or multiplied, ...), so the kernel holds no index op that
+``canonicalize`` would fold.
+
+The package's modules, along the pass's seams:
+
+- :mod:`~irc.lowering.fusion_to_loop.builder`: the IR builder (insertion
+  with folding, hoisted constants and sizes, index arithmetic, loops);
+- :mod:`~irc.lowering.fusion_to_loop.index_maps`: the index maps of the
+  layout ops;
+- :mod:`~irc.lowering.fusion_to_loop.tiler`: the evaluation of graph values
+  at an index, and the ``loop.kernel`` it builds, that every kind shares;
+- one module per kind's strategy:
+  :mod:`~irc.lowering.fusion_to_loop.pointwise`,
+  :mod:`~irc.lowering.fusion_to_loop.reduction`,
+  :mod:`~irc.lowering.fusion_to_loop.matmul`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
+from irc.dialects import fusion
+from irc.dialects import graph as g
+from irc.dialects.tiles import is_power_of_two
+from irc.errors import IrcError
+from irc.lowering.fusion_to_loop.matmul import MatmulTiler
+from irc.lowering.fusion_to_loop.pointwise import PointwiseTiler
+from irc.lowering.fusion_to_loop.reduction import ReductionTiler
+from irc.lowering.fusion_to_loop.tiler import KernelTiler
+
+#: The strategy of each fusion kernel kind.
+STRATEGIES: dict[str, type[KernelTiler]] = {
+    "pointwise": PointwiseTiler,
+    "reduction": ReductionTiler,
+    "matmul": MatmulTiler,
+}
+
+
+@dataclass(frozen=True)
+class TilePass(ModulePass):
+    """Lower every ``fusion.kernel`` to a ``loop.kernel`` (see the module
+    docstring). The options are the tile sizes, powers of two, and the
+    largest static reduced extent handled in one persistent tile."""
+
+    name = "tile"
+
+    pointwise_block: int = 1024
+    reduction_block: int = 1024
+    max_persistent: int = 4096
+    matmul_block_m: int = 64
+    matmul_block_n: int = 64
+    matmul_block_k: int = 32
+
+    def __post_init__(self) -> None:
+        # Checked when the pass is built, so that irc-opt reports a bad
+        # option at the pass in -p.
+        for name, value in vars(self).items():
+            if not isinstance(value, int) or not is_power_of_two(value):
+                raise IrcError(
+                    f"tile option {name.replace('_', '-')}={value} is not a power of two"
+                )
+        if min(self.matmul_block_m, self.matmul_block_n, self.matmul_block_k) < 16:
+            raise IrcError("matmul tiles must be at least 16 (tl.dot's minimum)")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        _check_fused(op)
+        for kernel in [k for k in op.walk() if isinstance(k, fusion.KernelOp)]:
+            strategy = STRATEGIES.get(kernel.kind_name)
+            if strategy is None:
+                raise IrcError(f"tile: unknown fusion kernel kind {kernel.kind_name!r}")
+            Rewriter.replace_op(kernel, strategy(kernel, self).tile())
+
+
+def _check_fused(module: ModuleOp) -> None:
+    """Refuse graph computations outside fusion kernels: ``tile`` takes the
+    fusion level (guards and dense constants stay outside kernels)."""
+    for function in module.ops:
+        if not isinstance(function, func.FuncOp):
+            continue
+        for op in function.body.walk():
+            outside = isinstance(op, g.GraphOp) and not (
+                isinstance(op, g.ConstantOp) and not op.is_splat
+            )
+            if outside and not isinstance(op.parent_op(), fusion.KernelOp):
+                raise PassFailedException(
+                    f"tile: {op.name} in @{function.sym_name.data} is outside any "
+                    "fusion.kernel; tile lowers the fusion level: run fuse first"
+                )

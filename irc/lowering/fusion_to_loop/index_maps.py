@@ -1,0 +1,166 @@
+"""Index maps: where a layout op reads its operand, for an index of its result.
+
+A layout op moves no data in a tiled kernel: its value at an index is its
+operand's value at another index, and each function here (one per graph
+op, in ``LAYOUT_RULES``) computes that index with the tiler's builder and
+asks the tiler for the operand there. An ``Index`` holds one loop value per
+dim of the result (scalars or tiles that broadcast together). The maps:
+
+- ``graph.broadcast``: right-aligned, stretched (size-1) dims pinned to 0;
+- ``graph.transpose``: the index permuted back;
+- ``graph.slice``: ``offset + i * stride`` per dim;
+- ``graph.reshape``: the dims shared at both ends kept, only the middle
+  linearised in the result's dims and delinearised in the operand's;
+- ``graph.concat``: each operand read at the position shifted by its start,
+  under the mask of its range, the pieces selected by the same masks;
+- ``graph.take``: the indices read first (at the index's dims they span),
+  out-of-range ones reading 0 rather than memory outside the table.
+
+:func:`batch_broadcast` is NumPy's batch broadcasting of a matmul operand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from xdsl.ir import Operation, SSAValue
+
+from irc.dialects import graph as g
+from irc.shapes import SymExpr
+
+if TYPE_CHECKING:
+    from irc.lowering.fusion_to_loop.tiler import KernelTiler
+
+Index = tuple[SSAValue, ...]
+
+
+def tensor_type(value: SSAValue) -> g.TensorType:
+    """The graph tensor type of ``value``."""
+    assert isinstance(value.type, g.TensorType)
+    return value.type
+
+
+def broadcast(tiler: KernelTiler, op: g.BroadcastOp, index: Index) -> SSAValue:
+    source = tensor_type(op.operands[0]).dims
+    offset = len(index) - len(source)
+    mapped = tuple(
+        tiler.b.index(0) if dim == 1 else index[axis + offset]
+        for axis, dim in enumerate(source)
+    )
+    return tiler.value_at(op.operands[0], mapped)
+
+
+def transpose(tiler: KernelTiler, op: g.TransposeOp, index: Index) -> SSAValue:
+    mapped: list[SSAValue] = [tiler.b.index(0)] * len(index)
+    for result_axis, source_axis in enumerate(op.perm):
+        mapped[source_axis] = index[result_axis]
+    return tiler.value_at(op.operands[0], tuple(mapped))
+
+
+def slice_(tiler: KernelTiler, op: g.SliceOp, index: Index) -> SSAValue:
+    b = tiler.b
+    mapped = tuple(
+        b.binary("add", b.size(offset), b.binary("mul", i, b.index(stride)))
+        for i, offset, stride in zip(index, op.offset_list, op.stride_list)
+    )
+    return tiler.value_at(op.operands[0], mapped)
+
+
+def reshape(tiler: KernelTiler, op: g.ReshapeOp, index: Index) -> SSAValue:
+    source = list(tensor_type(op.operands[0]).dims)
+    target = list(tensor_type(op.results[0]).dims)
+    # Dims shared at both ends map one to one; only the middle is
+    # re-linearised.
+    head = 0
+    while head < min(len(source), len(target)) and source[head] == target[head]:
+        head += 1
+    tail = 0
+    while (
+        tail < min(len(source), len(target)) - head
+        and source[-1 - tail] == target[-1 - tail]
+    ):
+        tail += 1
+    middle = tiler.b.linearize(
+        index[head : len(target) - tail], target[head : len(target) - tail]
+    )
+    mapped = (
+        *index[:head],
+        *tiler.b.delinearize(middle, source[head : len(source) - tail]),
+        *index[len(target) - tail :],
+    )
+    return tiler.value_at(op.operands[0], tuple(mapped))
+
+
+def concat(tiler: KernelTiler, op: g.ConcatOp, index: Index) -> SSAValue:
+    b = tiler.b
+    axis = op.axis.value.data
+    position = index[axis]
+    start = SymExpr.const(0)
+    pieces: list[tuple[SSAValue | None, SSAValue]] = []
+    saved_mask = tiler.mask
+    for number, operand in enumerate(op.operands):
+        extent = tensor_type(operand).dims[axis]
+        end = start + extent
+        inside: SSAValue | None = None
+        if number > 0:
+            inside = b.compare("ge", position, b.size(start))
+        if number < len(op.operands) - 1:
+            inside = b.both(inside, b.compare("lt", position, b.size(end)))
+        local = b.binary("sub", position, b.size(start))
+        tiler.mask = b.both(saved_mask, inside)
+        mapped = (*index[:axis], local, *index[axis + 1 :])
+        pieces.append((inside, tiler.value_at(operand, mapped)))
+        tiler.mask = saved_mask
+        start = end
+    result = pieces[-1][1]
+    for inside, piece in reversed(pieces[:-1]):
+        assert inside is not None
+        result = b.select(inside, piece, result)
+    return result
+
+
+def take(tiler: KernelTiler, op: g.TakeOp, index: Index) -> SSAValue:
+    b = tiler.b
+    axis = op.axis.value.data
+    table, indices = op.operands
+    rank = tensor_type(indices).rank
+    extent = tensor_type(table).dims[axis]
+    position = b.cast(
+        tiler.value_at(indices, index[axis : axis + rank]), tiler.index_type
+    )
+    # Out-of-range indices (an error in the reference interpreter) read
+    # 0 rather than memory outside the table.
+    inside = b.both(
+        b.compare("ge", position, b.index(0)),
+        b.compare("lt", position, b.size(extent)),
+    )
+    saved_mask = tiler.mask
+    tiler.mask = b.both(saved_mask, inside)
+    mapped = (*index[:axis], position, *index[axis + rank :])
+    result = tiler.value_at(table, mapped)
+    tiler.mask = saved_mask
+    return result
+
+
+#: The index map of each layout op.
+LAYOUT_RULES: dict[type[Operation], Callable[[KernelTiler, Operation, Index], SSAValue]]
+LAYOUT_RULES = {  # type: ignore[assignment]
+    g.BroadcastOp: broadcast,
+    g.TransposeOp: transpose,
+    g.SliceOp: slice_,
+    g.ReshapeOp: reshape,
+    g.ConcatOp: concat,
+    g.TakeOp: take,
+}
+
+
+def batch_broadcast(tiler: KernelTiler, operand: SSAValue, batch: Index) -> Index:
+    """The batch part of a matmul operand's index: NumPy's batch
+    broadcasting (right-aligned, size-1 dims pinned to 0)."""
+    dims = tensor_type(operand).dims[:-2]
+    offset = len(batch) - len(dims)
+    return tuple(
+        tiler.b.index(0) if dim == 1 else batch[axis + offset]
+        for axis, dim in enumerate(dims)
+    )

@@ -1,0 +1,115 @@
+"""The ``matmul`` strategy: output tiles, a K loop of ``loop.dot``, the epilogue.
+
+Each program computes one ``[BLOCK_M, BLOCK_N]`` tile of the kernel's
+``graph.matmul`` (grid axis 0: ``ceil(M / BLOCK_M) * ceil(N / BLOCK_N)``
+programs, row-major over the tiles) for one batch element (grid axis 1: the
+product of the batch dims, when there are any). A ``scf.for`` over K in
+steps of ``BLOCK_K`` reads an lhs tile and an rhs tile under their bounds
+masks (masked lanes read 0, which adds nothing) and accumulates
+``loop.dot`` into an accumulator (f32 for 16-bit floats). The matmul is an
+anchor valid at the output tile; the epilogue, the rest of the kernel, is
+evaluated there, and the outputs written under the tile's mask.
+
+A static extent below the block size gets the next power of two (at least
+16, ``tl.dot``'s minimum) instead.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, f32
+from xdsl.ir import Attribute, SSAValue
+
+from irc.dialects import graph as g
+from irc.dialects import loop, sym
+from irc.lowering.fusion_to_loop.builder import next_power_of_two
+from irc.lowering.fusion_to_loop.index_maps import Index, batch_broadcast, tensor_type
+from irc.lowering.fusion_to_loop.tiler import KernelTiler
+from irc.shapes import SymExpr
+
+
+class MatmulTiler(KernelTiler):
+    """Tiles a ``matmul`` fusion kernel."""
+
+    def iterate(self) -> list[SymExpr]:
+        b = self.b
+        matmul = next(
+            op for op in self.kernel.body.block.ops if isinstance(op, g.MatmulOp)
+        )
+        lhs, rhs = matmul.operands
+        out = tensor_type(matmul.results[0])
+        *batch, m_extent, n_extent = out.dims
+        k_extent = tensor_type(lhs).dims[-1]
+        opts = self.options
+        bm = _clamp_block(m_extent, opts.matmul_block_m)
+        bn = _clamp_block(n_extent, opts.matmul_block_n)
+        bk = _clamp_block(k_extent, opts.matmul_block_k)
+        n_tiles = n_extent.ceildiv(bn)
+        pid = b.program_id(0)
+        pid_m = b.binary("floordiv", pid, b.size(n_tiles))
+        pid_n = b.binary("rem", pid, b.size(n_tiles))
+        batch_index: Index = ()
+        if batch:
+            batch_pid = b.program_id(1)
+            batch_index = tuple(b.delinearize(batch_pid, batch))
+        rows = b.lanes(b.binary("mul", pid_m, b.index(bm)), "BLOCK_M", bm, 0, 2)
+        cols = b.lanes(b.binary("mul", pid_n, b.index(bn)), "BLOCK_N", bn, 1, 2)
+        row_mask = b.in_bounds(rows, m_extent, bm)
+        col_mask = b.in_bounds(cols, n_extent, bn)
+
+        element = out.element_type
+        acc = b.splat(b.const(0, _accumulator_type(element)), [bm, bn])
+
+        def k_step(start: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
+            # ``start + range`` along K, as a row ([1, BK]) of the lhs tile and
+            # a column ([BK, 1]) of the rhs tile.
+            k_row = b.lanes(start, "BLOCK_K", bk, 1, 2)
+            k_col = b.lanes(start, "BLOCK_K", bk, 0, 2)
+            self.mask = b.both(row_mask, b.in_bounds(k_row, k_extent, bk))
+            x = self.value_at(
+                lhs, (*batch_broadcast(self, lhs, batch_index), rows, k_row)
+            )
+            self.mask = b.both(b.in_bounds(k_col, k_extent, bk), col_mask)
+            y = self.value_at(
+                rhs, (*batch_broadcast(self, rhs, batch_index), k_col, cols)
+            )
+            x, y = self._full_tile(x, (bm, bk)), self._full_tile(y, (bk, bn))
+            return [b.create(loop.DotOp(x, y, carried[0]))]
+
+        (product,) = self.for_chunks(k_extent, bk, [acc], k_step)
+
+        tile_index = (*batch_index, rows, cols)
+        self.anchors[matmul.results[0]] = (tile_index, b.cast(product, element))
+        out_mask = b.both(row_mask, col_mask)
+        self.mask = out_mask
+        self.write_outputs(lambda _: tile_index, lambda _: out_mask)
+        self.notes.append(
+            f"matmul tiles {bm}x{bn}, K loop over {k_extent} in steps of {bk}"
+        )
+        grid = [m_extent.ceildiv(bm) * n_tiles]
+        if batch:
+            grid.append(sym.product(batch))
+        return grid
+
+    def _full_tile(self, value: SSAValue, shape: tuple[int, int]) -> SSAValue:
+        """``value`` as a tile of exactly ``shape`` (``tl.dot`` operands)."""
+        b = self.b
+        if loop.shape_of(value.type) == shape:
+            return value
+        if not loop.shape_of(value.type):
+            return b.splat(value, shape)
+        zero = b.splat(b.const(0, loop.element_of(value.type)), shape)
+        return b.binary("add", zero, value)
+
+
+def _clamp_block(extent: SymExpr, block: int) -> int:
+    """A matmul tile: ``block``, or less for a small static extent (>= 16)."""
+    if extent.constant is not None:
+        return max(16, min(block, next_power_of_two(extent.constant)))
+    return block
+
+
+def _accumulator_type(element: Attribute) -> Attribute:
+    """Matmul accumulators: f32 for 16- and 32-bit floats, else the element."""
+    if isinstance(element, Float16Type | BFloat16Type):
+        return f32
+    return element

@@ -1,0 +1,335 @@
+"""The ``reduction`` strategy: one program per row, the reduced dims as lanes.
+
+The kernel's reductions (``graph.reduce``, ``graph.argmax``) share one
+input shape and reduced axes. The kept dims are the rows (one program each,
+grid ``[product of kept dims]``); the reduced dims, flattened, are a lane
+index. Each reduction is an anchor valid at this row: keepdims results at
+the row with the reduced dims pinned to 0.
+
+- A static reduced extent of at most ``max-persistent`` lanes is one
+  *persistent* tile (``BLOCK_R``, the extent rounded up to a power of two):
+  every reduction and every output is computed from one read of the row.
+- Otherwise the reductions are grouped by dependency (a group reads only
+  earlier groups' results) and each group is one ``scf.for`` over chunks of
+  ``reduction-block`` lanes, accumulating tile-wise (masked lanes hold the
+  reduction's identity); the outputs of the row's shape are written by a
+  last loop, the per-row outputs after the loops.
+
+``argmax`` keeps the first maximum as NumPy does (a NaN counting as the
+greatest, the first NaN winning): across chunks the best value and its lane
+are carried, and strict comparison keeps the earlier chunk on ties.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import IntegerType, i1, i32
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from irc.dialects import graph as g
+from irc.dialects import loop, sym
+from irc.lowering.fusion_to_loop.builder import I32_LIMIT, next_power_of_two
+from irc.lowering.fusion_to_loop.index_maps import Index, tensor_type
+from irc.lowering.fusion_to_loop.tiler import KernelTiler
+from irc.shapes import SymExpr
+
+#: The loop.binary kind that combines two partial results of a reduction.
+_COMBINE = {"sum": "add", "prod": "mul", "max": "max", "min": "min"}
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """What a reduction kernel iterates over: ``reductions`` of rows of
+    ``shape`` reduced over ``axes``; this program's row coordinates
+    (``row``), the reduced extent and the lanes per tile."""
+
+    reductions: list[Operation]
+    shape: Sequence[SymExpr]
+    axes: Sequence[int]
+    row: Index
+    extent: SymExpr
+    block: int
+
+
+class ReductionTiler(KernelTiler):
+    """Tiles a ``reduction`` fusion kernel."""
+
+    def iterate(self) -> list[SymExpr]:
+        reductions = [
+            op
+            for op in self.kernel.body.block.ops
+            if isinstance(op, g.ReduceOp | g.ArgMaxOp)
+        ]
+        shape = tensor_type(reductions[0].operands[0]).dims
+        axes = _reduction_axes(reductions[0])
+        kept = [d for k, d in enumerate(shape) if k not in axes]
+        extent = sym.product(d for k, d in enumerate(shape) if k in axes)
+        pid = self.b.program_id(0)
+        static = extent.constant
+        persistent = static is not None and static <= self.options.max_persistent
+        if persistent:
+            block = next_power_of_two(max(static or 0, 1))
+        else:
+            block = self.options.reduction_block
+            if static is not None:
+                block = min(block, next_power_of_two(static))
+        rows = _Rows(
+            reductions, shape, axes, tuple(self.b.delinearize(pid, kept)), extent, block
+        )
+        for reduction in reductions:
+            value = reduction.results[0]
+            self.anchors[value] = (self._row_index(rows, value), None)
+        if persistent:
+            self.notes.append(f"persistent reduction of {static} lanes per row")
+            self._persistent(rows)
+        else:
+            self.notes.append(
+                f"looped reduction over {extent} lanes per row, {block} at a time"
+            )
+            self._looped(rows)
+        return [sym.product(kept)]
+
+    # ----- indices ---------------------------------------------------------
+
+    def _full_index(self, rows: _Rows, lanes: SSAValue) -> Index:
+        """The index into the rows' shape of this row's ``lanes``."""
+        reduced = [d for k, d in enumerate(rows.shape) if k in rows.axes]
+        lane_coords = iter(self.b.delinearize(lanes, reduced))
+        row_coords = iter(rows.row)
+        return tuple(
+            next(lane_coords) if k in rows.axes else next(row_coords)
+            for k in range(len(rows.shape))
+        )
+
+    def _row_index(self, rows: _Rows, value: SSAValue) -> Index:
+        """The index of a per-row (reduced-shape) value at this row."""
+        dims = tensor_type(value).dims
+        if len(dims) == len(rows.shape):  # keepdims
+            coords = iter(rows.row)
+            return tuple(
+                self.b.index(0) if k in rows.axes else next(coords)
+                for k in range(len(dims))
+            )
+        return rows.row
+
+    def _is_row_value(self, rows: _Rows, value: SSAValue) -> bool:
+        """Whether ``value`` has the rows' full shape (not a per-row value)."""
+        return tuple(tensor_type(value).dims) == tuple(rows.shape) and (
+            value not in self.anchors
+        )
+
+    # ----- persistent ------------------------------------------------------
+
+    def _persistent(self, rows: _Rows) -> None:
+        lanes = self.b.range("BLOCK_R", rows.block)
+        self.mask = self.b.in_bounds(lanes, rows.extent, rows.block)
+        index = self._full_index(rows, lanes)
+        for reduction in rows.reductions:
+            self._reduce_tile(reduction, index)
+        self.write_outputs(
+            lambda v: (
+                index if self._is_row_value(rows, v) else self._row_index(rows, v)
+            ),
+            lambda v: self.mask if self._is_row_value(rows, v) else None,
+        )
+
+    def _reduce_tile(self, reduction: Operation, index: Index) -> None:
+        """Reduce ``reduction``'s operand over the lanes of ``index``."""
+        values = self._masked_operand(reduction, index)
+        kind = _reduction_kind(reduction)
+        element = tensor_type(reduction.results[0]).element_type
+        result = self.b.create(
+            loop.ReduceOp(
+                kind, values, 0, self.index_type if kind == "argmax" else None
+            )
+        )
+        self._set_anchor(reduction, self.b.cast(result, element))
+
+    def _masked_operand(self, reduction: Operation, index: Index) -> SSAValue:
+        """The reduced operand at ``index``, a full tile, masked lanes
+        holding the reduction's identity."""
+        values = self.value_at(reduction.operands[0], index)
+        element = loop.element_of(values.type)
+        if not loop.shape_of(values.type):  # the same value on every lane
+            values = self.b.splat(values, [self.b.tiles["BLOCK_R"]])
+        if self.mask is not None:
+            identity = self.b.const(
+                _identity(_reduction_kind(reduction), element), element
+            )
+            values = self.b.select(self.mask, values, identity)
+        return values
+
+    def _set_anchor(self, reduction: Operation, result: SSAValue) -> None:
+        value = reduction.results[0]
+        self.anchors[value] = (self.anchors[value][0], result)
+
+    # ----- looped ----------------------------------------------------------
+
+    def _looped(self, rows: _Rows) -> None:
+        for level in _dependency_levels(rows.reductions):
+            self._reduce_in_one_loop(rows, level)
+        row_outputs = [v for v in self.yielded if self._is_row_value(rows, v)]
+        for number, value in enumerate(self.yielded):
+            if value not in row_outputs:
+                index = self._row_index(rows, value)
+                self.write(self.value_at(value, index), number, index, None)
+        if row_outputs:
+            self._write_rows_in_one_loop(rows, row_outputs)
+
+    def _reduce_in_one_loop(self, rows: _Rows, level: list[Operation]) -> None:
+        """One loop over the rows accumulating the ``level`` reductions, which
+        do not depend on one another, then their values."""
+        inits: list[SSAValue] = []
+        for reduction in level:
+            inits.extend(self._accumulator_inits(reduction, rows.block))
+
+        def body(
+            lanes: SSAValue, mask: SSAValue | None, carried: list[SSAValue]
+        ) -> list[SSAValue]:
+            index = self._full_index(rows, lanes)
+            updated: list[SSAValue] = []
+            for reduction in level:
+                count = _state_size(reduction)
+                state, carried = carried[:count], carried[count:]
+                updated.extend(self._accumulate(reduction, index, lanes, state))
+            return updated
+
+        results = self.loop_over(rows.extent, "BLOCK_R", rows.block, inits, body)
+        for reduction in level:
+            count = _state_size(reduction)
+            state, results = results[:count], results[count:]
+            self._finish(reduction, state)
+
+    def _write_rows_in_one_loop(self, rows: _Rows, outputs: list[SSAValue]) -> None:
+        """A last loop over the rows writing the outputs of the rows' shape."""
+
+        def write(
+            lanes: SSAValue, mask: SSAValue | None, carried: list[SSAValue]
+        ) -> list[SSAValue]:
+            index = self._full_index(rows, lanes)
+            for number, value in enumerate(self.yielded):
+                if value in outputs:
+                    self.write(self.value_at(value, index), number, index, mask)
+            return []
+
+        self.loop_over(rows.extent, "BLOCK_R", rows.block, [], write)
+
+    def _accumulator_inits(self, reduction: Operation, block: int) -> list[SSAValue]:
+        element = tensor_type(reduction.operands[0]).element_type
+        kind = _reduction_kind(reduction)
+        identity = self.b.splat(
+            self.b.const(_identity(kind, element), element), [block]
+        )
+        if kind != "argmax":
+            return [identity]
+        return [identity, self.b.splat(self.b.index(0), [block])]
+
+    def _accumulate(
+        self, reduction: Operation, index: Index, lanes: SSAValue, state: list[SSAValue]
+    ) -> list[SSAValue]:
+        b = self.b
+        values = self._masked_operand(reduction, index)
+        kind = _reduction_kind(reduction)
+        if kind != "argmax":
+            return [b.binary(_COMBINE[kind], state[0], values)]
+        best, where = state
+        # Strictly greater keeps an earlier chunk's lane on ties, as NumPy's
+        # first maximum; a NaN is greater than any number (NumPy's argmax
+        # returns the first NaN).
+        better = b.compare("gt", values, best)
+        if not isinstance(loop.element_of(values.type), IntegerType):
+            first_nan = b.both(
+                b.compare("ne", values, values), b.compare("eq", best, best)
+            )
+            better = b.binary("or", better, first_nan)
+        return [b.select(better, values, best), b.select(better, lanes, where)]
+
+    def _finish(self, reduction: Operation, state: list[SSAValue]) -> None:
+        b = self.b
+        kind = _reduction_kind(reduction)
+        element = tensor_type(reduction.results[0]).element_type
+        if kind != "argmax":
+            self._set_anchor(reduction, b.create(loop.ReduceOp(kind, state[0], 0)))
+            return
+        best, where = state
+        # The max propagates NaN: then the lanes holding a NaN are the
+        # candidates, else those holding the max.
+        top = b.create(loop.ReduceOp("max", best, 0))
+        holds_top = b.compare("eq", best, top)
+        if not isinstance(loop.element_of(best.type), IntegerType):
+            holds_top = b.binary("or", holds_top, b.compare("ne", best, best))
+        candidates = b.select(
+            holds_top,
+            where,
+            b.index(I32_LIMIT if self.index_type == i32 else 2**63 - 1),
+        )
+        self._set_anchor(
+            reduction, b.cast(b.create(loop.ReduceOp("min", candidates, 0)), element)
+        )
+
+
+def _state_size(reduction: Operation) -> int:
+    """How many values a looped reduction carries: an argmax carries the
+    best value and its lane."""
+    return 2 if isinstance(reduction, g.ArgMaxOp) else 1
+
+
+def _reduction_axes(op: Operation) -> tuple[int, ...]:
+    if isinstance(op, g.ArgMaxOp):
+        return (op.axis.value.data,)
+    assert isinstance(op, g.ReduceOp)
+    return op.axis_list
+
+
+def _reduction_kind(op: Operation) -> str:
+    if isinstance(op, g.ArgMaxOp):
+        return "argmax"
+    assert isinstance(op, g.ReduceOp)
+    return op.kind.data.value
+
+
+def _identity(kind: str, element: Attribute) -> int | float | bool:
+    """The value masked lanes hold so that they do not change a reduction."""
+    if kind == "sum":
+        return 0
+    if kind == "prod":
+        return 1
+    if element == i1:
+        return kind == "min"
+    if isinstance(element, IntegerType):
+        bits = element.width.data
+        return -(2 ** (bits - 1)) if kind in ("max", "argmax") else 2 ** (bits - 1) - 1
+    return float("-inf") if kind in ("max", "argmax") else float("inf")
+
+
+def _dependency_levels(reductions: Sequence[Operation]) -> list[list[Operation]]:
+    """Reductions grouped so that each group depends only on earlier ones:
+    a group is one loop over the data."""
+    depth: dict[Operation, int] = {}
+    for reduction in reductions:  # block order is topological
+        depth[reduction] = 1 + max(
+            (depth[r] for r in reductions if r in depth and _depends_on(reduction, r)),
+            default=-1,
+        )
+    levels: list[list[Operation]] = [[] for _ in range(max(depth.values()) + 1)]
+    for reduction in reductions:
+        levels[depth[reduction]].append(reduction)
+    return levels
+
+
+def _depends_on(op: Operation, earlier: Operation) -> bool:
+    stack = list(op.operands)
+    seen: set[SSAValue] = set()
+    while stack:
+        value = stack.pop()
+        if value in seen:
+            continue
+        seen.add(value)
+        owner = value.owner
+        if owner is earlier:
+            return True
+        if isinstance(owner, Operation):
+            stack.extend(owner.operands)
+    return False

@@ -1,0 +1,242 @@
+"""Evaluating a fusion kernel's graph values at index tiles.
+
+:class:`KernelTiler` holds what the tiling of one ``fusion.kernel`` shares
+whatever its kind, and builds the ``loop.kernel`` (:meth:`KernelTiler.tile`).
+A kind's strategy (``pointwise``, ``reduction``, ``matmul``: a subclass, one
+module each) sets up the iteration space in :meth:`KernelTiler.iterate` and
+returns the grid. Its contract with this module:
+
+- :meth:`KernelTiler.value_at` is the loop value of a graph value at an index
+  (one index value per dim, tiles broadcasting) under the current ``mask``,
+  computed once per value, index and mask in a scope (the kernel body, or
+  the body of a loop made by :meth:`KernelTiler.for_chunks`, whose values
+  stay inside). Kernel inputs are ``loop.read``s, elementwise ops keep the
+  index, layout ops are the index maps of :mod:`.index_maps`;
+- a reduction's or the matmul's result is an *anchor*: the strategy computes
+  it and registers it with the one index at which it is valid (its row, its
+  output tile); reading it elsewhere is an error;
+- :meth:`KernelTiler.write_outputs` writes the kernel's yielded values;
+  ``notes`` join the kernel's reason.
+
+Index arithmetic is 64-bit unless the guards in scope prove every extent
+the kernel touches below ``2**30`` (room for an offset plus a block).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from xdsl.dialects.builtin import IntegerType, i32, i64
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+
+from irc.dialects import fusion, loop, sym
+from irc.dialects import graph as g
+from irc.errors import IrcError
+from irc.lowering.fusion_to_loop.builder import I32_LIMIT, LoopBuilder
+from irc.lowering.fusion_to_loop.index_maps import LAYOUT_RULES, Index, tensor_type
+from irc.shapes import SymExpr
+
+if TYPE_CHECKING:
+    from irc.lowering.fusion_to_loop import TilePass
+
+_CacheKey = tuple[SSAValue, Index, SSAValue | None]
+
+
+class KernelTiler:
+    """Builds the ``loop.kernel`` of one ``fusion.kernel``; a subclass per
+    kernel kind defines :meth:`iterate`."""
+
+    def __init__(self, kernel: fusion.KernelOp, options: TilePass):
+        self.kernel = kernel
+        self.options = options
+        self.facts = sym.facts_in_scope(kernel)
+        self.index_type: IntegerType = i32 if self._fits_i32() else i64
+        self.body = Block(arg_types=[v.type for v in kernel.inputs])
+        self.b = LoopBuilder(self.body, self.index_type)
+        # One value cache per scope: the body, then each enclosing loop.
+        self.scopes: list[dict[_CacheKey, SSAValue]] = [{}]
+        self.notes: list[str] = []
+        self.mask: SSAValue | None = None
+        # What reductions and the matmul evaluate to, with the index at
+        # which they are valid (the kernel's current row / output tile).
+        self.anchors: dict[SSAValue, tuple[Index, SSAValue | None]] = {}
+
+    # ----- entry ---------------------------------------------------------
+
+    def iterate(self) -> list[SymExpr]:
+        """Build the body for this kind's iteration space; the grid."""
+        raise NotImplementedError
+
+    def tile(self) -> loop.KernelOp:
+        grid = self.iterate()
+        self.b.finish()
+        reason = self.kernel.reason_text
+        if self.notes:
+            reason = (
+                f"{reason}; {'; '.join(self.notes)}"
+                if reason
+                else "; ".join(self.notes)
+            )
+        return loop.KernelOp(
+            self.kernel.kernel_name,
+            self.kernel.kind_name,
+            list(self.kernel.inputs),
+            [tensor_type(v) for v in self.kernel.outputs],
+            grid,
+            self.b.tiles,
+            self.b.symbols,
+            Region(self.body),
+            reason,
+        )
+
+    @property
+    def yielded(self) -> list[SSAValue]:
+        terminator = self.kernel.body.block.last_op
+        assert terminator is not None
+        return list(terminator.operands)
+
+    def _fits_i32(self) -> bool:
+        """Whether every extent the kernel touches provably fits in i32."""
+        values = [*self.kernel.inputs, *self.kernel.outputs]
+        for op in self.kernel.body.walk():
+            values.extend(op.results)
+        limit = SymExpr.const(I32_LIMIT // 2)  # room for offset + block
+        return all(
+            self.facts.prove_le(sym.product(tensor_type(v).dims), limit)
+            for v in values
+            if isinstance(v.type, g.TensorType)
+        )
+
+    # ----- scoped loops --------------------------------------------------
+
+    def for_chunks(
+        self,
+        extent: SymExpr,
+        size: int,
+        inits: Sequence[SSAValue],
+        body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]],
+    ) -> list[SSAValue]:
+        """``scf.for`` from 0 to ``extent`` in steps of ``size``, carrying
+        ``inits``: ``body(start, carried)`` builds the next values in a scope
+        of its own (values computed inside stay inside; the mask is
+        restored after)."""
+
+        def scoped(start: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
+            self.scopes.append({})
+            saved_mask = self.mask
+            try:
+                return body(start, carried)
+            finally:
+                self.mask = saved_mask
+                self.scopes.pop()
+
+        return self.b.for_loop(extent, size, inits, scoped)
+
+    def loop_over(
+        self,
+        extent: SymExpr,
+        block: str,
+        size: int,
+        inits: Sequence[SSAValue],
+        body: Callable[[SSAValue, SSAValue | None, list[SSAValue]], list[SSAValue]],
+    ) -> list[SSAValue]:
+        """``for_chunks`` over the lanes of 1-D tiles of ``block``:
+        ``body(lanes, mask, carried)`` runs under the lanes' bounds mask."""
+
+        def chunk(start: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
+            lanes = self.b.lanes(start, block, size)
+            self.mask = self.b.in_bounds(lanes, extent, size)
+            return body(lanes, self.mask, carried)
+
+        return self.for_chunks(extent, size, inits, chunk)
+
+    # ----- evaluation of graph values at an index ---------------------------
+
+    def value_at(self, value: SSAValue, index: Index) -> SSAValue:
+        """The loop value of graph ``value`` at ``index`` under the current mask."""
+        key = (value, index, self.mask)
+        for scope in reversed(self.scopes):
+            if key in scope:
+                return scope[key]
+        result = self._compute(value, index)
+        self.scopes[-1][key] = result
+        return result
+
+    def _compute(self, value: SSAValue, index: Index) -> SSAValue:
+        b = self.b
+        if isinstance(value, BlockArgument):
+            tensor = self.body.args[value.index]
+            return b.create(loop.ReadOp(tensor, list(index), self.mask))
+        if value in self.anchors:
+            return self._anchor_at(value, index)
+        op = value.owner
+        assert isinstance(op, Operation)
+        element = tensor_type(value).element_type
+        if isinstance(op, g.ConstantOp):
+            if not op.is_splat:
+                raise IrcError(
+                    f"tile: dense constant inside kernel {self.kernel.kernel_name}"
+                )
+            return b.const(op.literal().item(), element)
+        if isinstance(op, g.UnaryOp):
+            return b.create(loop.UnaryOp(op.KIND, self.value_at(op.input, index)))
+        if isinstance(op, g.BinaryOp):
+            lhs, rhs = (self.value_at(o, index) for o in op.operands)
+            return b.binary(op.KIND, lhs, rhs)
+        if isinstance(op, g.CompareOp):
+            lhs, rhs = (self.value_at(o, index) for o in op.operands)
+            return b.compare(op.predicate.data.value, lhs, rhs)
+        if isinstance(op, g.SelectOp):
+            c, x, y = (self.value_at(o, index) for o in op.operands)
+            return b.select(c, x, y)
+        if isinstance(op, g.CastOp):
+            return b.cast(self.value_at(op.operands[0], index), element)
+        if isinstance(op, g.IotaOp):
+            return b.cast(index[op.axis.value.data], element)
+        if isinstance(op, g.DimOp):
+            return b.cast(b.size(op.value.data), element)
+        layout = LAYOUT_RULES.get(type(op))
+        if layout is not None:
+            return layout(self, op, index)
+        raise IrcError(
+            f"tile: {op.name} cannot be evaluated inside kernel "
+            f"{self.kernel.kernel_name} ({self.kernel.kind_name})"
+        )
+
+    def _anchor_at(self, value: SSAValue, index: Index) -> SSAValue:
+        """A reduction's or the matmul's value, valid at one index only."""
+        valid, result = self.anchors[value]
+        if result is None:
+            raise IrcError(
+                f"tile: kernel {self.kernel.kernel_name} uses {value.owner.name} "
+                "before it is computed"
+            )
+        if tuple(index) != tuple(valid):
+            raise IrcError(
+                f"tile: kernel {self.kernel.kernel_name} reads {value.owner.name} "
+                "away from the row or tile that computes it; the fusion pass "
+                "should not have formed this kernel"
+            )
+        return result
+
+    # ----- outputs -----------------------------------------------------------
+
+    def write(
+        self, value: SSAValue, output: int, index: Index, mask: SSAValue | None
+    ) -> None:
+        """``loop.write`` of loop ``value`` to output number ``output``."""
+        self.b.insert(loop.WriteOp(value, output, list(index), mask))
+
+    def write_outputs(
+        self,
+        index_of: Callable[[SSAValue], Index],
+        mask_of: Callable[[SSAValue], SSAValue | None],
+    ) -> None:
+        """Write every yielded value at its index under its mask."""
+        for number, value in enumerate(self.yielded):
+            index = index_of(value)
+            saved_mask = self.mask
+            self.mask = mask_of(value)
+            self.write(self.value_at(value, index), number, index, self.mask)
+            self.mask = saved_mask
