@@ -56,6 +56,7 @@ NEUTRAL = (
     "irc.dialects.sym",
     "irc.dialects.elementwise",
     "irc.dialects.kernel_kind",
+    "irc.dialects.syntax",
     "irc.interpreters.sym",
     "irc.dtypes",
     "irc.errors",

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import StringAttr, SymbolNameConstraint
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -43,8 +43,6 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.parser import Parser
-from xdsl.printer import Printer
 from xdsl.traits import (
     HasParent,
     IsolatedFromAbove,
@@ -75,8 +73,9 @@ from irc.dialects.graph import (
     UnaryOp,
     reduced_shape,
 )
-from irc.dialects.kernel_kind import kernel_kind_error
+from irc.dialects.kernel_kind import KernelKindName, kernel_kind_error
 from irc.dialects.sym import GuardOp, shape_text
+from irc.dialects.syntax import InputTypes
 from irc.shapes import SymExpr
 
 # --------------------------------------------------------------------------
@@ -402,12 +401,19 @@ class KernelOp(IRDLOperation):
 
     name = "fusion.kernel"
 
-    sym_name = prop_def(StringAttr)
+    sym_name = prop_def(SymbolNameConstraint())
     kind = prop_def(StringAttr)
     reason = prop_def(StringAttr)
     inputs = var_operand_def(TensorType)
     outputs = var_result_def(TensorType)
     body = region_def("single_block")
+
+    assembly_format = (
+        "$sym_name custom<KernelKindName>($kind) ` ` `(` $inputs `)` `:` "
+        "custom<InputTypes>(ref($inputs), type($inputs)) `->` `(` type($outputs) `)` "
+        "`reason` $reason attr-dict-with-keyword $body"
+    )
+    custom_directives = (KernelKindName, InputTypes)
 
     traits = lazy_traits_def(lambda: (IsolatedFromAbove(), RecursiveMemoryEffect()))
 
@@ -452,55 +458,6 @@ class KernelOp(IRDLOperation):
         terminator = self.body.block.last_op
         assert isinstance(terminator, YieldOp), "verified"
         return terminator
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_symbol_name(self.kernel_name)
-        printer.print_string(" ")
-        printer.print_identifier_or_string_literal(self.kind_name)
-        printer.print_string(" (")
-        printer.print_list(self.inputs, printer.print_operand)
-        printer.print_string(") : (")
-        printer.print_list((v.type for v in self.inputs), printer.print_attribute)
-        printer.print_string(") -> (")
-        printer.print_list((v.type for v in self.outputs), printer.print_attribute)
-        printer.print_string(") reason ")
-        printer.print_string_literal(self.reason_text)
-        printer.print_op_attributes(self.attributes, print_keyword=True)
-        printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=True)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> KernelOp:
-        name = parser.parse_symbol_name()
-        kind = parser.parse_identifier_or_str_literal(" (the kernel kind)")
-        operands = parser.parse_comma_separated_list(
-            parser.Delimiter.PAREN, parser.parse_unresolved_operand
-        )
-        parser.parse_punctuation(":")
-        types_at = parser.pos
-        input_types = parser.parse_comma_separated_list(
-            parser.Delimiter.PAREN, parser.parse_type
-        )
-        parser.parse_punctuation("->")
-        output_types = parser.parse_comma_separated_list(
-            parser.Delimiter.PAREN, parser.parse_type
-        )
-        parser.parse_keyword("reason")
-        reason = parser.parse_str_literal()
-        attributes = parser.parse_optional_attr_dict_with_keyword()
-        body = parser.parse_region()
-        return cls.create(
-            operands=parser.resolve_operands(operands, input_types, types_at),
-            result_types=output_types,
-            properties={
-                "sym_name": name,
-                "kind": StringAttr(kind),
-                "reason": StringAttr(reason),
-            },
-            attributes=attributes.data if attributes is not None else {},
-            regions=[body],
-        )
 
     def verify_(self) -> None:
         block = self.body.block

@@ -26,7 +26,7 @@ Conventions that keep later levels simple:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import ClassVar, NamedTuple
+from typing import ClassVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -63,12 +63,19 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.parser import AttrParser, Parser, UnresolvedOperand
+from xdsl.irdl.declarative_assembly_format import (
+    AttributeVariable,
+    CustomDirective,
+    ParsingState,
+    PrintingState,
+    TypeDirective,
+    irdl_custom_directive,
+)
+from xdsl.parser import AttrParser, Parser
 from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
 from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
-from xdsl.utils.lexer import Position
 from xdsl.utils.str_enum import StrEnum
 
 from irc.dialects.elementwise import (
@@ -79,14 +86,16 @@ from irc.dialects.elementwise import (
 from irc.dialects.sym import (
     NO_FACTS,
     SymExprAttr,
+    SymExprList,
+    SymExprValue,
     expr_array,
     facts_in_scope,
-    parse_sym_expr,
     parse_sym_expr_list,
     product,
     provable_in_scope,
     shape_text,
 )
+from irc.dialects.syntax import InputTypes
 from irc.dtypes import (
     ELEMENT_TYPES,
     dtype,
@@ -192,7 +201,8 @@ def _dims_equal(op: Operation, lhs: SymExpr, rhs: SymExpr) -> bool:
 
 
 # --------------------------------------------------------------------------
-# Custom syntax shared by several ops
+# Custom directives of the ops' assembly formats (with ``irc.dialects.sym``'s
+# ``SymExprValue`` and ``SymExprList`` for expressions)
 # --------------------------------------------------------------------------
 
 _I64_VALUES = range(-(2**63), 2**63)
@@ -213,81 +223,75 @@ def _parse_int_list(parser: Parser) -> list[int]:
     )
 
 
-def _parse_axis(parser: Parser, op_name: str) -> int:
-    """``[axis]``: an op of one axis spells it as a list, like the others."""
-    start = parser.pos
-    axes = _parse_int_list(parser)
-    if len(axes) != 1:
-        parser.raise_error(f"{op_name} takes exactly one axis", start, parser.pos)
-    return axes[0]
-
-
 def _i64_array(values: Iterable[int]) -> DenseArrayBase[I64]:
     return DenseArrayBase.from_list(i64, list(values))
 
 
-class _Signature(NamedTuple):
-    """What follows an op's operands in the custom syntax: its attribute
-    dictionary, then ``: T1 -> T2`` or ``: (T1, T2) -> T3``."""
+@irdl_custom_directive
+class I64List(CustomDirective):
+    """``[0, 2]``: axes, a permutation or strides, a ``DenseArrayBase[I64]``
+    property. Unlike xDSL's directive for a plain ``$axes``, it rejects
+    ``true`` and ``false`` and says which integer does not fit in i64 (where
+    xDSL's fails inside ``struct.pack``)."""
 
-    attributes: dict[str, Attribute]
-    operand_types: list[Attribute]
-    #: Where the operand types start, for errors about them.
-    operand_types_at: Position
-    result_type: Attribute
+    values: AttributeVariable
 
-    def resolve(
-        self, parser: Parser, operands: Sequence[UnresolvedOperand]
-    ) -> list[SSAValue]:
-        """The operands, checked against the operand types."""
-        return list(
-            parser.resolve_operands(operands, self.operand_types, self.operand_types_at)
-        )
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        self.values.set(state, _i64_array(_parse_int_list(parser)))
 
-
-def _parse_signature(parser: Parser, *, parenthesized: bool = False) -> _Signature:
-    """``{attrs} : T1 -> T2``, or ``{attrs} : (T1, T2) -> T3``."""
-    attributes = parser.parse_optional_attr_dict()
-    parser.parse_punctuation(":")
-    start = parser.pos
-    if parenthesized:
-        operand_types = parser.parse_comma_separated_list(
-            parser.Delimiter.PAREN, parser.parse_type
-        )
-    else:
-        operand_types = [parser.parse_type()]
-    parser.parse_punctuation("->")
-    return _Signature(attributes, operand_types, start, parser.parse_type())
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        values = self.values.get(op)
+        assert isinstance(values, DenseArrayBase), "verified"
+        printer.print_string(shape_text(cast(Sequence[int], values.get_values())))
 
 
-def _print_signature(
-    printer: Printer, op: Operation, *, parenthesized: bool = False
-) -> None:
-    """Print what ``_parse_signature`` parses."""
-    printer.print_op_attributes(op.attributes)
-    printer.print_string(" : ")
-    if parenthesized:
-        printer.print_string("(")
-        printer.print_list((v.type for v in op.operands), printer.print_attribute)
-        printer.print_string(")")
-    else:
-        printer.print_attribute(op.operands[0].type)
-    printer.print_string(" -> ")
-    printer.print_attribute(op.results[0].type)
+@irdl_custom_directive
+class SingleAxis(CustomDirective):
+    """``[1]``: an op of one axis (an ``IntegerAttr[I64]`` property) spells it
+    as a list, like the ops of several axes."""
+
+    axis: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        start = parser.pos
+        axes = _parse_int_list(parser)
+        if len(axes) != 1:
+            parser.raise_error(
+                f"{state.op_type.name} takes exactly one axis", start, parser.pos
+            )
+        self.axis.set(state, IntegerAttr(axes[0], i64))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        axis = self.axis.get(op)
+        assert isinstance(axis, IntegerAttr), "verified"
+        printer.print_string(f"[{axis.value.data}]")
 
 
-def _print_result_type(printer: Printer, op: Operation) -> None:
-    """`` {attrs} : T`` for ops without operands."""
-    printer.print_op_attributes(op.attributes)
-    printer.print_string(" : ")
-    printer.print_attribute(op.results[0].type)
+@irdl_custom_directive
+class ComparisonType(CustomDirective):
+    """``!graph.tensor<[N], f32>``: the type of a comparison's operands,
+    from which its result type follows (the same shape, of bools)."""
 
+    operand: TypeDirective
+    result: TypeDirective
 
-def _parse_result_type(parser: Parser) -> tuple[dict[str, Attribute], Attribute]:
-    """Parse what ``_print_result_type`` prints."""
-    attributes = parser.parse_optional_attr_dict()
-    parser.parse_punctuation(":")
-    return attributes, parser.parse_type()
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        start = parser.pos
+        operand_type = parser.parse_type()
+        if not isinstance(operand_type, TensorType):
+            parser.raise_error(
+                f"{state.op_type.name} compares !graph.tensor values, not "
+                f"{operand_type}",
+                start,
+            )
+        self.operand.set(state, (operand_type,))
+        self.result.set(state, (operand_type.with_element_type(IntegerType(1)),))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        printer.print_attribute(self.operand.get(op)[0])
 
 
 # --------------------------------------------------------------------------
@@ -653,6 +657,12 @@ class CompareOp(GraphOp):
     rhs = operand_def(T)
     result = result_def(TensorType)
 
+    assembly_format = (
+        "$predicate `,` $lhs `,` $rhs attr-dict `:` "
+        "custom<ComparisonType>(type($lhs), type($result))"
+    )
+    custom_directives = (ComparisonType,)
+
     def __init__(
         self,
         predicate: ComparisonPredicate | str,
@@ -667,37 +677,6 @@ class CompareOp(GraphOp):
             },
             result_types=[tensor_type(lhs).with_element_type(IntegerType(1))],
         )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> CompareOp:
-        predicate = ComparisonPredicateAttr.parse_parameter(parser)
-        parser.parse_punctuation(",")
-        lhs = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        rhs = parser.parse_unresolved_operand()
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        start = parser.pos
-        operand_type = parser.parse_type()
-        if not isinstance(operand_type, TensorType):
-            parser.raise_error(
-                f"graph.cmp compares !graph.tensor values, not {operand_type}", start
-            )
-        return cls.create(
-            operands=parser.resolve_operands([lhs, rhs], [operand_type] * 2, start),
-            properties={"predicate": ComparisonPredicateAttr(predicate)},
-            result_types=[operand_type.with_element_type(IntegerType(1))],
-            attributes=attributes,
-        )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.predicate.data}, ")
-        printer.print_operand(self.lhs)
-        printer.print_string(", ")
-        printer.print_operand(self.rhs)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.lhs.type)
 
     def verify_(self) -> None:
         expected = tensor_type(self.lhs).with_element_type(IntegerType(1))
@@ -873,23 +852,12 @@ class IotaOp(GraphOp):
     axis = prop_def(IntegerAttr[I64])
     result = result_def(TensorType)
 
+    assembly_format = "custom<SingleAxis>($axis) attr-dict `:` type($result)"
+    custom_directives = (SingleAxis,)
+
     def __init__(self, axis: int, result_type: TensorType):
         super().__init__(
             properties={"axis": IntegerAttr(axis, i64)}, result_types=[result_type]
-        )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" [{self.axis.value.data}]")
-        _print_result_type(printer, self)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> IotaOp:
-        axis = _parse_axis(parser, cls.name)
-        attributes, result_type = _parse_result_type(parser)
-        return cls.create(
-            properties={"axis": IntegerAttr(axis, i64)},
-            result_types=[result_type],
-            attributes=attributes,
         )
 
     def verify_(self) -> None:
@@ -909,24 +877,13 @@ class DimOp(GraphOp):
     value = prop_def(SymExprAttr)
     result = result_def(TensorType)
 
+    assembly_format = "custom<SymExprValue>($value) attr-dict `:` type($result)"
+    custom_directives = (SymExprValue,)
+
     def __init__(self, value: Dim | str, element_type: Attribute):
         super().__init__(
             properties={"value": SymExprAttr.get(value)},
             result_types=[TensorType([], element_type)],
-        )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.value.data}")
-        _print_result_type(printer, self)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> DimOp:
-        value = parse_sym_expr(parser)
-        attributes, result_type = _parse_result_type(parser)
-        return cls.create(
-            properties={"value": SymExprAttr(value)},
-            result_types=[result_type],
-            attributes=attributes,
         )
 
     def verify_(self) -> None:
@@ -1024,6 +981,12 @@ class ReduceOp(GraphOp):
     input = operand_def(TensorType)
     result = result_def(TensorType)
 
+    assembly_format = (
+        "$kind $input custom<I64List>($axes) attr-dict `:` type($input) `->` "
+        "type($result)"
+    )
+    custom_directives = (I64List,)
+
     def __init__(
         self,
         kind: ReductionKind | str,
@@ -1051,25 +1014,6 @@ class ReduceOp(GraphOp):
     @property
     def keepdims(self) -> bool:
         return tensor_type(self.result).rank == tensor_type(self.input).rank
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.kind.data} ")
-        printer.print_operand(self.input)
-        printer.print_string(f" {shape_text(self.axis_list)}")
-        _print_signature(printer, self)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ReduceOp:
-        kind = ReductionKindAttr.parse_parameter(parser)
-        operand = parser.parse_unresolved_operand()
-        axes = _parse_int_list(parser)
-        signature = _parse_signature(parser)
-        return cls.create(
-            operands=signature.resolve(parser, [operand]),
-            properties={"kind": ReductionKindAttr(kind), "axes": _i64_array(axes)},
-            result_types=[signature.result_type],
-            attributes=signature.attributes,
-        )
 
     def verify_(self) -> None:
         source, result = tensor_type(self.input), tensor_type(self.result)
@@ -1113,6 +1057,11 @@ class ArgMaxOp(GraphOp):
     input = operand_def(TensorType)
     result = result_def(TensorType)
 
+    assembly_format = (
+        "$input custom<SingleAxis>($axis) attr-dict `:` type($input) `->` type($result)"
+    )
+    custom_directives = (SingleAxis,)
+
     def __init__(self, value: SSAValue | Operation, axis: int, keepdims: bool = False):
         value = SSAValue.get(value)
         source = tensor_type(value)
@@ -1121,24 +1070,6 @@ class ArgMaxOp(GraphOp):
             operands=[value],
             properties={"axis": IntegerAttr(axis, i64)},
             result_types=[TensorType(shape, i64)],
-        )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        printer.print_string(f" [{self.axis.value.data}]")
-        _print_signature(printer, self)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ArgMaxOp:
-        operand = parser.parse_unresolved_operand()
-        axis = _parse_axis(parser, cls.name)
-        signature = _parse_signature(parser)
-        return cls.create(
-            operands=signature.resolve(parser, [operand]),
-            properties={"axis": IntegerAttr(axis, i64)},
-            result_types=[signature.result_type],
-            attributes=signature.attributes,
         )
 
     def verify_(self) -> None:
@@ -1162,6 +1093,12 @@ class TransposeOp(GraphOp):
     input = operand_def(TensorType)
     result = result_def(TensorType)
 
+    assembly_format = (
+        "$input custom<I64List>($permutation) attr-dict `:` type($input) `->` "
+        "type($result)"
+    )
+    custom_directives = (I64List,)
+
     def __init__(self, value: SSAValue | Operation, permutation: Sequence[int]):
         value = SSAValue.get(value)
         source = tensor_type(value)
@@ -1174,24 +1111,6 @@ class TransposeOp(GraphOp):
     @property
     def perm(self) -> tuple[int, ...]:
         return self.permutation.get_values()
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        printer.print_string(f" {shape_text(self.perm)}")
-        _print_signature(printer, self)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> TransposeOp:
-        operand = parser.parse_unresolved_operand()
-        permutation = _parse_int_list(parser)
-        signature = _parse_signature(parser)
-        return cls.create(
-            operands=signature.resolve(parser, [operand]),
-            properties={"permutation": _i64_array(permutation)},
-            result_types=[signature.result_type],
-            attributes=signature.attributes,
-        )
 
     def verify_(self) -> None:
         source, result = tensor_type(self.input), tensor_type(self.result)
@@ -1220,6 +1139,12 @@ class SliceOp(GraphOp):
     strides = prop_def(DenseArrayBase[I64])
     input = operand_def(TensorType)
     result = result_def(TensorType)
+
+    assembly_format = (
+        "$input custom<SymExprList>($offsets) custom<I64List>($strides) attr-dict "
+        "`:` type($input) `->` type($result)"
+    )
+    custom_directives = (SymExprList, I64List)
 
     def __init__(
         self,
@@ -1269,30 +1194,6 @@ class SliceOp(GraphOp):
             for (low, high), extent in zip(self.index_ranges(), extents)
         )
 
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        printer.print_string(
-            f" {shape_text(self.offset_list)} {shape_text(self.stride_list)}"
-        )
-        _print_signature(printer, self)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> SliceOp:
-        operand = parser.parse_unresolved_operand()
-        offsets = parse_sym_expr_list(parser)
-        strides = _parse_int_list(parser)
-        signature = _parse_signature(parser)
-        return cls.create(
-            operands=signature.resolve(parser, [operand]),
-            properties={
-                "offsets": expr_array(offsets),
-                "strides": _i64_array(strides),
-            },
-            result_types=[signature.result_type],
-            attributes=signature.attributes,
-        )
-
     def verify_(self) -> None:
         source, result = tensor_type(self.input), tensor_type(self.result)
         if result.element_type != source.element_type:
@@ -1333,6 +1234,12 @@ class ConcatOp(GraphOp):
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)
 
+    assembly_format = (
+        "$inputs custom<SingleAxis>($axis) attr-dict `:` "
+        "custom<InputTypes>(ref($inputs), type($inputs)) `->` type($result)"
+    )
+    custom_directives = (SingleAxis, InputTypes)
+
     def __init__(self, values: Sequence[SSAValue | Operation], axis: int):
         values = [SSAValue.get(v) for v in values]
         first = tensor_type(values[0])
@@ -1343,26 +1250,6 @@ class ConcatOp(GraphOp):
             operands=[values],
             properties={"axis": IntegerAttr(axis, i64)},
             result_types=[first.with_shape(shape)],
-        )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_list(self.inputs, printer.print_operand)
-        printer.print_string(f" [{self.axis.value.data}]")
-        _print_signature(printer, self, parenthesized=True)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ConcatOp:
-        operands = parser.parse_comma_separated_list(
-            parser.Delimiter.NONE, parser.parse_unresolved_operand
-        )
-        axis = _parse_axis(parser, cls.name)
-        signature = _parse_signature(parser, parenthesized=True)
-        return cls.create(
-            operands=signature.resolve(parser, operands),
-            properties={"axis": IntegerAttr(axis, i64)},
-            result_types=[signature.result_type],
-            attributes=signature.attributes,
         )
 
     def verify_(self) -> None:
@@ -1405,6 +1292,12 @@ class TakeOp(GraphOp):
     indices = operand_def(TensorType)
     result = result_def(TensorType)
 
+    assembly_format = (
+        "$table `,` $indices custom<SingleAxis>($axis) attr-dict `:` "
+        "functional-type(operands, $result)"
+    )
+    custom_directives = (SingleAxis,)
+
     def __init__(
         self, table: SSAValue | Operation, indices: SSAValue | Operation, axis: int
     ):
@@ -1419,28 +1312,6 @@ class TakeOp(GraphOp):
             operands=[table, indices],
             properties={"axis": IntegerAttr(axis, i64)},
             result_types=[table_type.with_shape(shape)],
-        )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.table)
-        printer.print_string(", ")
-        printer.print_operand(self.indices)
-        printer.print_string(f" [{self.axis.value.data}]")
-        _print_signature(printer, self, parenthesized=True)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> TakeOp:
-        table = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        indices = parser.parse_unresolved_operand()
-        axis = _parse_axis(parser, cls.name)
-        signature = _parse_signature(parser, parenthesized=True)
-        return cls.create(
-            operands=signature.resolve(parser, [table, indices]),
-            properties={"axis": IntegerAttr(axis, i64)},
-            result_types=[signature.result_type],
-            attributes=signature.attributes,
         )
 
     def verify_(self) -> None:

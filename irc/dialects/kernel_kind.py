@@ -8,6 +8,17 @@ it on, so that each level's verifier and each pass read the same names.
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import StringAttr
+from xdsl.irdl import IRDLOperation
+from xdsl.irdl.declarative_assembly_format import (
+    AttributeVariable,
+    CustomDirective,
+    ParsingState,
+    PrintingState,
+    irdl_custom_directive,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
 from xdsl.utils.str_enum import StrEnum
 
 
@@ -29,3 +40,32 @@ def kernel_kind_error(kind: str) -> str | None:
         return None
     known = ", ".join(KernelKind)
     return f"unknown kernel kind '{kind}'; expected one of {known}"
+
+
+def parse_kernel_kind(parser: Parser) -> str:
+    """A kernel's kind in its header: an identifier (or a string literal,
+    which is how an unknown kind that is no identifier prints)."""
+    kind = parser.parse_optional_identifier_or_str_literal()
+    if kind is None:
+        parser.raise_error(
+            f"identifier expected (the kernel kind: {', '.join(KernelKind)})"
+        )
+    return kind
+
+
+@irdl_custom_directive
+class KernelKindName(CustomDirective):
+    """``reduction``: a kernel's kind (a ``StringAttr`` property) in the
+    kernels' headers, bare when it is an identifier (as every known kind
+    is), else quoted."""
+
+    kind: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        self.kind.set(state, StringAttr(parse_kernel_kind(parser)))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        kind = self.kind.get(op)
+        assert isinstance(kind, StringAttr), "verified"
+        printer.print_identifier_or_string_literal(kind.data)

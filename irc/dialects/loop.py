@@ -68,13 +68,15 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.parser import Parser
-from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from irc.dialects.graph import TensorType
+from irc.dialects.syntax import InputTypes
 from irc.dialects.tiles import (
+    KERNEL_DIRECTIVES,
+    KERNEL_HEADER_FORMAT,
+    LAUNCH_FORMAT,
     BinaryOpBase,
     CastOpBase,
     CompareOpBase,
@@ -93,8 +95,6 @@ from irc.dialects.tiles import (
     broadcast_or_raise,
     broadcast_tile_shapes,
     enclosing_op,
-    parse_kernel_header,
-    parse_launch_attributes,
     verify_broadcast,
 )
 from irc.shapes import SymExpr
@@ -146,56 +146,14 @@ class KernelOp(TiledKernelOp):
 
     # loop.kernel @k0 reduction (%x) grid [N] tiles {BLOCK = 128} symbols [D, N]
     #     reason "..." : (T1) -> (T2) { ^bb0(%a: T1): ... }
+    assembly_format = (
+        f"{KERNEL_HEADER_FORMAT} ` ` `(` $inputs `)` {LAUNCH_FORMAT} "
+        "attr-dict-with-keyword `:` custom<InputTypes>(ref($inputs), type($inputs)) "
+        "`->` `(` type($outputs) `)` $body"
+    )
+    custom_directives = (*KERNEL_DIRECTIVES, InputTypes)
 
-    @classmethod
-    def parse(cls, parser: Parser) -> KernelOp:
-        header = parse_kernel_header(parser)
-        operands = parser.parse_comma_separated_list(
-            parser.Delimiter.PAREN, parser.parse_unresolved_operand
-        )
-        grid, tiles, symbols, reason = parse_launch_attributes(parser)
-        attributes = parser.parse_optional_attr_dict_with_keyword()
-        parser.parse_punctuation(":")
-        input_types = parser.parse_comma_separated_list(
-            parser.Delimiter.PAREN, parser.parse_type
-        )
-        parser.parse_punctuation("->")
-        output_types = parser.parse_comma_separated_list(
-            parser.Delimiter.PAREN, parser.parse_type
-        )
-        if len(input_types) != len(operands):
-            parser.raise_error(
-                f"loop.kernel has {len(operands)} inputs but {len(input_types)} input types"
-            )
-        inputs = parser.resolve_operands(operands, input_types, parser.pos)
-        body = parser.parse_region()
-        op = cls(
-            header[0],
-            header[1],
-            inputs,
-            output_types,
-            grid,
-            tiles,
-            symbols,
-            body,
-            reason,
-        )
-        if attributes is not None:
-            op.attributes |= attributes.data
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" @{self.kernel_name} {self.kind.data} (")
-        printer.print_list(self.inputs, printer.print_ssa_value)
-        printer.print_string(")")
-        self.print_launch(printer)
-        printer.print_op_attributes(self.attributes, print_keyword=True)
-        printer.print_string(" : (")
-        printer.print_list((v.type for v in self.inputs), printer.print_attribute)
-        printer.print_string(") -> (")
-        printer.print_list((v.type for v in self.outputs), printer.print_attribute)
-        printer.print_string(") ")
-        printer.print_region(self.body, print_entry_block_args=True)
+    SORTED_SYMBOLS: ClassVar[bool] = True
 
     def __init__(
         self,

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Self
+from typing import TypeVar, cast
 
 from xdsl.dialects.builtin import ArrayAttr, StringAttr
 from xdsl.ir import Attribute, Data, Dialect, Operation, ParametrizedAttribute
@@ -34,6 +34,13 @@ from xdsl.irdl import (
     irdl_op_definition,
     opt_prop_def,
     prop_def,
+)
+from xdsl.irdl.declarative_assembly_format import (
+    AttributeVariable,
+    CustomDirective,
+    ParsingState,
+    PrintingState,
+    irdl_custom_directive,
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
@@ -207,6 +214,75 @@ def expr_array(values: Iterable[Dim | str]) -> ArrayAttr[SymExprAttr]:
     return ArrayAttr(SymExprAttr.get(v) for v in values)
 
 
+# --------------------------------------------------------------------------
+# Custom directives of the ops' declarative assembly formats
+# --------------------------------------------------------------------------
+#
+# An op of any level that holds expressions as properties spells them as
+# its types do (``N*4``, ``[N, 4*D]``), not as attributes
+# (``#sym.expr<N*4>``): its ``assembly_format`` names one of these
+# directives, ``custom<SymExprList>($offsets)``, and lists it in its
+# ``custom_directives``.
+
+
+@irdl_custom_directive
+class SymExprValue(CustomDirective):
+    """``4*N + 1``: one expression, a ``SymExprAttr`` property."""
+
+    value: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        self.value.set(state, SymExprAttr(parse_sym_expr(parser)))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        printer.print_string(str(_attr_of(self.value, op, SymExprAttr).data))
+
+
+@irdl_custom_directive
+class SymExprList(CustomDirective):
+    """``[N, 4*D]``: a list of expressions, an ``ArrayAttr`` of ``SymExprAttr``
+    property, spelt as ``shape_text`` spells shapes."""
+
+    values: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        self.values.set(state, expr_array(parse_sym_expr_list(parser)))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        values = _attr_of(self.values, op, ArrayAttr)
+        printer.print_string(shape_text(cast(SymExprAttr, v).data for v in values))
+
+
+@irdl_custom_directive
+class SymFact(CustomDirective):
+    """``N mod 16 == 0``: a ``FactAttr`` property, as ``str(FactAttr)``
+    prints it."""
+
+    fact: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        self.fact.set(state, parse_fact(parser))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        printer.print_string(str(_attr_of(self.fact, op, FactAttr)))
+
+
+_AttrT = TypeVar("_AttrT", bound=Attribute)
+
+
+def _attr_of(
+    variable: AttributeVariable, op: IRDLOperation, kind: type[_AttrT]
+) -> _AttrT:
+    """The attribute ``variable`` names on ``op``, of the type its op's
+    constraint guarantees (the ops print only what they verified)."""
+    attr = variable.get(op)
+    assert isinstance(attr, kind), f"{op.name}: {variable.name} is {attr}"
+    return attr
+
+
 #: The facts every symbol satisfies anyway (each is a size, at least 1).
 NO_FACTS = Facts()
 
@@ -333,28 +409,14 @@ class GuardOp(IRDLOperation):
     fact = prop_def(FactAttr)
     reason = opt_prop_def(StringAttr)
 
+    assembly_format = "custom<SymFact>($fact) (`,` $reason^)? attr-dict"
+    custom_directives = (SymFact,)
+
     def __init__(self, fact: FactAttr, reason: str | None = None):
         properties: dict[str, Attribute] = {"fact": fact}
         if reason:
             properties["reason"] = StringAttr(reason)
         super().__init__(properties=properties)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.fact}")
-        if self.reason is not None:
-            printer.print_string(", ")
-            printer.print_string_literal(self.reason.data)
-        printer.print_op_attributes(self.attributes)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        fact = parse_fact(parser)
-        reason = None
-        if parser.parse_optional_punctuation(","):
-            reason = parser.parse_str_literal()
-        op = cls(fact, reason)
-        op.attributes |= parser.parse_optional_attr_dict()
-        return op
 
 
 Sym = Dialect("sym", [GuardOp], [SymExprAttr, FactAttr])

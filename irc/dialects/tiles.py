@@ -42,6 +42,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
     StringAttr,
+    SymbolNameConstraint,
     i1,
     i64,
 )
@@ -64,6 +65,14 @@ from xdsl.irdl import (
     result_def,
     traits_def,
 )
+from xdsl.irdl.declarative_assembly_format import (
+    AttributeVariable,
+    CustomDirective,
+    ParsingState,
+    PrintingState,
+    TypeDirective,
+    irdl_custom_directive,
+)
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import (
@@ -82,10 +91,15 @@ from irc.dialects.elementwise import (
     ElementwiseKind,
     ElementwiseKindAttr,
 )
-from irc.dialects.kernel_kind import kernel_kind_error
+from irc.dialects.kernel_kind import (
+    KernelKindName,
+    kernel_kind_error,
+    parse_kernel_kind,
+)
 from irc.dialects.sym import (
     SymExprAttr,
-    parse_sym_expr,
+    SymExprList,
+    SymExprValue,
     parse_sym_expr_list,
     shape_text,
 )
@@ -255,28 +269,46 @@ def check_kind(op: Operation, kind: StringAttr, known: frozenset[str]) -> None:
 def parse_kernel_header(parser: Parser) -> tuple[str, str]:
     """``@name kind``: a kernel's name and kind."""
     name = parser.parse_symbol_name().data
-    kind = parser.parse_identifier()
-    return name, kind
+    return name, parse_kernel_kind(parser)
 
 
-def parse_launch_attributes(
-    parser: Parser,
-) -> tuple[list[SymExpr], dict[str, int], list[str], str]:
-    """``grid [e, ...] tiles {B = 64, ...} symbols [N, ...] reason "..."``."""
-    parser.parse_keyword("grid")
-    grid = parse_sym_expr_list(parser)
-    parser.parse_keyword("tiles")
+def _parse_tile_sizes(parser: Parser) -> dict[str, int]:
+    """``{B = 64, ...}``."""
 
     def parse_tile() -> tuple[str, int]:
         name = parser.parse_identifier()
         parser.parse_punctuation("=")
         return name, parser.parse_integer(allow_boolean=False, allow_negative=False)
 
-    tiles = dict(parser.parse_comma_separated_list(parser.Delimiter.BRACES, parse_tile))
-    parser.parse_keyword("symbols")
-    symbols = parser.parse_comma_separated_list(
+    return dict(parser.parse_comma_separated_list(parser.Delimiter.BRACES, parse_tile))
+
+
+def _tile_sizes_text(tiles: Mapping[str, int]) -> str:
+    return "{" + ", ".join(f"{k} = {v}" for k, v in tiles.items()) + "}"
+
+
+def _parse_symbol_names(parser: Parser) -> list[str]:
+    """``[N, ...]``."""
+    return parser.parse_comma_separated_list(
         parser.Delimiter.SQUARE, parser.parse_identifier
     )
+
+
+def _symbol_names_text(symbols: Sequence[str]) -> str:
+    return f"[{', '.join(symbols)}]"
+
+
+def parse_launch_attributes(
+    parser: Parser,
+) -> tuple[list[SymExpr], dict[str, int], list[str], str]:
+    """``grid [e, ...] tiles {B = 64, ...} symbols [N, ...] reason "..."``:
+    ``LAUNCH_FORMAT``, for the kernels whose syntax is hand-written."""
+    parser.parse_keyword("grid")
+    grid = parse_sym_expr_list(parser)
+    parser.parse_keyword("tiles")
+    tiles = _parse_tile_sizes(parser)
+    parser.parse_keyword("symbols")
+    symbols = _parse_symbol_names(parser)
     parser.parse_keyword("reason")
     reason = parser.parse_str_literal()
     return grid, tiles, symbols, reason
@@ -290,10 +322,68 @@ def print_launch_attributes(
     reason: str,
 ) -> None:
     """Print what ``parse_launch_attributes`` parses."""
-    printer.print_string(f" grid {shape_text(grid)} tiles {{")
-    printer.print_string(", ".join(f"{k} = {v}" for k, v in tiles.items()))
-    printer.print_string(f"}} symbols [{', '.join(symbols)}] reason ")
+    printer.print_string(f" grid {shape_text(grid)} tiles {_tile_sizes_text(tiles)}")
+    printer.print_string(f" symbols {_symbol_names_text(symbols)} reason ")
     printer.print_string_literal(reason)
+
+
+@irdl_custom_directive
+class TileSizes(CustomDirective):
+    """``{BLOCK = 64, ...}``: a kernel's tiles, a ``DictionaryAttr`` of i64
+    sizes (builtin's syntax would add ``: i64`` to each)."""
+
+    tiles: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        tiles = _parse_tile_sizes(parser)
+        self.tiles.set(
+            state, DictionaryAttr({k: IntegerAttr(v, i64) for k, v in tiles.items()})
+        )
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        assert isinstance(op, TiledKernelOp), "a kernel's directive"
+        printer.print_string(_tile_sizes_text(op.tile_sizes))
+
+
+@irdl_custom_directive
+class SymbolNames(CustomDirective):
+    """``[D, N]``: the symbols of a kernel, an ``ArrayAttr`` of ``StringAttr``
+    spelt as identifiers; sorted when parsed if the kernel's
+    ``SORTED_SYMBOLS`` says so."""
+
+    symbols: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        symbols = _parse_symbol_names(parser)
+        if getattr(state.op_type, "SORTED_SYMBOLS", False):
+            symbols.sort()
+        self.symbols.set(state, ArrayAttr(StringAttr(s) for s in symbols))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        assert isinstance(op, TiledKernelOp), "a kernel's directive"
+        printer.print_string(_symbol_names_text(op.symbol_names))
+
+
+#: A kernel's name and kind, ``@k0 reduction``, in an ``assembly_format``.
+KERNEL_HEADER_FORMAT = "$sym_name custom<KernelKindName>($kind)"
+
+#: A kernel's launch, ``grid [N] tiles {BLOCK = 128} symbols [N] reason
+#: "..."``, in an ``assembly_format`` (``parse_launch_attributes`` parses the
+#: same).
+LAUNCH_FORMAT = (
+    "`grid` custom<SymExprList>($grid) `tiles` custom<TileSizes>($tiles) "
+    "`symbols` custom<SymbolNames>($symbols) `reason` $reason"
+)
+
+#: The custom directives of ``KERNEL_HEADER_FORMAT`` and ``LAUNCH_FORMAT``.
+KERNEL_DIRECTIVES: tuple[type[CustomDirective], ...] = (
+    KernelKindName,
+    SymExprList,
+    TileSizes,
+    SymbolNames,
+)
 
 
 _OpT = TypeVar("_OpT", bound=Operation)
@@ -312,7 +402,11 @@ class TiledKernelOp(IRDLOperation):
     programs per axis, 1 to 3 of them; ``tiles``: power-of-two block sizes;
     ``symbols`` the body's sizes may use; ``reason``: why it exists)."""
 
-    sym_name = prop_def(StringAttr)
+    #: Whether the constructor and the parser sort ``symbols`` (otherwise
+    #: their order is meaningful and kept).
+    SORTED_SYMBOLS: ClassVar[bool] = False
+
+    sym_name = prop_def(SymbolNameConstraint())
     kind = prop_def(StringAttr)
     grid = prop_def(ArrayAttr[SymExprAttr])
     tiles = prop_def(DictionaryAttr)
@@ -416,10 +510,6 @@ class ModuleKernelOp(TiledKernelOp):
     128} symbols [N] reason "..." { ... }``
     """
 
-    #: Whether the constructor sorts ``symbols`` (otherwise their order is
-    #: meaningful and kept).
-    SORTED_SYMBOLS: ClassVar[bool] = False
-
     inputs = prop_def(IntegerAttr[I64])
 
     traits = traits_def(SymbolOpInterface(), HasParent(ModuleOp))
@@ -458,6 +548,11 @@ class ModuleKernelOp(TiledKernelOp):
         """The element type of each buffer a launch passes, inputs then
         outputs: what the arguments that take them hold or point to."""
         raise NotImplementedError(f"{type(self).__name__}.buffer_element_types")
+
+    # Hand-written: the header declares the entry block's arguments, typed,
+    # before the launch, and the region is parsed with them and printed
+    # without them (as func.func's syntax does); a declarative format
+    # parses a region only with its own block header.
 
     @classmethod
     def parse(cls, parser: Parser) -> ModuleKernelOp:
@@ -535,30 +630,13 @@ class SizeOpBase(TileOp):
     expr = prop_def(SymExprAttr)
     result = result_def(IntegerType)
     traits = traits_def(Pure(), InsideKernel())
+    assembly_format = "custom<SymExprValue>($expr) attr-dict `:` type($result)"
+    custom_directives = (SymExprValue,)
 
     def __init__(self, expr: SymExpr | int, index_type: IntegerType):
         super().__init__(
             properties={"expr": SymExprAttr(as_expr(expr))}, result_types=[index_type]
         )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> SizeOpBase:
-        expr = parse_sym_expr(parser)
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        start = parser.pos
-        index_type = parser.parse_type()
-        if not isinstance(index_type, IntegerType):
-            parser.raise_error(f"{cls.name} yields an integer type", start, parser.pos)
-        op = cls(expr, index_type)
-        op.attributes |= attributes
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.expr.data}")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
 
     def verify_(self) -> None:
         if not self.TILE_TYPE.is_index(self.result.type):
@@ -599,32 +677,44 @@ class RangeOpBase(TileOp):
 # --------------------------------------------------------------------------
 
 
+@irdl_custom_directive
+class TypedScalar(CustomDirective):
+    """``1.5 : f32``: a typed integer or float property, whose type is the
+    result's."""
+
+    value: AttributeVariable
+    type: TypeDirective
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        start = parser.pos
+        value = parser.parse_attribute()
+        if not isinstance(value, IntegerAttr | FloatAttr):
+            parser.raise_error(
+                f"{state.op_type.name} takes a typed integer or float",
+                start,
+                parser.pos,
+            )
+        self.value.set(state, value)
+        self.type.set(state, (value.type,))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        value = self.value.get(op)
+        assert value is not None, "verified"
+        printer.print_attribute(value)
+
+
 class ConstantOpBase(TileOp):
     """``<name> 1.5 : f32``: a typed scalar constant."""
 
     value = prop_def(IntegerAttr | FloatAttr)
     result = result_def()
     traits = traits_def(Pure())
+    assembly_format = "custom<TypedScalar>($value, type($result)) attr-dict"
+    custom_directives = (TypedScalar,)
 
     def __init__(self, value: IntegerAttr | FloatAttr):
         super().__init__(properties={"value": value}, result_types=[value.type])
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ConstantOpBase:
-        start = parser.pos
-        value = parser.parse_attribute()
-        if not isinstance(value, IntegerAttr | FloatAttr):
-            parser.raise_error(
-                f"{cls.name} takes a typed integer or float", start, parser.pos
-            )
-        op = cls(value)
-        op.attributes |= parser.parse_optional_attr_dict()
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_attribute(self.value)
-        printer.print_op_attributes(self.attributes)
 
     def verify_(self) -> None:
         if self.result.type != self.value.type:

@@ -451,7 +451,7 @@ func.func @concat_axis_i32(%x: !graph.tensor<[N], f32>) {
 // -----
 
 func.func @concat_too_few_types(%x: !graph.tensor<[N], f32>) {
-  // expected-error@+1 {{expected 1 operand types but had 2}}
+  // expected-error@+1 {{graph.concat has 2 inputs but 1 input types}}
   %0 = graph.concat %x, %x [0] : (!graph.tensor<[N], f32>) -> !graph.tensor<[2*N], f32>
   func.return
 }
@@ -467,7 +467,7 @@ func.func @take_axis_i32(%x: !graph.tensor<[N], f32>, %i: !graph.tensor<[M], i64
 // -----
 
 func.func @take_too_many_types(%x: !graph.tensor<[N], f32>, %i: !graph.tensor<[M], i64>) {
-  // expected-error@+1 {{expected 3 operand types but had 2}}
+  // expected-error@+1 {{Expected 2 operand types, but got 3}}
   %0 = graph.take %x, %i [0] : (!graph.tensor<[N], f32>, !graph.tensor<[M], i64>, !graph.tensor<[M], i64>) -> !graph.tensor<[M], f32>
   func.return
 }

@@ -285,7 +285,7 @@ func.func @program_id_type() {
 // -----
 
 func.func @size_type() {
-  // expected-error@+1 {{loop.size yields an integer type}}
+  // expected-error@+1 {{f32 should be of base attribute integer_type}}
   %s = loop.size N : f32
   func.return
 }
