@@ -27,7 +27,7 @@ from xdsl.ir import Block, Region
 from xdsl.utils.exceptions import VerifyException
 
 from irc import pytree
-from irc.capture import numpy_api
+from irc.capture import intercept, numpy_api
 from irc.capture.ops import dense_constant
 from irc.capture.specs import TensorSpec
 from irc.capture.tensor import SymDim, Tensor
@@ -99,7 +99,7 @@ def capture(
         argument.name_hint = _ssa_name(name)
     fact_attrs = [parse_fact(f) for f in ([facts] if isinstance(facts, str) else facts)]
     trace = Trace(block, Facts())
-    with tracing(trace), numpy_api.creation_overrides():
+    with tracing(trace), intercept.creation_functions():
         for fact in fact_attrs:
             trace.assume(fact, "declared fact")
         proxies = dict(zip(tensor_leaves, (Tensor(a) for a in block.args)))

@@ -3,21 +3,22 @@
 Ufuncs arrive through ``__array_ufunc__`` and array functions through
 ``__array_function__``; each handler below registers itself for the NumPy
 callables it implements. Creation functions that take only sizes
-(``np.arange(N)``, ``np.ones((N, 4))``, ``np.tri(N)``) dispatch on no array,
-so while a function is traced they are replaced in the ``numpy`` module by
-wrappers that build IR when a size is symbolic (``creation_overrides``).
+(``np.arange(N)``, ``np.ones((N, 4))``, ``np.tri(N)``) dispatch on no array:
+the traced code's lookups of them are intercepted (``irc.capture.intercept``,
+which says how, and how nothing else sees it) and the functions here build
+IR when a size is symbolic.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from irc.capture import layout
+from irc.capture.intercept import creation, is_symbolic
 from irc.capture.ops import (
     Operand,
     as_dim,
@@ -597,16 +598,11 @@ def _dims(shape: Any) -> tuple[SymExpr, ...]:
     return tuple(as_size(d, "a shape dim") for d in shape)
 
 
-# ----- creation from sizes: active while tracing --------------------------------
+# ----- creation from sizes: seen by the traced code only (intercept.py) ---------
 
 
 def _is_symbolic(*values: Any) -> bool:
-    def symbolic(value: Any) -> bool:
-        if isinstance(value, tuple | list):
-            return any(symbolic(v) for v in value)
-        return isinstance(value, SymDim | Tensor)
-
-    return any(symbolic(v) for v in values)
+    return is_symbolic(values)
 
 
 def _full(shape: Any, fill_value: Any, dtype_: Any) -> Tensor:
@@ -694,33 +690,13 @@ def _traced_grid(predicate: str) -> Callable[[Callable[..., Any]], Callable[...,
     return wrap
 
 
-_OVERRIDES: dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]] = {
-    "zeros": lambda original: _traced_zeros(original, 0),
-    "ones": lambda original: _traced_zeros(original, 1),
-    "empty": lambda original: _traced_zeros(original, 0),
-    "full": _traced_full,
-    "arange": _traced_arange,
-    "tri": _traced_grid("le"),
-    "eye": _traced_grid("eq"),
-}
-
-
-@contextmanager
-def creation_overrides() -> Iterator[None]:
-    """Let NumPy's size-only creation functions take symbolic sizes.
-
-    They are swapped in the ``numpy`` module for the duration of a trace, so
-    ``np.ones((x.shape[0], 4))`` inside the traced function builds IR. With
-    static sizes the wrappers call NumPy itself.
-    """
-    originals = {name: getattr(np, name) for name in _OVERRIDES}
-    for name, wrap in _OVERRIDES.items():
-        setattr(np, name, wrap(originals[name]))
-    try:
-        yield
-    finally:
-        for name, original in originals.items():
-            setattr(np, name, original)
+creation("zeros")(lambda original: _traced_zeros(original, 0))
+creation("ones")(lambda original: _traced_zeros(original, 1))
+creation("empty")(lambda original: _traced_zeros(original, 0))
+creation("full")(_traced_full)
+creation("arange")(_traced_arange)
+creation("tri")(_traced_grid("le"))
+creation("eye")(_traced_grid("eq"))
 
 
 # ----- functions irc adds (NumPy has no erf, sigmoid or rsqrt) ------------------

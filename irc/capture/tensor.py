@@ -12,16 +12,25 @@ tables below.
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 from xdsl.ir import SSAValue
 
-from irc.capture.trace import current_trace, tracing_error
+from irc.capture.trace import (
+    call_in_progress,
+    current_trace,
+    is_irc_file,
+    is_user_frame,
+    looks_up,
+    tracing_error,
+)
 from irc.dialects.graph import TensorType
 from irc.dialects.sym import product
 from irc.dtypes import DType, dtype
+from irc.errors import IrcError
 from irc.shapes import SymExpr
 
 #: NumPy ufunc -> handler(*inputs, **kwargs) for ``method == "__call__"``.
@@ -59,6 +68,73 @@ def _dispatch_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -
         f"{name} is not supported by irc on traced arrays; supported ufuncs: "
         f"{supported}"
     )
+
+
+def _supported_functions() -> str:
+    return ", ".join(sorted(f"np.{f.__name__}" for f in FUNCTION_HANDLERS))
+
+
+#: Where a symbolic size is taken as it is, for messages.
+SIZE_TAKERS = (
+    "np.arange, np.empty, np.eye, np.full, np.ones, np.tri and np.zeros "
+    "(written np.<name> in the traced code), reshape and slicing"
+)
+
+
+def _captured(callee: Any) -> bool:
+    try:
+        return callee is not None and callee in FUNCTION_HANDLERS
+    except TypeError:  # unhashable
+        return False
+
+
+def outside_irc(subject: str, need: str, message: str, alternatives: str) -> IrcError:
+    """The error for a traced value (``subject``: ``"the symbolic size N"``,
+    ``"a traced array"``) that code outside irc needs as ``need`` (``"an
+    int"``): called from the proxy's conversion methods (``__index__``,
+    ``__array__``). NumPy's C code (``np.random.rand(x.shape[0])``) has no
+    frame, so the function is named from the user's line (the call it is
+    making); ``message`` is the error when that is unknown."""
+    frame = sys._getframe(2)  # the caller of the conversion method
+    by_irc = False  # an irc handler needed the value, not NumPy's code
+    while frame is not None and not is_user_frame(frame):
+        by_irc = by_irc or is_irc_file(frame.f_code.co_filename)
+        frame = frame.f_back
+    call = call_in_progress(frame)
+    if call is None or message.startswith(f"{call.text}() "):  # len(x)
+        return tracing_error(message)
+    if by_irc:
+        return tracing_error(f"{call.text}(): {message}")
+    if call.is_numpy_random():
+        return tracing_error(
+            f"{call.text}() was given {subject}: random numbers cannot be traced "
+            "(irc has no random-number ops, and a function is traced once, so "
+            "its random values would be fixed in the IR). Pass the random "
+            "values in as an argument, or leave the op out of the traced "
+            "function (a dropout with p = 0 is the identity)"
+        )
+    from irc.capture.intercept import CREATION
+
+    for name in CREATION:
+        if call.callee is not None and call.callee is vars(np).get(name):
+            return tracing_error(
+                f"{call.text}() is NumPy's own np.{name}, which needs {need} "
+                f"where it was given {subject}: irc takes symbolic sizes in "
+                f"np.{name} where the traced code looks it up as np.{name} (not "
+                "through a name imported before the trace, nor getattr)"
+            )
+    if _captured(call.callee):
+        return tracing_error(
+            f"{call.text}() is captured by irc when one of its arguments is a "
+            f"traced array; with none, NumPy's own code ran and needs {need} "
+            f"where it was given {subject}; {alternatives}"
+        )
+    if call.is_numpy():
+        return tracing_error(
+            f"{call.text}() is not supported by irc on traced values: NumPy's "
+            f"own code needs {need} where it was given {subject}; {alternatives}"
+        )
+    return tracing_error(f"{call.text}() was given {subject}: {message}")
 
 
 def _qualified(function: Callable[..., Any]) -> str:
@@ -122,46 +198,71 @@ class Tensor:
     def __array_function__(self, func: Callable, types: Any, args: tuple, kw: dict):
         handler = FUNCTION_HANDLERS.get(func)
         if handler is None:
-            supported = ", ".join(sorted(f"np.{f.__name__}" for f in FUNCTION_HANDLERS))
             raise tracing_error(
                 f"{_qualified(func)} is not supported by irc on traced arrays; "
-                f"supported functions: {supported}"
+                f"supported functions: {_supported_functions()}"
             )
         return call_handler(_qualified(func), handler, args, kw)
 
     def __getattr__(self, name: str) -> Any:
         # Only called for attributes a Tensor lacks: NumPy's array methods
-        # irc does not capture. Protocol probes (dunders) stay AttributeErrors.
-        if name.startswith("__"):
-            raise AttributeError(name)
+        # irc does not capture. Protocol probes (dunders) and lookups that
+        # are not the user's own ``x.name`` (NumPy's C code probing for
+        # ``.capsule``, ``hasattr``) stay AttributeErrors.
+        frame = sys._getframe(1)
+        if name.startswith("__") or not (
+            is_user_frame(frame) and looks_up(frame, name)
+        ):
+            raise AttributeError(
+                f"{type(self).__name__!r} object has no attribute {name!r}"
+            )
         raise tracing_error(
             f"the array method .{name}() is not supported by irc on traced arrays"
         )
 
     def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
-        raise tracing_error(
+        raise outside_irc(
+            "a traced array",
+            "a NumPy array",
             "a traced array cannot be converted to a NumPy array: its values are "
-            "not known while the function is captured"
+            "not known while the function is captured",
+            f"supported functions: {_supported_functions()}",
+        )
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        raise tracing_error(
+            "assignment into a traced array (x[...] = v) is not supported: "
+            "traced arrays are values; build the result instead (np.where(mask, "
+            "v, x), np.concatenate)"
         )
 
     # ----- data-dependent Python: refused with a pointer to np.where ----
     def __bool__(self) -> bool:
-        raise tracing_error(
+        raise outside_irc(
+            "a traced array",
+            "a truth value",
             "Python control flow on array values (if/while/and/or/not on a traced "
             "array) cannot be captured: the values are not known at trace time; "
-            "use np.where(condition, a, b) instead"
+            "use np.where(condition, a, b) instead",
+            f"supported functions: {_supported_functions()}",
         )
 
     def __int__(self) -> int:
-        raise tracing_error(
+        raise outside_irc(
+            "a traced array",
+            "an int",
             "int() of a traced array needs its value, unknown at trace time; keep "
-            "it an array (use .astype(np.int64))"
+            "it an array (use .astype(np.int64))",
+            f"supported functions: {_supported_functions()}",
         )
 
     def __float__(self) -> float:
-        raise tracing_error(
+        raise outside_irc(
+            "a traced array",
+            "a float",
             "float() of a traced array needs its value, unknown at trace time; "
-            "keep it an array (use .astype(np.float32))"
+            "keep it an array (use .astype(np.float32))",
+            f"supported functions: {_supported_functions()}",
         )
 
     __index__ = __int__
@@ -172,9 +273,12 @@ class Tensor:
         first = self.type.dims[0]
         if first.is_constant:
             return int(first)
-        raise tracing_error(
+        raise outside_irc(
+            "a traced array",
+            "its length",
             f"len() of an array whose first dim is symbolic ({first}) has no int "
-            "value; use x.shape[0]"
+            "value; use x.shape[0]",
+            f"supported functions: {_supported_functions()}",
         )
 
     def __iter__(self) -> Iterator[Tensor]:
@@ -461,13 +565,26 @@ class SymDim:
         return hash(self.expr)
 
     def __index__(self) -> int:
-        raise tracing_error(
+        raise outside_irc(
+            f"the symbolic size {self.expr}",
+            "an int",
             f"the symbolic size {self.expr} has no int value at trace time; irc "
             "functions (np.arange, np.ones, np.tri, reshape, slicing) accept it "
-            "as it is"
+            "as it is",
+            f"functions that take symbolic sizes: {SIZE_TAKERS}",
         )
 
     __int__ = __index__
+
+    def __float__(self) -> float:
+        raise outside_irc(
+            f"the symbolic size {self.expr}",
+            "a float",
+            f"the symbolic size {self.expr} has no float value at trace time; "
+            "arithmetic on it (x.shape[0] / 2, x.shape[0] * 0.5) gives a traced "
+            "scalar instead",
+            f"functions that take symbolic sizes: {SIZE_TAKERS}",
+        )
 
     def __bool__(self) -> bool:
         return self._decide(0, "!=")
