@@ -16,9 +16,11 @@ import pytest
 from irc.backend.triton.elementwise import COMPARISON_OPERATORS, SPELLINGS
 from irc.dialects.elementwise import (
     COMPARISONS,
+    REDUCTIONS,
     SEMANTICS,
     ComparisonPredicate,
     ElementwiseKind,
+    ReductionKind,
 )
 from irc.dialects.graph import ELEMENTWISE_OPS, BinaryOp, UnaryOp
 from irc.ir import default_context, parse_module
@@ -45,6 +47,9 @@ def test_every_kind_has_one_row_everywhere() -> None:
     assert set(ELEMENTWISE_OPS) == set(ElementwiseKind)
     assert set(SPELLINGS) == set(ElementwiseKind)
     assert set(COMPARISONS) == set(COMPARISON_OPERATORS) == set(ComparisonPredicate)
+    assert set(REDUCTIONS) == set(ReductionKind)
+    for reduction in REDUCTIONS.values():
+        assert reduction.combine is None or reduction.combine.arity == 2
     for kind, op in ELEMENTWISE_OPS.items():
         assert op.KIND is kind
         assert issubclass(op, UnaryOp if kind.arity == 1 else BinaryOp)

@@ -104,12 +104,12 @@ memory.kernel @softmax_k0 reduction (%x: !memory.buffer<[N, D], [D, 1], f32>, %o
   %v = memory.load %x[%off] mask %m : !memory.buffer<[N, D], [D, 1], f32>[!loop.tile<[128], i64>] mask !loop.tile<[128], i1> -> !loop.tile<[128], f32>
   %ninf = loop.constant 0xFF800000 : f32
   %vm = loop.select %m, %v, %ninf : (!loop.tile<[128], i1>, !loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
-  %mx = loop.reduce "max" %vm 0 : !loop.tile<[128], f32> -> f32
+  %mx = loop.reduce max %vm 0 : !loop.tile<[128], f32> -> f32
   %dd = loop.binary sub %v, %mx : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
   %e = loop.unary exp %dd : !loop.tile<[128], f32>
   %zero = loop.constant 0.000000e+00 : f32
   %em = loop.select %m, %e, %zero : (!loop.tile<[128], i1>, !loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
-  %s = loop.reduce "sum" %em 0 : !loop.tile<[128], f32> -> f32
+  %s = loop.reduce sum %em 0 : !loop.tile<[128], f32> -> f32
   %y = loop.binary div %e, %s : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
   memory.store %y, %out[%off] mask %m : !loop.tile<[128], f32>, !memory.buffer<[N, D], [D, 1], f32>[!loop.tile<[128], i64>] mask !loop.tile<[128], i1>
 }
@@ -139,7 +139,7 @@ memory.kernel @rowsum_k0 reduction (%x: !memory.buffer<[N, D], [D, 1], f32>, %ou
     %n = loop.binary add %a, %v : (!loop.tile<[32], f32>, !loop.tile<[32], f32>) -> !loop.tile<[32], f32>
     scf.yield %n : !loop.tile<[32], f32>
   }
-  %s = loop.reduce "sum" %acc 0 : !loop.tile<[32], f32> -> f32
+  %s = loop.reduce sum %acc 0 : !loop.tile<[32], f32> -> f32
   memory.store %s, %out[%row] : f32, !memory.buffer<[N], [1], f32>[i64]
 }
 func.func @rowsum(%x: !memory.buffer<[N, D], [D, 1], f32>) -> !memory.buffer<[N], [1], f32> {
@@ -274,7 +274,7 @@ memory.kernel @reduce_k0 reduction (%x: {x}, %y: {y}) inputs 1 grid [(N + 3) flo
   %v = memory.load %x[%off] mask %m : {x}[{sq}] mask !loop.tile<[4, 64], i1> -> {tile}
   %id = loop.constant {identity} : {element}
   %vm = loop.select %m, %v, %id : (!loop.tile<[4, 64], i1>, {tile}, {element}) -> {tile}
-  %r = loop.reduce "{kind}" %vm 1 : {tile} -> !loop.tile<[4], {result}>
+  %r = loop.reduce {kind} %vm 1 : {tile} -> !loop.tile<[4], {result}>
   %rows1 = loop.range "BR" : !loop.tile<[4], i64>
   %out = loop.binary add %rows1, %r0 : (!loop.tile<[4], i64>, i64) -> !loop.tile<[4], i64>
   %om = loop.cmp lt %out, %N : (!loop.tile<[4], i64>, i64) -> !loop.tile<[4], i1>

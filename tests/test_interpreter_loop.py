@@ -345,7 +345,7 @@ def test_reduce_matches_the_graph_interpreter(
     module = one_tile(
         element,
         element,
-        f'%r = loop.reduce "{kind}" %v {axis} : {tile("4, 8", element)} -> '
+        f"%r = loop.reduce {kind} %v {axis} : {tile('4, 8', element)} -> "
         f"{tile(kept, element)}",
         axis,
     )
@@ -368,7 +368,7 @@ def test_argmax_takes_the_first_maximum(axis: int, index: str) -> None:
     module = one_tile(
         "f32",
         index,
-        f'%r = loop.reduce "argmax" %v {axis} : {tile("4, 8", "f32")} -> '
+        f"%r = loop.reduce argmax %v {axis} : {tile('4, 8', 'f32')} -> "
         f"{tile(kept, index)}",
         axis,
     )
@@ -430,12 +430,12 @@ func.func @softmax(%x: !graph.tensor<[N, 128], f32>) -> !graph.tensor<[N, 128], 
     %v = loop.read %a[%row, %r] mask %m : !graph.tensor<[N, 128], f32>[i64, !loop.tile<[128], i64>] mask !loop.tile<[128], i1> -> !loop.tile<[128], f32>
     %ninf = loop.constant 0xFF800000 : f32
     %vm = loop.select %m, %v, %ninf : (!loop.tile<[128], i1>, !loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
-    %mx = loop.reduce "max" %vm 0 : !loop.tile<[128], f32> -> f32
+    %mx = loop.reduce max %vm 0 : !loop.tile<[128], f32> -> f32
     %d = loop.binary sub %v, %mx : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
     %e = loop.unary exp %d : !loop.tile<[128], f32>
     %zero = loop.constant 0.000000e+00 : f32
     %em = loop.select %m, %e, %zero : (!loop.tile<[128], i1>, !loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
-    %s = loop.reduce "sum" %em 0 : !loop.tile<[128], f32> -> f32
+    %s = loop.reduce sum %em 0 : !loop.tile<[128], f32> -> f32
     %y = loop.binary div %e, %s : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
     loop.write %y to 0[%row, %r] mask %m : !loop.tile<[128], f32>[i64, !loop.tile<[128], i64>] mask !loop.tile<[128], i1>
   }
@@ -472,7 +472,7 @@ func.func @rowsum(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N], f32> {
       %n = loop.binary add %s, %v : (!loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], f32>
       scf.yield %n : !loop.tile<[4], f32>
     }
-    %sum = loop.reduce "sum" %acc 0 : !loop.tile<[4], f32> -> f32
+    %sum = loop.reduce sum %acc 0 : !loop.tile<[4], f32> -> f32
     loop.write %sum to 0[%row] : f32[i64]
   }
   func.return %0 : !graph.tensor<[N], f32>
@@ -778,7 +778,7 @@ func.func @main(%s: !graph.tensor<[], f32>, %y: !graph.tensor<[N], f32>) -> (!gr
     %p = loop.binary mul %yv, %sv : (!loop.tile<[4], f32>, f32) -> !loop.tile<[4], f32>
     %r = loop.binary add %p, %cv : (!loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], f32>
     loop.write %r to 0[%i] mask %m : !loop.tile<[4], f32>[!loop.tile<[4], i64>] mask !loop.tile<[4], i1>
-    %t = loop.reduce "sum" %r 0 : !loop.tile<[4], f32> -> f32
+    %t = loop.reduce sum %r 0 : !loop.tile<[4], f32> -> f32
     loop.write %t to 1[] : f32[]
   }
   func.return %0, %1 : !graph.tensor<[N], f32>, !graph.tensor<[], f32>

@@ -20,7 +20,10 @@ Triton spelling in the backend; every other level reads this table.
 
 Comparisons are the same, with a bool result: a ``ComparisonPredicate``
 (``#elementwise<predicate lt>``, a bare ``lt`` in the ops' syntax) and its
-NumPy function in ``COMPARISONS``.
+NumPy function in ``COMPARISONS``. So are reductions, which fold an
+elementwise kind over an axis: a ``ReductionKind`` (``#elementwise<reduction
+sum>``) and its row in ``REDUCTIONS`` (its NumPy function and the kind that
+combines two partial results).
 """
 
 from __future__ import annotations
@@ -235,4 +238,60 @@ COMPARISONS: dict[ComparisonPredicate, Callable[..., np.ndarray]] = {
     ComparisonPredicate.GE: np.greater_equal,
 }
 
-Elementwise = Dialect("elementwise", [], [ElementwiseKindAttr, ComparisonPredicateAttr])
+
+# --------------------------------------------------------------------------
+# Reductions
+# --------------------------------------------------------------------------
+
+
+class ReductionKind(StrEnum):
+    """What a reduction computes over an axis (its row in ``REDUCTIONS``);
+    ``argmax`` is the index of the first maximum (NaN counting as the
+    largest), the others are folds of an elementwise kind."""
+
+    SUM = "sum"
+    PROD = "prod"
+    MAX = "max"
+    MIN = "min"
+    ARGMAX = "argmax"
+
+    @property
+    def semantics(self) -> Reduction:
+        return REDUCTIONS[self]
+
+
+@irdl_attr_definition
+class ReductionKindAttr(EnumAttribute[ReductionKind], SpacedOpaqueSyntaxAttribute):
+    """A ``ReductionKind`` as a property of the reduction ops."""
+
+    name = "elementwise.reduction"
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """One row of ``REDUCTIONS``."""
+
+    #: NumPy's reduction, taking ``axis`` (and ``dtype`` if it ``widens``).
+    numpy: Callable[..., np.ndarray]
+    #: The elementwise kind that combines two partial results; None for
+    #: argmax, which keeps an index too.
+    combine: ElementwiseKind | None
+    #: Whether 16-bit floats accumulate in float32 (``compute_dtype``), as
+    #: NumPy's sums and products do, and round once at the end.
+    widens: bool
+
+
+#: The reference semantics of every reduction.
+REDUCTIONS: dict[ReductionKind, Reduction] = {
+    ReductionKind.SUM: Reduction(np.sum, ElementwiseKind.ADD, widens=True),
+    ReductionKind.PROD: Reduction(np.prod, ElementwiseKind.MUL, widens=True),
+    ReductionKind.MAX: Reduction(np.max, ElementwiseKind.MAX, widens=False),
+    ReductionKind.MIN: Reduction(np.min, ElementwiseKind.MIN, widens=False),
+    ReductionKind.ARGMAX: Reduction(np.argmax, None, widens=False),
+}
+
+Elementwise = Dialect(
+    "elementwise",
+    [],
+    [ElementwiseKindAttr, ComparisonPredicateAttr, ReductionKindAttr],
+)

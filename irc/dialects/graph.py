@@ -41,13 +41,11 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.builtin import TensorType as BuiltinTensorType
-from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import (
     Attribute,
     Dialect,
     Operation,
     ParametrizedAttribute,
-    SpacedOpaqueSyntaxAttribute,
     SSAValue,
     TypeAttribute,
 )
@@ -76,12 +74,13 @@ from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
 from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
-from xdsl.utils.str_enum import StrEnum
 
 from irc.dialects.elementwise import (
     ComparisonPredicate,
     ComparisonPredicateAttr,
     ElementwiseKind,
+    ReductionKind,
+    ReductionKindAttr,
 )
 from irc.dialects.sym import (
     NO_FACTS,
@@ -299,16 +298,10 @@ class ComparisonType(CustomDirective):
 # --------------------------------------------------------------------------
 
 
-class ReductionKind(StrEnum):
-    SUM = "sum"
-    PROD = "prod"
-    MAX = "max"
-    MIN = "min"
-
-
-@irdl_attr_definition
-class ReductionKindAttr(EnumAttribute[ReductionKind], SpacedOpaqueSyntaxAttribute):
-    name = "graph.reduction_kind"
+#: The kinds ``graph.reduce`` takes (argmax is ``graph.argmax``).
+REDUCE_KINDS: tuple[ReductionKind, ...] = tuple(
+    kind for kind in ReductionKind if kind is not ReductionKind.ARGMAX
+)
 
 
 # --------------------------------------------------------------------------
@@ -1018,6 +1011,11 @@ class ReduceOp(GraphOp):
     def verify_(self) -> None:
         source, result = tensor_type(self.input), tensor_type(self.result)
         _check_axes(self.axis_list, source.rank, "reduction axis")
+        if self.kind.data not in REDUCE_KINDS:
+            raise VerifyException(
+                f"graph.reduce computes {', '.join(REDUCE_KINDS)}; "
+                f"{self.kind.data} is graph.argmax"
+            )
         if is_bool_type(source.element_type) and self.kind.data in (
             ReductionKind.SUM,
             ReductionKind.PROD,
@@ -1434,6 +1432,5 @@ Graph = Dialect(
     ],
     [
         TensorType,
-        ReductionKindAttr,
     ],
 )

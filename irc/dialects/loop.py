@@ -339,7 +339,7 @@ class CastOp(CastOpBase, HasFolderInterface):
 
 @irdl_op_definition
 class ReduceOp(ReduceOpBase):
-    """``loop.reduce "sum" %t 0 : !loop.tile<[128], f32> -> f32``: reduce one
+    """``loop.reduce sum %t 0 : !loop.tile<[128], f32> -> f32``: reduce one
     tile dim (it disappears from the shape). ``argmax`` yields the first
     lane holding the maximum, as an integer of the result type."""
 

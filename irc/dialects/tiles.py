@@ -11,9 +11,8 @@ classes, this module holds that machinery once:
 
 - ``TileShapedType``, the base of the tile types, and the broadcasting of
   tile shapes (``broadcast_tile_shapes``, ``verify_broadcast``);
-- the kinds of the reduce family (``REDUCE_KINDS``) and the checks of
-  kinds (the elementwise kinds and comparison predicates are
-  ``irc.dialects.elementwise``'s);
+- the check of an elementwise kind's arity (the kinds, predicates and
+  reductions are ``irc.dialects.elementwise``'s);
 - the syntax of a kernel's header and launch attributes, and the kernel
   bases ``TiledKernelOp`` and ``ModuleKernelOp`` (accessors, the launch
   checks, the checks of the body's sizes and ranges);
@@ -90,6 +89,8 @@ from irc.dialects.elementwise import (
     ComparisonPredicateAttr,
     ElementwiseKind,
     ElementwiseKindAttr,
+    ReductionKind,
+    ReductionKindAttr,
 )
 from irc.dialects.kernel_kind import (
     KernelKindName,
@@ -240,8 +241,6 @@ def verify_broadcast(
 # Kinds
 # --------------------------------------------------------------------------
 
-REDUCE_KINDS = frozenset({"sum", "prod", "max", "min", "argmax"})
-
 
 def check_arity(op: Operation, kind: ElementwiseKind, arity: int) -> None:
     """``kind`` takes ``arity`` operands."""
@@ -250,14 +249,6 @@ def check_arity(op: Operation, kind: ElementwiseKind, arity: int) -> None:
         raise VerifyException(
             f"{op.name}: {kind} is not a function of {operands}; expected one of "
             f"{sorted(k.value for k in ElementwiseKind if k.arity == arity)}"
-        )
-
-
-def check_kind(op: Operation, kind: StringAttr, known: frozenset[str]) -> None:
-    """``kind`` is one of ``known``."""
-    if kind.data not in known:
-        raise VerifyException(
-            f"{op.name}: unknown kind {kind.data!r}; expected one of {sorted(known)}"
         )
 
 
@@ -912,11 +903,11 @@ class CastOpBase(TileOp):
 
 
 class ReduceOpBase(TileOp):
-    """``<name> "sum" %t 0 : <tile> -> T``: reduce one dim of a tile (it
+    """``<name> sum %t 0 : <tile> -> T``: reduce one dim of a tile (it
     disappears from the shape); ``argmax`` yields indices of the result's
     integer type. A subclass types ``input`` as its tile."""
 
-    kind = prop_def(StringAttr)
+    kind = prop_def(ReductionKindAttr)
     axis = prop_def(IntegerAttr[I64])
     input = operand_def()
     result = result_def()
@@ -933,12 +924,14 @@ class ReduceOpBase(TileOp):
         assert element is not None, "argmax needs an index type"
         super().__init__(
             operands=[value],
-            properties={"kind": StringAttr(kind), "axis": IntegerAttr(axis, i64)},
+            properties={
+                "kind": ReductionKindAttr(ReductionKind(kind)),
+                "axis": IntegerAttr(axis, i64),
+            },
             result_types=[tile.value_type(shape, element)],
         )
 
     def verify_(self) -> None:
-        check_kind(self, self.kind, REDUCE_KINDS)
         tile = self.TILE_TYPE
         shape = list(tile.shape_of(self.input.type))
         axis = self.axis.value.data

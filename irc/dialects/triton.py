@@ -24,7 +24,7 @@ op                                  Triton
 ``triton.load %p[%off] mask %m``    ``tl.load(p + off, mask=m, other=0)``
 ``triton.store %v, %p[%off]``       ``tl.store(p + off, v, mask=m)``
 ``triton.dot %a, %b, %acc``         ``tl.dot(a, b, acc, input_precision="ieee")``
-``triton.reduce "sum" %t 0``        ``tl.sum(t, axis=0)``
+``triton.reduce sum %t 0``        ``tl.sum(t, axis=0)``
 ``scf.for`` / ``scf.yield``         ``for k in range(lb, ub, step):``
 ==================================  ==========================================
 
@@ -389,7 +389,7 @@ class CastOp(CastOpBase):
 
 @irdl_op_definition
 class ReduceOp(ReduceOpBase):
-    """``triton.reduce "sum" %t 0 : !triton.tensor<[128], f32> -> f32``:
+    """``triton.reduce sum %t 0 : !triton.tensor<[128], f32> -> f32``:
     ``tl.sum(t, axis=0)``; the kinds and their NumPy semantics (NaN
     propagates through max and min; argmax is the first maximum) are
     ``loop.reduce``'s."""

@@ -54,7 +54,6 @@ from irc.dialects.graph import (
     MatmulOp,
     PowOp,
     ReduceOp,
-    ReductionKind,
     ReshapeOp,
     SelectOp,
     SliceOp,
@@ -185,13 +184,6 @@ def _elementwise(function: Callable[..., Any]) -> Impl:
 ELEMENTWISE_FUNCTIONS: dict[type[Operation], Callable[..., np.ndarray]] = {
     **{op: op.KIND.semantics.numpy for op in (*UNARY_OPS, *BINARY_OPS)},
     SelectOp: np.where,
-}
-
-REDUCTIONS: dict[ReductionKind, Callable[..., np.ndarray]] = {
-    ReductionKind.SUM: np.sum,
-    ReductionKind.PROD: np.prod,
-    ReductionKind.MAX: np.max,
-    ReductionKind.MIN: np.min,
 }
 
 
@@ -338,18 +330,17 @@ class GraphFunctions(_ElementwiseFunctions):
         kind = op.kind.data
         # NaN and overflow are values, not errors (as for elementwise ops).
         with np.errstate(all="ignore"):
-            if kind in (ReductionKind.MAX, ReductionKind.MIN):
-                _check_not_empty(op, array, op.axis_list)
-                result = REDUCTIONS[kind](
-                    array, axis=op.axis_list, keepdims=op.keepdims
-                )
-            else:
-                result = REDUCTIONS[kind](
+            reduction = kind.semantics
+            if reduction.widens:
+                result = reduction.numpy(
                     array,
                     axis=op.axis_list,
                     keepdims=op.keepdims,
                     dtype=compute_dtype(array.dtype),
                 )
+            else:
+                _check_not_empty(op, array, op.axis_list)
+                result = reduction.numpy(array, axis=op.axis_list, keepdims=op.keepdims)
             result = np.asarray(result).astype(array.dtype)
         return _finish(interpreter, op, result)
 

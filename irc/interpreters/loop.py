@@ -54,14 +54,13 @@ from xdsl.interpreter import (
 )
 from xdsl.ir import Attribute, Operation, Region
 
-from irc.dialects import graph, loop
-from irc.dialects.elementwise import compute_dtype
+from irc.dialects import loop
+from irc.dialects.elementwise import ReductionKind, compute_dtype
 from irc.dialects.graph import TensorType
 from irc.dialects.tiles import TiledKernelOp
 from irc.dtypes import dtype
 from irc.errors import ExecutionError
 from irc.interpreters.graph import (
-    REDUCTIONS,
     call_function,
     graph_interpreter,
     symbol_binding,
@@ -227,12 +226,12 @@ def _reduce(kind: str, tile: np.ndarray, axis: int, result_dtype: np.dtype) -> A
     """One tile dim reduced as the graph interpreter reduces: sums and
     products of 16-bit floats in float32, rounded once; argmax the first
     lane holding the maximum."""
-    if kind == "argmax":
-        return np.argmax(tile, axis=axis).astype(result_dtype)
-    function = REDUCTIONS[graph.ReductionKind(kind)]
-    if kind in ("max", "min"):
-        return np.asarray(function(tile, axis=axis)).astype(tile.dtype)
-    total = function(tile, axis=axis, dtype=compute_dtype(tile.dtype))
+    reduction = ReductionKind(kind).semantics
+    if kind == ReductionKind.ARGMAX:
+        return reduction.numpy(tile, axis=axis).astype(result_dtype)
+    if not reduction.widens:
+        return np.asarray(reduction.numpy(tile, axis=axis)).astype(tile.dtype)
+    total = reduction.numpy(tile, axis=axis, dtype=compute_dtype(tile.dtype))
     return np.asarray(total).astype(tile.dtype)
 
 

@@ -48,7 +48,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from irc.dialects.elementwise import ComparisonPredicate
+from irc.dialects.elementwise import ComparisonPredicate, ReductionKind
 from irc.dialects.graph import (
     AbsOp,
     AddOp,
@@ -76,7 +76,6 @@ from irc.dialects.graph import (
     OrOp,
     PowOp,
     ReduceOp,
-    ReductionKind,
     RemOp,
     ReshapeOp,
     RsqrtOp,

@@ -30,13 +30,11 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from irc.dialects import graph as g
 from irc.dialects import loop, sym
+from irc.dialects.elementwise import ElementwiseKind, ReductionKind
 from irc.lowering.fusion_to_loop.builder import I32_LIMIT, next_power_of_two
 from irc.lowering.fusion_to_loop.index_maps import Index, tensor_type
 from irc.lowering.fusion_to_loop.tiler import KernelTiler
 from irc.shapes import SymExpr
-
-#: The loop.binary kind that combines two partial results of a reduction.
-_COMBINE = {"sum": "add", "prod": "mul", "max": "max", "min": "min"}
 
 
 @dataclass(frozen=True)
@@ -233,7 +231,7 @@ class ReductionTiler(KernelTiler):
         values = self._masked_operand(reduction, index)
         kind = _reduction_kind(reduction)
         if kind != "argmax":
-            return [b.binary(_COMBINE[kind], state[0], values)]
+            return [b.binary(_combine(kind), state[0], values)]
         best, where = state
         # Strictly greater keeps an earlier chunk's lane on ties, as NumPy's
         # first maximum; a NaN is greater than any number (NumPy's argmax
@@ -288,6 +286,13 @@ def _reduction_kind(op: Operation) -> str:
         return "argmax"
     assert isinstance(op, g.ReduceOp)
     return op.kind.data.value
+
+
+def _combine(kind: str) -> ElementwiseKind:
+    """The loop.binary kind that combines two partial results of ``kind``."""
+    combine = ReductionKind(kind).semantics.combine
+    assert combine is not None, "argmax keeps an index as well"
+    return combine
 
 
 def _identity(kind: str, element: Attribute) -> int | float | bool:

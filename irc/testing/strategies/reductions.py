@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from xdsl.ir import SSAValue
 
 from irc.dialects import graph as g
+from irc.dialects.elementwise import ReductionKind
 from irc.shapes import SymExpr
 from irc.testing.sampling import INT_INPUT_RANGE
 from irc.testing.strategies.ranges import MAGNITUDE_LIMIT, _Range
@@ -23,8 +24,8 @@ class ReductionSteps(Steps):
     """The reductions and contractions of ``program``."""
 
     def reduce(self) -> bool:
-        kind = self.choices.one_of(list(g.ReductionKind))
-        counting = kind in (g.ReductionKind.SUM, g.ReductionKind.PROD)
+        kind = self.choices.one_of(list(g.REDUCE_KINDS))
+        counting = kind in (ReductionKind.SUM, ReductionKind.PROD)
         value = self.operands.operand("if" if counting else "bif")
         dims = g.tensor_type(value).dims
         axes = self._reduced_axes(dims, counting)
@@ -47,16 +48,16 @@ class ReductionSteps(Steps):
         return [i for i in allowed if self.choices.flag()]
 
     def _bounded_for(
-        self, kind: g.ReductionKind, value: SSAValue, count: int
+        self, kind: ReductionKind, value: SSAValue, count: int
     ) -> SSAValue:
         """``value``, squashed if its sum over ``count`` elements could grow
         past the limit, or into ``[-1, 1]`` for a product."""
         if (
-            kind == g.ReductionKind.SUM
+            kind == ReductionKind.SUM
             and self.program.magnitude(value) * count > MAGNITUDE_LIMIT
         ):
             return self.domains.squash(value)
-        if kind == g.ReductionKind.PROD and self.program.magnitude(value) > 1:
+        if kind == ReductionKind.PROD and self.program.magnitude(value) > 1:
             return self.domains.squash(value, unit=True)
         return value
 
@@ -106,12 +107,12 @@ class ReductionSteps(Steps):
         return self.program.new_argument(tensor.with_shape(shape))
 
 
-def _reduction_range(kind: g.ReductionKind, operand: _Range, count: int) -> _Range:
+def _reduction_range(kind: ReductionKind, operand: _Range, count: int) -> _Range:
     """The range of a ``kind`` reduction of ``count`` elements in ``operand``
     (a product's operand is in ``[-1, 1]``)."""
     lo, hi = operand
-    if kind == g.ReductionKind.SUM:
+    if kind == ReductionKind.SUM:
         return min(0.0, lo * count), max(0.0, hi * count)
-    if kind == g.ReductionKind.PROD:
+    if kind == ReductionKind.PROD:
         return -1.0, 1.0
     return lo, hi

@@ -15,7 +15,7 @@
 // CHECK-NEXT:    %[[ROW:.*]] = loop.binary mul %row, %[[STRIDE]] : (i64, i64) -> i64
 // CHECK-NEXT:    %[[OFF:.*]] = loop.binary add %[[ROW]], %r : (i64, !loop.tile<[128], i64>) -> !loop.tile<[128], i64>
 // CHECK-NEXT:    %v = memory.load %a[%[[OFF]]] mask %m : !memory.buffer<[N, 128], [128, 1], f32>[!loop.tile<[128], i64>] mask !loop.tile<[128], i1> -> !loop.tile<[128], f32>
-// CHECK-NEXT:    %mx = loop.reduce "max" %v 0
+// CHECK-NEXT:    %mx = loop.reduce max %v 0
 // CHECK-NEXT:    %d = loop.binary sub %v, %mx
 // CHECK-NEXT:    memory.store %d, %out[%[[OFF]]] mask %m : !loop.tile<[128], f32>, !memory.buffer<[N, 128], [128, 1], f32>[!loop.tile<[128], i64>] mask !loop.tile<[128], i1>
 // CHECK-NEXT:  }
@@ -34,7 +34,7 @@ func.func @rows(%x: !graph.tensor<[N, 128], f32>) -> !graph.tensor<[N, 128], f32
     %c128 = loop.size 128 : i64
     %m = loop.cmp lt %r, %c128 : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i1>
     %v = loop.read %a[%row, %r] mask %m : !graph.tensor<[N, 128], f32>[i64, !loop.tile<[128], i64>] mask !loop.tile<[128], i1> -> !loop.tile<[128], f32>
-    %mx = loop.reduce "max" %v 0 : !loop.tile<[128], f32> -> f32
+    %mx = loop.reduce max %v 0 : !loop.tile<[128], f32> -> f32
     %d = loop.binary sub %v, %mx : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
     loop.write %d to 0[%row, %r] mask %m : !loop.tile<[128], f32>[i64, !loop.tile<[128], i64>] mask !loop.tile<[128], i1>
   }
@@ -296,7 +296,7 @@ func.func @g(%x: !graph.tensor<[], f32>) -> !graph.tensor<[], f32> {
 // CHECK-NEXT:      %[[ROW:.*]] = loop.binary mul %row, %[[D]] : (i64, i64) -> i64
 // CHECK-NEXT:      %[[OFF:.*]] = loop.binary add %[[ROW]], %col : (i64, !loop.tile<[32], i64>) -> !loop.tile<[32], i64>
 // CHECK-NEXT:      %v = memory.load %a[%[[OFF]]] mask %m
-// CHECK:         %s = loop.reduce "sum" %acc 0
+// CHECK:         %s = loop.reduce sum %acc 0
 // CHECK-NEXT:    memory.store %s, %out[%row] : f32, !memory.buffer<[N], [1], f32>[i64]
 func.func @row_sums(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N], f32> {
   %y = loop.kernel @k0 reduction (%x) grid [N] tiles {B = 32} symbols [D] reason "" : (!graph.tensor<[N, D], f32>) -> (!graph.tensor<[N], f32>) {
@@ -315,7 +315,7 @@ func.func @row_sums(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N], f32> {
       %next = loop.binary add %part, %v : (!loop.tile<[32], f32>, !loop.tile<[32], f32>) -> !loop.tile<[32], f32>
       scf.yield %next : !loop.tile<[32], f32>
     }
-    %s = loop.reduce "sum" %acc 0 : !loop.tile<[32], f32> -> f32
+    %s = loop.reduce sum %acc 0 : !loop.tile<[32], f32> -> f32
     loop.write %s to 0[%row] : f32[i64]
   }
   func.return %y : !graph.tensor<[N], f32>
@@ -340,7 +340,7 @@ func.func @unit_dims(%x: !graph.tensor<[1, N], f32>, %s: !graph.tensor<[1], f32>
     %v = loop.read %a[%z, %p] : !graph.tensor<[1, N], f32>[i64, i64] -> f32
     %zt = loop.splat %z : i64 -> !loop.tile<[4], i64>
     %w = loop.read %b[%zt] : !graph.tensor<[1], f32>[!loop.tile<[4], i64>] -> !loop.tile<[4], f32>
-    %t = loop.reduce "sum" %w 0 : !loop.tile<[4], f32> -> f32
+    %t = loop.reduce sum %w 0 : !loop.tile<[4], f32> -> f32
     %y = loop.binary add %v, %t : (f32, f32) -> f32
     loop.write %y to 0[%p] : f32[i64]
   }

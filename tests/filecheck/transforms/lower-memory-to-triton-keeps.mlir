@@ -20,7 +20,7 @@
 // CHECK-NEXT:      %s = triton.binary add %a, %v : (!triton.tensor<[16], f32>, !triton.tensor<[16], f32>) -> !triton.tensor<[16], f32> loc(unknown)
 // CHECK-NEXT:      scf.yield %s : !triton.tensor<[16], f32> loc(unknown)
 // CHECK-NEXT:    } {note = "loop"} loc("model.py":4:5)
-// CHECK-NEXT:    %t = triton.reduce "sum" %acc 0 : !triton.tensor<[16], f32> -> f32 loc(unknown)
+// CHECK-NEXT:    %t = triton.reduce sum %acc 0 : !triton.tensor<[16], f32> -> f32 loc(unknown)
 // CHECK-NEXT:    triton.store %t, %out[%zero] : f32, !triton.ptr<f32>[i64] loc("model.py":5:6)
 // CHECK-NEXT:  } loc("model.py":2:1)
 memory.kernel @k0 reduction (%x: !memory.buffer<[N], [1], f32>, %out: !memory.buffer<[1], [1], f32>) inputs 1 grid [1] tiles {BLOCK = 16} symbols [N] reason "x.sum() at model.py:3" {
@@ -38,7 +38,7 @@ memory.kernel @k0 reduction (%x: !memory.buffer<[N], [1], f32>, %out: !memory.bu
     %s = loop.binary add %a, %v : (!loop.tile<[16], f32>, !loop.tile<[16], f32>) -> !loop.tile<[16], f32>
     scf.yield %s : !loop.tile<[16], f32>
   } {note = "loop"} loc("model.py":4:5)
-  %t = loop.reduce "sum" %acc 0 : !loop.tile<[16], f32> -> f32
+  %t = loop.reduce sum %acc 0 : !loop.tile<[16], f32> -> f32
   memory.store %t, %out[%zero] : f32, !memory.buffer<[1], [1], f32>[i64] loc("model.py":5:6)
 } loc("model.py":2:1)
 

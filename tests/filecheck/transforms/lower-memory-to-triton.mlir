@@ -28,8 +28,8 @@
 // CHECK-NEXT:      %n = triton.binary add %a, %z : (!triton.tensor<[32], f32>, !triton.tensor<[32], f32>) -> !triton.tensor<[32], f32>
 // CHECK-NEXT:      scf.yield %n : !triton.tensor<[32], f32>
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %s = triton.reduce "sum" %acc 0 : !triton.tensor<[32], f32> -> f32
-// CHECK-NEXT:    %i = triton.reduce "argmax" %acc 0 : !triton.tensor<[32], f32> -> i64
+// CHECK-NEXT:    %s = triton.reduce sum %acc 0 : !triton.tensor<[32], f32> -> f32
+// CHECK-NEXT:    %i = triton.reduce argmax %acc 0 : !triton.tensor<[32], f32> -> i64
 // CHECK-NEXT:    %c = triton.cast %i : i64 -> f32
 // CHECK-NEXT:    %t = triton.binary add %s, %c : (f32, f32) -> f32
 // CHECK-NEXT:    triton.store %t, %out[%row] : f32, !triton.ptr<f32>[i64]
@@ -53,8 +53,8 @@ memory.kernel @rowsum_k0 reduction (%x: !memory.buffer<[N, D], [D, 1], f32>, %ou
     %n = loop.binary add %a, %z : (!loop.tile<[32], f32>, !loop.tile<[32], f32>) -> !loop.tile<[32], f32>
     scf.yield %n : !loop.tile<[32], f32>
   }
-  %s = loop.reduce "sum" %acc 0 : !loop.tile<[32], f32> -> f32
-  %i = loop.reduce "argmax" %acc 0 : !loop.tile<[32], f32> -> i64
+  %s = loop.reduce sum %acc 0 : !loop.tile<[32], f32> -> f32
+  %i = loop.reduce argmax %acc 0 : !loop.tile<[32], f32> -> i64
   %c = loop.cast %i : i64 -> f32
   %t = loop.binary add %s, %c : (f32, f32) -> f32
   memory.store %t, %out[%row] : f32, !memory.buffer<[N], [1], f32>[i64]

@@ -55,9 +55,9 @@ func.func @softmax(%x: !graph.tensor<[N, 100], f32>) -> !graph.tensor<[N, 100], 
 // CHECK:         %[[M:.*]] = loop.cmp lt %[[R]], %{{.*}}
 // CHECK:         %[[X:.*]] = loop.read %{{.*}}[%[[ROW]], %[[R]]] mask %[[M]]
 // CHECK:         %[[XM:.*]] = loop.select %[[M]], %[[X]], %[[NEG_INF]]
-// CHECK:         %[[MAX:.*]] = loop.reduce "max" %[[XM]] 0
+// CHECK:         %[[MAX:.*]] = loop.reduce max %[[XM]] 0
 // CHECK:         loop.binary sub %[[X]], %[[MAX]]
-// CHECK:         loop.reduce "sum"
+// CHECK:         loop.reduce sum
 // CHECK-NOT:     loop.read
 // CHECK:         loop.write %{{.*}} to 0[%[[ROW]], %[[R]]] mask %[[M]]
 
@@ -87,10 +87,10 @@ func.func @softmax(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32>
 // CHECK:         %[[D:.*]] = loop.size D : i64
 // CHECK:         %[[MAXES:.*]] = scf.for %{{.*}} = %{{.*}} to %[[D]] step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (!loop.tile<[1024], f32>)
 // CHECK:           loop.binary max
-// CHECK:         %[[MAX:.*]] = loop.reduce "max" %[[MAXES]] 0
+// CHECK:         %[[MAX:.*]] = loop.reduce max %[[MAXES]] 0
 // CHECK:         %[[SUMS:.*]] = scf.for
 // CHECK:           loop.binary sub %{{.*}}, %[[MAX]]
-// CHECK:         %[[SUM:.*]] = loop.reduce "sum" %[[SUMS]] 0
+// CHECK:         %[[SUM:.*]] = loop.reduce sum %[[SUMS]] 0
 // CHECK:         scf.for
 // CHECK:           loop.binary div %{{.*}}, %[[SUM]]
 // CHECK:           loop.write

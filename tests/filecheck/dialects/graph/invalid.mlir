@@ -323,7 +323,7 @@ func.func @reduce_wrong_result(%x: !graph.tensor<[N, 4], f32>) {
 
 func.func @reduce_axes_i32(%x: !graph.tensor<[N, 4], f32>) {
   // expected-error@+1 {{Expected attribute i64 but got i32}}
-  %0 = "graph.reduce"(%x) <{kind = #graph<reduction_kind sum>, axes = array<i32: 1>}> : (!graph.tensor<[N, 4], f32>) -> !graph.tensor<[N], f32>
+  %0 = "graph.reduce"(%x) <{kind = #elementwise<reduction sum>, axes = array<i32: 1>}> : (!graph.tensor<[N, 4], f32>) -> !graph.tensor<[N], f32>
   func.return
 }
 
@@ -331,7 +331,7 @@ func.func @reduce_axes_i32(%x: !graph.tensor<[N, 4], f32>) {
 
 func.func @reduce_axes_f32(%x: !graph.tensor<[N, 4], f32>) {
   // expected-error@+1 {{Expected attribute i64 but got f32}}
-  %0 = "graph.reduce"(%x) <{kind = #graph<reduction_kind sum>, axes = array<f32: 1.0>}> : (!graph.tensor<[N, 4], f32>) -> !graph.tensor<[N], f32>
+  %0 = "graph.reduce"(%x) <{kind = #elementwise<reduction sum>, axes = array<f32: 1.0>}> : (!graph.tensor<[N, 4], f32>) -> !graph.tensor<[N], f32>
   func.return
 }
 
@@ -346,8 +346,16 @@ func.func @reduce_axis_beyond_i64(%x: !graph.tensor<[N], f32>) {
 // -----
 
 func.func @unknown_reduction(%x: !graph.tensor<[N], f32>) {
-  // expected-error@+1 {{Expected `sum`, `prod`, `max`, or `min`.}}
+  // expected-error@+1 {{Expected `sum`, `prod`, `max`, `min`, or `argmax`.}}
   %0 = graph.reduce mean %x [0] : !graph.tensor<[N], f32> -> !graph.tensor<[], f32>
+  func.return
+}
+
+// -----
+
+func.func @reduce_argmax(%x: !graph.tensor<[N], f32>) {
+  // expected-error@+1 {{graph.reduce computes sum, prod, max, min; argmax is graph.argmax}}
+  %0 = graph.reduce argmax %x [0] : !graph.tensor<[N], f32> -> !graph.tensor<[], f32>
   func.return
 }
 

@@ -265,7 +265,7 @@ func.func @attributes(%x: !graph.tensor<[N, 4], f32>, %i: !graph.tensor<[N], i64
 
 // GENERIC: "graph.iota"() <{axis = 0 : i64}> : () -> !graph.tensor<[4*N + 1], i64>
 // GENERIC: "graph.dim"() <{value = #sym.expr<D*N>}> : () -> !graph.tensor<[], f32>
-// GENERIC: "graph.reduce"(%x) <{kind = #graph<reduction_kind prod>, axes = array<i64: 0, 2>}>
+// GENERIC: "graph.reduce"(%x) <{kind = #elementwise<reduction prod>, axes = array<i64: 0, 2>}>
 // GENERIC: "graph.slice"(%x) <{offsets = [#sym.expr<N - 1>, #sym.expr<0>], strides = array<i64: -1, 1>}>
 // GENERIC: "sym.guard"() <{fact = #sym.fact<N mod 16 == 0>, reason = "tiles of 16"}> : () -> ()
 // GENERIC: "graph.cmp"(%x, %x) <{predicate = #elementwise<predicate lt>}> {tag}

@@ -542,8 +542,8 @@ func.func @cast_to_scalar(%x: !loop.tile<[4], f32>) {
 // -----
 
 func.func @reduce_kind(%x: !loop.tile<[4], f32>) {
-  // expected-error@+1 {{loop.reduce: unknown kind 'mean'; expected one of ['argmax', 'max', 'min', 'prod', 'sum']}}
-  %y = loop.reduce "mean" %x 0 : !loop.tile<[4], f32> -> f32
+  // expected-error@+1 {{Expected `sum`, `prod`, `max`, `min`, or `argmax`.}}
+  %y = loop.reduce mean %x 0 : !loop.tile<[4], f32> -> f32
   func.return
 }
 
@@ -551,7 +551,7 @@ func.func @reduce_kind(%x: !loop.tile<[4], f32>) {
 
 func.func @reduce_axis(%x: !loop.tile<[4, 8], f32>) {
   // expected-error@+1 {{loop.reduce axis 2 out of range}}
-  %y = loop.reduce "sum" %x 2 : !loop.tile<[4, 8], f32> -> !loop.tile<[4], f32>
+  %y = loop.reduce sum %x 2 : !loop.tile<[4, 8], f32> -> !loop.tile<[4], f32>
   func.return
 }
 
@@ -559,7 +559,7 @@ func.func @reduce_axis(%x: !loop.tile<[4, 8], f32>) {
 
 func.func @reduce_negative_axis(%x: !loop.tile<[4, 8], f32>) {
   // expected-error@+1 {{loop.reduce axis -1 out of range}}
-  %y = loop.reduce "sum" %x -1 : !loop.tile<[4, 8], f32> -> !loop.tile<[4], f32>
+  %y = loop.reduce sum %x -1 : !loop.tile<[4, 8], f32> -> !loop.tile<[4], f32>
   func.return
 }
 
@@ -567,7 +567,7 @@ func.func @reduce_negative_axis(%x: !loop.tile<[4, 8], f32>) {
 
 func.func @reduce_shape(%x: !loop.tile<[4, 8], f32>) {
   // expected-error@+1 {{loop.reduce result must drop the reduced dim}}
-  %y = loop.reduce "sum" %x 0 : !loop.tile<[4, 8], f32> -> !loop.tile<[4], f32>
+  %y = loop.reduce sum %x 0 : !loop.tile<[4, 8], f32> -> !loop.tile<[4], f32>
   func.return
 }
 
@@ -575,7 +575,7 @@ func.func @reduce_shape(%x: !loop.tile<[4, 8], f32>) {
 
 func.func @reduce_type(%x: !loop.tile<[4], f32>) {
   // expected-error@+1 {{loop.reduce keeps the element type}}
-  %y = loop.reduce "max" %x 0 : !loop.tile<[4], f32> -> f64
+  %y = loop.reduce max %x 0 : !loop.tile<[4], f32> -> f64
   func.return
 }
 
@@ -583,7 +583,7 @@ func.func @reduce_type(%x: !loop.tile<[4], f32>) {
 
 func.func @argmax_type(%x: !loop.tile<[4], f32>) {
   // expected-error@+1 {{loop.reduce argmax yields integers}}
-  %y = loop.reduce "argmax" %x 0 : !loop.tile<[4], f32> -> f32
+  %y = loop.reduce argmax %x 0 : !loop.tile<[4], f32> -> f32
   func.return
 }
 
@@ -591,7 +591,7 @@ func.func @argmax_type(%x: !loop.tile<[4], f32>) {
 
 func.func @reduce_scalar(%x: f32) {
   // expected-error@+1 {{f32 should be of base attribute loop.tile}}
-  %y = loop.reduce "sum" %x 0 : f32 -> f32
+  %y = loop.reduce sum %x 0 : f32 -> f32
   func.return
 }
 

@@ -34,7 +34,7 @@ func.func @types(%a: !loop.tile<[64, 1], f32>, %b: !loop.tile<[1], i1>, %c: !loo
 // CHECK-NEXT:        %next = loop.binary max %acc, %vm : (!loop.tile<[1024], f32>, !loop.tile<[1024], f32>) -> !loop.tile<[1024], f32>
 // CHECK-NEXT:        scf.yield %next : !loop.tile<[1024], f32>
 // CHECK-NEXT:      }
-// CHECK-NEXT:      %rmax = loop.reduce "max" %max 0 : !loop.tile<[1024], f32> -> f32
+// CHECK-NEXT:      %rmax = loop.reduce max %max 0 : !loop.tile<[1024], f32> -> f32
 // CHECK-NEXT:      scf.for %k2 = %zero to %d step %step : i64 {
 // CHECK-NEXT:        %r2 = loop.range "BLOCK_R" : !loop.tile<[1024], i64>
 // CHECK-NEXT:        %col2 = loop.binary add %k2, %r2 : (i64, !loop.tile<[1024], i64>) -> !loop.tile<[1024], i64>
@@ -65,7 +65,7 @@ func.func @rows(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32> {
       %next = loop.binary max %acc, %vm : (!loop.tile<[1024], f32>, !loop.tile<[1024], f32>) -> !loop.tile<[1024], f32>
       scf.yield %next : !loop.tile<[1024], f32>
     }
-    %rmax = loop.reduce "max" %max 0 : !loop.tile<[1024], f32> -> f32
+    %rmax = loop.reduce max %max 0 : !loop.tile<[1024], f32> -> f32
     scf.for %k2 = %zero to %d step %step : i64 {
       %r2 = loop.range "BLOCK_R" : !loop.tile<[1024], i64>
       %col2 = loop.binary add %k2, %r2 : (i64, !loop.tile<[1024], i64>) -> !loop.tile<[1024], i64>
@@ -105,8 +105,8 @@ func.func @rows(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32> {
 // CHECK-NEXT:      %scaled = loop.binary mul %sum, %fs : (!loop.tile<[1, 16], f32>, f32) -> !loop.tile<[1, 16], f32>
 // CHECK-NEXT:      %ints = loop.cast %scaled : !loop.tile<[1, 16], f32> -> !loop.tile<[1, 16], i64>
 // CHECK-NEXT:      loop.write %ints to 0[%r2, %cols] mask %in : !loop.tile<[1, 16], i64>[!loop.tile<[1, 1], i32>, !loop.tile<[1, 16], i32>] mask !loop.tile<[1, 16], i1>
-// CHECK-NEXT:      %total = loop.reduce "sum" %scaled 1 : !loop.tile<[1, 16], f32> -> !loop.tile<[1], f32>
-// CHECK-NEXT:      %first = loop.reduce "sum" %total 0 : !loop.tile<[1], f32> -> f32
+// CHECK-NEXT:      %total = loop.reduce sum %scaled 1 : !loop.tile<[1, 16], f32> -> !loop.tile<[1], f32>
+// CHECK-NEXT:      %first = loop.reduce sum %total 0 : !loop.tile<[1], f32> -> f32
 // CHECK-NEXT:      loop.write %first to 1[] : f32[]
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return %o0, %o1 : !graph.tensor<[B, N], i64>, !graph.tensor<[], f32>
@@ -133,8 +133,8 @@ func.func @pointwise(%a: !graph.tensor<[B, N], f32>, %b: !graph.tensor<[N], f32>
     %scaled = loop.binary mul %sum, %fs : (!loop.tile<[1, 16], f32>, f32) -> !loop.tile<[1, 16], f32>
     %ints = loop.cast %scaled : !loop.tile<[1, 16], f32> -> !loop.tile<[1, 16], i64>
     loop.write %ints to 0[%r2, %cols] mask %in : !loop.tile<[1, 16], i64>[!loop.tile<[1, 1], i32>, !loop.tile<[1, 16], i32>] mask !loop.tile<[1, 16], i1>
-    %total = loop.reduce "sum" %scaled 1 : !loop.tile<[1, 16], f32> -> !loop.tile<[1], f32>
-    %first = loop.reduce "sum" %total 0 : !loop.tile<[1], f32> -> f32
+    %total = loop.reduce sum %scaled 1 : !loop.tile<[1, 16], f32> -> !loop.tile<[1], f32>
+    %first = loop.reduce sum %total 0 : !loop.tile<[1], f32> -> f32
     loop.write %first to 1[] : f32[]
   }
   func.return %o0, %o1 : !graph.tensor<[B, N], i64>, !graph.tensor<[], f32>
@@ -184,8 +184,8 @@ func.func @pointwise(%a: !graph.tensor<[B, N], f32>, %b: !graph.tensor<[N], f32>
 // CHECK-NEXT:      }
 // CHECK-NEXT:      %relu = loop.binary max %acc, %f0 : (!loop.tile<[64, 16], f32>, f32) -> !loop.tile<[64, 16], f32>
 // CHECK-NEXT:      loop.write %relu to 0[%rows, %cols] mask %mout : !loop.tile<[64, 16], f32>[!loop.tile<[64, 1], i64>, !loop.tile<[1, 16], i64>] mask !loop.tile<[64, 16], i1>
-// CHECK-NEXT:      %arg = loop.reduce "argmax" %relu 1 : !loop.tile<[64, 16], f32> -> !loop.tile<[64], i32>
-// CHECK-NEXT:      %rows1 = loop.reduce "max" %rows 1 : !loop.tile<[64, 1], i64> -> !loop.tile<[64], i64>
+// CHECK-NEXT:      %arg = loop.reduce argmax %relu 1 : !loop.tile<[64, 16], f32> -> !loop.tile<[64], i32>
+// CHECK-NEXT:      %rows1 = loop.reduce max %rows 1 : !loop.tile<[64, 1], i64> -> !loop.tile<[64], i64>
 // CHECK-NEXT:      loop.write %arg to 1[%rows1] : !loop.tile<[64], i32>[!loop.tile<[64], i64>]
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return %y, %best : !graph.tensor<[M, N], f32>, !graph.tensor<[M], i32>
@@ -231,8 +231,8 @@ func.func @matmul(%x: !graph.tensor<[M, K], f16>, %w: !graph.tensor<[K, N], f16>
     }
     %relu = loop.binary max %acc, %f0 : (!loop.tile<[64, 16], f32>, f32) -> !loop.tile<[64, 16], f32>
     loop.write %relu to 0[%rows, %cols] mask %mout : !loop.tile<[64, 16], f32>[!loop.tile<[64, 1], i64>, !loop.tile<[1, 16], i64>] mask !loop.tile<[64, 16], i1>
-    %arg = loop.reduce "argmax" %relu 1 : !loop.tile<[64, 16], f32> -> !loop.tile<[64], i32>
-    %rows1 = loop.reduce "max" %rows 1 : !loop.tile<[64, 1], i64> -> !loop.tile<[64], i64>
+    %arg = loop.reduce argmax %relu 1 : !loop.tile<[64, 16], f32> -> !loop.tile<[64], i32>
+    %rows1 = loop.reduce max %rows 1 : !loop.tile<[64, 1], i64> -> !loop.tile<[64], i64>
     loop.write %arg to 1[%rows1] : !loop.tile<[64], i32>[!loop.tile<[64], i64>]
   }
   func.return %y, %best : !graph.tensor<[M, N], f32>, !graph.tensor<[M], i32>
@@ -312,11 +312,11 @@ func.func @iota() -> !graph.tensor<[N], i64> {
 // CHECK-NEXT:      %c3 = loop.cmp le %dd, %dd : (f64, f64) -> i1
 // CHECK-NEXT:      %c4 = loop.cmp gt %i, %i : (i32, i32) -> i1
 // CHECK-NEXT:      %c5 = loop.cmp ge %r, %l : (!loop.tile<[8], i64>, i64) -> !loop.tile<[8], i1>
-// CHECK-NEXT:      %s0 = loop.reduce "sum" %b8 0 : !loop.tile<[8], f32> -> f32
-// CHECK-NEXT:      %s1 = loop.reduce "prod" %b8 0 : !loop.tile<[8], f32> -> f32
-// CHECK-NEXT:      %s2 = loop.reduce "max" %b11 0 : !loop.tile<[8], i64> -> i64
-// CHECK-NEXT:      %s3 = loop.reduce "min" %c0 0 : !loop.tile<[8], i1> -> i1
-// CHECK-NEXT:      %s4 = loop.reduce "argmax" %b8 0 : !loop.tile<[8], f32> -> i64
+// CHECK-NEXT:      %s0 = loop.reduce sum %b8 0 : !loop.tile<[8], f32> -> f32
+// CHECK-NEXT:      %s1 = loop.reduce prod %b8 0 : !loop.tile<[8], f32> -> f32
+// CHECK-NEXT:      %s2 = loop.reduce max %b11 0 : !loop.tile<[8], i64> -> i64
+// CHECK-NEXT:      %s3 = loop.reduce min %c0 0 : !loop.tile<[8], i1> -> i1
+// CHECK-NEXT:      %s4 = loop.reduce argmax %b8 0 : !loop.tile<[8], f32> -> i64
 // CHECK-NEXT:      %sel = loop.select %c1, %b8, %s0 : (i1, !loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
 // CHECK-NEXT:      loop.write %sel to 0[%r] : !loop.tile<[8], f32>[!loop.tile<[8], i64>]
 // CHECK-NEXT:    }
@@ -366,11 +366,11 @@ func.func @kinds(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
     %c3 = loop.cmp le %dd, %dd : (f64, f64) -> i1
     %c4 = loop.cmp gt %i, %i : (i32, i32) -> i1
     %c5 = loop.cmp ge %r, %l : (!loop.tile<[8], i64>, i64) -> !loop.tile<[8], i1>
-    %s0 = loop.reduce "sum" %b8 0 : !loop.tile<[8], f32> -> f32
-    %s1 = loop.reduce "prod" %b8 0 : !loop.tile<[8], f32> -> f32
-    %s2 = loop.reduce "max" %b11 0 : !loop.tile<[8], i64> -> i64
-    %s3 = loop.reduce "min" %c0 0 : !loop.tile<[8], i1> -> i1
-    %s4 = loop.reduce "argmax" %b8 0 : !loop.tile<[8], f32> -> i64
+    %s0 = loop.reduce sum %b8 0 : !loop.tile<[8], f32> -> f32
+    %s1 = loop.reduce prod %b8 0 : !loop.tile<[8], f32> -> f32
+    %s2 = loop.reduce max %b11 0 : !loop.tile<[8], i64> -> i64
+    %s3 = loop.reduce min %c0 0 : !loop.tile<[8], i1> -> i1
+    %s4 = loop.reduce argmax %b8 0 : !loop.tile<[8], f32> -> i64
     %sel = loop.select %c1, %b8, %s0 : (i1, !loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
     loop.write %sel to 0[%r] : !loop.tile<[8], f32>[!loop.tile<[8], i64>]
   }
@@ -390,7 +390,7 @@ func.func @kinds(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
 // GENERIC-NEXT: %m = "loop.cmp"(%col, %d) <{kind = #elementwise<predicate lt>}> : (!loop.tile<[1024], i64>, i64) -> !loop.tile<[1024], i1>
 // GENERIC-NEXT: %v = "loop.read"(%in, %row, %col, %m) <{operandSegmentSizes = array<i32: 1, 2, 1>}> : (!graph.tensor<[N, D], f32>, i64, !loop.tile<[1024], i64>, !loop.tile<[1024], i1>) -> !loop.tile<[1024], f32>
 // GENERIC-NEXT: %vm = "loop.select"(%m, %v, %ninf) : (!loop.tile<[1024], i1>, !loop.tile<[1024], f32>, f32) -> !loop.tile<[1024], f32>
-// GENERIC: %rmax = "loop.reduce"(%max) <{kind = "max", axis = 0 : i64}> : (!loop.tile<[1024], f32>) -> f32
+// GENERIC: %rmax = "loop.reduce"(%max) <{kind = #elementwise<reduction max>, axis = 0 : i64}> : (!loop.tile<[1024], f32>) -> f32
 // GENERIC: %e = "loop.unary"(%s) <{kind = #elementwise<kind exp>}> : (!loop.tile<[1024], f32>) -> !loop.tile<[1024], f32>
 // GENERIC-NEXT: "loop.write"(%e, %row, %col2, %m2) <{output = 0 : i64, operandSegmentSizes = array<i32: 1, 2, 1>}> : (!loop.tile<[1024], f32>, i64, !loop.tile<[1024], i64>, !loop.tile<[1024], i1>) -> ()
 // GENERIC: }) {note = "kept"} : (!graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32>
@@ -402,7 +402,7 @@ func.func @kinds(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
 // GENERIC: "loop.write"(%first) <{output = 1 : i64, operandSegmentSizes = array<i32: 1, 0, 0>}> : (f32) -> ()
 // GENERIC: %y, %best = "loop.kernel"(%x, %w) <{sym_name = "matmul", kind = "matmul", grid = [#sym.expr<(M + 63) floordiv 64>, #sym.expr<(N + 15) floordiv 16>, #sym.expr<1>], tiles = {BLOCK_M = 64 : i64, BLOCK_N = 16 : i64, BLOCK_K = 16 : i64}, symbols = ["K", "M", "N"], reason = "a K loop of loop.dot"}> ({
 // GENERIC: %next = "loop.dot"(%a, %b0, %sum) : (!loop.tile<[64, 16], f16>, !loop.tile<[16, 16], f16>, !loop.tile<[64, 16], f32>) -> !loop.tile<[64, 16], f32>
-// GENERIC: %arg = "loop.reduce"(%relu) <{kind = "argmax", axis = 1 : i64}> : (!loop.tile<[64, 16], f32>) -> !loop.tile<[64], i32>
+// GENERIC: %arg = "loop.reduce"(%relu) <{kind = #elementwise<reduction argmax>, axis = 1 : i64}> : (!loop.tile<[64, 16], f32>) -> !loop.tile<[64], i32>
 // GENERIC: "loop.write"(%arg, %rows1) <{output = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 0>}> : (!loop.tile<[64], i32>, !loop.tile<[64], i64>) -> ()
 // GENERIC: %y = "loop.kernel"() <{sym_name = "iota", kind = "pointwise", grid = [#sym.expr<(N + 255) floordiv 256>], tiles = {BLOCK = 256 : i64}, symbols = ["N"], reason = "no inputs"}> ({
 // GENERIC-NEXT: %p = "loop.program_id"() <{axis = 0 : i64}> : () -> i64

@@ -103,7 +103,7 @@ triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 1 grid [1] tiles {B = 1
   %r = triton.arange "B" : !triton.tensor<[16], i64>
   %a = triton.cast %r : !triton.tensor<[16], i64> -> !triton.tensor<[16], f32>
   // expected-error@+1 {{triton.reduce argmax yields i32 or i64}}
-  %i = triton.reduce "argmax" %a 0 : !triton.tensor<[16], f32> -> f32
+  %i = triton.reduce argmax %a 0 : !triton.tensor<[16], f32> -> f32
 }
 
 // -----

@@ -26,8 +26,8 @@
 // CHECK-NEXT:      %n = triton.binary add %a, %z : (!triton.tensor<[32], f32>, !triton.tensor<[32], f32>) -> !triton.tensor<[32], f32>
 // CHECK-NEXT:      scf.yield %n : !triton.tensor<[32], f32>
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %s = triton.reduce "sum" %acc 0 : !triton.tensor<[32], f32> -> f32
-// CHECK-NEXT:    %i = triton.reduce "argmax" %acc 0 : !triton.tensor<[32], f32> -> i64
+// CHECK-NEXT:    %s = triton.reduce sum %acc 0 : !triton.tensor<[32], f32> -> f32
+// CHECK-NEXT:    %i = triton.reduce argmax %acc 0 : !triton.tensor<[32], f32> -> i64
 // CHECK-NEXT:    %c = triton.cast %i : i64 -> f32
 // CHECK-NEXT:    %t = triton.binary add %s, %c : (f32, f32) -> f32
 // CHECK-NEXT:    triton.store %t, %out[%row] : f32, !triton.ptr<f32>[i64]
@@ -52,8 +52,8 @@ triton.kernel @rowsum reduction (%x: !triton.ptr<f32>, %out: !triton.ptr<f32>, %
     %n = triton.binary add %a, %z : (!triton.tensor<[32], f32>, !triton.tensor<[32], f32>) -> !triton.tensor<[32], f32>
     scf.yield %n : !triton.tensor<[32], f32>
   }
-  %s = triton.reduce "sum" %acc 0 : !triton.tensor<[32], f32> -> f32
-  %i = triton.reduce "argmax" %acc 0 : !triton.tensor<[32], f32> -> i64
+  %s = triton.reduce sum %acc 0 : !triton.tensor<[32], f32> -> f32
+  %i = triton.reduce argmax %acc 0 : !triton.tensor<[32], f32> -> i64
   %c = triton.cast %i : i64 -> f32
   %t = triton.binary add %s, %c : (f32, f32) -> f32
   triton.store %t, %out[%row] : f32, !triton.ptr<f32>[i64]
@@ -97,5 +97,5 @@ func.func @host(%x: !memory.buffer<[N, D], [D, 1], f32>) -> !memory.buffer<[N], 
 // GENERIC:      "triton.size"() <{expr = #sym.expr<D*N + 1>}> : () -> i64
 // GENERIC:      "triton.arange"() <{block = "BLOCK"}> : () -> !triton.tensor<[32], i64>
 // GENERIC:      "triton.load"(%x, %off, %m) <{operandSegmentSizes = array<i32: 1, 1, 1>}>
-// GENERIC:      "triton.reduce"(%acc) <{kind = "argmax", axis = 0 : i64}>
+// GENERIC:      "triton.reduce"(%acc) <{kind = #elementwise<reduction argmax>, axis = 0 : i64}>
 // GENERIC:      "triton.store"(%t, %out, %row) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> : (f32, !triton.ptr<f32>, i64) -> ()
