@@ -24,14 +24,16 @@ from enum import Enum
 from types import TracebackType
 
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
-from xdsl.ir import Operation
+from xdsl.ir import Operation, OpResult
 from xdsl.utils.exceptions import (
     DiagnosticException,
     MultipleSpansParseError,
     ParseError,
     ShrinkException,
 )
-from xdsl.utils.lexer import Span
+from xdsl.utils.lexer import Input, Span
+
+from irc.dominance import DominanceError, value_name
 
 
 class ErrorKind(Enum):
@@ -126,6 +128,22 @@ def parse_report(error: ParseError, line_offset: int) -> Report:
     return Report(error.msg, ErrorKind.PARSE, span=span, notes=notes)
 
 
+def undecodable_report(
+    error: UnicodeDecodeError, data: bytes, where: str, line_offset: int
+) -> Report:
+    """Input bytes that are not UTF-8, at the first bad byte's line and
+    (byte) column."""
+    span = Span(error.start, error.end, Input(data, where), line_offset)
+    bad = " ".join(f"0x{byte:02x}" for byte in data[error.start : error.end])
+    return Report(
+        f"input is not UTF-8 text: {error.reason} {bad} (the column counts "
+        "bytes); irc-opt reads UTF-8: re-encode the file as UTF-8 or remove "
+        "the byte",
+        ErrorKind.PARSE,
+        span=span,
+    )
+
+
 def pass_failure_report(
     error: DiagnosticException, pass_name: str, where: str
 ) -> Report:
@@ -144,16 +162,31 @@ def verify_report(
 ) -> Report:
     """Blame the failing op: at its place in the input if it came from
     there, else at its ``loc(...)``, else show the IR around it."""
-    op = _failing_op(module)
+    op = error.op if isinstance(error, DominanceError) else _failing_op(module)
     after = "" if after_pass is None else f" (after pass '{after_pass}')"
     if op is None:
         return Report(f"{error}{after}", where=where, notes=_notes(error))
     message = f"'{op.name}' op {error}{after}"
     if op in op_spans:
-        return Report(message, span=op_spans[op])
+        return Report(
+            message, span=op_spans[op], notes=_definition_note(error, op_spans)
+        )
     if (location := _location_text(op)) is not None:
         return Report(message, where=location)
     return Report(message, where=where, notes=_notes(error))
+
+
+def _definition_note(
+    error: DiagnosticException, op_spans: dict[Operation, Span[str]]
+) -> str:
+    """For an operand that does not dominate its use, where it is defined."""
+    if not isinstance(error, DominanceError) or not isinstance(error.value, OpResult):
+        return ""
+    span = op_spans.get(error.value.op)
+    if span is None:
+        return ""
+    location, _, context = span.print_with_context().partition("\n")
+    return f"{location}: note: {value_name(error.value)} is defined here\n{context}"
 
 
 def _crash_report(

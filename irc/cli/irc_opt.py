@@ -58,10 +58,12 @@ from irc.cli.diagnostics import (
     Report,
     parse_report,
     pass_failure_report,
+    undecodable_report,
     verify_report,
 )
 from irc.cli.locations import LocatingParser, pass_name_spans
 from irc.cli.triton_target import TritonTarget
+from irc.dominance import verify_dominance
 from irc.ir import print_module
 from irc.passes.registry import get_all_dialects, get_all_passes
 
@@ -87,6 +89,17 @@ class MLIRTarget(xdsl_mlir_target.MLIRTarget):
                 properties_as_attributes=self.print_properties_as_attributes,
             )
         )
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One input chunk (all the input without --split-input-file): its text,
+    the number of lines before it, and, when its bytes are not UTF-8, the
+    report saying where (the text then has U+FFFD in their place)."""
+
+    text: str
+    line_offset: int
+    undecodable: Report | None = None
 
 
 class IrcOptMain(xDSLOptMain):
@@ -209,11 +222,14 @@ class IrcOptMain(xDSLOptMain):
         op_spans: dict[Operation, Span[str]],
     ) -> None:
         """xDSL's callback (verification, ``--time-passes``,
-        ``--print-between-passes``), then ``--print-ir-after-all``."""
+        ``--print-between-passes``) and the dominance check xDSL lacks,
+        then ``--print-ir-after-all``."""
         assert self.pipeline.callback is not None, "set by setup_pipeline"
         with self._crash_reporting("the verifier"):
             try:
                 self.pipeline.callback(done, module, following)
+                if not self.args.disable_verify:
+                    verify_dominance(module)
             except DiagnosticException as error:
                 raise Failure(
                     verify_report(
@@ -230,7 +246,7 @@ class IrcOptMain(xDSLOptMain):
 
     # Input and output ------------------------------------------------------
 
-    def _read_chunks(self) -> list[tuple[str, int]]:
+    def _read_chunks(self) -> list[Chunk]:
         """The input's text, split at ``// -----`` with --split-input-file,
         each chunk with the number of lines before it."""
         try:
@@ -245,20 +261,17 @@ class IrcOptMain(xDSLOptMain):
         except ValueError as error:  # an unknown file extension
             raise Failure(Report(str(error), where=self.get_input_name())) from error
         texts = []
-        for chunk, line_offset in chunks:
-            with chunk:
-                data = chunk.read()
+        for stream, line_offset in chunks:
+            with stream:
+                data = stream.read()
             try:
-                texts.append((data.decode(), line_offset))
+                texts.append(Chunk(data.decode(), line_offset))
             except UnicodeDecodeError as error:
-                raise Failure(
-                    Report(
-                        f"input is not UTF-8 text ({error.reason} at byte "
-                        f"{error.start})",
-                        ErrorKind.PARSE,
-                        where=self.get_input_name(),
-                    )
-                ) from error
+                report = undecodable_report(
+                    error, data, self.get_input_name(), line_offset
+                )
+                text = data.decode(errors="replace")
+                texts.append(Chunk(text, line_offset, report))
         return texts
 
     def _open_output(self) -> IO[str]:
@@ -277,7 +290,10 @@ class IrcOptMain(xDSLOptMain):
         self, text: str, line_offset: int
     ) -> tuple[ModuleOp, dict[Operation, Span[str]]]:
         """A chunk's module, and where each of its ops is in the input."""
-        parser = LocatingParser(self.ctx, text, self.get_input_name(), line_offset)
+        try:  # the parser reads the first token when it is made
+            parser = LocatingParser(self.ctx, text, self.get_input_name(), line_offset)
+        except ParseError as error:
+            raise Failure(parse_report(error, line_offset)) from error
         with self._crash_reporting("the parser", locate=parser.crash_span):
             try:
                 module = parser.parse_module(not self.args.no_implicit_module)
@@ -306,17 +322,23 @@ class IrcOptMain(xDSLOptMain):
         """
         chunks = self._read_chunks()
         check_expected = self.args.verify_diagnostics and any(
-            expectations.has_expectations(text) for text, _ in chunks
+            expectations.has_expectations(chunk.text) for chunk in chunks
         )
         output = self._open_output()
         succeeded = True
         try:
-            for index, (text, line_offset) in enumerate(chunks):
+            for index, chunk in enumerate(chunks):
                 if index > 0:
                     output.write("// -----\n")
-                errors = self._process(text, line_offset, output)
+                errors = (
+                    [chunk.undecodable]
+                    if chunk.undecodable is not None
+                    else self._process(chunk.text, chunk.line_offset, output)
+                )
                 if check_expected:
-                    succeeded &= self._check_expected(text, line_offset, errors)
+                    succeeded &= self._check_expected(
+                        chunk.text, chunk.line_offset, errors
+                    )
                 else:
                     for error in errors:
                         succeeded &= self._show(error)

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from xdsl.context import Context
 from xdsl.ir import Operation
-from xdsl.parser import Parser
 from xdsl.utils.arg_spec import PipelineLexer, SpecTokenKind
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.utils.lexer import Span
 
 from irc.errors import IrcError
+from irc.parsing import IrcParser
 
 
-class LocatingParser(Parser):
+class LocatingParser(IrcParser):
     """A parser that remembers where each operation's name is in the input.
 
     It also turns an attribute or type that fails its own checks while

@@ -1,0 +1,209 @@
+"""xDSL's parser, bounded so that no input text can hang it or crash it.
+
+xDSL 0.75's parser fails on some texts in ways that are no parse error:
+
+- **Strings.** ``MLIRLexer._unescaped_characters_regex``
+  (``xdsl/utils/mlir_lexer.py``), ``"(?:[^"\\\\\\n\\v\\f]+|\\\\(?:...))*"``,
+  nests a ``+`` inside a ``*``: a run of n characters that are neither a
+  quote nor a backslash can be split into iterations in 2**(n-1) ways, and
+  when no closing quote follows (an unclosed string) the backtracking
+  regex engine tries every split before it gives up. The time doubles
+  with each character up to the end of the line (24 characters 0.8 s, 30
+  over 20 s). :class:`IrcLexer` checks a string in one linear scan first
+  and reports an unclosed string or a bad escape at its place; only a
+  string known to be well formed reaches xDSL's pattern, which matches one
+  without backtracking.
+- **Long integers.** ``MLIRTokenKind.get_int_value`` calls ``int(text)``,
+  which Python refuses for more than 4,300 digits (``ValueError``), and
+  integer type names (``i99...9``) and result indices (``%x#99...9``) go
+  through ``int`` as well. :class:`IrcLexer` rejects a token holding a
+  longer run of digits.
+- **Nesting.** The parser recurses for every nested region, attribute and
+  type (5 to 10 Python frames a level), so about 100 levels reach Python's
+  recursion limit (``RecursionError``). :class:`IrcParser` stops at
+  :data:`MAX_NESTING` levels with a parse error at the level too many, and
+  turns a ``RecursionError`` from any other recursion of the parser (affine
+  expressions, say) into a parse error at the parser's position.
+
+Every failure is a ``ParseError`` at a place in the input, saying what is
+wrong and how to fix it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Attribute, Region, TypeAttribute
+from xdsl.parser import Parser
+from xdsl.parser.generic_parser import ParserState
+from xdsl.utils.exceptions import ParseError
+from xdsl.utils.lexer import Input, Position, Span
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken, MLIRTokenKind
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import LocationAttr
+    from xdsl.parser import Argument
+
+MAX_NESTING = 64
+"""How deeply regions, attributes and types may nest in irc's input text
+(together: a type inside an attribute inside a region is three levels).
+irc's own IR nests less than ten levels deep; 64 levels keep the parser and
+the recursive walks after it (verifier, printer, passes) well inside
+Python's recursion limit."""
+
+MAX_INTEGER_DIGITS = getattr(sys, "get_int_max_str_digits", lambda: 4300)() or 4300
+"""The most decimal digits an integer literal may have: Python's limit on
+converting digits to ``int`` (4,300 unless the process changed it)."""
+
+MAX_HEX_DIGITS = math.floor(MAX_INTEGER_DIGITS / math.log10(16))
+"""The most hexadecimal digits of a ``0x`` literal: a value that prints in
+at most :data:`MAX_INTEGER_DIGITS` decimal digits."""
+
+_STRING_RUN = re.compile(r'[^"\\\n\v\f]*')
+"""Characters that stand for themselves in a string literal."""
+
+_ESCAPE = re.compile(r'["nt\\]|[0-9A-Fa-f]{2}')
+"""What may follow a backslash in a string literal (xDSL's escapes)."""
+
+_DIGIT_RUN = re.compile(r"[0-9]+")
+
+
+class IrcLexer(MLIRLexer):
+    """xDSL's lexer, with string literals checked in linear time and
+    numbers bounded in length."""
+
+    def lex(self) -> MLIRToken:
+        token = super().lex()
+        if len(token.span) > MAX_INTEGER_DIGITS:
+            self._check_digit_runs(token)
+        return token
+
+    def _lex_string_literal(self, start_pos: Position) -> MLIRToken:
+        """Scan the string from its opening quote at ``start_pos`` to its
+        closing quote, then let xDSL build the token (its pattern matches a
+        well-formed string without backtracking)."""
+        content, end = self.input.content, self.input.len
+        pos = start_pos + 1
+        while True:
+            match = _STRING_RUN.match(content, pos)
+            assert match is not None, "the pattern matches the empty string"
+            pos = match.end()
+            char = content[pos] if pos < end else None
+            if char == '"':
+                return super()._lex_string_literal(start_pos)
+            if char != "\\":
+                raise ParseError(
+                    Span(start_pos, pos, self.input),
+                    "string literal is not closed: add a '\"' to end it on "
+                    "this line (a string cannot span lines; write a line "
+                    "break as \\n)",
+                )
+            escape = _ESCAPE.match(content, pos + 1)
+            if escape is None:
+                raise ParseError(
+                    Span(pos, min(pos + 2, end), self.input),
+                    "invalid escape sequence in string literal: after '\\' "
+                    'write one of \\" \\\\ \\n \\t or two hexadecimal digits',
+                )
+            pos = escape.end()
+
+    def _check_digit_runs(self, token: MLIRToken) -> None:
+        """Reject a token holding more digits in a row than irc converts to
+        an integer (in a literal, an integer type's width, a result index)."""
+        text = token.span.text
+        hexadecimal = token.kind is MLIRTokenKind.INTEGER_LIT and text[:2] in (
+            "0x",
+            "0X",
+        )
+        limit = MAX_HEX_DIGITS if hexadecimal else MAX_INTEGER_DIGITS
+        for run in re.finditer(
+            r"[0-9A-Fa-f]+" if hexadecimal else _DIGIT_RUN.pattern, text
+        ):
+            digits = run.end() - run.start() - (2 if hexadecimal else 0)
+            if digits > limit:
+                kind = "hexadecimal " if hexadecimal else ""
+                raise ParseError(
+                    token.span,
+                    f"number of {digits} {kind}digits is too long: irc reads "
+                    f"at most {limit} {kind}digits; write a shorter value",
+                )
+
+
+class IrcParser(Parser):
+    """xDSL's parser with :class:`IrcLexer` and bounded nesting.
+
+    Construct it where a ``ParseError`` is caught: like xDSL's, it reads the
+    first token when it is made.
+    """
+
+    def __init__(self, ctx: Context, text: str, name: str = "<unknown>"):
+        super().__init__(ctx, "", name)
+        self._parser_state = ParserState(IrcLexer(Input(text, name)))
+        self._nesting = 0
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        try:
+            return super().parse_module(allow_implicit_module)
+        except RecursionError as error:
+            raise ParseError(
+                self._here(),
+                "input nested too deeply to parse (Python's recursion limit "
+                "reached here): reduce the nesting of regions, attributes, "
+                "types and expressions",
+            ) from error
+
+    @contextmanager
+    def _nested(self, what: str) -> Iterator[None]:
+        """One more level of nesting, at most :data:`MAX_NESTING`."""
+        if self._nesting >= MAX_NESTING:
+            raise ParseError(
+                self._here(),
+                f"{what} nested more than {MAX_NESTING} levels deep (regions, "
+                "attributes and types together): irc reads at most "
+                f"{MAX_NESTING} levels; flatten the IR",
+            )
+        self._nesting += 1
+        try:
+            yield
+        finally:
+            self._nesting -= 1
+
+    def _here(self) -> Span[str]:
+        """The next token, to point at."""
+        token = self._current_token
+        return Span(
+            token.span.start,
+            max(token.span.end, token.span.start + 1),
+            self.lexer.input,
+        )
+
+    def parse_optional_region(
+        self, arguments: Sequence[Argument] | None = None
+    ) -> Region | None:
+        if self._current_token.kind is not MLIRTokenKind.L_BRACE:
+            return None
+        with self._nested("region"):
+            return super().parse_optional_region(arguments)
+
+    def parse_optional_attribute(self) -> Attribute | None:
+        with self._nested("attribute"):
+            return super().parse_optional_attribute()
+
+    def parse_optional_type(self) -> TypeAttribute | None:
+        with self._nested("type"):
+            return super().parse_optional_type()
+
+    def _parse_tensor_literal(self):  # the nested lists of a dense literal
+        with self._nested("tensor literal"):
+            return super()._parse_tensor_literal()
+
+    def _parse_location(self) -> LocationAttr:
+        with self._nested("location"):
+            return super()._parse_location()
