@@ -33,17 +33,29 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Attribute, Region, TypeAttribute
+from xdsl.dialects.builtin import (
+    AnyDenseElement,
+    AnyFloat,
+    ComplexType,
+    DenseIntOrFPElementsAttr,
+    IndexType,
+    IntegerType,
+    ModuleOp,
+    RankedStructure,
+    ShapedType,
+)
+from xdsl.ir import Attribute, AttributeInvT, Region, SSAValue, TypeAttribute
 from xdsl.parser import Parser
+from xdsl.parser.core import ForwardDeclaredValue, UnresolvedOperand
 from xdsl.parser.generic_parser import ParserState
-from xdsl.utils.exceptions import ParseError
+from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.utils.lexer import Input, Position, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken, MLIRTokenKind
 
@@ -66,6 +78,11 @@ MAX_HEX_DIGITS = math.floor(MAX_INTEGER_DIGITS / math.log10(16))
 """The most hexadecimal digits of a ``0x`` literal: a value that prints in
 at most :data:`MAX_INTEGER_DIGITS` decimal digits."""
 
+MAX_SPLAT_ELEMENTS = 1 << 20
+"""The most elements a ``dense<...>`` literal may stand for beyond those it
+spells out: xDSL stores every element of a splat (``dense<1.0> :
+tensor<1000000000xf32>``), a second a million."""
+
 _STRING_RUN = re.compile(r'[^"\\\n\v\f]*')
 """Characters that stand for themselves in a string literal."""
 
@@ -74,6 +91,9 @@ _ESCAPE = re.compile(r'["nt\\]|[0-9A-Fa-f]{2}')
 
 _DIGIT_RUN = re.compile(r"[0-9]+")
 
+_TEXTS = (MLIRTokenKind.STRING_LIT, MLIRTokenKind.BYTES_LIT, MLIRTokenKind.AT_IDENT)
+"""Tokens whose digits are text, never converted to ``int``."""
+
 
 class IrcLexer(MLIRLexer):
     """xDSL's lexer, with string literals checked in linear time and
@@ -81,7 +101,7 @@ class IrcLexer(MLIRLexer):
 
     def lex(self) -> MLIRToken:
         token = super().lex()
-        if len(token.span) > MAX_INTEGER_DIGITS:
+        if len(token.span) > MAX_HEX_DIGITS and token.kind not in _TEXTS:
             self._check_digit_runs(token)
         return token
 
@@ -123,10 +143,9 @@ class IrcLexer(MLIRLexer):
             "0X",
         )
         limit = MAX_HEX_DIGITS if hexadecimal else MAX_INTEGER_DIGITS
-        for run in re.finditer(
-            r"[0-9A-Fa-f]+" if hexadecimal else _DIGIT_RUN.pattern, text
-        ):
-            digits = run.end() - run.start() - (2 if hexadecimal else 0)
+        runs = [text[2:]] if hexadecimal else _DIGIT_RUN.findall(text)
+        for run in runs:
+            digits = len(run)
             if digits > limit:
                 kind = "hexadecimal " if hexadecimal else ""
                 raise ParseError(
@@ -147,10 +166,12 @@ class IrcParser(Parser):
         super().__init__(ctx, "", name)
         self._parser_state = ParserState(IrcLexer(Input(text, name)))
         self._nesting = 0
+        self._forward_uses: dict[SSAValue, Span[str]] = {}
+        self._dense_literals: list[tuple[Position, Position]] = []
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         try:
-            return super().parse_module(allow_implicit_module)
+            module = super().parse_module(allow_implicit_module)
         except RecursionError as error:
             raise ParseError(
                 self._here(),
@@ -158,6 +179,33 @@ class IrcParser(Parser):
                 "reached here): reduce the nesting of regions, attributes, "
                 "types and expressions",
             ) from error
+        self._check_forward_references(module)
+        return module
+
+    def _check_forward_references(self, module: ModuleOp) -> None:
+        """xDSL resolves a forward reference when the value's definition is
+        parsed, by replacing the uses of a placeholder; an op whose operand
+        is defined inside the op's own regions (``scf.for ... iter_args(%a =
+        %v) { %v = ... }``) is built only after that, and keeps the
+        placeholder, which crashes what reads it later. Report it."""
+        for op in module.walk():
+            for index, operand in enumerate(op.operands):
+                if isinstance(operand, ForwardDeclaredValue):
+                    use = self._forward_uses[operand]
+                    raise ParseError(
+                        use,
+                        f"operand #{index} ({use.text}) of '{op.name}' is "
+                        "defined only inside the op's own regions, which its "
+                        "operands cannot see: define it above the op",
+                    )
+
+    def resolve_operand(
+        self, operand: UnresolvedOperand, type: AttributeInvT
+    ) -> SSAValue[AttributeInvT]:
+        value = super().resolve_operand(operand, type)
+        if isinstance(value, ForwardDeclaredValue):
+            self._forward_uses.setdefault(value, operand.span)
+        return value
 
     @contextmanager
     def _nested(self, what: str) -> Iterator[None]:
@@ -192,10 +240,6 @@ class IrcParser(Parser):
         with self._nested("region"):
             return super().parse_optional_region(arguments)
 
-    def parse_optional_attribute(self) -> Attribute | None:
-        with self._nested("attribute"):
-            return super().parse_optional_attribute()
-
     def parse_optional_type(self) -> TypeAttribute | None:
         with self._nested("type"):
             return super().parse_optional_type()
@@ -207,3 +251,66 @@ class IrcParser(Parser):
     def _parse_location(self) -> LocationAttr:
         with self._nested("location"):
             return super()._parse_location()
+
+    # Values that do not fit ------------------------------------------------
+
+    def parse_optional_attribute(self) -> Attribute | None:
+        start = self.pos
+        with self._nested("attribute"), self._value_errors(start):
+            return super().parse_optional_attribute()
+
+    @contextmanager
+    def _value_errors(self, start: Position) -> Iterator[None]:
+        """Report a value that does not fit its type (xDSL raises
+        ``OverflowError``, ``struct.error``, ``ValueError`` or a verifier
+        error while it builds the attribute) at the attribute."""
+        try:
+            yield
+        except ParseError:
+            raise
+        except (OverflowError, ValueError, struct.error, DiagnosticException) as error:
+            end = max(self.pos, start + 1)
+            raise ParseError(
+                Span(start, end, self.lexer.input),
+                f"invalid attribute value: {error}",
+            ) from error
+
+    def parse_dense_int_or_fp_elements_attr(
+        self, type: RankedStructure[AnyDenseElement] | None
+    ) -> DenseIntOrFPElementsAttr:
+        start = self.pos
+        self._dense_literals.append((start, self._literal_end(start)))
+        try:
+            if type is not None:
+                self._check_dense_size(type)
+            return super().parse_dense_int_or_fp_elements_attr(type)
+        finally:
+            self._dense_literals.pop()
+
+    def _parse_dense_literal_type(
+        self,
+    ) -> RankedStructure[IntegerType | IndexType | AnyFloat | ComplexType]:
+        type = super()._parse_dense_literal_type()
+        self._check_dense_size(type)
+        return type
+
+    def _literal_end(self, start: Position) -> Position:
+        """Where the ``<...>`` at ``start`` ends (a linear scan)."""
+        try:
+            return self._raw_scan_balanced(start + 1) + 1
+        except ParseError:  # unbalanced: xDSL's parser will say where
+            return self.lexer.input.len
+
+    def _check_dense_size(self, type: Attribute) -> None:
+        """Refuse a dense literal that stands for many more elements than
+        it spells out (a splat of a huge shape)."""
+        start, end = self._dense_literals[-1]
+        shape = type.get_shape() if isinstance(type, ShapedType) else ()
+        count = math.prod(shape)
+        if count > MAX_SPLAT_ELEMENTS and count > end - start:
+            raise ParseError(
+                Span(start, end, self.lexer.input),
+                f"dense literal stands for {count} elements, more than the "
+                f"{MAX_SPLAT_ELEMENTS} a splat may have in irc's input: spell "
+                "the elements out or use a smaller shape",
+            )

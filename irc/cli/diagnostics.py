@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from enum import Enum
 from types import TracebackType
 
-from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, StringAttr
 from xdsl.ir import Operation, OpResult
 from xdsl.utils.exceptions import (
     DiagnosticException,
@@ -145,12 +145,66 @@ def undecodable_report(
 
 
 def pass_failure_report(
-    error: DiagnosticException, pass_name: str, where: str
+    error: DiagnosticException,
+    pass_name: str,
+    where: str,
+    op_spans: dict[Operation, Span[str]],
 ) -> Report:
-    """A pass that gave up on its input with a diagnostic (not a bug)."""
-    return Report(
-        f"pass '{pass_name}' failed: {error}", where=where, notes=_notes(error)
+    """A pass that gave up on its input with a diagnostic (not a bug), at
+    the input op it was working on when it did, if one is known."""
+    message = f"pass '{pass_name}' failed: {error}"
+    worked_on = op_in_traceback(error, lambda op: input_op(op, op_spans) is not None)
+    op = None if worked_on is None else input_op(worked_on, op_spans)
+    if op is None:
+        return Report(message, where=where, notes=_notes(error))
+    return op_report(
+        f"'{op.name}' op: {message}", op, op_spans, where, ir_notes=_notes(error)
     )
+
+
+def input_op(op: Operation, op_spans: dict[Operation, Span[str]]) -> Operation | None:
+    """The op of the input that a diagnostic about ``op`` points at: ``op``
+    itself if it came from the input; else, for an op a pass made, the input
+    op with the symbol name (``@name``) of ``op`` or of the innermost named
+    op around it (passes keep the names of functions and kernels); else the
+    innermost input op around it; else None."""
+    if op in op_spans:
+        return op
+    named = {
+        name.data: each
+        for each in op_spans
+        if isinstance(name := each.properties.get("sym_name"), StringAttr)
+    }
+    ancestor: Operation | None = op
+    while ancestor is not None:
+        name = ancestor.properties.get("sym_name")
+        if isinstance(name, StringAttr) and name.data in named:
+            return named[name.data]
+        ancestor = ancestor.parent_op()
+    ancestor = op.parent_op()
+    while ancestor is not None and ancestor not in op_spans:
+        ancestor = ancestor.parent_op()
+    return ancestor
+
+
+def op_in_traceback(
+    error: BaseException, wanted: Callable[[Operation], bool]
+) -> Operation | None:
+    """The op a failing piece of code was working on: the first ``wanted``
+    ``Operation`` held by a local variable of the frames ``error`` passed
+    through, innermost frame first (passes and printers take the op they
+    work on as an argument or loop variable). This points a diagnostic at
+    an op without every exception carrying one."""
+    frames = []
+    trace = error.__traceback__
+    while trace is not None:
+        frames.append(trace.tb_frame)
+        trace = trace.tb_next
+    for frame in reversed(frames):
+        for value in frame.f_locals.values():
+            if isinstance(value, Operation) and wanted(value):
+                return value
+    return None
 
 
 def verify_report(
@@ -162,18 +216,45 @@ def verify_report(
 ) -> Report:
     """Blame the failing op: at its place in the input if it came from
     there, else at its ``loc(...)``, else show the IR around it."""
-    op = error.op if isinstance(error, DominanceError) else _failing_op(module)
+    if isinstance(error, DominanceError):
+        op: Operation | None = error.op
+    else:
+        op = None if (found := _failing_op(module)) is None else found[0]
     after = "" if after_pass is None else f" (after pass '{after_pass}')"
     if op is None:
         return Report(f"{error}{after}", where=where, notes=_notes(error))
     message = f"'{op.name}' op {error}{after}"
+    return op_report(
+        message, op, op_spans, where, _definition_note(error, op_spans), _notes(error)
+    )
+
+
+def op_report(
+    message: str,
+    op: Operation,
+    op_spans: dict[Operation, Span[str]],
+    where: str,
+    notes: str = "",
+    ir_notes: str = "",
+) -> Report:
+    """A report about ``op``: at its place in the input if it came from
+    there (followed by ``notes``), else at its ``loc(...)``, else at
+    ``where`` followed by ``ir_notes`` (the IR around it)."""
     if op in op_spans:
-        return Report(
-            message, span=op_spans[op], notes=_definition_note(error, op_spans)
-        )
+        return Report(message, span=op_spans[op], notes=notes)
     if (location := _location_text(op)) is not None:
         return Report(message, where=location)
-    return Report(message, where=where, notes=_notes(error))
+    return Report(message, where=where, notes=ir_notes)
+
+
+class OpError(Exception):
+    """An error about one op, raised where the place of ops in the input is
+    not known (a target), to be reported by the driver, which knows it."""
+
+    def __init__(self, message: str, op: Operation | None):
+        super().__init__(message)
+        self.message = message
+        self.op = op
 
 
 def _definition_note(
@@ -212,18 +293,32 @@ def _notes(error: BaseException) -> str:
     return "".join(note.rstrip("\n") + "\n" for note in getattr(error, "__notes__", ()))
 
 
-def _failing_op(module: ModuleOp) -> Operation | None:
-    """The op whose own checks fail, found by verifying one op at a time in
-    the order ``Operation.verify`` visits them (nested ops first): xDSL's
-    ``VerifyException`` does not say which op raised it."""
+def _failing_op(module: ModuleOp) -> tuple[Operation, DiagnosticException] | None:
+    """The op whose own checks fail and their error, found by verifying one
+    op at a time in the order ``Operation.verify`` visits them (nested ops
+    first), with the check of its empty blocks: xDSL's ``VerifyException``
+    does not say which op raised it."""
     for op in module.walk(region_first=True):
         try:
             op.verify(verify_nested_ops=False)
-        except DiagnosticException:
-            return op
+            for region in op.regions:
+                for block in region.blocks:
+                    if block.first_op is None:
+                        block.verify()  # an empty block where a terminator must be
+        except DiagnosticException as error:
+            return op, error
         except Exception:  # a crashing verifier is not the one we look for
             continue
     return None
+
+
+def failed_check(module: ModuleOp) -> DiagnosticException | None:
+    """When a verifier crashed: the error of an op whose own checks fail, if
+    one does (xDSL verifies nested ops first, and some of their verifiers
+    read the enclosing op, e.g. ``func.return`` its function's type, and
+    crash when that op is the invalid one)."""
+    found = _failing_op(module)
+    return None if found is None else found[1]
 
 
 def _location_text(op: Operation) -> str | None:

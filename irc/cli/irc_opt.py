@@ -55,7 +55,11 @@ from irc.cli.diagnostics import (
     CrashReporting,
     ErrorKind,
     Failure,
+    OpError,
     Report,
+    failed_check,
+    input_op,
+    op_report,
     parse_report,
     pass_failure_report,
     undecodable_report,
@@ -192,10 +196,10 @@ class IrcOptMain(xDSLOptMain):
         passes = self.pipeline.passes
         self._between_passes(None, module, passes[0] if passes else None, op_spans)
         checker = check_semantics.start_checker(
-            module, self.args, self.get_input_name()
+            module, self.args, self.get_input_name(), op_spans
         )
         for index, current in enumerate(passes):
-            self._apply(current, module)
+            self._apply(current, module, op_spans)
             following = passes[index + 1] if index + 1 < len(passes) else None
             self._between_passes(current, module, following, op_spans)
             if checker is not None:
@@ -203,7 +207,12 @@ class IrcOptMain(xDSLOptMain):
                     checker, current, module, self.get_input_name()
                 )
 
-    def _apply(self, current: ModulePass, module: ModuleOp) -> None:
+    def _apply(
+        self,
+        current: ModulePass,
+        module: ModuleOp,
+        op_spans: dict[Operation, Span[str]],
+    ) -> None:
         """Run one pass: a diagnostic it raises is the input's fault, any
         other exception a bug in the pass."""
         with self._crash_reporting(f"pass '{current.name}'"):
@@ -211,7 +220,9 @@ class IrcOptMain(xDSLOptMain):
                 current.apply(self.ctx, module)
             except DiagnosticException as error:
                 raise Failure(
-                    pass_failure_report(error, current.name, self.get_input_name())
+                    pass_failure_report(
+                        error, current.name, self.get_input_name(), op_spans
+                    )
                 ) from error
 
     def _between_passes(
@@ -232,17 +243,29 @@ class IrcOptMain(xDSLOptMain):
                     verify_dominance(module)
             except DiagnosticException as error:
                 raise Failure(
-                    verify_report(
-                        error,
-                        module,
-                        op_spans,
-                        self.get_input_name(),
-                        after_pass=None if done is None else done.name,
-                    )
+                    self._verify_report(error, module, done, op_spans)
                 ) from error
+            except Exception as crash:  # invalid IR, or a bug in a verifier
+                if (error := failed_check(module)) is None:
+                    raise
+                raise Failure(
+                    self._verify_report(error, module, done, op_spans)
+                ) from crash
         if done is not None and self.args.print_ir_after_all:
             print(IR_DUMP_HEADER.format(done.name), file=sys.stderr)
             self._print_ir(module, sys.stderr)
+
+    def _verify_report(
+        self,
+        error: DiagnosticException,
+        module: ModuleOp,
+        done: ModulePass | None,
+        op_spans: dict[Operation, Span[str]],
+    ) -> Report:
+        after_pass = None if done is None else done.name
+        return verify_report(
+            error, module, op_spans, self.get_input_name(), after_pass=after_pass
+        )
 
     # Input and output ------------------------------------------------------
 
@@ -358,7 +381,7 @@ class IrcOptMain(xDSLOptMain):
         try:
             module, op_spans = self._parse(text, line_offset)
             self._run_pipeline(module, op_spans)
-            output.write(self._emit(module))
+            output.write(self._emit(module, op_spans))
             output.flush()
         except Failure as failure:
             return [failure.report]
@@ -377,10 +400,17 @@ class IrcOptMain(xDSLOptMain):
             print(report.render(), file=sys.stderr, end="")
         return not mismatches
 
-    def _emit(self, module: ModuleOp) -> str:
+    def _emit(self, module: ModuleOp, op_spans: dict[Operation, Span[str]]) -> str:
         """The ``-t`` target's output for the module."""
         with self._crash_reporting(f"target '{self.args.target}'"):
-            return self.output_resulting_program(module)
+            try:
+                return self.output_resulting_program(module)
+            except OpError as error:
+                where = self.get_input_name()
+                op = None if error.op is None else input_op(error.op, op_spans)
+                if op is None:
+                    raise Failure(Report(error.message, where=where)) from error
+                raise Failure(op_report(error.message, op, op_spans, where)) from error
 
     def _show(self, report: Report) -> bool:
         """Print a report: to stdout when a --*-diagnostics flag asks for
