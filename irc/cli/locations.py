@@ -60,7 +60,8 @@ class LocatingParser(IrcParser):
     def _name_span(self, name: str, start: int) -> Span[str]:
         """The op's name, which comes after its result list: MLIR reports an
         op's errors there."""
-        found = self.lexer.input.content.find(name, start)
+        line_end = self.lexer.input.get_end_of_line(start)  # not the whole input
+        found = self.lexer.input.content.find(name, start, line_end)
         if found < 0:
             return self._span(start, start + 1)
         return self._span(found, found + len(name))
