@@ -24,6 +24,16 @@ xDSL 0.75's parser fails on some texts in ways that are no parse error:
   :data:`MAX_NESTING` levels with a parse error at the level too many, and
   turns a ``RecursionError`` from any other recursion of the parser (affine
   expressions, say) into a parse error at the parser's position.
+- **Values that do not fit.** Building an attribute whose value does not
+  fit its type raises ``OverflowError`` (``struct.pack`` of ``1.0e300`` as
+  f32), ``ValueError`` or a verifier error; :class:`IrcParser` reports it
+  at the attribute. A splat (``dense<1> : tensor<1000000000xi32>``) is
+  stored element by element, a second a million: at most
+  :data:`MAX_SPLAT_ELEMENTS` elements beyond those spelled out.
+- **Forward references.** xDSL resolves a forward reference when the
+  definition is parsed; an operand defined inside the op's own regions is
+  resolved before the op exists, and the op keeps a placeholder that
+  crashes what reads it. :class:`IrcParser` reports it at the use.
 
 Every failure is a ``ParseError`` at a place in the input, saying what is
 wrong and how to fix it.
@@ -57,7 +67,12 @@ from xdsl.parser.core import ForwardDeclaredValue, UnresolvedOperand
 from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.utils.lexer import Input, Position, Span
-from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken, MLIRTokenKind
+from xdsl.utils.mlir_lexer import (
+    KIND_BY_PUNCTUATION_SPELLING,
+    MLIRLexer,
+    MLIRToken,
+    MLIRTokenKind,
+)
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import LocationAttr
@@ -90,6 +105,8 @@ _ESCAPE = re.compile(r'["nt\\]|[0-9A-Fa-f]{2}')
 """What may follow a backslash in a string literal (xDSL's escapes)."""
 
 _DIGIT_RUN = re.compile(r"[0-9]+")
+
+_SPELLINGS = {kind: spelling for spelling, kind in KIND_BY_PUNCTUATION_SPELLING.items()}
 
 _TEXTS = (MLIRTokenKind.STRING_LIT, MLIRTokenKind.BYTES_LIT, MLIRTokenKind.AT_IDENT)
 """Tokens whose digits are text, never converted to ``int``."""
@@ -206,6 +223,16 @@ class IrcParser(Parser):
         if isinstance(value, ForwardDeclaredValue):
             self._forward_uses.setdefault(value, operand.span)
         return value
+
+    def _consume_token(self, expected_kind: MLIRTokenKind | None = None) -> MLIRToken:
+        """xDSL asserts the kind of the token it consumes, where some of its
+        callers have not checked it (the ``)`` of a complex number in a
+        ``dense`` literal): a parse error instead of an ``AssertionError``."""
+        token = self._current_token
+        if expected_kind is not None and token.kind is not expected_kind:
+            spelling = _SPELLINGS.get(expected_kind, expected_kind.name.lower())
+            self.raise_error(f"'{spelling}' expected", token.span)
+        return super()._consume_token(expected_kind)
 
     @contextmanager
     def _nested(self, what: str) -> Iterator[None]:

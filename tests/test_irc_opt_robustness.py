@@ -177,6 +177,14 @@ def test_float_too_large_for_its_type_is_located(run_irc_opt: RunIrcOpt) -> None
     assert_located(outcome, "input.mlir:2:23", "invalid attribute value: float")
 
 
+def test_malformed_complex_number_is_located(run_irc_opt: RunIrcOpt) -> None:
+    """xDSL asserted the ``)`` of a complex number (an ``AssertionError``)."""
+    literal = "dense<[(1.0, 2.0, 3.0)]> : tensor<1xcomplex<f32>>"
+    text = function(f'"test.op"() {{a = {literal}}} : () -> ()')
+    outcome = run_irc_opt(text, "--allow-unregistered-dialect")
+    assert_located(outcome, "input.mlir:2:36", "')' expected")
+
+
 def test_huge_splat_is_refused(run_irc_opt: RunIrcOpt) -> None:
     """xDSL stores every element of a splat (a second a million)."""
     text = function("%0 = arith.constant dense<1> : tensor<1000000000xi32>")
