@@ -402,6 +402,16 @@ def test_crashing_verifier_behind_an_invalid_op(run_irc_opt: RunIrcOpt) -> None:
     assert_located(outcome, "input.mlir:2:4", "'func.func' op property 'function_type'")
 
 
+def test_redefined_symbol_is_located_at_the_second_definition(
+    run_irc_opt: RunIrcOpt,
+) -> None:
+    """xDSL reports it at the module, which an implicit module has no place
+    for."""
+    outcome = run_irc_opt(function() + function())
+    assert_located(outcome, "input.mlir:4:1", "'func.func' op redefines symbol @f")
+    assert "input.mlir:1:1: note: @f is first defined here" in outcome.err
+
+
 def test_declaration_is_refused_by_the_emitter(run_irc_opt: RunIrcOpt) -> None:
     outcome = run_irc_opt("func.func @f()\n", "-p", "lower-to-triton", "-t", "triton")
     assert_located(

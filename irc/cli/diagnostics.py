@@ -25,6 +25,7 @@ from types import TracebackType
 
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, StringAttr
 from xdsl.ir import Operation, OpResult
+from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import (
     DiagnosticException,
     MultipleSpansParseError,
@@ -223,10 +224,37 @@ def verify_report(
     after = "" if after_pass is None else f" (after pass '{after_pass}')"
     if op is None:
         return Report(f"{error}{after}", where=where, notes=_notes(error))
+    twice = _redefinition(op) if "Redefinition of symbol" in str(error) else None
+    if twice is not None:  # at the symbol, not at the table
+        first, again = twice
+        name = again.properties["sym_name"]
+        message = f"'{again.name}' op redefines symbol @{name.data}{after}: rename one"
+        note = ""
+        if first in op_spans:
+            location, _, context = op_spans[first].print_with_context().partition("\n")
+            note = f"{location}: note: @{name.data} is first defined here\n{context}"
+        return op_report(message, again, op_spans, where, note, _notes(error))
     message = f"'{op.name}' op {error}{after}"
     return op_report(
         message, op, op_spans, where, _definition_note(error, op_spans), _notes(error)
     )
+
+
+def _redefinition(table: Operation) -> tuple[Operation, Operation] | None:
+    """Two ops of a symbol table (a module) with the same ``sym_name``, the
+    error xDSL's ``SymbolTable`` reports at the table."""
+    if not table.has_trait(SymbolTable) or len(table.regions) != 1:
+        return None
+    seen: dict[str, Operation] = {}
+    for block in table.regions[0].blocks:
+        for op in block.ops:
+            name = op.properties.get("sym_name")
+            if not isinstance(name, StringAttr):
+                continue
+            if name.data in seen:
+                return seen[name.data], op
+            seen[name.data] = op
+    return None
 
 
 def op_report(
