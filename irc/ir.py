@@ -1,5 +1,6 @@
-"""Reading and writing irc IR: the context with every dialect irc knows, and
-the printer settings shared by the API and ``irc-opt``."""
+"""Reading, checking and writing irc IR: the context with every dialect irc
+knows, the bounded parser and the full verifier (xDSL's and dominance)
+shared by the API and ``irc-opt``, and the printer settings."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ import io
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import TypeAttribute
-from xdsl.parser import Parser
+from xdsl.ir import Operation, TypeAttribute
 from xdsl.printer import Printer
+
+from irc.dominance import verify_dominance
+from irc.parsing import IrcParser
 
 
 def default_context() -> Context:
@@ -25,8 +28,19 @@ def default_context() -> Context:
 def parse_module(
     text: str, ctx: Context | None = None, name: str = "<text>"
 ) -> ModuleOp:
-    """Parse IR text (custom or generic form) into a module."""
-    return Parser(ctx or default_context(), text, name).parse_module()
+    """Parse IR text (custom or generic form) into a module (not verified:
+    see :func:`verify_module`). Any text either parses or raises a
+    ``ParseError`` at its place, quickly (see ``irc.parsing``)."""
+    return IrcParser(ctx or default_context(), text, name).parse_module()
+
+
+def verify_module(op: Operation) -> None:
+    """Verify IR as ``irc-opt`` does: xDSL's verifier (each op's own checks)
+    and then SSA dominance, which xDSL does not check (every operand is
+    defined before its use, see ``irc.dominance``). Raises a
+    ``VerifyException`` (a ``DominanceError`` for dominance)."""
+    op.verify()
+    verify_dominance(op)
 
 
 def print_module(

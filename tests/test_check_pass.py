@@ -382,9 +382,9 @@ def test_irc_opt_check_semantics_needs_a_runnable_input(
         tmp_path, capsys, text, "-p", "cse", "--check-semantics"
     )
     assert status == 1
-    assert err.startswith(
-        f"{tmp_path / 'input.mlir'}: error: --check-semantics cannot run the "
-        "input: the module has no public function to run"
+    assert err.startswith(  # at the function the interpreter looked at
+        f"{tmp_path / 'input.mlir'}:1:1: error: 'func.func' op: --check-semantics "
+        "cannot run the input: the module has no public function to run"
     )
 
 

@@ -13,10 +13,21 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, IntAttr, ModuleOp
+from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
+from xdsl.utils.lexer import Span
 
-from irc.cli.diagnostics import CrashReporting, ErrorKind, Failure, Report
+from irc.cli.diagnostics import (
+    CrashReporting,
+    ErrorKind,
+    Failure,
+    Report,
+    input_op,
+    op_in_traceback,
+    op_report,
+)
+from irc.dialects.sym import SymExprAttr
 from irc.errors import IrcError
 
 if TYPE_CHECKING:
@@ -48,15 +59,26 @@ def add_arguments(arg_parser: argparse.ArgumentParser) -> None:
     )
 
 
+MAX_ELEMENTS = 1 << 22
+"""The most elements a value may have for --check-semantics to interpret
+the module (with every symbol at its largest sampled value): it runs on
+small inputs, and a huge static shape would exhaust memory."""
+
+
 def start_checker(
-    module: ModuleOp, args: argparse.Namespace, where: str
+    module: ModuleOp,
+    args: argparse.Namespace,
+    where: str,
+    op_spans: dict[Operation, Span[str]],
 ) -> SemanticsChecker | None:
     """With --check-semantics, the input's results on random bindings and
     inputs, to compare each pass's output with; None without the flag."""
     if not args.check_semantics:
         return None
+    from irc.testing.sampling import MAX_SYMBOL_VALUE
     from irc.testing.semantics import SemanticsChecker
 
+    _check_sizes(module, MAX_SYMBOL_VALUE, where, op_spans)
     with CrashReporting("the reference interpreter", where, let_raise=args.traceback):
         try:
             return SemanticsChecker(
@@ -64,10 +86,68 @@ def start_checker(
                 runs=args.check_semantics_runs,
                 seed=args.check_semantics_seed,
             )
-        except IrcError as error:
-            raise Failure(
-                Report(f"--check-semantics cannot run the input: {error}", where=where)
-            ) from error
+        except (IrcError, MemoryError) as error:
+            message = f"--check-semantics cannot run the input: {error}"
+            if isinstance(error, MemoryError):
+                message = "--check-semantics cannot run the input: out of memory"
+            raise Failure(_located(message, error, where, op_spans)) from error
+
+
+def _located(
+    message: str, error: BaseException, where: str, op_spans: dict[Operation, Span[str]]
+) -> Report:
+    """A report at the input op the interpreter was running, if known."""
+    running = op_in_traceback(error, lambda op: input_op(op, op_spans) is not None)
+    op = None if running is None else input_op(running, op_spans)
+    if op is None:
+        return Report(message, where=where)
+    return op_report(f"'{op.name}' op: {message}", op, op_spans, where)
+
+
+def _check_sizes(
+    module: ModuleOp,
+    symbol_value: int,
+    where: str,
+    op_spans: dict[Operation, Span[str]],
+) -> None:
+    """Refuse a module with a value of more than :data:`MAX_ELEMENTS`
+    elements when every symbol is ``symbol_value``, at the op defining it."""
+    for op in module.walk():
+        values = [
+            *op.results,
+            *(a for r in op.regions for b in r.blocks for a in b.args),
+        ]
+        for value in values:
+            count = _elements(value.type, symbol_value)
+            if count is not None and count > MAX_ELEMENTS:
+                message = (
+                    f"--check-semantics cannot run the input: '{op.name}' makes a "
+                    f"value of {count} elements, more than the {MAX_ELEMENTS} it "
+                    "interprets (on small inputs); check a smaller shape"
+                )
+                located = input_op(op, op_spans)
+                if located is None:
+                    raise Failure(Report(message, where=where))
+                raise Failure(op_report(message, located, op_spans, where))
+
+
+def _elements(type: Attribute, symbol_value: int) -> int | None:
+    """How many elements a value of ``type`` has with every symbol at
+    ``symbol_value``, for types with a shape; None for others."""
+    shape = getattr(type, "shape", None)
+    if not isinstance(shape, ArrayAttr):
+        return None
+    count = 1
+    for dim in shape.data:
+        if isinstance(dim, IntAttr):
+            count *= dim.data
+        elif isinstance(dim, SymExprAttr):
+            binding = dict.fromkeys(dim.data.symbols, symbol_value)
+            try:
+                count *= dim.data.evaluate(binding)
+            except Exception:  # a size that does not evaluate: not ours to judge
+                return None
+    return count
 
 
 def check_pass(

@@ -23,15 +23,18 @@ from dataclasses import dataclass
 from enum import Enum
 from types import TracebackType
 
-from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, StringAttr
+from xdsl.ir import Operation, OpResult
+from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import (
     DiagnosticException,
     MultipleSpansParseError,
     ParseError,
     ShrinkException,
 )
-from xdsl.utils.lexer import Span
+from xdsl.utils.lexer import Input, Span
+
+from irc.dominance import DominanceError, value_name
 
 
 class ErrorKind(Enum):
@@ -126,13 +129,83 @@ def parse_report(error: ParseError, line_offset: int) -> Report:
     return Report(error.msg, ErrorKind.PARSE, span=span, notes=notes)
 
 
-def pass_failure_report(
-    error: DiagnosticException, pass_name: str, where: str
+def undecodable_report(
+    error: UnicodeDecodeError, data: bytes, where: str, line_offset: int
 ) -> Report:
-    """A pass that gave up on its input with a diagnostic (not a bug)."""
+    """Input bytes that are not UTF-8, at the first bad byte's line and
+    (byte) column."""
+    span = Span(error.start, error.end, Input(data, where), line_offset)
+    bad = " ".join(f"0x{byte:02x}" for byte in data[error.start : error.end])
     return Report(
-        f"pass '{pass_name}' failed: {error}", where=where, notes=_notes(error)
+        f"input is not UTF-8 text: {error.reason} {bad} (the column counts "
+        "bytes); irc-opt reads UTF-8: re-encode the file as UTF-8 or remove "
+        "the byte",
+        ErrorKind.PARSE,
+        span=span,
     )
+
+
+def pass_failure_report(
+    error: DiagnosticException,
+    pass_name: str,
+    where: str,
+    op_spans: dict[Operation, Span[str]],
+) -> Report:
+    """A pass that gave up on its input with a diagnostic (not a bug), at
+    the input op it was working on when it did, if one is known."""
+    message = f"pass '{pass_name}' failed: {error}"
+    worked_on = op_in_traceback(error, lambda op: input_op(op, op_spans) is not None)
+    op = None if worked_on is None else input_op(worked_on, op_spans)
+    if op is None:
+        return Report(message, where=where, notes=_notes(error))
+    return op_report(
+        f"'{op.name}' op: {message}", op, op_spans, where, ir_notes=_notes(error)
+    )
+
+
+def input_op(op: Operation, op_spans: dict[Operation, Span[str]]) -> Operation | None:
+    """The op of the input that a diagnostic about ``op`` points at: ``op``
+    itself if it came from the input; else, for an op a pass made, the input
+    op with the symbol name (``@name``) of ``op`` or of the innermost named
+    op around it (passes keep the names of functions and kernels); else the
+    innermost input op around it; else None."""
+    if op in op_spans:
+        return op
+    named = {
+        name.data: each
+        for each in op_spans
+        if isinstance(name := each.properties.get("sym_name"), StringAttr)
+    }
+    ancestor: Operation | None = op
+    while ancestor is not None:
+        name = ancestor.properties.get("sym_name")
+        if isinstance(name, StringAttr) and name.data in named:
+            return named[name.data]
+        ancestor = ancestor.parent_op()
+    ancestor = op.parent_op()
+    while ancestor is not None and ancestor not in op_spans:
+        ancestor = ancestor.parent_op()
+    return ancestor
+
+
+def op_in_traceback(
+    error: BaseException, wanted: Callable[[Operation], bool]
+) -> Operation | None:
+    """The op a failing piece of code was working on: the first ``wanted``
+    ``Operation`` held by a local variable of the frames ``error`` passed
+    through, innermost frame first (passes and printers take the op they
+    work on as an argument or loop variable). This points a diagnostic at
+    an op without every exception carrying one."""
+    frames = []
+    trace = error.__traceback__
+    while trace is not None:
+        frames.append(trace.tb_frame)
+        trace = trace.tb_next
+    for frame in reversed(frames):
+        for value in frame.f_locals.values():
+            if isinstance(value, Operation) and wanted(value):
+                return value
+    return None
 
 
 def verify_report(
@@ -144,16 +217,85 @@ def verify_report(
 ) -> Report:
     """Blame the failing op: at its place in the input if it came from
     there, else at its ``loc(...)``, else show the IR around it."""
-    op = _failing_op(module)
+    if isinstance(error, DominanceError):
+        op: Operation | None = error.op
+    else:
+        op = None if (found := _failing_op(module)) is None else found[0]
     after = "" if after_pass is None else f" (after pass '{after_pass}')"
     if op is None:
         return Report(f"{error}{after}", where=where, notes=_notes(error))
+    twice = _redefinition(op) if "Redefinition of symbol" in str(error) else None
+    if twice is not None:  # at the symbol, not at the table
+        first, again = twice
+        name = again.properties["sym_name"]
+        message = f"'{again.name}' op redefines symbol @{name.data}{after}: rename one"
+        note = ""
+        if first in op_spans:
+            location, _, context = op_spans[first].print_with_context().partition("\n")
+            note = f"{location}: note: @{name.data} is first defined here\n{context}"
+        return op_report(message, again, op_spans, where, note, _notes(error))
     message = f"'{op.name}' op {error}{after}"
+    return op_report(
+        message, op, op_spans, where, _definition_note(error, op_spans), _notes(error)
+    )
+
+
+def _redefinition(table: Operation) -> tuple[Operation, Operation] | None:
+    """Two ops of a symbol table (a module) with the same ``sym_name``, the
+    error xDSL's ``SymbolTable`` reports at the table."""
+    if not table.has_trait(SymbolTable) or len(table.regions) != 1:
+        return None
+    seen: dict[str, Operation] = {}
+    for block in table.regions[0].blocks:
+        for op in block.ops:
+            name = op.properties.get("sym_name")
+            if not isinstance(name, StringAttr):
+                continue
+            if name.data in seen:
+                return seen[name.data], op
+            seen[name.data] = op
+    return None
+
+
+def op_report(
+    message: str,
+    op: Operation,
+    op_spans: dict[Operation, Span[str]],
+    where: str,
+    notes: str = "",
+    ir_notes: str = "",
+) -> Report:
+    """A report about ``op``: at its place in the input if it came from
+    there (followed by ``notes``), else at its ``loc(...)``, else at
+    ``where`` followed by ``ir_notes`` (the IR around it)."""
     if op in op_spans:
-        return Report(message, span=op_spans[op])
+        return Report(message, span=op_spans[op], notes=notes)
     if (location := _location_text(op)) is not None:
         return Report(message, where=location)
-    return Report(message, where=where, notes=_notes(error))
+    return Report(message, where=where, notes=ir_notes)
+
+
+class OpError(Exception):
+    """An error about one op, raised where the place of ops in the input is
+    not known (a target), to be reported by the driver, which knows it."""
+
+    def __init__(self, message: str, op: Operation | None):
+        super().__init__(message)
+        self.message = message
+        self.op = op
+
+
+def _definition_note(
+    error: DiagnosticException, op_spans: dict[Operation, Span[str]]
+) -> str:
+    """For an operand that does not dominate its use, where it is defined."""
+    if not isinstance(error, DominanceError) or not isinstance(error.value, OpResult):
+        return ""
+    span = op_spans.get(error.value.op)
+    if span is None:
+        return ""
+    location, _, context = span.print_with_context().partition("\n")
+    return f"{location}: note: {value_name(error.value)} is defined here\n{context}"
 
 
 def _crash_report(
@@ -179,18 +321,32 @@ def _notes(error: BaseException) -> str:
     return "".join(note.rstrip("\n") + "\n" for note in getattr(error, "__notes__", ()))
 
 
-def _failing_op(module: ModuleOp) -> Operation | None:
-    """The op whose own checks fail, found by verifying one op at a time in
-    the order ``Operation.verify`` visits them (nested ops first): xDSL's
-    ``VerifyException`` does not say which op raised it."""
+def _failing_op(module: ModuleOp) -> tuple[Operation, DiagnosticException] | None:
+    """The op whose own checks fail and their error, found by verifying one
+    op at a time in the order ``Operation.verify`` visits them (nested ops
+    first), with the check of its empty blocks: xDSL's ``VerifyException``
+    does not say which op raised it."""
     for op in module.walk(region_first=True):
         try:
             op.verify(verify_nested_ops=False)
-        except DiagnosticException:
-            return op
+            for region in op.regions:
+                for block in region.blocks:
+                    if block.first_op is None:
+                        block.verify()  # an empty block where a terminator must be
+        except DiagnosticException as error:
+            return op, error
         except Exception:  # a crashing verifier is not the one we look for
             continue
     return None
+
+
+def failed_check(module: ModuleOp) -> DiagnosticException | None:
+    """When a verifier crashed: the error of an op whose own checks fail, if
+    one does (xDSL verifies nested ops first, and some of their verifiers
+    read the enclosing op, e.g. ``func.return`` its function's type, and
+    crash when that op is the invalid one)."""
+    found = _failing_op(module)
+    return None if found is None else found[1]
 
 
 def _location_text(op: Operation) -> str | None:

@@ -55,13 +55,19 @@ from irc.cli.diagnostics import (
     CrashReporting,
     ErrorKind,
     Failure,
+    OpError,
     Report,
+    failed_check,
+    input_op,
+    op_report,
     parse_report,
     pass_failure_report,
+    undecodable_report,
     verify_report,
 )
 from irc.cli.locations import LocatingParser, pass_name_spans
 from irc.cli.triton_target import TritonTarget
+from irc.dominance import verify_dominance
 from irc.ir import print_module
 from irc.passes.registry import get_all_dialects, get_all_passes
 
@@ -87,6 +93,17 @@ class MLIRTarget(xdsl_mlir_target.MLIRTarget):
                 properties_as_attributes=self.print_properties_as_attributes,
             )
         )
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One input chunk (all the input without --split-input-file): its text,
+    the number of lines before it, and, when its bytes are not UTF-8, the
+    report saying where (the text then has U+FFFD in their place)."""
+
+    text: str
+    line_offset: int
+    undecodable: Report | None = None
 
 
 class IrcOptMain(xDSLOptMain):
@@ -179,10 +196,10 @@ class IrcOptMain(xDSLOptMain):
         passes = self.pipeline.passes
         self._between_passes(None, module, passes[0] if passes else None, op_spans)
         checker = check_semantics.start_checker(
-            module, self.args, self.get_input_name()
+            module, self.args, self.get_input_name(), op_spans
         )
         for index, current in enumerate(passes):
-            self._apply(current, module)
+            self._apply(current, module, op_spans)
             following = passes[index + 1] if index + 1 < len(passes) else None
             self._between_passes(current, module, following, op_spans)
             if checker is not None:
@@ -190,7 +207,12 @@ class IrcOptMain(xDSLOptMain):
                     checker, current, module, self.get_input_name()
                 )
 
-    def _apply(self, current: ModulePass, module: ModuleOp) -> None:
+    def _apply(
+        self,
+        current: ModulePass,
+        module: ModuleOp,
+        op_spans: dict[Operation, Span[str]],
+    ) -> None:
         """Run one pass: a diagnostic it raises is the input's fault, any
         other exception a bug in the pass."""
         with self._crash_reporting(f"pass '{current.name}'"):
@@ -198,7 +220,9 @@ class IrcOptMain(xDSLOptMain):
                 current.apply(self.ctx, module)
             except DiagnosticException as error:
                 raise Failure(
-                    pass_failure_report(error, current.name, self.get_input_name())
+                    pass_failure_report(
+                        error, current.name, self.get_input_name(), op_spans
+                    )
                 ) from error
 
     def _between_passes(
@@ -209,28 +233,43 @@ class IrcOptMain(xDSLOptMain):
         op_spans: dict[Operation, Span[str]],
     ) -> None:
         """xDSL's callback (verification, ``--time-passes``,
-        ``--print-between-passes``), then ``--print-ir-after-all``."""
+        ``--print-between-passes``) and the dominance check xDSL lacks,
+        then ``--print-ir-after-all``."""
         assert self.pipeline.callback is not None, "set by setup_pipeline"
         with self._crash_reporting("the verifier"):
             try:
                 self.pipeline.callback(done, module, following)
+                if not self.args.disable_verify:
+                    verify_dominance(module)
             except DiagnosticException as error:
                 raise Failure(
-                    verify_report(
-                        error,
-                        module,
-                        op_spans,
-                        self.get_input_name(),
-                        after_pass=None if done is None else done.name,
-                    )
+                    self._verify_report(error, module, done, op_spans)
                 ) from error
+            except Exception as crash:  # invalid IR, or a bug in a verifier
+                if (error := failed_check(module)) is None:
+                    raise
+                raise Failure(
+                    self._verify_report(error, module, done, op_spans)
+                ) from crash
         if done is not None and self.args.print_ir_after_all:
             print(IR_DUMP_HEADER.format(done.name), file=sys.stderr)
             self._print_ir(module, sys.stderr)
 
+    def _verify_report(
+        self,
+        error: DiagnosticException,
+        module: ModuleOp,
+        done: ModulePass | None,
+        op_spans: dict[Operation, Span[str]],
+    ) -> Report:
+        after_pass = None if done is None else done.name
+        return verify_report(
+            error, module, op_spans, self.get_input_name(), after_pass=after_pass
+        )
+
     # Input and output ------------------------------------------------------
 
-    def _read_chunks(self) -> list[tuple[str, int]]:
+    def _read_chunks(self) -> list[Chunk]:
         """The input's text, split at ``// -----`` with --split-input-file,
         each chunk with the number of lines before it."""
         try:
@@ -245,20 +284,17 @@ class IrcOptMain(xDSLOptMain):
         except ValueError as error:  # an unknown file extension
             raise Failure(Report(str(error), where=self.get_input_name())) from error
         texts = []
-        for chunk, line_offset in chunks:
-            with chunk:
-                data = chunk.read()
+        for stream, line_offset in chunks:
+            with stream:
+                data = stream.read()
             try:
-                texts.append((data.decode(), line_offset))
+                texts.append(Chunk(data.decode(), line_offset))
             except UnicodeDecodeError as error:
-                raise Failure(
-                    Report(
-                        f"input is not UTF-8 text ({error.reason} at byte "
-                        f"{error.start})",
-                        ErrorKind.PARSE,
-                        where=self.get_input_name(),
-                    )
-                ) from error
+                report = undecodable_report(
+                    error, data, self.get_input_name(), line_offset
+                )
+                text = data.decode(errors="replace")
+                texts.append(Chunk(text, line_offset, report))
         return texts
 
     def _open_output(self) -> IO[str]:
@@ -277,7 +313,10 @@ class IrcOptMain(xDSLOptMain):
         self, text: str, line_offset: int
     ) -> tuple[ModuleOp, dict[Operation, Span[str]]]:
         """A chunk's module, and where each of its ops is in the input."""
-        parser = LocatingParser(self.ctx, text, self.get_input_name(), line_offset)
+        try:  # the parser reads the first token when it is made
+            parser = LocatingParser(self.ctx, text, self.get_input_name(), line_offset)
+        except ParseError as error:
+            raise Failure(parse_report(error, line_offset)) from error
         with self._crash_reporting("the parser", locate=parser.crash_span):
             try:
                 module = parser.parse_module(not self.args.no_implicit_module)
@@ -306,17 +345,23 @@ class IrcOptMain(xDSLOptMain):
         """
         chunks = self._read_chunks()
         check_expected = self.args.verify_diagnostics and any(
-            expectations.has_expectations(text) for text, _ in chunks
+            expectations.has_expectations(chunk.text) for chunk in chunks
         )
         output = self._open_output()
         succeeded = True
         try:
-            for index, (text, line_offset) in enumerate(chunks):
+            for index, chunk in enumerate(chunks):
                 if index > 0:
                     output.write("// -----\n")
-                errors = self._process(text, line_offset, output)
+                errors = (
+                    [chunk.undecodable]
+                    if chunk.undecodable is not None
+                    else self._process(chunk.text, chunk.line_offset, output)
+                )
                 if check_expected:
-                    succeeded &= self._check_expected(text, line_offset, errors)
+                    succeeded &= self._check_expected(
+                        chunk.text, chunk.line_offset, errors
+                    )
                 else:
                     for error in errors:
                         succeeded &= self._show(error)
@@ -336,7 +381,7 @@ class IrcOptMain(xDSLOptMain):
         try:
             module, op_spans = self._parse(text, line_offset)
             self._run_pipeline(module, op_spans)
-            output.write(self._emit(module))
+            output.write(self._emit(module, op_spans))
             output.flush()
         except Failure as failure:
             return [failure.report]
@@ -355,10 +400,17 @@ class IrcOptMain(xDSLOptMain):
             print(report.render(), file=sys.stderr, end="")
         return not mismatches
 
-    def _emit(self, module: ModuleOp) -> str:
+    def _emit(self, module: ModuleOp, op_spans: dict[Operation, Span[str]]) -> str:
         """The ``-t`` target's output for the module."""
         with self._crash_reporting(f"target '{self.args.target}'"):
-            return self.output_resulting_program(module)
+            try:
+                return self.output_resulting_program(module)
+            except OpError as error:
+                where = self.get_input_name()
+                op = None if error.op is None else input_op(error.op, op_spans)
+                if op is None:
+                    raise Failure(Report(error.message, where=where)) from error
+                raise Failure(op_report(error.message, op, op_spans, where)) from error
 
     def _show(self, report: Report) -> bool:
         """Print a report: to stdout when a --*-diagnostics flag asks for

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from xdsl.context import Context
 from xdsl.ir import Operation
-from xdsl.parser import Parser
 from xdsl.utils.arg_spec import PipelineLexer, SpecTokenKind
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.utils.lexer import Span
 
 from irc.errors import IrcError
+from irc.parsing import IrcParser
 
 
-class LocatingParser(Parser):
+class LocatingParser(IrcParser):
     """A parser that remembers where each operation's name is in the input.
 
     It also turns an attribute or type that fails its own checks while
@@ -60,7 +60,8 @@ class LocatingParser(Parser):
     def _name_span(self, name: str, start: int) -> Span[str]:
         """The op's name, which comes after its result list: MLIR reports an
         op's errors there."""
-        found = self.lexer.input.content.find(name, start)
+        line_end = self.lexer.input.get_end_of_line(start)  # not the whole input
+        found = self.lexer.input.content.find(name, start, line_end)
         if found < 0:
             return self._span(start, start + 1)
         return self._span(found, found + len(name))

@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from irc.errors import IrcError
-from irc.ir import default_context, parse_module, print_module
+from irc.ir import default_context, parse_module, print_module, verify_module
 from irc.testing.interpreters import run_module
 from irc.testing.sampling import MAX_SYMBOL_VALUE, inputs
 from irc.testing.semantics import (
@@ -131,7 +131,7 @@ def _given_module(index: int, program: ModuleOp | str, ctx: Context | None) -> M
     input is the caller's mistake, not a pass's."""
     try:
         module = parse_module(program, ctx) if isinstance(program, str) else program
-        module.verify()
+        verify_module(module)
     except Exception as error:
         raise IrcError(f"given program {index} is not valid IR: {error}") from error
     return module
@@ -295,7 +295,7 @@ def _round_trip(module: ModuleOp, ctx: Context, name: str, program: str) -> str:
         ) from error
     try:
         reparsed = parse_module(text, ctx)
-        reparsed.verify()
+        verify_module(reparsed)
         again = print_module(reparsed)
     except Exception as error:
         raise PassCheckError(

@@ -32,7 +32,7 @@ from xdsl.utils.exceptions import ArgSpecParseError
 from irc.dialects.sym import SymExprAttr
 from irc.dtypes import dtype
 from irc.errors import IrcError
-from irc.ir import default_context, print_module
+from irc.ir import default_context, print_module, verify_module
 from irc.passes.registry import get_all_passes
 from irc.testing.interpreters import run_module
 from irc.testing.sampling import MAX_SYMBOL_VALUE, inputs, module_bindings
@@ -276,7 +276,7 @@ def apply_checked(
                 f"pass '{name}' crashed: {type(error).__name__}: {error}", program
             ) from error
         try:
-            module.verify()
+            verify_module(module)
         except Exception as error:
             raise PassCheckError(
                 f"pass '{name}' produced IR that does not verify: {error}",

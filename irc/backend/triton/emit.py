@@ -55,6 +55,12 @@ def emit_module(module: ModuleOp) -> str:
     launchers: list[str] = []
     for op in module.ops:
         if isinstance(op, func.FuncOp):
+            if op.is_declaration:
+                raise EmitError(
+                    f"func.func @{op.sym_name.data} is a declaration (it has no "
+                    "body): a launcher needs the function's body; define it or "
+                    "remove it"
+                )
             python_name = namer.fresh("launch_", op.sym_name.data)
             refusal_name = namer.fresh("refuse_", op.sym_name.data)
             emitter = LauncherEmitter(op, python_name, refusal_name, kernels, constants)

@@ -221,4 +221,4 @@ func.func @pipeline(%x: !memory.buffer<[N, D], [D, 1], f32>) -> !memory.buffer<[
 // PY-NEXT: }
 // PY:      ENTRY = 'launch_host'
 
-// UNLOWERED: irc-opt: error: cannot emit Triton source: memory.kernel @rowsum_k0 is still at the memory level; run lower-memory-to-triton first
+// UNLOWERED: lower-memory-to-triton.mlir:{{[0-9]+}}:1: error: cannot emit Triton source: memory.kernel @rowsum_k0 is still at the memory level; run lower-memory-to-triton first
