@@ -502,6 +502,15 @@ class TiledKernelOp(IRDLOperation):
                 )
 
 
+def parse_located_argument(parser: Parser) -> Parser.Argument:
+    """``%name: type`` with an optional ``loc(...)`` after it, as
+    ``print_block_argument`` prints a block argument with debug info (and
+    as ``func.func`` parses its arguments)."""
+    argument = parser.parse_argument()
+    argument.location = parser.parse_optional_location()
+    return argument
+
+
 class ModuleKernelOp(TiledKernelOp):
     """The base of a module-level kernel whose arguments are its entry
     block's, the first ``inputs`` of them read:
@@ -558,7 +567,7 @@ class ModuleKernelOp(TiledKernelOp):
     def parse(cls, parser: Parser) -> ModuleKernelOp:
         name, kind = parse_kernel_header(parser)
         arguments = parser.parse_comma_separated_list(
-            parser.Delimiter.PAREN, parser.parse_argument
+            parser.Delimiter.PAREN, lambda: parse_located_argument(parser)
         )
         parser.parse_keyword("inputs")
         num_inputs = parser.parse_integer(allow_boolean=False, allow_negative=False)
