@@ -27,6 +27,7 @@ the logic they share lives here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, TypeVar, cast
@@ -104,7 +105,9 @@ from irc.dialects.sym import (
     parse_sym_expr_list,
     shape_text,
 )
-from irc.shapes import SymExpr, as_expr
+from irc.shapes import ShapeError, SymExpr, as_expr
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 # --------------------------------------------------------------------------
 # Tile types and broadcasting
@@ -459,12 +462,23 @@ class TiledKernelOp(IRDLOperation):
         )
 
     def verify_launch(self) -> None:
-        """A known kind, 1 to 3 grid axes, power-of-two tiles."""
+        """A known kind, 1 to 3 grid axes, power-of-two tiles, symbols and
+        tiles named by identifiers (as the text spells them)."""
         if problem := kernel_kind_error(self.kind.data):
             raise VerifyException(problem)
         if not 1 <= len(self.grid.data) <= 3:
             raise VerifyException(f"a {self.name} grid has 1 to 3 axes")
+        for name in self.symbol_names:
+            try:
+                SymExpr.symbol(name)
+            except ShapeError as err:  # the text spells symbols as identifiers
+                raise VerifyException(f"{self.name} symbols: {err}") from None
         for name, value in self.tiles.data.items():
+            if not _IDENTIFIER.fullmatch(name):
+                raise VerifyException(
+                    f"invalid tile name {name!r}: expected an identifier "
+                    "[A-Za-z_][A-Za-z0-9_]*"
+                )
             if not isinstance(value, IntegerAttr) or value.type == i1:
                 raise VerifyException(
                     f"tile {name} = {value} is not an integer: tiles are sizes"
@@ -491,6 +505,15 @@ class TiledKernelOp(IRDLOperation):
                 raise VerifyException(
                     f"{op.name} {block!r} must span {tiles[block]} lanes"
                 )
+
+
+def parse_located_argument(parser: Parser) -> Parser.Argument:
+    """``%name: type`` with an optional ``loc(...)`` after it, as
+    ``print_block_argument`` prints a block argument with debug info (and
+    as ``func.func`` parses its arguments)."""
+    argument = parser.parse_argument()
+    argument.location = parser.parse_optional_location()
+    return argument
 
 
 class ModuleKernelOp(TiledKernelOp):
@@ -549,7 +572,7 @@ class ModuleKernelOp(TiledKernelOp):
     def parse(cls, parser: Parser) -> ModuleKernelOp:
         name, kind = parse_kernel_header(parser)
         arguments = parser.parse_comma_separated_list(
-            parser.Delimiter.PAREN, parser.parse_argument
+            parser.Delimiter.PAREN, lambda: parse_located_argument(parser)
         )
         parser.parse_keyword("inputs")
         num_inputs = parser.parse_integer(allow_boolean=False, allow_negative=False)
@@ -562,7 +585,9 @@ class ModuleKernelOp(TiledKernelOp):
         return op
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" @{self.kernel_name} {self.kind.data} (")
+        printer.print_string(" ")
+        printer.print_symbol_name(self.kernel_name)  # quoted unless an identifier
+        printer.print_string(f" {self.kind.data} (")
         printer.print_list(self.args, printer.print_block_argument)
         printer.print_string(f") inputs {self.num_inputs}")
         self.print_launch(printer)
