@@ -14,7 +14,6 @@ Capture a NumPy-style function with symbolic dims, inspect its IR, run it::
     y = c(np.random.rand(3, 5).astype(np.float32))
 """
 
-import irc.string_literals  # noqa: F401  (xDSL reads non-ASCII strings back)
 from irc.api import Compiled, Jitted, compile, jit, trace
 from irc.capture.numpy_api import erf, rsqrt, sigmoid
 from irc.capture.specs import TensorSpec

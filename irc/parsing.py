@@ -35,6 +35,11 @@ xDSL 0.75's parser fails on some texts in ways that are no parse error:
   resolved before the op exists, and the op keeps a placeholder that
   crashes what reads it. :class:`IrcParser` reports it at the use.
 
+- **Non-ASCII strings.** xDSL prints a string's non-ASCII bytes as
+  escapes but lexes such a literal as *bytes*, so a location or a reason
+  with ``é`` did not read back; :class:`IrcLexer` reads a literal whose
+  bytes are UTF-8 as a string.
+
 Every failure is a ``ParseError`` at a place in the input, saying what is
 wrong and how to fix it.
 """
@@ -66,12 +71,13 @@ from xdsl.parser import Parser
 from xdsl.parser.core import ForwardDeclaredValue, UnresolvedOperand
 from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import DiagnosticException, ParseError
-from xdsl.utils.lexer import Input, Position, Span
+from xdsl.utils.lexer import Input, Position, Span, Token
 from xdsl.utils.mlir_lexer import (
     KIND_BY_PUNCTUATION_SPELLING,
     MLIRLexer,
     MLIRToken,
     MLIRTokenKind,
+    StringLiteral,
 )
 
 if TYPE_CHECKING:
@@ -134,7 +140,7 @@ class IrcLexer(MLIRLexer):
             pos = match.end()
             char = content[pos] if pos < end else None
             if char == '"':
-                return super()._lex_string_literal(start_pos)
+                return _utf8_as_string(super()._lex_string_literal(start_pos))
             if char != "\\":
                 raise ParseError(
                     Span(start_pos, pos, self.input),
@@ -170,6 +176,27 @@ class IrcLexer(MLIRLexer):
                     f"number of {digits} {kind}digits is too long: irc reads "
                     f"at most {limit} {kind}digits; write a shorter value",
                 )
+
+
+def _utf8_as_string(token: MLIRToken) -> MLIRToken:
+    """A literal whose bytes are UTF-8 as a string, not a bytes literal.
+
+    xDSL 0.75 prints a string byte by byte from its UTF-8 encoding, escaping
+    every byte outside printable ASCII (``"é"`` prints as ``"\\C3\\A9"``),
+    but its lexer reads a literal with an escape as a string only when those
+    bytes are ASCII, though its docstring says "when the payload can be
+    decoded as UTF-8". Without this a file name, a reason or a quoted symbol
+    name with a non-ASCII character (``/home/josé/model.py``) would not parse
+    back. irc has no bytes attributes; a UTF-8 bytes literal has the same
+    spelling as the string it decodes to.
+    """
+    if token.kind is not MLIRTokenKind.BYTES_LIT:
+        return token
+    try:
+        StringLiteral.from_span(token.span).bytes_contents.decode("utf-8")
+    except UnicodeDecodeError:
+        return token
+    return Token(MLIRTokenKind.STRING_LIT, token.span)
 
 
 class IrcParser(Parser):

@@ -6,7 +6,7 @@
 
 // An arith op: a memory.kernel computes with loop ops.
 // CHECK-NOT: triton.kernel
-// CHECK: error: pass 'lower-memory-to-triton' failed: lower-memory-to-triton: arith.constant in memory.kernel @arith has no triton counterpart; a memory.kernel holds loop compute ops, memory.load/store and scf.for
+// CHECK: lower-memory-to-triton-invalid.mlir:15:1: error: 'memory.kernel' op: pass 'lower-memory-to-triton' failed: lower-memory-to-triton: arith.constant in memory.kernel @arith has no triton counterpart; a memory.kernel holds loop compute ops, memory.load/store and scf.for
 memory.kernel @fine pointwise (%x: !memory.buffer<[N], [1], f32>, %out: !memory.buffer<[N], [1], f32>) inputs 1 grid [N] tiles {} symbols [N] reason "" {
   %row = loop.program_id 0 : i64
   %v = memory.load %x[%row] : !memory.buffer<[N], [1], f32>[i64] -> f32
@@ -22,7 +22,7 @@ memory.kernel @arith pointwise (%x: !memory.buffer<[N], [1], f32>, %out: !memory
 // -----
 
 // Nested ops are checked too: scf.for stays, scf.if has no lowering yet.
-// CHECK: error: pass 'lower-memory-to-triton' failed: lower-memory-to-triton: scf.if in memory.kernel @branch has no triton counterpart
+// CHECK: lower-memory-to-triton-invalid.mlir:27:1: error: 'memory.kernel' op: pass 'lower-memory-to-triton' failed: lower-memory-to-triton: scf.if in memory.kernel @branch has no triton counterpart
 // CHECK-NOT: triton.kernel
 memory.kernel @branch pointwise (%x: !memory.buffer<[N], [1], f32>, %out: !memory.buffer<[N], [1], f32>) inputs 1 grid [N] tiles {} symbols [N] reason "" {
   %row = loop.program_id 0 : i64
