@@ -62,7 +62,7 @@ class LoopBuilder:
         self._hoisted = Block()
         self._hoist = Builder(InsertPoint.at_end(self._hoisted))
         self._constants: dict[tuple[object, Attribute], SSAValue] = {}
-        self._sizes: dict[SymExpr, SSAValue] = {}
+        self._sizes: dict[tuple[SymExpr, Attribute], SSAValue] = {}
 
     # ----- inserting, with folding ------------------------------------------
 
@@ -138,16 +138,21 @@ class LoopBuilder:
         """A hoisted constant of the index type."""
         return self.const(value, self.index_type)
 
-    def size(self, expr: SymExpr | int) -> SSAValue:
-        """A symbolic size as an index value (hoisted, one op per expr)."""
+    def size(
+        self, expr: SymExpr | int, value_type: Attribute | None = None
+    ) -> SSAValue:
+        """A symbolic size as a value of ``value_type``, the index type unless
+        given (hoisted, one op per expr and type)."""
         expr = as_expr(expr)
+        value_type = value_type or self.index_type
         if expr.constant is not None:
-            return self.index(expr.constant)
-        if expr not in self._sizes:
-            op = self._hoist.insert(loop.SizeOp(expr, self.index_type))
-            self._sizes[expr] = op.result
+            return self.const(expr.constant, value_type)
+        key = (expr, value_type)
+        if key not in self._sizes:
+            op = self._hoist.insert(loop.SizeOp(expr, value_type))
+            self._sizes[key] = op.result
             self.symbols |= expr.symbols
-        return self._sizes[expr]
+        return self._sizes[key]
 
     # ----- tile compute ----------------------------------------------------------
 

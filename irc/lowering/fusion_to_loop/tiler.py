@@ -195,7 +195,9 @@ class KernelTiler:
         if isinstance(op, g.IotaOp):
             return b.cast(index[op.axis.value.data], element)
         if isinstance(op, g.DimOp):
-            return b.cast(b.size(op.value.data), element)
+            # A dim is data, not an index: it may not fit the index type
+            # (i32 where the guards bound every extent).
+            return b.cast(b.size(op.value.data, i64), element)
         layout = LAYOUT_RULES.get(type(op))
         if layout is not None:
             return layout(self, op, index)

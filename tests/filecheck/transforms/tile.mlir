@@ -126,3 +126,21 @@ func.func @f(%x: !graph.tensor<[N, 8], f32>, %w: !graph.tensor<[8, 16], f32>, %b
 // CHECK:         %[[SUM:.*]] = loop.binary add %[[ACC]], %[[BIAS]]
 // CHECK:         %[[RELU:.*]] = loop.binary max %[[SUM]]
 // CHECK:         loop.write %[[RELU]] to 0[%[[ROWS]], %[[COLS]]]
+
+// -----
+
+// A dim is data, not an index: under guards that make the index type i32 a
+// dim beyond i32 stays an i64 constant, while indices are i32.
+
+// CHECK-LABEL: func.func @large_dim(
+// CHECK-DAG:     loop.constant 4294967296 : i64
+// CHECK-DAG:     loop.program_id 0 : i32
+func.func @large_dim(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], i64> {
+  sym.guard N <= 1024
+  %b = fusion.kernel @k0 pointwise () : () -> (!graph.tensor<[N], i64>) reason "a dim" {
+    %d = graph.dim 4294967296 : !graph.tensor<[], i64>
+    %b_1 = graph.broadcast %d : !graph.tensor<[], i64> -> !graph.tensor<[N], i64>
+    fusion.yield %b_1 : !graph.tensor<[N], i64>
+  }
+  func.return %b : !graph.tensor<[N], i64>
+}
