@@ -15,6 +15,7 @@ import sys
 import textwrap
 import threading
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -251,9 +252,10 @@ _UNSUPPORTED = textwrap.dedent(
 )
 
 
-def test_unsupported_numpy_in_a_trace_is_a_clear_error_not_a_crash(tmp_path):
-    script = tmp_path / "unsupported.py"
-    script.write_text(_UNSUPPORTED)
+def _run_alone(script: Path, source: str) -> str:
+    """``source`` run as ``script`` in a process of its own, so that a crash
+    fails the test instead of killing pytest; its standard output."""
+    script.write_text(source)
     done = subprocess.run(
         [sys.executable, str(script)],
         capture_output=True,
@@ -262,7 +264,12 @@ def test_unsupported_numpy_in_a_trace_is_a_clear_error_not_a_crash(tmp_path):
         env={**os.environ, "PYTHONFAULTHANDLER": "1"},
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    lines = done.stdout.splitlines()
+    return done.stdout
+
+
+def test_unsupported_numpy_in_a_trace_is_a_clear_error_not_a_crash(tmp_path):
+    script = tmp_path / "unsupported.py"
+    lines = _run_alone(script, _UNSUPPORTED).splitlines()
     assert lines[-1] == "alive"
     errors = dict(line.split(" | ", 1) for line in lines[:-1])
     random = "random numbers cannot be traced"
@@ -325,17 +332,9 @@ _RANDOM_SWEEP = textwrap.dedent(
 
 
 def test_every_np_random_function_in_a_trace_is_an_error_not_a_crash(tmp_path):
-    script = tmp_path / "random_sweep.py"
-    script.write_text(_RANDOM_SWEEP)
-    done = subprocess.run(
-        [sys.executable, str(script)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONFAULTHANDLER": "1"},
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    *_, swept, alive = done.stdout.splitlines()
+    *_, swept, alive = _run_alone(
+        tmp_path / "random_sweep.py", _RANDOM_SWEEP
+    ).splitlines()
     assert alive == "alive"
     _, count, outcomes = swept.split(" ", 2)
     assert int(count) > 50
