@@ -18,6 +18,7 @@ from irc.api import Compiled, Jitted, compile, jit, trace
 from irc.capture.numpy_api import erf, rsqrt, sigmoid
 from irc.capture.specs import TensorSpec
 from irc.errors import (
+    AllocationError,
     BindingError,
     ExecutionError,
     IrcError,
@@ -27,6 +28,7 @@ from irc.errors import (
 )
 
 __all__ = [
+    "AllocationError",
     "BindingError",
     "Compiled",
     "ExecutionError",

@@ -16,7 +16,7 @@ from xdsl.utils.exceptions import ArgSpecParseError
 
 from irc import pytree
 from irc.capture import Captured, TensorSpec, capture
-from irc.errors import BindingError, IrcError
+from irc.errors import BindingError, IrcError, TracingError
 from irc.ir import print_module
 from irc.lowering import pipeline as pipeline_module
 from irc.runtime.arrays import is_torch_tensor, to_numpy, to_torch
@@ -311,11 +311,26 @@ def _same_static(value: Any, expected: Any) -> bool:
     if type(value) is not type(expected):
         return False
     if isinstance(value, np.ndarray):
-        return value.dtype == expected.dtype and np.array_equal(value, expected)
+        if value.dtype != expected.dtype:
+            return False
+        try:  # NaN where NaN was compiled in is the same static value
+            return np.array_equal(value, expected, equal_nan=True)
+        except TypeError:  # a dtype without NaN (objects, strings)
+            return np.array_equal(value, expected)
+    if _is_nan(value) and _is_nan(expected):
+        return True
     try:
         return bool(value == expected)
     except (TypeError, ValueError):  # an ``==`` that is not a truth value
         return value is expected
+
+
+def _is_nan(value: Any) -> bool:
+    """Whether ``value`` is a float (or complex) NaN scalar: a static
+    argument that was NaN when compiled accepts NaN, though ``nan != nan``."""
+    if not isinstance(value, float | complex | np.floating | np.complexfloating):
+        return False
+    return bool(np.isnan(value))
 
 
 def compile(
@@ -381,13 +396,19 @@ class Jitted:
         key = _cache_key(spec_call.args, spec_call.kwargs)
         compiled = self.cache.get(key)
         if compiled is None:
-            compiled = compile(
-                self.function,
-                *spec_call.args,
-                facts=self.facts,
-                pipeline=self.pipeline,
-                **spec_call.kwargs,
-            )
+            try:
+                compiled = compile(
+                    self.function,
+                    *spec_call.args,
+                    facts=self.facts,
+                    pipeline=self.pipeline,
+                    **spec_call.kwargs,
+                )
+            except IrcError:
+                raise
+            except Exception as err:
+                self._explain_failure(bound.arguments, err)
+                raise
             self.cache[key] = compiled
         if len(bound.args) == len(args) and bound.kwargs.keys() == kwargs.keys():
             # The call is in the structure it binds to (no keyword argument
@@ -399,6 +420,30 @@ class Jitted:
         # The compiled function takes the call in the structure it was
         # compiled from: parameters bound by name or position alike.
         return compiled(*bound.args, backend=backend, **bound.kwargs)
+
+    def _explain_failure(self, arguments: Mapping[str, Any], err: Exception) -> None:
+        """When the traced function raised a Python error and an argument
+        that is no array is one a user most likely meant as an array
+        (``None``, or a list or tuple of plain numbers, which ``irc.jit``
+        traces as static values), raise a ``TracingError`` naming it and
+        saying how to pass an array; else return (the error stands)."""
+        suspects = [
+            (name, value)
+            for name, value in arguments.items()
+            if value is None or _is_number_sequence(value)
+        ]
+        if not suspects:
+            return
+        described = ", ".join(
+            f"{name!r} is {'None' if value is None else type(value).__name__ + ' of numbers'}"
+            for name, value in suspects
+        )
+        raise TracingError(
+            f"{self.function.__name__}() raised {type(err).__name__}: {err}; while "
+            f"tracing it, {described}, which irc.jit takes as a static value, not "
+            "an array: pass NumPy arrays or torch tensors (np.asarray(...)) for "
+            "array arguments"
+        ) from err
 
     def _bind(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
         try:
@@ -517,6 +562,16 @@ def _spec_tree(value: Any, dims: Any, path: str) -> Any:
     return TensorSpec(spec_shape, str(value.dtype))
 
 
+def _is_number_sequence(value: Any) -> bool:
+    """A (nested) list or tuple of plain Python numbers: array data that
+    was not made an array."""
+    if not isinstance(value, list | tuple) or not value:
+        return False
+    return all(
+        _is_number_sequence(v) or isinstance(v, int | float | complex) for v in value
+    )
+
+
 def _is_array(value: Any) -> bool:
     return isinstance(value, np.ndarray) or is_torch_tensor(value)
 
@@ -531,6 +586,8 @@ def _hashable(leaf: Any) -> Any:
     by identity (a new object compiles again)."""
     if isinstance(leaf, np.ndarray):
         return ("array", leaf.dtype.str, leaf.shape, leaf.tobytes())
+    if _is_nan(leaf):  # every NaN is one key, as ``_same_static`` says
+        return (type(leaf), "nan")
     try:
         hash(leaf)
     except TypeError:

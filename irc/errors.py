@@ -33,3 +33,8 @@ class BindingError(IrcError, ValueError):
 class ExecutionError(IrcError, ValueError):
     """A program that verifies failed on concrete values: an index out of
     range, a max over an empty axis, an integer raised to a negative power."""
+
+
+class AllocationError(IrcError, MemoryError):
+    """A call whose buffers do not fit in memory: names the buffer, its shape,
+    dtype and size."""

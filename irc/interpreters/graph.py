@@ -63,7 +63,7 @@ from irc.dialects.graph import (
 )
 from irc.dialects.sym import GuardOp
 from irc.dtypes import dtype
-from irc.errors import BindingError, ExecutionError, IrcError
+from irc.errors import AllocationError, BindingError, ExecutionError, IrcError
 from irc.interpreters.sym import SymFunctions
 from irc.runtime.binding import (
     argument_names,
@@ -521,3 +521,28 @@ def call_function(
         # xDSL's interpreter notes the whole module on the way out; the
         # message already names the op and its location.
         raise type(err)(*err.args) from None
+    except MemoryError as err:
+        raise AllocationError(_allocation_message(err)) from None
+
+
+def _allocation_message(error: MemoryError) -> str:
+    """The op whose result did not fit in memory (the innermost op the
+    interpreter was running), with its result's type and size."""
+    op: Operation | None = None
+    traceback = error.__traceback__
+    while traceback is not None:
+        if traceback.tb_frame.f_code.co_name == "_run_op":
+            candidate = traceback.tb_frame.f_locals.get("op")
+            if isinstance(candidate, Operation):
+                op = candidate
+        traceback = traceback.tb_next
+    reason = str(error) or "MemoryError"
+    if op is None:
+        return f"could not allocate an array: {reason}"
+    results = ", ".join(str(r.type) for r in op.results)
+    name = next((r.name_hint for r in op.results if r.name_hint), None)
+    buffer = f"result %{name} " if name else "the result "
+    return (
+        f"could not allocate {buffer}({results}) of {op_location(op)}: {reason}; "
+        "call with smaller sizes or free memory"
+    )

@@ -18,20 +18,82 @@ def is_torch_tensor(value: Any) -> bool:
 
 def to_numpy(value: Any, name: str) -> np.ndarray:
     """An argument as a NumPy array (torch CPU tensors without a copy;
-    bfloat16 through its bits, which NumPy cannot take from torch)."""
-    if is_torch_tensor(value):
-        tensor = value.detach().cpu()
-        if str(tensor.dtype) == "torch.bfloat16":
-            import torch
+    bfloat16 through its bits, which NumPy cannot take from torch).
 
-            return tensor.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
-        return tensor.numpy()
+    What NumPy would not read as the plain array it shows is refused with a
+    ``BindingError`` saying how to convert it: masked arrays (irc would read
+    the masked values), ``np.matrix`` (always 2-D, ``*`` is a matrix
+    product), torch tensors that hold no data on the CPU or a CUDA GPU
+    (``meta``, sparse). Arrays in non-native byte order are converted, as
+    NumPy's own operations read them."""
+    if is_torch_tensor(value):
+        return _torch_to_numpy(check_torch_tensor(value, name))
     if isinstance(value, np.ndarray | np.generic):
-        return np.asarray(value)
+        check_numpy_array(value, name)
+        array = np.asarray(value)
+        if not array.dtype.isnative:
+            array = array.astype(array.dtype.newbyteorder("="))
+        return array
     raise BindingError(
         f"argument {name!r} must be a NumPy array or a torch tensor, got "
         f"{type(value).__name__}"
+        + (
+            "; convert it with np.asarray"
+            if isinstance(value, list | tuple | int | float | complex | bool)
+            else ""
+        )
     )
+
+
+def check_numpy_array(value: Any, name: str) -> None:
+    """Refuse the ndarray subclasses whose values or meaning differ from
+    the plain array irc would read."""
+    if isinstance(value, np.ma.MaskedArray):
+        raise BindingError(
+            f"argument {name!r} is a NumPy masked array; irc computes on plain "
+            "arrays and would ignore its mask: pass np.ma.filled(x, fill_value) "
+            "(or x.data to drop the mask knowingly)"
+        )
+    if isinstance(value, np.matrix):
+        raise BindingError(
+            f"argument {name!r} is an np.matrix, whose operators and shapes are "
+            "not NumPy's array semantics; pass np.asarray(x)"
+        )
+
+
+#: Torch devices whose tensors irc reads: the CPU, and CUDA GPUs.
+TORCH_DEVICES = ("cpu", "cuda")
+
+
+def check_torch_tensor(tensor: Any, name: str) -> Any:
+    """``tensor``, if irc can read it: dense (strided), on the CPU or a CUDA
+    GPU; else a ``BindingError`` saying how to convert it."""
+    device = tensor.device.type
+    if device not in TORCH_DEVICES:
+        hint = (
+            "a meta tensor has a shape and dtype but no data; pass a tensor with values"
+            if device == "meta"
+            else "move it with .cpu() or .cuda()"
+        )
+        raise BindingError(
+            f"argument {name!r} is a torch tensor on device {tensor.device}; irc "
+            f"reads tensors on the CPU or a CUDA GPU only: {hint}"
+        )
+    if str(tensor.layout) != "torch.strided":
+        raise BindingError(
+            f"argument {name!r} is a torch tensor with layout {tensor.layout}; irc "
+            "reads dense tensors: pass x.to_dense()"
+        )
+    return tensor
+
+
+def _torch_to_numpy(tensor: Any) -> np.ndarray:
+    tensor = tensor.detach().cpu()
+    if str(tensor.dtype) == "torch.bfloat16":
+        import torch
+
+        return tensor.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    return tensor.resolve_conj().resolve_neg().numpy()
 
 
 def to_torch(array: np.ndarray) -> Any:
@@ -39,6 +101,8 @@ def to_torch(array: np.ndarray) -> Any:
     import torch
 
     array = np.asarray(array, order="C")
+    if not array.flags.writeable:  # torch tensors are always writable
+        array = array.copy()
     if array.dtype == ml_dtypes.bfloat16:
         return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
     return torch.from_numpy(array)

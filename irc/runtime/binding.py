@@ -170,7 +170,10 @@ def check_dtypes(
         try:
             actual = dtype(got)
         except IrcTypeError as err:
-            raise BindingError(f"argument '{name}': {err}") from err
+            raise BindingError(
+                f"argument '{name}': {err}; convert it to the dtype {expected} the "
+                "function was compiled for"
+            ) from err
         if actual != expected:
             raise BindingError(
                 f"argument '{name}' has dtype {actual} but the function expects "

@@ -55,8 +55,8 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from irc.errors import BindingError, IrcError
-from irc.runtime.arrays import to_numpy, to_torch
+from irc.errors import AllocationError, BindingError, IrcError
+from irc.runtime.arrays import check_torch_tensor, to_numpy, to_torch
 
 _MODULES: dict[tuple[str, bool], types.ModuleType] = {}
 #: Set by ``load_source`` on each module: whether its kernels are interpreted.
@@ -260,6 +260,7 @@ class Launcher:
         self.launch = getattr(module, module.ENTRY)
         self.launch_error: type[Exception] = module.LaunchError
         self._tensor = torch.Tensor
+        self._strided = torch.strided
         #: Where tensors may stay as they are: on a CUDA device for a GPU
         #: (the launcher checks that all are on one), else on the CPU.
         self._on_cuda = device.type == "cuda"
@@ -268,10 +269,12 @@ class Launcher:
         """The results of a call on ``arrays`` (NumPy arrays or torch
         tensors), as torch tensors on the device, and whether any argument
         was a torch tensor."""
-        tensor, on_cuda = self._tensor, self._on_cuda
+        tensor, on_cuda, strided = self._tensor, self._on_cuda, self._strided
         tensors = [
             a
-            if isinstance(a, tensor) and a.is_cuda is on_cuda
+            if isinstance(a, tensor)
+            and a.layout is strided
+            and (a.is_cuda if on_cuda else a.is_cpu)
             else self._to_device(a, i)
             for i, a in enumerate(arrays)
         ]
@@ -289,12 +292,80 @@ class Launcher:
             return self.launch(*tensors), torch_in
         except self.launch_error as error:
             raise BindingError(str(error)) from error
+        except (MemoryError, RuntimeError) as error:
+            if not _is_allocation_failure(error):
+                raise
+            raise AllocationError(_allocation_message(error)) from error
 
     def _to_device(self, value: Any, index: int) -> Any:
+        name = self.names[index] if index < len(self.names) else f"arg{index}"
         if not isinstance(value, self._tensor):
-            name = self.names[index] if index < len(self.names) else f"arg{index}"
-            value = to_torch(to_numpy(value, name))
+            array = to_numpy(value, name)
+            try:
+                value = to_torch(array)
+            except TypeError as err:  # a dtype torch has not (objects, strings)
+                raise BindingError(
+                    f"argument {name!r} has dtype {array.dtype}, which torch (and "
+                    "irc) cannot compute with; convert it to a numeric dtype first"
+                ) from err
+        else:
+            check_torch_tensor(value, name)
         return value.to(self.device)
+
+
+def _is_allocation_failure(error: BaseException) -> bool:
+    """Whether ``error`` is torch's (or NumPy's) refusal to allocate:
+    ``torch.OutOfMemoryError`` on a GPU, a ``RuntimeError`` from the CPU
+    allocator, a ``MemoryError``."""
+    if isinstance(error, MemoryError):
+        return True
+    text = str(error)
+    return type(error).__name__ == "OutOfMemoryError" or (
+        "can't allocate memory" in text or "out of memory" in text.lower()
+    )
+
+
+def _allocation_message(error: BaseException) -> str:
+    """What the launcher failed to allocate: the buffer its emitted line
+    assigns (an output or intermediate, or the workspace holding the
+    intermediates), with its shape, dtype and size in bytes, read from the
+    frame of the emitted launcher the allocation failed in."""
+    import ast
+
+    frame, line = None, ""
+    traceback = error.__traceback__
+    while traceback is not None:
+        code = traceback.tb_frame.f_code
+        if code.co_filename.startswith("<irc_triton_"):
+            frame = traceback.tb_frame
+            line = linecache.getline(code.co_filename, traceback.tb_lineno).strip()
+        traceback = traceback.tb_next
+    reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+    where = ""
+    try:
+        statement = ast.parse(line).body[0]
+        assert isinstance(statement, ast.Assign) and frame is not None
+        target = ast.unparse(statement.targets[0])
+        call = statement.value
+        assert isinstance(call, ast.Call)
+        scope = {**frame.f_globals, **frame.f_locals}
+        shape = eval(compile(ast.Expression(call.args[0]), "<shape>", "eval"), scope)
+        shape = tuple(shape) if isinstance(shape, tuple) else (shape,)
+        dtype = next(k.value for k in call.keywords if k.arg == "dtype")
+        element = eval(compile(ast.Expression(dtype), "<dtype>", "eval"), scope)
+        size = int(np.prod(shape, dtype=object)) * element.itemsize
+        if target == "workspace":
+            what = "the workspace of the intermediate buffers"
+        elif target.startswith("v_"):
+            what = f"buffer {target.removeprefix('v_')!r}"
+        else:
+            what = f"an unnamed buffer ({target} in the launcher)"
+        where = f"{what} (shape {shape}, {element}, {size:,} bytes)"
+    except Exception:  # an allocation the launcher's lines do not spell
+        where = f"a buffer ({line or 'inside a kernel launch'})"
+    return (
+        f"could not allocate {where}: {reason}; call with smaller sizes or free memory"
+    )
 
 
 def run(
