@@ -231,22 +231,47 @@ def _gather_compiled() -> irc.Compiled:
     )
 
 
-#: Not yet one rule on every backend (issue 16, item 5): the reference
-#: backend refuses an index outside [0, V) (negative ones too, where NumPy
-#: wraps them); the kernels mask it and read 0. Fixing it changes the
-#: emitted take of the suite's embedding and cross_entropy programs.
-_TAKE_KERNELS_DIFFER = pytest.mark.xfail(
-    strict=True,
-    reason="take kernels read 0 for out-of-range ids instead of raising or wrapping",
-)
+@functools.cache
+def _bounded_gather_compiled() -> irc.Compiled:
+    """With guards that bound every extent, kernels index in i32."""
+    return irc.compile(
+        _gather,
+        irc.TensorSpec(("V", 2), "float32"),
+        irc.TensorSpec(("K",), "int64"),
+        facts=["V <= 1024", "K <= 1024"],
+    )
 
 
-@pytest.mark.parametrize(
-    "backend", ["reference", pytest.param("interpret", marks=_TAKE_KERNELS_DIFFER)]
-)
-@pytest.mark.parametrize("index", [-1, 4, 2**32 + 1])
-def test_take_index_out_of_range(index: int, backend: str) -> None:
+# The rule for take's indices (docs/capture.md): negative ones wrap as in
+# NumPy on every backend; one outside [-V, V) is an error on the reference
+# backend (the debug mode) and undefined in compiled kernels, which mask it
+# and read 0 rather than memory outside the table.
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_take_wraps_negative_indices_as_numpy(backend: str) -> None:
+    table = np.arange(8, dtype=np.float32).reshape(4, 2)
+    ids = np.array([-1, -4, 0, 3, -2])
+    for compiled in (_gather_compiled(), _bounded_gather_compiled()):
+        result = np.asarray(compiled(table, ids, backend=backend))
+        np.testing.assert_array_equal(result, table[ids])
+
+
+@pytest.mark.parametrize("index", [4, -5, 2**32 + 1, -(2**32) - 1])
+def test_take_index_out_of_range_is_an_error_on_the_reference_backend(
+    index: int,
+) -> None:
     table = np.arange(8, dtype=np.float32).reshape(4, 2)
     with pytest.raises(irc.ExecutionError) as caught:
-        _gather_compiled()(table, np.array([index]), backend=backend)
+        _gather_compiled()(table, np.array([index]), backend="reference")
     assert "out of range" in str(caught.value)
+
+
+@pytest.mark.parametrize("index", [4, -5, 2**32 + 1, -(2**32) - 1])
+def test_kernels_never_read_outside_the_table(index: int) -> None:
+    """Also where the kernel indexes in i32: the range is checked before
+    the ids narrow (2**32 + 1 would otherwise read row 1)."""
+    table = np.arange(1, 9, dtype=np.float32).reshape(4, 2)
+    for compiled in (_gather_compiled(), _bounded_gather_compiled()):
+        result = np.asarray(compiled(table, np.array([index]), backend="interpret"))
+        np.testing.assert_array_equal(result, np.zeros((1, 2), np.float32))

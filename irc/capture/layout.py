@@ -14,10 +14,12 @@ from irc.capture.ops import (
     as_size,
     binary,
     cast,
+    compare,
     dense_constant,
     emit,
     normalize_axis,
     result_dtype,
+    select,
 )
 from irc.capture.tensor import SymDim, Tensor
 from irc.capture.trace import current_trace, tracing_error
@@ -183,14 +185,16 @@ def _place_axes(value: Tensor, placement: list[int | None]) -> Tensor:
 
 
 def _wrapped_indices(indices: Tensor, extent: SymExpr) -> Tensor:
-    """Constant indices with NumPy's negative wrapping applied at trace time.
+    """Indices with NumPy's wrapping of negative ones: ``graph.take`` needs
+    them in ``[0, extent)``.
 
-    Traced indices are taken as they are: ``graph.take`` needs them in
-    ``[0, extent)`` (negative ones are not wrapped at run time).
+    Constant indices are wrapped at trace time; traced ones in the IR, as
+    ``where(i < 0, i + extent, i)``, so that every backend reads NumPy's row.
     """
     owner = indices.value.owner
     if not isinstance(owner, graph.ConstantOp) or owner.is_splat:
-        return indices
+        wrapped = binary(graph.AddOp, indices, SymDim(extent))
+        return select(compare("lt", indices, 0), wrapped, indices)
     values = owner.literal()
     if not (values < 0).any():
         return indices

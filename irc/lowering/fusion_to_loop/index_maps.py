@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from xdsl.ir import Operation, SSAValue
 
 from irc.dialects import graph as g
+from irc.dialects import loop
 from irc.shapes import SymExpr
 
 if TYPE_CHECKING:
@@ -126,15 +127,17 @@ def take(tiler: KernelTiler, op: g.TakeOp, index: Index) -> SSAValue:
     table, indices = op.operands
     rank = tensor_type(indices).rank
     extent = tensor_type(table).dims[axis]
-    position = b.cast(
-        tiler.value_at(indices, index[axis : axis + rank]), tiler.index_type
-    )
-    # Out-of-range indices (an error in the reference interpreter) read
-    # 0 rather than memory outside the table.
+    ids = tiler.value_at(indices, index[axis : axis + rank])
+    id_type = loop.element_of(ids.type)
+    # Out-of-range indices (an error in the reference interpreter, undefined
+    # in kernels) read 0 rather than memory outside the table. The range is
+    # checked in the indices' own type, before they narrow to the index type
+    # (i32 where guards bound every extent), which would wrap 2**32 + 1 to 1.
     inside = b.both(
-        b.compare("ge", position, b.index(0)),
-        b.compare("lt", position, b.size(extent)),
+        b.compare("ge", ids, b.const(0, id_type)),
+        b.compare("lt", ids, b.size(extent, id_type)),
     )
+    position = b.cast(ids, tiler.index_type)
     saved_mask = tiler.mask
     tiler.mask = b.both(saved_mask, inside)
     mapped = (*index[:axis], position, *index[axis + rank :])
