@@ -48,6 +48,7 @@ the walk may take the ops in any order.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -166,8 +167,15 @@ class TilesToTensors(TypeConversionPattern):
     # attribute for a message nobody reads, five times the pass's cost.
     def convert_type(self, typ: Attribute, /) -> Attribute | None:
         if isinstance(typ, loop.TileType):
-            return tt.BlockType(typ.dims, typ.element_type)
+            return _block_type(typ)
         return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _block_type(tile: loop.TileType) -> tt.BlockType:
+    """The triton block of a tile's shape; a kernel has few distinct tile
+    types, and building (and verifying) each anew was a fifth of the pass."""
+    return tt.BlockType(tile.dims, tile.element_type)
 
 
 _TYPES = TilesToTensors()
