@@ -284,3 +284,15 @@ def test_constants_and_workspace_slices() -> None:
     assert workspace[:256].eq(0).all() and workspace[280:].eq(0).all()
     pointer = prelude._IrcPointer(1024, torch.float32)
     assert pointer.data_ptr() == 1024 and pointer.dtype is torch.float32
+
+
+def test_allocation_names_the_buffer_it_could_not_allocate() -> None:
+    buffer = prelude._irc_allocate("buffer 'y'", (2, 3), (3, 1), torch.float32, "cpu")
+    assert buffer.shape == (2, 3) and buffer.stride() == (3, 1)
+    huge = (2**20, 2**20)  # 4 TiB of float32
+    with pytest.raises(prelude.AllocationFailed) as failed:
+        prelude._irc_allocate("buffer 'y'", huge, (2**20, 1), torch.float32, "cpu")
+    message = str(failed.value)
+    assert message.startswith("could not allocate buffer 'y' (shape (1048576, 1048576)")
+    assert "4,398,046,511,104 bytes" in message and "smaller sizes" in message
+    assert isinstance(failed.value, MemoryError)

@@ -259,6 +259,8 @@ class Launcher:
         self.names = list(names)
         self.launch = getattr(module, module.ENTRY)
         self.launch_error: type[Exception] = module.LaunchError
+        #: A module that allocates nothing defines no AllocationFailed.
+        self.allocation_failed: Any = getattr(module, "AllocationFailed", ())
         self._tensor = torch.Tensor
         self._strided = torch.strided
         #: Where tensors may stay as they are: on a CUDA device for a GPU
@@ -292,10 +294,8 @@ class Launcher:
             return self.launch(*tensors), torch_in
         except self.launch_error as error:
             raise BindingError(str(error)) from error
-        except (MemoryError, RuntimeError) as error:
-            if not _is_allocation_failure(error):
-                raise
-            raise AllocationError(_allocation_message(error)) from error
+        except self.allocation_failed as error:
+            raise AllocationError(str(error)) from error
 
     def _to_device(self, value: Any, index: int) -> Any:
         name = self.names[index] if index < len(self.names) else f"arg{index}"
@@ -311,61 +311,6 @@ class Launcher:
         else:
             check_torch_tensor(value, name)
         return value.to(self.device)
-
-
-def _is_allocation_failure(error: BaseException) -> bool:
-    """Whether ``error`` is torch's (or NumPy's) refusal to allocate:
-    ``torch.OutOfMemoryError`` on a GPU, a ``RuntimeError`` from the CPU
-    allocator, a ``MemoryError``."""
-    if isinstance(error, MemoryError):
-        return True
-    text = str(error)
-    return type(error).__name__ == "OutOfMemoryError" or (
-        "can't allocate memory" in text or "out of memory" in text.lower()
-    )
-
-
-def _allocation_message(error: BaseException) -> str:
-    """What the launcher failed to allocate: the buffer its emitted line
-    assigns (an output or intermediate, or the workspace holding the
-    intermediates), with its shape, dtype and size in bytes, read from the
-    frame of the emitted launcher the allocation failed in."""
-    import ast
-
-    frame, line = None, ""
-    traceback = error.__traceback__
-    while traceback is not None:
-        code = traceback.tb_frame.f_code
-        if code.co_filename.startswith("<irc_triton_"):
-            frame = traceback.tb_frame
-            line = linecache.getline(code.co_filename, traceback.tb_lineno).strip()
-        traceback = traceback.tb_next
-    reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-    where = ""
-    try:
-        statement = ast.parse(line).body[0]
-        assert isinstance(statement, ast.Assign) and frame is not None
-        target = ast.unparse(statement.targets[0])
-        call = statement.value
-        assert isinstance(call, ast.Call)
-        scope = {**frame.f_globals, **frame.f_locals}
-        shape = eval(compile(ast.Expression(call.args[0]), "<shape>", "eval"), scope)
-        shape = tuple(shape) if isinstance(shape, tuple) else (shape,)
-        dtype = next(k.value for k in call.keywords if k.arg == "dtype")
-        element = eval(compile(ast.Expression(dtype), "<dtype>", "eval"), scope)
-        size = int(np.prod(shape, dtype=object)) * element.itemsize
-        if target == "workspace":
-            what = "the workspace of the intermediate buffers"
-        elif target.startswith("v_"):
-            what = f"buffer {target.removeprefix('v_')!r}"
-        else:
-            what = f"an unnamed buffer ({target} in the launcher)"
-        where = f"{what} (shape {shape}, {element}, {size:,} bytes)"
-    except Exception:  # an allocation the launcher's lines do not spell
-        where = f"a buffer ({line or 'inside a kernel launch'})"
-    return (
-        f"could not allocate {where}: {reason}; call with smaller sizes or free memory"
-    )
 
 
 def run(

@@ -8,8 +8,9 @@ A host function at the triton level is a schedule of memory ops
 tensors and their shapes and tests the whole call in one plain-Python
 expression (count, rank, dtype, device; every symbol bound from the shapes
 and at least 1, a dim named twice equal, an expression dim equal to its
-value, the guards), allocates the outputs with ``torch.empty_strided`` on
-the inputs' device and every intermediate in one workspace (a pointer into
+value, the guards), allocates the outputs on the inputs' device (with
+``_irc_allocate``: ``torch.empty_strided``, whose failure names the buffer)
+and every intermediate in one workspace (a pointer into
 it for compiled kernels, a view for the interpreter; ``memory.reuse`` takes
 its source's place, ``memory.dealloc`` is a ``del``), copies the dense
 constants there, launches each kernel over its grid (nothing for an empty
@@ -402,9 +403,10 @@ class LauncherEmitter:
             size = self._host(_aligned(buffer.numel * itemsize))
             size_text = size if offset == "0" else f"{offset} + {size}"
         if size_text is not None:
+            what = text_literal("the workspace of the intermediate buffers")
             self._emit(
-                f"    workspace = torch.empty({size_text}, dtype=torch.uint8, "
-                "device=device)"
+                f"    workspace = _irc_allocate({what}, ({size_text},), (1,), "
+                "torch.uint8, device)"
             )
 
     def _storage(self, value: SSAValue) -> SSAValue:
@@ -428,7 +430,7 @@ class LauncherEmitter:
                 f"{strides})",
             )
         elif isinstance(op, memory.AllocOp):
-            self._assign(op.result, self._allocation(memory.buffer_type(op.result)))
+            self._assign(op.result, self._allocation(op.result))
         elif isinstance(op, memory.ReuseOp):
             buffer = memory.buffer_type(op.result)
             shape, strides = self._layout(buffer)
@@ -472,11 +474,15 @@ class LauncherEmitter:
         shape = _tuple_text(self._host(d) for d in buffer.dims)
         return shape, _tuple_text(self._host(s) for s in buffer.strides)
 
-    def _allocation(self, buffer: BufferType) -> str:
-        shape, strides = self._layout(buffer)
-        element = torch_type(buffer.element_type)
+    def _allocation(self, value: SSAValue) -> str:
+        """``value``'s buffer allocated on its own (an output, or a buffer
+        the workspace does not hold)."""
+        shape, strides = self._layout(memory.buffer_type(value))
+        element = torch_type(memory.buffer_type(value).element_type)
+        what = f"buffer {value.name_hint!r}" if value.name_hint else "an unnamed buffer"
         return (
-            f"torch.empty_strided({shape}, {strides}, dtype={element}, device=device)"
+            f"_irc_allocate({text_literal(what)}, {shape}, {strides}, {element}, "
+            "device)"
         )
 
     def _launch(self, op: memory.LaunchOp) -> None:

@@ -300,6 +300,25 @@ def _irc_slice(workspace, offset, dtype, shape, strides):
     return _IrcPointer(workspace.data_ptr() + offset, dtype)
 
 
+class AllocationFailed(MemoryError):
+    """A buffer of the launcher that could not be allocated; the message
+    names it, with its shape, dtype and size."""
+
+
+def _irc_allocate(what, shape, strides, dtype, device):
+    """`torch.empty_strided`, whose failure to allocate names the buffer."""
+    try:
+        return torch.empty_strided(shape, strides, dtype=dtype, device=device)
+    except (MemoryError, RuntimeError) as error:  # torch.OutOfMemoryError is a RuntimeError
+        if not isinstance(error, MemoryError) and "memory" not in str(error).lower():
+            raise
+        size = dtype.itemsize
+        for dim in shape:
+            size *= dim
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise AllocationFailed(f"could not allocate {what} (shape {tuple(shape)}, {dtype}, {size:,} bytes): {reason}; call with smaller sizes or free memory") from error
+
+
 def _irc_constant(data, dtype, shape):
     if not data:
         return torch.empty(shape, dtype=dtype)
