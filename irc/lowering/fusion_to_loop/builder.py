@@ -112,12 +112,12 @@ class LoopBuilder:
     def finish(self) -> None:
         """Place the hoisted constants and sizes that are used at the start
         of the body; drop the others."""
-        hoisted = list(self._hoisted.ops)
-        for op in hoisted:
+        used: list[Operation] = []
+        for op in list(self._hoisted.ops):
             op.detach()
-        used = [op for op in hoisted if op.results[0].uses]
-        for op in hoisted:
-            if op not in used:
+            if op.results[0].uses:
+                used.append(op)
+            else:
                 op.erase()
         Rewriter.insert_op(used, InsertPoint.at_start(self.body))
 
