@@ -186,7 +186,7 @@ func.func @pipeline(%x: !memory.buffer<[N, D], [D, 1], f32>) -> !memory.buffer<[
 // PY-NEXT:         refuse_host(tensors)
 // PY-NEXT:     t_x = t_x.contiguous()
 // PY-NEXT:     t_a = t_a.contiguous()
-// PY-NEXT:     v_t = torch.empty_strided((s_N,), (1,), dtype=torch.float32, device=device)
+// PY-NEXT:     v_t = _irc_allocate("buffer 't'", (s_N,), (1,), torch.float32, device)
 // PY-NEXT:     grid = (s_N, 1, 1)
 // PY-NEXT:     if 0 < grid[0] <= 2147483647:
 // PY-NEXT:         kernel_rowsum_k0[grid](t_x, v_t, s_D, s_N, c_BLOCK=32, enable_fp_fusion=False)
@@ -199,7 +199,7 @@ func.func @pipeline(%x: !memory.buffer<[N, D], [D, 1], f32>) -> !memory.buffer<[
 // PY-NEXT:     else:
 // PY-NEXT:         _irc_check_grid('rowsum_k0', grid, (2147483647, 65535, 65535))
 // PY-NEXT:     v_b = _IRC_CONSTANTS[0].to(device, copy=True)
-// PY-NEXT:     v_o = torch.empty_strided((16, 16), (16, 1), dtype=torch.float32, device=device)
+// PY-NEXT:     v_o = _irc_allocate("buffer 'o'", (16, 16), (16, 1), torch.float32, device)
 // PY-NEXT:     grid = (1, 1, 1)
 // PY-NEXT:     kernel_dot_k0[grid](t_a, v_b, v_o, c_BM=16, c_BK=16, enable_fp_fusion=False)
 // PY-NEXT:     del v_b
@@ -207,12 +207,12 @@ func.func @pipeline(%x: !memory.buffer<[N, D], [D, 1], f32>) -> !memory.buffer<[
 // PY:      def launch_pipeline(*tensors):
 // PY:          t_x = t_x.contiguous()
 // PY-NEXT:     o_1 = (256 * (((4 * s_N) + 255) // 256))
-// PY-NEXT:     workspace = torch.empty(o_1 + (256 * (((4 * s_N) + 255) // 256)), dtype=torch.uint8, device=device)
+// PY-NEXT:     workspace = _irc_allocate('the workspace of the intermediate buffers', (o_1 + (256 * (((4 * s_N) + 255) // 256)),), (1,), torch.uint8, device)
 // PY-NEXT:     v_t = _irc_slice(workspace, 0, torch.float32, (s_N,), (1,))
 // PY:          v_s = _irc_slice(workspace, o_1, torch.float32, (s_N,), (1,))
 // PY:          del v_s
 // PY-NEXT:     v_r = _irc_slice(workspace, 0, torch.float32, (s_N,), (1,))
-// PY:          v_y = torch.empty_strided((s_N,), (1,), dtype=torch.float32, device=device)
+// PY:          v_y = _irc_allocate("buffer 'y'", (s_N,), (1,), torch.float32, device)
 // PY:      _IRC_CONSTANTS = (
 // PY-NEXT:     _irc_constant(b'\x00<\x00<
 // PY:      KERNELS = {
