@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from irc.capture import layout
+from irc.capture import einsum, layout
 from irc.capture.intercept import creation, is_symbolic
 from irc.capture.ops import (
     Operand,
@@ -244,6 +244,9 @@ def _dot(lhs: Operand, rhs: Operand) -> Tensor:
         # NumPy converts a Python scalar operand of dot to an array: strong.
         return binary(graph.MulOp, _strong(lhs), _strong(rhs))
     return matmul(lhs, rhs)
+
+
+FUNCTION_HANDLERS[np.einsum] = einsum.einsum
 
 
 # ----- reductions -------------------------------------------------------------
