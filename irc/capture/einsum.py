@@ -80,8 +80,7 @@ def einsum(
     # NumPy's bool einsum is logic: or of ands, computed here as counts.
     compute = INT64 if element == BOOL else element
     terms = [
-        _diagonal(_Term(cast(t, compute), labels))
-        for t, labels in zip(tensors, inputs)
+        _diagonal(_Term(cast(t, compute), labels)) for t, labels in zip(tensors, inputs)
     ]
     sizes = _label_sizes(terms)
     terms = [_broadcast(term, sizes) for term in terms]
@@ -342,9 +341,7 @@ def _contract(
     return _Term(layout.reshape(product, dims), labels)
 
 
-def _aligned(
-    term: _Term, labels: Sequence[str], sizes: dict[str, SymExpr]
-) -> Tensor:
+def _aligned(term: _Term, labels: Sequence[str], sizes: dict[str, SymExpr]) -> Tensor:
     """``term`` with its axes in the order of ``labels`` and size-1 axes for
     the labels it lacks, ready to broadcast."""
     present = [label for label in labels if label in term.labels]
