@@ -438,8 +438,8 @@ _COMBINE: dict[str, type[graph.BinaryOp]] = {
 def _masked(kind: str, handler: Callable[..., Tensor]) -> Callable[..., Tensor]:
     """``handler`` (``np.sum``, ``np.prod``, ``np.max`` or ``np.min``) with
     NumPy's ``where=`` (a ``graph.select`` of the identity, or of
-    ``initial``, where the mask is false) and ``initial=`` (combined with the
-    result, in the result's dtype)."""
+    ``initial`` for max and min, where the mask is false) and ``initial=``
+    (combined with the result, in the result's dtype)."""
 
     def reduction(
         value: Operand,
@@ -457,7 +457,8 @@ def _masked(kind: str, handler: Callable[..., Tensor]) -> Callable[..., Tensor]:
                     "has no identity to stand for the masked-out elements "
                     "(as in NumPy)"
                 )
-            fill = _IDENTITIES[kind] if initial is None else initial
+            # max and min read initial there, which the result includes anyway.
+            fill = _IDENTITIES.get(kind, initial)
             mask = where if isinstance(where, Tensor) else np.asarray(where)
             tensor = select(mask, tensor, _scalar(fill, tensor.irc_dtype))
         result = handler(tensor, axis, *args, **options)
