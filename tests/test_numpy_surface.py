@@ -174,6 +174,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], list[Shape], str]] = {
     "expand_dims negative": (lambda x: np.expand_dims(x, (-1, 0)), [("N", 3)], F32),
     "repeat axis": (lambda x: np.repeat(x, 3, axis=0), [("N", 3)], F32),
     "repeat flat": (lambda x: np.repeat(x, 2), [("N", 3)], F32),
+    "repeat method": (lambda x: x.repeat(2, axis=1), [("N", 3)], F32),
     "repeat symbolic": (lambda x: np.repeat(x, x.shape[0], axis=1), [("N", 3)], F32),
     "repeat per element": (
         lambda x: np.repeat(x, [1, 0, 2], axis=1),
@@ -194,6 +195,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], list[Shape], str]] = {
         "int32",
     ),
     "argmin bools": (lambda x: np.argmin(x, axis=1), [("N", 3)], "bool"),
+    "argmin method": (lambda x: x.argmin(axis=0, keepdims=True), [("N", 3)], F32),
     "outer": (lambda x, y: np.outer(x, y), [("N",), ("M",)], F32),
     "outer matrices": (lambda x, y: np.outer(x, y), [("N", 2), ("M",)], "int32"),
     "outer scalar": (lambda x: np.outer(x, 2.0), [("N",)], F32),
@@ -341,8 +343,8 @@ ERRORS: dict[str, tuple[Callable[..., Any], type[Exception], str]] = {
     "slicing a constant by a size": (
         _slice_constant,
         irc.TracingError,
-        r"NumPy array is indexed or sliced by the symbolic size N.*pass the array "
-        r"as an argument",
+        r"NumPy array .* is indexed or sliced by the symbolic size N.*pass the "
+        r"array as an argument",
     ),
     "indexing a constant by a traced array": (
         _index_constant,

@@ -156,9 +156,10 @@ def constant_indexed_by(subject: str) -> IrcError | None:
     ):
         return None
     return tracing_error(
-        f"a NumPy array is indexed or sliced by {subject}, which NumPy cannot "
-        "read at trace time; pass the array as an argument (an irc.TensorSpec) "
-        "so that irc indexes the traced array"
+        f"a NumPy array (or another container that is not a traced array) is "
+        f"indexed or sliced by {subject}, which it cannot read at trace time; "
+        "pass the array as an argument (an irc.TensorSpec) so that irc indexes "
+        "the traced array"
     )
 
 
@@ -459,6 +460,12 @@ class Tensor:
 
     def argmax(self, axis: Any = None, **options: Any) -> Tensor:
         return np.argmax(self, axis=axis, **options)
+
+    def argmin(self, axis: Any = None, **options: Any) -> Tensor:
+        return np.argmin(self, axis=axis, **options)
+
+    def repeat(self, repeats: Any, axis: Any = None) -> Tensor:
+        return np.repeat(self, repeats, axis=axis)
 
     def clip(self, min: Any = None, max: Any = None, **options: Any) -> Tensor:
         return np.clip(self, min, max, **options)
