@@ -412,6 +412,11 @@ ERRORS: dict[str, tuple[Callable[..., Any], type[Exception], str]] = {
         irc.IrcShapeError,
         r"operand 0 has rank 2 but its subscripts 'i' name 1 axes",
     ),
+    "einsum dropped ellipsis": (
+        lambda x: np.einsum("...j->j", x),
+        irc.IrcShapeError,
+        r"'\.\.\.' covers dims that the output drops",
+    ),
     "einsum label": (
         lambda x: np.einsum("i.j", x),
         irc.IrcShapeError,

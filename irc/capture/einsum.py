@@ -178,6 +178,12 @@ def parse(
         output_letters = _letters(subscripts, output_text)
         output = _expand(output_letters, ellipsis)
         _check_output(subscripts, output_letters, inputs)
+        if ellipsis and _ELLIPSIS not in output_letters:
+            raise _error(
+                subscripts,
+                "the operands' '...' covers dims that the output drops; write "
+                "'...' in the output (or name the dims with labels to sum them)",
+            )
     else:
         counts = [label for labels in letters for label in labels]
         singles = sorted(

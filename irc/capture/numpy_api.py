@@ -411,7 +411,7 @@ def argmax(
 @_function(np.argmin)
 def argmin(
     value: Operand, axis: Any = None, out: Any = None, *, keepdims: bool = False
-):
+) -> Tensor:
     """The first minimum (or the first NaN, as in NumPy) is the first
     maximum of an order-reversing map that keeps NaNs NaN: ``-x`` on floats,
     ``~x`` on ints (``-x`` would overflow at the least int) and bools."""
@@ -489,7 +489,9 @@ for _f, _kind in (
 
 
 @_function(np.linalg.norm)
-def _norm(x: Operand, ord: Any = None, axis: Any = None, keepdims: bool = False):
+def _norm(
+    x: Operand, ord: Any = None, axis: Any = None, keepdims: bool = False
+) -> Tensor:
     """The vector 2-norm and the Frobenius norm: ``sqrt(sum(x * x))`` over
     the axes (ints in float64, as NumPy computes them)."""
     tensor = layout.as_tensor(x)
