@@ -122,6 +122,12 @@ def test_einsum_lowers_to_existing_graph_ops() -> None:
         irc.TensorSpec(("B", 3, "M"), F32),
     ).ir("graph")
     assert "graph.matmul" in text
+    plain = irc.compile(
+        lambda a, b: np.einsum("ij,jk->ik", a, b),
+        irc.TensorSpec(("N", 3), F32),
+        irc.TensorSpec((3, "M"), F32),
+    ).ir("graph")
+    assert re.findall(r"= (graph\.\w+)", plain) == ["graph.matmul"]
     assert "!graph.tensor<[B, N, M], f32>" in text
     diagonal = irc.compile(
         lambda a: np.einsum("ii->i", a), irc.TensorSpec(("N", "N"), F32)
@@ -355,6 +361,16 @@ ERRORS: dict[str, tuple[Callable[..., Any], type[Exception], str]] = {
         lambda x: np.max(x, where=x > 0),
         irc.TracingError,
         r"np\.max\(\.\.\., where=\.\.\.\) needs initial=",
+    ),
+    "where of ints": (
+        lambda x: np.sum(x, where=x.astype(np.int32)),
+        irc.IrcTypeError,
+        r"where= must be a bool mask, got int32",
+    ),
+    "where wider than the array": (
+        lambda x: np.sum(x, where=np.ones((2, 1, 3), bool)),
+        irc.IrcShapeError,
+        r"cannot broadcast an array of shape \(2, 1, 3\) to \(N, 3\)",
     ),
     "pad mode": (
         lambda x: np.pad(x, 1, mode="reflect"),

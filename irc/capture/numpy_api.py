@@ -51,7 +51,7 @@ from irc.dialects import graph, sym
 from irc.dialects.elementwise import COMPARISONS, ComparisonPredicate
 from irc.dtypes import BOOL, FLOAT64, INT64, DType, promote
 from irc.dtypes import dtype as to_dtype
-from irc.errors import IrcShapeError
+from irc.errors import IrcShapeError, IrcTypeError
 from irc.shapes import SymExpr
 
 
@@ -459,7 +459,7 @@ def _masked(kind: str, handler: Callable[..., Tensor]) -> Callable[..., Tensor]:
                 )
             # max and min read initial there, which the result includes anyway.
             fill = _IDENTITIES.get(kind, initial)
-            mask = where if isinstance(where, Tensor) else np.asarray(where)
+            mask = _mask(where, tensor)
             tensor = select(mask, tensor, _scalar(fill, tensor.irc_dtype))
         result = handler(tensor, axis, *args, **options)
         if initial is None:
@@ -467,6 +467,19 @@ def _masked(kind: str, handler: Callable[..., Tensor]) -> Callable[..., Tensor]:
         return binary(_COMBINE[kind], result, _scalar(initial, result.irc_dtype))
 
     return reduction
+
+
+def _mask(where: Any, tensor: Tensor) -> Tensor:
+    """A reduction's ``where=``: bools that broadcast to the array's shape
+    (not the other way round, which would change the result's shape)."""
+    mask = layout.as_tensor(where)
+    if mask.irc_dtype != BOOL:
+        raise tracing_error(
+            f"where= must be a bool mask, got {mask.irc_dtype.name}; compare "
+            "first (where=x > 0)",
+            IrcTypeError,
+        )
+    return broadcast_to(mask, tensor.type.dims)
 
 
 def _scalar(value: Any, element: DType) -> Tensor:
