@@ -85,6 +85,8 @@ CASES: dict[str, tuple[Callable[..., Any], list[Shape]]] = {
         [("N", 6)],
     ),
     "prod keep axis": (lambda x: reduce(x, "b d -> b 1", "prod"), [("N", 3)]),
+    "any": (lambda x: reduce(x > 0, "b d -> b", "any"), [("N", 3)]),
+    "all": (lambda x: reduce(x < 1, "b h d -> h", "all"), [("N", "M", 4)]),
     "repeat": (lambda x: repeat(x, "b d -> b r d", r=3), [("N", 4)]),
     "repeat symbolic": (
         lambda x: repeat(x, "b d -> b d n", n=x.shape[0]),
