@@ -67,6 +67,12 @@ def _pack_unpack(x, y):
 CASES: dict[str, tuple[Callable[..., Any], list[Shape]]] = {
     "split heads": (lambda x: rearrange(x, "b (h d) -> b h d", h=12), [("N", 768)]),
     "merge": (lambda x: rearrange(x, "b h d -> b (h d)"), [("N", "M", 4)]),
+    "symbolic split": (
+        lambda x: rearrange(
+            rearrange(x, "b h d -> (b h) d"), "(b h) d -> b h d", h=x.shape[1]
+        ),
+        [("N", "M", 4)],
+    ),
     "permute": (lambda x: rearrange(x, "b h d -> d b h"), [("N", "M", 4)]),
     "heads to batch": (
         lambda x: rearrange(x, "b n (h d) -> (b h) n d", h=2),

@@ -138,11 +138,12 @@ def test_einsum_lowers_to_existing_graph_ops() -> None:
 
 @st.composite
 def einsum_problems(draw: st.DrawFn) -> tuple[str, list[Shape], dict[str, int]]:
-    """Random subscripts over a few labels, with symbolic sizes per label."""
+    """Random subscripts over a few labels (repeated ones too: diagonals),
+    with static or symbolic sizes per label."""
     labels = "ijk"
     terms = draw(
         st.lists(
-            st.lists(st.sampled_from(labels), min_size=1, max_size=3, unique=True),
+            st.lists(st.sampled_from(labels), min_size=1, max_size=3),
             min_size=1,
             max_size=3,
         )
@@ -161,7 +162,7 @@ def einsum_problems(draw: st.DrawFn) -> tuple[str, list[Shape], dict[str, int]]:
     return subscripts, shapes, {label.upper(): sizes[label] for label in used}
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(einsum_problems())
 def test_einsum_agrees_with_numpy_on_random_subscripts(problem) -> None:
     subscripts, shapes, binding = problem
@@ -303,6 +304,32 @@ def test_argmin_returns_the_first_minimum_and_the_first_nan(function) -> None:
             )
             for g, e in zip(got, expected):
                 np.testing.assert_array_equal(g, e, err_msg=f"{backend}, N={count}")
+
+
+_ARGMIN = irc.compile(
+    lambda x: (np.argmin(x, axis=0), np.argmin(x, axis=1), np.argmin(x)),
+    irc.TensorSpec(("N", 3), F32),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.sampled_from([-1.0, 0.0, -0.0, 1.0, np.nan, -np.inf]),
+            min_size=3,
+            max_size=3,
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_argmin_agrees_with_numpy_on_ties_and_nans(rows: list[list[float]]) -> None:
+    x = np.array(rows, np.float32)
+    got = _ARGMIN(x, backend="reference")
+    expected = np.argmin(x, axis=0), np.argmin(x, axis=1), np.argmin(x)
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g, e)
 
 
 def test_argmin_of_the_least_int() -> None:
