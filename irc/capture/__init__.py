@@ -7,8 +7,10 @@ array arguments; every NumPy operation on them appends a graph op to a
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -77,6 +79,15 @@ def parse_fact(text: str) -> sym.FactAttr:
     )
 
 
+def register_einops_backend() -> None:
+    """Let einops work on traced arrays: einops finds its backends among the
+    subclasses of its ``AbstractBackend``, which ``einops_backend`` defines
+    and which imports einops, no dependency of irc; so it is imported only
+    once the user's code has imported einops."""
+    if "einops" in sys.modules:
+        importlib.import_module("irc.capture.einops_backend")
+
+
 def capture(
     function: Callable[..., Any],
     args: Sequence[Any],
@@ -86,6 +97,7 @@ def capture(
     """Trace ``function`` called with ``args``/``kwargs``, where tensor inputs
     are ``TensorSpec`` leaves and every other leaf is static."""
     signature_check(function, args, kwargs)
+    register_einops_backend()
     call_tree = (list(args), dict(kwargs))
     leaves, in_tree = pytree.flatten(call_tree)
     paths = pytree.leaf_paths(call_tree)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from irc.capture import layout
+from irc.capture import einsum, layout
 from irc.capture.intercept import creation, is_symbolic
 from irc.capture.ops import (
     Operand,
@@ -25,6 +25,7 @@ from irc.capture.ops import (
     as_size,
     binary,
     broadcast_shapes,
+    broadcast_to,
     cast,
     compare,
     dtype_of,
@@ -50,7 +51,7 @@ from irc.dialects import graph, sym
 from irc.dialects.elementwise import COMPARISONS, ComparisonPredicate
 from irc.dtypes import BOOL, FLOAT64, INT64, DType, promote
 from irc.dtypes import dtype as to_dtype
-from irc.errors import IrcShapeError
+from irc.errors import IrcShapeError, IrcTypeError
 from irc.shapes import SymExpr
 
 
@@ -246,6 +247,9 @@ def _dot(lhs: Operand, rhs: Operand) -> Tensor:
     return matmul(lhs, rhs)
 
 
+FUNCTION_HANDLERS[np.einsum] = einsum.einsum
+
+
 # ----- reductions -------------------------------------------------------------
 
 _ACCUMULATES = {"sum", "prod"}
@@ -404,6 +408,136 @@ def argmax(
     )
 
 
+@_function(np.argmin)
+def argmin(
+    value: Operand, axis: Any = None, out: Any = None, *, keepdims: bool = False
+) -> Tensor:
+    """The first minimum (or the first NaN, as in NumPy) is the first
+    maximum of an order-reversing map that keeps NaNs NaN: ``-x`` on floats,
+    ``~x`` on ints (``-x`` would overflow at the least int) and bools."""
+    _refuse("np.argmin", out=out)
+    tensor = layout.as_tensor(value)
+    if tensor.irc_dtype.kind == "f":
+        reversed_order = emit(graph.NegOp(tensor.value))
+    else:
+        reversed_order = emit(graph.NotOp(tensor.value))
+    return argmax(reversed_order, axis, keepdims=keepdims)
+
+
+#: Where ``where=`` masks an element out, a reduction reads its identity
+#: (max and min have none: NumPy needs ``initial=`` for them).
+_IDENTITIES: dict[str, int] = {"sum": 0, "prod": 1}
+_COMBINE: dict[str, type[graph.BinaryOp]] = {
+    "sum": graph.AddOp,
+    "prod": graph.MulOp,
+    "max": graph.MaximumOp,
+    "min": graph.MinimumOp,
+}
+
+
+def _masked(kind: str, handler: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """``handler`` (``np.sum``, ``np.prod``, ``np.max`` or ``np.min``) with
+    NumPy's ``where=`` (a ``graph.select`` of the identity, or of
+    ``initial`` for max and min, where the mask is false) and ``initial=``
+    (combined with the result, in the result's dtype)."""
+
+    def reduction(
+        value: Operand,
+        axis: Any = None,
+        *args: Any,
+        initial: Any = None,
+        where: Any = True,
+        **options: Any,
+    ) -> Tensor:
+        tensor = layout.as_tensor(value)
+        if where is not True:
+            if initial is None and kind not in _IDENTITIES:
+                raise tracing_error(
+                    f"np.{kind}(..., where=...) needs initial=: the {kind}imum "
+                    "has no identity to stand for the masked-out elements "
+                    "(as in NumPy)"
+                )
+            # max and min read initial there, which the result includes anyway.
+            fill = _IDENTITIES.get(kind, initial)
+            mask = _mask(where, tensor)
+            tensor = select(mask, tensor, _scalar(fill, tensor.irc_dtype))
+        result = handler(tensor, axis, *args, **options)
+        if initial is None:
+            return result
+        return binary(_COMBINE[kind], result, _scalar(initial, result.irc_dtype))
+
+    return reduction
+
+
+def _mask(where: Any, tensor: Tensor) -> Tensor:
+    """A reduction's ``where=``: bools that broadcast to the array's shape
+    (not the other way round, which would change the result's shape)."""
+    mask = layout.as_tensor(where)
+    if mask.irc_dtype != BOOL:
+        raise tracing_error(
+            f"where= must be a bool mask, got {mask.irc_dtype.name}; compare "
+            "first (where=x > 0)",
+            IrcTypeError,
+        )
+    return broadcast_to(mask, tensor.type.dims)
+
+
+def _scalar(value: Any, element: DType) -> Tensor:
+    """A Python or NumPy scalar converted to ``element``, as NumPy converts
+    a reduction's ``initial``."""
+    if not isinstance(value, bool | int | float | np.generic):
+        raise tracing_error(f"expected a scalar, got {type(value).__name__}")
+    return splat(np.asarray(value).astype(element.numpy).item(), element, ())
+
+
+for _f, _kind in (
+    (np.sum, "sum"),
+    (np.prod, "prod"),
+    (np.max, "max"),
+    (np.amax, "max"),
+    (np.min, "min"),
+    (np.amin, "min"),
+):
+    FUNCTION_HANDLERS[_f] = _masked(_kind, FUNCTION_HANDLERS[_f])
+
+
+@_function(np.linalg.norm)
+def _norm(
+    x: Operand, ord: Any = None, axis: Any = None, keepdims: bool = False
+) -> Tensor:
+    """The vector 2-norm and the Frobenius norm: ``sqrt(sum(x * x))`` over
+    the axes (ints in float64, as NumPy computes them)."""
+    tensor = layout.as_tensor(x)
+    if tensor.irc_dtype.kind != "f":
+        tensor = cast(tensor, FLOAT64)
+    rank = tensor.type.rank
+    axes = normalize_axes(axis, rank)
+    if axis is None:
+        vector = rank == 1
+        supported = ord is None or (ord == "fro" and rank == 2) or (ord == 2 and vector)
+    else:
+        vector = len(axes) == 1
+        supported = ord in ((None, 2) if vector else (None, "fro"))
+    if len(axes) > 2 and not (axis is None and ord is None):
+        raise tracing_error(
+            f"np.linalg.norm over {len(axes)} axes: give one axis (a vector "
+            "norm) or two (a matrix norm)",
+            IrcShapeError,
+        )
+    if not supported:
+        kinds = (
+            "vector norms: ord=None or 2"
+            if vector
+            else "matrix norms: ord=None or 'fro'"
+        )
+        raise tracing_error(
+            f"np.linalg.norm(..., ord={ord!r}) is not supported (irc computes "
+            f"{kinds}); write other norms with np.abs, np.max and np.sum"
+        )
+    squares = binary(graph.MulOp, tensor, tensor)
+    return unary(graph.SqrtOp, reduce("sum", squares, axes, keepdims))
+
+
 # ----- layout ------------------------------------------------------------------
 
 
@@ -431,8 +565,149 @@ def _swapaxes(value: Operand, axis1: int, axis2: int) -> Tensor:
 
 
 @_function(np.expand_dims)
-def _expand_dims(value: Operand, axis: int) -> Tensor:
-    return layout.expand_dims(layout.as_tensor(value), axis)
+def _expand_dims(value: Operand, axis: int | Sequence[int]) -> Tensor:
+    tensor = layout.as_tensor(value)
+    if not isinstance(axis, tuple | list):
+        return layout.expand_dims(tensor, axis)
+    # NumPy places the new axes at their positions in the result.
+    rank = tensor.type.rank + len(axis)
+    new_axes = normalize_axes(axis, rank)
+    dims = iter(tensor.type.dims)
+    one = SymExpr.const(1)
+    return layout.reshape(
+        tensor, [one if i in new_axes else next(dims) for i in range(rank)]
+    )
+
+
+@_function(np.repeat)
+def _repeat(value: Operand, repeats: Any, axis: int | None = None) -> Tensor:
+    """Each element ``repeats`` times along ``axis``: a count (static or
+    symbolic) broadcasts a new axis and merges it; one static count per
+    element is a ``graph.take`` of the repeated indices."""
+    tensor = layout.as_tensor(value)
+    if axis is None:
+        tensor, axis = layout.reshape(tensor, (-1,)), 0
+    axis = normalize_axis(axis, tensor.type.rank)
+    if isinstance(repeats, Tensor):
+        raise tracing_error(
+            "np.repeat with traced repeats gives a shape that depends on the "
+            "data; pass the repeats as ints (or symbolic sizes)"
+        )
+    counts = np.asarray(repeats) if isinstance(repeats, list | np.ndarray) else None
+    if counts is None or counts.size == 1:
+        count = repeats if counts is None else counts.reshape(()).item()
+        return _repeat_each(tensor, axis, as_size(count, "np.repeat's repeats"))
+    extent = tensor.type.dims[axis]
+    if counts.ndim != 1 or not extent.is_constant or counts.size != int(extent):
+        raise tracing_error(
+            f"np.repeat with one count per element needs a static axis of "
+            f"{counts.size} elements, got an axis of size {extent}",
+            IrcShapeError,
+        )
+    if counts.dtype.kind not in "iu" or (counts < 0).any():
+        raise tracing_error("np.repeat's repeats must be non-negative ints")
+    indices = np.repeat(np.arange(counts.size), counts)
+    return layout.take(tensor, indices, axis)
+
+
+def _repeat_each(tensor: Tensor, axis: int, count: SymExpr) -> Tensor:
+    dims = list(tensor.type.dims)
+    spread = layout.reshape(tensor, [*dims[: axis + 1], 1, *dims[axis + 1 :]])
+    spread = broadcast_to(spread, [*dims[: axis + 1], count, *dims[axis + 1 :]])
+    return layout.reshape(spread, [*dims[:axis], dims[axis] * count, *dims[axis + 1 :]])
+
+
+@_function(np.tile)
+def _tile(value: Operand, reps: Any) -> Tensor:
+    """``reps`` copies along each axis (counts static or symbolic), as a
+    broadcast of a size-1 axis before each axis and one reshape."""
+    tensor = layout.as_tensor(value)
+    given = tuple(reps) if isinstance(reps, tuple | list | np.ndarray) else (reps,)
+    counts = [as_size(r, "np.tile's reps") for r in given]
+    rank = max(len(counts), tensor.type.rank)
+    one = SymExpr.const(1)
+    counts = [one] * (rank - len(counts)) + counts
+    dims = [one] * (rank - tensor.type.rank) + list(tensor.type.dims)
+    if all(c == 1 for c in counts):
+        return layout.reshape(tensor, dims)
+    spread = layout.reshape(tensor, [d for dim in dims for d in (one, dim)])
+    spread = broadcast_to(spread, [d for pair in zip(counts, dims) for d in pair])
+    return layout.reshape(spread, [c * d for c, d in zip(counts, dims)])
+
+
+@_function(np.flip)
+def _flip(value: Operand, axis: Any = None) -> Tensor:
+    tensor = layout.as_tensor(value)
+    axes = normalize_axes(axis, tensor.type.rank)
+    key = tuple(
+        slice(None, None, -1) if i in axes else slice(None)
+        for i in range(tensor.type.rank)
+    )
+    return layout.getitem(tensor, key) if axes else tensor
+
+
+@_function(np.outer)
+def _outer(a: Operand, b: Operand, out: Any = None) -> Tensor:
+    _refuse("np.outer", out=out)
+    # NumPy makes arrays of both operands: Python scalars are not weak here.
+    rows = layout.reshape(layout.as_tensor(a), (-1, 1))
+    columns = layout.reshape(layout.as_tensor(b), (1, -1))
+    return binary(graph.MulOp, rows, columns)
+
+
+@_function(np.pad)
+def _pad(array: Operand, pad_width: Any, mode: Any = "constant", **kw: Any) -> Tensor:
+    """``mode='constant'``: a ``graph.concat`` of constant blocks (widths
+    static or symbolic) on each side of each padded axis."""
+    if mode != "constant":
+        raise tracing_error(
+            f"np.pad(..., mode={mode!r}) is not supported: irc pads with "
+            "mode='constant'; build other modes from slices and np.concatenate"
+        )
+    constant_values = kw.pop("constant_values", 0)
+    _refuse("np.pad", **kw)
+    if not isinstance(constant_values, bool | int | float | np.generic):
+        raise tracing_error(
+            "np.pad: constant_values must be one scalar in irc (per-axis values "
+            "are not supported)"
+        )
+    tensor = layout.as_tensor(array)
+    element = tensor.irc_dtype
+    fill = np.asarray(constant_values).astype(element.numpy).item()
+    for axis, (before, after) in enumerate(_pad_widths(pad_width, tensor.type.rank)):
+        dims = list(tensor.type.dims)
+        parts = [tensor]
+        if before != 0:
+            parts.insert(
+                0, splat(fill, element, [*dims[:axis], before, *dims[axis + 1 :]])
+            )
+        if after != 0:
+            parts.append(splat(fill, element, [*dims[:axis], after, *dims[axis + 1 :]]))
+        tensor = layout.concatenate(parts, axis)
+    return tensor
+
+
+def _pad_widths(pad_width: Any, rank: int) -> list[tuple[SymExpr, SymExpr]]:
+    """NumPy's ``pad_width`` forms (``n``, ``(n,)``, ``(before, after)``,
+    one pair per axis) as a ``(before, after)`` pair per axis."""
+    if isinstance(pad_width, np.ndarray):
+        pad_width = pad_width.tolist()
+    rows = pad_width if isinstance(pad_width, tuple | list) else (pad_width,)
+    nested = [isinstance(row, tuple | list) for row in rows]
+    if not rows or (any(nested) and not all(nested)):
+        raise tracing_error(f"np.pad: cannot read the pad widths {pad_width!r}")
+    pairs = [tuple(row) for row in rows] if all(nested) else [tuple(rows)]
+    if len(pairs) == 1:
+        pairs = pairs * rank
+    if len(pairs) != rank or any(len(pair) not in (1, 2) for pair in pairs):
+        raise tracing_error(
+            f"np.pad: the pad widths {pad_width!r} do not fit an array of rank {rank}",
+            IrcShapeError,
+        )
+    return [
+        (as_size(pair[0], "a pad width"), as_size(pair[-1], "a pad width"))
+        for pair in pairs
+    ]
 
 
 @_function(np.squeeze)
@@ -485,9 +760,7 @@ def _take(value: Operand, indices: Any, axis: int | None = None, **kw: Any) -> T
 
 
 @_function(np.broadcast_to)
-def _broadcast_to(value: Operand, shape: Any) -> Tensor:
-    from irc.capture.ops import broadcast_to
-
+def _broadcast_to(value: Operand, shape: Any, subok: bool = False) -> Tensor:
     dims = [
         as_size(d, "a broadcast dim")
         for d in (shape if isinstance(shape, tuple | list) else (shape,))
@@ -697,6 +970,34 @@ creation("full")(_traced_full)
 creation("arange")(_traced_arange)
 creation("tri")(_traced_grid("le"))
 creation("eye")(_traced_grid("eq"))
+
+
+def _traced_broadcast_to(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``np.broadcast_to`` of a NumPy constant to a symbolic shape (NumPy
+    dispatches on the array alone, and a constant does not reach irc)."""
+
+    def broadcast_to(array: Any, shape: Any, subok: bool = False) -> Tensor:
+        return _broadcast_to(array, shape)
+
+    return broadcast_to
+
+
+def _traced_ascontiguousarray(original: Callable[..., Any]) -> Callable[..., Any]:
+    """The identity on a traced array (layout is the compiler's business);
+    NumPy's C function does not dispatch, so its lookup is intercepted."""
+
+    def ascontiguousarray(a: Any, dtype: Any = None, **kw: Any) -> Any:
+        if not isinstance(a, Tensor):
+            return original(a, dtype, **kw)
+        _refuse("np.ascontiguousarray", **{k: v for k, v in kw.items() if k != "like"})
+        result = layout.reshape(a, (1,)) if a.type.rank == 0 else a
+        return _with_dtype(result, dtype)
+
+    return ascontiguousarray
+
+
+creation("broadcast_to")(_traced_broadcast_to)
+creation("ascontiguousarray")(_traced_ascontiguousarray)
 
 
 # ----- functions irc adds (NumPy has no erf, sigmoid or rsqrt) ------------------

@@ -21,11 +21,13 @@ from xdsl.ir import SSAValue
 
 from irc.capture.trace import (
     call_in_progress,
+    current_instruction,
     current_trace,
     is_irc_file,
     is_user_frame,
     looks_up,
     tracing_error,
+    user_frame,
 )
 from irc.dialects.graph import TensorType
 from irc.dialects.sym import product
@@ -137,6 +139,30 @@ def outside_irc(subject: str, need: str, message: str, alternatives: str) -> Irc
     return tracing_error(f"{call.text}() was given {subject}: {message}")
 
 
+#: The bytecode of ``a[key]``: NumPy's own indexing of a constant array
+#: asks a traced key for an int or an array.
+_SUBSCRIPTS = frozenset({"BINARY_SUBSCR", "BINARY_SLICE"})
+
+
+def constant_indexed_by(subject: str) -> IrcError | None:
+    """The error for a NumPy array indexed or sliced by ``subject`` (a
+    symbolic size or a traced array), when that is what the user's line is
+    doing: NumPy cannot, and irc can only index a traced array."""
+    frame = user_frame()
+    instruction = None if frame is None else current_instruction(frame)
+    if instruction is None or not (
+        instruction.opname in _SUBSCRIPTS
+        or (instruction.opname == "BINARY_OP" and instruction.argrepr == "[]")
+    ):
+        return None
+    return tracing_error(
+        f"a NumPy array (or another container that is not a traced array) is "
+        f"indexed or sliced by {subject}, which it cannot read at trace time; "
+        "pass the array as an argument (an irc.TensorSpec) so that irc indexes "
+        "the traced array"
+    )
+
+
 def _qualified(function: Callable[..., Any]) -> str:
     """``np.linalg.norm`` rather than ``np.norm``."""
     module = getattr(function, "__module__", "numpy") or "numpy"
@@ -221,6 +247,9 @@ class Tensor:
         )
 
     def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        indexing = constant_indexed_by("a traced array")
+        if indexing is not None:
+            raise indexing
         raise outside_irc(
             "a traced array",
             "a NumPy array",
@@ -432,6 +461,12 @@ class Tensor:
     def argmax(self, axis: Any = None, **options: Any) -> Tensor:
         return np.argmax(self, axis=axis, **options)
 
+    def argmin(self, axis: Any = None, **options: Any) -> Tensor:
+        return np.argmin(self, axis=axis, **options)
+
+    def repeat(self, repeats: Any, axis: Any = None) -> Tensor:
+        return np.repeat(self, repeats, axis=axis)
+
     def clip(self, min: Any = None, max: Any = None, **options: Any) -> Tensor:
         return np.clip(self, min, max, **options)
 
@@ -565,6 +600,9 @@ class SymDim:
         return hash(self.expr)
 
     def __index__(self) -> int:
+        indexing = constant_indexed_by(f"the symbolic size {self.expr}")
+        if indexing is not None:
+            raise indexing
         raise outside_irc(
             f"the symbolic size {self.expr}",
             "an int",

@@ -13,6 +13,7 @@ import bisect
 import builtins
 import dis
 import functools
+import importlib.util
 import inspect
 import linecache
 import os
@@ -36,6 +37,13 @@ from irc.shapes import Facts
 
 _IRC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
+# einops (optional) calls irc's backend on behalf of the user's line.
+_EINOPS = importlib.util.find_spec("einops")
+_LIBRARY_DIRS = (
+    _IRC_DIR,
+    _NUMPY_DIR,
+    *(_EINOPS.submodule_search_locations or () if _EINOPS is not None else ()),
+)
 
 
 class Trace:
@@ -88,9 +96,10 @@ def tracing(trace: Trace) -> Iterator[Trace]:
 
 @functools.lru_cache(maxsize=4096)
 def is_library_file(filename: str) -> bool:
-    """Whether ``filename`` is irc's or NumPy's own code (not user code)."""
+    """Whether ``filename`` is irc's, NumPy's or einops' own code (not user
+    code)."""
     path = os.path.abspath(filename)
-    return path.startswith((_IRC_DIR + os.sep, _NUMPY_DIR + os.sep))
+    return path.startswith(tuple(os.path.abspath(d) + os.sep for d in _LIBRARY_DIRS))
 
 
 @functools.lru_cache(maxsize=4096)
