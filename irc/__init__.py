@@ -26,6 +26,7 @@ from irc.errors import (
     IrcTypeError,
     TracingError,
 )
+from irc.logs import set_logs
 
 __all__ = [
     "AllocationError",
@@ -42,6 +43,7 @@ __all__ = [
     "erf",
     "jit",
     "rsqrt",
+    "set_logs",
     "sigmoid",
     "trace",
 ]
