@@ -134,12 +134,32 @@ class Compiled:
         """The IR text at ``level`` (graph, fusion, loop, memory, triton);
         with ``locations``, each op's ``loc(file:line:col)`` of the Python
         line that made it."""
+        return print_module(self._module(level), locations=locations)
+
+    def module_at(self, level: str = "graph") -> ModuleOp:
+        """A copy of the module at ``level``, as ``ir(level)`` prints it."""
+        return self._module(level).clone()
+
+    def _module(self, level: str) -> ModuleOp:
         if level != "graph":
             self._lower()
         if level not in self._levels:
             known = ", ".join(repr(k) for k in self.levels)
             raise IrcError(f"no IR at level {level!r}; available levels: {known}")
-        return print_module(self._levels[level], locations=locations)
+        return self._levels[level]
+
+    def show(self) -> None:
+        """The picture and the IR of every level (``irc.viz``): inline in
+        Jupyter, else in a web browser."""
+        from irc import viz
+
+        viz.show(self)
+
+    def _repr_html_(self) -> str:
+        """Jupyter's rich view: the picture, the kernels and each level's IR."""
+        from irc import viz
+
+        return viz.to_html(self)
 
     @property
     def triton_source(self) -> str:

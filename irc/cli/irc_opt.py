@@ -65,6 +65,7 @@ from irc.cli.diagnostics import (
     undecodable_report,
     verify_report,
 )
+from irc.cli.dot_target import DotTarget
 from irc.cli.locations import LocatingParser, pass_name_spans
 from irc.cli.triton_target import TritonTarget
 from irc.dominance import verify_dominance
@@ -139,6 +140,7 @@ class IrcOptMain(xDSLOptMain):
         super().register_all_targets()
         self.available_targets["mlir"] = lambda: MLIRTarget
         self.available_targets["triton"] = lambda: TritonTarget
+        self.available_targets["dot"] = lambda: DotTarget
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
