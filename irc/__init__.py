@@ -14,6 +14,7 @@ Capture a NumPy-style function with symbolic dims, inspect its IR, run it::
     y = c(np.random.rand(3, 5).astype(np.float32))
 """
 
+from irc import viz
 from irc.api import Compiled, Jitted, compile, jit, trace
 from irc.capture.numpy_api import erf, rsqrt, sigmoid
 from irc.capture.specs import TensorSpec
@@ -26,6 +27,7 @@ from irc.errors import (
     IrcTypeError,
     TracingError,
 )
+from irc.logs import set_logs
 
 __all__ = [
     "AllocationError",
@@ -42,6 +44,8 @@ __all__ = [
     "erf",
     "jit",
     "rsqrt",
+    "set_logs",
     "sigmoid",
     "trace",
+    "viz",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import inspect
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +15,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
-from irc import pytree
+from irc import logs, pytree
 from irc.capture import Captured, TensorSpec, capture
 from irc.errors import BindingError, IrcError, TracingError
 from irc.ir import print_module
@@ -56,6 +57,8 @@ class Compiled:
 
     def __init__(self, captured: Captured, pipeline: str | Sequence[ModulePass]):
         self.captured = captured
+        self._logs = logs.Session(captured.function_name)
+        _log_guards(self._logs, captured)
         self._levels: dict[str, ModuleOp] = {}
         self._working = captured.module.clone()
         passes = _parse_pipeline(pipeline)
@@ -72,7 +75,8 @@ class Compiled:
         self._lowering_failure: Exception | None = None
         self._level = "graph"
         self._levels["graph"] = self._working.clone()
-        _apply(self._working, passes[:lowering], self._keep_level)
+        _apply(self._working, passes[:lowering], self._keep_level, self._logs)
+        self._logs.level_reached("graph", self._levels["graph"])
         self._source: str | None = None
         #: What a call runs, per backend (see ``_bind_backend``).
         self._calls: dict[str, Callable[[tuple[Any, ...], dict[str, Any]], Any]] = {}
@@ -86,15 +90,22 @@ class Compiled:
             return
         self._lowered = True
         try:
-            _apply(self._working, self._pending, self._keep_level)
+            _apply(self._working, self._pending, self._keep_level, self._logs)
             _apply(
                 self._working,
                 pipeline_module.passes_after(self._level),
                 self._keep_level,
+                self._logs,
             )
         except Exception as failure:
             self._lowering_failure = failure
             raise
+        finally:  # what was reached, also when a lowering failed
+            for level in pipeline_module.LEVEL_NAMES[1:]:
+                if level in self._levels:
+                    self._logs.level_reached(level, self._levels[level])
+            if "fusion" in self._levels:
+                _log_kernels(self._logs, self._levels["fusion"])
 
     def _keep_level(self, module: ModuleOp, applied: ModulePass) -> None:
         """Keep a copy of ``module`` as the IR of its level: the last pass
@@ -123,12 +134,32 @@ class Compiled:
         """The IR text at ``level`` (graph, fusion, loop, memory, triton);
         with ``locations``, each op's ``loc(file:line:col)`` of the Python
         line that made it."""
+        return print_module(self._module(level), locations=locations)
+
+    def module_at(self, level: str = "graph") -> ModuleOp:
+        """A copy of the module at ``level``, as ``ir(level)`` prints it."""
+        return self._module(level).clone()
+
+    def _module(self, level: str) -> ModuleOp:
         if level != "graph":
             self._lower()
         if level not in self._levels:
             known = ", ".join(repr(k) for k in self.levels)
             raise IrcError(f"no IR at level {level!r}; available levels: {known}")
-        return print_module(self._levels[level], locations=locations)
+        return self._levels[level]
+
+    def show(self) -> None:
+        """The picture and the IR of every level (``irc.viz``): inline in
+        Jupyter, else in a web browser."""
+        from irc import viz
+
+        viz.show(self)
+
+    def _repr_html_(self) -> str:
+        """Jupyter's rich view: the picture, the kernels and each level's IR."""
+        from irc import viz
+
+        return viz.to_html(self)
 
     @property
     def triton_source(self) -> str:
@@ -138,6 +169,7 @@ class Compiled:
 
             self._lower()
             self._source = emit_module(self._levels["triton"])
+            self._logs.source_emitted(self._source)
         return self._source
 
     @property
@@ -288,13 +320,47 @@ def _apply(
     module: ModuleOp,
     passes: Iterable[ModulePass],
     after_each: Callable[[ModuleOp, ModulePass], None],
+    session: logs.Session,
 ) -> None:
     from irc.ir import default_context
 
     ctx = default_context()
     for each in passes:
+        start = time.perf_counter()
         each.apply(ctx, module)
+        session.pass_ran(each.name, time.perf_counter() - start)
         after_each(module, each)
+
+
+def _log_guards(session: logs.Session, captured: Captured) -> None:
+    """The declared facts and the guards capture left for the runtime."""
+    if not session.wants("guards"):
+        return
+    from irc.dialects.sym import GuardOp
+
+    facts = ", ".join(str(fact) for fact in captured.facts) or "none"
+    lines = [f"{captured.function_name}: facts declared: {facts}"]
+    for op in captured.module.walk():
+        if isinstance(op, GuardOp):
+            reason = f" ({op.reason.data})" if op.reason else ""
+            lines.append(f"  guard {op.fact}{reason}, checked at every call")
+    if len(lines) == 1:
+        lines.append("  no guards: every shape fact was proven at compile time")
+    session.log("guards", "\n".join(lines))
+
+
+def _log_kernels(session: logs.Session, fusion_module: ModuleOp) -> None:
+    """Each kernel ``fuse`` formed: its name, kind and reason."""
+    if not session.wants("kernels"):
+        return
+    from irc.dialects.fusion import KernelOp
+
+    kernels = [op for op in fusion_module.walk() if isinstance(op, KernelOp)]
+    lines = [f"{len(kernels)} kernel(s)"]
+    lines += [
+        f"  @{op.sym_name.data} {op.kind.data}: {op.reason.data}" for op in kernels
+    ]
+    session.log("kernels", "\n".join(lines))
 
 
 def _check_static(name: str, value: Any, expected: Any) -> None:
@@ -395,6 +461,7 @@ class Jitted:
         spec_call = inspect.BoundArguments(bound.signature, specs)  # type: ignore[arg-type]
         key = _cache_key(spec_call.args, spec_call.kwargs)
         compiled = self.cache.get(key)
+        _log_cache(self.function, spec_call, hit=compiled is not None)
         if compiled is None:
             try:
                 compiled = compile(
@@ -462,6 +529,19 @@ class Jitted:
         if not self.cache:
             raise IrcError("nothing compiled yet: call the function first")
         return next(reversed(self.cache.values())).ir(level, locations=locations)
+
+
+def _log_cache(
+    function: Callable[..., Any], spec_call: inspect.BoundArguments, *, hit: bool
+) -> None:
+    """A call no plan accepted: compiled anew, or an earlier compilation
+    reused (calls that a plan accepts are not logged: they stay fast)."""
+    if "cache" not in logs.active_topics():
+        return
+    logs.ensure_handler()
+    specs = ", ".join(f"{name}={value}" for name, value in spec_call.arguments.items())
+    verdict = "reusing the compilation for" if hit else "compiling for"
+    logs.logger("cache").info("%s: %s %s", function.__name__, verdict, specs)
 
 
 #: How many plans ``Jitted`` keeps per call structure.

@@ -22,8 +22,10 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
 from xdsl.irdl import IRDLOperation, irdl_op_definition
 from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 from xdsl.transforms.canonicalize import CanonicalizePass
 
+import irc
 from irc import testing
 from irc.cli import irc_opt
 from irc.dialects import graph as g
@@ -404,3 +406,66 @@ def test_results_compare_at_the_working_precision() -> None:
     module = parse_module(F32_MATMUL_TO_F64)
     assert testing.semantics.working_precision(module) == "float32"
     testing.check_pass("fuse,tile", programs=[module], max_examples=20)
+
+
+def _wide_mlp() -> ModuleOp:
+    """A two-layer MLP over 512 features: its float32 sums round by ~1e-3
+    at results of ~100, so tiling them in another order changes results by
+    more than float32's default tolerance."""
+
+    def mlp(x, w1, b1, w2, b2):
+        return np.maximum(x @ w1 + b1, 0) @ w2 + b2
+
+    def f32(*shape):
+        return irc.TensorSpec(shape, "float32")
+
+    return irc.compile(
+        mlp, f32("N", 512), f32(512, 512), f32(512), f32(512, 64), f32(64)
+    ).module
+
+
+def test_a_reordering_pass_is_judged_by_the_programs_own_rounding() -> None:
+    module = _wide_mlp()
+    checker = testing.semantics.SemanticsChecker(module, runs=2)
+    assert checker.rounding is not None and checker.rounding[0] > 1e-5
+    testing.check_semantics(module, "fuse,tile,bufferize")  # correct: accepted
+    with pytest.raises(PassCheckError, match="pass 'tile' changed the results"):
+        testing.check_semantics(module, "fuse,tile", rtol=1e-5, atol=1e-5)
+
+
+def test_the_rounding_allowance_still_catches_a_miscompile() -> None:
+    module = parse_module(F32_MATMUL_TO_F64.replace("graph.neg %0", "graph.abs %0"))
+    with pytest.raises(PassCheckError, match="pass 'abs-to-neg' changed the results"):
+        testing.check_semantics(module, [AbsToNeg()])
+
+
+@dataclass(frozen=True)
+class AbsToNeg(ModulePass):
+    """Replaces every ``abs`` with ``neg``: wrong wherever a value is
+    positive."""
+
+    name = "abs-to-neg"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for inner in list(op.walk()):
+            if isinstance(inner, g.AbsOp):
+                Rewriter.replace_op(inner, g.NegOp(inner.operands[0]))
+
+
+def test_irc_opt_tolerance_flags(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = print_module(_wide_mlp())
+    accepted = run_irc_opt(
+        tmp_path, capsys, text, "-p", "fuse,tile", "--check-semantics"
+    )
+    assert accepted[0] == 0, accepted[2]
+    status, _, err = run_irc_opt(
+        tmp_path, capsys, text, "-p", "fuse,tile", "--check-semantics", "--rtol", "1e-5"
+    )
+    assert status == 1 and "pass 'tile' changed the results" in err
+    assert "beyond rtol=1e-05" in err
+    with pytest.raises(SystemExit) as exited:
+        run_irc_opt(tmp_path, capsys, text, "--atol", "nan")
+    assert exited.value.code == 2
+    assert "expected a non-negative number, got 'nan'" in capsys.readouterr().err

@@ -51,6 +51,24 @@ def add_arguments(arg_parser: argparse.ArgumentParser) -> None:
         help="how many random bindings and inputs --check-semantics runs (default 4)",
     )
     arg_parser.add_argument(
+        "--rtol",
+        type=_non_negative_float,
+        default=None,
+        metavar="R",
+        help="--check-semantics: the relative tolerance of float results "
+        "(default: per dtype, plus a few times the program's own rounding error, "
+        "measured against the program computed in float64)",
+    )
+    arg_parser.add_argument(
+        "--atol",
+        type=_non_negative_float,
+        default=None,
+        metavar="A",
+        help="--check-semantics: the absolute tolerance of float results "
+        "(default: as for --rtol); either flag makes the tolerance exactly the "
+        "one given",
+    )
+    arg_parser.add_argument(
         "--check-semantics-seed",
         type=int,
         default=0,
@@ -85,6 +103,8 @@ def start_checker(
                 module,
                 runs=args.check_semantics_runs,
                 seed=args.check_semantics_seed,
+                rtol=args.rtol,
+                atol=args.atol,
             )
         except (IrcError, MemoryError) as error:
             message = f"--check-semantics cannot run the input: {error}"
@@ -186,4 +206,17 @@ def _positive_int(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    """An argparse type: a finite float of at least 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"expected a non-negative number, got {text!r}"
+        )
     return value

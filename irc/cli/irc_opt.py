@@ -65,11 +65,27 @@ from irc.cli.diagnostics import (
     undecodable_report,
     verify_report,
 )
+from irc.cli.dot_target import DotTarget
 from irc.cli.locations import LocatingParser, pass_name_spans
 from irc.cli.triton_target import TritonTarget
 from irc.dominance import verify_dominance
 from irc.ir import print_module
+from irc.lowering.pipeline import (
+    LEVEL_AFTER,
+    LEVEL_NAMES,
+    LOWERING,
+    LowerToTritonPass,
+    lowest_level,
+    module_level,
+    passes_after,
+)
+from irc.passes.plugins import PluginError, load_plugin
 from irc.passes.registry import get_all_dialects, get_all_passes
+
+#: The level each lowering pass takes its input at.
+LOWERS_FROM: dict[str, str] = {
+    names[0]: LEVEL_NAMES[index] for index, names in enumerate(LOWERING)
+}
 
 IR_DUMP_HEADER = "// -----// IR Dump After {} //----- //"
 """The line before each ``--print-ir-after-all`` dump (MLIR's spelling)."""
@@ -136,9 +152,11 @@ class IrcOptMain(xDSLOptMain):
         self.available_frontends["mlir"] = lambda: MLIRFrontend
 
     def register_all_targets(self) -> None:
-        super().register_all_targets()
+        """The targets that mean something for irc's IR: xDSL's others
+        (assembly, LLVM, WGSL) expect dialects irc never produces."""
         self.available_targets["mlir"] = lambda: MLIRTarget
         self.available_targets["triton"] = lambda: TritonTarget
+        self.available_targets["dot"] = lambda: DotTarget
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
@@ -147,6 +165,15 @@ class IrcOptMain(xDSLOptMain):
             action="store_true",
             help="print the IR to stderr after every pass, each dump preceded "
             f"by a line '{IR_DUMP_HEADER.format('<pass>')}'",
+        )
+        arg_parser.add_argument(
+            "--load-pass-plugin",
+            action="append",
+            default=[],
+            metavar="PLUGIN",
+            help="load passes from a Python file or module (every ModulePass "
+            "subclass it defines with a name); may be repeated. Installed packages "
+            "declare passes in the 'irc.passes' entry-point group instead",
         )
         arg_parser.add_argument(
             "--traceback",
@@ -161,10 +188,29 @@ class IrcOptMain(xDSLOptMain):
     def setup_pipeline(self) -> None:
         """Check the ``-p`` pipeline with located diagnostics first: xDSL
         raises bare ``ValueError``s (and a ``BaseException`` for a malformed
-        spec) that say neither where nor what is available."""
+        spec) that say neither where nor what is available. Plugins load
+        first, so that their passes can be named."""
+        for plugin in self.args.load_pass_plugin:
+            self._load_plugin(plugin)
         for spec, span in self._pipeline_specs():
             self._check_pass_spec(spec, span)
         super().setup_pipeline()
+
+    def _load_plugin(self, plugin: str) -> None:
+        try:
+            passes = load_plugin(plugin)
+        except PluginError as error:
+            raise Failure(Report(str(error), where=plugin)) from error
+        for name, pass_class in passes.items():
+            if name in self.available_passes:
+                raise Failure(
+                    Report(
+                        f"pass plugin {plugin!r} defines pass '{name}', which is "
+                        "already registered; rename the plugin's pass",
+                        where=plugin,
+                    )
+                )
+            self.register_pass(name, lambda cls=pass_class: cls)
 
     def _pipeline_specs(self) -> list[tuple[ArgSpec, Span[str]]]:
         """Each pass of ``-p`` with where its name is, to point at."""
@@ -192,20 +238,53 @@ class IrcOptMain(xDSLOptMain):
     def _run_pipeline(
         self, module: ModuleOp, op_spans: dict[Operation, Span[str]]
     ) -> None:
-        """``PassPipeline.apply``, with each failure blamed on its pass."""
-        passes = self.pipeline.passes
-        self._between_passes(None, module, passes[0] if passes else None, op_spans)
+        """``PassPipeline.apply``, with each failure blamed on its pass.
+        ``lower-to-triton`` runs as the passes it stands for, each verified,
+        printed and checked on its own."""
+        queue = list(self.pipeline.passes)
+        self._between_passes(None, module, queue[0] if queue else None, op_spans)
         checker = check_semantics.start_checker(
             module, self.args, self.get_input_name(), op_spans
         )
-        for index, current in enumerate(passes):
+        level = module_level(module)
+        while queue:
+            current = queue.pop(0)
+            if isinstance(current, LowerToTritonPass):
+                queue[:0] = passes_after(level)
+                continue
+            self._check_level(current, level)
             self._apply(current, module, op_spans)
-            following = passes[index + 1] if index + 1 < len(passes) else None
-            self._between_passes(current, module, following, op_spans)
+            # What the module shows, or what the pass lowered it to (a
+            # function returning its argument shows nothing).
+            level = lowest_level(
+                level, module_level(module), LEVEL_AFTER.get(current.name, "graph")
+            )
+            self._between_passes(current, module, queue[0] if queue else None, op_spans)
             if checker is not None:
                 check_semantics.check_pass(
                     checker, current, module, self.get_input_name()
                 )
+
+    def _check_level(self, current: ModulePass, actual: str) -> None:
+        """A lowering pass given a module of a level above the one it lowers
+        is the input's fault (it would leave the module as it is): say which
+        passes to run first. Below its level a lowering has nothing left to
+        do and is a no-op, as any pass is on IR it does not match."""
+        expected = LOWERS_FROM.get(current.name)
+        if expected is None:
+            return
+        first, wanted = LEVEL_NAMES.index(actual), LEVEL_NAMES.index(expected)
+        if first >= wanted:
+            return
+        missing = ",".join(names[0] for names in LOWERING[first:wanted])
+        raise Failure(
+            Report(
+                f"pass '{current.name}' lowers {expected}-level IR, but the module is "
+                f"at the {actual} level: run '{missing}' before it (or "
+                "'lower-to-triton' for all of it)",
+                where=self.get_input_name(),
+            )
+        )
 
     def _apply(
         self,

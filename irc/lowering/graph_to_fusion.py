@@ -59,6 +59,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
 
 from irc.dialects.fusion import (
     ELEMENTWISE_OPS,
@@ -664,10 +665,28 @@ class FusePass(ModulePass):
     name = "fuse"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        _refuse_calls(op)
         functions = [f for f in op.walk() if isinstance(f, func.FuncOp)]
         for function in functions:
             for block in function.body.blocks:
                 fuse_block(block)
+
+
+def _refuse_calls(module: ModuleOp) -> None:
+    """Calls between functions run on the reference interpreter, but the
+    lowering takes one function at a time: a call would reach the emitted
+    module unlowered."""
+    for op in module.walk():
+        if isinstance(op, func.CallOp):
+            caller = op.parent_op()
+            while caller is not None and not isinstance(caller, func.FuncOp):
+                caller = caller.parent_op()
+            where = f" in @{caller.sym_name.data}" if caller else ""
+            raise PassFailedException(
+                f"fuse: func.call @{op.callee.string_value()}{where} is not "
+                "supported: irc lowers each function on its own; inline the callee "
+                "(a Python function called while tracing is inlined)"
+            )
 
 
 def fuse_block(block: Block) -> list[KernelOp]:

@@ -7,7 +7,8 @@ only what it uses: importing every pass up front would add to the start-up
 time of each ``irc-opt`` invocation.
 
 Adding a pass is one line in ``_PASSES``: its name (the ``name`` class
-variable of the ``ModulePass``) and where it lives.
+variable of the ``ModulePass``) and where it lives. Passes from outside irc
+come through ``irc.passes.plugins``.
 """
 
 from __future__ import annotations
@@ -61,8 +62,12 @@ def _loader(path: str) -> Callable[[], Any]:
 
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    """Every pass by pipeline name, as a factory returning the pass class."""
-    return {name: _loader(path) for name, path in _PASSES.items()}
+    """Every pass by pipeline name, as a factory returning the pass class:
+    irc's own and those installed packages declare (``irc.passes.plugins``;
+    irc's win a clash of names)."""
+    from irc.passes.plugins import installed_passes
+
+    return installed_passes() | {name: _loader(path) for name, path in _PASSES.items()}
 
 
 def get_all_dialects() -> dict[str, Callable[[], Dialect]]:

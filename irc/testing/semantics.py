@@ -35,6 +35,7 @@ from irc.errors import IrcError
 from irc.ir import default_context, print_module, verify_module
 from irc.passes.registry import get_all_passes
 from irc.testing.interpreters import run_module
+from irc.testing.rounding import rounding_errors
 from irc.testing.sampling import MAX_SYMBOL_VALUE, inputs, module_bindings
 
 # --------------------------------------------------------------------------
@@ -97,6 +98,7 @@ def compare_outputs(
     rtol: float | None = None,
     atol: float | None = None,
     precision: str | None = None,
+    rounding: Sequence[float] | None = None,
 ) -> str | None:
     """None when ``after`` matches ``before``; else what the first
     mismatching output differs in, with its worst element.
@@ -104,14 +106,24 @@ def compare_outputs(
     Floats compare within :func:`tolerance_for` their dtype and must have
     NaN in the same places (infinities are equal only to themselves);
     integers and bools compare exactly; dtypes and shapes must be equal.
+    ``rounding``, per output, is the program's own rounding error (see
+    :func:`rounding_errors`): differences up to a few times it are allowed
+    on top of the tolerance, as another order of the same float operations
+    rounds differently by about as much.
     """
     if len(before) != len(after):
         return f"the number of results changed from {len(before)} to {len(after)}"
     for index, (expected, actual) in enumerate(zip(before, after)):
-        problem = _compare_array(expected, actual, rtol, atol, precision)
+        slack = 0.0 if rounding is None else ROUNDING_FACTOR * rounding[index]
+        problem = _compare_array(expected, actual, rtol, atol, precision, slack)
         if problem is not None:
             return f"output {index} {problem}"
     return None
+
+
+#: How many times the program's own rounding error a pass may change a
+#: result by (two evaluation orders each err by up to it, in either sign).
+ROUNDING_FACTOR = 4.0
 
 
 def _compare_array(
@@ -120,6 +132,7 @@ def _compare_array(
     rtol: float | None,
     atol: float | None,
     precision: str | None,
+    slack: float = 0.0,
 ) -> str | None:
     if expected.dtype != actual.dtype:
         return f"has dtype {actual.dtype}, was {expected.dtype}"
@@ -132,8 +145,12 @@ def _compare_array(
         rule = "exact comparison"
     else:
         tolerance = tolerance_for(expected.dtype, rtol, atol, precision)
+        if slack:
+            tolerance = Tolerance(tolerance.rtol, tolerance.atol + slack)
         wrong, excess = _float_mismatches(expected, actual, tolerance)
         rule = f"beyond rtol={tolerance.rtol:g}, atol={tolerance.atol:g}"
+        if slack:
+            rule += f", {ROUNDING_FACTOR:g}x the program's rounding error included"
     if not wrong.any():
         return None
     worst = np.unravel_index(np.argmax(np.where(wrong, excess, -np.inf)), wrong.shape)
@@ -334,6 +351,13 @@ class SemanticsChecker:
         self.precision = working_precision(module)
         self.program = print_module(module)
         self.runs, self.outputs = _draw_runs(module, runs, seed, max_value)
+        #: The program's own rounding error per output, which a reordering
+        #: pass may change results by; not used under explicit tolerances.
+        self.rounding = (
+            rounding_errors(module, [run.inputs for run in self.runs], self.outputs)
+            if rtol is None and atol is None
+            else None
+        )
 
     def check(self, name: str, module: ModuleOp) -> None:
         """Compare ``module`` (just transformed by pass ``name``) with the
@@ -350,7 +374,7 @@ class SemanticsChecker:
                 )
                 raise failure from error
             problem = compare_outputs(
-                before, result, self.rtol, self.atol, self.precision
+                before, result, self.rtol, self.atol, self.precision, self.rounding
             )
             if problem is not None:
                 raise self._failure(name, "changed the results", problem, after, run)

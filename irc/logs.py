@@ -1,0 +1,166 @@
+"""What a compilation tells on the way: structured logs and IR dumps, in the
+spirit of ``TORCH_LOGS``.
+
+``IRC_LOGS`` (or :func:`set_logs`) chooses the topics, comma-separated:
+
+- a level name (``graph``, ``fusion``, ``loop``, ``memory``, ``triton``): that
+  level's IR when a compilation reaches it; ``ir`` is all five;
+- ``source``: the emitted Triton module;
+- ``passes``: each pass as it runs, with its wall time;
+- ``kernels``: each kernel ``fuse`` formed: its kind, its ops' lines and why;
+- ``guards``: the facts declared and the guards capture could not prove;
+- ``cache``: ``irc.jit`` compiling for a new signature or reusing one;
+- ``all``: every topic.
+
+``IRC_DUMP_DIR`` names a directory; every compilation then writes its IR at
+each level (``graph.mlir`` ... ``triton.mlir``), its emitted module
+(``kernels.py``) and the pass timings (``passes.txt``) to a directory of its
+own in it, named after the function.
+
+Records go to the standard ``logging`` loggers ``irc.<topic>`` (so that an
+application can route them like any other), printed to stderr unless the
+application configured handlers of its own. Both variables are read when a
+compilation starts, so they can be changed between compilations.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import re
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from xdsl.dialects.builtin import ModuleOp
+
+from irc.errors import IrcError
+from irc.ir import print_module
+
+LEVELS = ("graph", "fusion", "loop", "memory", "triton")
+TOPICS = (*LEVELS, "source", "passes", "kernels", "guards", "cache")
+_GROUPS = {"ir": LEVELS, "all": TOPICS}
+
+LOGS_VARIABLE = "IRC_LOGS"
+DUMP_VARIABLE = "IRC_DUMP_DIR"
+
+#: Topics set by ``set_logs``; ``None``: ``IRC_LOGS`` decides.
+_chosen: frozenset[str] | None = None
+_handler: logging.Handler | None = None
+_dump_numbers = itertools.count()
+
+
+def parse_topics(text: str) -> frozenset[str]:
+    """The topics ``text`` (``"passes,ir"``) names; an unknown name is an
+    ``IrcError`` listing the known ones."""
+    topics: set[str] = set()
+    for name in (part.strip() for part in text.split(",")):
+        if not name:
+            continue
+        if name in _GROUPS:
+            topics.update(_GROUPS[name])
+        elif name in TOPICS:
+            topics.add(name)
+        else:
+            known = ", ".join(sorted({*TOPICS, *_GROUPS}))
+            raise IrcError(
+                f"unknown log topic {name!r} in {LOGS_VARIABLE}={text!r}; "
+                f"the topics are: {known}"
+            )
+    return frozenset(topics)
+
+
+def set_logs(topics: str | Iterable[str] | None) -> None:
+    """Choose the topics from code (``irc.set_logs("passes,fusion")``),
+    overriding ``IRC_LOGS``; ``None`` gives the choice back to it."""
+    global _chosen
+    if topics is None:
+        _chosen = None
+        return
+    _chosen = parse_topics(topics if isinstance(topics, str) else ",".join(topics))
+
+
+def active_topics() -> frozenset[str]:
+    if _chosen is not None:
+        return _chosen
+    return parse_topics(os.environ.get(LOGS_VARIABLE, ""))
+
+
+def logger(topic: str) -> logging.Logger:
+    return logging.getLogger(f"irc.{topic}")
+
+
+class Session:
+    """What one compilation logs and dumps, decided when it starts."""
+
+    def __init__(self, function_name: str):
+        self.topics = active_topics()
+        self.dump_dir = _dump_directory(function_name)
+        self._pass_times: list[str] = []
+        if self.topics:
+            ensure_handler()
+
+    def wants(self, topic: str) -> bool:
+        return topic in self.topics
+
+    def log(self, topic: str, message: str) -> None:
+        if topic in self.topics:
+            logger(topic).info("%s", message)
+
+    def pass_ran(self, name: str, seconds: float) -> None:
+        line = f"{name}: {seconds * 1e3:.2f} ms"
+        self.log("passes", line)
+        if self.dump_dir is not None:
+            self._pass_times.append(line)
+            self.write("passes.txt", "\n".join(self._pass_times) + "\n")
+
+    def level_reached(self, level: str, module: ModuleOp) -> None:
+        if not self.wants(level) and self.dump_dir is None:
+            return  # printing a module costs milliseconds
+        text = print_module(module)
+        self.log(level, f"{level} IR:\n{text}")
+        if self.dump_dir is not None:
+            self.write(f"{level}.mlir", text)
+
+    def source_emitted(self, source: str) -> None:
+        self.log("source", f"emitted module:\n{source}")
+        if self.dump_dir is not None:
+            self.write("kernels.py", source)
+
+    def write(self, name: str, text: str) -> None:
+        assert self.dump_dir is not None
+        (self.dump_dir / name).write_text(text, encoding="utf-8")
+
+
+def _dump_directory(function_name: str) -> Path | None:
+    """A new directory for one compilation's dumps under ``IRC_DUMP_DIR``
+    (``softmax-1234-0``: function, process, count), or None."""
+    root = os.environ.get(DUMP_VARIABLE)
+    if not root:
+        return None
+    safe_name = re.sub(r"[^A-Za-z0-9_.-]", "_", function_name) or "function"
+    path = Path(root) / f"{safe_name}-{os.getpid()}-{next(_dump_numbers)}"
+    try:
+        path.mkdir(parents=True, exist_ok=False)
+    except OSError as err:
+        raise IrcError(
+            f"cannot create the dump directory {str(path)!r} ({DUMP_VARIABLE}): "
+            f"{err.strerror or err}; set {DUMP_VARIABLE} to a writable directory "
+            "or unset it"
+        ) from None
+    return path
+
+
+def ensure_handler() -> None:
+    """Print irc's records to stderr, unless the application routes them
+    itself (a handler on the ``irc`` logger or the root logger)."""
+    global _handler
+    root = logging.getLogger("irc")
+    if root.level == logging.NOTSET:
+        root.setLevel(logging.INFO)
+    if _handler is not None or root.handlers or logging.getLogger().handlers:
+        return
+    _handler = logging.StreamHandler(sys.stderr)
+    _handler.setFormatter(logging.Formatter("[%(name)s] %(message)s"))
+    root.addHandler(_handler)
