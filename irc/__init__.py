@@ -21,6 +21,7 @@ from irc.capture.specs import TensorSpec
 from irc.errors import (
     AllocationError,
     BindingError,
+    ConstantArrayWarning,
     ExecutionError,
     IrcError,
     IrcShapeError,
@@ -33,6 +34,7 @@ __all__ = [
     "AllocationError",
     "BindingError",
     "Compiled",
+    "ConstantArrayWarning",
     "ExecutionError",
     "IrcError",
     "IrcShapeError",

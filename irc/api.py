@@ -17,6 +17,7 @@ from xdsl.utils.exceptions import ArgSpecParseError
 
 from irc import logs, pytree
 from irc.capture import Captured, TensorSpec, capture
+from irc.capture.trace import facts_declared_with
 from irc.errors import BindingError, IrcError, TracingError
 from irc.ir import print_module
 from irc.lowering import pipeline as pipeline_module
@@ -204,6 +205,15 @@ class Compiled:
             return call
         if backend == "reference":
             return self._call_reference
+        missing = [
+            m for m in ("torch", "triton") if importlib.util.find_spec(m) is None
+        ]
+        if missing:
+            raise IrcError(
+                f"backend {backend!r} runs the emitted Triton module, which needs "
+                f"{' and '.join(missing)}: pip install torch==2.13.0 triton (torch "
+                "first, for its CPU build), or call with backend='reference'"
+            )
         from irc.runtime import triton_backend
 
         interpret = backend == "interpret"
@@ -270,6 +280,24 @@ class Compiled:
         count = len(captured.leaf_names)
         return [i for i in range(count) if i not in captured.static_leaves]
 
+    def _flatten_reordered(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> list[Any]:
+        """The leaves of a call whose dicts (keyword arguments included) list
+        their keys in another order than the compiled call did; any other
+        difference is a ``BindingError`` saying in words where it is."""
+        in_tree = self.captured.in_tree
+        reordered = pytree.reorder_like((list(args), dict(kwargs)), in_tree)
+        if reordered is not None:
+            leaves, _ = pytree.flatten(reordered)
+            return leaves
+        _, given = pytree.flatten((list(args), dict(kwargs)))
+        where = pytree.describe_mismatch(in_tree, given, self.captured.parameters)
+        raise BindingError(
+            f"the arguments do not have the structure {self.captured.function_name}() "
+            f"was compiled for: {where}"
+        )
+
     def _flatten(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
         """The tensor inputs, as given (NumPy arrays or torch tensors), after
         checking the call's structure and static values against the
@@ -277,11 +305,7 @@ class Compiled:
         captured = self.captured
         leaves = self._flattener(args, kwargs)
         if leaves is None:
-            _, in_tree = pytree.flatten((list(args), dict(kwargs)))
-            raise BindingError(
-                "the arguments' structure differs from the one compiled: expected "
-                f"{captured.in_tree}, got {in_tree}"
-            )
+            leaves = self._flatten_reordered(args, kwargs)
         if self._tensor_leaves is None:
             return leaves
         for index, expected in captured.static_leaves.items():
@@ -464,13 +488,14 @@ class Jitted:
         _log_cache(self.function, spec_call, hit=compiled is not None)
         if compiled is None:
             try:
-                compiled = compile(
-                    self.function,
-                    *spec_call.args,
-                    facts=self.facts,
-                    pipeline=self.pipeline,
-                    **spec_call.kwargs,
-                )
+                with facts_declared_with("irc.jit(facts="):
+                    compiled = compile(
+                        self.function,
+                        *spec_call.args,
+                        facts=self.facts,
+                        pipeline=self.pipeline,
+                        **spec_call.kwargs,
+                    )
             except IrcError:
                 raise
             except Exception as err:
@@ -524,11 +549,33 @@ class Jitted:
             raise IrcError(f"dims names unknown parameters: {sorted(unknown)}")
         return bound
 
+    @property
+    def latest(self) -> Compiled:
+        """The most recent compilation (``Compiled``: its IR, source, kernels)."""
+        if not self.cache:
+            raise IrcError(
+                f"nothing compiled yet: call {self.function.__name__}() first"
+            )
+        return next(reversed(self.cache.values()))
+
     def ir(self, level: str = "graph", *, locations: bool = False) -> str:
         """The IR of the most recent compilation."""
-        if not self.cache:
-            raise IrcError("nothing compiled yet: call the function first")
-        return next(reversed(self.cache.values())).ir(level, locations=locations)
+        return self.latest.ir(level, locations=locations)
+
+    @property
+    def levels(self) -> tuple[str, ...]:
+        """The levels of the most recent compilation."""
+        return self.latest.levels
+
+    @property
+    def triton_source(self) -> str:
+        """The emitted module of the most recent compilation."""
+        return self.latest.triton_source
+
+    @property
+    def num_kernels(self) -> int:
+        """The kernel launches per call of the most recent compilation."""
+        return self.latest.num_kernels
 
 
 def _log_cache(

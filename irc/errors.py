@@ -38,3 +38,8 @@ class ExecutionError(IrcError, ValueError):
 class AllocationError(IrcError, MemoryError):
     """A call whose buffers do not fit in memory: names the buffer, its shape,
     dtype and size."""
+
+
+class ConstantArrayWarning(UserWarning):
+    """An array given to ``irc.compile`` or ``irc.trace`` where a
+    ``TensorSpec`` would make an input: it is compiled in as a constant."""

@@ -194,3 +194,114 @@ def _join(prefix: str, key: Any) -> str:
 def map_leaves(function: Callable[[Any], Any], tree: Any) -> Any:
     leaves, treedef = flatten(tree)
     return unflatten(treedef, [function(leaf) for leaf in leaves])
+
+
+def reorder_like(tree: Any, treedef: TreeDef) -> Any | None:
+    """``tree`` with every dict's items in ``treedef``'s key order, when it
+    differs from ``treedef`` in nothing else (dicts are keyed, not ordered,
+    to a caller); None otherwise."""
+    if treedef.kind == "leaf":
+        return (
+            None if isinstance(tree, CONTAINERS) and not _is_namedtuple(tree) else tree
+        )
+    if treedef.kind == "dict":
+        if not isinstance(tree, dict) or set(tree) != set(treedef.keys):
+            return None
+        items = {
+            k: reorder_like(tree[k], c) for k, c in zip(treedef.keys, treedef.children)
+        }
+        return (
+            None
+            if any(v is None and tree[k] is not None for k, v in items.items())
+            else items
+        )
+    kind = list if treedef.kind == "list" else tuple
+    if (
+        not isinstance(tree, kind)
+        or _is_namedtuple(tree)
+        or len(tree) != len(treedef.children)
+    ):
+        return None
+    items = [reorder_like(t, c) for t, c in zip(tree, treedef.children)]
+    if any(v is None and t is not None for v, t in zip(items, tree)):
+        return None
+    return kind(items)
+
+
+def describe_mismatch(
+    expected: TreeDef, got: TreeDef, parameters: Sequence[str] = ()
+) -> str:
+    """In words, where a call's structure ``got`` first differs from the
+    ``expected`` one (both of ``(list(args), dict(kwargs))``), naming the
+    argument by its parameter (``parameters``, the positional ones in order)."""
+    (positional, keywords), (given, given_keywords) = expected.children, got.children
+    if len(given.children) != len(positional.children):
+        names = ", ".join(parameters[: len(positional.children)])
+        listed = f" ({names})" if names else ""
+        return (
+            f"expected {_count(len(positional.children), 'positional argument')}"
+            f"{listed}, got {len(given.children)}"
+        )
+    for index, (want, have) in enumerate(zip(positional.children, given.children)):
+        name = parameters[index] if index < len(parameters) else f"argument {index}"
+        found = _first_difference(want, have, name)
+        if found is not None:
+            return found
+    missing = [k for k in keywords.keys if k not in given_keywords.keys]
+    unexpected = [k for k in given_keywords.keys if k not in keywords.keys]
+    if missing:
+        return f"missing keyword argument {', '.join(map(repr, missing))}"
+    if unexpected:
+        return f"unexpected keyword argument {', '.join(map(repr, unexpected))}"
+    for key, want in zip(keywords.keys, keywords.children):
+        have = given_keywords.children[given_keywords.keys.index(key)]
+        found = _first_difference(want, have, str(key))
+        if found is not None:
+            return found
+    return "the structure differs"
+
+
+def _first_difference(want: TreeDef, have: TreeDef, path: str) -> str | None:
+    if want.kind != have.kind:
+        return f"{path!r} must be {_describe(want)}, got {_describe(have)}"
+    if want.kind == "dict":
+        missing = [k for k in want.keys if k not in have.keys]
+        unexpected = [k for k in have.keys if k not in want.keys]
+        if missing or unexpected:
+            parts = [f"missing key {', '.join(map(repr, missing))}"] if missing else []
+            parts += (
+                [f"unexpected key {', '.join(map(repr, unexpected))}"]
+                if unexpected
+                else []
+            )
+            return f"{path!r} must be {_describe(want)}: {'; '.join(parts)}"
+        pairs = [
+            (k, c, have.children[have.keys.index(k)])
+            for k, c in zip(want.keys, want.children)
+        ]
+    elif want.kind in ("list", "tuple"):
+        if len(want.children) != len(have.children):
+            return f"{path!r} must be {_describe(want)}, got {_describe(have)}"
+        pairs = [
+            (i, c, h) for i, (c, h) in enumerate(zip(want.children, have.children))
+        ]
+    else:
+        return None
+    for key, child, other in pairs:
+        found = _first_difference(child, other, _join(path, key))
+        if found is not None:
+            return found
+    return None
+
+
+def _describe(node: TreeDef) -> str:
+    if node.kind == "leaf":
+        return "an array or a value"
+    if node.kind == "dict":
+        keys = ", ".join(map(repr, node.keys))
+        return f"a dict with keys {keys}" if keys else "an empty dict"
+    return f"a {node.kind} of {_count(len(node.children), 'item')}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")

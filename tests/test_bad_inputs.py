@@ -114,7 +114,7 @@ CASES: dict[str, Case] = {
     "list": Case(
         "double",
         lambda: ([1.0, 2.0],),
-        error(BindingError, "structure differs"),
+        error(BindingError, "'x' must be an array or a value, got a list of 2 items"),
     ),
     "None": Case(
         "double",

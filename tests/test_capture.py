@@ -524,7 +524,8 @@ def test_comparing_a_size_with_a_fraction():
 
 def test_static_array_arguments_are_compared_by_value():
     w = np.arange(4, dtype=np.float32)
-    compiled = irc.compile(lambda x, w: x + w, irc.TensorSpec(("N", 4), F32), w)
+    with pytest.warns(irc.ConstantArrayWarning, match="compiled in as a constant"):
+        compiled = irc.compile(lambda x, w: x + w, irc.TensorSpec(("N", 4), F32), w)
     x = np.ones((2, 4), np.float32)
     np.testing.assert_array_equal(compiled(x, w.copy(), backend="reference"), x + w)
     with pytest.raises(irc.BindingError, match="static argument 'w'"):

@@ -14,6 +14,7 @@ tuple, one item more or less). The calls here are random trees of dicts
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -320,3 +321,24 @@ def test_unflatten_refuses_missing_leaves(tree: Any) -> None:
     assume(leaves)
     with pytest.raises(ValueError, match="too few leaves"):
         pytree.unflatten(treedef, leaves[:-1])
+
+
+@given(mutated_calls())
+def test_a_changed_structure_is_reordered_or_described(
+    calls: tuple[tuple[list[Any], dict[str, Any]], tuple[list[Any], dict[Any, Any]]],
+) -> None:
+    """A call whose dicts only list their keys in another order is put back
+    in the compiled order, with the same leaves; any other change is
+    described, at the path of a node that changed."""
+    tree, mutated = calls
+    leaves, treedef = pytree.flatten(tree)
+    _, mutated_treedef = pytree.flatten(mutated)
+    reordered = pytree.reorder_like(mutated, treedef)
+    if reordered is not None:
+        again, reordered_treedef = pytree.flatten(reordered)
+        assert reordered_treedef == treedef
+        assert _leaves_are(again, leaves)
+    else:
+        message = pytree.describe_mismatch(treedef, mutated_treedef)
+        assert message != "the structure differs"
+        assert re.search(r"must be|expected|missing|unexpected", message)

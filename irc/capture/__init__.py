@@ -11,6 +11,7 @@ import importlib
 import inspect
 import re
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +36,8 @@ from irc.capture.specs import TensorSpec
 from irc.capture.tensor import SymDim, Tensor
 from irc.capture.trace import Trace, innermost_user_frame, locate, tracing
 from irc.dialects import graph, sym
-from irc.errors import IrcError, TracingError
+from irc.errors import ConstantArrayWarning, IrcError, TracingError
+from irc.runtime.arrays import is_torch_tensor
 from irc.shapes import Facts, ShapeError, parse_expr
 
 __all__ = ["Captured", "TensorSpec", "capture", "parse_fact"]
@@ -59,6 +61,8 @@ class Captured:
     static_leaves: dict[int, Any]
     out_tree: pytree.TreeDef
     facts: Facts
+    #: The function's parameter names, in order (for messages).
+    parameters: tuple[str, ...] = ()
 
 
 _COMPARATORS = ("==", "<=", ">=", "<", ">")
@@ -103,13 +107,16 @@ def capture(
     paths = pytree.leaf_paths(call_tree)
     names = _argument_names(function, paths)
     tensor_leaves = [i for i, leaf in enumerate(leaves) if isinstance(leaf, TensorSpec)]
+    _check_constant_arrays(leaves, names)
     specs = [leaves[i] for i in tensor_leaves]
     input_names = [names[i] for i in tensor_leaves]
 
     block = Block(arg_types=[graph.TensorType(s.dims, s.dtype.ir_type) for s in specs])
     for argument, name in zip(block.args, input_names):
         argument.name_hint = _ssa_name(name)
-    fact_attrs = [parse_fact(f) for f in ([facts] if isinstance(facts, str) else facts)]
+    fact_texts = [facts] if isinstance(facts, str) else list(facts)
+    fact_attrs = [parse_fact(f) for f in fact_texts]
+    _check_fact_symbols(fact_texts, fact_attrs, specs)
     trace = Trace(block, Facts())
     with tracing(trace), intercept.creation_functions():
         for fact in fact_attrs:
@@ -143,8 +150,64 @@ def capture(
         i: leaf for i, leaf in enumerate(leaves) if not isinstance(leaf, TensorSpec)
     }
     return Captured(
-        module, name, in_tree, specs, names, static_leaves, out_tree, trace.facts
+        module,
+        name,
+        in_tree,
+        specs,
+        names,
+        static_leaves,
+        out_tree,
+        trace.facts,
+        _parameter_names(function),
     )
+
+
+#: The most elements an array argument compiled in as a constant may have:
+#: a larger one would bloat the IR, and every call compares it by value.
+MAX_CONSTANT_ELEMENTS = 1 << 20
+
+
+def _check_constant_arrays(leaves: Sequence[Any], names: Sequence[str]) -> None:
+    """Say so when an array stands where a ``TensorSpec`` would make an
+    input: it becomes a constant (a warning; an error past
+    ``MAX_CONSTANT_ELEMENTS``)."""
+    for leaf, name in zip(leaves, names):
+        if not (isinstance(leaf, np.ndarray) or is_torch_tensor(leaf)):
+            continue
+        shape, dtype_name = tuple(leaf.shape), str(leaf.dtype).removeprefix("torch.")
+        spec = f"irc.TensorSpec({shape}, {dtype_name!r})"
+        if int(np.prod(shape)) > MAX_CONSTANT_ELEMENTS:
+            raise TracingError(
+                f"argument {name!r} is an array of {int(np.prod(shape)):,} elements, "
+                f"not an irc.TensorSpec: it would be compiled in as a constant; pass "
+                f"{spec} to make it an input (irc.jit does so for every array)"
+            )
+        warnings.warn(
+            f"argument {name!r} is an array, not an irc.TensorSpec: it is compiled "
+            f"in as a constant, and every call must pass an equal array; pass {spec} "
+            "to make it an input (irc.jit does so for every array)",
+            ConstantArrayWarning,
+            stacklevel=4,  # the user's irc.compile/irc.trace call
+        )
+
+
+def _check_fact_symbols(
+    texts: Sequence[str], facts: Sequence[sym.FactAttr], specs: Sequence[TensorSpec]
+) -> None:
+    """Refuse a fact about a symbol that no argument's shape has: it could
+    never be checked, and is most likely a misspelt dim."""
+    bound = {name for spec in specs for dim in spec.dims for name in dim.symbols}
+    for text, attr in zip(texts, facts):
+        fact = attr.fact
+        unbound = (fact.lhs.symbols | fact.rhs.symbols) - bound
+        if unbound:
+            names = ", ".join(sorted(unbound))
+            known = ", ".join(sorted(bound)) or "none: every dim is static"
+            raise TracingError(
+                f"the fact {text!r} names {names}, which no argument's shape has "
+                f"(the symbols are: {known}); name a dim of an argument {names} "
+                "or drop the fact"
+            )
 
 
 def signature_check(
@@ -161,12 +224,16 @@ def signature_check(
         pass  # no signature available (builtins): let the call decide
 
 
+def _parameter_names(function: Callable[..., Any]) -> tuple[str, ...]:
+    try:
+        return tuple(inspect.signature(function).parameters)
+    except (TypeError, ValueError):  # no signature available (builtins)
+        return ()
+
+
 def _argument_names(function: Callable[..., Any], paths: list[str]) -> list[str]:
     """Leaf paths with positional indices replaced by parameter names."""
-    try:
-        parameters = list(inspect.signature(function).parameters)
-    except (TypeError, ValueError):
-        parameters = []
+    parameters = _parameter_names(function)
     names = []
     for path in paths:
         group, _, rest = path.partition(".")

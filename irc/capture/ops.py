@@ -16,7 +16,7 @@ import numpy as np
 from xdsl.ir import Operation
 
 from irc.capture.tensor import SymDim, Tensor
-from irc.capture.trace import current_trace, tracing_error
+from irc.capture.trace import current_trace, fact_hint, tracing_error
 from irc.dialects import graph
 from irc.dialects.elementwise import ElementwiseKind
 from irc.dtypes import (
@@ -286,8 +286,8 @@ def decide(expr: SymExpr, op: str, other: Any) -> bool:
         return False
     raise tracing_error(
         f"cannot decide '{expr} {op} {rhs}' at trace time: it depends on the "
-        "symbols' values; declare a fact (irc.compile(..., facts=['N >= 2'])) or "
-        "make the dim static"
+        f"symbols' values; declare a fact that decides it, such as "
+        f"{fact_hint(f'{expr} {op} {rhs}')}, or make the dim static"
     )
 
 

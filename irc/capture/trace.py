@@ -85,6 +85,28 @@ def current_trace() -> Trace:
     return trace
 
 
+#: How the user declares facts for the capture in progress: what hints name.
+_facts_api: ContextVar[str] = ContextVar(
+    "irc_facts_api", default="irc.compile(..., facts="
+)
+
+
+@contextmanager
+def facts_declared_with(api: str) -> Iterator[None]:
+    """Captures in the block are started by ``api`` (``"irc.jit(facts="``),
+    which hints then name as the place to declare a fact."""
+    token = _facts_api.set(api)
+    try:
+        yield
+    finally:
+        _facts_api.reset(token)
+
+
+def fact_hint(fact: str) -> str:
+    """``irc.compile(..., facts=['N >= 2'])``, as the capture's API spells it."""
+    return f"{_facts_api.get()}[{fact!r}])"
+
+
 @contextmanager
 def tracing(trace: Trace) -> Iterator[Trace]:
     token = _active.set(trace)
