@@ -178,9 +178,23 @@ def _text(dims: Sequence[SymExpr]) -> str:
 
 # ----- elementwise ------------------------------------------------------
 
+_K = ElementwiseKind
+
+#: The kinds Python's operators reach (``-x``, ``abs(x)``, ``~x``, ``x + y``,
+#: ``x ** y``...): of weak values (standing for Python scalars) they are weak,
+#: as Python's operators give Python scalars. Every other function is strong
+#: on them, as NumPy's functions of Python scalars give NumPy scalars
+#: (``np.sqrt(3)`` is an ``np.float64``): so ``x / np.sqrt(x.shape[-1])`` has
+#: the same dtype whether that dim is static or symbolic. (An explicit
+#: ``np.negative`` or ``np.add`` of sizes is taken for its operator.)
+_OPERATOR_KINDS = frozenset(
+    {_K.NEG, _K.ABS, _K.NOT, _K.ADD, _K.SUB, _K.MUL, _K.DIV, _K.FLOORDIV, _K.REM}
+    | {_K.POW, _K.AND, _K.OR, _K.XOR}
+)
+
 
 def unary(kind: type[graph.UnaryOp], value: Operand) -> Tensor:
-    weak = _is_weak(value)
+    weak = _is_weak(value) and kind.KIND in _OPERATOR_KINDS
     element = dtype_of(value)
     function = kind.KIND
     if function.semantics.float_only and element.kind != "f":
@@ -219,7 +233,7 @@ def binary(kind: type[graph.BinaryOp], lhs: Operand, rhs: Operand) -> Tensor:
     shape = broadcast_shapes(shape_of(lhs), shape_of(rhs))
     a, b = (materialize(v, element, shape) for v in (lhs, rhs))
     result = emit(kind(a.value, b.value))
-    result.weak = _is_weak(lhs) and _is_weak(rhs)
+    result.weak = _is_weak(lhs) and _is_weak(rhs) and kind.KIND in _OPERATOR_KINDS
     return result
 
 
