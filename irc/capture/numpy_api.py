@@ -23,6 +23,7 @@ from irc.capture.ops import (
     Operand,
     as_dim,
     as_size,
+    as_strong,
     binary,
     broadcast_shapes,
     cast,
@@ -185,6 +186,91 @@ def _sign(value: Operand) -> Tensor:
     negative = compare("lt", value, 0)
     # Zeros and NaNs are their own sign, as in NumPy.
     return select(positive, 1, select(negative, -1, value))
+
+
+# ----- float predicates: comparisons, not kinds of their own ---------------------
+# Their result is bool, where an elementwise kind's is its operand's type; as
+# comparisons they fuse like any other and read plainly in the IR
+# (graph.cmp ne, %x, %x is isnan), and integers and bools are constants.
+
+
+@_ufunc(np.isnan)
+def _isnan(value: Operand) -> Tensor:
+    """NaN is the one value unequal to itself."""
+    if dtype_of(value).kind != "f":
+        return splat(False, BOOL, shape_of(value))
+    return compare("ne", value, value)
+
+
+@_ufunc(np.isinf)
+def _isinf(value: Operand) -> Tensor:
+    if dtype_of(value).kind != "f":
+        return splat(False, BOOL, shape_of(value))
+    return compare("eq", unary(graph.AbsOp, value), math.inf)
+
+
+@_ufunc(np.isfinite)
+def _isfinite(value: Operand) -> Tensor:
+    """``|x| < inf``, which NaN is not."""
+    if dtype_of(value).kind != "f":
+        return splat(True, BOOL, shape_of(value))
+    return compare("lt", unary(graph.AbsOp, value), math.inf)
+
+
+# ----- rounding and powers in float64 -----------------------------------------------
+
+
+@_function(np.round, np.around)
+def _round(value: Operand, decimals: int = 0, out: Any = None) -> Tensor:
+    _refuse("np.round", out=out)
+    return round_to(layout.as_tensor(value), decimals)
+
+
+def round_to(tensor: Tensor, decimals: int) -> Tensor:
+    """NumPy's ``np.round``: ``rint(x * 10**d) / 10**d`` in x's dtype
+    (``rint(x / 10**-d) * 10**-d`` for a negative ``d``), halves to even;
+    integers are unchanged for ``d >= 0`` and rounded through float64 for
+    ``d < 0``; bools round (to float16) only for ``d == 0``."""
+    if not isinstance(decimals, int | np.integer) or isinstance(decimals, bool):
+        raise tracing_error(f"np.round: decimals must be an int, got {decimals!r}")
+    element = tensor.irc_dtype
+    if element.kind == "i" and decimals >= 0:
+        return as_strong(tensor)
+    if decimals == 0:
+        return unary(graph.RintOp, tensor)
+    if element == BOOL:
+        raise tracing_error(
+            f"np.round(..., {decimals}) of a bool array: NumPy cannot store the "
+            "scaled values in bool; cast it to a float dtype first",
+            IrcTypeError,
+        )
+    working = cast(tensor, FLOAT64) if element.kind == "i" else tensor
+    scale = _power_of_ten(abs(int(decimals)))
+    if decimals > 0:
+        rounded = unary(graph.RintOp, binary(graph.MulOp, working, scale))
+        return cast(binary(graph.DivOp, rounded, scale), element)
+    rounded = unary(graph.RintOp, binary(graph.DivOp, working, scale))
+    return cast(binary(graph.MulOp, rounded, scale), element)
+
+
+def _power_of_ten(n: int) -> float:
+    """``10.0 ** n`` as NumPy's round computes it (exact to 1e8, then
+    multiplied by ten)."""
+    if n < 9:
+        return 10.0**n
+    power = 1e9
+    for _ in range(n - 9):
+        power *= 10.0
+    return power
+
+
+@_ufunc(np.float_power)
+def _float_power(base: Operand, exponent: Operand, dtype: Any = None) -> Tensor:
+    """``base ** exponent`` in float64, whatever the operands (irc has no
+    wider float, NumPy's float_power no narrower result)."""
+    shape = broadcast_shapes(shape_of(base), shape_of(exponent))
+    a, b = (materialize(v, FLOAT64, shape) for v in (base, exponent))
+    return _with_dtype(emit(graph.PowOp(a.value, b.value)), dtype)
 
 
 @_ufunc(np.matmul)
@@ -773,7 +859,7 @@ def _traced_array(value: Any, name: str) -> Tensor:
         return layout.stack([cast(item, element) for item in items], 0)
     if isinstance(value, Tensor):
         # A weak value stands for a Python scalar, which NumPy makes strong.
-        return Tensor(value.value) if value.weak else value
+        return as_strong(value)
     return materialize(value, dtype_of(value), shape_of(value))
 
 

@@ -18,7 +18,7 @@ from xdsl.ir import Operation
 from irc.capture.tensor import SymDim, Tensor
 from irc.capture.trace import current_trace, tracing_error
 from irc.dialects import graph
-from irc.dialects.elementwise import ElementwiseKind
+from irc.dialects.elementwise import INTEGRAL_IDENTITIES, ElementwiseKind
 from irc.dtypes import (
     BOOL,
     FLOAT16,
@@ -198,8 +198,8 @@ def unary(kind: type[graph.UnaryOp], value: Operand) -> Tensor:
     element = dtype_of(value)
     function = kind.KIND
     if function.semantics.float_only and element.kind != "f":
-        if function is ElementwiseKind.FLOOR:
-            return materialize(value, element, shape_of(value))
+        if function in INTEGRAL_IDENTITIES:
+            return as_strong(materialize(value, element, shape_of(value)))
         # NumPy computes float functions of ints in float64, of bools in float16.
         element = FLOAT16 if element == BOOL else FLOAT64
     if function is ElementwiseKind.NEG and element == BOOL:
@@ -214,10 +214,17 @@ def unary(kind: type[graph.UnaryOp], value: Operand) -> Tensor:
     return result
 
 
+def as_strong(value: Tensor) -> Tensor:
+    """``value`` as the NumPy result of a function (never weak)."""
+    return Tensor(value.value) if value.weak else value
+
+
 def binary(kind: type[graph.BinaryOp], lhs: Operand, rhs: Operand) -> Tensor:
     element = result_dtype([lhs, rhs])
     if kind is graph.DivOp and element.kind != "f":
-        element = FLOAT64  # true division of ints, as in NumPy
+        element = FLOAT64  # true division of ints and bools, as in NumPy
+    elif kind.KIND.semantics.float_only and element.kind != "f":
+        element = FLOAT16 if element == BOOL else FLOAT64  # as unary's
     if element == BOOL:
         kind = _BOOL_ARITHMETIC.get(kind, kind)
         if "b" not in kind.KIND.semantics.domain:
