@@ -1,12 +1,14 @@
 """Elementwise steps: ``unary``, ``binary``, ``compare``, ``select`` and
 ``cast``.
 
-Each keeps its op in its domain on its operands' ranges: ``log`` and
-``rsqrt`` of ``abs(x) + 1`` unless ``x`` is known positive, ``sqrt`` of
-``abs(x)``, division by ``abs(y) + 1`` (or its negation) unless ``y`` is
-bounded away from zero, integer powers with exponents in ``[0, 2]``, float
-powers of positive bases, ``exp`` of ``tanh(x)`` when ``x`` could overflow
-it; operands whose result could grow past ``MAGNITUDE_LIMIT`` are squashed
+Each keeps its op in its domain on its operands' ranges: ``log``,
+``log2``, ``log10`` and ``rsqrt`` of ``abs(x) + 1`` unless ``x`` is known
+positive (``log1p`` unless ``x > -0.99``), ``sqrt`` of ``abs(x)``, ``asin``
+and ``acos`` of ``tanh(x)`` unless ``|x| <= 1``, division by ``abs(y) + 1``
+(or its negation) unless ``y`` is bounded away from zero, integer powers
+with exponents in ``[0, 2]``, float powers of positive bases, ``exp``,
+``expm1``, ``sinh`` and ``cosh`` of ``tanh(x)`` when ``x`` could overflow
+them; operands whose result could grow past ``MAGNITUDE_LIMIT`` are squashed
 first. In a repeated step, ``unary`` and ``binary`` add the previous step's
 op again.
 """
