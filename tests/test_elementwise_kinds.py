@@ -10,10 +10,14 @@ what the kind's NumPy function computes.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import irc
 from irc.backend.triton.elementwise import COMPARISON_OPERATORS, SPELLINGS
@@ -187,20 +191,23 @@ def special_inputs(kind: ElementwiseKind, numpy_type: Any, size: int) -> list[An
 
 
 def assert_like_numpy(
-    result: np.ndarray, expected: np.ndarray, rtol: float, where: str
+    result: np.ndarray,
+    expected: np.ndarray,
+    rtol: float,
+    where: str,
+    atol: float | None = None,
 ) -> None:
-    """Values within ``rtol`` (NaN where NumPy has NaN, infinities exact),
-    the same dtype and the same sign on zeros."""
+    """Values within ``rtol`` (and ``atol``: by default the dtype's epsilon,
+    for results near 0), NaN where NumPy has NaN, infinities exact, the same
+    dtype and the same sign on zeros."""
     assert result.dtype == expected.dtype, where
     wide, want = result.astype(np.float64), expected.astype(np.float64)
-    eps = 0.0
-    if result.dtype.kind == "f" or result.dtype == BFLOAT16.numpy:
-        eps = float(
-            np.finfo(np.float32 if result.dtype.itemsize == 2 else result.dtype).eps
-        )
-    np.testing.assert_allclose(
-        wide, want, rtol=rtol, atol=max(eps, rtol / 8), err_msg=where
-    )
+    if atol is None:
+        atol = 0.0
+        if result.dtype.kind == "f" or result.dtype == BFLOAT16.numpy:
+            wide_type = np.float32 if result.dtype.itemsize == 2 else result.dtype
+            atol = max(float(np.finfo(wide_type).eps), rtol / 8)
+    np.testing.assert_allclose(wide, want, rtol=rtol, atol=atol, err_msg=where)
     zeros = want == 0
     np.testing.assert_array_equal(
         np.signbit(wide[zeros]), np.signbit(want[zeros]), where
@@ -311,3 +318,54 @@ def test_new_functions_capture_with_numpy_dtypes(name: str, element: str) -> Non
             rtol = RESULT_RTOL.get(irc_dtype(expected.dtype).name, 0.0)
             where = f"{name} of {element} on {backend}, N = {size}"
             assert_like_numpy(result, expected, rtol, where)
+
+
+def test_float_predicates_are_comparisons_that_fuse() -> None:
+    """isnan/isinf/isfinite are bool-valued, where a kind keeps its operand's
+    type: comparisons, one kernel with the arithmetic around them."""
+    spec = irc.TensorSpec(("N",), "float32")
+    compiled = irc.compile(
+        lambda x: np.isnan(x) | np.isinf(x * 2) | ~np.isfinite(x), spec
+    )
+    text = compiled.ir("graph")
+    assert "graph.cmp ne, %x, %x" in text
+    assert "graph.cmp eq" in text and "graph.cmp lt" in text
+    assert compiled.num_kernels == 1
+
+
+@functools.cache
+def triton_level(kind: ElementwiseKind) -> Any:
+    """The one-op float64 program of ``kind``, lowered to the triton level
+    (run as emitted Triton source under Triton's interpreter)."""
+    module = parse_module(program(kind, "f64"))
+    for lowering in passes_after("graph"):
+        lowering.apply(default_context(), module)
+    assert level_of(module).name == LEVEL_NAMES[-1]
+    return module
+
+
+ANY_FLOAT64 = hnp.arrays(np.float64, st.integers(1, 24), elements=st.floats(width=64))
+
+
+@pytest.mark.parametrize("kind", list(FLOAT_KINDS))
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_new_kinds_match_numpy_on_any_float64(
+    kind: ElementwiseKind, data: st.DataObject
+) -> None:
+    """The emitted kernel of each new kind agrees with NumPy on every
+    float64 (subnormals, huge values, both zeros, infinities, NaN) to 2 ulp
+    (rtol 1e-14 leaves room, no absolute slack), and exactly on NaN,
+    infinities and zeros."""
+    arrays = [data.draw(ANY_FLOAT64, label="x")]
+    if kind.arity == 2:
+        arrays.append(
+            data.draw(
+                hnp.arrays(np.float64, arrays[0].shape, elements=st.floats(width=64)),
+                label="y",
+            )
+        )
+    with np.errstate(all="ignore"):
+        expected = kind.semantics.numpy(*arrays)
+        (result,) = run_module(triton_level(kind), arrays)
+    assert_like_numpy(result, expected, 1e-14, f"{kind} of {arrays}", atol=0.0)
