@@ -829,7 +829,8 @@ def _traced_asarray(original: Callable[..., Any]) -> Callable[..., Any]:
     """``np.asarray``/``np.array`` of traced values: a traced array itself (in
     ``dtype``), a symbolic size as a 0-d int64 array, a list of them as
     ``np.stack`` (the elements' dtypes promoted, Python scalars as int64,
-    float64 or bool, as NumPy's conversion takes them)."""
+    float64 or bool, as NumPy's conversion takes them). ``order`` is
+    irrelevant: the layout of a traced value is irc's own."""
 
     def asarray(value: Any, dtype: Any = None, order: Any = None, **kw: Any) -> Tensor:
         name = f"np.{original.__name__}"
