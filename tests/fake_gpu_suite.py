@@ -226,6 +226,48 @@ def launch_beyond_grid_limits(gpu: FakeCudaDriver) -> dict[str, dict[str, Any]]:
     }
 
 
+def every_elementwise_kind(x: Any, y: Any) -> Any:
+    """A function of every elementwise kind of irc issue 10 (and the
+    functions built of them), each on values in its domain."""
+    unit, positive = np.tanh(x), np.abs(x) + 1
+    return (
+        np.log1p(positive) + np.expm1(unit) + np.log2(positive) + np.log10(positive),
+        np.sinh(unit) + np.cosh(unit) + np.arctan(x) + np.arcsin(unit),
+        np.arccos(unit) + np.arctan2(x, y),
+        np.ceil(x) + np.trunc(x) + np.rint(x) + np.round(x, 2),
+        np.isnan(x) | np.isinf(y) | ~np.isfinite(x),
+        np.float_power(positive, y),
+    )
+
+
+def launch_every_elementwise_kind(gpu: FakeCudaDriver) -> dict[str, Any]:
+    """``every_elementwise_kind`` at each float dtype, called on the triton
+    backend: its kernels' source, and their launches with the binaries
+    compiled for them."""
+    import torch
+
+    from irc.runtime import triton_backend
+
+    report: dict[str, Any] = {}
+    for element in ("float16", "bfloat16", "float32", "float64"):
+        spec = irc.TensorSpec(("N",), element)
+        compiled = irc.compile(every_elementwise_kind, spec, spec)
+        module = triton_backend.load_source(compiled.triton_source, interpret=False)
+        x = torch.linspace(-3, 3, 48).to(getattr(torch, element))
+        launches = len(gpu.launches)
+        compiled(x, x.flip(0), backend="triton")
+        binaries = {
+            digest: binary
+            for function, _, _ in module.KERNELS.values()
+            for digest, binary in compiled_kernels(function).items()
+        }
+        report[element] = {
+            "source": compiled.triton_source,
+            "launches": _launch_records(gpu, launches, binaries),
+        }
+    return report
+
+
 def launch_suite(names: list[str]) -> dict[str, Any]:
     report: dict[str, Any] = {}
     with fake_cuda() as gpu:
@@ -235,6 +277,10 @@ def launch_suite(names: list[str]) -> dict[str, Any]:
             except Exception:
                 report[name] = {"error": traceback.format_exc()}
         report["beyond_grid_limits"] = launch_beyond_grid_limits(gpu)
+        try:
+            report["elementwise_kinds"] = launch_every_elementwise_kind(gpu)
+        except Exception:
+            report["elementwise_kinds"] = {"error": traceback.format_exc()}
     return report
 
 

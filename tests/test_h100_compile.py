@@ -72,3 +72,38 @@ def test_contiguous_kernels_vectorise_loads(
     }
     for kernel in VECTORISED[name]:
         assert loads[kernel] > 0, f"{name} at {call['sizes']}: {kernel} loads scalars"
+
+
+#: What the kernels of ``fake_gpu_suite.every_elementwise_kind`` must call:
+#: the prelude's helper or Triton function of each kind of irc issue 10.
+ELEMENTWISE_HELPERS = (
+    "_irc_log1p",
+    "_irc_expm1",
+    "tl.log2",
+    "_irc_sinh",
+    "_irc_cosh",
+    "_irc_atan",
+    "_irc_asin",
+    "_irc_acos",
+    "_irc_atan2",
+    "tl.ceil",
+    "_irc_trunc",
+    "_irc_rint",
+    "_irc_pow_f",
+)
+
+
+@pytest.mark.parametrize("element", ["float16", "bfloat16", "float32", "float64"])
+def test_every_elementwise_kind_compiles_for_h100(
+    element: str, fake_gpu_report: dict[str, Any]
+) -> None:
+    kinds = fake_gpu_report["elementwise_kinds"]
+    assert "error" not in kinds, kinds.get("error")
+    result = kinds[element]
+    missing = [h for h in ELEMENTWISE_HELPERS if f"{h}(" not in result["source"]]
+    assert not missing, f"the {element} kernels do not call {missing}"
+    assert result["launches"], f"nothing launched at {element}"
+    for launch in result["launches"]:
+        binary = launch["binary"]
+        assert binary["sm_90"] and binary["entry"], f"{element}: {launch['kernel']}"
+        assert binary["cubin_bytes"] > 0, f"{element}: {launch['kernel']} has no cubin"

@@ -98,7 +98,7 @@ def expand_dims(value: Tensor, axis: int) -> Tensor:
 def squeeze(value: Tensor, axis: Any = None) -> Tensor:
     dims = value.type.dims
     if axis is None:
-        drop = {i for i, d in enumerate(dims) if d == 1}
+        drop = {i for i, d in enumerate(dims) if _is_unit(d)}
     else:
         axes = axis if isinstance(axis, tuple | list) else (axis,)
         drop = {normalize_axis(a, len(dims)) for a in axes}
@@ -108,6 +108,25 @@ def squeeze(value: Tensor, axis: Any = None) -> Tensor:
                     f"cannot squeeze axis {index} of size {dims[index]}", IrcShapeError
                 )
     return reshape(value, [d for i, d in enumerate(dims) if i not in drop])
+
+
+def _is_unit(dim: SymExpr) -> bool:
+    """Whether ``squeeze()`` drops an axis of size ``dim``. NumPy drops it
+    when it is 1 at run time; a symbolic dim that could be 1 is kept, under
+    a guard that it is not, so that a call with it 1 is an error, never a
+    silently different shape."""
+    facts = current_trace().facts
+    if facts.prove_eq(dim, 1):
+        return True
+    if not facts.prove_le(2, dim):
+        guard(
+            dim,
+            ">=",
+            2,
+            f"squeeze() with no axis keeps the axis of symbolic size {dim}, "
+            "which NumPy drops when it is 1 (make that dim static to drop it)",
+        )
+    return False
 
 
 def slice_axis(

@@ -23,6 +23,7 @@ from irc.capture.ops import (
     Operand,
     as_dim,
     as_size,
+    as_strong,
     binary,
     broadcast_shapes,
     broadcast_to,
@@ -188,6 +189,91 @@ def _sign(value: Operand) -> Tensor:
     return select(positive, 1, select(negative, -1, value))
 
 
+# ----- float predicates: comparisons, not kinds of their own ---------------------
+# Their result is bool, where an elementwise kind's is its operand's type; as
+# comparisons they fuse like any other and read plainly in the IR
+# (graph.cmp ne, %x, %x is isnan), and integers and bools are constants.
+
+
+@_ufunc(np.isnan)
+def _isnan(value: Operand) -> Tensor:
+    """NaN is the one value unequal to itself."""
+    if dtype_of(value).kind != "f":
+        return splat(False, BOOL, shape_of(value))
+    return compare("ne", value, value)
+
+
+@_ufunc(np.isinf)
+def _isinf(value: Operand) -> Tensor:
+    if dtype_of(value).kind != "f":
+        return splat(False, BOOL, shape_of(value))
+    return compare("eq", unary(graph.AbsOp, value), math.inf)
+
+
+@_ufunc(np.isfinite)
+def _isfinite(value: Operand) -> Tensor:
+    """``|x| < inf``, which NaN is not."""
+    if dtype_of(value).kind != "f":
+        return splat(True, BOOL, shape_of(value))
+    return compare("lt", unary(graph.AbsOp, value), math.inf)
+
+
+# ----- rounding and powers in float64 -----------------------------------------------
+
+
+@_function(np.round, np.around)
+def _round(value: Operand, decimals: int = 0, out: Any = None) -> Tensor:
+    _refuse("np.round", out=out)
+    return round_to(layout.as_tensor(value), decimals)
+
+
+def round_to(tensor: Tensor, decimals: int) -> Tensor:
+    """NumPy's ``np.round``: ``rint(x * 10**d) / 10**d`` in x's dtype
+    (``rint(x / 10**-d) * 10**-d`` for a negative ``d``), halves to even;
+    integers are unchanged for ``d >= 0`` and rounded through float64 for
+    ``d < 0``; bools round (to float16) only for ``d == 0``."""
+    if not isinstance(decimals, int | np.integer) or isinstance(decimals, bool):
+        raise tracing_error(f"np.round: decimals must be an int, got {decimals!r}")
+    element = tensor.irc_dtype
+    if element.kind == "i" and decimals >= 0:
+        return as_strong(tensor)
+    if decimals == 0:
+        return unary(graph.RintOp, tensor)
+    if element == BOOL:
+        raise tracing_error(
+            f"np.round(..., {decimals}) of a bool array: NumPy cannot store the "
+            "scaled values in bool; cast it to a float dtype first",
+            IrcTypeError,
+        )
+    working = cast(tensor, FLOAT64) if element.kind == "i" else tensor
+    scale = _power_of_ten(abs(int(decimals)))
+    if decimals > 0:
+        rounded = unary(graph.RintOp, binary(graph.MulOp, working, scale))
+        return cast(binary(graph.DivOp, rounded, scale), element)
+    rounded = unary(graph.RintOp, binary(graph.DivOp, working, scale))
+    return cast(binary(graph.MulOp, rounded, scale), element)
+
+
+def _power_of_ten(n: int) -> float:
+    """``10.0 ** n`` as NumPy's round computes it (exact to 1e8, then
+    multiplied by ten)."""
+    if n < 9:
+        return 10.0**n
+    power = 1e9
+    for _ in range(n - 9):
+        power *= 10.0
+    return power
+
+
+@_ufunc(np.float_power)
+def _float_power(base: Operand, exponent: Operand, dtype: Any = None) -> Tensor:
+    """``base ** exponent`` in float64, whatever the operands (irc has no
+    wider float, NumPy's float_power no narrower result)."""
+    shape = broadcast_shapes(shape_of(base), shape_of(exponent))
+    a, b = (materialize(v, FLOAT64, shape) for v in (base, exponent))
+    return _with_dtype(emit(graph.PowOp(a.value, b.value)), dtype)
+
+
 @_ufunc(np.matmul)
 def _matmul(lhs: Operand, rhs: Operand) -> Tensor:
     return matmul(lhs, rhs)
@@ -272,7 +358,13 @@ def reduce(
     tensor = cast(tensor, element)
     if not axes:
         return tensor
+    if element == BOOL:
+        kind = _BOOL_REDUCTIONS.get(kind, kind)
     return emit(graph.ReduceOp(kind, tensor.value, axes, keepdims))
+
+
+#: NumPy's sums and products in bool (``dtype=bool``) are any and all.
+_BOOL_REDUCTIONS = {"sum": "max", "prod": "min"}
 
 
 def _reducer(kind: str) -> Callable[..., Tensor]:
@@ -349,11 +441,25 @@ def mean(
 ) -> Tensor:
     _refuse("np.mean", out=out)
     tensor = layout.as_tensor(value)
+    if _is_integral(dtype):
+        axes = normalize_axes(axis, tensor.type.rank)
+        total = reduce("sum", tensor, axes, keepdims, dtype)
+        return _truncated_quotient(total, _count(tensor, axes), dtype)
     element = _float_result(tensor.irc_dtype, dtype)
     tensor = cast(tensor, element)
     axes = normalize_axes(axis, tensor.type.rank)
     total = reduce("sum", tensor, axes, keepdims)
     return binary(graph.DivOp, total, _count(tensor, axes))
+
+
+def _is_integral(requested: Any) -> bool:
+    return requested is not None and to_dtype(requested).kind in "bi"
+
+
+def _truncated_quotient(total: Tensor, count: SymDim | int, requested: Any) -> Tensor:
+    """``total / count`` in float64, cast to the integer (or bool) dtype the
+    user asked for: NumPy divides into an array of that dtype."""
+    return cast(binary(graph.DivOp, total, count), to_dtype(requested))
 
 
 def _float_result(element: DType, requested: Any) -> DType:
@@ -372,6 +478,8 @@ def var(
     keepdims: bool = False,
 ) -> Tensor:
     _refuse("np.var", out=out)
+    if _is_integral(dtype):
+        return _integral_var(layout.as_tensor(value), axis, dtype, ddof, keepdims)
     tensor = cast(layout.as_tensor(value), _float_result(dtype_of(value), dtype))
     axes = normalize_axes(axis, tensor.type.rank)
     centered = binary(graph.SubOp, tensor, mean(tensor, axes, keepdims=True))
@@ -388,7 +496,33 @@ def std(
     ddof: int = 0,
     keepdims: bool = False,
 ) -> Tensor:
-    return unary(graph.SqrtOp, var(value, axis, dtype, out, ddof, keepdims))
+    variance = var(value, axis, dtype, out, ddof, keepdims)
+    if not _is_integral(dtype):
+        return unary(graph.SqrtOp, variance)
+    if variance.type.rank:
+        # NumPy takes the root of an array in place, which it refuses.
+        raise tracing_error(
+            f"np.std(..., dtype={to_dtype(dtype).name}) of an array result: NumPy "
+            "cannot store its float square root in an integer array (only a "
+            "scalar result is truncated); pass a float dtype",
+            IrcTypeError,
+        )
+    return cast(unary(graph.SqrtOp, variance), to_dtype(dtype))
+
+
+def _integral_var(
+    tensor: Tensor, axis: Any, dtype: Any, ddof: int, keepdims: bool
+) -> Tensor:
+    """NumPy's variance with an integer ``dtype``: the sums are in ``dtype``
+    and each quotient is truncated to it, the mean as well as the result."""
+    axes = normalize_axes(axis, tensor.type.rank)
+    count = _count(tensor, axes)
+    total = reduce("sum", tensor, axes, True, dtype)
+    centered = binary(graph.SubOp, tensor, _truncated_quotient(total, count, dtype))
+    squares = binary(graph.MulOp, centered, centered)
+    return _truncated_quotient(
+        reduce("sum", squares, axes, keepdims, dtype), count - ddof, dtype
+    )
 
 
 @_function(np.argmax)
@@ -801,7 +935,8 @@ def _triangle(value: Operand, k: int, lower: bool) -> Tensor:
     mask = diagonal_mask(rows, columns, k if lower else k - 1, "le")
     if not lower:
         mask = unary(graph.NotOp, mask)
-    return select(mask, tensor, 0)
+    # NumPy's zeros are of the array's own dtype (a bool array stays bool).
+    return select(mask, tensor, splat(0, tensor.irc_dtype, ()))
 
 
 @_function(np.tril)
@@ -963,6 +1098,47 @@ def _traced_grid(predicate: str) -> Callable[[Callable[..., Any]], Callable[...,
     return wrap
 
 
+def _traced_asarray(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``np.asarray``/``np.array`` of traced values: a traced array itself (in
+    ``dtype``), a symbolic size as a 0-d int64 array, a list of them as
+    ``np.stack`` (the elements' dtypes promoted, Python scalars as int64,
+    float64 or bool, as NumPy's conversion takes them). ``order`` is
+    irrelevant: the layout of a traced value is irc's own."""
+
+    def asarray(value: Any, dtype: Any = None, order: Any = None, **kw: Any) -> Tensor:
+        name = f"np.{original.__name__}"
+        _refuse(name, **{k: v for k, v in kw.items() if not _is_default(k, v)})
+        result = _traced_array(value, name)
+        return result if dtype is None else cast(result, to_dtype(dtype))
+
+    return asarray
+
+
+def _is_default(option: str, value: Any) -> bool:
+    """Whether an ``np.array`` option changes nothing here (traced values
+    are never aliased, so ``copy``, ``subok`` and ``device`` do not)."""
+    if option in ("ndmin", "ndmax"):
+        return isinstance(value, int) and value == 0
+    return option in ("copy", "subok", "device") or value is None
+
+
+def _traced_array(value: Any, name: str) -> Tensor:
+    if isinstance(value, tuple | list):
+        if not value:
+            raise tracing_error(f"{name}: an empty list has no traced elements")
+        items = [_traced_array(item, name) for item in value]
+        element = items[0].irc_dtype
+        for item in items[1:]:
+            element = promote(element, item.irc_dtype)
+        return layout.stack([cast(item, element) for item in items], 0)
+    if isinstance(value, Tensor):
+        # A weak value stands for a Python scalar, which NumPy makes strong.
+        return as_strong(value)
+    return materialize(value, dtype_of(value), shape_of(value))
+
+
+creation("asarray")(_traced_asarray)
+creation("array")(_traced_asarray)
 creation("zeros")(lambda original: _traced_zeros(original, 0))
 creation("ones")(lambda original: _traced_zeros(original, 1))
 creation("empty")(lambda original: _traced_zeros(original, 0))

@@ -18,7 +18,7 @@ from xdsl.ir import Operation
 from irc.capture.tensor import SymDim, Tensor
 from irc.capture.trace import current_trace, fact_hint, tracing_error
 from irc.dialects import graph
-from irc.dialects.elementwise import ElementwiseKind
+from irc.dialects.elementwise import INTEGRAL_IDENTITIES, ElementwiseKind
 from irc.dtypes import (
     BOOL,
     FLOAT16,
@@ -178,14 +178,28 @@ def _text(dims: Sequence[SymExpr]) -> str:
 
 # ----- elementwise ------------------------------------------------------
 
+_K = ElementwiseKind
+
+#: The kinds Python's operators reach (``-x``, ``abs(x)``, ``~x``, ``x + y``,
+#: ``x ** y``...): of weak values (standing for Python scalars) they are weak,
+#: as Python's operators give Python scalars. Every other function is strong
+#: on them, as NumPy's functions of Python scalars give NumPy scalars
+#: (``np.sqrt(3)`` is an ``np.float64``): so ``x / np.sqrt(x.shape[-1])`` has
+#: the same dtype whether that dim is static or symbolic. (An explicit
+#: ``np.negative`` or ``np.add`` of sizes is taken for its operator.)
+_OPERATOR_KINDS = frozenset(
+    {_K.NEG, _K.ABS, _K.NOT, _K.ADD, _K.SUB, _K.MUL, _K.DIV, _K.FLOORDIV, _K.REM}
+    | {_K.POW, _K.AND, _K.OR, _K.XOR}
+)
+
 
 def unary(kind: type[graph.UnaryOp], value: Operand) -> Tensor:
-    weak = _is_weak(value)
+    weak = _is_weak(value) and kind.KIND in _OPERATOR_KINDS
     element = dtype_of(value)
     function = kind.KIND
     if function.semantics.float_only and element.kind != "f":
-        if function is ElementwiseKind.FLOOR:
-            return materialize(value, element, shape_of(value))
+        if function in INTEGRAL_IDENTITIES:
+            return as_strong(materialize(value, element, shape_of(value)))
         # NumPy computes float functions of ints in float64, of bools in float16.
         element = FLOAT16 if element == BOOL else FLOAT64
     if function is ElementwiseKind.NEG and element == BOOL:
@@ -200,10 +214,17 @@ def unary(kind: type[graph.UnaryOp], value: Operand) -> Tensor:
     return result
 
 
+def as_strong(value: Tensor) -> Tensor:
+    """``value`` as the NumPy result of a function (never weak)."""
+    return Tensor(value.value) if value.weak else value
+
+
 def binary(kind: type[graph.BinaryOp], lhs: Operand, rhs: Operand) -> Tensor:
     element = result_dtype([lhs, rhs])
     if kind is graph.DivOp and element.kind != "f":
-        element = FLOAT64  # true division of ints, as in NumPy
+        element = FLOAT64  # true division of ints and bools, as in NumPy
+    elif kind.KIND.semantics.float_only and element.kind != "f":
+        element = FLOAT16 if element == BOOL else FLOAT64  # as unary's
     if element == BOOL:
         kind = _BOOL_ARITHMETIC.get(kind, kind)
         if "b" not in kind.KIND.semantics.domain:
@@ -219,7 +240,7 @@ def binary(kind: type[graph.BinaryOp], lhs: Operand, rhs: Operand) -> Tensor:
     shape = broadcast_shapes(shape_of(lhs), shape_of(rhs))
     a, b = (materialize(v, element, shape) for v in (lhs, rhs))
     result = emit(kind(a.value, b.value))
-    result.weak = _is_weak(lhs) and _is_weak(rhs)
+    result.weak = _is_weak(lhs) and _is_weak(rhs) and kind.KIND in _OPERATOR_KINDS
     return result
 
 

@@ -470,6 +470,9 @@ class Tensor:
     def clip(self, min: Any = None, max: Any = None, **options: Any) -> Tensor:
         return np.clip(self, min, max, **options)
 
+    def round(self, decimals: int = 0, out: Any = None) -> Tensor:
+        return np.round(self, decimals, out)
+
     def squeeze(self, axis: Any = None) -> Tensor:
         return np.squeeze(self, axis=axis)
 

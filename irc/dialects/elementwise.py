@@ -56,6 +56,18 @@ class ElementwiseKind(StrEnum):
     SIN = "sin"
     COS = "cos"
     FLOOR = "floor"
+    CEIL = "ceil"
+    TRUNC = "trunc"
+    RINT = "rint"
+    LOG1P = "log1p"
+    EXPM1 = "expm1"
+    LOG2 = "log2"
+    LOG10 = "log10"
+    SINH = "sinh"
+    COSH = "cosh"
+    ATAN = "atan"
+    ASIN = "asin"
+    ACOS = "acos"
     NOT = "not"
     ADD = "add"
     SUB = "sub"
@@ -69,6 +81,7 @@ class ElementwiseKind(StrEnum):
     AND = "and"
     OR = "or"
     XOR = "xor"
+    ATAN2 = "atan2"
 
     @property
     def semantics(self) -> Semantics:
@@ -179,6 +192,18 @@ SEMANTICS: dict[ElementwiseKind, Semantics] = {
     _K.SIN: _unary(_FLOAT, np.sin),
     _K.COS: _unary(_FLOAT, np.cos),
     _K.FLOOR: _unary(_FLOAT, np.floor),
+    _K.CEIL: _unary(_FLOAT, np.ceil),
+    _K.TRUNC: _unary(_FLOAT, np.trunc),
+    _K.RINT: _unary(_FLOAT, np.rint),
+    _K.LOG1P: _unary(_FLOAT, np.log1p),
+    _K.EXPM1: _unary(_FLOAT, np.expm1),
+    _K.LOG2: _unary(_FLOAT, np.log2),
+    _K.LOG10: _unary(_FLOAT, np.log10),
+    _K.SINH: _unary(_FLOAT, np.sinh),
+    _K.COSH: _unary(_FLOAT, np.cosh),
+    _K.ATAN: _unary(_FLOAT, np.arctan),
+    _K.ASIN: _unary(_FLOAT, np.arcsin),
+    _K.ACOS: _unary(_FLOAT, np.arccos),
     _K.NOT: _unary(_BITS, np.invert),
     _K.ADD: _binary(_NUMBERS, np.add),
     _K.SUB: _binary(_NUMBERS, np.subtract),
@@ -192,7 +217,13 @@ SEMANTICS: dict[ElementwiseKind, Semantics] = {
     _K.AND: _binary(_BITS, np.bitwise_and),
     _K.OR: _binary(_BITS, np.bitwise_or),
     _K.XOR: _binary(_BITS, np.bitwise_xor),
+    _K.ATAN2: _binary(_FLOAT, np.arctan2),
 }
+
+#: The float kinds that NumPy 2 computes on integers and bools as the
+#: identity, keeping their dtype (``np.floor`` of int64 is int64): they round
+#: to an integer, which those values already are.
+INTEGRAL_IDENTITIES = frozenset({_K.FLOOR, _K.CEIL, _K.TRUNC})
 
 UNARY_KINDS = frozenset(k for k in ElementwiseKind if k.arity == 1)
 BINARY_KINDS = frozenset(k for k in ElementwiseKind if k.arity == 2)

@@ -462,6 +462,114 @@ class FloorOp(UnaryOp):
 
 
 @irdl_op_definition
+class CeilOp(UnaryOp):
+    """Elementwise rounding towards +inf."""
+
+    name = "graph.ceil"
+
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.CEIL
+
+
+@irdl_op_definition
+class TruncOp(UnaryOp):
+    """Elementwise rounding towards zero."""
+
+    name = "graph.trunc"
+
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.TRUNC
+
+
+@irdl_op_definition
+class RintOp(UnaryOp):
+    """Elementwise rounding to the nearest integer, halves to even."""
+
+    name = "graph.rint"
+
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.RINT
+
+
+@irdl_op_definition
+class Log1pOp(UnaryOp):
+    """Elementwise log(1 + x), accurate for small x."""
+
+    name = "graph.log1p"
+
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.LOG1P
+
+
+@irdl_op_definition
+class Expm1Op(UnaryOp):
+    """Elementwise exp(x) - 1, accurate for small x."""
+
+    name = "graph.expm1"
+
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.EXPM1
+
+
+@irdl_op_definition
+class Log2Op(UnaryOp):
+    """Elementwise base-2 logarithm."""
+
+    name = "graph.log2"
+
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.LOG2
+
+
+@irdl_op_definition
+class Log10Op(UnaryOp):
+    """Elementwise base-10 logarithm."""
+
+    name = "graph.log10"
+
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.LOG10
+
+
+@irdl_op_definition
+class SinhOp(UnaryOp):
+    """Elementwise hyperbolic sine."""
+
+    name = "graph.sinh"
+
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.SINH
+
+
+@irdl_op_definition
+class CoshOp(UnaryOp):
+    """Elementwise hyperbolic cosine."""
+
+    name = "graph.cosh"
+
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.COSH
+
+
+@irdl_op_definition
+class AtanOp(UnaryOp):
+    """Elementwise inverse tangent (``np.arctan``)."""
+
+    name = "graph.atan"
+
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.ATAN
+
+
+@irdl_op_definition
+class AsinOp(UnaryOp):
+    """Elementwise inverse sine (``np.arcsin``)."""
+
+    name = "graph.asin"
+
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.ASIN
+
+
+@irdl_op_definition
+class AcosOp(UnaryOp):
+    """Elementwise inverse cosine (``np.arccos``)."""
+
+    name = "graph.acos"
+
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.ACOS
+
+
+@irdl_op_definition
 class NotOp(UnaryOp):
     """Elementwise logical (bool) or bitwise (ints) not."""
 
@@ -483,6 +591,18 @@ UNARY_OPS: tuple[type[UnaryOp], ...] = (
     SinOp,
     CosOp,
     FloorOp,
+    CeilOp,
+    TruncOp,
+    RintOp,
+    Log1pOp,
+    Expm1Op,
+    Log2Op,
+    Log10Op,
+    SinhOp,
+    CoshOp,
+    AtanOp,
+    AsinOp,
+    AcosOp,
     NotOp,
 )
 
@@ -617,6 +737,16 @@ class XorOp(BinaryOp):
     KIND: ClassVar[ElementwiseKind] = ElementwiseKind.XOR
 
 
+@irdl_op_definition
+class Atan2Op(BinaryOp):
+    """Elementwise arctan(lhs / rhs) in the quadrant of (rhs, lhs)
+    (``np.arctan2``)."""
+
+    name = "graph.atan2"
+
+    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.ATAN2
+
+
 BINARY_OPS: tuple[type[BinaryOp], ...] = (
     AddOp,
     SubOp,
@@ -630,6 +760,7 @@ BINARY_OPS: tuple[type[BinaryOp], ...] = (
     AndOp,
     OrOp,
     XorOp,
+    Atan2Op,
 )
 
 #: The graph op of each elementwise kind.

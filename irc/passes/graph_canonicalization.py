@@ -51,22 +51,32 @@ from xdsl.pattern_rewriter import (
 from irc.dialects.elementwise import ComparisonPredicate, ReductionKind
 from irc.dialects.graph import (
     AbsOp,
+    AcosOp,
     AddOp,
     AndOp,
+    AsinOp,
+    Atan2Op,
+    AtanOp,
     BinaryOp,
     BroadcastOp,
     CastOp,
+    CeilOp,
     CompareOp,
     ConcatOp,
     ConstantOp,
+    CoshOp,
     CosOp,
     DimOp,
     DivOp,
     ErfOp,
+    Expm1Op,
     ExpOp,
     FloorDivOp,
     FloorOp,
     IotaOp,
+    Log1pOp,
+    Log2Op,
+    Log10Op,
     LogOp,
     MaximumOp,
     MinimumOp,
@@ -78,9 +88,11 @@ from irc.dialects.graph import (
     ReduceOp,
     RemOp,
     ReshapeOp,
+    RintOp,
     RsqrtOp,
     SelectOp,
     SigmoidOp,
+    SinhOp,
     SinOp,
     SliceOp,
     SqrtOp,
@@ -88,6 +100,7 @@ from irc.dialects.graph import (
     TanhOp,
     TensorType,
     TransposeOp,
+    TruncOp,
     UnaryOp,
     XorOp,
     tensor_type,
@@ -402,11 +415,15 @@ class Involution(RewritePattern):
 
 
 class Idempotent(RewritePattern):
-    """``abs(abs(x))`` and ``floor(floor(x))`` are the inner op."""
+    """``abs(abs(x))`` and a rounding of a rounding (``floor(floor(x))``)
+    are the inner op."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(
-        self, op: AbsOp | FloorOp, rewriter: PatternRewriter, /
+        self,
+        op: AbsOp | FloorOp | CeilOp | TruncOp | RintOp,
+        rewriter: PatternRewriter,
+        /,
     ) -> None:
         if type(op.input.owner) is type(op):
             _replace(rewriter, op, op.input)
@@ -806,7 +823,7 @@ def _registry() -> dict[type[Operation], tuple[RewritePattern, ...]]:
         NegOp: [fold, involution],
         NotOp: [fold, involution],
         AbsOp: [fold, idempotent, AbsOfNeg()],
-        FloorOp: [fold, idempotent],
+        **{op: [fold, idempotent] for op in (FloorOp, CeilOp, TruncOp, RintOp)},
         **{
             op: [fold]
             for op in (
@@ -819,6 +836,15 @@ def _registry() -> dict[type[Operation], tuple[RewritePattern, ...]]:
                 ErfOp,
                 SinOp,
                 CosOp,
+                Log1pOp,
+                Expm1Op,
+                Log2Op,
+                Log10Op,
+                SinhOp,
+                CoshOp,
+                AtanOp,
+                AsinOp,
+                AcosOp,
             )
         },
         # x + -0.0 on floats, x + 0 on integers (-0.0 is 0 there).
@@ -848,6 +874,7 @@ def _registry() -> dict[type[Operation], tuple[RewritePattern, ...]]:
             RightAbsorbing(-1),
         ],
         XorOp: [fold, commute, same_zero, RightIdentity(0, kinds="ib"), XorAllOnes()],
+        Atan2Op: [fold],
         CompareOp: [FoldCompare(), CompareConstantRight(), CompareSameOperands()],
         SelectOp: [
             fold,

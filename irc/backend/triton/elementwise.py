@@ -58,6 +58,12 @@ def _in_f32(text: Callable[..., str]) -> Spelling:
     return spell
 
 
+def _in_f64(template: str) -> Callable[[str], str]:
+    """``template`` of the operand computed in float64 and rounded once back
+    to its type (Triton's float32 functions are approximate on GPUs)."""
+    return lambda x: template.format(f"{x}.to(tl.float64)") + f".to({x}.dtype)"
+
+
 def _as_is(text: Callable[..., str]) -> Spelling:
     """``text`` of the operands, in their own type."""
     return lambda element, *operands: text(*operands)
@@ -137,6 +143,18 @@ SPELLINGS: dict[ElementwiseKind, TritonSpelling] = {
     _K.SIN: TritonSpelling(_in_f32(_call("tl.sin"))),
     _K.COS: TritonSpelling(_in_f32(_call("tl.cos"))),
     _K.FLOOR: TritonSpelling(_in_f32(_call("tl.floor"))),
+    _K.CEIL: TritonSpelling(_in_f32(_call("tl.ceil"))),
+    _K.TRUNC: TritonSpelling(_in_f32(_call("_irc_trunc"))),
+    _K.RINT: TritonSpelling(_in_f32(_call("_irc_rint"))),
+    _K.LOG1P: TritonSpelling(_in_f32(_call("_irc_log1p"))),
+    _K.EXPM1: TritonSpelling(_in_f32(_call("_irc_expm1"))),
+    _K.LOG2: TritonSpelling(_in_f32(_in_f64("tl.log2({})"))),
+    _K.LOG10: TritonSpelling(_in_f32(_in_f64("(tl.log({}) * 0.4342944819032518)"))),
+    _K.SINH: TritonSpelling(_in_f32(_call("_irc_sinh"))),
+    _K.COSH: TritonSpelling(_in_f32(_call("_irc_cosh"))),
+    _K.ATAN: TritonSpelling(_in_f32(_call("_irc_atan"))),
+    _K.ASIN: TritonSpelling(_in_f32(_call("_irc_asin"))),
+    _K.ACOS: TritonSpelling(_in_f32(_call("_irc_acos"))),
     _K.NOT: TritonSpelling(integers=_INVERT, bools=_INVERT),
     _K.ADD: TritonSpelling(
         _in_f32(_infix("+")), integers=_as_is(_infix("+")), bools=_as_is(_infix("|"))
@@ -166,6 +184,7 @@ SPELLINGS: dict[ElementwiseKind, TritonSpelling] = {
     _K.AND: TritonSpelling(integers=_as_is(_infix("&")), bools=_as_is(_infix("&"))),
     _K.OR: TritonSpelling(integers=_as_is(_infix("|")), bools=_as_is(_infix("|"))),
     _K.XOR: TritonSpelling(integers=_as_is(_infix("^")), bools=_as_is(_infix("^"))),
+    _K.ATAN2: TritonSpelling(_in_f32(_call("_irc_atan2"))),
 }
 
 

@@ -170,6 +170,130 @@ def _irc_tanh(x):
 
 
 @triton.jit
+def _irc_rint(x):
+    """NumPy's rint: to the nearest integer, halves to even, exactly (x -
+    floor(x) is exact); a zero result keeps x's sign."""
+    f = tl.floor(x)
+    d = x - f
+    odd = f != 2.0 * tl.floor(f * 0.5)
+    r = tl.where((d > 0.5) | ((d == 0.5) & odd), f + 1.0, f)
+    return tl.where(r == 0, x * 0.0, r)
+
+
+@triton.jit
+def _irc_trunc(x):
+    """Rounding towards zero (ceil keeps the sign of a zero result)."""
+    return tl.where(x < 0, tl.ceil(x), tl.floor(x))
+
+
+@triton.jit
+def _irc_log1p(x):
+    """log(1 + x) in float64 (no libdevice), accurate near 0: log(u) * x /
+    (u - 1) for u = 1 + x corrects u's rounding; rounded once to x's type."""
+    y = x.to(tl.float64)
+    u = 1.0 + y
+    r = tl.log(u) * (y / (u - 1.0))
+    r = tl.where(u == 1.0, y, r)
+    r = tl.where(y == _irc_inf(y), y, r)
+    return r.to(x.dtype)
+
+
+@triton.jit
+def _irc_expm1(x):
+    """exp(x) - 1 in float64 (no libdevice), accurate near 0: (u - 1) * x /
+    log(u) for u = exp(x) (Kahan); rounded once to x's type."""
+    y = x.to(tl.float64)
+    u = tl.exp(y)
+    r = (u - 1.0) * (y / tl.log(u))
+    r = tl.where(u == 1.0, y, r)
+    r = tl.where(u - 1.0 == -1.0, u - 1.0, r)
+    r = tl.where(u == _irc_inf(y), u, r)
+    return r.to(x.dtype)
+
+
+@triton.jit
+def _irc_sinh(x):
+    """sinh in float64 from expm1 (accurate near 0): (e + e / (e + 1)) / 2
+    for e = expm1(|x|); past |x| = 20, exp(|x| / 2) squared and halved, which
+    overflows only where sinh does; rounded once to x's type."""
+    y = x.to(tl.float64)
+    ay = tl.abs(y)
+    e = _irc_expm1(ay)
+    h = tl.exp(0.5 * ay)
+    r = tl.where(ay > 20.0, (0.5 * h) * h, 0.5 * (e + e / (e + 1.0)))
+    r = tl.where(y < 0, -r, r)
+    return tl.where(y == 0, y, r).to(x.dtype)
+
+
+@triton.jit
+def _irc_cosh(x):
+    """cosh in float64: (e + 1 / e) / 2 for e = exp(|x|); past |x| = 20, as
+    _irc_sinh; rounded once to x's type."""
+    ay = tl.abs(x.to(tl.float64))
+    e = tl.exp(ay)
+    h = tl.exp(0.5 * ay)
+    return tl.where(ay > 20.0, (0.5 * h) * h, 0.5 * (e + 1.0 / e)).to(x.dtype)
+
+
+# Constants are added to float64 tensors (tl.zeros_like), never passed to
+# tl.where as two Python floats, which Triton would make float32.
+@triton.jit
+def _irc_atan(x):
+    """arctan in float64 (no libdevice): Cephes' atan, a rational function on
+    [0, 0.66] after reducing |x| by pi/4 (to 2.414) or pi/2 (beyond); rounded
+    once to x's type."""
+    y = x.to(tl.float64)
+    ay = tl.abs(y)
+    zero = tl.zeros_like(y)
+    big = ay > 2.414213562373095
+    mid = (ay > 0.66) & (ay <= 2.414213562373095)
+    t = tl.where(big, -1.0 / ay, tl.where(mid, (ay - 1.0) / (ay + 1.0), ay))
+    base = tl.where(big, zero + 1.5707963267948966, tl.where(mid, zero + 0.7853981633974483, zero))
+    low = tl.where(big, zero + 6.123233995736766e-17, tl.where(mid, zero + 3.061616997868383e-17, zero))
+    z = t * t
+    p = (((-0.8750608600031904 * z - 16.15753718733365) * z - 75.00855792314705) * z - 122.8866684490136) * z - 64.85021904942025
+    q = ((((z + 24.85846490142306) * z + 165.0270098316988) * z + 432.8810604912903) * z + 485.3903996359137) * z + 194.5506571482614
+    r = base + ((t * (z * p / q) + t) + low)
+    r = tl.where(y < 0, -r, r)
+    return tl.where(y == 0, y, r).to(x.dtype)
+
+
+@triton.jit
+def _irc_atan2(a, b):
+    """NumPy's arctan2(a, b) in float64: arctan(|a| / |b|) in the quadrant of
+    (b, a), with C's values at zeros and infinities; rounded once to a's
+    type."""
+    y = a.to(tl.float64)
+    x = b.to(tl.float64)
+    ay = tl.abs(y)
+    ax = tl.abs(x)
+    zero = tl.zeros_like(y)
+    inf = _irc_inf(y)
+    t = _irc_atan(ay / ax)
+    t = tl.where((ay == 0) & (ax == 0), zero, t)
+    t = tl.where((ay == inf) & (ax == inf), zero + 0.7853981633974483, t)
+    west = (x < 0) | ((x == 0) & (1.0 / x < 0))
+    t = tl.where(west, 3.141592653589793 - t, t)
+    south = (y < 0) | ((y == 0) & (1.0 / y < 0))
+    r = tl.where(south, -t, t)
+    return tl.where((y != y) | (x != x), y + x, r).to(a.dtype)
+
+
+@triton.jit
+def _irc_asin(x):
+    """arcsin as arctan2(x, sqrt((1 - x)(1 + x))) (1 - x is exact near 1)."""
+    y = x.to(tl.float64)
+    return _irc_atan2(y, tl.sqrt((1.0 - y) * (1.0 + y))).to(x.dtype)
+
+
+@triton.jit
+def _irc_acos(x):
+    """arccos as arctan2(sqrt((1 - x)(1 + x)), x)."""
+    y = x.to(tl.float64)
+    return _irc_atan2(tl.sqrt((1.0 - y) * (1.0 + y)), y).to(x.dtype)
+
+
+@triton.jit
 def _irc_max_f(x, AXIS: tl.constexpr):
     """Max over an axis with NumPy's NaN propagation (tl.max skips NaN)."""
     nan = tl.max((x != x).to(tl.int32), axis=AXIS) > 0

@@ -1,12 +1,14 @@
 """Elementwise steps: ``unary``, ``binary``, ``compare``, ``select`` and
 ``cast``.
 
-Each keeps its op in its domain on its operands' ranges: ``log`` and
-``rsqrt`` of ``abs(x) + 1`` unless ``x`` is known positive, ``sqrt`` of
-``abs(x)``, division by ``abs(y) + 1`` (or its negation) unless ``y`` is
-bounded away from zero, integer powers with exponents in ``[0, 2]``, float
-powers of positive bases, ``exp`` of ``tanh(x)`` when ``x`` could overflow
-it; operands whose result could grow past ``MAGNITUDE_LIMIT`` are squashed
+Each keeps its op in its domain on its operands' ranges: ``log``,
+``log2``, ``log10`` and ``rsqrt`` of ``abs(x) + 1`` unless ``x`` is known
+positive (``log1p`` unless ``x > -0.99``), ``sqrt`` of ``abs(x)``, ``asin``
+and ``acos`` of ``tanh(x)`` unless ``|x| <= 1``, division by ``abs(y) + 1``
+(or its negation) unless ``y`` is bounded away from zero, integer powers
+with exponents in ``[0, 2]``, float powers of positive bases, ``exp``,
+``expm1``, ``sinh`` and ``cosh`` of ``tanh(x)`` when ``x`` could overflow
+them; operands whose result could grow past ``MAGNITUDE_LIMIT`` are squashed
 first. In a repeated step, ``unary`` and ``binary`` add the previous step's
 op again.
 """
@@ -50,28 +52,47 @@ class ElementwiseSteps(Steps):
 
     def unary(self) -> bool:
         op = self.memory.op_class("unary", self._unary_ops(), self.choices)
-        value = self.operands.operand(_domain(op))
-        if op is g.ExpOp and self.program.ranges[value][1] > math.log(MAGNITUDE_LIMIT):
-            value = self.domains.squash(value)
-        elif op in (g.LogOp, g.RsqrtOp):
-            value = self.domains.positive(value, 0.01)
-        elif op is g.SqrtOp and self.program.ranges[value][0] < 0:
-            value = self.program.emit(
-                g.AbsOp(value), (0.0, self.program.magnitude(value))
-            )
+        value = self._in_domain(op, self.operands.operand(_domain(op)))
         value_range = _unary_range(
             op, self.program.ranges[value], self.program.kind(value)
         )
         self.program.emit(op(value), value_range)
         return True
 
+    def _in_domain(self, op: type[g.UnaryOp], value: SSAValue) -> SSAValue:
+        """``value`` brought into ``op``'s domain, and squashed where ``op``
+        could grow it past ``MAGNITUDE_LIMIT``."""
+        low, high = self.program.ranges[value]
+        growth = math.log(MAGNITUDE_LIMIT)
+        if op in (g.ExpOp, g.Expm1Op) and high > growth:
+            return self.domains.squash(value)
+        if op in (g.SinhOp, g.CoshOp) and max(-low, high) > growth:
+            return self.domains.squash(value)
+        if op in (g.LogOp, g.RsqrtOp, g.Log2Op, g.Log10Op):
+            return self.domains.positive(value, 0.01)
+        if op is g.Log1pOp and low <= -0.99:
+            return self.domains.positive(value, 0.01)
+        if op in (g.AsinOp, g.AcosOp):
+            return self.domains.squash(value)  # into [-1, 1]
+        if op is g.SqrtOp and low < 0:
+            return self.program.emit(
+                g.AbsOp(value), (0.0, self.program.magnitude(value))
+            )
+        return value
+
     def _unary_ops(self) -> list[type[g.UnaryOp]]:
-        return [
-            op for op in g.UNARY_OPS if not (self.options.smooth and op is g.FloorOp)
-        ]
+        if not self.options.smooth:
+            return list(g.UNARY_OPS)
+        return [op for op in g.UNARY_OPS if op not in _ROUNDINGS]
+
+    def _binary_ops(self) -> list[type[g.BinaryOp]]:
+        # arctan2 jumps by 2 pi where its first operand crosses 0 (x < 0).
+        if not self.options.smooth:
+            return list(g.BINARY_OPS)
+        return [op for op in g.BINARY_OPS if op is not g.Atan2Op]
 
     def binary(self) -> bool:
-        op = self.memory.op_class("binary", g.BINARY_OPS, self.choices)
+        op = self.memory.op_class("binary", self._binary_ops(), self.choices)
         lhs = self.operands.operand(
             _domain(op), discontinuous=op in (g.FloorDivOp, g.RemOp)
         )
@@ -195,6 +216,10 @@ class ElementwiseSteps(Steps):
             target = original if original.kind in kinds else target
         self.operands.cast(value, target)
         return True
+
+
+#: The unary ops that jump where a float crosses an integer (or a half).
+_ROUNDINGS = (g.FloorOp, g.CeilOp, g.TruncOp, g.RintOp)
 
 
 def _domain(op: type[g.UnaryOp | g.BinaryOp]) -> str:

@@ -68,6 +68,12 @@ def _bounded(lo: float, hi: float) -> _UnaryRule:
     return lambda x, kind: (lo, hi)
 
 
+def _cosh_range(x: _Range, kind: str) -> _Range:
+    lo, hi = x
+    ends = (math.cosh(lo), math.cosh(hi))
+    return (1.0 if lo < 0 < hi else min(ends)), max(ends)
+
+
 #: The range of each unary kind's result, from its operand's range (in the
 #: kind's domain: the caller ensured it).
 _UNARY_RULES: dict[ElementwiseKind, _UnaryRule] = {
@@ -78,6 +84,18 @@ _UNARY_RULES: dict[ElementwiseKind, _UnaryRule] = {
     _K.LOG: _monotone(math.log),
     _K.SQRT: _monotone(math.sqrt),
     _K.FLOOR: _monotone(math.floor),
+    _K.CEIL: _monotone(math.ceil),
+    _K.TRUNC: _monotone(math.trunc),
+    _K.RINT: _monotone(round),  # halves to even, as np.rint
+    _K.LOG1P: _monotone(math.log1p),
+    _K.EXPM1: _monotone(math.expm1),
+    _K.LOG2: _monotone(math.log2),
+    _K.LOG10: _monotone(math.log10),
+    _K.SINH: _monotone(math.sinh),
+    _K.COSH: _cosh_range,
+    _K.ATAN: _monotone(math.atan),
+    _K.ASIN: _monotone(math.asin),
+    _K.ACOS: lambda x, kind: (math.acos(x[1]), math.acos(x[0])),
     _K.RSQRT: lambda x, kind: (1 / math.sqrt(x[1]), 1 / math.sqrt(x[0])),
     _K.SIGMOID: _bounded(0.0, 1.0),
     _K.TANH: _bounded(-1.0, 1.0),
@@ -113,6 +131,7 @@ _BINARY_RULES: dict[ElementwiseKind, _BinaryRule] = {
     _K.AND: _bitwise_range,
     _K.OR: _bitwise_range,
     _K.XOR: _bitwise_range,
+    _K.ATAN2: lambda a, b, kind: (-math.pi, math.pi),
 }
 
 
@@ -131,6 +150,8 @@ def _growth(op: type[g.BinaryOp], a: float, b: float) -> float:
         return 2 * a + 1
     if op is g.RemOp:
         return b + 1
+    if op is g.Atan2Op:
+        return math.pi
     return 2 * max(a, b) + 2
 
 

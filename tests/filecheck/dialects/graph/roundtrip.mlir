@@ -41,6 +41,18 @@ func.func @unary(%x: !graph.tensor<[N, D], f32>, %i: !graph.tensor<[N], i64>, %b
   // CHECK-NEXT: %13 = graph.floor %x : !graph.tensor<[N, D], f32>
   // CHECK-NEXT: %14 = graph.not %b : !graph.tensor<[N], i1>
   // CHECK-NEXT: %15 = graph.not %i : !graph.tensor<[N], i64>
+  // CHECK-NEXT: %16 = graph.ceil %x : !graph.tensor<[N, D], f32>
+  // CHECK-NEXT: %17 = graph.trunc %x : !graph.tensor<[N, D], f32>
+  // CHECK-NEXT: %18 = graph.rint %x : !graph.tensor<[N, D], f32>
+  // CHECK-NEXT: %19 = graph.log1p %x : !graph.tensor<[N, D], f32>
+  // CHECK-NEXT: %20 = graph.expm1 %x : !graph.tensor<[N, D], f32>
+  // CHECK-NEXT: %21 = graph.log2 %x : !graph.tensor<[N, D], f32>
+  // CHECK-NEXT: %22 = graph.log10 %x : !graph.tensor<[N, D], f32>
+  // CHECK-NEXT: %23 = graph.sinh %x : !graph.tensor<[N, D], f32>
+  // CHECK-NEXT: %24 = graph.cosh %x : !graph.tensor<[N, D], f32>
+  // CHECK-NEXT: %25 = graph.atan %x : !graph.tensor<[N, D], f32>
+  // CHECK-NEXT: %26 = graph.asin %x : !graph.tensor<[N, D], f32>
+  // CHECK-NEXT: %27 = graph.acos %x : !graph.tensor<[N, D], f32>
   %0 = graph.neg %x : !graph.tensor<[N, D], f32>
   %1 = graph.neg %i : !graph.tensor<[N], i64>
   %2 = graph.abs %x : !graph.tensor<[N, D], f32>
@@ -57,6 +69,18 @@ func.func @unary(%x: !graph.tensor<[N, D], f32>, %i: !graph.tensor<[N], i64>, %b
   %13 = graph.floor %x : !graph.tensor<[N, D], f32>
   %14 = graph.not %b : !graph.tensor<[N], i1>
   %15 = graph.not %i : !graph.tensor<[N], i64>
+  %16 = graph.ceil %x : !graph.tensor<[N, D], f32>
+  %17 = graph.trunc %x : !graph.tensor<[N, D], f32>
+  %18 = graph.rint %x : !graph.tensor<[N, D], f32>
+  %19 = graph.log1p %x : !graph.tensor<[N, D], f32>
+  %20 = graph.expm1 %x : !graph.tensor<[N, D], f32>
+  %21 = graph.log2 %x : !graph.tensor<[N, D], f32>
+  %22 = graph.log10 %x : !graph.tensor<[N, D], f32>
+  %23 = graph.sinh %x : !graph.tensor<[N, D], f32>
+  %24 = graph.cosh %x : !graph.tensor<[N, D], f32>
+  %25 = graph.atan %x : !graph.tensor<[N, D], f32>
+  %26 = graph.asin %x : !graph.tensor<[N, D], f32>
+  %27 = graph.acos %x : !graph.tensor<[N, D], f32>
   func.return
 }
 
@@ -74,6 +98,7 @@ func.func @binary(%x: !graph.tensor<[N], f16>, %y: !graph.tensor<[N], f16>, %i: 
   // CHECK-NEXT: %9 = graph.and %b, %b : !graph.tensor<[N], i1>
   // CHECK-NEXT: %10 = graph.or %i, %i : !graph.tensor<[], i32>
   // CHECK-NEXT: %11 = graph.xor %b, %b : !graph.tensor<[N], i1>
+  // CHECK-NEXT: %12 = graph.atan2 %x, %y : !graph.tensor<[N], f16>
   %0 = graph.add %x, %y : !graph.tensor<[N], f16>
   %1 = graph.sub %x, %y : !graph.tensor<[N], f16>
   %2 = graph.mul %x, %y : !graph.tensor<[N], f16>
@@ -86,6 +111,7 @@ func.func @binary(%x: !graph.tensor<[N], f16>, %y: !graph.tensor<[N], f16>, %i: 
   %9 = graph.and %b, %b : !graph.tensor<[N], i1>
   %10 = graph.or %i, %i : !graph.tensor<[], i32>
   %11 = graph.xor %b, %b : !graph.tensor<[N], i1>
+  %12 = graph.atan2 %x, %y : !graph.tensor<[N], f16>
   func.return
 }
 

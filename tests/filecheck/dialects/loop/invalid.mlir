@@ -381,7 +381,7 @@ func.func @splat_to_scalar(%x: f32) {
 // -----
 
 func.func @unary_kind(%x: !loop.tile<[4], f32>) {
-  // expected-error@+1 {{Expected `neg`, `abs`, `exp`, `log`, `sqrt`, `rsqrt`, `tanh`, `sigmoid`, `erf`, `sin`, `cos`, `floor`, `not`, `add`}}
+  // expected-error@+1 {{Expected `neg`, `abs`, `exp`, `log`, `sqrt`, `rsqrt`, `tanh`, `sigmoid`, `erf`, `sin`, `cos`, `floor`, `ceil`, `trunc`, `rint`, `log1p`, `expm1`, `log2`, `log10`, `sinh`, `cosh`, `atan`, `asin`, `acos`, `not`, `add`}}
   %y = loop.unary exp2 %x : !loop.tile<[4], f32>
   func.return
 }
@@ -389,7 +389,7 @@ func.func @unary_kind(%x: !loop.tile<[4], f32>) {
 // -----
 
 func.func @unary_arity(%x: !loop.tile<[4], f32>) {
-  // expected-error@+1 {{loop.unary: add is not a function of one operand; expected one of ['abs', 'cos', 'erf', 'exp', 'floor', 'log', 'neg', 'not', 'rsqrt', 'sigmoid', 'sin', 'sqrt', 'tanh']}}
+  // expected-error@+1 {{loop.unary: add is not a function of one operand; expected one of ['abs', 'acos', 'asin', 'atan', 'ceil', 'cos', 'cosh', 'erf', 'exp', 'expm1', 'floor', 'log', 'log10', 'log1p', 'log2', 'neg', 'not', 'rint', 'rsqrt', 'sigmoid', 'sin', 'sinh', 'sqrt', 'tanh', 'trunc']}}
   %y = loop.unary add %x : !loop.tile<[4], f32>
   func.return
 }
@@ -414,7 +414,7 @@ func.func @binary_kind(%x: !loop.tile<[4], f32>) {
 // -----
 
 func.func @binary_arity(%x: !loop.tile<[4], f32>) {
-  // expected-error@+1 {{loop.binary: exp is not a function of two operands; expected one of ['add', 'and', 'div', 'floordiv', 'max', 'min', 'mul', 'or', 'pow', 'rem', 'sub', 'xor']}}
+  // expected-error@+1 {{loop.binary: exp is not a function of two operands; expected one of ['add', 'and', 'atan2', 'div', 'floordiv', 'max', 'min', 'mul', 'or', 'pow', 'rem', 'sub', 'xor']}}
   %y = loop.binary exp %x, %x : (!loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], f32>
   func.return
 }

@@ -294,6 +294,9 @@ func.func @iota() -> !graph.tensor<[N], i64> {
 // CHECK-NEXT:      %u10 = loop.unary cos %u9 : !loop.tile<[8], f32>
 // CHECK-NEXT:      %u11 = loop.unary floor %u10 : !loop.tile<[8], f32>
 // CHECK-NEXT:      %u12 = loop.unary not %t1 : i1
+// CHECK-NEXT:      %u13 = loop.unary log1p %u11 : !loop.tile<[8], f32>
+// CHECK-NEXT:      %u14 = loop.unary atan %u13 : !loop.tile<[8], f32>
+// CHECK-NEXT:      %u15 = loop.binary atan2 %u14, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
 // CHECK-NEXT:      %b0 = loop.binary add %u11, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
 // CHECK-NEXT:      %b1 = loop.binary sub %b0, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
 // CHECK-NEXT:      %b2 = loop.binary mul %f, %b1 : (f32, !loop.tile<[8], f32>) -> !loop.tile<[8], f32>
@@ -348,6 +351,9 @@ func.func @kinds(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
     %u10 = loop.unary cos %u9 : !loop.tile<[8], f32>
     %u11 = loop.unary floor %u10 : !loop.tile<[8], f32>
     %u12 = loop.unary not %t1 : i1
+    %u13 = loop.unary log1p %u11 : !loop.tile<[8], f32>
+    %u14 = loop.unary atan %u13 : !loop.tile<[8], f32>
+    %u15 = loop.binary atan2 %u14, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
     %b0 = loop.binary add %u11, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
     %b1 = loop.binary sub %b0, %f : (!loop.tile<[8], f32>, f32) -> !loop.tile<[8], f32>
     %b2 = loop.binary mul %f, %b1 : (f32, !loop.tile<[8], f32>) -> !loop.tile<[8], f32>
