@@ -306,10 +306,10 @@ def test_data_dependent_control_flow_names_the_line_and_points_to_where():
 
 
 def test_unsupported_numpy_function_is_named():
-    with pytest.raises(irc.TracingError, match="np.cumsum"):
-        irc.compile(lambda x: np.cumsum(x), N)
-    with pytest.raises(irc.TracingError, match="np.arctan2"):
-        irc.compile(lambda x: np.arctan2(x, x), N)
+    with pytest.raises(irc.TracingError, match="np.sort"):
+        irc.compile(lambda x: np.sort(x), N)
+    with pytest.raises(irc.TracingError, match="np.convolve"):
+        irc.compile(lambda x: np.convolve(x, x), N)
 
 
 def test_broadcasting_unrelated_symbols_is_an_error():

@@ -238,8 +238,8 @@ _UNSUPPORTED = textwrap.dedent(
         "linalg": lambda x: np.linalg.inv(x),
         "identity": lambda x: np.identity(x.shape[0]) @ x,
         "linspace": lambda x: np.linspace(0, 1, x.shape[0]),
-        # np.asarray(x) is x (irc intercepts it); this one is NumPy's.
-        "ascontiguousarray": lambda x: np.ascontiguousarray(x),
+        # np.asarray and np.ascontiguousarray are intercepted; this is NumPy's.
+        "asfortranarray": lambda x: np.asfortranarray(x),
         "getattr": lambda x: getattr(np, "zeros")((x.shape[0], 4)),
     }
     for name, function in cases.items():
@@ -286,7 +286,7 @@ def test_unsupported_numpy_in_a_trace_is_a_clear_error_not_a_crash(tmp_path):
     assert "np.identity() is not supported by irc" in errors["identity"]
     assert "np.eye" in errors["identity"]  # the alternative
     assert "np.linspace()" in errors["linspace"]
-    assert "np.ascontiguousarray()" in errors["ascontiguousarray"]
+    assert "np.asfortranarray()" in errors["asfortranarray"]
     assert "symbolic size N" in errors["getattr"]
     for line in errors.values():
         assert line.startswith(str(script)), line  # the user's line
