@@ -79,6 +79,7 @@ from irc.dialects.graph import (
     RemOp,
     ReshapeOp,
     RsqrtOp,
+    ScanOp,
     SelectOp,
     SigmoidOp,
     SinOp,
@@ -737,6 +738,17 @@ class ReduceOneElement(RewritePattern):
             _replace(rewriter, op, ReshapeOp(op.input, tensor_type(op.result).dims))
 
 
+class ScanOfOneElement(RewritePattern):
+    """A scan along an axis of size 1 is its operand: each element combines
+    itself only (NumPy's running sum starts from the first element, so
+    ``-0.0`` stays ``-0.0``)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ScanOp, rewriter: PatternRewriter, /) -> None:
+        if tensor_type(op.input).dims[op.axis_index] == 1:
+            _replace(rewriter, op, op.input)
+
+
 class ReduceMaxMinOfSplat(RewritePattern):
     """The max or min of a splat is the splat, provided the reduced axes are
     provably not empty (an empty max is an error at run time)."""
@@ -876,6 +888,7 @@ def _registry() -> dict[type[Operation], tuple[RewritePattern, ...]]:
         SliceOp: [SliceOfSplat(), FullSlice()],
         ConcatOp: [ConcatDropEmpty()],
         ReduceOp: [ReduceOneElement(), ReduceMaxMinOfSplat()],
+        ScanOp: [ScanOfOneElement()],
     }
     return {op: tuple(rewrites) for op, rewrites in patterns.items()}
 
