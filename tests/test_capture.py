@@ -306,8 +306,8 @@ def test_data_dependent_control_flow_names_the_line_and_points_to_where():
 
 
 def test_unsupported_numpy_function_is_named():
-    with pytest.raises(irc.TracingError, match="np.cumsum"):
-        irc.compile(lambda x: np.cumsum(x), N)
+    with pytest.raises(irc.TracingError, match="np.sort"):
+        irc.compile(lambda x: np.sort(x), N)
     with pytest.raises(irc.TracingError, match="np.arctan2"):
         irc.compile(lambda x: np.arctan2(x, x), N)
 
@@ -500,7 +500,7 @@ def test_numpy_semantics_of_less_common_functions():
 @pytest.mark.parametrize(
     "function, error, message",
     [
-        (lambda x: x.cumsum(), irc.TracingError, r"array method \.cumsum\(\)"),
+        (lambda x: x.argsort(), irc.TracingError, r"array method \.argsort\(\)"),
         (lambda x: np.exp(x, where=x > 0), irc.TracingError, "np.exp: .*where"),
         (lambda x: x.sum(initial=0), irc.TracingError, "initial"),
         (lambda x: x.shape[0] // 0, irc.IrcShapeError, "division by zero"),
