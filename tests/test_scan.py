@@ -288,3 +288,22 @@ def test_scan_kernels_compile_for_h100_and_launch(tmp_path: Path) -> None:
                 binary = launch["binary"]
                 assert binary["sm_90"] and binary["entry"], (name, launch["kernel"])
                 assert binary["cubin_bytes"] > 0, (name, launch["kernel"])
+
+
+def test_signed_zeros_and_nan_carry_across_blocks_at_every_level() -> None:
+    """A running sum of ``-0.0`` stays ``-0.0`` past a block boundary (the
+    carry starts at ``-0.0`` and is picked exactly), and a NaN stays NaN."""
+    function = lambda x: (np.cumsum(x, 1), np.cumprod(x, 1))  # noqa: E731
+    module = irc.compile(function, irc.TensorSpec(("N", "D"), "float32")).module
+    x = np.full((3, 2100), -0.0, np.float32)
+    x[1, 1500:] = 1.0
+    x[2, 1100] = np.nan
+    expected = function(x)
+    module = module.clone()
+    for lowering in [None, *passes_after("graph")]:
+        if lowering is not None:
+            lowering.apply(default_context(), module)
+        level = level_of(module).name
+        for got, want in zip(run_module(module, [x]), expected, strict=True):
+            np.testing.assert_array_equal(got, want, err_msg=level)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(want), level)

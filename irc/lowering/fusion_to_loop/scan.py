@@ -9,12 +9,14 @@ one axis A; the other dims of X are the rows (one program each, grid
   (``BLOCK_R``, the extent rounded up to a power of two): each scan is one
   ``loop.scan`` of it.
 - Otherwise an ``scf.for`` walks the row in order, ``reduction-block``
-  lanes at a time, each scan carrying its running value (an ``iter_arg``,
-  starting at the identity): a block's scan is ``carry (+) loop.scan(block)``
-  and the next carry is its last lane.
+  lanes at a time, each scan carrying its running value (an ``iter_arg``):
+  a block's scan is ``carry (+) loop.scan(block)`` and the next carry is its
+  last lane.
 
-Masked lanes hold the identity (0 or 1); they follow every valid lane, so
-they change no result. 16-bit floats are scanned and carried in float32
+Masked lanes hold the identity (``-0.0`` for float sums, the identity of
+IEEE addition, else 0 or 1); they follow every valid lane, so they change no
+result. The carry starts at the identity too, and the next one is picked
+from the last lane exactly (a ``-0.0`` stays ``-0.0``, a NaN a NaN). 16-bit floats are scanned and carried in float32
 and rounded once per element, as ``graph.scan`` means. What the kernel
 yields has X's shape (the contract): each output, a scan or an elementwise
 op on scans, is written in the block that computes it.
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import bf16, f16, f32
+from xdsl.dialects.builtin import IntegerType, bf16, f16, f32
 from xdsl.ir import Attribute, SSAValue
 
 from irc.dialects import graph as g
@@ -131,21 +133,30 @@ class ScanTiler(KernelTiler):
         return values
 
     def _identity(self, scan: g.ScanOp) -> SSAValue:
-        """The scan's identity (0 or 1), a scalar in its compute type."""
+        """The scan's identity, a scalar in its compute type: 1, or 0 (``-0.0``
+        for floats: ``-0.0 + x`` is ``x`` for every ``x``, ``+0.0 + -0.0``
+        is not)."""
         element = _compute_type(tensor_type(scan.input).element_type)
-        return self.b.const(0 if scan.kind.data == ReductionKind.SUM else 1, element)
+        if scan.kind.data == ReductionKind.PROD:
+            return self.b.const(1, element)
+        return self.b.const(0 if isinstance(element, IntegerType) else -0.0, element)
 
     def _is_last_lane(self, block: int) -> SSAValue:
         """The mask of a tile's last lane."""
         return self.b.compare("eq", self.b.range(BLOCK, block), self.b.index(block - 1))
 
     def _last_lane(self, scanned: SSAValue, is_last: SSAValue) -> SSAValue:
-        """The last lane of ``scanned``, a scalar: the sum of the tile with
-        every other lane 0 (exact but for the sign of a zero: a -0.0 carries
-        as +0.0; a sum, unlike a product, is fast in Triton's interpreter)."""
+        """The last lane of ``scanned``, a scalar, exactly: the max of the
+        tile with every other lane the lowest value (``-inf``, or the least
+        integer); a max keeps a ``-0.0`` and a NaN, which a sum would not,
+        and is fast under Triton's interpreter, which a product is not."""
         element = loop.element_of(scanned.type)
-        picked = self.b.select(is_last, scanned, self.b.const(0, element))
-        return self.b.create(loop.ReduceOp("sum", picked, 0))
+        if isinstance(element, IntegerType):
+            lowest: int | float = -(2 ** (element.width.data - 1))
+        else:
+            lowest = float("-inf")
+        picked = self.b.select(is_last, scanned, self.b.const(lowest, element))
+        return self.b.create(loop.ReduceOp("max", picked, 0))
 
 
 def _compute_type(element: Attribute) -> Attribute:

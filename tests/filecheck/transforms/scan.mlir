@@ -3,7 +3,9 @@
 // in order (one tile for a short static row; an scf.for carrying the running
 // value for a symbolic one), and lower-to-triton spells loop.scan as
 // triton.scan, emitted as tl.cumsum / tl.cumprod. --check-semantics runs the
-// interpreters before and after each pass.
+// interpreters before and after each pass. The carry starts at -0.0 (the
+// identity of float addition) and the next one is the last lane, picked
+// exactly by a max over a tile holding -inf elsewhere.
 
 // RUN: irc-opt %s -p fuse | filecheck %s --check-prefix=FUSE
 // RUN: irc-opt %s -p fuse,tile | filecheck %s --check-prefix=TILE
@@ -22,8 +24,9 @@
 // TILE-LABEL: func.func @cumsum_exp(
 // TILE:         loop.kernel @k0 reduction (%x) grid [N] tiles {BLOCK_R = 1024} symbols [D]
 // TILE-SAME:    looped scan over D lanes per row, 1024 at a time, carrying each scan's running value
-// TILE-DAG:     %[[ZERO:.*]] = loop.constant 0.000000e+00 : f32
+// TILE-DAG:     %[[ZERO:.*]] = loop.constant -0.000000e+00 : f32
 // TILE-DAG:     %[[LAST:.*]] = loop.constant 1023 : i64
+// TILE-DAG:     %[[LOWEST:.*]] = loop.constant 0xff800000 : f32
 // TILE-DAG:     %[[ROW:.*]] = loop.program_id 0 : i64
 // TILE:         %{{.*}} = scf.for %[[START:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[CARRY:.*]] = %[[ZERO]]) -> (f32) : i64 {
 // TILE:           %[[LANES:.*]] = loop.binary add %[[START]], %{{.*}}
@@ -34,8 +37,8 @@
 // TILE-NEXT:      %[[MASKED:.*]] = loop.select %[[MASK]], %[[EXP]], %[[ZERO]]
 // TILE-NEXT:      %[[SCAN:.*]] = loop.scan sum %[[MASKED]] 0 : !loop.tile<[1024], f32>
 // TILE-NEXT:      %[[RUNNING:.*]] = loop.binary add %[[CARRY]], %[[SCAN]] : (f32, !loop.tile<[1024], f32>) -> !loop.tile<[1024], f32>
-// TILE-NEXT:      %[[PICKED:.*]] = loop.select %[[IS_LAST]], %[[RUNNING]], %[[ZERO]]
-// TILE-NEXT:      %[[NEXT:.*]] = loop.reduce sum %[[PICKED]] 0 : !loop.tile<[1024], f32> -> f32
+// TILE-NEXT:      %[[PICKED:.*]] = loop.select %[[IS_LAST]], %[[RUNNING]], %[[LOWEST]]
+// TILE-NEXT:      %[[NEXT:.*]] = loop.reduce max %[[PICKED]] 0 : !loop.tile<[1024], f32> -> f32
 // TILE-NEXT:      %[[TWICE:.*]] = loop.binary mul %[[RUNNING]], %{{.*}}
 // TILE-NEXT:      loop.write %[[TWICE]] to 0[%[[ROW]], %[[LANES]]] mask %[[MASK]]
 // TILE-NEXT:      scf.yield %[[NEXT]] : f32
