@@ -16,10 +16,11 @@ one axis A; the other dims of X are the rows (one program each, grid
 Masked lanes hold the identity (``-0.0`` for float sums, the identity of
 IEEE addition, else 0 or 1); they follow every valid lane, so they change no
 result. The carry starts at the identity too, and the next one is picked
-from the last lane exactly (a ``-0.0`` stays ``-0.0``, a NaN a NaN). 16-bit floats are scanned and carried in float32
-and rounded once per element, as ``graph.scan`` means. What the kernel
-yields has X's shape (the contract): each output, a scan or an elementwise
-op on scans, is written in the block that computes it.
+from the last lane exactly (a ``-0.0`` stays ``-0.0``, a NaN a NaN).
+16-bit floats are scanned and carried in float32 and rounded once per
+element, as ``graph.scan`` means. What the kernel yields has X's shape (the
+contract): each output, a scan or an elementwise op on scans, is written in
+the block that computes it, so the row is read once.
 """
 
 from __future__ import annotations
@@ -44,14 +45,13 @@ BLOCK = "BLOCK_R"
 @dataclass(frozen=True)
 class _Rows:
     """What a kernel of scans iterates over: ``scans`` along ``axis`` of
-    rows of ``shape``; this program's row coordinates (``row``), the
-    scanned extent and the lanes per tile."""
+    rows of ``shape``; this program's row coordinates (``row``) and the
+    lanes per tile."""
 
     scans: list[g.ScanOp]
     shape: tuple[SymExpr, ...]
     axis: int
     row: Index
-    extent: SymExpr
     block: int
 
 
@@ -73,7 +73,7 @@ class ScanTiler(KernelTiler):
             if static is not None:
                 block = min(block, next_power_of_two(static))
         row = tuple(self.b.delinearize(self.b.program_id(0), kept))
-        rows = _Rows(scans, shape, axis, row, extent, block)
+        rows = _Rows(scans, shape, axis, row, block)
         if persistent:
             self.notes.append(f"persistent scan of {static} lanes per row")
             lanes = self.b.range(BLOCK, block)
