@@ -9,10 +9,11 @@ program (graph, fusion, loop, memory) and so does Triton's interpreter on
 the emitted kernels (the triton level); the public call runs the reference
 and ``interpret`` backends.
 
-float16 scans accumulate in float32 and round once per element, as irc's
-reductions do; NumPy rounds each running value to float16 (up to ~1% away
-after 2000 elements), so float16 results are compared with NumPy's scan of
-the float32 values rounded to float16, and their dtype with NumPy's own.
+16-bit float scans accumulate in float32 and round once per element, as
+irc's reductions do; NumPy rounds each running value to float16 (up to ~1%
+away after 2000 elements), so 16-bit results are compared with NumPy's scan
+of the float32 values rounded to their type, and their dtype with NumPy's
+own (bfloat16 through ``ml_dtypes``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -32,7 +34,8 @@ from irc.testing.interpreters import level_of, run_module
 
 #: A row of one tile, and a symbolic row of three blocks of 1024 lanes.
 BINDINGS = ({"N": 3, "D": 5}, {"N": 2, "D": 2100})
-DTYPES = ("bool", "int32", "int64", "float16", "float32", "float64")
+DTYPES = ("bool", "int32", "int64", "float16", "bfloat16", "float32", "float64")
+SIXTEEN_BIT_FLOATS = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 
 
 def _array(rng: np.random.Generator, shape: Sequence[int], dtype: str, kind: str):
@@ -52,9 +55,11 @@ def _shape(dims: Sequence[str | int], binding: dict[str, int]) -> tuple[int, ...
 
 
 def _reference(function: Callable[..., Any], *arrays: np.ndarray) -> list[Any]:
-    """NumPy's results, float16 inputs scanned in float32 and rounded to
-    float16 (irc's semantics, see the module docstring)."""
-    wide = [a.astype(np.float32) if a.dtype == np.float16 else a for a in arrays]
+    """NumPy's results, 16-bit float inputs scanned in float32 and rounded
+    to their type (irc's semantics, see the module docstring)."""
+    wide = [
+        a.astype(np.float32) if a.dtype in SIXTEEN_BIT_FLOATS else a for a in arrays
+    ]
     results = function(*wide)
     narrow = function(*arrays)
     results = results if isinstance(results, tuple) else (results,)
@@ -69,7 +74,12 @@ def _assert_matches(got: Any, want: Any, where: str) -> None:
     if want.dtype.kind in "biu":
         np.testing.assert_array_equal(got, want, err_msg=where)
         return
-    tolerance = {"float16": 2e-3, "float32": 2e-5, "float64": 1e-12}[want.dtype.name]
+    tolerance = {
+        "float16": 2e-3,
+        "bfloat16": 1.6e-2,
+        "float32": 2e-5,
+        "float64": 1e-12,
+    }[want.dtype.name]
     scale = max(1.0, float(np.max(np.abs(want), initial=0.0)))
     np.testing.assert_allclose(
         got, want, rtol=tolerance, atol=tolerance * scale, err_msg=where
