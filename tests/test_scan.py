@@ -26,9 +26,13 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import irc
 from irc.ir import default_context, parse_module, print_module
+from irc.lowering.fusion_to_loop import TilePass
+from irc.lowering.graph_to_fusion import FusePass
 from irc.lowering.pipeline import LEVEL_NAMES, passes_after
 from irc.testing.interpreters import level_of, run_module
 
@@ -317,3 +321,35 @@ def test_signed_zeros_and_nan_carry_across_blocks_at_every_level() -> None:
         for got, want in zip(run_module(module, [x]), expected, strict=True):
             np.testing.assert_array_equal(got, want, err_msg=level)
             np.testing.assert_array_equal(np.signbit(got), np.signbit(want), level)
+
+
+# ----- a law: the carried scan is NumPy's whatever the block size ---------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.integers(1, 3),
+    extent=st.integers(1, 70),
+    block=st.sampled_from([1, 2, 4, 16]),
+    kind=st.sampled_from(["sum", "prod"]),
+    axis=st.sampled_from([0, 1]),
+    seed=st.integers(0, 2**16),
+)
+def test_tiled_scan_is_numpys_for_any_block_size(
+    rows: int, extent: int, block: int, kind: str, axis: int, seed: int
+) -> None:
+    """Integer scans are exact, so any lane or carry wrong at a block
+    boundary shows: a symbolic row of ``extent`` lanes tiled in blocks of
+    ``block`` (one lane included) is NumPy's running sum or product."""
+    scan = np.cumsum if kind == "sum" else np.cumprod
+    module = irc.compile(
+        lambda x: scan(x, axis=axis), irc.TensorSpec(("N", "D"), "int64")
+    ).module.clone()
+    FusePass().apply(default_context(), module)
+    TilePass(reduction_block=block, max_persistent=block).apply(
+        default_context(), module
+    )
+    shape = (rows, extent) if axis == 1 else (extent, rows)
+    x = np.random.default_rng(seed).integers(-2, 3, shape)
+    (got,) = run_module(module, [x])
+    np.testing.assert_array_equal(got, scan(x, axis=axis))
