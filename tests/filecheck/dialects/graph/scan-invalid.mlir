@@ -36,7 +36,7 @@ func.func @scan_of_two_axes(%x: !graph.tensor<[N, 4], f32>) {
 // -----
 
 func.func @scan_changes_type(%x: !graph.tensor<[N, 4], f32>) {
-  // expected-error@+1 {{}}
+  // expected-error@+1 {{result 'result' at position 0 does not verify}}
   %0 = "graph.scan"(%x) <{axis = 0 : i64, kind = #elementwise<reduction sum>}> : (!graph.tensor<[N, 4], f32>) -> !graph.tensor<[N, 4], f64>
   func.return
 }
