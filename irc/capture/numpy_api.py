@@ -412,6 +412,86 @@ for _name, _functions in (("max", (np.max, np.amax)), ("min", (np.min, np.amin))
     for _f in _functions:
         FUNCTION_HANDLERS[_f] = _extremum(_name)
 
+# ----- scans ------------------------------------------------------------------
+
+#: The graph.scan kind of each NumPy running fold, with its first value.
+_SCANS = {"cumsum": ("sum", 0), "cumprod": ("prod", 1)}
+
+
+def scan(kind: str, value: Operand, axis: Any = None, dtype_: Any = None) -> Tensor:
+    """``np.cumsum``/``np.cumprod``: a ``graph.scan`` along ``axis`` (the
+    flattened array when it is None, as NumPy), accumulating bools and ints
+    in int64 unless ``dtype_`` says otherwise."""
+    tensor = layout.as_tensor(value)
+    if axis is not None:
+        axis = normalize_axis(axis, tensor.type.rank)
+    if axis is None or tensor.type.rank == 0:
+        tensor, axis = layout.reshape(tensor, (-1,)), 0
+    element = tensor.irc_dtype
+    if dtype_ is not None:
+        element = to_dtype(dtype_)
+    elif element.kind in "bi":
+        element = INT64  # NumPy accumulates bools and ints in int64
+    tensor = cast(tensor, element)
+    return emit(graph.ScanOp(kind, tensor.value, axis))
+
+
+def _scanner(name: str) -> Callable[..., Tensor]:
+    kind, _ = _SCANS[name]
+
+    def handler(
+        value: Operand,
+        axis: Any = None,
+        dtype: Any = None,
+        out: Any = None,
+        **unsupported: Any,
+    ) -> Tensor:
+        _refuse(f"np.{name}", out=out, **unsupported)
+        return scan(kind, value, axis, dtype)
+
+    return handler
+
+
+def _cumulative(name: str, scan_name: str) -> Callable[..., Tensor]:
+    """NumPy 2.1's ``np.cumulative_sum``/``np.cumulative_prod``: ``axis`` is
+    required above rank 1, and ``include_initial`` puts the fold's first
+    value (0 or 1) before the running values."""
+    kind, initial = _SCANS[scan_name]
+
+    def handler(
+        value: Operand,
+        /,
+        *,
+        axis: Any = None,
+        dtype: Any = None,
+        out: Any = None,
+        include_initial: bool = False,
+        **unsupported: Any,
+    ) -> Tensor:
+        _refuse(f"np.{name}", out=out, **unsupported)
+        if axis is None and len(shape_of(value)) > 1:
+            raise tracing_error(
+                f"np.{name} of an array of rank {len(shape_of(value))} needs an "
+                f"axis: pass axis=..., or flatten first (np.{scan_name} flattens)"
+            )
+        result = scan(kind, value, axis, dtype)
+        if not include_initial:
+            return result
+        scanned = normalize_axis(0 if axis is None else axis, result.type.rank)
+        first = list(result.type.dims)
+        first[scanned] = SymExpr.const(1)
+        start = splat(initial, result.irc_dtype, first)
+        return layout.concatenate([start, result], scanned)
+
+    return handler
+
+
+for _scan_name in _SCANS:
+    FUNCTION_HANDLERS[getattr(np, _scan_name)] = _scanner(_scan_name)
+if hasattr(np, "cumulative_sum"):  # NumPy 2.1 and later
+    FUNCTION_HANDLERS[np.cumulative_sum] = _cumulative("cumulative_sum", "cumsum")
+    FUNCTION_HANDLERS[np.cumulative_prod] = _cumulative("cumulative_prod", "cumprod")
+
 UFUNC_REDUCE_HANDLERS[np.add] = lambda v, axis=0, dtype=None, keepdims=False: reduce(
     "sum", v, axis, keepdims, dtype
 )

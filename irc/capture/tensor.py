@@ -443,6 +443,12 @@ class Tensor:
     def prod(self, axis: Any = None, dtype: Any = None, **options: Any) -> Tensor:
         return np.prod(self, axis=axis, dtype=dtype, **options)
 
+    def cumsum(self, axis: Any = None, dtype: Any = None, **options: Any) -> Tensor:
+        return np.cumsum(self, axis=axis, dtype=dtype, **options)
+
+    def cumprod(self, axis: Any = None, dtype: Any = None, **options: Any) -> Tensor:
+        return np.cumprod(self, axis=axis, dtype=dtype, **options)
+
     def max(self, axis: Any = None, **options: Any) -> Tensor:
         return np.max(self, axis=axis, **options)
 

@@ -19,6 +19,12 @@ on and the verifier checks (see ``contract_violation``):
   each row for the reductions; what uses a reduction's result is elementwise,
   a broadcast mapping it back onto the rows (``maps_rows``) or another
   reduction of the rows, so that it can be computed within the row.
+  Or, in place of the reductions, scans (``graph.scan``) sharing one row
+  structure (X scanned along one axis A): the same rows, walked in order
+  with a running carry. What uses a scan's result is elementwise or another
+  scan of the rows (computed in the same stretch of the row), and the kernel
+  yields values of X's shape only. Reductions and scans do not share a
+  kernel: a reduction of a scan would need the scan's carry in its loop.
 - ``matmul``: one ``graph.matmul``; layout ops and casts on its operand side
   (they become the way tiles are loaded), elementwise ops on its result (the
   epilogue, computed on the accumulator tile).
@@ -65,6 +71,7 @@ from irc.dialects.graph import (
     MatmulOp,
     ReduceOp,
     ReshapeOp,
+    ScanOp,
     SelectOp,
     SliceOp,
     TakeOp,
@@ -106,6 +113,13 @@ INDEXING_OPS: tuple[type[Operation], ...] = (*LAYOUT_OPS, ConcatOp, TakeOp)
 #: Ops reducing axes of one operand.
 REDUCTION_OPS: tuple[type[Operation], ...] = (ReduceOp, ArgMaxOp)
 
+#: Ops scanning one axis of one operand: like reductions they walk rows, but
+#: their results keep the rows' shape.
+SCAN_OPS: tuple[type[Operation], ...] = (ScanOp,)
+
+#: The ops that anchor a row kernel (``reduction``).
+ROW_OPS: tuple[type[Operation], ...] = (*REDUCTION_OPS, *SCAN_OPS)
+
 Shape = tuple[SymExpr, ...]
 
 
@@ -146,7 +160,8 @@ def describe_shapes(shapes: Iterable[Shape]) -> str:
 @dataclass(frozen=True)
 class RowStructure:
     """What a reduction iterates over: operand shape ``shape`` (X), reduced
-    over ``axes`` (A); the rows are indexed by the kept axes."""
+    over ``axes`` (A); the rows are indexed by the kept axes. A scan's rows
+    are its operand's, along its one axis."""
 
     shape: Shape
     axes: tuple[int, ...]
@@ -154,10 +169,10 @@ class RowStructure:
     @staticmethod
     def of(op: Operation) -> RowStructure:
         """The rows that ``op``, a ``graph.reduce`` or ``graph.argmax``,
-        reduces."""
+        reduces, or that a ``graph.scan`` scans."""
         if isinstance(op, ReduceOp):
             return RowStructure(shape_of(op.input), tuple(op.axis_list))
-        if isinstance(op, ArgMaxOp):
+        if isinstance(op, ArgMaxOp | ScanOp):
             return RowStructure(shape_of(op.input), (op.axis.value.data,))
         raise TypeError(f"{op.name} is not a reduction")
 
@@ -240,7 +255,7 @@ def _pointwise_violation(
     ops: Sequence[Operation], yielded: Sequence[SSAValue]
 ) -> str | None:
     for op in ops:
-        if isinstance(op, (*REDUCTION_OPS, MatmulOp)):
+        if isinstance(op, (*ROW_OPS, MatmulOp)):
             return f"a pointwise kernel cannot hold {op.name}"
     shapes = _distinct(shape_of(value) for value in yielded)
     if len(shapes) > 1:
@@ -254,11 +269,16 @@ def _pointwise_violation(
 def _reduction_violation(
     ops: Sequence[Operation], yielded: Sequence[SSAValue]
 ) -> str | None:
-    reductions = [op for op in ops if isinstance(op, REDUCTION_OPS)]
-    if not reductions:
-        return "a reduction kernel holds at least one graph.reduce or graph.argmax"
     if any(isinstance(op, MatmulOp) for op in ops):
         return "a reduction kernel cannot hold graph.matmul"
+    if any(isinstance(op, SCAN_OPS) for op in ops):
+        return _scan_violation(ops, yielded)
+    reductions = [op for op in ops if isinstance(op, REDUCTION_OPS)]
+    if not reductions:
+        return (
+            "a reduction kernel holds at least one graph.reduce, graph.argmax or "
+            "graph.scan"
+        )
     rows = RowStructure.of(reductions[0])
     for reduction in reductions[1:]:
         other = RowStructure.of(reduction)
@@ -300,6 +320,46 @@ def _row_users_violation(ops: Sequence[Operation], rows: RowStructure) -> str | 
     return None
 
 
+def _scan_violation(
+    ops: Sequence[Operation], yielded: Sequence[SSAValue]
+) -> str | None:
+    """Why a reduction kernel of scans breaks its contract: its scans share
+    one row structure, it holds no reduction, what uses a scan's result is
+    elementwise or a scan, and it yields values of the rows' shape."""
+    scans = [op for op in ops if isinstance(op, SCAN_OPS)]
+    rows = RowStructure.of(scans[0])
+    for op in ops:
+        if isinstance(op, REDUCTION_OPS):
+            return (
+                f"a kernel of scans cannot hold {op.name}: a reduction and a scan "
+                "do not share a kernel"
+            )
+        if isinstance(op, SCAN_OPS) and RowStructure.of(op) != rows:
+            return (
+                "the scans of a reduction kernel share one row structure: "
+                f"{scans[0].name} scans {rows}, {op.name} {RowStructure.of(op)}"
+            )
+    for value in yielded:
+        if shape_of(value) != rows.shape:
+            return (
+                "a kernel of scans yields values of its rows' shape "
+                f"{shape_text(rows.shape)}, not {shape_text(shape_of(value))}"
+            )
+    dependent: set[SSAValue] = set()
+    for op in ops:
+        if isinstance(op, SCAN_OPS):
+            dependent.update(op.results)
+        elif any(operand in dependent for operand in op.operands):
+            if not is_elementwise(op):
+                return (
+                    f"{op.name} uses a scan's result but is neither elementwise nor "
+                    "a scan (a scan's value is known only along the stretch of the "
+                    "row being scanned)"
+                )
+            dependent.update(op.results)
+    return None
+
+
 def _is_row_broadcast(op: Operation, rows: RowStructure) -> bool:
     return (
         isinstance(op, BroadcastOp)
@@ -326,7 +386,7 @@ def _matmul_violation(
     if len(matmuls) != 1:
         return f"a matmul kernel holds exactly one graph.matmul, not {len(matmuls)}"
     for op in ops:
-        if isinstance(op, REDUCTION_OPS):
+        if isinstance(op, ROW_OPS):
             return f"a matmul kernel cannot hold {op.name}"
     (matmul,) = matmuls
     result_shape = shape_of(matmul.result)

@@ -1211,6 +1211,63 @@ class ArgMaxOp(GraphOp):
             raise VerifyException(f"argmax result must be {expected}, not {result}")
 
 
+#: The kinds ``graph.scan`` takes: the folds whose running value NumPy
+#: gives (``np.cumsum``, ``np.cumprod``).
+SCAN_KINDS: tuple[ReductionKind, ...] = (ReductionKind.SUM, ReductionKind.PROD)
+
+
+@irdl_op_definition
+class ScanOp(GraphOp):
+    """``%c = graph.scan sum %x [1] : T``: the inclusive scan (running sum or
+    product) along one axis, ``np.cumsum``/``np.cumprod``: element ``i`` of
+    the axis combines elements ``0..i``. The result has the operand's type
+    (capture casts to NumPy's accumulation type first); 16-bit floats
+    accumulate in float32 and round once per element, as ``graph.reduce``."""
+
+    name = "graph.scan"
+
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    kind = prop_def(ReductionKindAttr)
+    axis = prop_def(IntegerAttr[I64])
+    input = operand_def(T)
+    result = result_def(T)
+
+    assembly_format = (
+        "$kind $input custom<SingleAxis>($axis) attr-dict `:` type($result)"
+    )
+    custom_directives = (SingleAxis,)
+
+    def __init__(
+        self, kind: ReductionKind | str, value: SSAValue | Operation, axis: int
+    ):
+        value = SSAValue.get(value)
+        super().__init__(
+            operands=[value],
+            properties={
+                "kind": ReductionKindAttr(ReductionKind(kind)),
+                "axis": IntegerAttr(axis, i64),
+            },
+            result_types=[value.type],
+        )
+
+    @property
+    def axis_index(self) -> int:
+        return self.axis.value.data
+
+    def verify_(self) -> None:
+        source = tensor_type(self.input)
+        _check_axes([self.axis_index], source.rank, "scan axis")
+        if self.kind.data not in SCAN_KINDS:
+            raise VerifyException(
+                f"graph.scan computes {', '.join(SCAN_KINDS)}, not {self.kind.data}"
+            )
+        if is_bool_type(source.element_type):
+            raise VerifyException(
+                f"a {self.kind.data} scan is not defined on bool tensors; cast them "
+                "first (NumPy accumulates them in int64)"
+            )
+
+
 @irdl_op_definition
 class TransposeOp(GraphOp):
     """``%y = graph.transpose %x [1, 0] : T1 -> T2``: result dim i is input
@@ -1555,6 +1612,7 @@ Graph = Dialect(
         ReshapeOp,
         ReduceOp,
         ArgMaxOp,
+        ScanOp,
         TransposeOp,
         SliceOp,
         ConcatOp,

@@ -12,7 +12,8 @@ spells out how the work is split:
   BLOCK-1`` laid along one dim of a tile;
 - sequential loops (``scf.for`` with ``iter_args``) for reductions that do
   not fit a tile and for the K dimension of a matmul;
-- tile-level compute (``loop.binary``, ``loop.reduce``, ``loop.dot``...) on
+- tile-level compute (``loop.binary``, ``loop.reduce``, ``loop.scan``,
+  ``loop.dot``...) on
   values that are scalars (builtin ``f32``, ``i64``, ...) or tiles
   (``!loop.tile<[64, 1], f32>``); shapes broadcast as in Triton.
 
@@ -86,6 +87,7 @@ from irc.dialects.tiles import (
     ProgramIdOpBase,
     RangeOpBase,
     ReduceOpBase,
+    ScanOpBase,
     SelectOpBase,
     SizeOpBase,
     SplatOpBase,
@@ -349,6 +351,16 @@ class ReduceOp(ReduceOpBase):
 
 
 @irdl_op_definition
+class ScanOp(ScanOpBase):
+    """``loop.scan sum %t 0 : !loop.tile<[128], f32>``: the running sum or
+    product of the lanes along one tile dim (lane ``i`` combines lanes
+    ``0..i``), of the input's type; ``graph.scan`` within one tile."""
+
+    name = "loop.scan"
+    TILE_TYPE: ClassVar = TileType
+
+
+@irdl_op_definition
 class DotOp(DotOpBase):
     """``loop.dot %a, %b, %acc``: ``acc + a @ b`` on 2-D tiles
     (``[M, K] x [K, N] -> [M, N]``), accumulated in ``acc``'s type."""
@@ -508,6 +520,7 @@ Loop = Dialect(
         SelectOp,
         CastOp,
         ReduceOp,
+        ScanOp,
         DotOp,
         ReadOp,
         WriteOp,

@@ -3,7 +3,7 @@
 The loop and triton dialects compute on the same values, scalars (builtin
 ``f32``, ``i64``, ``i1``) and power-of-two tiles (``!loop.tile``,
 ``!triton.tensor``) that broadcast as in Triton, with the same families of
-ops (constant, splat, unary, binary, compare, select, cast, reduce, dot,
+ops (constant, splat, unary, binary, compare, select, cast, reduce, scan, dot,
 program id, size, range); ``loop.kernel``, ``memory.kernel`` and
 ``triton.kernel`` describe their launch the same way (grid, tiles, symbols,
 reason). As xDSL and MLIR share op-definition machinery through base
@@ -970,6 +970,44 @@ class ReduceOpBase(TileOp):
                 raise VerifyException(f"{self.name} argmax yields {tile.INDEX_TEXT}")
         elif tile.element_of(self.result.type) != tile.element_of(self.input.type):
             raise VerifyException(f"{self.name} keeps the element type")
+
+
+class ScanOpBase(TileOp):
+    """``<name> sum %t 0 : <tile>``: the inclusive scan (running sum or
+    product) along one dim of a tile, of the input's type; 16-bit floats
+    accumulate in float32 and round once per lane, as reductions do."""
+
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    kind = prop_def(ReductionKindAttr)
+    axis = prop_def(IntegerAttr[I64])
+    input = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$kind $input $axis attr-dict `:` type($result)"
+
+    def __init__(self, kind: str, value: SSAValue, axis: int):
+        super().__init__(
+            operands=[value],
+            properties={
+                "kind": ReductionKindAttr(ReductionKind(kind)),
+                "axis": IntegerAttr(axis, i64),
+            },
+            result_types=[value.type],
+        )
+
+    def verify_(self) -> None:
+        tile = self.TILE_TYPE
+        if not isinstance(self.input.type, tile):
+            raise VerifyException(f"{self.name} scans a {tile.NOUN}, not a scalar")
+        axis = self.axis.value.data
+        if not 0 <= axis < len(tile.shape_of(self.input.type)):
+            raise VerifyException(f"{self.name} axis {axis} out of range")
+        if self.kind.data not in (ReductionKind.SUM, ReductionKind.PROD):
+            raise VerifyException(
+                f"{self.name} computes running sums and products, not {self.kind.data}"
+            )
+        if tile.element_of(self.input.type) == i1:
+            raise VerifyException(f"{self.name} is not defined on i1")
 
 
 class DotOpBase(TileOp):

@@ -25,6 +25,7 @@ op                                  Triton
 ``triton.store %v, %p[%off]``       ``tl.store(p + off, v, mask=m)``
 ``triton.dot %a, %b, %acc``         ``tl.dot(a, b, acc, input_precision="ieee")``
 ``triton.reduce sum %t 0``        ``tl.sum(t, axis=0)``
+``triton.scan sum %t 0``          ``tl.cumsum(t, 0)``
 ``scf.for`` / ``scf.yield``         ``for k in range(lb, ub, step):``
 ==================================  ==========================================
 
@@ -38,7 +39,7 @@ most 2**20 elements); its dims are explicit, 1 included, because
 
 The kinds of ``unary`` and ``binary`` (``ElementwiseKind``) and the
 predicates of ``cmp`` are ``irc.dialects.elementwise``'s, with its NumPy
-semantics, and those of ``reduce`` the loop dialect's: the emitter spells
+semantics, and those of ``reduce`` and ``scan`` the loop dialect's: the emitter spells
 each in Triton (``irc.backend.triton.elementwise``) so that it computes
 what NumPy computes.
 """
@@ -89,6 +90,7 @@ from irc.dialects.tiles import (
     ProgramIdOpBase,
     RangeOpBase,
     ReduceOpBase,
+    ScanOpBase,
     SelectOpBase,
     SizeOpBase,
     SplatOpBase,
@@ -400,6 +402,16 @@ class ReduceOp(ReduceOpBase):
 
 
 @irdl_op_definition
+class ScanOp(ScanOpBase):
+    """``triton.scan sum %t 0 : !triton.tensor<[128], f32>``:
+    ``tl.cumsum(t, 0)`` (``tl.cumprod`` for ``prod``); the semantics are
+    ``loop.scan``'s."""
+
+    name = "triton.scan"
+    TILE_TYPE: ClassVar = BlockType
+
+
+@irdl_op_definition
 class DotOp(DotOpBase):
     """``triton.dot %a, %b, %acc``: ``acc + a @ b`` on 2-D blocks, computed
     in ``acc``'s type (IEEE fp32 for float inputs, as NumPy does)."""
@@ -537,6 +549,7 @@ Triton = Dialect(
         WhereOp,
         CastOp,
         ReduceOp,
+        ScanOp,
         DotOp,
         LoadOp,
         StoreOp,

@@ -55,6 +55,7 @@ from irc.dialects.graph import (
     PowOp,
     ReduceOp,
     ReshapeOp,
+    ScanOp,
     SelectOp,
     SliceOp,
     TakeOp,
@@ -196,6 +197,19 @@ def _check_not_empty(op: Operation, array: np.ndarray, axes: Sequence[int]) -> N
                 f"{array.shape}, which is empty; max, min and argmax need at "
                 "least one element (guard the size, or use a sum)"
             )
+
+
+#: NumPy's inclusive scan of each ``graph.scan`` kind.
+_SCANS: dict[str, Callable[..., np.ndarray]] = {"sum": np.cumsum, "prod": np.cumprod}
+
+
+def scan_numpy(kind: str, array: np.ndarray, axis: int) -> np.ndarray:
+    """The reference semantics of a scan (``graph.scan``, ``loop.scan``):
+    NumPy's running sum or product along ``axis``, 16-bit floats accumulated
+    in float32 and each element rounded once, in ``array``'s dtype."""
+    with np.errstate(all="ignore"):  # overflow and NaN are values
+        scanned = _SCANS[kind](array, axis=axis, dtype=compute_dtype(array.dtype))
+        return np.asarray(scanned).astype(array.dtype)
 
 
 def _slice_index(offset: int, size: int, stride: int, extent: int) -> slice:
@@ -354,6 +368,13 @@ class GraphFunctions(_ElementwiseFunctions):
         keepdims = _tensor_type(op.result.type).rank == array.ndim
         indices = np.argmax(array, axis=axis, keepdims=keepdims)
         return _finish(interpreter, op, np.asarray(indices).astype(np.int64))
+
+    @impl(ScanOp)
+    def run_scan(
+        self, interpreter: Interpreter, op: ScanOp, args: PythonValues
+    ) -> PythonValues:
+        (array,) = args
+        return _finish(interpreter, op, scan_numpy(op.kind.data, array, op.axis_index))
 
     @impl(TransposeOp)
     def run_transpose(

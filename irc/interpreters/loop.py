@@ -17,7 +17,7 @@ Two classes of implementations, so that the memory level can reuse the
 compute without the tensor access:
 
 - ``LoopTileFunctions``: the tile compute (``loop.program_id`` ...
-  ``loop.dot``) and ``scf.for``/``scf.yield``. Elementwise kinds use the
+  ``loop.scan``, ``loop.dot``) and ``scf.for``/``scf.yield``. Elementwise kinds use the
   graph interpreter's NumPy functions, so both levels compute the same
   numbers. What a program needs to know about its launch (symbol values,
   program ids) comes from a ``ProgramContext`` that whoever launches the
@@ -63,6 +63,7 @@ from irc.errors import ExecutionError
 from irc.interpreters.graph import (
     call_function,
     graph_interpreter,
+    scan_numpy,
     symbol_binding,
 )
 from irc.runtime.binding import op_location
@@ -365,6 +366,12 @@ class LoopTileFunctions(InterpreterFunctions):
         with np.errstate(all="ignore"):
             value = _reduce(op.kind.data, args[0], op.axis.value.data, result_dtype)
         return (_result(op, value),)
+
+    @impl(loop.ScanOp)
+    def run_scan(
+        self, interpreter: Interpreter, op: loop.ScanOp, args: PythonValues
+    ) -> PythonValues:
+        return (_result(op, scan_numpy(op.kind.data, args[0], op.axis.value.data)),)
 
     @impl(loop.DotOp)
     def run_dot(

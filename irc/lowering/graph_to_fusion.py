@@ -33,6 +33,13 @@ that does not verify):
   not: a per-row value may come before the reduction producing it has
   joined); another reduction of X over A (softmax's max joins its sum).
   Never a matmul.
+- a reduction group of scans (``graph.scan``, rooted like a reduction, or
+  joining a pointwise group of its shape X): the same ops as a reduction
+  group, and another scan of X along the same axis (``cumsum(cumsum(x))``);
+  never a reduction, whose loop would need the scans' carries. What uses a
+  scan in the group is elementwise (the contract), so ``cumsum(exp(x)) * 2``
+  is one kernel: the producers are computed on each stretch of the row
+  before it is scanned, the consumers after.
 - matmul: on its operand side, layout ops and casts; on the epilogue side,
   elementwise and layout ops of shapes that broadcast to its result.
 
@@ -49,6 +56,7 @@ the root precedes the reader.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -66,6 +74,8 @@ from irc.dialects.fusion import (
     INDEXING_OPS,
     LAYOUT_OPS,
     REDUCTION_OPS,
+    ROW_OPS,
+    SCAN_OPS,
     KernelOp,
     RowStructure,
     Shape,
@@ -75,7 +85,7 @@ from irc.dialects.fusion import (
     is_source,
     shape_of,
 )
-from irc.dialects.graph import CastOp, MatmulOp, ReduceOp
+from irc.dialects.graph import CastOp, MatmulOp, ReduceOp, ScanOp
 from irc.dialects.sym import GuardOp, shape_text
 
 # --------------------------------------------------------------------------
@@ -89,8 +99,8 @@ class Kind:
 
     ``shape`` is a pointwise group's iteration space, a reduction group's
     row shape X (with ``rows`` its row structure and ``row_results`` the
-    result shapes of its reductions so far), or a matmul group's result
-    shape (with ``matmul`` its matmul).
+    result shapes of its reductions so far; ``scans`` when its row ops are
+    scans), or a matmul group's result shape (with ``matmul`` its matmul).
     """
 
     name: str
@@ -98,15 +108,25 @@ class Kind:
     rows: RowStructure | None = None
     row_results: tuple[Shape, ...] = ()
     matmul: MatmulOp | None = None
+    scans: bool = False
 
     @staticmethod
     def of(op: Operation) -> Kind:
         """The kind of a group rooted at ``op``: its own nature."""
         if isinstance(op, REDUCTION_OPS):
             return Kind.reduction(op)
+        if isinstance(op, SCAN_OPS):
+            return Kind.scan(op)
         if isinstance(op, MatmulOp):
             return Kind("matmul", shape_of(op.result), matmul=op)
         return Kind("pointwise", shape_of(op.results[0]))
+
+    @staticmethod
+    def scan(op: Operation) -> Kind:
+        """The kind of a reduction group of scans with ``op``: it yields
+        values of the rows' shape only."""
+        rows = RowStructure.of(op)
+        return Kind("reduction", rows.shape, rows, scans=True)
 
     @staticmethod
     def reduction(op: Operation, joined: Kind | None = None) -> Kind:
@@ -318,7 +338,7 @@ class _Planner:
                 f"it is also returned, and a {kind.name} kernel yields values of "
                 f"shape {_shapes(kind.output_shapes())} only"
             )
-        if isinstance(op, (*REDUCTION_OPS, MatmulOp)):
+        if isinstance(op, (*ROW_OPS, MatmulOp)):
             # Only an anchor can break the contract: whatever joins later
             # comes earlier in the block, so it cannot use the anchor.
             yielded = group.yielded + (list(op.results) if returned else [])
@@ -338,6 +358,13 @@ class _Planner:
                     f"has the kernel's iteration shape {shape_text(shape)}"
                 )
             return Kind.reduction(op)
+        if isinstance(op, SCAN_OPS):
+            if shape != shape_of(op.result):
+                return (
+                    f"it scans {shape_text(shape_of(op.result))}, not the kernel's "
+                    f"iteration shape {shape_text(shape)}"
+                )
+            return Kind.scan(op)
         if isinstance(op, MatmulOp):
             if shape != shape_of(op.result):
                 return (
@@ -352,6 +379,16 @@ class _Planner:
         assert rows is not None
         if isinstance(op, MatmulOp):
             return "a reduction kernel never takes a matmul"
+        if isinstance(op, ROW_OPS) and group.kind.scans != isinstance(op, SCAN_OPS):
+            return (
+                "a reduction and a scan do not share a kernel (the reduction's "
+                "loop would need the scan's running carry)"
+            )
+        if isinstance(op, SCAN_OPS):
+            other = RowStructure.of(op)
+            if other != rows:
+                return f"it scans {other}, the kernel {rows}"
+            return group.kind
         if isinstance(op, REDUCTION_OPS):
             other = RowStructure.of(op)
             if other != rows:
@@ -372,8 +409,8 @@ class _Planner:
     def _matmul_offer(self, group: Group, op: Operation) -> Offer:
         if isinstance(op, MatmulOp):
             return "a matmul kernel holds only one matmul"
-        if isinstance(op, REDUCTION_OPS):
-            return "a matmul kernel takes no reduction"
+        if isinstance(op, ROW_OPS):
+            return "a matmul kernel takes no reduction or scan"
         if self._feeds_matmul(group, op):
             if not isinstance(op, (*LAYOUT_OPS, CastOp)):
                 return (
@@ -423,7 +460,7 @@ def describe(op: Operation) -> str:
     """``graph.exp %e at softmax.py:3``: the op's name, its result's name in
     the IR text if it had one, and the Python line that made it if known."""
     text = op.name
-    if isinstance(op, ReduceOp):
+    if isinstance(op, ReduceOp | ScanOp):
         text += f" {op.kind.data}"
     hints = [r.name_hint for r in op.results if r.name_hint]
     if hints:
@@ -464,9 +501,10 @@ class _Reasons:
     def _anchor(self, group: Group, own: Sequence[Operation]) -> str:
         kind = group.kind
         if kind.rows is not None:
-            reductions = [op for op in own if isinstance(op, REDUCTION_OPS)]
+            reductions = [op for op in own if isinstance(op, ROW_OPS)]
             anchors = ", ".join(describe(r) for r in reductions)
-            return f"row reduction {kind.rows} ({anchors})"
+            what = "scan" if kind.scans else "reduction"
+            return f"row {what} {kind.rows} ({anchors})"
         if kind.matmul is not None:
             lhs, rhs = (shape_of(v) for v in kind.matmul.operands)
             return (
@@ -479,7 +517,7 @@ class _Reasons:
         """What joined the anchor, by the side of it they are on."""
         kind = group.kind
         if kind.rows is not None:
-            anchors = [op for op in own if isinstance(op, REDUCTION_OPS)]
+            anchors = [op for op in own if isinstance(op, ROW_OPS)]
             before, after = _dependencies(own, anchors), _dependents(own, anchors)
             labels = ("producers", "consumers", "side inputs")
         elif kind.matmul is not None:
@@ -638,11 +676,9 @@ def _merge_into(planner: _Planner, first: Group, second: Group) -> None:
     second.members |= first.members
     second.yielded.extend(first.yielded)
     second.kept_out.extend(first.kept_out)
-    second.kind = Kind(
-        "reduction",
-        second.kind.shape,
-        second.kind.rows,
-        (*second.kind.row_results, *first.kind.row_results),
+    second.kind = dataclasses.replace(
+        second.kind,
+        row_results=(*second.kind.row_results, *first.kind.row_results),
     )
     for op in first.members:
         if planner.home.get(op) is first:

@@ -118,6 +118,7 @@ TILE_OPS: Mapping[type[TileOp], type[TileOp]] = {
     loop.SelectOp: tt.WhereOp,
     loop.CastOp: tt.CastOp,
     loop.ReduceOp: tt.ReduceOp,
+    loop.ScanOp: tt.ScanOp,
     loop.DotOp: tt.DotOp,
 }
 

@@ -90,6 +90,7 @@ from irc.dialects.graph import (
     ReshapeOp,
     RintOp,
     RsqrtOp,
+    ScanOp,
     SelectOp,
     SigmoidOp,
     SinhOp,
@@ -754,6 +755,17 @@ class ReduceOneElement(RewritePattern):
             _replace(rewriter, op, ReshapeOp(op.input, tensor_type(op.result).dims))
 
 
+class ScanOfOneElement(RewritePattern):
+    """A scan along an axis of size 1 is its operand: each element combines
+    itself only (NumPy's running sum starts from the first element, so
+    ``-0.0`` stays ``-0.0``)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ScanOp, rewriter: PatternRewriter, /) -> None:
+        if tensor_type(op.input).dims[op.axis_index] == 1:
+            _replace(rewriter, op, op.input)
+
+
 class ReduceMaxMinOfSplat(RewritePattern):
     """The max or min of a splat is the splat, provided the reduced axes are
     provably not empty (an empty max is an error at run time)."""
@@ -903,6 +915,7 @@ def _registry() -> dict[type[Operation], tuple[RewritePattern, ...]]:
         SliceOp: [SliceOfSplat(), FullSlice()],
         ConcatOp: [ConcatDropEmpty()],
         ReduceOp: [ReduceOneElement(), ReduceMaxMinOfSplat()],
+        ScanOp: [ScanOfOneElement()],
     }
     return {op: tuple(rewrites) for op, rewrites in patterns.items()}
 

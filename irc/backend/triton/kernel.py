@@ -13,7 +13,7 @@ offset is computed in 64 bits whatever value a symbol has. Masks are the
 IR's: every load and store the IR masks is masked, and only those.
 
 The op spelling functions (``compare_text``, ``cast_text``, ``reduce_text``,
-``dot_text``, ``constant_text``, and ``irc.backend.triton.elementwise``'s
+``scan_text``, ``dot_text``, ``constant_text``, and ``irc.backend.triton.elementwise``'s
 table for unary and binary ops) give each op NumPy's semantics, calling the prelude's helpers
 (``irc.backend.triton.prelude``) by name where Triton's own differ. Only
 functions that both the Triton interpreter and the compiler run are used:
@@ -283,6 +283,14 @@ class KernelEmitter:
             tt.element_of(op.result.type),
         )
 
+    def scan(self, op: tt.ScanOp) -> str:
+        return scan_text(
+            op.kind.data,
+            self.v(op.input),
+            tt.element_of(op.input.type),
+            op.axis.value.data,
+        )
+
     def dot(self, op: tt.DotOp) -> str:
         return dot_text(
             self.v(op.lhs),
@@ -331,6 +339,7 @@ _EXPRESSIONS: dict[type[Operation], Callable[[KernelEmitter, Operation], str]] =
     tt.WhereOp: KernelEmitter.where,
     tt.CastOp: KernelEmitter.cast,
     tt.ReduceOp: KernelEmitter.reduce,
+    tt.ScanOp: KernelEmitter.scan,
     tt.DotOp: KernelEmitter.dot,
     tt.LoadOp: KernelEmitter.load,
 }  # type: ignore[dict-item]
@@ -398,6 +407,16 @@ def reduce_text(
     if is_half(element):
         return narrow(text, element)
     return f"{text}.to({tl_type(result)})"
+
+
+def scan_text(kind: str, x: str, element: Attribute, axis: int) -> str:
+    """``loop.scan`` semantics in Triton: ``tl.cumsum``/``tl.cumprod``, which
+    the interpreter runs as NumPy's and the compiler as an in-register scan
+    (16-bit floats scanned in float32 and rounded once; Triton keeps 32- and
+    64-bit types)."""
+    function = "tl.cumsum" if kind == "sum" else "tl.cumprod"
+    text = f"{function}({wide(x, element)}, {axis})"
+    return narrow(text, element) if is_half(element) else text
 
 
 def dot_text(

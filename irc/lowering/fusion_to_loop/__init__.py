@@ -21,7 +21,10 @@ The kernel's kind fixes the iteration space:
   stays in registers (a *persistent* reduction: the data is read once
   whatever the number of reductions); otherwise each group of independent
   reductions is a ``scf.for`` over chunks accumulating tile-wise, and the
-  outputs of row shape are written by a last loop.
+  outputs of row shape are written by a last loop. A reduction kernel
+  of scans has the same rows, walked in order: one tile, or a ``scf.for``
+  over chunks carrying each scan's running value; its outputs are written
+  chunk by chunk.
 - ``matmul``: ``[BLOCK_M, BLOCK_N]`` output tiles (grid axis 0) per batch
   element (grid axis 1) and a K loop of ``loop.dot`` into an accumulator;
   the epilogue is evaluated on the accumulator tile.
@@ -43,7 +46,8 @@ The package's modules, along the pass's seams:
   at an index, and the ``loop.kernel`` it builds, that every kind shares;
 - one module per kind's strategy:
   :mod:`~irc.lowering.fusion_to_loop.pointwise`,
-  :mod:`~irc.lowering.fusion_to_loop.reduction`,
+  :mod:`~irc.lowering.fusion_to_loop.reduction` (and
+  :mod:`~irc.lowering.fusion_to_loop.scan` for reduction kernels of scans),
   :mod:`~irc.lowering.fusion_to_loop.matmul`.
 """
 
@@ -65,6 +69,7 @@ from irc.errors import IrcError
 from irc.lowering.fusion_to_loop.matmul import MatmulTiler
 from irc.lowering.fusion_to_loop.pointwise import PointwiseTiler
 from irc.lowering.fusion_to_loop.reduction import ReductionTiler
+from irc.lowering.fusion_to_loop.scan import ScanTiler
 from irc.lowering.fusion_to_loop.tiler import KernelTiler
 
 #: The strategy of each fusion kernel kind.
@@ -104,10 +109,22 @@ class TilePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         _check_fused(op)
         for kernel in [k for k in op.walk() if isinstance(k, fusion.KernelOp)]:
-            strategy = STRATEGIES.get(kernel.kind_name)
+            strategy = _strategy(kernel)
             if strategy is None:
                 raise IrcError(f"tile: unknown fusion kernel kind {kernel.kind_name!r}")
             Rewriter.replace_op(kernel, strategy(kernel, self).tile())
+
+
+def _strategy(kernel: fusion.KernelOp) -> type[KernelTiler] | None:
+    """The strategy of ``kernel``'s kind; a reduction kernel whose row ops
+    are scans (the contract lets them share a kernel with no reduction) is
+    walked in order by ``ScanTiler``."""
+    strategy = STRATEGIES.get(kernel.kind_name)
+    if strategy is ReductionTiler and any(
+        isinstance(op, fusion.SCAN_OPS) for op in kernel.body.block.ops
+    ):
+        return ScanTiler
+    return strategy
 
 
 def _check_fused(module: ModuleOp) -> None:

@@ -61,7 +61,7 @@ class LoopBuilder:
         # Hoisted ops wait here, in the order made, until ``finish``.
         self._hoisted = Block()
         self._hoist = Builder(InsertPoint.at_end(self._hoisted))
-        self._constants: dict[tuple[object, Attribute], SSAValue] = {}
+        self._constants: dict[tuple[int | str, Attribute], SSAValue] = {}
         self._sizes: dict[tuple[SymExpr, Attribute], SSAValue] = {}
 
     # ----- inserting, with folding ------------------------------------------
@@ -124,8 +124,12 @@ class LoopBuilder:
     # ----- hoisted values ------------------------------------------------------
 
     def const(self, value: int | float | bool, element_type: Attribute) -> SSAValue:
-        """A hoisted scalar constant."""
-        key = (value, element_type)
+        """A hoisted scalar constant (one per value and type: floats keyed by
+        their ``repr``, so that ``-0.0`` is not ``0.0`` and a NaN is itself)."""
+        key = (
+            int(value) if isinstance(element_type, IntegerType) else repr(float(value)),
+            element_type,
+        )
         if key not in self._constants:
             if isinstance(element_type, IntegerType):
                 attr: IntegerAttr | FloatAttr = IntegerAttr(int(value), element_type)

@@ -1,8 +1,9 @@
-"""Steps that reduce: ``reduce``, ``argmax`` and ``matmul``.
+"""Steps that reduce: ``reduce``, ``argmax``, ``scan`` and ``matmul``.
 
-A sum or a matmul whose result could grow past ``MAGNITUDE_LIMIT`` squashes
-its operand first, and a product squashes it into ``[-1, 1]``; max, min and
-argmax only reduce axes that are provably non-empty.
+A sum (or a running sum) or a matmul whose result could grow past
+``MAGNITUDE_LIMIT`` squashes its operand first, and a product squashes it
+into ``[-1, 1]``; max, min and argmax only reduce axes that are provably
+non-empty.
 """
 
 from __future__ import annotations
@@ -70,6 +71,23 @@ class ReductionSteps(Steps):
         axis = self.choices.one_of(axes)
         top = self.program.largest(dims[axis]) - 1
         self.program.emit(g.ArgMaxOp(value, axis, self.choices.flag()), (0.0, top))
+        return True
+
+    def scan(self) -> bool:
+        """A running sum or product along one axis (any axis: a scan of an
+        empty axis is empty), of ints or floats as ``graph.scan`` takes."""
+        kind = self.choices.one_of(list(g.SCAN_KINDS))
+        value = self.operands.operand("if")
+        dims = g.tensor_type(value).dims
+        if not dims:
+            return False
+        axis = self.choices.one_of(list(range(len(dims))))
+        count = self.program.largest(dims[axis])
+        value = self._bounded_for(kind, value, count)
+        # Each running value is a reduction of a prefix, so it lies in the
+        # range of the reduction of the whole axis.
+        value_range = _reduction_range(kind, self.program.ranges[value], count)
+        self.program.emit(g.ScanOp(kind, value, axis), value_range)
         return True
 
     def matmul(self) -> bool:

@@ -145,7 +145,7 @@ func.func @pointwise_shapes(%a: !graph.tensor<[N, D], f32>) {
 // Reduction kernels.
 
 func.func @reduction_without_reduce(%a: !graph.tensor<[N], f32>) {
-  // expected-error@+1 {{kernel @k0: a reduction kernel holds at least one graph.reduce or graph.argmax}}
+  // expected-error@+1 {{kernel @k0: a reduction kernel holds at least one graph.reduce, graph.argmax or graph.scan}}
   %0 = fusion.kernel @k0 reduction (%a) : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>) reason "" {
   ^bb0(%x: !graph.tensor<[N], f32>):
     fusion.yield %x : !graph.tensor<[N], f32>
