@@ -32,6 +32,7 @@ from irc.capture.ops import dense_constant
 from irc.capture.specs import TensorSpec
 from irc.capture.tensor import SymDim, Tensor
 from irc.capture.trace import Trace, innermost_user_frame, locate, tracing
+from irc.capture.writes import MaskRead
 from irc.dialects import graph, sym
 from irc.errors import IrcError, TracingError
 from irc.shapes import Facts, ShapeError, parse_expr
@@ -195,6 +196,8 @@ def _as_output(value: Any, index: int) -> Tensor:
         return dense_constant(np.asarray(value))
     if isinstance(value, SymDim):
         return numpy_api.layout.as_tensor(np.add(value, 0))
+    if isinstance(value, MaskRead):
+        raise value.refused(f"returned (output {index})")
     raise TracingError(
         f"output {index} of the traced function is a {type(value).__name__}; a "
         "function must return arrays (or nested dicts, lists and tuples of them)"

@@ -440,6 +440,11 @@ def _squeeze(value: Operand, axis: Any = None) -> Tensor:
     return layout.squeeze(layout.as_tensor(value), axis)
 
 
+@_function(np.copy)
+def _copy(value: Operand, order: str = "K", subok: bool = False) -> Tensor:
+    return layout.copy(layout.as_tensor(value))
+
+
 @_function(np.concatenate)
 def _concatenate(values: Sequence[Operand], axis: int | None = 0, **kw: Any) -> Tensor:
     _refuse("np.concatenate", **kw)
@@ -486,13 +491,11 @@ def _take(value: Operand, indices: Any, axis: int | None = None, **kw: Any) -> T
 
 @_function(np.broadcast_to)
 def _broadcast_to(value: Operand, shape: Any) -> Tensor:
-    from irc.capture.ops import broadcast_to
-
     dims = [
         as_size(d, "a broadcast dim")
         for d in (shape if isinstance(shape, tuple | list) else (shape,))
     ]
-    return broadcast_to(layout.as_tensor(value), dims)
+    return layout.broadcast_view(layout.as_tensor(value), dims)
 
 
 # ----- selection -----------------------------------------------------------------
