@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 import irc
 
@@ -463,3 +465,61 @@ def test_writing_a_traced_array_into_a_numpy_array_says_what_to_do():
 
     message = _refused(f, spec(3), match="NumPy array")
     assert "zeros_like" in message
+
+
+# ----- the law: a write is NumPy's, for any basic key -----------------------------
+
+_ROW_BOUNDS = st.one_of(st.none(), st.integers(-4, 5))
+_ROW_KEYS = st.one_of(
+    st.integers(-5, 4),
+    st.builds(slice, _ROW_BOUNDS, _ROW_BOUNDS, st.sampled_from([None, 1, 2])),
+)
+_COLUMN_KEYS = st.one_of(
+    st.integers(-4, 3),
+    st.builds(
+        slice,
+        st.one_of(st.none(), st.integers(-4, 4)),
+        st.one_of(st.none(), st.integers(-4, 4)),
+        st.sampled_from([None, 1, 2, -1, -2]),
+    ),
+)
+
+
+def _unclamped(key: slice, sizes: Sequence[int]) -> bool:
+    """Whether ``key``'s bounds need no clamping at any of ``sizes``."""
+    for size in sizes:
+        start, stop = (
+            default if bound is None else bound + size if bound < 0 else bound
+            for bound, default in ((key.start, 0), (key.stop, size))
+        )
+        if not 0 <= start <= stop <= size:
+            return False
+    return True
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rows=_ROW_KEYS,
+    columns=_COLUMN_KEYS,
+    row_value=st.booleans(),
+    augmented=st.booleans(),
+)
+def test_basic_writes_match_numpy(rows, columns, row_value, augmented):
+    """``y[rows, columns] = v`` (or ``+= v``) on an (N, 4) array, ``v`` a
+    scalar or a row broadcast over the window, at N = 5 and N = 7, gives
+    NumPy's array. Row bounds are those irc takes on a symbolic axis without
+    a failing guard: within ``[-N, N]`` and in order (NumPy would clamp)."""
+    assume(isinstance(rows, int) or _unclamped(rows, (5, 7)))
+    width = len(range(4)[columns]) if isinstance(columns, slice) else None
+    use_row = row_value and width is not None
+
+    def f(x, v):
+        y = x.copy()
+        value = v[:width] if use_row else v[0]
+        if augmented:
+            y[rows, columns] += value
+        else:
+            y[rows, columns] = value
+        return y
+
+    check(f, [spec("N", 4), spec(4)], [{"N": 5}, {"N": 7}])
