@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -32,6 +32,7 @@ from irc.capture.ops import dense_constant
 from irc.capture.specs import TensorSpec
 from irc.capture.tensor import SymDim, Tensor
 from irc.capture.trace import Trace, innermost_user_frame, locate, tracing
+from irc.capture.views import written_arguments
 from irc.capture.writes import MaskRead
 from irc.dialects import graph, sym
 from irc.errors import IrcError, TracingError
@@ -47,7 +48,9 @@ class Captured:
     ``in_tree`` describes ``(args, kwargs)``; its leaves (named by
     ``leaf_names``: ``x``, ``params.attn.w``) are either tensor inputs (in
     ``specs``, in order) or static values (``static_leaves``, by leaf index).
-    ``out_tree`` describes the result.
+    ``out_tree`` describes the result. ``written_inputs`` are the tensor
+    inputs (positions in ``specs``) the function writes into: the function's
+    last outputs are their final values, one each, for the caller's arrays.
     """
 
     module: ModuleOp
@@ -58,6 +61,7 @@ class Captured:
     static_leaves: dict[int, Any]
     out_tree: pytree.TreeDef
     facts: Facts
+    written_inputs: list[int] = field(default_factory=list)
 
 
 _COMPARATORS = ("==", "<=", ">=", "<", ">")
@@ -114,6 +118,8 @@ def capture(
             raise locate(err, innermost_user_frame(err.__traceback__)) from None
         outputs, out_tree = pytree.flatten(result)
         output_values = [_as_output(o, i).value for i, o in enumerate(outputs)]
+        written = written_arguments(list(proxies.values()))
+        output_values += [value for _, value in written]
         trace.builder.insert(ReturnOp(*output_values)).location = _definition(function)
 
     name = _function_name(function)
@@ -132,7 +138,15 @@ def capture(
         i: leaf for i, leaf in enumerate(leaves) if not isinstance(leaf, TensorSpec)
     }
     return Captured(
-        module, name, in_tree, specs, names, static_leaves, out_tree, trace.facts
+        module,
+        name,
+        in_tree,
+        specs,
+        names,
+        static_leaves,
+        out_tree,
+        trace.facts,
+        [position for position, _ in written],
     )
 
 

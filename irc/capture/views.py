@@ -162,7 +162,7 @@ class Broadcast(ViewStep):
 class Storage:
     """The memory that a base array and its views share: the base's current
     value, and how many writes it has seen. ``argument`` names the function
-    argument the base is (whose writes would be the caller's)."""
+    argument the base is, if it is one (its writes are the caller's)."""
 
     __slots__ = ("argument", "value", "version")
 
@@ -225,8 +225,6 @@ class View:
                 "it first (a write that must not reach the original), or write "
                 "into the original array through a slice"
             )
-        if self.storage.argument is not None:
-            raise argument_error(self.storage.argument)
         parents = self.values()[:-1]
         for step, parent in zip(reversed(self.steps), reversed(parents)):
             written = step.backward(parent, new)
@@ -234,15 +232,6 @@ class View:
             new = written
         self.storage.value = new
         self.storage.version += 1
-
-
-def argument_error(name: str) -> Exception:
-    return tracing_error(
-        f"irc cannot write into the function's argument {name!r}: NumPy would "
-        "change the caller's array, and irc's compiled functions do not mutate "
-        f"their inputs; write {name} = {name}.copy() first and return the "
-        "updated array"
-    )
 
 
 def shared(tensor: Tensor) -> View:
@@ -275,9 +264,22 @@ def assign(tensor: Tensor, new: SSAValue) -> None:
     """Make ``new`` (of ``tensor``'s type) the value of ``tensor``, and of the
     part of every alias that shares its memory."""
     assert new.type == tensor.type, "writes keep the type"
+    if tensor.argument is not None:
+        shared(tensor)  # the write is the caller's: count it (written_arguments)
     if tensor.view is not None:
         tensor.view.write(new)
         tensor.version = tensor.view.storage.version
-    elif tensor.argument is not None:
-        raise argument_error(tensor.argument)
     tensor.set_value(new)
+
+
+def written_arguments(arguments: Sequence[Tensor]) -> list[tuple[int, SSAValue]]:
+    """The arguments written into (directly or through a view), by position,
+    with their final values: NumPy would have changed the caller's arrays,
+    so the compiled function returns these values too and its caller
+    copies them back (as ``torch.compile`` does with input mutations)."""
+    written = []
+    for position, argument in enumerate(arguments):
+        view = argument.view
+        if view is not None and view.storage.version > 0:
+            written.append((position, view.storage.value))
+    return written
