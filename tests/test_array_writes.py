@@ -287,6 +287,23 @@ def test_relu_and_leaky_relu_by_masked_write():
         assert "graph.select" in compiled.ir("graph")
 
 
+def test_in_place_on_a_masked_read_casts_as_numpy_does():
+    def halved(i):
+        j = i.copy()
+        j[j > 0] //= 2
+        return j
+
+    check(halved, [spec("N", dtype=I64)], N)
+
+    def scaled(i):
+        j = i.copy()
+        j[j > 0] *= 0.5  # NumPy: the product does not cast back to int64
+        return j
+
+    with pytest.raises(irc.IrcTypeError, match="casting='same_kind'"):
+        irc.compile(scaled, spec("N", dtype=I64))
+
+
 def test_masked_write_of_rows_and_combined_reads():
     def f(x, keep, a, b):
         y = x.copy()

@@ -190,10 +190,11 @@ class View:
     def exact(self) -> bool:
         return all(step.exact for step in self.steps)
 
-    def values(self) -> list[SSAValue]:
-        """The value after each step, from the base's to this view's."""
+    def values(self, steps: int | None = None) -> list[SSAValue]:
+        """The value after each of the first ``steps`` steps (all of them by
+        default), from the base's on."""
         values = [self.storage.value]
-        for step in self.steps:
+        for step in self.steps[:steps]:
             values.append(step.forward(values[-1]))
         return values
 
@@ -225,7 +226,7 @@ class View:
                 "it first (a write that must not reach the original), or write "
                 "into the original array through a slice"
             )
-        parents = self.values()[:-1]
+        parents = self.values(len(self.steps) - 1)
         for step, parent in zip(reversed(self.steps), reversed(parents)):
             written = step.backward(parent, new)
             assert written is not None, "read-only steps are refused above"

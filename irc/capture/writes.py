@@ -123,33 +123,39 @@ def store(target: Tensor, result: Any, name: str) -> None:
     """Write a ufunc's ``result`` into its ``out=`` array ``target``: the
     same shape, and NumPy's ``casting='same_kind'`` to its dtype."""
     result = layout.as_tensor(result)
-    source, element = result.irc_dtype, target.irc_dtype
-    if not np.can_cast(source.numpy, element.numpy, casting="same_kind"):
-        raise tracing_error(
-            f"{name}'s result has dtype {source.name}, which NumPy does not cast "
-            f"to the output's {element.name} under casting='same_kind' "
-            f"(UFuncTypeError); write x = x.astype(np.{source.name}) first, or "
-            f"cast the other operand to {element.name}",
-            IrcTypeError,
-        )
-    facts_equal = result.type.dims == target.type.dims or (
+    _check_same_kind(result.irc_dtype, target.irc_dtype, name)
+    same_shape = result.type.dims == target.type.dims or (
         len(result.type.dims) == len(target.type.dims)
         and all(
             layout.current_trace().facts.prove_eq(a, b)
             for a, b in zip(result.type.dims, target.type.dims)
         )
     )
-    if not facts_equal:
+    if not same_shape:
         raise tracing_error(
             f"{name}'s result has shape {_text(result.type.dims)}, which does not "
             f"fit the output of shape {_text(target.type.dims)} (NumPy: "
             "non-broadcastable output operand); write x = x op y instead",
             IrcShapeError,
         )
-    value = cast(result, element)
+    value = cast(result, target.irc_dtype)
     if value.type != target.type:  # dims equal by the facts, spelt otherwise
         value = emit(graph.ReshapeOp(value.value, target.type.dims))
     assign(target, value.value)
+
+
+def _check_same_kind(source: DType, element: DType, ufunc: Any) -> None:
+    """NumPy's ``casting='same_kind'`` of a ufunc's result to its output."""
+    if np.can_cast(source.numpy, element.numpy, casting="same_kind"):
+        return
+    name = ufunc if isinstance(ufunc, str) else f"np.{ufunc.__name__}"
+    raise tracing_error(
+        f"{name}'s result has dtype {source.name}, which NumPy does not cast "
+        f"to the output's {element.name} under casting='same_kind' "
+        f"(UFuncTypeError); write x = x.astype(np.{source.name}) first, or "
+        f"cast the other operand to {element.name}",
+        IrcTypeError,
+    )
 
 
 def into_out(
@@ -295,16 +301,52 @@ class MaskRead:
     def __pow__(self, other: Any) -> MaskRead:
         return self._apply(np.power, self, other)
 
+    def __floordiv__(self, other: Any) -> MaskRead:
+        return self._apply(np.floor_divide, self, other)
+
+    def __rfloordiv__(self, other: Any) -> MaskRead:
+        return self._apply(np.floor_divide, other, self)
+
+    def __mod__(self, other: Any) -> MaskRead:
+        return self._apply(np.remainder, self, other)
+
+    def __rmod__(self, other: Any) -> MaskRead:
+        return self._apply(np.remainder, other, self)
+
+    def __abs__(self) -> MaskRead:
+        return self._apply(np.absolute, self)
+
     def __neg__(self) -> MaskRead:
         return self._apply(np.negative, self)
 
-    # In place on a read is in place on NumPy's copy: the new values, which
-    # Python then assigns back (``x[m] *= a`` is ``x[m] = x[m] * a``).
-    __iadd__ = __add__
-    __isub__ = __sub__
-    __imul__ = __mul__
-    __itruediv__ = __truediv__
-    __ipow__ = __pow__
+    # In place on a read is in place on NumPy's copy, which Python then
+    # assigns back (``x[m] *= a`` is ``x[m] = x[m] * a``, the product cast
+    # to x's dtype under casting='same_kind').
+    def _in_place(self, ufunc: np.ufunc, other: Any) -> MaskRead:
+        result = self._apply(ufunc, self, other)
+        _check_same_kind(result.values.irc_dtype, self.values.irc_dtype, ufunc)
+        return MaskRead(self.mask, cast(result.values, self.values.irc_dtype))
+
+    def __iadd__(self, other: Any) -> MaskRead:
+        return self._in_place(np.add, other)
+
+    def __isub__(self, other: Any) -> MaskRead:
+        return self._in_place(np.subtract, other)
+
+    def __imul__(self, other: Any) -> MaskRead:
+        return self._in_place(np.multiply, other)
+
+    def __itruediv__(self, other: Any) -> MaskRead:
+        return self._in_place(np.true_divide, other)
+
+    def __ipow__(self, other: Any) -> MaskRead:
+        return self._in_place(np.power, other)
+
+    def __ifloordiv__(self, other: Any) -> MaskRead:
+        return self._in_place(np.floor_divide, other)
+
+    def __imod__(self, other: Any) -> MaskRead:
+        return self._in_place(np.remainder, other)
 
 
 def _full_mask(target: Tensor, mask: Tensor) -> Tensor:
