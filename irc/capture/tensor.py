@@ -214,7 +214,7 @@ class Tensor:
     of) has a ``view`` (``irc.capture.views``): its value is recomputed from
     the shared base when a write through another alias changed it
     (``version`` is the base's version it was computed at). ``argument``
-    names the function argument the array is, which irc does not write.
+    marks a function argument, whose writes are returned for the caller.
     """
 
     __slots__ = ("_value", "argument", "trace", "version", "view", "weak")
@@ -225,9 +225,7 @@ class Tensor:
         self.weak = weak
         self.view: View | None = None
         self.version = 0
-        self.argument = value.name_hint if isinstance(value, BlockArgument) else None
-        if isinstance(value, BlockArgument) and self.argument is None:
-            self.argument = f"#{value.index}"
+        self.argument = isinstance(value, BlockArgument)
 
     @property
     def value(self) -> SSAValue:

@@ -161,15 +161,13 @@ class Broadcast(ViewStep):
 
 class Storage:
     """The memory that a base array and its views share: the base's current
-    value, and how many writes it has seen. ``argument`` names the function
-    argument the base is, if it is one (its writes are the caller's)."""
+    value, and how many writes it has seen."""
 
-    __slots__ = ("argument", "value", "version")
+    __slots__ = ("value", "version")
 
-    def __init__(self, value: SSAValue, argument: str | None):
+    def __init__(self, value: SSAValue):
         self.value = value
         self.version = 0
-        self.argument = argument
 
 
 @dataclass(frozen=True)
@@ -226,7 +224,7 @@ class View:
                 "it first (a write that must not reach the original), or write "
                 "into the original array through a slice"
             )
-        parents = self.values(len(self.steps) - 1)
+        parents = self.values(max(len(self.steps) - 1, 0))
         for step, parent in zip(reversed(self.steps), reversed(parents)):
             written = step.backward(parent, new)
             assert written is not None, "read-only steps are refused above"
@@ -238,7 +236,7 @@ class View:
 def shared(tensor: Tensor) -> View:
     """``tensor``'s view, made the base of a new storage if it has none."""
     if tensor.view is None:
-        tensor.view = View(Storage(tensor.value, tensor.argument))
+        tensor.view = View(Storage(tensor.value))
         tensor.version = 0
     return tensor.view
 
@@ -257,7 +255,7 @@ def copy(tensor: Tensor) -> Tensor:
     """A traced array with ``tensor``'s value that shares nothing with it
     (``np.copy``: the SSA value is shared, which is free; memory is not)."""
     result = Tensor(tensor.value, weak=tensor.weak)
-    result.argument = None
+    result.argument = False
     return result
 
 
@@ -265,7 +263,7 @@ def assign(tensor: Tensor, new: SSAValue) -> None:
     """Make ``new`` (of ``tensor``'s type) the value of ``tensor``, and of the
     part of every alias that shares its memory."""
     assert new.type == tensor.type, "writes keep the type"
-    if tensor.argument is not None:
+    if tensor.argument:
         shared(tensor)  # the write is the caller's: count it (written_arguments)
     if tensor.view is not None:
         tensor.view.write(new)
