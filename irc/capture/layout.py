@@ -163,13 +163,13 @@ def getitem(value: Tensor, key: Any) -> Any:
     a reshape dropping the int axes and adding the ``None`` ones.
     """
     items = key if isinstance(key, tuple) else (key,)
-    mask = _boolean_mask(items)
+    mask = boolean_mask(items)
     if mask is not None:
         from irc.capture.writes import MaskRead
 
         return MaskRead.of(value, mask)
-    items = _expand_key(items, value.type.rank)
-    if any(_is_index_array(item) for item in items):
+    items = expand_key(items, value.type.rank)
+    if any(is_index_array(item) for item in items):
         return _advanced_getitem(value, items)
     window, dims = basic_window(value, items)
     result = value
@@ -182,7 +182,7 @@ def getitem(value: Tensor, key: Any) -> Any:
 
 def basic_window(value: Tensor, key: tuple) -> tuple[Window, tuple[SymExpr, ...]]:
     """The window of ``value`` that a basic index (expanded by
-    ``_expand_key``) selects, and the shape of ``value[key]``."""
+    ``expand_key``) selects, and the shape of ``value[key]``."""
     offsets: list[SymExpr] = []
     sizes: list[SymExpr] = []
     strides: list[int] = []
@@ -204,7 +204,7 @@ def basic_window(value: Tensor, key: tuple) -> tuple[Window, tuple[SymExpr, ...]
     return Window(tuple(offsets), tuple(sizes), tuple(strides)), tuple(dims)
 
 
-def _boolean_mask(items: tuple) -> Tensor | None:
+def boolean_mask(items: tuple) -> Tensor | None:
     """The boolean mask that is the whole key, if it is one."""
     masks = [i for i in items if isinstance(i, Tensor) and i.irc_dtype.kind == "b"]
     if not masks:
@@ -226,7 +226,7 @@ def _advanced_getitem(value: Tensor, key: tuple) -> Tensor:
     array's axes first when an int and the array are not adjacent in the key
     (NumPy's rule for separated advanced indices).
     """
-    if sum(1 for item in key if _is_index_array(item)) > 1:
+    if sum(1 for item in key if is_index_array(item)) > 1:
         raise tracing_error(
             "indexing with more than one array is not supported; index one axis "
             "at a time"
@@ -242,7 +242,7 @@ def _advanced_getitem(value: Tensor, key: tuple) -> Tensor:
             result = _slice(result, axis, item)
             placement.append(axis)
             axis += 1
-        elif _is_index_array(item):
+        elif is_index_array(item):
             rank_before = result.type.rank
             result = take(result, item, axis)
             index_rank = result.type.rank - rank_before + 1
@@ -293,11 +293,11 @@ def _wrapped_indices(indices: Tensor, extent: SymExpr) -> Tensor:
     return binary(graph.AddOp, indices, shift)
 
 
-def _is_index_array(item: Any) -> bool:
+def is_index_array(item: Any) -> bool:
     return isinstance(item, Tensor | np.ndarray | list)
 
 
-def _expand_key(key: tuple, rank: int) -> tuple:
+def expand_key(key: tuple, rank: int) -> tuple:
     ellipses = sum(1 for k in key if k is Ellipsis)
     if ellipses > 1:
         raise tracing_error("an index can only have a single ellipsis ('...')")

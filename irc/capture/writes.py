@@ -35,7 +35,7 @@ from irc.capture.ops import (
     splat,
 )
 from irc.capture.tensor import SymDim, Tensor
-from irc.capture.trace import tracing_error
+from irc.capture.trace import current_trace, tracing_error
 from irc.capture.views import Reshape, Window, assign, copy
 from irc.dialects import graph
 from irc.dtypes import DType
@@ -46,12 +46,12 @@ from irc.shapes import SymExpr
 def setitem(target: Tensor, key: Any, value: Any) -> None:
     """``target[key] = value``."""
     items = key if isinstance(key, tuple) else (key,)
-    mask = layout._boolean_mask(items)
+    mask = layout.boolean_mask(items)
     if mask is not None:
         _masked_write(target, mask, value)
         return
-    items = layout._expand_key(items, target.type.rank)
-    if any(layout._is_index_array(item) for item in items):
+    items = layout.expand_key(items, target.type.rank)
+    if any(layout.is_index_array(item) for item in items):
         raise tracing_error(
             "assignment through an index array (x[idx] = v) is not supported: it "
             "is a scatter, where NumPy lets the last of repeated indices win; "
@@ -127,7 +127,7 @@ def store(target: Tensor, result: Any, name: str) -> None:
     same_shape = result.type.dims == target.type.dims or (
         len(result.type.dims) == len(target.type.dims)
         and all(
-            layout.current_trace().facts.prove_eq(a, b)
+            current_trace().facts.prove_eq(a, b)
             for a, b in zip(result.type.dims, target.type.dims)
         )
     )
