@@ -234,6 +234,16 @@ def test_out_argument_writes_into_a_traced_array():
     check(f, [spec("N")], N)
 
 
+def test_out_into_a_numpy_array_is_refused():
+    def f(x):
+        out = np.zeros(3, np.float32)
+        np.add(x, 1, out=out)
+        return out
+
+    with pytest.raises(irc.TracingError, match="one traced array as out="):
+        irc.compile(f, spec(3))
+
+
 def test_a_float_result_into_an_int_array_is_numpys_ufunc_type_error():
     def f(i):
         j = i.copy()
@@ -328,6 +338,16 @@ def test_buffer_rows_in_a_static_loop_are_one_kernel():
 
     compiled = check(f, [spec("N", "D")], ND, kernels=1)
     assert compiled.ir("graph").count("graph.insert_slice") == 3
+
+
+def test_a_window_at_symbolic_offsets_from_the_end():
+    def f(cache, k):
+        updated = cache.copy()
+        updated[cache.shape[0] - k.shape[0] :] = k  # the last L rows
+        updated[-1, -2:] += 1.0
+        return updated
+
+    check(f, [spec("S", 3), spec("L", 3)], [{"S": 4, "L": 2}, {"S": 9, "L": 4}])
 
 
 def test_kv_cache_written_by_slice_assignment_in_prefill():
