@@ -297,6 +297,15 @@ def test_relu_and_leaky_relu_by_masked_write():
         assert "graph.select" in compiled.ir("graph")
 
 
+def test_a_constant_numpy_mask():
+    def f(x):
+        y = x.copy()
+        y[np.array([True, False, True])] = 0.0  # rows 0 and 2
+        return y
+
+    check(f, [spec(3, "D")], [{"D": 2}, {"D": 5}])
+
+
 def test_in_place_on_a_masked_read_casts_as_numpy_does():
     def halved(i):
         j = i.copy()

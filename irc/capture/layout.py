@@ -205,8 +205,9 @@ def basic_window(value: Tensor, key: tuple) -> tuple[Window, tuple[SymExpr, ...]
 
 
 def boolean_mask(items: tuple) -> Tensor | None:
-    """The boolean mask that is the whole key, if it is one."""
-    masks = [i for i in items if isinstance(i, Tensor) and i.irc_dtype.kind == "b"]
+    """The boolean mask (traced, or a NumPy constant) that is the whole key,
+    if it is one."""
+    masks = [i for i in items if _is_boolean(i)]
     if not masks:
         return None
     if len(items) != 1:
@@ -214,7 +215,13 @@ def boolean_mask(items: tuple) -> Tensor | None:
             "a boolean mask combined with other indices is not supported; index "
             "with the mask alone (x[mask]) or use np.where(mask, x, 0)"
         )
-    return masks[0]
+    return as_tensor(masks[0])
+
+
+def _is_boolean(item: Any) -> bool:
+    if isinstance(item, Tensor):
+        return item.irc_dtype.kind == "b"
+    return isinstance(item, np.ndarray) and item.dtype == np.bool_
 
 
 def _advanced_getitem(value: Tensor, key: tuple) -> Tensor:
