@@ -416,6 +416,20 @@ def test_argument_writes_reach_torch_tensors_and_views():
         assert y.tolist() == [[1.0, 1.0], [2.0, 2.0], [1.0, 1.0]]
 
 
+def test_jitted_functions_update_their_arguments_at_every_size():
+    @irc.jit
+    def accumulate(cache, k):
+        cache[: k.shape[0]] += k
+        return cache[0]
+
+    for rows in (2, 3):
+        for backend in BACKENDS:
+            cache = np.zeros((4, 2), np.float32)
+            first = accumulate(cache, np.ones((rows, 2), np.float32), backend=backend)
+            assert first.tolist() == [1.0, 1.0]
+            assert cache.sum() == 2 * rows
+
+
 def test_a_read_only_argument_that_is_written_is_a_binding_error():
     def f(x):
         x += 1
