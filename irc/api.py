@@ -15,7 +15,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
 from irc import pytree
-from irc.capture import Captured, TensorSpec, capture
+from irc.capture import NO_RESULT, Captured, TensorSpec, capture
 from irc.errors import BindingError, IrcError, TracingError
 from irc.ir import print_module
 from irc.lowering import pipeline as pipeline_module
@@ -228,6 +228,8 @@ class Compiled:
                 write_back(name, inputs[position], value)
             outputs = outputs[:count]
         out_tree = self.captured.out_tree
+        if out_tree == NO_RESULT:
+            return None
         return (
             outputs[0]
             if out_tree is pytree.LEAF

@@ -416,6 +416,19 @@ def test_argument_writes_reach_torch_tensors_and_views():
         assert y.tolist() == [[1.0, 1.0], [2.0, 2.0], [1.0, 1.0]]
 
 
+def test_an_update_in_place_that_returns_nothing():
+    def update(cache, k, pos=1):
+        cache[pos : pos + k.shape[0]] = k
+
+    compiled = irc.compile(update, spec("S", 2), spec("L", 2), pos=1)
+    for backend in BACKENDS:
+        cache = np.zeros((5, 2), np.float32)
+        assert (
+            compiled(cache, np.ones((3, 2), np.float32), backend=backend, pos=1) is None
+        )
+        assert cache[:, 0].tolist() == [0.0, 1.0, 1.0, 1.0, 0.0]
+
+
 def test_jitted_functions_update_their_arguments_at_every_size():
     @irc.jit
     def accumulate(cache, k):

@@ -38,7 +38,12 @@ from irc.dialects import graph, sym
 from irc.errors import IrcError, TracingError
 from irc.shapes import Facts, ShapeError, parse_expr
 
-__all__ = ["Captured", "TensorSpec", "capture", "parse_fact"]
+__all__ = ["NO_RESULT", "Captured", "TensorSpec", "capture", "parse_fact"]
+
+
+#: The ``out_tree`` of a function that returns None and writes into its
+#: arguments: its call returns None.
+NO_RESULT = pytree.TreeDef("tuple", ("none",))
 
 
 @dataclass
@@ -116,9 +121,12 @@ def capture(
             # Errors raised by symbolic arithmetic (``x.shape[0] // 0``) or
             # dtype lookups (``astype(np.int8)``) do not know the user's line.
             raise locate(err, innermost_user_frame(err.__traceback__)) from None
-        outputs, out_tree = pytree.flatten(result)
-        output_values = [_as_output(o, i).value for i, o in enumerate(outputs)]
         written = written_arguments(list(proxies.values()))
+        if result is None and written:  # an update in place: nothing returned
+            outputs, out_tree = [], NO_RESULT
+        else:
+            outputs, out_tree = pytree.flatten(result)
+        output_values = [_as_output(o, i).value for i, o in enumerate(outputs)]
         output_values += [value for _, value in written]
         trace.builder.insert(ReturnOp(*output_values)).location = _definition(function)
 
