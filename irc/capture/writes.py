@@ -144,11 +144,11 @@ def store(target: Tensor, result: Any, name: str) -> None:
     assign(target, value.value)
 
 
-def _check_same_kind(source: DType, element: DType, ufunc: Any) -> None:
-    """NumPy's ``casting='same_kind'`` of a ufunc's result to its output."""
+def _check_same_kind(source: DType, element: DType, name: str) -> None:
+    """NumPy's ``casting='same_kind'`` of the result of the ufunc ``name`` to
+    its output."""
     if np.can_cast(source.numpy, element.numpy, casting="same_kind"):
         return
-    name = ufunc if isinstance(ufunc, str) else f"np.{ufunc.__name__}"
     raise tracing_error(
         f"{name}'s result has dtype {source.name}, which NumPy does not cast "
         f"to the output's {element.name} under casting='same_kind' "
@@ -324,7 +324,8 @@ class MaskRead:
     # to x's dtype under casting='same_kind').
     def _in_place(self, ufunc: np.ufunc, other: Any) -> MaskRead:
         result = self._apply(ufunc, self, other)
-        _check_same_kind(result.values.irc_dtype, self.values.irc_dtype, ufunc)
+        name = f"np.{ufunc.__name__}"
+        _check_same_kind(result.values.irc_dtype, self.values.irc_dtype, name)
         return MaskRead(self.mask, cast(result.values, self.values.irc_dtype))
 
     def __iadd__(self, other: Any) -> MaskRead:
