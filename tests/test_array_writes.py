@@ -330,7 +330,9 @@ def test_masked_write_of_rows_and_combined_reads():
         m = a > b
         c = a.copy()
         c[m] = a[m] - b[m] * 2  # reads under the same mask combine
-        return y, c
+        flags = np.zeros_like(a, dtype=bool)
+        flags[m] = np.exp(a[m]) > 1.5  # ufuncs and comparisons of reads
+        return y, c, flags
 
     check(f, [spec("N", "D"), spec("N", dtype="bool"), spec("N"), spec("N")], ND)
 

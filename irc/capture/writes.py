@@ -313,6 +313,18 @@ class MaskRead:
     def __rmod__(self, other: Any) -> MaskRead:
         return self._apply(np.remainder, other, self)
 
+    def __lt__(self, other: Any) -> MaskRead:
+        return self._apply(np.less, self, other)
+
+    def __le__(self, other: Any) -> MaskRead:
+        return self._apply(np.less_equal, self, other)
+
+    def __gt__(self, other: Any) -> MaskRead:
+        return self._apply(np.greater, self, other)
+
+    def __ge__(self, other: Any) -> MaskRead:
+        return self._apply(np.greater_equal, self, other)
+
     def __abs__(self) -> MaskRead:
         return self._apply(np.absolute, self)
 
