@@ -234,6 +234,24 @@ def test_out_argument_writes_into_a_traced_array():
     check(f, [spec("N")], N)
 
 
+def test_copyto_with_casting_and_where():
+    def f(x, i):
+        y = np.zeros_like(x)
+        np.copyto(y, i)  # int64 into float32: same_kind allows it
+        np.copyto(y[1:], x[1:] * 2, where=x[1:] > 0)
+        return y
+
+    check(f, [spec("N"), spec("N", dtype=I64)], N)
+
+    def g(i, x):
+        j = i.copy()
+        np.copyto(j, x)
+        return j
+
+    with pytest.raises(irc.IrcTypeError, match="casting='same_kind'"):
+        irc.compile(g, spec("N", dtype=I64), spec("N"))
+
+
 def test_out_into_a_numpy_array_is_refused():
     def f(x):
         out = np.zeros(3, np.float32)

@@ -445,6 +445,13 @@ def _copy(value: Operand, order: str = "K", subok: bool = False) -> Tensor:
     return layout.copy(layout.as_tensor(value))
 
 
+@_function(np.copyto)
+def _copyto(dst: Operand, src: Operand, casting: str = "same_kind", where: Any = True):
+    from irc.capture.writes import copyto
+
+    copyto(dst, src, casting, where)
+
+
 @_function(np.concatenate)
 def _concatenate(values: Sequence[Operand], axis: int | None = 0, **kw: Any) -> Tensor:
     _refuse("np.concatenate", **kw)

@@ -175,6 +175,31 @@ def into_out(
     return target
 
 
+def copyto(target: Any, source: Any, casting: str = "same_kind", where: Any = True):
+    """``np.copyto(target, source, casting=, where=)``: ``source`` broadcast
+    to ``target``'s shape, cast under ``casting``, written where ``where``
+    holds (``np.where(where, source, target)``)."""
+    if not isinstance(target, Tensor):
+        raise tracing_error(
+            "np.copyto into a NumPy array cannot hold traced values; copy into a "
+            "traced array (np.zeros_like(x, shape=...))"
+        )
+    source_dtype = layout.as_tensor(source).irc_dtype
+    element = target.irc_dtype
+    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
+        raise tracing_error(f"np.copyto: unknown casting rule {casting!r}")
+    if not np.can_cast(source_dtype.numpy, element.numpy, casting=casting):
+        raise tracing_error(
+            f"np.copyto cannot cast {source_dtype.name} to {element.name} under "
+            f"casting={casting!r} (NumPy's TypeError); cast the source first",
+            IrcTypeError,
+        )
+    value = _assigned(source, element, target.type.dims)
+    if where is not True:
+        value = select(where, value, target)
+    assign(target, value.value)
+
+
 # ----- boolean masks ---------------------------------------------------------------
 
 
