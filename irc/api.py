@@ -16,12 +16,18 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
 from irc import logs, pytree
-from irc.capture import Captured, TensorSpec, capture
+from irc.capture import NO_RESULT, Captured, TensorSpec, capture
 from irc.capture.trace import facts_declared_with
 from irc.errors import BindingError, IrcError, TracingError
 from irc.ir import print_module
 from irc.lowering import pipeline as pipeline_module
-from irc.runtime.arrays import is_torch_tensor, to_numpy, to_torch
+from irc.runtime.arrays import (
+    check_writable,
+    is_torch_tensor,
+    to_numpy,
+    to_torch,
+    write_back,
+)
 
 #: What ``irc.compile`` runs on the captured graph: clean-ups, then the
 #: lowering to triton (``irc.lowering.pipeline``).
@@ -231,7 +237,7 @@ class Compiled:
         outputs = run_graph(self.module, arrays, self.captured.function_name)
         if any(is_torch_tensor(leaf) for leaf in leaves):
             outputs = [to_torch(o) for o in outputs]
-        return self._results(outputs)
+        return self._results(outputs, leaves)
 
     def _triton_call(
         self, launcher: Any
@@ -242,16 +248,30 @@ class Compiled:
         flatten, results = self._flatten, self._results
 
         def call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-            outputs, torch_in = launcher(flatten(args, kwargs))
+            leaves = flatten(args, kwargs)
+            outputs, torch_in = launcher(leaves)
             if not torch_in:
                 outputs = [to_numpy(o, "result") for o in outputs]
-            return results(outputs)
+            return results(outputs, leaves)
 
         return call
 
-    def _results(self, outputs: Sequence[Any]) -> Any:
-        """The outputs in the structure the function returned them."""
+    def _results(self, outputs: Sequence[Any], inputs: Sequence[Any]) -> Any:
+        """The outputs in the structure the function returned them, once the
+        final values of the inputs it writes into are copied into the
+        caller's arrays (the last outputs, one per written input)."""
+        written = self.captured.written_inputs
+        if written:
+            names = [self._input_names[position] for position in written]
+            for name, position in zip(names, written):
+                check_writable(inputs[position], name)
+            count = len(outputs) - len(written)
+            for name, position, value in zip(names, written, outputs[count:]):
+                write_back(name, inputs[position], value)
+            outputs = outputs[:count]
         out_tree = self.captured.out_tree
+        if out_tree == NO_RESULT:
+            return None
         return (
             outputs[0]
             if out_tree is pytree.LEAF

@@ -556,6 +556,44 @@ def test_slice_outside_the_input_is_an_irc_error() -> None:
         run1(module, x, floats((6,)))
 
 
+@pytest.mark.parametrize(
+    ("offsets", "strides", "source", "index"),
+    [
+        ("[0, 1]", "[1, 2]", "N, 2", lambda n: np.s_[:, 1:5:2]),
+        ("[N - 1, 4]", "[-1, -1]", "N, 5", lambda n: np.s_[::-1, ::-1]),
+        ("[N - 1, 0]", "[1, 3]", "1, 2", lambda n: np.s_[n - 1 :, ::3]),
+        ("[0, 2]", "[1, 1]", "0, 3", lambda n: np.s_[0:0, 2:5]),
+    ],
+)
+def test_insert_slice_with_symbolic_offsets(offsets, strides, source, index) -> None:
+    dest = t("N, 5", "f32")
+    body = (
+        f"  %r = graph.insert_slice %v into %x {offsets} {strides} : "
+        f"{t(source, 'f32')} -> {dest}"
+    )
+    module = main({"x": dest, "v": t(source, "f32")}, body, dest)
+    for n in SIZES:
+        x = floats((n, 5))
+        expected = x.copy()
+        v = floats(expected[index(n)].shape)
+        expected[index(n)] = v
+        assert_same(run1(module, x, v), expected)
+
+
+def test_insert_slice_outside_the_destination_is_an_irc_error() -> None:
+    dest, source = t("N", "i32"), t("M", "i32")
+    body = f"  %r = graph.insert_slice %v into %x [1] [1] : {source} -> {dest}"
+    module = main({"x": dest, "v": source}, body, dest)
+    x, v = ints((5,)), ints((4,))
+    expected = x.copy()
+    expected[1:] = v
+    assert_same(run1(module, x, v), expected)
+    with pytest.raises(
+        ExecutionError, match=r"writes indices 1 to 5 of axis 0, outside \[0, 5\)"
+    ):
+        run1(module, x, ints((5,)))
+
+
 def test_a_negative_result_dim_is_an_irc_error() -> None:
     source, result = t("N", "f32"), t("N - 3", "f32")
     body = f"  %r = graph.slice %x [0] [1] : {source} -> {result}"

@@ -96,6 +96,10 @@ def test_op_variants_are_generated(sample: list[ModuleOp]) -> None:
     strides = {s for op in ops if isinstance(op, g.SliceOp) for s in op.stride_list}
     assert {-2, -1, 1, 2} <= strides
     assert any(isinstance(op, g.SliceOp) and op.offset_list[0].symbols for op in ops)
+    inserts = [op for op in ops if isinstance(op, g.InsertSliceOp)]
+    assert {-1, 1, 2} <= {s for op in inserts for s in op.stride_list}
+    assert any(op.offset_list[0].symbols for op in inserts)
+    assert any(isinstance(op.source.owner, g.SliceOp) for op in inserts)
     splats = {op.is_splat for op in ops if isinstance(op, g.ConstantOp)}
     assert splats == {True, False}
     assert any(

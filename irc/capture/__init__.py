@@ -13,7 +13,7 @@ import re
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -35,12 +35,19 @@ from irc.capture.ops import dense_constant
 from irc.capture.specs import TensorSpec
 from irc.capture.tensor import SymDim, Tensor
 from irc.capture.trace import Trace, innermost_user_frame, locate, tracing
+from irc.capture.views import written_arguments
+from irc.capture.writes import MaskRead
 from irc.dialects import graph, sym
 from irc.errors import ConstantArrayWarning, IrcError, TracingError
 from irc.runtime.arrays import is_torch_tensor
 from irc.shapes import Facts, ShapeError, parse_expr
 
-__all__ = ["Captured", "TensorSpec", "capture", "parse_fact"]
+__all__ = ["NO_RESULT", "Captured", "TensorSpec", "capture", "parse_fact"]
+
+
+#: The ``out_tree`` of a function that returns None and writes into its
+#: arguments: its call returns None.
+NO_RESULT = pytree.TreeDef("tuple", ("none",))
 
 
 @dataclass
@@ -50,7 +57,9 @@ class Captured:
     ``in_tree`` describes ``(args, kwargs)``; its leaves (named by
     ``leaf_names``: ``x``, ``params.attn.w``) are either tensor inputs (in
     ``specs``, in order) or static values (``static_leaves``, by leaf index).
-    ``out_tree`` describes the result.
+    ``out_tree`` describes the result. ``written_inputs`` are the tensor
+    inputs (positions in ``specs``) the function writes into: the function's
+    last outputs are their final values, one each, for the caller's arrays.
     """
 
     module: ModuleOp
@@ -61,6 +70,7 @@ class Captured:
     static_leaves: dict[int, Any]
     out_tree: pytree.TreeDef
     facts: Facts
+    written_inputs: list[int] = field(default_factory=list)
     #: The function's parameter names, in order (for messages).
     parameters: tuple[str, ...] = ()
 
@@ -130,8 +140,13 @@ def capture(
             # Errors raised by symbolic arithmetic (``x.shape[0] // 0``) or
             # dtype lookups (``astype(np.int8)``) do not know the user's line.
             raise locate(err, innermost_user_frame(err.__traceback__)) from None
-        outputs, out_tree = pytree.flatten(result)
+        written = written_arguments(list(proxies.values()))
+        if result is None and written:  # an update in place: nothing returned
+            outputs, out_tree = [], NO_RESULT
+        else:
+            outputs, out_tree = pytree.flatten(result)
         output_values = [_as_output(o, i).value for i, o in enumerate(outputs)]
+        output_values += [value for _, value in written]
         trace.builder.insert(ReturnOp(*output_values)).location = _definition(function)
 
     name = _function_name(function)
@@ -158,6 +173,7 @@ def capture(
         static_leaves,
         out_tree,
         trace.facts,
+        [position for position, _ in written],
         _parameter_names(function),
     )
 
@@ -274,6 +290,8 @@ def _as_output(value: Any, index: int) -> Tensor:
         return dense_constant(np.asarray(value))
     if isinstance(value, SymDim):
         return numpy_api.layout.as_tensor(np.add(value, 0))
+    if isinstance(value, MaskRead):
+        raise value.refused(f"returned (output {index})")
     raise TracingError(
         f"output {index} of the traced function is a {type(value).__name__}; a "
         "function must return arrays (or nested dicts, lists and tuples of them)"

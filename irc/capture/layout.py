@@ -1,5 +1,9 @@
 """Ops that move elements without computing: reshape, transpose, slicing and
-indexing, concatenation, splitting and gathering."""
+indexing, concatenation, splitting and gathering.
+
+Where NumPy returns a view (basic indexing, reshape of a contiguous array,
+transpose, squeeze, expand_dims, split, broadcast_to), so does capture
+(``irc.capture.views``): writes through it reach the array it views."""
 
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ from irc.capture.ops import (
 )
 from irc.capture.tensor import SymDim, Tensor
 from irc.capture.trace import current_trace, tracing_error
+from irc.capture.views import Broadcast, Reshape, Transpose, Window, copy, view_of
 from irc.dialects import graph, sym
 from irc.errors import IrcShapeError
 from irc.shapes import ShapeError, SymExpr
@@ -70,7 +75,24 @@ def reshape(value: Tensor, shape: Sequence[Any]) -> Tensor:
     target = tuple(d for d in dims if d is not None)
     if target == value.type.dims:
         return value
-    return emit(graph.ReshapeOp(value.value, target))
+    return _reshaped_view(value, target)
+
+
+def _reshaped_view(value: Tensor, dims: Sequence[SymExpr]) -> Tensor:
+    """A reshape as NumPy's view: certain for a contiguous array or where only
+    size-1 dims come and go; otherwise NumPy's choice of a view or a copy
+    depends on the strides, and the view is marked inexact (a write through
+    it, or a read after a write to what it views, is refused)."""
+    exact = (
+        value.view is None
+        or value.view.contiguous
+        or _without_units(value.type.dims) == _without_units(dims)
+    )
+    return view_of(value, Reshape(tuple(dims), exact))
+
+
+def _without_units(dims: Sequence[SymExpr]) -> list[SymExpr]:
+    return [d for d in dims if d != 1]
 
 
 def transpose(value: Tensor, axes: Sequence[int] | None = None) -> Tensor:
@@ -86,13 +108,18 @@ def transpose(value: Tensor, axes: Sequence[int] | None = None) -> Tensor:
             )
     if permutation == tuple(range(rank)):
         return value
-    return emit(graph.TransposeOp(value.value, permutation))
+    return view_of(value, Transpose(permutation))
 
 
 def expand_dims(value: Tensor, axis: int) -> Tensor:
     dims = list(value.type.dims)
     dims.insert(normalize_axis(axis, len(dims) + 1), SymExpr.const(1))
-    return emit(graph.ReshapeOp(value.value, dims))
+    return _reshaped_view(value, dims)
+
+
+def broadcast_view(value: Tensor, dims: Sequence[SymExpr]) -> Tensor:
+    """``np.broadcast_to``: a read-only view."""
+    return view_of(value, Broadcast(tuple(dims)))
 
 
 def squeeze(value: Tensor, axis: Any = None) -> Tensor:
@@ -146,9 +173,78 @@ def slice_axis(
 # ----- basic and advanced indexing ----------------------------------------
 
 
-def getitem(value: Tensor, key: Any) -> Tensor:
+def getitem(value: Tensor, key: Any) -> Any:
     """``x[key]`` with NumPy's rules, for ints, slices (symbolic bounds too),
-    ``None``, ``...`` and one integer array (a ``graph.take``).
+    ``None``, ``...``, one integer array (a ``graph.take``) and a boolean
+    mask (a ``MaskRead``, which only a write under the same mask consumes).
+
+    Basic indexing (no array in the key) is a view of ``x``: one window, then
+    a reshape dropping the int axes and adding the ``None`` ones.
+    """
+    items = key if isinstance(key, tuple) else (key,)
+    mask = boolean_mask(items)
+    if mask is not None:
+        from irc.capture.writes import MaskRead
+
+        return MaskRead.of(value, mask)
+    items = expand_key(items, value.type.rank)
+    if any(is_index_array(item) for item in items):
+        return _advanced_getitem(value, items)
+    window, dims = basic_window(value, items)
+    result = value
+    if not window.is_whole(value.type.dims):
+        result = view_of(value, window)
+    if dims != result.type.dims:
+        result = view_of(result, Reshape(dims))
+    return result
+
+
+def basic_window(value: Tensor, key: tuple) -> tuple[Window, tuple[SymExpr, ...]]:
+    """The window of ``value`` that a basic index (expanded by
+    ``expand_key``) selects, and the shape of ``value[key]``."""
+    offsets: list[SymExpr] = []
+    sizes: list[SymExpr] = []
+    strides: list[int] = []
+    dims: list[SymExpr] = []
+    for item in key:
+        if item is None:
+            dims.append(SymExpr.const(1))
+            continue
+        extent = value.type.dims[len(offsets)]
+        if isinstance(item, slice):
+            start, size, step = _slice_window(extent, item)
+            dims.append(size)
+        else:
+            start = _normalize_index(as_dim(item, "an index"), extent)
+            size, step = SymExpr.const(1), 1
+        offsets.append(start)
+        sizes.append(size)
+        strides.append(step)
+    return Window(tuple(offsets), tuple(sizes), tuple(strides)), tuple(dims)
+
+
+def boolean_mask(items: tuple) -> Tensor | None:
+    """The boolean mask (traced, or a NumPy constant) that is the whole key,
+    if it is one."""
+    masks = [i for i in items if _is_boolean(i)]
+    if not masks:
+        return None
+    if len(items) != 1:
+        raise tracing_error(
+            "a boolean mask combined with other indices is not supported; index "
+            "with the mask alone (x[mask]) or use np.where(mask, x, 0)"
+        )
+    return as_tensor(masks[0])
+
+
+def _is_boolean(item: Any) -> bool:
+    if isinstance(item, Tensor):
+        return item.irc_dtype.kind == "b"
+    return isinstance(item, np.ndarray) and item.dtype == np.bool_
+
+
+def _advanced_getitem(value: Tensor, key: tuple) -> Tensor:
+    """``x[key]`` for a key with one integer array.
 
     Each axis is indexed in place first (an int keeps a size-1 axis); then one
     transpose and one reshape put the result's axes where NumPy puts them:
@@ -156,8 +252,7 @@ def getitem(value: Tensor, key: Any) -> Tensor:
     array's axes first when an int and the array are not adjacent in the key
     (NumPy's rule for separated advanced indices).
     """
-    key = _expand_key(key if isinstance(key, tuple) else (key,), value.type.rank)
-    if sum(1 for item in key if _is_index_array(item)) > 1:
+    if sum(1 for item in key if is_index_array(item)) > 1:
         raise tracing_error(
             "indexing with more than one array is not supported; index one axis "
             "at a time"
@@ -173,7 +268,7 @@ def getitem(value: Tensor, key: Any) -> Tensor:
             result = _slice(result, axis, item)
             placement.append(axis)
             axis += 1
-        elif _is_index_array(item):
+        elif is_index_array(item):
             rank_before = result.type.rank
             result = take(result, item, axis)
             index_rank = result.type.rank - rank_before + 1
@@ -224,18 +319,11 @@ def _wrapped_indices(indices: Tensor, extent: SymExpr) -> Tensor:
     return binary(graph.AddOp, indices, shift)
 
 
-def _is_index_array(item: Any) -> bool:
-    if isinstance(item, Tensor):
-        if item.irc_dtype.kind == "b":
-            raise tracing_error(
-                "boolean mask indexing gives a shape that depends on the data; use "
-                "np.where(mask, x, 0) instead"
-            )
-        return True
-    return isinstance(item, np.ndarray | list)
+def is_index_array(item: Any) -> bool:
+    return isinstance(item, Tensor | np.ndarray | list)
 
 
-def _expand_key(key: tuple, rank: int) -> tuple:
+def expand_key(key: tuple, rank: int) -> tuple:
     ellipses = sum(1 for k in key if k is Ellipsis)
     if ellipses > 1:
         raise tracing_error("an index can only have a single ellipsis ('...')")
@@ -272,7 +360,12 @@ def _normalize_index(index: SymExpr, extent: SymExpr) -> SymExpr:
 
 
 def _slice(value: Tensor, axis: int, item: slice) -> Tensor:
-    extent = value.type.dims[axis]
+    start, size, step = _slice_window(value.type.dims[axis], item)
+    return slice_axis(value, axis, start, size, step)
+
+
+def _slice_window(extent: SymExpr, item: slice) -> tuple[SymExpr, SymExpr, int]:
+    """(start, size, step) of a slice of an axis of ``extent``."""
     step = 1 if item.step is None else item.step
     if isinstance(step, np.integer):
         step = int(step)
@@ -283,14 +376,14 @@ def _slice(value: Tensor, axis: int, item: slice) -> Tensor:
     ):
         start, stop, step = slice(item.start, item.stop, step).indices(int(extent))
         size = len(range(start, stop, step))
-        return slice_axis(value, axis, SymExpr.const(start), SymExpr.const(size), step)
+        return SymExpr.const(start), SymExpr.const(size), step
     if step < 0:
         if item.start is not None or item.stop is not None:
             raise tracing_error(
                 "a negative slice step with symbolic bounds is not supported; "
                 "reverse with x[::-1] and slice with a positive step"
             )
-        return slice_axis(value, axis, extent - 1, (extent).ceildiv(-step), step)
+        return extent - 1, (extent).ceildiv(-step), step
     start = _bound(item.start, extent, SymExpr.const(0))
     stop = _bound(item.stop, extent, extent)
     facts = current_trace().facts
@@ -300,7 +393,7 @@ def _slice(value: Tensor, axis: int, item: slice) -> Tensor:
         if not facts.prove_le(start, stop):
             guard(start, "<=", stop, f"slice start {start} must not pass its stop")
         size = (stop - start).ceildiv(step)
-    return slice_axis(value, axis, start, size, step)
+    return start, size, step
 
 
 def _bound(bound: Any, extent: SymExpr, default: SymExpr) -> SymExpr:
@@ -360,7 +453,7 @@ def concatenate(values: Sequence[Any], axis: int | None = 0) -> Tensor:
                 IrcShapeError,
             )
     if len(tensors) == 1:
-        return tensors[0]
+        return copy(tensors[0])  # NumPy's concatenate always copies
     return emit(graph.ConcatOp([t.value for t in tensors], axis))
 
 
@@ -384,7 +477,16 @@ def split(value: Tensor, sections: Any, axis: int = 0) -> list[Tensor]:
     else:
         points = [as_dim(p, "a split point") for p in sections]
         starts, sizes = _parts_between(extent, points)
-    return [slice_axis(value, axis, s, n) for s, n in zip(starts, sizes)]
+    return [_axis_view(value, axis, s, n) for s, n in zip(starts, sizes)]
+
+
+def _axis_view(value: Tensor, axis: int, start: SymExpr, size: SymExpr) -> Tensor:
+    """The view of ``size`` elements along ``axis`` from ``start``."""
+    offsets = [SymExpr.const(0)] * value.type.rank
+    sizes = list(value.type.dims)
+    offsets[axis], sizes[axis] = start, size
+    window = Window(tuple(offsets), tuple(sizes), (1,) * value.type.rank)
+    return value if window.is_whole(value.type.dims) else view_of(value, window)
 
 
 def _equal_parts(

@@ -929,6 +929,18 @@ def _squeeze(value: Operand, axis: Any = None) -> Tensor:
     return layout.squeeze(layout.as_tensor(value), axis)
 
 
+@_function(np.copy)
+def _copy(value: Operand, order: str = "K", subok: bool = False) -> Tensor:
+    return layout.copy(layout.as_tensor(value))
+
+
+@_function(np.copyto)
+def _copyto(dst: Operand, src: Operand, casting: str = "same_kind", where: Any = True):
+    from irc.capture.writes import copyto
+
+    copyto(dst, src, casting, where)
+
+
 @_function(np.concatenate)
 def _concatenate(values: Sequence[Operand], axis: int | None = 0, **kw: Any) -> Tensor:
     _refuse("np.concatenate", **kw)
@@ -979,7 +991,7 @@ def _broadcast_to(value: Operand, shape: Any, subok: bool = False) -> Tensor:
         as_size(d, "a broadcast dim")
         for d in (shape if isinstance(shape, tuple | list) else (shape,))
     ]
-    return broadcast_to(layout.as_tensor(value), dims)
+    return layout.broadcast_view(layout.as_tensor(value), dims)
 
 
 # ----- selection -----------------------------------------------------------------

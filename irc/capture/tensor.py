@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import inspect
 import sys
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from xdsl.ir import SSAValue
+from xdsl.ir import BlockArgument, SSAValue
 
 from irc.capture.trace import (
     call_in_progress,
@@ -34,6 +34,9 @@ from irc.dialects.sym import product
 from irc.dtypes import DType, dtype
 from irc.errors import IrcError
 from irc.shapes import SymExpr
+
+if TYPE_CHECKING:
+    from irc.capture.views import View
 
 #: NumPy ufunc -> handler(*inputs, **kwargs) for ``method == "__call__"``.
 UFUNC_HANDLERS: dict[np.ufunc, Callable[..., Any]] = {}
@@ -53,23 +56,75 @@ def call_handler(name: str, handler: Callable[..., Any], args: tuple, kwargs: di
     return handler(*args, **kwargs)
 
 
+def _overridden(values: Sequence[Any]) -> bool:
+    """Whether an operand takes over the NumPy protocols from traced arrays
+    (``irc.capture.writes.MaskRead``)."""
+    return any(getattr(type(v), "irc_overrides_tensors", False) for v in values)
+
+
 def _dispatch_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
-    if kwargs.get("out") is not None:
-        raise tracing_error(f"np.{ufunc.__name__}(..., out=...) is not supported")
-    kwargs.pop("out", None)
+    if _overridden(inputs):
+        return NotImplemented
+    out = kwargs.pop("out", None)
+    if out is not None:
+        from irc.capture.writes import into_out
+
+        return into_out(ufunc, method, inputs, kwargs, out)
     name = f"np.{ufunc.__name__}"
     if method == "__call__" and ufunc in UFUNC_HANDLERS:
-        return call_handler(name, UFUNC_HANDLERS[ufunc], inputs, kwargs)
+        result = call_handler(name, UFUNC_HANDLERS[ufunc], inputs, kwargs)
+        return _unshared(result, inputs)
     if method == "reduce" and ufunc in UFUNC_REDUCE_HANDLERS:
-        return call_handler(
+        result = call_handler(
             f"{name}.reduce", UFUNC_REDUCE_HANDLERS[ufunc], inputs, kwargs
         )
+        return _unshared(result, inputs)
     name = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
     supported = ", ".join(sorted(f"np.{u.__name__}" for u in UFUNC_HANDLERS))
     raise tracing_error(
         f"{name} is not supported by irc on traced arrays; supported ufuncs: "
         f"{supported}"
     )
+
+
+#: NumPy functions whose results are views of their operand (the others
+#: return new arrays, even where irc computes nothing: ``np.clip`` without
+#: bounds, a ``np.concatenate`` of one array).
+VIEW_FUNCTIONS: frozenset[Callable[..., Any]] = frozenset(
+    {
+        np.reshape,
+        np.transpose,
+        np.swapaxes,
+        np.expand_dims,
+        np.squeeze,
+        np.broadcast_to,
+        np.split,
+        np.ravel,
+    }
+)
+
+
+def _unshared(result: Any, inputs: Sequence[Any]) -> Any:
+    """``result`` as a new array where the handler returned an operand or a
+    view of one (NumPy's result shares no memory with the operands)."""
+    if isinstance(result, list | tuple):
+        return type(result)(_unshared(r, inputs) for r in result)
+    if isinstance(result, Tensor) and (
+        result.view is not None or any(result is i for i in _leaves(inputs))
+    ):
+        from irc.capture.views import copy
+
+        return copy(result)
+    return result
+
+
+def _leaves(values: Any) -> Iterator[Any]:
+    """``values`` and what their lists and tuples hold."""
+    for value in values:
+        if isinstance(value, list | tuple):
+            yield from _leaves(value)
+        else:
+            yield value
 
 
 def _supported_functions() -> str:
@@ -177,14 +232,37 @@ class Tensor:
     ``weak`` marks values that stand for Python scalars (results of
     arithmetic on symbolic sizes such as ``1 / x.shape[0]``): as in NumPy 2,
     they take the dtype of the arrays they meet.
+
+    Writes (``x[i] = v``, ``x += v``) give the array a new value. An array
+    that shares memory with others (a view, or an array a view was taken
+    of) has a ``view`` (``irc.capture.views``): its value is recomputed from
+    the shared base when a write through another alias changed it
+    (``version`` is the base's version it was computed at). ``argument``
+    marks a function argument, whose writes are returned for the caller.
     """
 
-    __slots__ = ("trace", "value", "weak")
+    __slots__ = ("_value", "argument", "trace", "version", "view", "weak")
 
     def __init__(self, value: SSAValue, weak: bool = False):
         self.trace = current_trace()
-        self.value = value
+        self._value = value
         self.weak = weak
+        self.view: View | None = None
+        self.version = 0
+        self.argument = isinstance(value, BlockArgument)
+
+    @property
+    def value(self) -> SSAValue:
+        """The array's SSA value now (after the writes through its aliases)."""
+        view = self.view
+        if view is not None and self.version != view.storage.version:
+            self._value = view.current()
+            self.version = view.storage.version
+        return self._value
+
+    def set_value(self, value: SSAValue) -> None:
+        """Rebind the array to ``value`` (``irc.capture.views.assign``)."""
+        self._value = value
 
     # ----- properties ---------------------------------------------------
     @property
@@ -222,13 +300,16 @@ class Tensor:
         return _dispatch_ufunc(ufunc, method, inputs, kw)
 
     def __array_function__(self, func: Callable, types: Any, args: tuple, kw: dict):
+        if _overridden(list(_leaves(args))):
+            return NotImplemented
         handler = FUNCTION_HANDLERS.get(func)
         if handler is None:
             raise tracing_error(
                 f"{_qualified(func)} is not supported by irc on traced arrays; "
                 f"supported functions: {_supported_functions()}"
             )
-        return call_handler(_qualified(func), handler, args, kw)
+        result = call_handler(_qualified(func), handler, args, kw)
+        return result if func in VIEW_FUNCTIONS else _unshared(result, args)
 
     def __getattr__(self, name: str) -> Any:
         # Only called for attributes a Tensor lacks: NumPy's array methods
@@ -250,6 +331,15 @@ class Tensor:
         indexing = constant_indexed_by("a traced array")
         if indexing is not None:
             raise indexing
+        frame = user_frame()
+        instruction = current_instruction(frame) if frame is not None else None
+        if instruction is not None and instruction.opname == "STORE_SUBSCR":
+            raise tracing_error(
+                "a traced array cannot be written into a NumPy array (buf[...] = "
+                "v): NumPy made that array (its sizes are all static), and it holds "
+                "numbers, not traced values; make the buffer a traced array, e.g. "
+                "buf = np.zeros_like(v, shape=(...)) for a traced v"
+            )
         raise outside_irc(
             "a traced array",
             "a NumPy array",
@@ -259,11 +349,14 @@ class Tensor:
         )
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        raise tracing_error(
-            "assignment into a traced array (x[...] = v) is not supported: "
-            "traced arrays are values; build the result instead (np.where(mask, "
-            "v, x), np.concatenate)"
-        )
+        from irc.capture.writes import setitem
+
+        setitem(self, key, value)
+
+    def copy(self, order: str = "C") -> Tensor:
+        from irc.capture.views import copy
+
+        return copy(self)
 
     # ----- data-dependent Python: refused with a pointer to np.where ----
     def __bool__(self) -> bool:
@@ -381,11 +474,50 @@ class Tensor:
     def __rxor__(self, other: Any) -> Tensor:
         return np.bitwise_xor(other, self)
 
+    # ----- in-place operators: NumPy's ufunc with out=self ----------------
+    def _in_place(self, ufunc: Callable[..., Any], other: Any) -> Tensor:
+        from irc.capture.writes import in_place
+
+        return in_place(self, ufunc, other)
+
+    def __iadd__(self, other: Any) -> Tensor:
+        return self._in_place(np.add, other)
+
+    def __isub__(self, other: Any) -> Tensor:
+        return self._in_place(np.subtract, other)
+
+    def __imul__(self, other: Any) -> Tensor:
+        return self._in_place(np.multiply, other)
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return self._in_place(np.true_divide, other)
+
+    def __ifloordiv__(self, other: Any) -> Tensor:
+        return self._in_place(np.floor_divide, other)
+
+    def __imod__(self, other: Any) -> Tensor:
+        return self._in_place(np.remainder, other)
+
+    def __ipow__(self, other: Any) -> Tensor:
+        return self._in_place(np.power, other)
+
+    def __imatmul__(self, other: Any) -> Tensor:
+        return self._in_place(np.matmul, other)
+
+    def __iand__(self, other: Any) -> Tensor:
+        return self._in_place(np.bitwise_and, other)
+
+    def __ior__(self, other: Any) -> Tensor:
+        return self._in_place(np.bitwise_or, other)
+
+    def __ixor__(self, other: Any) -> Tensor:
+        return self._in_place(np.bitwise_xor, other)
+
     def __neg__(self) -> Tensor:
         return np.negative(self)
 
     def __pos__(self) -> Tensor:
-        return self
+        return np.positive(self)
 
     def __abs__(self) -> Tensor:
         return np.absolute(self)
@@ -433,9 +565,10 @@ class Tensor:
         return np.swapaxes(self, axis1, axis2)
 
     def astype(self, new_dtype: Any, copy: bool = True) -> Tensor:
-        from irc.capture import ops
+        from irc.capture import ops, views
 
-        return ops.cast(self, dtype(new_dtype))
+        result = ops.cast(self, dtype(new_dtype))
+        return views.copy(result) if result is self and copy else result
 
     def sum(self, axis: Any = None, dtype: Any = None, **options: Any) -> Tensor:
         return np.sum(self, axis=axis, dtype=dtype, **options)
@@ -483,9 +616,10 @@ class Tensor:
         return np.squeeze(self, axis=axis)
 
     def flatten(self) -> Tensor:
-        return np.reshape(self, (-1,))
+        return np.reshape(self, (-1,)).copy()  # always a copy in NumPy
 
-    ravel = flatten
+    def ravel(self) -> Tensor:
+        return np.reshape(self, (-1,))
 
     def __repr__(self) -> str:
         return f"<traced array {self.type}>"

@@ -67,6 +67,7 @@ from irc.dialects.graph import (
     ConcatOp,
     ConstantOp,
     DimOp,
+    InsertSliceOp,
     IotaOp,
     MatmulOp,
     ReduceOp,
@@ -108,7 +109,12 @@ LAYOUT_OPS: tuple[type[Operation], ...] = (
 
 #: Ops whose result elements are operand elements at computed indices:
 #: layout ops plus the ones that pick among several operands.
-INDEXING_OPS: tuple[type[Operation], ...] = (*LAYOUT_OPS, ConcatOp, TakeOp)
+INDEXING_OPS: tuple[type[Operation], ...] = (
+    *LAYOUT_OPS,
+    ConcatOp,
+    InsertSliceOp,
+    TakeOp,
+)
 
 #: Ops reducing axes of one operand.
 REDUCTION_OPS: tuple[type[Operation], ...] = (ReduceOp, ArgMaxOp)

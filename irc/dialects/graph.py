@@ -1411,6 +1411,122 @@ class SliceOp(GraphOp):
 
 
 @irdl_op_definition
+class InsertSliceOp(GraphOp):
+    """``%y = graph.insert_slice %v into %x [0, 2] [1, 2] : T1 -> T2``: ``x``
+    with a strided window replaced by ``v`` (MLIR's ``tensor.insert_slice``;
+    NumPy's ``x[a:b, ::2] = v`` as a value).
+
+    Along axis i, element ``k`` of the source lands at ``offsets[i] + k *
+    strides[i]`` of the destination; every other element is the
+    destination's. Offsets, strides and their bounds follow ``graph.slice``:
+    the window ``graph.slice %y`` with the same offsets and strides reads is
+    exactly the one written, and it must lie inside the destination.
+    """
+
+    name = "graph.insert_slice"
+
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    offsets = prop_def(ArrayAttr[SymExprAttr])
+    strides = prop_def(DenseArrayBase[I64])
+    source = operand_def(TensorType)
+    dest = operand_def(T)
+    result = result_def(T)
+
+    assembly_format = (
+        "$source `into` $dest custom<SymExprList>($offsets) custom<I64List>($strides) "
+        "attr-dict `:` type($source) `->` type($dest)"
+    )
+    custom_directives = (SymExprList, I64List)
+
+    def __init__(
+        self,
+        source: SSAValue | Operation,
+        dest: SSAValue | Operation,
+        offsets: Sequence[Dim | str],
+        strides: Sequence[int],
+    ):
+        dest = SSAValue.get(dest)
+        super().__init__(
+            operands=[source, dest],
+            properties={
+                "offsets": expr_array(offsets),
+                "strides": _i64_array(strides),
+            },
+            result_types=[dest.type],
+        )
+
+    @property
+    def offset_list(self) -> tuple[SymExpr, ...]:
+        return tuple(o.data for o in self.offsets.data)
+
+    @property
+    def stride_list(self) -> tuple[int, ...]:
+        return self.strides.get_values()
+
+    def index_ranges(self) -> list[tuple[SymExpr, SymExpr]]:
+        """The lowest and the highest index written along each axis (for a
+        window of size 0, the highest is one below the lowest)."""
+        ranges = []
+        for offset, stride, size in zip(
+            self.offset_list, self.stride_list, tensor_type(self.source).dims
+        ):
+            last = offset + (size - 1) * stride
+            ranges.append((offset, last) if stride > 0 else (last, offset))
+        return ranges
+
+    def provably_in_bounds(self) -> bool:
+        """Whether every index the window writes provably lies inside the
+        destination, under the guards in scope."""
+        return provable_in_scope(self, self._in_bounds)
+
+    def _in_bounds(self, facts: Facts) -> bool:
+        extents = tensor_type(self.dest).dims
+        return all(
+            facts.prove_le(0, low) and facts.prove_lt(high, extent)
+            for (low, high), extent in zip(self.index_ranges(), extents)
+        )
+
+    def covers_destination(self) -> bool:
+        """Whether the window is the whole destination, in order."""
+        return tensor_type(self.source) == tensor_type(self.dest) and all(
+            offset == 0 and stride == 1
+            for offset, stride in zip(self.offset_list, self.stride_list)
+        )
+
+    def verify_(self) -> None:
+        source, dest = tensor_type(self.source), tensor_type(self.dest)
+        if source.element_type != dest.element_type:
+            raise VerifyException(
+                f"insert_slice source element type {source.element_type} differs "
+                f"from the destination's {dest.element_type}"
+            )
+        if (
+            not len(self.offset_list)
+            == len(self.stride_list)
+            == source.rank
+            == (dest.rank)
+        ):
+            raise VerifyException(
+                f"insert_slice into a rank-{dest.rank} tensor needs a rank-"
+                f"{dest.rank} source and {dest.rank} offsets and strides"
+            )
+        for axis, stride in enumerate(self.stride_list):
+            if stride == 0:
+                raise VerifyException(f"insert_slice stride of axis {axis} is zero")
+        facts = facts_in_scope(self)
+        for axis, ((low, high), extent) in enumerate(
+            zip(self.index_ranges(), dest.dims)
+        ):
+            if facts.prove_lt(high, low):
+                continue  # an empty window writes nothing
+            if facts.prove_lt(low, 0) or facts.prove_lt(extent, high + 1):
+                raise VerifyException(
+                    f"insert_slice into axis {axis} writes [{low}, {high}], "
+                    f"outside [0, {extent - 1}]"
+                )
+
+
+@irdl_op_definition
 class ConcatOp(GraphOp):
     """``%y = graph.concat %a, %b [0] : (T1, T2) -> T3``: join along one axis."""
 
@@ -1615,6 +1731,7 @@ Graph = Dialect(
         ScanOp,
         TransposeOp,
         SliceOp,
+        InsertSliceOp,
         ConcatOp,
         TakeOp,
         MatmulOp,

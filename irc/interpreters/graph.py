@@ -50,6 +50,7 @@ from irc.dialects.graph import (
     ConcatOp,
     ConstantOp,
     DimOp,
+    InsertSliceOp,
     IotaOp,
     MatmulOp,
     PowOp,
@@ -403,6 +404,29 @@ class GraphFunctions(_ElementwiseFunctions):
                 )
             index.append(_slice_index(start, size, stride, extent))
         return _finish(interpreter, op, array[tuple(index)])
+
+    @impl(InsertSliceOp)
+    def run_insert_slice(
+        self, interpreter: Interpreter, op: InsertSliceOp, args: PythonValues
+    ) -> PythonValues:
+        source, dest = args
+        starts = _evaluate(interpreter, op, op.offset_list)
+        index = []
+        for axis, (start, stride, size, extent) in enumerate(
+            zip(starts, op.stride_list, source.shape, dest.shape, strict=True)
+        ):
+            last = start + (size - 1) * stride
+            if size > 0 and (min(start, last) < 0 or max(start, last) >= extent):
+                raise ExecutionError(
+                    f"{op_location(op)} writes indices {start} to {last} of axis "
+                    f"{axis}, outside [0, {extent}) under the binding "
+                    f"{dict(symbol_binding(interpreter))}; guard the offset or "
+                    "the size"
+                )
+            index.append(_slice_index(start, size, stride, extent))
+        result = dest.copy()
+        result[tuple(index)] = source
+        return _finish(interpreter, op, result)
 
     @impl(ConcatOp)
     def run_concat(

@@ -73,6 +73,7 @@ from irc.dialects.graph import (
     ExpOp,
     FloorDivOp,
     FloorOp,
+    InsertSliceOp,
     IotaOp,
     Log1pOp,
     Log2Op,
@@ -710,6 +711,62 @@ class FullSlice(RewritePattern):
             _replace(rewriter, op, op.input)
 
 
+class InsertCoveringDestination(RewritePattern):
+    """An insert whose window is the whole destination, in order, is its
+    source."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: InsertSliceOp, rewriter: PatternRewriter, /
+    ) -> None:
+        if op.covers_destination():
+            _replace(rewriter, op, op.source)
+
+
+def _same_window(read: SliceOp, write: InsertSliceOp) -> bool:
+    """Whether a slice reads the window an insert writes (its sizes are the
+    slice's result dims and the insert's source dims: the callers compare
+    those)."""
+    return (
+        read.offset_list == write.offset_list and read.stride_list == write.stride_list
+    )
+
+
+class InsertOwnSlice(RewritePattern):
+    """Writing back the window just read (``x[a:b] = x[a:b]``, which ``x[a:b]
+    += 0`` becomes) leaves the destination as it is, where the window
+    provably lies inside it."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: InsertSliceOp, rewriter: PatternRewriter, /
+    ) -> None:
+        read = op.source.owner
+        if (
+            isinstance(read, SliceOp)
+            and read.input == op.dest
+            and _same_window(read, op)
+            and read.provably_in_bounds()
+        ):
+            _replace(rewriter, op, op.dest)
+
+
+class SliceOfInsert(RewritePattern):
+    """Reading exactly the window an insert wrote gives what it wrote, where
+    that window provably lies inside the destination."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SliceOp, rewriter: PatternRewriter, /) -> None:
+        insert = op.input.owner
+        if (
+            isinstance(insert, InsertSliceOp)
+            and _same_window(op, insert)
+            and op.result.type == insert.source.type
+            and insert.provably_in_bounds()
+        ):
+            _replace(rewriter, op, insert.source)
+
+
 class ConcatDropEmpty(RewritePattern):
     """Operands of size 0 along the concat axis add nothing, and a concat of
     one operand of the result type is that operand."""
@@ -912,7 +969,8 @@ def _registry() -> dict[type[Operation], tuple[RewritePattern, ...]]:
             IdentityTranspose(),
             TransposeOfTranspose(),
         ],
-        SliceOp: [SliceOfSplat(), FullSlice()],
+        SliceOp: [SliceOfSplat(), FullSlice(), SliceOfInsert()],
+        InsertSliceOp: [InsertCoveringDestination(), InsertOwnSlice()],
         ConcatOp: [ConcatDropEmpty()],
         ReduceOp: [ReduceOneElement(), ReduceMaxMinOfSplat()],
         ScanOp: [ScanOfOneElement()],

@@ -106,3 +106,31 @@ def to_torch(array: np.ndarray) -> Any:
     if array.dtype == ml_dtypes.bfloat16:
         return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
     return torch.from_numpy(array)
+
+
+def check_writable(value: Any, name: str) -> None:
+    """Refuse a caller's array that a function writing into its argument
+    cannot update."""
+    if is_torch_tensor(value):
+        return
+    if isinstance(value, np.ndarray) and value.flags.writeable:
+        return
+    what = "a read-only array" if isinstance(value, np.ndarray) else "a NumPy scalar"
+    raise BindingError(
+        f"argument {name!r} is {what}, but the function writes into it, which "
+        "NumPy would do in the caller's array; pass a writable array (a copy: "
+        "np.array(x))"
+    )
+
+
+def write_back(name: str, target: Any, value: Any) -> None:
+    """Copy ``value``, the final value of argument ``name`` of a function
+    that writes into it, into the caller's array ``target`` (checked by
+    ``check_writable``), as NumPy would have left it."""
+    if is_torch_tensor(target):
+        import torch
+
+        with torch.no_grad():
+            target.copy_(value if is_torch_tensor(value) else to_torch(value))
+        return
+    np.copyto(target, to_numpy(value, name) if is_torch_tensor(value) else value)

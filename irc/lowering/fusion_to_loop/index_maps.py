@@ -13,6 +13,9 @@ dim of the result (scalars or tiles that broadcast together). The maps:
   linearised in the result's dims and delinearised in the operand's;
 - ``graph.concat``: each operand read at the position shifted by its start,
   under the mask of its range, the pieces selected by the same masks;
+- ``graph.insert_slice``: piecewise like concat: inside the written window
+  the source at ``(i - offset) / stride``, elsewhere the destination, each
+  read under the mask of its piece;
 - ``graph.take``: the indices read first (at the index's dims they span),
   out-of-range ones reading 0 rather than memory outside the table.
 
@@ -121,6 +124,47 @@ def concat(tiler: KernelTiler, op: g.ConcatOp, index: Index) -> SSAValue:
     return result
 
 
+def insert_slice(tiler: KernelTiler, op: g.InsertSliceOp, index: Index) -> SSAValue:
+    b = tiler.b
+    inside: SSAValue | None = None
+    mapped: list[SSAValue] = []
+    windows = zip(
+        index,
+        op.offset_list,
+        op.stride_list,
+        tensor_type(op.source).dims,
+        tensor_type(op.dest).dims,
+    )
+    for position, offset, stride, size, extent in windows:
+        if offset == 0 and stride == 1 and size == extent:
+            mapped.append(position)  # the whole axis: every index is inside
+            continue
+        # How far the position is from the window's first element, in the
+        # direction of its stride.
+        if stride > 0:
+            along = b.binary("sub", position, b.size(offset))
+        else:
+            along = b.binary("sub", b.size(offset), position)
+        step = abs(stride)
+        inside = b.both(inside, b.compare("ge", along, b.index(0)))
+        inside = b.both(inside, b.compare("lt", along, b.size(size * step)))
+        if step != 1:
+            on_step = b.binary("rem", along, b.index(step))
+            inside = b.both(inside, b.compare("eq", on_step, b.index(0)))
+            along = b.binary("floordiv", along, b.index(step))
+        mapped.append(along)
+    if inside is None:  # the window is the whole destination
+        return tiler.value_at(op.source, tuple(mapped))
+    # The source is read only inside the window (elsewhere its index is out
+    # of its bounds); the destination is in bounds everywhere.
+    kept = tiler.value_at(op.dest, index)
+    saved_mask = tiler.mask
+    tiler.mask = b.both(saved_mask, inside)
+    written = tiler.value_at(op.source, tuple(mapped))
+    tiler.mask = saved_mask
+    return b.select(inside, written, kept)
+
+
 def take(tiler: KernelTiler, op: g.TakeOp, index: Index) -> SSAValue:
     b = tiler.b
     axis = op.axis.value.data
@@ -154,6 +198,7 @@ LAYOUT_RULES = {  # type: ignore[assignment]
     g.SliceOp: slice_,
     g.ReshapeOp: reshape,
     g.ConcatOp: concat,
+    g.InsertSliceOp: insert_slice,
     g.TakeOp: take,
 }
 

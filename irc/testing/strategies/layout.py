@@ -1,9 +1,9 @@
 """Steps that move data: ``broadcast``, ``reshape``, ``transpose``,
-``slice``, ``concat`` and ``take``.
+``slice``, ``insert_slice``, ``concat`` and ``take``.
 
 Shapes are valid by construction: a broadcast expands 1s (reshaped in first
 where the source has none) and symbols the guards prove equal, a reshape
-regroups the factors of the input's dims, a slice stays within bounds, and
+regroups the factors of the input's dims, a slice (and the window an insert_slice writes) stays within bounds, and
 ``take`` indices are reduced modulo the table's extent.
 """
 
@@ -124,6 +124,28 @@ class LayoutSteps(Steps):
             most = offset // -stride + 1
         size = self.choices.integer(0, most)
         return SymExpr.const(offset), SymExpr.const(size), stride
+
+    def insert_slice(self) -> bool:
+        """``dest`` with a window replaced by a new argument, a constant or
+        a window of ``dest`` itself (a write of what was read, as
+        ``x[a:b] += 0`` captures)."""
+        dest = self.program.pick_or_new(lambda t: t.rank >= 1, "bif", 1)
+        tensor = g.tensor_type(dest)
+        windows = [self._slice_axis(d) for d in tensor.dims]
+        offsets, sizes, strides = zip(*windows)
+        window = tensor.with_shape(sizes)
+        source = self.choices.one_of(("argument", "constant", "own window"))
+        if source == "argument":
+            value = self.program.new_argument(window)
+        elif source == "constant":
+            value = self.operands.constant(window)
+        else:
+            value = self.program.emit(
+                g.SliceOp(dest, offsets, sizes, strides), self.program.ranges[dest]
+            )
+        value_range = _union(self.program.ranges[dest], self.program.ranges[value])
+        self.program.emit(g.InsertSliceOp(value, dest, offsets, strides), value_range)
+        return True
 
     def concat(self) -> bool:
         value = self.program.pick_or_new(lambda t: t.rank >= 1, "bif", 1)

@@ -45,3 +45,16 @@ func.func @negative_integer_power() -> !graph.tensor<[], i32> {
   %r = graph.pow %a, %b : !graph.tensor<[], i32>
   func.return %r : !graph.tensor<[], i32>
 }
+
+// -----
+
+// Writing back a window read from [2] of an axis of size N, which fails at
+// run time for N <= 2, is kept.
+// CHECK-LABEL: func.func @insert_own_slice_unproven_stays(
+// CHECK-NEXT:    %s = graph.slice %x [2] [1]
+// CHECK-NEXT:    %r = graph.insert_slice %s into %x [2] [1]
+func.func @insert_own_slice_unproven_stays(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
+  %s = graph.slice %x [2] [1] : !graph.tensor<[N], f32> -> !graph.tensor<[1], f32>
+  %r = graph.insert_slice %s into %x [2] [1] : !graph.tensor<[1], f32> -> !graph.tensor<[N], f32>
+  func.return %r : !graph.tensor<[N], f32>
+}

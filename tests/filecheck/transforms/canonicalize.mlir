@@ -1226,6 +1226,46 @@ func.func @full_slice(%x: !graph.tensor<[N, M], f32>) -> !graph.tensor<[N, M], f
 
 // -----
 
+// CHECK-LABEL: func.func @insert_covering_destination(
+// CHECK-NEXT:    func.return %v : !graph.tensor<[N, M], f32>
+func.func @insert_covering_destination(%x: !graph.tensor<[N, M], f32>, %v: !graph.tensor<[N, M], f32>) -> !graph.tensor<[N, M], f32> {
+  %r = graph.insert_slice %v into %x [0, 0] [1, 1] : !graph.tensor<[N, M], f32> -> !graph.tensor<[N, M], f32>
+  func.return %r : !graph.tensor<[N, M], f32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @insert_own_slice(
+// CHECK-NEXT:    func.return %x : !graph.tensor<[N, M], f32>
+func.func @insert_own_slice(%x: !graph.tensor<[N, M], f32>) -> !graph.tensor<[N, M], f32> {
+  %s = graph.slice %x [N - 1, 0] [1, 1] : !graph.tensor<[N, M], f32> -> !graph.tensor<[1, M], f32>
+  %r = graph.insert_slice %s into %x [N - 1, 0] [1, 1] : !graph.tensor<[1, M], f32> -> !graph.tensor<[N, M], f32>
+  func.return %r : !graph.tensor<[N, M], f32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @slice_of_insert(
+// CHECK-NEXT:    func.return %v : !graph.tensor<[1, M], f32>
+func.func @slice_of_insert(%x: !graph.tensor<[N, M], f32>, %v: !graph.tensor<[1, M], f32>) -> !graph.tensor<[1, M], f32> {
+  %y = graph.insert_slice %v into %x [N - 1, 0] [1, 1] : !graph.tensor<[1, M], f32> -> !graph.tensor<[N, M], f32>
+  %r = graph.slice %y [N - 1, 0] [1, 1] : !graph.tensor<[N, M], f32> -> !graph.tensor<[1, M], f32>
+  func.return %r : !graph.tensor<[1, M], f32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @slice_of_insert_elsewhere_stays(
+// CHECK-NEXT:    %y = graph.insert_slice %v into %x [N - 1, 0] [1, 1]
+// CHECK-NEXT:    %r = graph.slice %y [0, 0] [1, 1]
+func.func @slice_of_insert_elsewhere_stays(%x: !graph.tensor<[N, M], f32>, %v: !graph.tensor<[1, M], f32>) -> !graph.tensor<[1, M], f32> {
+  %y = graph.insert_slice %v into %x [N - 1, 0] [1, 1] : !graph.tensor<[1, M], f32> -> !graph.tensor<[N, M], f32>
+  %r = graph.slice %y [0, 0] [1, 1] : !graph.tensor<[N, M], f32> -> !graph.tensor<[1, M], f32>
+  func.return %r : !graph.tensor<[1, M], f32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @partial_slice_stays(
 // CHECK-NEXT:    %r = graph.slice %x [N - 1] [-1] : !graph.tensor<[N], f32> -> !graph.tensor<[N], f32>
 // CHECK-NEXT:    func.return %r : !graph.tensor<[N], f32>

@@ -244,3 +244,26 @@ func.func @max_and_argmax(%x: !graph.tensor<[N, 100], f32>) -> (!graph.tensor<[N
 // CHECK:           graph.reduce max
 // CHECK:           graph.argmax
 // CHECK-NOT:   fusion.kernel
+
+// -----
+
+// A buffer filled by slices (buf = zeros; buf[0] = a; buf[1:] = b) is
+// index maps: one kernel that never materialises the buffer.
+
+// CHECK-LABEL: func.func @filled_buffer(
+// CHECK-NEXT:    %r = fusion.kernel @k0 pointwise (%a, %b) : (!graph.tensor<[1, D], f32>, !graph.tensor<[N, D], f32>) -> (!graph.tensor<[N + 1, D], f32>) reason "pointwise over [N + 1, D] (graph.exp %r); fused: graph.insert_slice x2; duplicated here: graph.constant" {
+// CHECK-NEXT:    ^bb0(%a_1: !graph.tensor<[1, D], f32>, %b_1: !graph.tensor<[N, D], f32>):
+// CHECK-NEXT:      %z = graph.constant
+// CHECK-NEXT:      %0 = graph.insert_slice %a_1 into %z [0, 0] [1, 1]
+// CHECK-NEXT:      %1 = graph.insert_slice %b_1 into %0 [1, 0] [1, 1]
+// CHECK-NEXT:      %r_1 = graph.exp %1
+// CHECK-NEXT:      fusion.yield %r_1
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %r
+func.func @filled_buffer(%a: !graph.tensor<[1, D], f32>, %b: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N + 1, D], f32> {
+  %z = graph.constant 0.0 : f32 -> !graph.tensor<[N + 1, D], f32>
+  %0 = graph.insert_slice %a into %z [0, 0] [1, 1] : !graph.tensor<[1, D], f32> -> !graph.tensor<[N + 1, D], f32>
+  %1 = graph.insert_slice %b into %0 [1, 0] [1, 1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N + 1, D], f32>
+  %r = graph.exp %1 : !graph.tensor<[N + 1, D], f32>
+  func.return %r : !graph.tensor<[N + 1, D], f32>
+}

@@ -144,3 +144,36 @@ func.func @large_dim(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], i64> {
   }
   func.return %b : !graph.tensor<[N], i64>
 }
+
+// -----
+
+// An insert_slice is piecewise: inside the window (rows 1, 3, ... below
+// 2*L + 1) the source at ((row - 1) floordiv 2), read under the window's
+// mask; elsewhere the destination.
+
+func.func @insert(%x: !graph.tensor<[N, D], f32>, %v: !graph.tensor<[L, D], f32>) -> !graph.tensor<[N, D], f32> {
+  %r = fusion.kernel @k0 pointwise (%x, %v) : (!graph.tensor<[N, D], f32>, !graph.tensor<[L, D], f32>) -> (!graph.tensor<[N, D], f32>) reason "strided write" {
+  ^bb0(%a: !graph.tensor<[N, D], f32>, %b: !graph.tensor<[L, D], f32>):
+    %0 = graph.insert_slice %b into %a [1, 0] [2, 1] : !graph.tensor<[L, D], f32> -> !graph.tensor<[N, D], f32>
+    fusion.yield %0 : !graph.tensor<[N, D], f32>
+  }
+  func.return %r : !graph.tensor<[N, D], f32>
+}
+
+// CHECK-LABEL: func.func @insert
+// CHECK:         %[[MASK:.*]] = loop.cmp lt %[[LANES:.*]], %{{.*}}
+// CHECK:         %[[COL:.*]] = loop.binary rem %[[LANES]], %{{.*}}
+// CHECK:         %[[ROW:.*]] = loop.binary floordiv %[[LANES]], %{{.*}}
+// CHECK:         %[[ALONG:.*]] = loop.binary sub %[[ROW]], %{{.*}}
+// CHECK:         %[[LOW:.*]] = loop.cmp ge %[[ALONG]], %{{.*}}
+// CHECK:         %[[HIGH:.*]] = loop.cmp lt %[[ALONG]], %{{.*}}
+// CHECK:         %[[SPAN:.*]] = loop.binary and %[[LOW]], %[[HIGH]]
+// CHECK:         %[[ODD:.*]] = loop.binary rem %[[ALONG]], %{{.*}}
+// CHECK:         %[[ON:.*]] = loop.cmp eq %[[ODD]], %{{.*}}
+// CHECK:         %[[INSIDE:.*]] = loop.binary and %[[SPAN]], %[[ON]]
+// CHECK:         %[[SRC_ROW:.*]] = loop.binary floordiv %[[ALONG]], %{{.*}}
+// CHECK:         %[[KEPT:.*]] = loop.read %{{.*}}[%[[ROW]], %[[COL]]] mask %[[MASK]]
+// CHECK:         %[[READ_MASK:.*]] = loop.binary and %[[MASK]], %[[INSIDE]]
+// CHECK:         %[[WRITTEN:.*]] = loop.read %{{.*}}[%[[SRC_ROW]], %[[COL]]] mask %[[READ_MASK]]
+// CHECK:         %[[V:.*]] = loop.select %[[INSIDE]], %[[WRITTEN]], %[[KEPT]]
+// CHECK:         loop.write %[[V]] to 0[%[[ROW]], %[[COL]]] mask %[[MASK]]

@@ -410,6 +410,38 @@ func.func @slice_zero_stride(%x: !graph.tensor<[N], f32>) {
 
 // -----
 
+func.func @insert_slice_out_of_bounds(%x: !graph.tensor<[N], f32>, %v: !graph.tensor<[N], f32>) {
+  // expected-error@+1 {{insert_slice into axis 0 writes [1, N], outside [0, N - 1]}}
+  %0 = graph.insert_slice %v into %x [1] [1] : !graph.tensor<[N], f32> -> !graph.tensor<[N], f32>
+  func.return
+}
+
+// -----
+
+func.func @insert_slice_zero_stride(%x: !graph.tensor<[N], f32>, %v: !graph.tensor<[1], f32>) {
+  // expected-error@+1 {{insert_slice stride of axis 0 is zero}}
+  %0 = graph.insert_slice %v into %x [0] [0] : !graph.tensor<[1], f32> -> !graph.tensor<[N], f32>
+  func.return
+}
+
+// -----
+
+func.func @insert_slice_element_type(%x: !graph.tensor<[N], f32>, %v: !graph.tensor<[1], i32>) {
+  // expected-error@+1 {{insert_slice source element type i32 differs from the destination's f32}}
+  %0 = graph.insert_slice %v into %x [0] [1] : !graph.tensor<[1], i32> -> !graph.tensor<[N], f32>
+  func.return
+}
+
+// -----
+
+func.func @insert_slice_rank(%x: !graph.tensor<[N, 2], f32>, %v: !graph.tensor<[2], f32>) {
+  // expected-error@+1 {{insert_slice into a rank-2 tensor needs a rank-2 source and 2 offsets and strides}}
+  %0 = graph.insert_slice %v into %x [0, 0] [1, 1] : !graph.tensor<[2], f32> -> !graph.tensor<[N, 2], f32>
+  func.return
+}
+
+// -----
+
 func.func @slice_strides_i32(%x: !graph.tensor<[N], f32>) {
   // expected-error@+1 {{Expected attribute i64 but got i32}}
   %0 = "graph.slice"(%x) <{offsets = [#sym.expr<0>], strides = array<i32: 1>}> : (!graph.tensor<[N], f32>) -> !graph.tensor<[N], f32>

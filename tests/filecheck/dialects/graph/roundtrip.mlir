@@ -232,6 +232,15 @@ func.func @indexing(%x: !graph.tensor<[N, D], f32>, %y: !graph.tensor<[M, D], f3
   func.return
 }
 
+// CHECK-LABEL: func.func @insert_slice(
+func.func @insert_slice(%x: !graph.tensor<[N, D], f32>, %v: !graph.tensor<[L, D], f32>, %r: !graph.tensor<[1, D], f32>) {
+  // CHECK-NEXT: %0 = graph.insert_slice %v into %x [S, 0] [1, 1] : !graph.tensor<[L, D], f32> -> !graph.tensor<[N, D], f32>
+  // CHECK-NEXT: %1 = graph.insert_slice %r into %x [N - 1, 0] [-1, 1] {tag} : !graph.tensor<[1, D], f32> -> !graph.tensor<[N, D], f32>
+  %0 = graph.insert_slice %v into %x [S, 0] [1, 1] : !graph.tensor<[L, D], f32> -> !graph.tensor<[N, D], f32>
+  %1 = graph.insert_slice %r into %x [N - 1, 0] [-1, 1] {tag} : !graph.tensor<[1, D], f32> -> !graph.tensor<[N, D], f32>
+  func.return
+}
+
 // CHECK-LABEL: func.func @matmul(
 func.func @matmul(%a: !graph.tensor<[M, K], f16>, %b: !graph.tensor<[K, N], f16>, %ba: !graph.tensor<[B, 1, M, K], f32>, %bb: !graph.tensor<[H, K, N], f32>, %ia: !graph.tensor<[2, 3], i32>, %ib: !graph.tensor<[3, 4], i32>) {
   // CHECK-NEXT: %0 = graph.matmul %a, %b : (!graph.tensor<[M, K], f16>, !graph.tensor<[K, N], f16>) -> !graph.tensor<[M, N], f16>
@@ -293,6 +302,7 @@ func.func @attributes(%x: !graph.tensor<[N, 4], f32>, %i: !graph.tensor<[N], i64
 // GENERIC: "graph.dim"() <{value = #sym.expr<D*N>}> : () -> !graph.tensor<[], f32>
 // GENERIC: "graph.reduce"(%x) <{kind = #elementwise<reduction prod>, axes = array<i64: 0, 2>}>
 // GENERIC: "graph.slice"(%x) <{offsets = [#sym.expr<N - 1>, #sym.expr<0>], strides = array<i64: -1, 1>}>
+// GENERIC: "graph.insert_slice"(%v, %x) <{offsets = [#sym.expr<S>, #sym.expr<0>], strides = array<i64: 1, 1>}>
 // GENERIC: "sym.guard"() <{fact = #sym.fact<N mod 16 == 0>, reason = "tiles of 16"}> : () -> ()
 // GENERIC: "graph.cmp"(%x, %x) <{predicate = #elementwise<predicate lt>}> {tag}
 
