@@ -80,6 +80,7 @@ MODULE_LEVELS: dict[str, tuple[str, ...]] = {
 #: two).
 PACKAGE_LEVELS: dict[str, tuple[str, ...]] = {
     "irc.backend.triton": ("triton",),
+    "irc.passes.autodiff": ("graph",),
     "irc.lowering.fusion_to_loop": ("fusion", "loop"),
 }
 

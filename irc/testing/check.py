@@ -14,7 +14,7 @@ the one of the minimal program.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import zip_longest
 
 import numpy as np
@@ -24,10 +24,11 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from irc.dialects.graph import TensorType
 from irc.errors import IrcError
 from irc.ir import default_context, parse_module, print_module, verify_module
-from irc.testing.interpreters import run_module
-from irc.testing.sampling import MAX_SYMBOL_VALUE, inputs
+from irc.testing.interpreters import entry_signature, run_module
+from irc.testing.sampling import MAX_SYMBOL_VALUE, inputs, random_array
 from irc.testing.semantics import (
     PassCheckError,
     PassLike,
@@ -235,7 +236,9 @@ def _check_case(
     arrays = inputs(case.module, case.binding, case.seed)
     expected = _run_original(case, case.module, arrays, program)
     try:
-        actual = run_module(after, arrays)
+        actual = _run_after(
+            passes, after, arrays, len(expected), case.binding, case.seed
+        )
     except Exception as error:
         raise PassCheckError(
             f"pass '{name}' made the program fail: {type(error).__name__}: {error}",
@@ -262,6 +265,46 @@ def _check_case(
         binding=case.binding,
         seed=case.seed,
     )
+
+
+def appends_to_signature(passes: Iterable[ModulePass]) -> bool:
+    """Whether a pass declares (``appends_to_signature = True``, as
+    ``autodiff`` does) that it may append arguments and results to the
+    entry function: its original results must keep their meaning whatever
+    the appended arguments are."""
+    return any(getattr(p, "appends_to_signature", False) for p in passes)
+
+
+def _run_after(
+    passes: Sequence[ModulePass],
+    module: ModuleOp,
+    arrays: Sequence[np.ndarray],
+    result_count: int,
+    binding: Mapping[str, int] | None = None,
+    seed: int = 0,
+) -> list[np.ndarray]:
+    """The results of ``module`` after ``passes`` on ``arrays``; after passes
+    that append to the signature, its original results, with random values
+    for the appended arguments."""
+    if not appends_to_signature(passes):
+        return run_module(module, arrays)
+    signature = entry_signature(module)
+    symbols = binding if binding is not None else _bound_symbols(signature, arrays)
+    rng = np.random.default_rng(seed)
+    appended = [random_array(t, symbols, rng) for t in signature[len(arrays) :]]
+    return run_module(module, [*arrays, *appended])[:result_count]
+
+
+def _bound_symbols(
+    signature: Sequence[TensorType], arrays: Sequence[np.ndarray]
+) -> dict[str, int]:
+    """The symbols that the arrays' shapes give plain symbolic dims."""
+    binding: dict[str, int] = {}
+    for tensor, array in zip(signature, arrays):
+        for dim, size in zip(tensor.dims, array.shape):
+            if dim.symbol_name is not None:
+                binding[dim.symbol_name] = size
+    return binding
 
 
 def _run_original(
@@ -341,7 +384,7 @@ def _first_changing_pass(
     for step in passes:
         step.apply(ctx, current)
         try:
-            outputs = run_module(current, arrays)
+            outputs = _run_after(passes, current, arrays, len(expected))
             changed = (
                 compare_outputs(expected, outputs, rtol, atol, precision) is not None
             )
