@@ -63,6 +63,7 @@ ACTIONS: tuple[str, ...] = (
     "take",
     "matmul",
     "guard",
+    "scatter_add",
 )
 
 _ELEMENTWISE = ("binary", "unary")
@@ -101,6 +102,7 @@ class _Stepper:
             "take": layout.take,
             "matmul": reductions.matmul,
             "guard": guards.guard,
+            "scatter_add": layout.scatter_add,
         }
 
     def take(self, action: str) -> None:
