@@ -15,6 +15,7 @@ Capture a NumPy-style function with symbolic dims, inspect its IR, run it::
 """
 
 from irc.api import Compiled, Jitted, compile, jit, trace
+from irc.autodiff import grad, value_and_grad, vjp
 from irc.capture.numpy_api import erf, rsqrt, sigmoid
 from irc.capture.specs import TensorSpec
 from irc.errors import (
@@ -40,8 +41,11 @@ __all__ = [
     "TracingError",
     "compile",
     "erf",
+    "grad",
     "jit",
     "rsqrt",
     "sigmoid",
     "trace",
+    "value_and_grad",
+    "vjp",
 ]
