@@ -14,6 +14,7 @@ from xdsl.context import Context
 from xdsl.utils.exceptions import PassFailedException
 
 import irc
+from irc import testing
 from irc.dialects import graph as g
 from irc.interpreters.graph import run_graph
 from irc.ir import parse_module, print_module
@@ -416,3 +417,11 @@ def test_every_kind_of_op_against_finite_differences() -> None:
     check_grad(
         program, spec("N", 2), spec("N", 3), spec("N", dtype="int64"), max_examples=20
     )
+
+
+def test_check_semantics_checks_later_passes_on_the_gradients() -> None:
+    """After autodiff, --check-semantics draws the cotangents and checks the
+    passes that follow on every result, gradients included."""
+    module = parse_module(SQUARE)
+    lowered = testing.check_semantics(module, "autodiff,canonicalize,cse,fuse")
+    assert "fusion.kernel" in print_module(lowered)

@@ -28,15 +28,18 @@ from irc.dialects.graph import TensorType
 from irc.errors import IrcError
 from irc.ir import default_context, parse_module, print_module, verify_module
 from irc.testing.interpreters import entry_signature, run_module
-from irc.testing.sampling import MAX_SYMBOL_VALUE, inputs, random_array
+from irc.testing.sampling import MAX_SYMBOL_VALUE, inputs
 from irc.testing.semantics import (
     PassCheckError,
     PassLike,
+    Run,
+    appends_to_signature,
     apply_checked,
     compare_outputs,
     pass_name,
     resolve_passes,
     specialize,
+    with_appended_arguments,
     working_precision,
 )
 from irc.testing.strategies import bindings_for
@@ -267,14 +270,6 @@ def _check_case(
     )
 
 
-def appends_to_signature(passes: Iterable[ModulePass]) -> bool:
-    """Whether a pass declares (``appends_to_signature = True``, as
-    ``autodiff`` does) that it may append arguments and results to the
-    entry function: its original results must keep their meaning whatever
-    the appended arguments are."""
-    return any(getattr(p, "appends_to_signature", False) for p in passes)
-
-
 def _run_after(
     passes: Sequence[ModulePass],
     module: ModuleOp,
@@ -290,9 +285,8 @@ def _run_after(
         return run_module(module, arrays)
     signature = entry_signature(module)
     symbols = binding if binding is not None else _bound_symbols(signature, arrays)
-    rng = np.random.default_rng(seed)
-    appended = [random_array(t, symbols, rng) for t in signature[len(arrays) :]]
-    return run_module(module, [*arrays, *appended])[:result_count]
+    run = with_appended_arguments(Run(dict(symbols), seed, list(arrays)), module)
+    return run_module(module, run.inputs)[:result_count]
 
 
 def _bound_symbols(

@@ -48,6 +48,7 @@ from irc.dialects import graph as g
 from irc.dtypes import is_float_type
 from irc.passes.autodiff.emitter import Emitter
 from irc.passes.autodiff.rules import NO_GRADIENT, VJP_RULES
+from irc.runtime.binding import op_location
 
 __all__ = ["NO_GRADIENT", "VJP_RULES", "AutodiffPass", "differentiate"]
 
@@ -86,6 +87,11 @@ def differentiate(
     """Make ``function`` its joint function, in place (see the module's
     docstring); raises ``PassFailedException`` for options that do not fit
     it and for an op without a VJP rule."""
+    if len(function.body.blocks) != 1:
+        raise PassFailedException(
+            f"autodiff: @{function.sym_name.data} must have a body of one block "
+            f"to be differentiated, not {len(function.body.blocks)}"
+        )
     block = function.body.block
     returned = block.last_op
     if not isinstance(returned, func.ReturnOp):
@@ -243,7 +249,7 @@ def _pull_back(
     rule = VJP_RULES.get(type(op))
     if rule is None:
         raise PassFailedException(
-            f"autodiff: no VJP rule for {op.name} (at {op.location}); add one to "
+            f"autodiff: no VJP rule for {op_location(op)}; add one to "
             "irc.passes.autodiff.rules.VJP_RULES, or keep the op off the path "
             "from the differentiated arguments to the differentiated results"
         )

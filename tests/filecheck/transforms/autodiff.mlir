@@ -4,6 +4,7 @@
 
 // RUN: irc-opt %s --split-input-file -p autodiff | filecheck %s
 // RUN: irc-opt %s --split-input-file -p autodiff | irc-opt --split-input-file | filecheck %s
+// RUN: irc-opt %s --split-input-file -p autodiff --check-semantics --check-semantics-runs=4 | filecheck %s
 
 // sub: the second operand's cotangent is negated (the rule the planted-bug
 // test of check_grad flips).
@@ -36,12 +37,14 @@ func.func @mul_fanout(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
 // (against a symbolic M), then reshaped to the operand's type.
 // CHECK-LABEL: func.func @broadcast(
 // CHECK-NEXT:    %y = graph.broadcast %b
+// CHECK-NEXT:    %z = graph.add %y, %c
 // CHECK-NEXT:    %0 = graph.reduce sum %cotangent0 [0, 1] : !graph.tensor<[N, M, D], f32> -> !graph.tensor<[1, 1, D], f32>
 // CHECK-NEXT:    %1 = graph.reshape %0 : !graph.tensor<[1, 1, D], f32> -> !graph.tensor<[1, D], f32>
-// CHECK-NEXT:    func.return %y, %1
-func.func @broadcast(%b: !graph.tensor<[1, D], f32>) -> !graph.tensor<[N, M, D], f32> {
+// CHECK-NEXT:    func.return %z, %1, %cotangent0
+func.func @broadcast(%b: !graph.tensor<[1, D], f32>, %c: !graph.tensor<[N, M, D], f32>) -> !graph.tensor<[N, M, D], f32> {
   %y = graph.broadcast %b : !graph.tensor<[1, D], f32> -> !graph.tensor<[N, M, D], f32>
-  func.return %y : !graph.tensor<[N, M, D], f32>
+  %z = graph.add %y, %c : !graph.tensor<[N, M, D], f32>
+  func.return %z : !graph.tensor<[N, M, D], f32>
 }
 
 // -----
