@@ -67,7 +67,7 @@ def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
     if active_trace() is None:
         from irc.api import jit
 
-        return jit(f)(*primals), functools.partial(_eager_pullback, pullback, primals)
+        return jit(f)(*primals), functools.partial(pullback.eager, primals)
     return f(*primals), functools.partial(pullback, primals)
 
 
@@ -112,19 +112,20 @@ class _Pullback:
     def __init__(self, f: Callable[..., Any]) -> None:
         self.f = f
         self.__name__ = f"vjp_{getattr(f, '__name__', 'f')}"
+        self._jitted: Any = None
 
     def __call__(self, primals: Sequence[Any], cotangents: Any) -> tuple[Any, ...]:
         positions = tuple(range(len(primals)))
         joint = _capture_joint(self.f, tuple(primals), {}, positions, False, cotangents)
         return joint.gradients_like(tuple(primals), positions, positions)
 
+    def eager(self, primals: Sequence[Any], cotangents: Any) -> tuple[Any, ...]:
+        """The pullback on arrays: compiled once per signature, then run."""
+        from irc.api import jit
 
-def _eager_pullback(
-    pullback: _Pullback, primals: tuple[Any, ...], cotangents: Any
-) -> tuple[Any, ...]:
-    from irc.api import jit
-
-    return jit(pullback)(primals, cotangents)
+        if self._jitted is None:
+            self._jitted = jit(self)
+        return self._jitted(primals, cotangents)
 
 
 def _positions(argnums: ArgNums, count: int, name: str) -> tuple[int, ...]:
