@@ -153,10 +153,11 @@ class Emitter:
             value = self.reduce(ReductionKind.SUM, value, axes, keepdims=True)
         return self.reshape(value, shape)
 
-    def unreduce(self, value: SSAValue, op: g.ReduceOp | g.ArgMaxOp) -> SSAValue:
+    def unreduce(self, value: SSAValue, op: g.ReduceOp) -> SSAValue:
         """The result (or cotangent) of a reduction broadcast back over the
         reduced axes to the reduced operand's shape."""
-        source = g.tensor_type(op.operands[0]).dims
-        axes = op.axis_list if isinstance(op, g.ReduceOp) else (op.axis.value.data,)
-        kept = [SymExpr.const(1) if i in axes else d for i, d in enumerate(source)]
+        source = g.tensor_type(op.input).dims
+        kept = [
+            SymExpr.const(1) if i in op.axis_list else d for i, d in enumerate(source)
+        ]
         return self.broadcast(self.reshape(value, kept), source)
