@@ -16,6 +16,7 @@ Capture a NumPy-style function with symbolic dims, inspect its IR, run it::
 
 from irc import viz
 from irc.api import Compiled, Jitted, compile, jit, trace
+from irc.autodiff import grad, value_and_grad, vjp
 from irc.capture.numpy_api import erf, rsqrt, sigmoid
 from irc.capture.specs import TensorSpec
 from irc.errors import (
@@ -44,10 +45,13 @@ __all__ = [
     "TracingError",
     "compile",
     "erf",
+    "grad",
     "jit",
     "rsqrt",
     "set_logs",
     "sigmoid",
     "trace",
+    "value_and_grad",
     "viz",
+    "vjp",
 ]

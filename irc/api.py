@@ -326,11 +326,25 @@ class Compiled:
         leaves = self._flattener(args, kwargs)
         if leaves is None:
             leaves = self._flatten_reordered(args, kwargs)
+        _refuse_autograd(leaves, captured.leaf_names)
         if self._tensor_leaves is None:
             return leaves
         for index, expected in captured.static_leaves.items():
             _check_static(captured.leaf_names[index], leaves[index], expected)
         return [leaves[i] for i in self._tensor_leaves]
+
+
+def _refuse_autograd(leaves: Sequence[Any], names: Sequence[str]) -> None:
+    """irc runs outside torch.autograd: a result computed from a tensor that
+    requires grad would silently have none, so such a tensor is refused."""
+    for leaf, name in zip(leaves, names):
+        if getattr(leaf, "requires_grad", False) is True and is_torch_tensor(leaf):
+            raise BindingError(
+                f"argument {name!r} is a torch tensor with requires_grad=True, but "
+                "irc does not record its operations for torch.autograd, so the "
+                "result would have no gradient: take gradients with irc.grad, "
+                f"irc.value_and_grad or irc.vjp, or pass {name}.detach()"
+            )
 
 
 def _auto_backend() -> str:

@@ -72,6 +72,7 @@ MODULE_LEVELS: dict[str, tuple[str, ...]] = {
     "irc.interpreters.loop": ("loop",),
     "irc.interpreters.memory": ("memory",),
     "irc.lowering.graph_to_fusion": ("graph", "fusion"),
+    "irc.lowering.scatter_add": ("graph",),
     "irc.lowering.loop_to_memory": ("loop", "memory"),
     "irc.lowering.memory_to_triton": ("memory", "triton"),
 }
@@ -80,6 +81,7 @@ MODULE_LEVELS: dict[str, tuple[str, ...]] = {
 #: two).
 PACKAGE_LEVELS: dict[str, tuple[str, ...]] = {
     "irc.backend.triton": ("triton",),
+    "irc.passes.autodiff": ("graph",),
     "irc.lowering.fusion_to_loop": ("fusion", "loop"),
 }
 

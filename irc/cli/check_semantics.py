@@ -178,7 +178,11 @@ def check_pass(
     from irc.testing.semantics import PassCheckError
 
     try:
-        checker.check(str(done.spec()), module)
+        checker.check(
+            str(done.spec()),
+            module,
+            appends_to_signature=getattr(done, "appends_to_signature", False),
+        )
     except PassCheckError as error:
         raise Failure(
             Report(

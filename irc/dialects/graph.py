@@ -1713,6 +1713,64 @@ def broadcast_shapes(
     return shape
 
 
+@irdl_op_definition
+class ScatterAddOp(GraphOp):
+    """``%t = graph.scatter_add %updates, %idx [0] : (U, I) -> T``: the
+    adjoint of ``graph.take``: zeros of type ``T`` to which each slice of
+    ``updates`` along ``axis`` is added at its index (``np.add.at``), so
+    duplicate indices accumulate. ``U`` is ``T[:axis] + I + T[axis+1:]``, the
+    type of ``take`` of a ``T`` by ``I``; indices must lie in
+    ``[0, T.dims[axis])``, as ``take``'s do.
+    """
+
+    name = "graph.scatter_add"
+
+    axis = prop_def(IntegerAttr[I64])
+    updates = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    assembly_format = (
+        "$updates `,` $indices custom<SingleAxis>($axis) attr-dict `:` "
+        "functional-type(operands, $result)"
+    )
+    custom_directives = (SingleAxis,)
+
+    #: The element kinds scatter_add accumulates (``irc.dtypes.DType.kind``).
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = frozenset("if")
+
+    def __init__(
+        self,
+        updates: SSAValue | Operation,
+        indices: SSAValue | Operation,
+        axis: int,
+        result_type: TensorType,
+    ):
+        super().__init__(
+            operands=[updates, indices],
+            properties={"axis": IntegerAttr(axis, i64)},
+            result_types=[result_type],
+        )
+
+    def verify_(self) -> None:
+        result, indices = tensor_type(self.result), tensor_type(self.indices)
+        axis = self.axis.value.data
+        _check_axes([axis], result.rank, "scatter_add axis")
+        if not is_int_type(indices.element_type):
+            raise VerifyException(
+                f"scatter_add indices must be i32 or i64, got {indices.element_type}"
+            )
+        verify_element_kind(self.name, result.element_type, self.ELEMENT_KINDS)
+        expected = result.with_shape(
+            result.dims[:axis] + indices.dims + result.dims[axis + 1 :]
+        )
+        if self.updates.type != expected:
+            raise VerifyException(
+                f"scatter_add updates must be {expected} (take's result type for "
+                f"this result and these indices), not {self.updates.type}"
+            )
+
+
 Graph = Dialect(
     "graph",
     [
@@ -1735,6 +1793,7 @@ Graph = Dialect(
         ConcatOp,
         TakeOp,
         MatmulOp,
+        ScatterAddOp,
     ],
     [
         TensorType,

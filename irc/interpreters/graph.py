@@ -57,6 +57,7 @@ from irc.dialects.graph import (
     ReduceOp,
     ReshapeOp,
     ScanOp,
+    ScatterAddOp,
     SelectOp,
     SliceOp,
     TakeOp,
@@ -223,7 +224,9 @@ def _slice_index(offset: int, size: int, stride: int, extent: int) -> slice:
     return slice(offset, stop if 0 <= stop <= extent else None, stride)
 
 
-def _check_take_indices(op: TakeOp, indices: np.ndarray, extent: int) -> None:
+def _check_take_indices(
+    op: TakeOp | ScatterAddOp, indices: np.ndarray, extent: int
+) -> None:
     bad = (indices < 0) | (indices >= extent)
     if bad.any():
         position = tuple(int(i) for i in np.argwhere(bad)[0])
@@ -442,6 +445,22 @@ class GraphFunctions(_ElementwiseFunctions):
         axis = op.axis.value.data
         _check_take_indices(op, indices, table.shape[axis])
         return _finish(interpreter, op, np.take(table, indices, axis=axis))
+
+    @impl(ScatterAddOp)
+    def run_scatter_add(
+        self, interpreter: Interpreter, op: ScatterAddOp, args: PythonValues
+    ) -> PythonValues:
+        updates, indices = args
+        axis = op.axis.value.data
+        shape = _shape(interpreter, op)
+        _check_take_indices(op, indices, shape[axis])
+        # Sum in the compute dtype (float32 for 16-bit floats) and round once,
+        # as reductions do; np.add.at accumulates duplicate indices.
+        result = np.zeros(shape, compute_dtype(updates.dtype))
+        lead = (slice(None),) * axis
+        with np.errstate(all="ignore"):
+            np.add.at(result, (*lead, indices), updates.astype(result.dtype))
+        return _finish(interpreter, op, result.astype(updates.dtype))
 
     @impl(MatmulOp)
     def run_matmul(

@@ -16,7 +16,8 @@ all of its users. An op then
 - otherwise *roots* a new group, whose kind (pointwise, reduction, matmul)
   is its own nature. Reductions and matmuls are never duplicated.
 
-After the walk, reduction groups over the same rows that do not read one
+A ``graph.scatter_add`` is first rewritten as the one-hot reduction it is
+(``irc.lowering.scatter_add``). After the walk, reduction groups over the same rows that do not read one
 another merge (``merge_sibling_reductions``): the rows are read once.
 
 What a group's kind accepts follows the kernel contracts of
@@ -87,6 +88,7 @@ from irc.dialects.fusion import (
 )
 from irc.dialects.graph import CastOp, MatmulOp, ReduceOp, ScanOp
 from irc.dialects.sym import GuardOp, shape_text
+from irc.lowering.scatter_add import decompose_scatter_adds
 
 # --------------------------------------------------------------------------
 # Groups
@@ -727,6 +729,7 @@ def _refuse_calls(module: ModuleOp) -> None:
 
 def fuse_block(block: Block) -> list[KernelOp]:
     """Fuse the graph ops of ``block`` into kernels; returns them in order."""
+    decompose_scatter_adds(block)
     planner = _Planner(block)
     groups = planner.plan()
     merge_sibling_reductions(planner, groups)

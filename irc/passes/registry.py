@@ -26,6 +26,8 @@ _PASSES: dict[str, str] = {
     "canonicalize": "xdsl.transforms.canonicalize:CanonicalizePass",
     "cse": "xdsl.transforms.common_subexpression_elimination:CommonSubexpressionElimination",
     "dce": "xdsl.transforms.dead_code_elimination:DeadCodeElimination",
+    # Reverse-mode differentiation: the joint forward and backward function.
+    "autodiff": "irc.passes.autodiff:AutodiffPass",
     # The lowering, one pass per level (irc.lowering.pipeline), and all of it.
     "fuse": "irc.lowering.graph_to_fusion:FusePass",
     "tile": "irc.lowering.fusion_to_loop:TilePass",

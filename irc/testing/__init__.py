@@ -10,6 +10,9 @@ Checks:
     check_semantics     interpret a module around each pass of a pipeline
     compare_outputs, specialize, PassCheckError, SemanticsChecker
     cases, Case         the examples the checks draw: program, binding, seed
+Gradients:
+    check_grad          autodiff's gradients against finite differences
+    differentiable_programs, grad_inputs
 Interpreters by level:
     Level, register_level, level_of, run_module
 Hypothesis profiles:
@@ -32,6 +35,11 @@ if TYPE_CHECKING:
         check_metamorphic,
         check_pass,
         register_profiles,
+    )
+    from irc.testing.gradients import (
+        check_grad,
+        differentiable_programs,
+        grad_inputs,
     )
     from irc.testing.interpreters import Level, level_of, register_level, run_module
     from irc.testing.sampling import enumerate_bindings, inputs, module_bindings
@@ -61,11 +69,14 @@ __all__ = [
     "bindings",
     "bindings_for",
     "cases",
+    "check_grad",
     "check_metamorphic",
     "check_pass",
     "check_semantics",
     "compare_outputs",
+    "differentiable_programs",
     "enumerate_bindings",
+    "grad_inputs",
     "inputs",
     "level_of",
     "module_bindings",
@@ -80,6 +91,7 @@ __all__ = [
 #: The submodule that defines each public name.
 _HOMES: dict[str, tuple[str, ...]] = {
     "check": ("Case", "cases", "check_metamorphic", "check_pass", "register_profiles"),
+    "gradients": ("check_grad", "differentiable_programs", "grad_inputs"),
     "interpreters": ("Level", "level_of", "register_level", "run_module"),
     "sampling": ("enumerate_bindings", "inputs", "module_bindings"),
     "semantics": (

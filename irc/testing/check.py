@@ -14,7 +14,7 @@ the one of the minimal program.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import zip_longest
 
 import numpy as np
@@ -24,18 +24,22 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from irc.dialects.graph import TensorType
 from irc.errors import IrcError
 from irc.ir import default_context, parse_module, print_module, verify_module
-from irc.testing.interpreters import run_module
+from irc.testing.interpreters import entry_signature, run_module
 from irc.testing.sampling import MAX_SYMBOL_VALUE, inputs
 from irc.testing.semantics import (
     PassCheckError,
     PassLike,
+    Run,
+    appends_to_signature,
     apply_checked,
     compare_outputs,
     pass_name,
     resolve_passes,
     specialize,
+    with_appended_arguments,
     working_precision,
 )
 from irc.testing.strategies import bindings_for
@@ -235,7 +239,9 @@ def _check_case(
     arrays = inputs(case.module, case.binding, case.seed)
     expected = _run_original(case, case.module, arrays, program)
     try:
-        actual = run_module(after, arrays)
+        actual = _run_after(
+            passes, after, arrays, len(expected), case.binding, case.seed
+        )
     except Exception as error:
         raise PassCheckError(
             f"pass '{name}' made the program fail: {type(error).__name__}: {error}",
@@ -262,6 +268,37 @@ def _check_case(
         binding=case.binding,
         seed=case.seed,
     )
+
+
+def _run_after(
+    passes: Sequence[ModulePass],
+    module: ModuleOp,
+    arrays: Sequence[np.ndarray],
+    result_count: int,
+    binding: Mapping[str, int] | None = None,
+    seed: int = 0,
+) -> list[np.ndarray]:
+    """The results of ``module`` after ``passes`` on ``arrays``; after passes
+    that append to the signature, its original results, with random values
+    for the appended arguments."""
+    if not appends_to_signature(passes):
+        return run_module(module, arrays)
+    signature = entry_signature(module)
+    symbols = binding if binding is not None else _bound_symbols(signature, arrays)
+    run = with_appended_arguments(Run(dict(symbols), seed, list(arrays)), module)
+    return run_module(module, run.inputs)[:result_count]
+
+
+def _bound_symbols(
+    signature: Sequence[TensorType], arrays: Sequence[np.ndarray]
+) -> dict[str, int]:
+    """The symbols that the arrays' shapes give plain symbolic dims."""
+    binding: dict[str, int] = {}
+    for tensor, array in zip(signature, arrays):
+        for dim, size in zip(tensor.dims, array.shape):
+            if dim.symbol_name is not None:
+                binding[dim.symbol_name] = size
+    return binding
 
 
 def _run_original(
@@ -341,7 +378,7 @@ def _first_changing_pass(
     for step in passes:
         step.apply(ctx, current)
         try:
-            outputs = run_module(current, arrays)
+            outputs = _run_after(passes, current, arrays, len(expected))
             changed = (
                 compare_outputs(expected, outputs, rtol, atol, precision) is not None
             )

@@ -34,9 +34,14 @@ from irc.dtypes import dtype
 from irc.errors import IrcError
 from irc.ir import default_context, print_module, verify_module
 from irc.passes.registry import get_all_passes
-from irc.testing.interpreters import run_module
+from irc.testing.interpreters import entry_signature, run_module
 from irc.testing.rounding import rounding_errors
-from irc.testing.sampling import MAX_SYMBOL_VALUE, inputs, module_bindings
+from irc.testing.sampling import (
+    MAX_SYMBOL_VALUE,
+    inputs,
+    module_bindings,
+    random_array,
+)
 
 # --------------------------------------------------------------------------
 # Tolerances and comparison
@@ -114,7 +119,8 @@ def compare_outputs(
     if len(before) != len(after):
         return f"the number of results changed from {len(before)} to {len(after)}"
     for index, (expected, actual) in enumerate(zip(before, after)):
-        slack = 0.0 if rounding is None else ROUNDING_FACTOR * rounding[index]
+        measured = rounding is not None and index < len(rounding)
+        slack = ROUNDING_FACTOR * rounding[index] if measured else 0.0
         problem = _compare_array(expected, actual, rtol, atol, precision, slack)
         if problem is not None:
             return f"output {index} {problem}"
@@ -359,12 +365,21 @@ class SemanticsChecker:
             else None
         )
 
-    def check(self, name: str, module: ModuleOp) -> None:
+    def check(
+        self, name: str, module: ModuleOp, appends_to_signature: bool = False
+    ) -> None:
         """Compare ``module`` (just transformed by pass ``name``) with the
-        results before it; raise :class:`PassCheckError` on a change."""
+        results before it; raise :class:`PassCheckError` on a change.
+
+        After a pass that ``appends_to_signature`` (``autodiff``), the
+        appended arguments are drawn at random, the results that were
+        there before are compared, and later passes are checked on every
+        result, the appended ones included."""
         after = print_module(module)
-        outputs = []
+        outputs, runs = [], []
         for run, before in zip(self.runs, self.outputs):
+            if appends_to_signature:
+                run = with_appended_arguments(run, module)
             try:
                 result = run_module(module, run.inputs)
             except Exception as error:
@@ -373,13 +388,19 @@ class SemanticsChecker:
                     name, "made the program fail", problem, after, run
                 )
                 raise failure from error
+            compared = result[: len(before)] if appends_to_signature else result
             problem = compare_outputs(
-                before, result, self.rtol, self.atol, self.precision, self.rounding
+                before, compared, self.rtol, self.atol, self.precision, self.rounding
             )
             if problem is not None:
                 raise self._failure(name, "changed the results", problem, after, run)
             outputs.append(result)
-        self.program, self.outputs = after, outputs
+            runs.append(run)
+        self.program, self.outputs, self.runs = after, outputs, runs
+        if appends_to_signature and self.rounding is not None:
+            # The appended results (gradients) round as the rest of the
+            # program does: measure them too.
+            self.rounding = rounding_errors(module, [r.inputs for r in runs], outputs)
 
     def _failure(
         self, name: str, what: str, problem: str, after: str, run: Run
@@ -392,6 +413,25 @@ class SemanticsChecker:
             binding=run.binding,
             seed=run.seed,
         )
+
+
+def appends_to_signature(passes: Sequence[ModulePass]) -> bool:
+    """Whether a pass declares (``appends_to_signature = True``, as
+    ``autodiff`` does) that it may append arguments and results to the
+    entry function: its original results must keep their meaning whatever
+    the appended arguments are."""
+    return any(getattr(p, "appends_to_signature", False) for p in passes)
+
+
+def with_appended_arguments(run: Run, module: ModuleOp) -> Run:
+    """``run`` with random values (from its seed) for the arguments that
+    ``module``'s entry function takes beyond ``run``'s inputs."""
+    appended = entry_signature(module)[len(run.inputs) :]
+    if not appended:
+        return run
+    rng = np.random.default_rng(run.seed)
+    extra = [random_array(t, run.binding, rng) for t in appended]
+    return Run(run.binding, run.seed, [*run.inputs, *extra])
 
 
 def _draw_runs(
@@ -445,7 +485,7 @@ def check_semantics(
     checker = SemanticsChecker(current, runs=runs, seed=seed, rtol=rtol, atol=atol)
     for step in resolve_passes(pipeline):
         apply_checked([step], current, ctx, checker.program)
-        checker.check(str(step.spec()), current)
+        checker.check(str(step.spec()), current, appends_to_signature([step]))
     return current
 
 

@@ -65,6 +65,7 @@ ACTIONS: tuple[str, ...] = (
     "matmul",
     "guard",
     "scan",
+    "scatter_add",
 )
 
 _ELEMENTWISE = ("binary", "unary")
@@ -105,6 +106,7 @@ class _Stepper:
             "matmul": reductions.matmul,
             "guard": guards.guard,
             "scan": reductions.scan,
+            "scatter_add": layout.scatter_add,
         }
 
     def take(self, action: str) -> None:

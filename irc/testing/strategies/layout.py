@@ -15,7 +15,7 @@ from irc.dialects import graph as g
 from irc.dialects import sym
 from irc.dtypes import dtype
 from irc.shapes import ShapeError, SymExpr
-from irc.testing.strategies.ranges import _union
+from irc.testing.strategies.ranges import MAGNITUDE_LIMIT, _union
 from irc.testing.strategies.steps import Steps
 
 
@@ -182,6 +182,45 @@ class LayoutSteps(Steps):
         )
         indices = self._in_range(indices, dims[axis])
         self.program.emit(g.TakeOp(table, indices, axis), self.program.ranges[table])
+        return True
+
+    def scatter_add(self) -> bool:
+        """Updates scattered along one of their axes (whose length is the
+        count of indices) into a new extent, with in-range indices that may
+        repeat; operands are squashed when the sums could grow too large."""
+        updates = self.operands.operand("if")
+        dims = g.tensor_type(updates).dims
+        if not dims:
+            return False
+        axis = self.choices.integer(0, len(dims) - 1)
+        count = dims[axis]
+        extent = self.program.dim()
+        if not self.program.nonempty(extent):
+            return False
+        if self.program.magnitude(updates) * self.program.largest(count) > (
+            MAGNITUDE_LIMIT
+        ):
+            updates = self.domains.squash(updates)
+        indices = self.program.pick_or_new(
+            lambda t: dtype(t.element_type).kind == "i" and t.dims == (count,),
+            "i",
+            1,
+            1,
+        )
+        if g.tensor_type(indices).dims != (count,):
+            indices = self.program.new_argument(
+                g.TensorType([count], g.tensor_type(indices).element_type)
+            )
+        indices = self._in_range(indices, extent)
+        result = g.tensor_type(updates).with_shape(
+            [*dims[:axis], extent, *dims[axis + 1 :]]
+        )
+        lo, hi = self.program.ranges[updates]
+        repeats = self.program.largest(count)
+        self.program.emit(
+            g.ScatterAddOp(updates, indices, axis, result),
+            (min(0.0, lo * repeats), max(0.0, hi * repeats)),
+        )
         return True
 
     def _in_range(self, indices: SSAValue, extent: SymExpr) -> SSAValue:

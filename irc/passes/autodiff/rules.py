@@ -1,0 +1,474 @@
+"""The VJP rules of the graph ops: one table, keyed by op class.
+
+A rule takes the forward op, the cotangent ``g`` of its result and which
+operands want a cotangent (float operands that depend on a differentiated
+argument), and returns one cotangent per operand: a value of the operand's
+type, or None for zero (an operand not wanted, or one the result does not
+vary with, as ``floor``'s). Rules build graph ops through an
+:class:`~irc.passes.autodiff.emitter.Emitter`.
+
+The rules of the elementwise kinds live here, not beside their semantics in
+``irc.dialects.elementwise``: that table is level-neutral (every level reads
+it, down to triton), while a rule builds graph ops, which only the graph
+level may know (``tests/test_layering.py``).
+
+Non-differentiable points follow JAX:
+
+- ``abs`` at 0 has derivative 1 (``select(x >= 0, g, -g)``);
+- ``sqrt`` at 0 has derivative ``inf`` (``g * 0.5 / sqrt(x)``), ``rsqrt``
+  and ``log`` likewise divide by zero;
+- ``maximum``/``minimum`` ties split the cotangent in halves between the
+  operands;
+- ``pow``: ``d/dx`` is 0 where the exponent is 0, ``d/dy`` uses ``log(1)``
+  where the base is 0;
+- ``floor``, ``floordiv`` and the quotient in ``rem`` are piecewise constant:
+  zero derivative;
+- ``max``/``min`` reductions give the whole cotangent to the first extreme
+  element along the reduced axes, the one ``np.argmax`` picks (JAX's
+  ``reduce_max`` splits it evenly between ties instead; a one-hot choice
+  keeps the gradient of a max that of ``take_along_axis(x, argmax(x))``, as
+  PyTorch's ``max(dim)`` does);
+- ``prod`` is exact where elements are zero (the product of the others), not
+  ``prod / x``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects.builtin import i64
+from xdsl.ir import Operation, SSAValue
+
+from irc.dialects import graph as g
+from irc.dialects.elementwise import ComparisonPredicate, ReductionKind
+from irc.dialects.sym import product
+from irc.passes.autodiff.emitter import Emitter
+from irc.shapes import SymExpr
+
+Cotangents = Sequence[SSAValue | None]
+#: ``rule(emit, op, cotangent, wanted)``: one cotangent per operand.
+Rule = Callable[[Emitter, Operation, SSAValue, Sequence[bool]], Cotangents]
+#: The cotangent of one operand: ``(emit, op, cotangent)``.
+OperandRule = Callable[[Emitter, Operation, SSAValue], SSAValue | None]
+
+_EQ = ComparisonPredicate.EQ
+_GE = ComparisonPredicate.GE
+
+
+def per_operand(*rules: OperandRule | None) -> Rule:
+    """A rule of one function per operand (None: never differentiable),
+    each called only for an operand that wants a cotangent."""
+
+    def rule(
+        emit: Emitter, op: Operation, cotangent: SSAValue, wanted: Sequence[bool]
+    ) -> Cotangents:
+        return [
+            each(emit, op, cotangent) if each is not None and want else None
+            for each, want in zip(rules, wanted, strict=True)
+        ]
+
+    return rule
+
+
+def _zero(emit: Emitter, op: Operation, cotangent: SSAValue) -> None:
+    """A piecewise constant function: zero derivative."""
+    return None
+
+
+def _identity(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+    return cotangent
+
+
+def _negated(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+    return emit.neg(cotangent)
+
+
+def _times(
+    factor: Callable[[Emitter, SSAValue, SSAValue], SSAValue],
+) -> OperandRule:
+    """``g * factor(x, z)`` for a unary op ``z = f(x)``."""
+
+    def rule(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+        return emit.mul(cotangent, factor(emit, op.operands[0], op.results[0]))
+
+    return rule
+
+
+# --------------------------------------------------------------------------
+# Elementwise
+# --------------------------------------------------------------------------
+
+
+def _abs(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+    (x,) = op.operands
+    non_negative = emit.compare(_GE, x, emit.constant_like(0, x))
+    return emit.select(non_negative, cotangent, emit.neg(cotangent))
+
+
+def _one_minus(emit: Emitter, value: SSAValue) -> SSAValue:
+    return emit.sub(emit.constant_like(1, value), value)
+
+
+def _erf_slope(emit: Emitter, x: SSAValue, z: SSAValue) -> SSAValue:
+    gauss = emit.unary(g.ExpOp, emit.neg(emit.mul(x, x)))
+    return emit.scale(gauss, 2 / math.sqrt(math.pi))
+
+
+UNARY_RULES: dict[type[g.UnaryOp], OperandRule] = {
+    g.NegOp: _negated,
+    g.AbsOp: _abs,
+    g.ExpOp: _times(lambda emit, x, z: z),
+    g.LogOp: lambda emit, op, ct: emit.div(ct, op.operands[0]),
+    g.SqrtOp: lambda emit, op, ct: emit.div(emit.scale(ct, 0.5), op.results[0]),
+    g.RsqrtOp: _times(lambda emit, x, z: emit.scale(emit.div(z, x), -0.5)),
+    g.TanhOp: _times(lambda emit, x, z: _one_minus(emit, emit.mul(z, z))),
+    g.SigmoidOp: _times(lambda emit, x, z: emit.mul(z, _one_minus(emit, z))),
+    g.ErfOp: _times(_erf_slope),
+    g.SinOp: _times(lambda emit, x, z: emit.unary(g.CosOp, x)),
+    g.CosOp: _times(lambda emit, x, z: emit.neg(emit.unary(g.SinOp, x))),
+    g.FloorOp: _zero,
+}
+
+
+def _lhs_times_rhs(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+    return emit.mul(cotangent, op.operands[1])
+
+
+def _rhs_times_lhs(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+    return emit.mul(cotangent, op.operands[0])
+
+
+def _div_rhs(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+    """``-g * (x / y) / y``."""
+    quotient, y = op.results[0], op.operands[1]
+    return emit.neg(emit.div(emit.mul(cotangent, quotient), y))
+
+
+def _rem_rhs(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+    """``x % y = x - y * floor(x / y)``: ``-g * floor(x / y)``."""
+    x, y = op.operands
+    quotient = emit.unary(g.FloorOp, emit.div(x, y))
+    return emit.neg(emit.mul(cotangent, quotient))
+
+
+def _pow_lhs(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+    """``g * y * x**(y - 1)``, 0 where ``y == 0`` (as JAX)."""
+    x, y = op.operands
+    lowered = emit.binary(g.PowOp, x, emit.sub(y, emit.constant_like(1, y)))
+    slope = emit.where_zero(
+        emit.compare(_EQ, y, emit.constant_like(0, y)), emit.mul(y, lowered)
+    )
+    return emit.mul(cotangent, slope)
+
+
+def _pow_rhs(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+    """``g * x**y * log(x)``, with ``log(1)`` where ``x == 0`` (as JAX)."""
+    x = op.operands[0]
+    zero_base = emit.compare(_EQ, x, emit.constant_like(0, x))
+    safe = emit.select(zero_base, emit.constant_like(1, x), x)
+    log = emit.unary(g.LogOp, safe)
+    return emit.mul(cotangent, emit.mul(op.results[0], log))
+
+
+def _chooser(index: int) -> OperandRule:
+    """Operand ``index`` of ``maximum``/``minimum``: the whole cotangent
+    where it alone is the result, half of it on a tie (JAX's rule)."""
+
+    def rule(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+        mine, other = op.operands[index], op.operands[1 - index]
+        result = op.results[0]
+        chosen = emit.compare(_EQ, mine, result)
+        tie = emit.compare(_EQ, other, result)
+        share = emit.select(
+            tie, emit.constant_like(0.5, result), emit.constant_like(1, result)
+        )
+        return emit.mul(cotangent, emit.select(chosen, share, emit.zeros_like(share)))
+
+    return rule
+
+
+BINARY_RULES: dict[type[g.BinaryOp], tuple[OperandRule, OperandRule]] = {
+    g.AddOp: (_identity, _identity),
+    g.SubOp: (_identity, _negated),
+    g.MulOp: (_lhs_times_rhs, _rhs_times_lhs),
+    g.DivOp: (lambda emit, op, ct: emit.div(ct, op.operands[1]), _div_rhs),
+    g.FloorDivOp: (_zero, _zero),
+    g.RemOp: (_identity, _rem_rhs),
+    g.PowOp: (_pow_lhs, _pow_rhs),
+    g.MaximumOp: (_chooser(0), _chooser(1)),
+    g.MinimumOp: (_chooser(0), _chooser(1)),
+}
+
+
+def _select_branch(taken: bool) -> OperandRule:
+    """The cotangent of the value ``select`` takes where its condition is
+    ``taken``: ``g`` there, zero elsewhere."""
+
+    def rule(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+        condition = op.operands[0]
+        zero = emit.constant_like(0, cotangent)
+        if taken:
+            return emit.select(condition, cotangent, zero)
+        return emit.select(condition, zero, cotangent)
+
+    return rule
+
+
+def _cast(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+    return emit.cast(cotangent, g.tensor_type(op.operands[0]).element_type)
+
+
+# --------------------------------------------------------------------------
+# Layout
+# --------------------------------------------------------------------------
+
+
+def _broadcast(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+    return emit.sum_to(cotangent, g.tensor_type(op.operands[0]).dims)
+
+
+def _reshape(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+    return emit.reshape(cotangent, g.tensor_type(op.operands[0]).dims)
+
+
+def _transpose(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+    assert isinstance(op, g.TransposeOp)
+    inverse = [0] * len(op.perm)
+    for position, axis in enumerate(op.perm):
+        inverse[axis] = position
+    return emit.transpose(cotangent, inverse)
+
+
+def _slice(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+    """The cotangent placed back where the slice read it, zeros elsewhere:
+    axis by axis, a concat with zero blocks for strides of +-1 (a reversed
+    cotangent for -1) and a scatter-add at the indices read otherwise."""
+    assert isinstance(op, g.SliceOp)
+    extents = g.tensor_type(op.input).dims
+    current = cotangent
+    for axis, (offset, stride, extent) in enumerate(
+        zip(op.offset_list, op.stride_list, extents, strict=True)
+    ):
+        size = g.tensor_type(current).dims[axis]
+        if offset == 0 and stride == 1 and size == extent:
+            continue
+        if abs(stride) == 1:
+            current = _pad_axis(emit, current, axis, offset, stride, extent)
+        else:
+            current = _scatter_axis(emit, current, axis, offset, stride, extent)
+    return current
+
+
+def _pad_axis(
+    emit: Emitter,
+    value: SSAValue,
+    axis: int,
+    offset: SymExpr,
+    stride: int,
+    extent: SymExpr,
+) -> SSAValue:
+    """``value`` (the elements ``offset``, ``offset + stride``, ... along
+    ``axis``, ``stride`` being 1 or -1) between zeros, to ``extent``."""
+    value_type = g.tensor_type(value)
+    size = value_type.dims[axis]
+    low = offset
+    if stride == -1:
+        reversed_offsets = [SymExpr.const(0)] * value_type.rank
+        reversed_offsets[axis] = size - 1
+        strides = [1] * value_type.rank
+        strides[axis] = -1
+        value = emit.slice(value, reversed_offsets, value_type.dims, strides)
+        low = offset - (size - 1)
+    parts = []
+    for length in (low, None, extent - low - size):
+        if length is None:
+            parts.append(value)
+        elif length != 0:
+            shape = list(value_type.dims)
+            shape[axis] = length
+            parts.append(emit.zeros(value_type.with_shape(shape)))
+    return emit.concat(parts, axis)
+
+
+def _scatter_axis(
+    emit: Emitter,
+    value: SSAValue,
+    axis: int,
+    offset: SymExpr,
+    stride: int,
+    extent: SymExpr,
+) -> SSAValue:
+    """``value`` scattered to the indices ``offset + k * stride`` of
+    ``axis``, zeros elsewhere, for strides other than +-1."""
+    value_type = g.tensor_type(value)
+    count = g.TensorType([value_type.dims[axis]], i64)
+    steps = emit.scale(emit.iota(0, count), stride)
+    if offset.constant is not None:
+        start = emit.splat(offset.constant, count)
+    else:
+        start = emit.broadcast(emit.emit(g.DimOp(offset, i64)), count.dims)
+    indices = emit.add(steps, start)
+    shape = list(value_type.dims)
+    shape[axis] = extent
+    return emit.emit(g.ScatterAddOp(value, indices, axis, value_type.with_shape(shape)))
+
+
+def _concat_part(
+    emit: Emitter, op: Operation, cotangent: SSAValue, index: int
+) -> SSAValue:
+    assert isinstance(op, g.ConcatOp)
+    axis = op.axis.value.data
+    start = sum(
+        (g.tensor_type(v).dims[axis] for v in op.inputs[:index]), SymExpr.const(0)
+    )
+    part = g.tensor_type(op.inputs[index])
+    offsets = [SymExpr.const(0)] * part.rank
+    offsets[axis] = start
+    return emit.slice(cotangent, offsets, part.dims, [1] * part.rank)
+
+
+def _concat(
+    emit: Emitter, op: Operation, cotangent: SSAValue, wanted: Sequence[bool]
+) -> Cotangents:
+    return [
+        _concat_part(emit, op, cotangent, index) if want else None
+        for index, want in enumerate(wanted)
+    ]
+
+
+def _take(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+    """Scatter-add of the cotangent back to the rows taken: a row taken
+    twice gets both cotangents."""
+    assert isinstance(op, g.TakeOp)
+    table = g.tensor_type(op.table)
+    return emit.emit(g.ScatterAddOp(cotangent, op.indices, op.axis.value.data, table))
+
+
+def _scatter_add(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+    """Each update lands at its index: its cotangent is taken from there."""
+    assert isinstance(op, g.ScatterAddOp)
+    return emit.emit(g.TakeOp(cotangent, op.indices, op.axis.value.data))
+
+
+# --------------------------------------------------------------------------
+# Reductions and matmul
+# --------------------------------------------------------------------------
+
+
+def _reduce(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+    assert isinstance(op, g.ReduceOp)
+    if not op.axis_list:
+        return cotangent
+    kind = op.kind.data
+    if kind is ReductionKind.SUM:
+        return emit.unreduce(cotangent, op)
+    if kind is ReductionKind.PROD:
+        return emit.mul(emit.unreduce(cotangent, op), _product_of_others(emit, op))
+    return _first_extreme(emit, op, cotangent)
+
+
+def _product_of_others(emit: Emitter, op: g.ReduceOp) -> SSAValue:
+    """For each element, the product of the others along the reduced axes,
+    exact where elements are zero: with no zero it is ``prod / x``, with
+    one zero it is the product of the non-zero elements at the zero and 0
+    elsewhere, with two or more zeros it is 0."""
+    x = op.input
+    is_zero = emit.compare(_EQ, x, emit.constant_like(0, x))
+    one, zero = emit.constant_like(1, x), emit.constant_like(0, x)
+
+    def reduced(kind: ReductionKind, value: SSAValue) -> SSAValue:
+        return emit.unreduce(emit.reduce(kind, value, op.axis_list, op.keepdims), op)
+
+    nonzero_product = reduced(ReductionKind.PROD, emit.select(is_zero, one, x))
+    zeros = reduced(ReductionKind.SUM, emit.select(is_zero, one, zero))
+    no_zero = emit.compare(_EQ, zeros, zero)
+    one_zero = emit.compare(_EQ, zeros, one)
+    at_zero = emit.select(one_zero, nonzero_product, zero)
+    elsewhere = emit.select(no_zero, emit.div(nonzero_product, x), zero)
+    return emit.select(is_zero, at_zero, elsewhere)
+
+
+def _first_extreme(emit: Emitter, op: g.ReduceOp, cotangent: SSAValue) -> SSAValue:
+    """``max``/``min``: the cotangent goes to the first extreme element
+    along the reduced axes (row-major over them), as ``np.argmax`` picks it;
+    several axes are moved last and merged into one for the argmax."""
+    x = op.input
+    dims = g.tensor_type(x).dims
+    axes = list(op.axis_list)
+    others = [i for i in range(len(dims)) if i not in axes]
+    chooser = x if op.kind.data is ReductionKind.MAX else emit.neg(x)
+    permutation = others + axes
+    moved = emit.transpose(chooser, permutation)
+    merged_dims = [dims[i] for i in others] + [product(dims[i] for i in axes)]
+    merged = emit.reshape(moved, merged_dims)
+    axis = len(others)
+    merged_type = g.tensor_type(merged)
+    first = emit.emit(g.ArgMaxOp(merged, axis, keepdims=True))
+    hit = emit.compare(
+        _EQ, emit.iota(axis, merged_type), emit.broadcast(first, merged_dims)
+    )
+    spread = emit.broadcast(
+        emit.reshape(cotangent, [*merged_dims[:-1], SymExpr.const(1)]), merged_dims
+    )
+    chosen = emit.select(hit, spread, emit.zeros_like(spread))
+    unmerged = emit.reshape(chosen, [dims[i] for i in permutation])
+    inverse = [permutation.index(i) for i in range(len(dims))]
+    return emit.transpose(unmerged, inverse)
+
+
+def _swap_last_two(emit: Emitter, value: SSAValue) -> SSAValue:
+    rank = g.tensor_type(value).rank
+    return emit.transpose(value, [*range(rank - 2), rank - 1, rank - 2])
+
+
+def _matmul_lhs(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+    """``g @ b^T``, summed over the batch dims ``a`` was broadcast along."""
+    lhs, rhs = op.operands
+    full = emit.emit(g.MatmulOp(cotangent, _swap_last_two(emit, rhs)))
+    return emit.sum_to(full, g.tensor_type(lhs).dims)
+
+
+def _matmul_rhs(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+    """``a^T @ g``, summed over the batch dims ``b`` was broadcast along."""
+    lhs, rhs = op.operands
+    full = emit.emit(g.MatmulOp(_swap_last_two(emit, lhs), cotangent))
+    return emit.sum_to(full, g.tensor_type(rhs).dims)
+
+
+# --------------------------------------------------------------------------
+# The table
+# --------------------------------------------------------------------------
+
+#: The VJP rule of every differentiable graph op.
+VJP_RULES: dict[type[Operation], Rule] = {
+    **{op: per_operand(rule) for op, rule in UNARY_RULES.items()},
+    **{op: per_operand(*rules) for op, rules in BINARY_RULES.items()},
+    g.SelectOp: per_operand(None, _select_branch(True), _select_branch(False)),
+    g.CastOp: per_operand(_cast),
+    g.BroadcastOp: per_operand(_broadcast),
+    g.ReshapeOp: per_operand(_reshape),
+    g.TransposeOp: per_operand(_transpose),
+    g.SliceOp: per_operand(_slice),
+    g.ConcatOp: _concat,
+    g.TakeOp: per_operand(_take, None),
+    g.ScatterAddOp: per_operand(_scatter_add, None),
+    g.ReduceOp: per_operand(_reduce),
+    g.MatmulOp: per_operand(_matmul_lhs, _matmul_rhs),
+}
+
+#: Graph ops that carry no gradient: their results are integers or bools
+#: (comparisons, argmax, bitwise ops), or they have no operands (sources).
+NO_GRADIENT: frozenset[type[Operation]] = frozenset(
+    {
+        g.CompareOp,
+        g.ArgMaxOp,
+        g.NotOp,
+        g.AndOp,
+        g.OrOp,
+        g.XorOp,
+        g.ConstantOp,
+        g.IotaOp,
+        g.DimOp,
+    }
+)
