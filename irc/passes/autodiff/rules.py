@@ -115,6 +115,27 @@ def _erf_slope(emit: Emitter, x: SSAValue, z: SSAValue) -> SSAValue:
     return emit.scale(gauss, 2 / math.sqrt(math.pi))
 
 
+def _reciprocal_of(
+    denominator: Callable[[Emitter, SSAValue, SSAValue], SSAValue],
+) -> OperandRule:
+    """``g / denominator(x, z)`` for a unary op ``z = f(x)``."""
+
+    def rule(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+        return emit.div(cotangent, denominator(emit, op.operands[0], op.results[0]))
+
+    return rule
+
+
+def _one_plus(emit: Emitter, value: SSAValue) -> SSAValue:
+    return emit.add(emit.constant_like(1, value), value)
+
+
+def _sqrt_one_minus_square(emit: Emitter, x: SSAValue, z: SSAValue) -> SSAValue:
+    """``sqrt(1 - x**2)``: 0 at +-1, where ``asin``/``acos`` have an infinite
+    slope (the cotangent divides by it, as JAX's)."""
+    return emit.unary(g.SqrtOp, _one_minus(emit, emit.mul(x, x)))
+
+
 UNARY_RULES: dict[type[g.UnaryOp], OperandRule] = {
     g.NegOp: _negated,
     g.AbsOp: _abs,
@@ -128,6 +149,20 @@ UNARY_RULES: dict[type[g.UnaryOp], OperandRule] = {
     g.SinOp: _times(lambda emit, x, z: emit.unary(g.CosOp, x)),
     g.CosOp: _times(lambda emit, x, z: emit.neg(emit.unary(g.SinOp, x))),
     g.FloorOp: _zero,
+    g.CeilOp: _zero,
+    g.TruncOp: _zero,
+    g.RintOp: _zero,
+    g.Log1pOp: _reciprocal_of(lambda emit, x, z: _one_plus(emit, x)),
+    g.Expm1Op: _times(lambda emit, x, z: _one_plus(emit, z)),
+    g.Log2Op: _reciprocal_of(lambda emit, x, z: emit.scale(x, math.log(2))),
+    g.Log10Op: _reciprocal_of(lambda emit, x, z: emit.scale(x, math.log(10))),
+    g.SinhOp: _times(lambda emit, x, z: emit.unary(g.CoshOp, x)),
+    g.CoshOp: _times(lambda emit, x, z: emit.unary(g.SinhOp, x)),
+    g.AtanOp: _reciprocal_of(lambda emit, x, z: _one_plus(emit, emit.mul(x, x))),
+    g.AsinOp: _reciprocal_of(_sqrt_one_minus_square),
+    g.AcosOp: lambda emit, op, ct: emit.neg(
+        _reciprocal_of(_sqrt_one_minus_square)(emit, op, ct)
+    ),
 }
 
 
@@ -188,6 +223,19 @@ def _chooser(index: int) -> OperandRule:
     return rule
 
 
+def _atan2_part(index: int) -> OperandRule:
+    """``atan2(y, x)``: ``g * x / (x**2 + y**2)`` for ``y``, ``-g * y / (x**2
+    + y**2)`` for ``x`` (at the origin both divide by zero, as JAX's)."""
+
+    def rule(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+        y, x = op.operands
+        norm = emit.add(emit.mul(x, x), emit.mul(y, y))
+        share = emit.div(x, norm) if index == 0 else emit.neg(emit.div(y, norm))
+        return emit.mul(cotangent, share)
+
+    return rule
+
+
 BINARY_RULES: dict[type[g.BinaryOp], tuple[OperandRule, OperandRule]] = {
     g.AddOp: (_identity, _identity),
     g.SubOp: (_identity, _negated),
@@ -198,6 +246,7 @@ BINARY_RULES: dict[type[g.BinaryOp], tuple[OperandRule, OperandRule]] = {
     g.PowOp: (_pow_lhs, _pow_rhs),
     g.MaximumOp: (_chooser(0), _chooser(1)),
     g.MinimumOp: (_chooser(0), _chooser(1)),
+    g.Atan2Op: (_atan2_part(0), _atan2_part(1)),
 }
 
 
@@ -337,6 +386,22 @@ def _concat(
     ]
 
 
+def _inserted(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+    """The source of ``insert_slice`` lands in the window: its cotangent is
+    the window of the result's."""
+    assert isinstance(op, g.InsertSliceOp)
+    source = g.tensor_type(op.source)
+    return emit.slice(cotangent, op.offset_list, source.dims, op.stride_list)
+
+
+def _overwritten(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+    """The destination shows outside the window only: its cotangent is the
+    result's with the window zeroed."""
+    assert isinstance(op, g.InsertSliceOp)
+    zeros = emit.zeros(g.tensor_type(op.source))
+    return emit.emit(g.InsertSliceOp(zeros, cotangent, op.offset_list, op.stride_list))
+
+
 def _take(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
     """Scatter-add of the cotangent back to the rows taken: a row taken
     twice gets both cotangents."""
@@ -366,6 +431,35 @@ def _reduce(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
     if kind is ReductionKind.PROD:
         return emit.mul(emit.unreduce(cotangent, op), _product_of_others(emit, op))
     return _first_extreme(emit, op, cotangent)
+
+
+def _reversed(emit: Emitter, value: SSAValue, axis: int) -> SSAValue:
+    value_type = g.tensor_type(value)
+    offsets = [SymExpr.const(0)] * value_type.rank
+    offsets[axis] = value_type.dims[axis] - 1
+    strides = [1] * value_type.rank
+    strides[axis] = -1
+    return emit.slice(value, offsets, value_type.dims, strides)
+
+
+def _scan(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
+    """Element ``j`` of a running sum feeds every result ``i >= j``: its
+    cotangent is the reversed running sum of ``g``. For a running product
+    each of those results is ``y_i / x_j`` times as sensitive, so it is
+    that of ``g * y``, divided by ``x`` (which divides by zero where an
+    element is 0: the one point where the exact product of the others would
+    be needed)."""
+    assert isinstance(op, g.ScanOp)
+    axis = op.axis.value.data
+    weighted = cotangent
+    if op.kind.data is ReductionKind.PROD:
+        weighted = emit.mul(cotangent, op.results[0])
+    flipped = _reversed(emit, weighted, axis)
+    summed = emit.emit(g.ScanOp(ReductionKind.SUM, flipped, axis))
+    result = _reversed(emit, summed, axis)
+    if op.kind.data is ReductionKind.PROD:
+        result = emit.div(result, op.input)
+    return result
 
 
 def _product_of_others(emit: Emitter, op: g.ReduceOp) -> SSAValue:
@@ -451,6 +545,8 @@ VJP_RULES: dict[type[Operation], Rule] = {
     g.TransposeOp: per_operand(_transpose),
     g.SliceOp: per_operand(_slice),
     g.ConcatOp: _concat,
+    g.InsertSliceOp: per_operand(_inserted, _overwritten),
+    g.ScanOp: per_operand(_scan),
     g.TakeOp: per_operand(_take, None),
     g.ScatterAddOp: per_operand(_scatter_add, None),
     g.ReduceOp: per_operand(_reduce),
