@@ -27,6 +27,8 @@ checker may fail to prove an access, never prove a wrong one.
 from __future__ import annotations
 
 import itertools
+import math
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -85,6 +87,9 @@ class Interval(NamedTuple):
 
 
 UNBOUNDED = Interval(None, None)
+
+#: The bounds a mask puts on the values it compares.
+Constraints = Mapping[SSAValue, Sequence[Interval]]
 
 
 @dataclass(frozen=True)
@@ -212,6 +217,8 @@ class KernelIntervals:
         self.symbol_args = dict(symbol_args or {})
         self._plain: dict[SSAValue, Interval] = {}
         self._proofs: dict[tuple[SymExpr, SymExpr], bool] = {}
+        self._active: dict[tuple[Fact, ...], KernelIntervals] = {}
+        self._divisor_cache: list[SymExpr] | None = None
 
     # ----- proofs ---------------------------------------------------------
 
@@ -225,6 +232,12 @@ class KernelIntervals:
             self._proofs[key] = self.facts.prove_le(a, b)
         return self._proofs[key]
 
+    def settled(self, a: SymExpr, b: SymExpr) -> bool:
+        """Whether ``a <= b`` is proven, directly or case by case on the
+        residues of a symbol (see :func:`prove_by_residues`): the last
+        step of an access's proof, worth the extra work."""
+        return self.le(a, b) or prove_by_residues(self.facts, a, b)
+
     def nonnegative(self, e: SymExpr | None) -> bool:
         return e is not None and self.le(as_expr(0), e)
 
@@ -233,29 +246,30 @@ class KernelIntervals:
     def interval(
         self,
         value: SSAValue,
-        refined: Mapping[SSAValue, Interval] | None = None,
+        refined: Constraints | None = None,
         memo: dict[SSAValue, Interval] | None = None,
         depth: int = 0,
     ) -> Interval:
-        """The interval of ``value``, with ``refined`` replacing the intervals
-        of the values a mask constrains (and so of what is computed from
-        them along elementwise ops)."""
+        """The interval of ``value``, narrowed where ``refined`` (a mask's
+        comparisons) bounds it or the values it is computed from along
+        elementwise ops."""
         if not refined:
             if value not in self._plain:
                 self._plain[value] = self._compute(value, None, {}, depth)
             return self._plain[value]
         if memo is None:
             memo = {}
-        if value in refined:
-            return refined[value]
         if value not in memo:
-            memo[value] = self._compute(value, refined, memo, depth)
+            computed = self._compute(value, refined, memo, depth)
+            for bound in refined.get(value, ()):
+                computed = self._meet(computed, bound)
+            memo[value] = computed
         return memo[value]
 
     def _compute(
         self,
         value: SSAValue,
-        refined: Mapping[SSAValue, Interval] | None,
+        refined: Constraints | None,
         memo: dict[SSAValue, Interval],
         depth: int,
     ) -> Interval:
@@ -274,7 +288,7 @@ class KernelIntervals:
     def _block_argument(
         self,
         arg: BlockArgument,
-        refined: Mapping[SSAValue, Interval] | None,
+        refined: Constraints | None,
         memo: dict[SSAValue, Interval],
         depth: int,
     ) -> Interval:
@@ -402,16 +416,18 @@ class KernelIntervals:
 
     # ----- masks ----------------------------------------------------------
 
-    def refinements(self, mask: SSAValue | None) -> dict[SSAValue, Interval]:
-        """The intervals of the values that the comparisons of ``mask`` (a
-        conjunction of them) bound, wherever the mask holds."""
-        refined: dict[SSAValue, Interval] = {}
+    def refinements(self, mask: SSAValue | None) -> Constraints:
+        """The bounds that the comparisons of ``mask`` (a conjunction of
+        them) put on the values they compare, wherever the mask holds; a
+        value known exactly (a size) is not narrowed."""
+        refined: dict[SSAValue, list[Interval]] = {}
         if mask is None:
             return refined
         for compare in _conjuncts(mask):
             for x, bound in self._bounds_of(compare):
-                current = refined.get(x) or self.interval(x)
-                refined[x] = self._meet(current, bound)
+                known = self.interval(x)
+                if known.low is None or known.low != known.high:
+                    refined.setdefault(x, []).append(bound)
         return refined
 
     def _bounds_of(self, compare: CompareOpBase) -> Iterator[tuple[SSAValue, Interval]]:
@@ -427,35 +443,30 @@ class KernelIntervals:
             return
         gap = as_expr(1 if predicate == "lt" else 0)
         small, large = self.interval(lhs), self.interval(rhs)
-        yield (
-            lhs,
-            Interval(
-                small.low if predicate != "eq" else large.low, _minus(large.high, gap)
-            ),
-        )
-        yield (
-            rhs,
-            Interval(
-                _plus(small.low, gap), large.high if predicate != "eq" else small.high
-            ),
-        )
+        equal = predicate == "eq"
+        yield lhs, Interval(large.low if equal else None, _minus(large.high, gap))
+        yield rhs, Interval(_plus(small.low, gap), small.high if equal else None)
 
-    def _meet(self, a: Interval, b: Interval) -> Interval:
+    def _meet(self, current: Interval, bound: Interval) -> Interval:
+        """``current`` narrowed by what a comparison says (``bound``)."""
         return Interval(
-            self._tighter(a.low, b.low, lower=True),
-            self._tighter(a.high, b.high, lower=False),
+            self._tighter(current.low, bound.low, lower=True),
+            self._tighter(current.high, bound.high, lower=False),
         )
 
     def _tighter(
-        self, a: SymExpr | None, b: SymExpr | None, lower: bool
+        self, current: SymExpr | None, bound: SymExpr | None, lower: bool
     ) -> SymExpr | None:
-        if a is None or b is None:
-            return b if a is None else a
-        if a == b:
-            return a
-        if lower:
-            return a if self.le(b, a) else b if self.le(a, b) else smax(a, b)
-        return a if self.le(a, b) else b if self.le(b, a) else smin(a, b)
+        """The tighter of two ends that both hold: ``current`` only when it is
+        proven tighter, else the comparison's ``bound``, which is what masks
+        are written to enforce (a ``min`` of both would hold too, but
+        defeats the prover's later steps, such as a division)."""
+        if bound is None:
+            return current
+        if current is None or current == bound:
+            return bound
+        tighter = self.le(bound, current) if lower else self.le(current, bound)
+        return current if tighter else bound
 
     # ----- accesses -------------------------------------------------------
 
@@ -464,6 +475,17 @@ class KernelIntervals:
         its buffer, for every program, iteration and binding the facts
         allow; otherwise the violation, with a counter-example if one of
         the small bindings tried gives one."""
+        unproven = self._unproven(access)
+        if not unproven or self._never_active(access.mask):
+            return None
+        active = self._while_active(access.mask)
+        if active is not None and not active._unproven(access):
+            return None
+        return self._violation(access, unproven)
+
+    def _unproven(self, access: Access) -> list[tuple[int, Interval]]:
+        """The dims of ``access`` not proven in bounds, with their
+        intervals."""
         refined = self.refinements(access.mask)
         memo: dict[SSAValue, Interval] = {}
         unproven = []
@@ -472,15 +494,94 @@ class KernelIntervals:
         ):
             bound = self.interval(index, refined, memo)
             inside = (
-                self.nonnegative(bound.low)
+                bound.low is not None
                 and bound.high is not None
-                and self.le(bound.high + 1, extent)
+                and self.settled(as_expr(0), bound.low)
+                and self.settled(bound.high + 1, extent)
             )
             if not inside:
                 unproven.append((dim, bound))
-        if not unproven:
+        return unproven
+
+    def _while_active(self, mask: SSAValue | None) -> KernelIntervals | None:
+        """This analysis under the facts that hold whenever a lane of
+        ``mask`` is true, if they add any: a divisor ``d >= 0`` of the
+        kernel (``N - 1``) is at least 1 when it divides a bound ``S`` of the
+        mask exactly (``x < S``, ``x >= 0``, ``S = d * Q``), since ``d = 0``
+        leaves no lane. A pointwise kernel over ``[N, N - 1]`` divides its
+        flat index by ``N - 1`` only on lanes below ``N*N - N``."""
+        totals = list(self._strict_bounds(mask))
+        added = [
+            Fact(divisor, ">=", as_expr(1))
+            for divisor in self._divisors()
+            if not self.le(as_expr(1), divisor)
+            and self.nonnegative(divisor)
+            and any(_divides(divisor, total) for total in totals)
+        ]
+        if not added:
             return None
-        return self._violation(access, unproven)
+        key = tuple(added)
+        if key not in self._active:
+            try:
+                facts = Facts([*self.facts, *added])
+            except ShapeError:  # together they exclude every lane: not used
+                return None
+            self._active[key] = KernelIntervals(self.kernel, facts, self.symbol_args)
+        return self._active[key]
+
+    def _never_active(self, mask: SSAValue | None) -> bool:
+        """Whether a comparison of ``mask`` is false on every lane (``x <
+        0`` with ``x >= 0``: the slice of an empty dim)."""
+        if mask is None:
+            return False
+        for compare in _conjuncts(mask):
+            predicate = compare.kind.data.value
+            lhs, rhs = compare.lhs, compare.rhs
+            if predicate in ("gt", "ge"):
+                lhs, rhs = rhs, lhs
+            if predicate not in ("lt", "gt", "le", "ge"):
+                continue
+            small, large = self.interval(lhs).low, self.interval(rhs).high
+            if small is None or large is None:
+                continue
+            strict = predicate in ("lt", "gt")
+            if self.le(large + (0 if strict else 1), small):
+                return True
+        return False
+
+    def _strict_bounds(self, mask: SSAValue | None) -> Iterator[SymExpr]:
+        """The sizes ``S`` of the comparisons ``x < S`` of ``mask`` with
+        ``x >= 0``: a lane is active only if ``S >= 1``."""
+        if mask is None:
+            return
+        for compare in _conjuncts(mask):
+            predicate = compare.kind.data.value
+            lhs, rhs = compare.lhs, compare.rhs
+            if predicate == "gt":
+                lhs, rhs = rhs, lhs
+            elif predicate != "lt":
+                continue
+            size = self.interval(rhs)
+            exact = size.low is not None and size.low == size.high
+            if exact and self.nonnegative(self.interval(lhs).low):
+                yield size.low
+
+    def _divisors(self) -> list[SymExpr]:
+        """The exactly known divisors of the kernel's ``floordiv`` and
+        ``rem`` ops."""
+        if self._divisor_cache is not None:
+            return self._divisor_cache
+        found: dict[SymExpr, None] = {}
+        for op in self.kernel.walk():
+            if isinstance(op, BinaryOpBase) and op.kind.data.value in (
+                "floordiv",
+                "rem",
+            ):
+                known = self.interval(op.rhs)
+                if known.low is not None and known.low == known.high:
+                    found.setdefault(known.low, None)
+        self._divisor_cache = list(found)
+        return self._divisor_cache
 
     def _violation(
         self, access: Access, unproven: list[tuple[int, Interval]]
@@ -505,6 +606,57 @@ class KernelIntervals:
             f"{access.buffer}: {'; '.join(parts)} (no counter-example found "
             "among small bindings)",
         )
+
+
+#: The largest period :func:`prove_by_residues` splits a symbol by, and how
+#: many symbols it tries.
+_MAX_PERIOD = 64
+_MAX_SPLIT_SYMBOLS = 3
+_CONSTANT_DIVISOR = re.compile(r"(?:floordiv|mod) (\d+)\b")
+
+
+def prove_by_residues(facts: Facts, a: SymExpr, b: SymExpr) -> bool:
+    """Whether ``a <= b`` holds for each residue ``r`` of one symbol ``N``
+    modulo the period ``p`` of the constant divisors in them, ``N = p*K + r
+    - p`` with ``K >= 1``: the floor divisions become polynomial there.
+    The prover does not compose nested divisions (``4*((N + 1) floordiv 2 +
+    1) floordiv 2) - 4 <= N - 1``, a slice of a slice), but proves each
+    residue's case."""
+    divisors = {int(d) for d in _CONSTANT_DIVISOR.findall(f"{a} {b}")}
+    if not divisors:
+        return False
+    period = math.lcm(*divisors)
+    if period > _MAX_PERIOD:
+        return False
+    for name in sorted((a - b).symbols)[:_MAX_SPLIT_SYMBOLS]:
+        if all(_residue_case(facts, a, b, name, period, r) for r in range(period)):
+            return True
+    return False
+
+
+def _residue_case(
+    facts: Facts, a: SymExpr, b: SymExpr, name: str, period: int, residue: int
+) -> bool:
+    quotient = SymExpr.symbol(f"{name}_by_{period}_irc")
+    value = quotient * period + (residue - period)
+    given = [
+        Fact(f.lhs.substitute({name: value}), f.op, f.rhs.substitute({name: value}))
+        for f in facts
+    ]
+    try:
+        case = Facts([*given, Fact(value, ">=", as_expr(1))])
+    except ShapeError:  # no binding has this residue
+        return True
+    return case.prove_le(a.substitute({name: value}), b.substitute({name: value}))
+
+
+def _divides(divisor: SymExpr, total: SymExpr) -> bool:
+    """Whether ``total`` is ``divisor`` times a polynomial."""
+    try:
+        total.exact_div(divisor)
+    except ShapeError:
+        return False
+    return True
 
 
 def _extremum(kind: str, a: Interval, b: Interval) -> Interval:
