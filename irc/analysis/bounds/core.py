@@ -217,6 +217,7 @@ class KernelIntervals:
         self.symbol_args = dict(symbol_args or {})
         self._plain: dict[SSAValue, Interval] = {}
         self._proofs: dict[tuple[SymExpr, SymExpr], bool] = {}
+        self._divisible: dict[tuple[SymExpr, SymExpr], bool] = {}
         self._active: dict[tuple[Fact, ...], KernelIntervals] = {}
         self._divisor_cache: list[SymExpr] | None = None
 
@@ -231,6 +232,13 @@ class KernelIntervals:
         if key not in self._proofs:
             self._proofs[key] = self.facts.prove_le(a, b)
         return self._proofs[key]
+
+    def divides(self, k: SymExpr, e: SymExpr) -> bool:
+        """Whether ``k`` provably divides ``e`` (memoised)."""
+        key = (k, e)
+        if key not in self._divisible:
+            self._divisible[key] = self.facts.prove_divisible(e, k)
+        return self._divisible[key]
 
     def settled(self, a: SymExpr, b: SymExpr) -> bool:
         """Whether ``a <= b`` is proven, directly or case by case on the
@@ -316,7 +324,7 @@ class KernelIntervals:
         exact = lower.low == lower.high and upper.low == upper.high
         if exact and step.low == step.high and upper.high is not None:
             assert lower.low is not None and step.low is not None
-            if self.facts.prove_divisible(upper.high - lower.low, step.low):
+            if self.divides(step.low, upper.high - lower.low):
                 return upper.high - step.low
         return _minus(upper.high, as_expr(1))
 
