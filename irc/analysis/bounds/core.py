@@ -515,9 +515,11 @@ class KernelIntervals:
         """This analysis under the facts that hold whenever a lane of
         ``mask`` is true, if they add any: a divisor ``d >= 0`` of the
         kernel (``N - 1``) is at least 1 when it divides a bound ``S`` of the
-        mask exactly (``x < S``, ``x >= 0``, ``S = d * Q``), since ``d = 0``
-        leaves no lane. A pointwise kernel over ``[N, N - 1]`` divides its
-        flat index by ``N - 1`` only on lanes below ``N*N - N``."""
+        mask or a grid axis exactly (``x < S``, ``x >= 0``, ``S = d * Q``),
+        since ``d = 0`` leaves no lane or no program. A pointwise kernel
+        over ``[N, N - 1]`` divides its flat index by ``N - 1`` only on
+        lanes below ``N*N - N``; a row kernel over ``[M, N - 1]`` its
+        program id only in a grid of ``M*(N - 1)``."""
         totals = list(self._strict_bounds(mask))
         added = [
             Fact(divisor, ">=", as_expr(1))
@@ -558,8 +560,9 @@ class KernelIntervals:
         return False
 
     def _strict_bounds(self, mask: SSAValue | None) -> Iterator[SymExpr]:
-        """The sizes ``S`` of the comparisons ``x < S`` of ``mask`` with
-        ``x >= 0``: a lane is active only if ``S >= 1``."""
+        """The grid's sizes and those ``S`` of the comparisons ``x < S`` of
+        ``mask`` with ``x >= 0``: a lane is active only if each ``S >= 1``."""
+        yield from self.grid
         if mask is None:
             return
         for compare in _conjuncts(mask):
