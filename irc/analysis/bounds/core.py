@@ -218,6 +218,7 @@ class KernelIntervals:
         self._plain: dict[SSAValue, Interval] = {}
         self._proofs: dict[tuple[SymExpr, SymExpr], bool] = {}
         self._divisible: dict[tuple[SymExpr, SymExpr], bool] = {}
+        self._ranges: dict[SymExpr, tuple[int | None, int | None]] = {}
         self._active: dict[tuple[Fact, ...], KernelIntervals] = {}
         self._divisor_cache: list[SymExpr] | None = None
 
@@ -281,7 +282,8 @@ class KernelIntervals:
         memo: dict[SSAValue, Interval],
         depth: int,
     ) -> Interval:
-        if depth > _MAX_DEPTH or _integer_width(value.type) is None:
+        width = _integer_width(value.type)
+        if depth > _MAX_DEPTH or width is None:
             return UNBOUNDED
         if isinstance(value, BlockArgument):
             return self._block_argument(value, refined, memo, depth)
@@ -291,7 +293,32 @@ class KernelIntervals:
         def of(operand: SSAValue) -> Interval:
             return self.interval(operand, refined, memo, depth + 1)
 
-        return self._op_interval(op, of, depth)
+        return self._without_wrapping(self._op_interval(op, of, depth), width)
+
+    def _without_wrapping(self, x: Interval, width: int) -> Interval:
+        """``x``, or unbounded when a narrow integer (``i32`` Triton index
+        arithmetic) might wrap around: the value is then anywhere in its
+        type. ``i64`` arithmetic on sizes does not wrap."""
+        if width == 1 or width >= 64 or x == UNBOUNDED:
+            return x
+        if x.low is None or x.high is None:
+            return UNBOUNDED
+        half = 2 ** (width - 1)
+        return (
+            x
+            if self._within(x.low, -half, half - 1)
+            and self._within(x.high, -half, half - 1)
+            else UNBOUNDED
+        )
+
+    def _within(self, e: SymExpr, low: int, high: int) -> bool:
+        """Whether ``low <= e <= high`` for every binding, by the facts'
+        interval arithmetic (memoised; no proof search: it runs on every
+        narrow value)."""
+        if e not in self._ranges:
+            self._ranges[e] = self.facts.bounds(e)
+        least, most = self._ranges[e]
+        return least is not None and most is not None and low <= least and most <= high
 
     def _block_argument(
         self,
@@ -628,20 +655,21 @@ _CONSTANT_DIVISOR = re.compile(r"(?:floordiv|mod) (\d+)\b")
 
 def prove_by_residues(facts: Facts, a: SymExpr, b: SymExpr) -> bool:
     """Whether ``a <= b`` holds for each residue ``r`` of one symbol ``N``
-    modulo the period ``p`` of the constant divisors in them, ``N = p*K + r
+    modulo a period ``p`` of the constant divisors in them, ``N = p*K + r
     - p`` with ``K >= 1``: the floor divisions become polynomial there.
     The prover does not compose nested divisions (``4*((N + 1) floordiv 2 +
     1) floordiv 2) - 4 <= N - 1``, a slice of a slice), but proves each
-    residue's case."""
-    divisors = {int(d) for d in _CONSTANT_DIVISOR.findall(f"{a} {b}")}
+    residue's case. The periods tried are the divisors' least common
+    multiple and, for nested divisions, their product."""
+    divisors = [int(d) for d in _CONSTANT_DIVISOR.findall(f"{a} {b}")]
     if not divisors:
         return False
-    period = math.lcm(*divisors)
-    if period > _MAX_PERIOD:
-        return False
-    for name in sorted((a - b).symbols)[:_MAX_SPLIT_SYMBOLS]:
-        if all(_residue_case(facts, a, b, name, period, r) for r in range(period)):
-            return True
+    periods = dict.fromkeys((math.lcm(*divisors), math.prod(divisors)))
+    for period in (p for p in periods if p <= _MAX_PERIOD):
+        for name in sorted((a - b).symbols)[:_MAX_SPLIT_SYMBOLS]:
+            cases = (_residue_case(facts, a, b, name, period, r) for r in range(period))
+            if all(cases):
+                return True
     return False
 
 
