@@ -296,29 +296,35 @@ class KernelIntervals:
         return self._without_wrapping(self._op_interval(op, of, depth), width)
 
     def _without_wrapping(self, x: Interval, width: int) -> Interval:
-        """``x``, or unbounded when a narrow integer (``i32`` Triton index
-        arithmetic) might wrap around: the value is then anywhere in its
-        type. ``i64`` arithmetic on sizes does not wrap."""
-        if width == 1 or width >= 64 or x == UNBOUNDED:
+        """``x`` as a narrow integer (``i32`` Triton index arithmetic) holds
+        it: where ``x`` may leave the type's range the value wraps, which
+        only lowers a value that is not negative (``x mod 2**32`` is at most
+        ``x``), so its upper bound still holds and its lower bound becomes
+        the type's (and the other way round). ``i64`` arithmetic on sizes
+        does not wrap."""
+        if width == 1 or width >= 64:
             return x
-        if x.low is None or x.high is None:
-            return UNBOUNDED
         half = 2 ** (width - 1)
-        return (
-            x
-            if self._within(x.low, -half, half - 1)
-            and self._within(x.high, -half, half - 1)
-            else UNBOUNDED
-        )
+        low_fits = x.low is not None and self._within(x.low, -half, half - 1)
+        high_fits = x.high is not None and self._within(x.high, -half, half - 1)
+        if low_fits and high_fits:
+            return x
+        if x.low is not None and self._within(x.low, 0, None):
+            return Interval(as_expr(-half), x.high)
+        if x.high is not None and self._within(x.high, None, 0):
+            return Interval(x.low, as_expr(half - 1))
+        return Interval(as_expr(-half), as_expr(half - 1))
 
-    def _within(self, e: SymExpr, low: int, high: int) -> bool:
-        """Whether ``low <= e <= high`` for every binding, by the facts'
-        interval arithmetic (memoised; no proof search: it runs on every
-        narrow value)."""
+    def _within(self, e: SymExpr, low: int | None, high: int | None) -> bool:
+        """Whether ``low <= e <= high`` (None: no bound) for every binding,
+        by the facts' interval arithmetic (memoised; no proof search: it
+        runs on every narrow value)."""
         if e not in self._ranges:
             self._ranges[e] = self.facts.bounds(e)
         least, most = self._ranges[e]
-        return least is not None and most is not None and low <= least and most <= high
+        above = low is None or (least is not None and low <= least)
+        below = high is None or (most is not None and most <= high)
+        return above and below
 
     def _block_argument(
         self,
@@ -397,22 +403,15 @@ class KernelIntervals:
         return UNBOUNDED
 
     def _cast(self, op: CastOpBase, x: Interval) -> Interval:
+        """An integer cast keeps the value (a narrowing one up to wrapping,
+        which ``_without_wrapping`` accounts for); a boolean becomes 0 or
+        1; a float is unbounded."""
         source = _integer_width(op.input.type)
-        target = _integer_width(op.result.type)
-        if source is None or target is None:
+        if source is None or _integer_width(op.result.type) is None:
             return UNBOUNDED
         if source == 1:
             return Interval(as_expr(0), as_expr(1))
-        if target >= source:
-            return x
-        half = 2 ** (target - 1)
-        fits = (
-            x.low is not None
-            and x.high is not None
-            and self.le(as_expr(-half), x.low)
-            and self.le(x.high, as_expr(half - 1))
-        )
-        return x if fits else UNBOUNDED
+        return x
 
     def _binary(self, kind: str, a: Interval, b: Interval) -> Interval:
         if kind == "add":
