@@ -82,6 +82,62 @@ def test_generated_programs_are_in_bounds_at_every_level(module: ModuleOp) -> No
         assert not found, f"after {step.name}: {found[0]}\n{print_module(lowered)}"
 
 
+#: Graph programs whose kernels need more than interval arithmetic: a
+#: divisor that may be 0 when no lane is active (``N - 1``, ``(N + 1)
+#: floordiv 2 - 1``), nested floor divisions (a slice of a slice), an empty
+#: dim (no lane at all), a row kernel over ``N - 1`` rows.
+HARD_PROGRAMS = {
+    "divisor N - 1": ("[N, N]", "graph.slice %x [0, 1] [1, 1]", "[N, N - 1]"),
+    "nested slices": (
+        "[N, N]",
+        "graph.slice %x [0, 0] [1, 2]",
+        "[N, (N + 1) floordiv 2]",
+        "graph.slice %y [0, 0] [1, 2]",
+        "[N, ((N + 1) floordiv 2 + 1) floordiv 2]",
+    ),
+    "empty dim": ("[N, 1, N]", "graph.slice %x [0, 1, 0] [1, 1, 1]", "[N, 0, N]"),
+    "rows over N - 1": (
+        "[M, N, K]",
+        "graph.slice %x [0, 1, 0] [1, 1, 1]",
+        "[M, N - 1, K]",
+        "graph.reduce sum %y [2]",
+        "[M, N - 1]",
+    ),
+}
+
+
+def _graph_program(source: str, first: str, middle: str, *rest: str) -> str:
+    """``func @main(%x: source) { %y = first : ... -> middle; ... }``, with
+    a row sum at the end, so that some kernel is a reduction."""
+    lines = [
+        f"%y = {first} : !graph.tensor<{source}, f32> -> !graph.tensor<{middle}, f32>"
+    ]
+    result = middle
+    if rest:
+        second, result = rest
+        lines.append(
+            f"%z = {second} : !graph.tensor<{middle}, f32> -> !graph.tensor<{result}, f32>"
+        )
+    last = "%z" if rest else "%y"
+    body = "\n  ".join(lines)
+    return (
+        f"func.func @main(%x: !graph.tensor<{source}, f32>) -> "
+        f"!graph.tensor<{result}, f32> {{\n  {body}\n  %e = graph.exp {last} : "
+        f"!graph.tensor<{result}, f32>\n  func.return %e : !graph.tensor<{result}, f32>\n}}\n"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(HARD_PROGRAMS))
+def test_hard_kernels_are_proven_in_bounds(name: str) -> None:
+    module = parse_module(_graph_program(*HARD_PROGRAMS[name]))
+    verify_module(module)
+    ctx = default_context()
+    for step in _PIPELINE:
+        step.apply(ctx, module)
+        found = check_bounds(module)
+        assert not found, f"after {step.name}: {found[0]}\n{print_module(module)}"
+
+
 # Mutations flagged ------------------------------------------------------------
 
 #: The suite programs each mutation is tried on at every level (the grid:
