@@ -293,7 +293,10 @@ class KernelIntervals:
         def of(operand: SSAValue) -> Interval:
             return self.interval(operand, refined, memo, depth + 1)
 
-        return self._without_wrapping(self._op_interval(op, of, depth), width)
+        computed = self._op_interval(op, of, depth)
+        if isinstance(op, ProgramIdOpBase):  # below CUDA's grid limits: no wrap
+            return computed
+        return self._without_wrapping(computed, width)
 
     def _without_wrapping(self, x: Interval, width: int) -> Interval:
         """``x`` as a narrow integer (``i32`` Triton index arithmetic) holds
