@@ -226,6 +226,22 @@ memory.kernel @k0 pointwise (%ids: !memory.buffer<[N], [1], i64>, %w: !memory.bu
     )
 
 
+def test_a_loop_from_a_loaded_bound_is_unbounded_below() -> None:
+    text = """
+memory.kernel @k0 pointwise (%x: !memory.buffer<[N], [1], i64>, %out: !memory.buffer<[N], [1], i64>) inputs 1 grid [1] tiles {} symbols [N] reason "loop" {
+  %zero = loop.constant 0 : i64
+  %one = loop.constant 1 : i64
+  %n = loop.size N : i64
+  %start = memory.load %x[%zero] : !memory.buffer<[N], [1], i64>[i64] -> i64
+  scf.for %i = %start to %n step %one : i64 {
+    %v = memory.load %x[%i] : !memory.buffer<[N], [1], i64>[i64] -> i64
+  }
+}
+"""
+    (violation,) = violations_of(text)
+    assert "offset in [-inf, N - 1], not proven within [0, N)" in violation.message
+
+
 # Grids --------------------------------------------------------------------------
 
 _GRID_KERNEL = """

@@ -357,11 +357,11 @@ class KernelIntervals:
         """The largest induction value: ``ub - step`` when the trip is an
         exact number of steps (a static K loop of a matmul), else below
         ``ub``."""
-        exact = lower.low == lower.high and upper.low == upper.high
-        if exact and step.low == step.high and upper.high is not None:
-            assert lower.low is not None and step.low is not None
-            if self.divides(step.low, upper.high - lower.low):
-                return upper.high - step.low
+        first, last, stride = lower.low, upper.high, step.low
+        known = first is not None and last is not None and stride is not None
+        exact = lower.high == first and upper.low == last and step.high == stride
+        if known and exact and self.divides(stride, last - first):
+            return last - stride
         return _minus(upper.high, as_expr(1))
 
     def _op_interval(
