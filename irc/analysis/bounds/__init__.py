@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from irc.analysis.bounds import loop, memory, triton
 from irc.analysis.bounds.core import BoundsViolation, Interval
+from irc.shapes import ShapeError
 
 __all__ = ["BoundsViolation", "Interval", "check_bounds"]
 
@@ -31,8 +32,15 @@ __all__ = ["BoundsViolation", "Interval", "check_bounds"]
 def check_bounds(module: ModuleOp) -> list[BoundsViolation]:
     """Every access of ``module``'s loop, memory and triton kernels not
     proven inside its buffer, and every grid beyond CUDA's limits."""
-    return [
-        *loop.check_module(module),
-        *memory.check_module(module),
-        *triton.check_module(module),
-    ]
+    found: list[BoundsViolation] = []
+    for level in (loop, memory, triton):
+        try:
+            found.extend(level.check_module(module))
+        except ShapeError as error:  # a buffer's footprint too large to expand
+            name = level.__name__.rpartition(".")[2]
+            found.append(
+                BoundsViolation(
+                    module, f"the {name} kernels' sizes are too large to check: {error}"
+                )
+            )
+    return found

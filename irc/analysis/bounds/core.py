@@ -293,7 +293,10 @@ class KernelIntervals:
         def of(operand: SSAValue) -> Interval:
             return self.interval(operand, refined, memo, depth + 1)
 
-        computed = self._op_interval(op, of, depth)
+        try:
+            computed = self._op_interval(op, of, depth)
+        except ShapeError:  # a bound too large to expand: no bound
+            return UNBOUNDED
         if isinstance(op, ProgramIdOpBase):  # below CUDA's grid limits: no wrap
             return computed
         return self._without_wrapping(computed, width)
@@ -512,7 +515,14 @@ class KernelIntervals:
         its buffer, for every program, iteration and binding the facts
         allow; otherwise the violation, with a counter-example if one of
         the small bindings tried gives one."""
-        unproven = self._unproven(access)
+        try:
+            unproven = self._unproven(access)
+        except ShapeError as error:  # a bound too large to compare
+            return BoundsViolation(
+                access.op,
+                f"{access.op.name} may {access.verb.removesuffix('s')} out of bounds "
+                f"of {access.buffer}: its bounds are too large to prove ({error})",
+            )
         if not unproven or self._never_active(access.mask):
             return None
         active = self._while_active(access.mask)
