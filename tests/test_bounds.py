@@ -377,3 +377,37 @@ def test_check_pass_blames_a_program_already_out_of_bounds() -> None:
         "the program accesses out of bounds before the pass"
     )
     assert "memory.store writes out of bounds of %out" in str(caught.value)
+
+
+# Soundness against the memory interpreter ---------------------------------------
+
+#: Small suite programs the memory interpreter runs quickly.
+INTERPRETED = ("softmax", "elementwise_broadcast", "layer_norm", "mlp", "rotary")
+
+
+@pytest.mark.parametrize("kind", ["none", *MUTATIONS])
+@pytest.mark.parametrize("name", INTERPRETED)
+def test_the_checker_agrees_with_the_memory_interpreter(name: str, kind: str) -> None:
+    """The memory interpreter checks every access of a run. A module (a
+    suite program's memory level, mutated or not) that it finds out of
+    bounds on some small binding is one the checker rejects (soundness),
+    and on these modules the converse holds too: each one rejected goes out
+    of bounds on a small binding (a grid one too large is harmless where
+    the mask covers the extra programs, and accepted)."""
+    text = suite_ir(name, "memory")
+    if kind != "none":
+        text = MUTATIONS[kind](text, "memory")
+        if text is None:
+            pytest.skip(f"no {kind} for {name}")
+    module = parse_module(text)
+    verify_module(module)
+    accepted = not check_bounds(module)
+    out_of_bounds = []
+    for binding in testing.module_bindings(module, max_value=5)[:8]:
+        try:
+            testing.run_module(module, testing.inputs(module, binding, 0))
+        except Exception as error:
+            if "out of bounds and not masked off" not in str(error):
+                raise
+            out_of_bounds.append(binding)
+    assert accepted == (not out_of_bounds), (kind, name, out_of_bounds)
