@@ -3,8 +3,9 @@ generated program is proven in bounds at the loop, memory and triton
 levels; each index mutation of issue 16 (a dropped load or store mask, a
 grid axis one too large, a ``lt`` bound made ``le``, swapped index
 operands) is flagged at each level with the access, the buffer and a
-binding that breaks it; ``check_pass`` blames the pass that makes an access
-out of bounds. The irc-opt flag is tested in
+binding that breaks it; on suite programs and their mutants it agrees with
+the memory interpreter's own access checks; ``check_pass`` blames the pass
+that makes an access out of bounds. The irc-opt flag is tested in
 ``tests/filecheck/irc-opt/check-bounds*.mlir``.
 """
 
