@@ -243,6 +243,20 @@ memory.kernel @k0 pointwise (%x: !memory.buffer<[N], [1], i64>, %out: !memory.bu
     assert "offset in [-inf, N - 1], not proven within [0, N)" in violation.message
 
 
+def test_a_kernel_with_an_empty_grid_accesses_nothing() -> None:
+    """A kernel over an empty tensor has no program: even an access that
+    divides by its zero dim is not out of bounds."""
+    text = """
+memory.kernel @k0 pointwise (%x: !memory.buffer<[0, 0], [0, 1], f32>) inputs 1 grid [0] tiles {} symbols [] reason "empty" {
+  %zero = loop.constant 0 : i64
+  %pid = loop.program_id 0 : i64
+  %row = loop.binary floordiv %pid, %zero : (i64, i64) -> i64
+  %v = memory.load %x[%row] : !memory.buffer<[0, 0], [0, 1], f32>[i64] -> f32
+}
+"""
+    assert violations_of(text) == []
+
+
 # Grids --------------------------------------------------------------------------
 
 _GRID_KERNEL = """

@@ -515,6 +515,8 @@ class KernelIntervals:
         its buffer, for every program, iteration and binding the facts
         allow; otherwise the violation, with a counter-example if one of
         the small bindings tried gives one."""
+        if any(self.le(size, as_expr(0)) for size in self.grid):
+            return None  # an empty grid: no program ever runs
         try:
             unproven = self._unproven(access)
         except ShapeError as error:  # a bound too large to compare
