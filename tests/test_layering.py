@@ -75,6 +75,12 @@ MODULE_LEVELS: dict[str, tuple[str, ...]] = {
     "irc.lowering.scatter_add": ("graph",),
     "irc.lowering.loop_to_memory": ("loop", "memory"),
     "irc.lowering.memory_to_triton": ("memory", "triton"),
+    # The bounds checker: its core reads the tile ops all three kernel
+    # dialects share, and each level's module the accesses of its own.
+    "irc.analysis.bounds.core": ("loop",),
+    "irc.analysis.bounds.loop": ("loop",),
+    "irc.analysis.bounds.memory": ("memory",),
+    "irc.analysis.bounds.triton": ("triton",),
 }
 
 #: Packages all of whose modules share their levels (a lowering's connect

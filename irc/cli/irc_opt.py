@@ -19,11 +19,15 @@ It reads textual IR, runs a pipeline of passes given by name
 - ``--check-semantics`` interprets the module on random inputs before and
   after every pass and stops at the first pass that changes the results
   (see ``docs/testing.md``).
+- ``--check-bounds`` proves, on the input and after every pass, that every
+  load and store of loop, memory and triton kernels stays inside its buffer
+  (``irc.analysis.bounds``), and stops at the first that may not.
 
 This module is the driver. How errors become diagnostics is in
 ``irc.cli.diagnostics``, where they point with ``irc.cli.locations``, how
 ``--verify-diagnostics`` matches annotations in ``irc.cli.expectations``,
-and ``--check-semantics`` in ``irc.cli.check_semantics``.
+``--check-semantics`` in ``irc.cli.check_semantics`` and ``--check-bounds``
+in ``irc.cli.check_bounds``.
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ from xdsl.utils.exceptions import (
 from xdsl.utils.lexer import Span
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from irc.cli import check_semantics, expectations
+from irc.cli import check_bounds, check_semantics, expectations
 from irc.cli.diagnostics import (
     CrashReporting,
     ErrorKind,
@@ -182,6 +186,7 @@ class IrcOptMain(xDSLOptMain):
             "their Python traceback instead of printing a diagnostic",
         )
         check_semantics.add_arguments(arg_parser)
+        check_bounds.add_arguments(arg_parser)
 
     # The pipeline ----------------------------------------------------------
 
@@ -243,6 +248,8 @@ class IrcOptMain(xDSLOptMain):
         printed and checked on its own."""
         queue = list(self.pipeline.passes)
         self._between_passes(None, module, queue[0] if queue else None, op_spans)
+        where = self.get_input_name()
+        check_bounds.check(module, None, self.args, where, op_spans)
         checker = check_semantics.start_checker(
             module, self.args, self.get_input_name(), op_spans
         )
@@ -260,6 +267,7 @@ class IrcOptMain(xDSLOptMain):
                 level, module_level(module), LEVEL_AFTER.get(current.name, "graph")
             )
             self._between_passes(current, module, queue[0] if queue else None, op_spans)
+            check_bounds.check(module, current, self.args, where, op_spans)
             if checker is not None:
                 check_semantics.check_pass(
                     checker, current, module, self.get_input_name()

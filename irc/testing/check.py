@@ -24,6 +24,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from irc.analysis import bounds
 from irc.dialects.graph import TensorType
 from irc.errors import IrcError
 from irc.ir import default_context, parse_module, print_module, verify_module
@@ -194,6 +195,7 @@ def check_pass(
     atol: float | None = None,
     ctx: Context | None = None,
     max_value: int = MAX_SYMBOL_VALUE,
+    check_bounds: bool = True,
 ) -> None:
     """Check that pass ``p`` keeps the meaning of programs.
 
@@ -209,6 +211,13 @@ def check_pass(
     exactly). The error shows the shrunk program, the IR after the pass, the
     binding, the inputs' seed and the worst mismatching element.
 
+    With ``check_bounds`` (the default), the bounds checker
+    (``irc.analysis.bounds``) also runs after each pass of ``p``: a pass
+    whose output has a load or store of a loop, memory or triton kernel not
+    proven inside its buffer (or a grid beyond CUDA's limits) fails, with
+    the access, the buffer and a breaking binding, unless the program was
+    already out of bounds before it (then the program is reported).
+
     ``max_examples`` overrides the active Hypothesis profile's; ``ctx``
     parses the round trip (default: every dialect irc knows), and must know
     any dialect the pass introduces.
@@ -218,7 +227,7 @@ def check_pass(
     context = ctx or default_context()
 
     def check(case: Case) -> None:
-        _check_case(passes, name, case, context, rtol, atol)
+        _check_case(passes, name, case, context, rtol, atol, check_bounds)
 
     strategy = cases(programs, ctx=context, max_value=max_value)
     _run_property(f"check_pass {name}", check, strategy, max_examples)
@@ -231,10 +240,14 @@ def _check_case(
     ctx: Context,
     rtol: float | None,
     atol: float | None,
+    check_bounds: bool = True,
 ) -> None:
     program = print_module(case.module)
     after = case.module.clone()
-    apply_checked(passes, after, ctx, program)
+    if check_bounds:
+        _apply_checking_bounds(passes, case.module, after, ctx, program)
+    else:
+        apply_checked(passes, after, ctx, program)
     after_text = _round_trip(after, ctx, name, program)
     arrays = inputs(case.module, case.binding, case.seed)
     expected = _run_original(case, case.module, arrays, program)
@@ -299,6 +312,37 @@ def _bound_symbols(
             if dim.symbol_name is not None:
                 binding[dim.symbol_name] = size
     return binding
+
+
+def _apply_checking_bounds(
+    passes: tuple[ModulePass, ...],
+    original: ModuleOp,
+    module: ModuleOp,
+    ctx: Context,
+    program: str,
+) -> None:
+    """``apply_checked``, one pass at a time, with the bounds checker after
+    each: the first pass whose output may access out of bounds is blamed,
+    unless ``original`` (the program before any) already does."""
+    for current in passes:
+        apply_checked((current,), module, ctx, program)
+        violations = bounds.check_bounds(module)
+        if not violations:
+            continue
+        if before := bounds.check_bounds(original):
+            raise PassCheckError(
+                "the program accesses out of bounds before the pass, so the pass "
+                "cannot be checked for bounds (pass check_bounds=False to skip "
+                "the check)",
+                program,
+                details=[str(v) for v in before],
+            )
+        raise PassCheckError(
+            f"pass '{current.spec()}' made an access out of bounds (check_bounds)",
+            program,
+            details=[str(v) for v in violations],
+            after=print_module(module),
+        )
 
 
 def _run_original(

@@ -1,0 +1,998 @@
+"""The level-neutral core of the bounds checker: symbolic intervals of a
+kernel's integer values, the proof that an access stays inside its buffer,
+and the search for a binding that breaks it.
+
+The tile-level dialects (``loop`` ops inside ``loop.kernel`` and
+``memory.kernel``, ``triton`` ops inside ``triton.kernel``) share the op
+bases of :mod:`irc.dialects.tiles`, so one abstract interpreter over those
+bases serves all three levels; each level's module (:mod:`.loop`,
+:mod:`.memory`, :mod:`.triton`) only says what its accesses are and how large
+the buffers they touch are. This module imports no dialect but ``tiles``
+(which every tile level may use) and ``sym``, so it keeps to the layering
+rules of ``tests/test_layering.py``.
+
+Every integer SSA value gets an :class:`Interval` of irc ``SymExpr`` bounds
+over the kernel's symbols: a program id spans ``0 .. grid - 1``, a range
+``0 .. BLOCK - 1``, an ``scf.for`` induction variable ``lb .. ub - 1``, and
+arithmetic follows. A mask that is a conjunction of comparisons refines the
+compared values for the access it guards: on every lane where the mask
+holds, ``x < D`` holds of the ``x`` that the offset uses at that lane,
+because tiles broadcast right-aligned by shape alone, so the lane of ``x``
+that an elementwise chain reaches is the same through the mask and through
+the offset. Values reached through anything else (a reduction, a loop's
+results, a load, an op this module does not know) are unbounded: the
+checker may fail to prove an access, never prove a wrong one.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, IntegerAttr, IntegerType
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+
+from irc.dialects.sym import GuardOp
+from irc.dialects.tiles import (
+    BinaryOpBase,
+    CastOpBase,
+    CompareOpBase,
+    ConstantOpBase,
+    ProgramIdOpBase,
+    RangeOpBase,
+    ReduceOpBase,
+    SelectOpBase,
+    SizeOpBase,
+    SplatOpBase,
+    TiledKernelOp,
+    TileShapedType,
+    UnaryOpBase,
+)
+from irc.shapes import Fact, Facts, ShapeError, SymExpr, as_expr, smax, smin
+
+#: CUDA's limits on the programs of a launch, per grid axis.
+GRID_LIMITS = (2**31 - 1, 65535, 65535)
+
+#: How deep the backward slice of an index may go before its value counts
+#: as unbounded (hostile IR could otherwise exhaust Python's stack).
+_MAX_DEPTH = 200
+
+#: Program ids and loop iterations tried per binding in the search for a
+#: counter-example, and bindings of the symbols tried.
+_MAX_PROGRAMS = 64
+_MAX_ITERATIONS = 8
+_MAX_BINDINGS = 24
+_MAX_RUNS = 2048
+
+#: Small values a symbol takes in the search for a counter-example.
+_TRIAL_VALUES = (1, 2, 3, 5, 17, 1025)
+
+
+class Interval(NamedTuple):
+    """``low <= x <= high`` for every lane and binding; None: unbounded."""
+
+    low: SymExpr | None
+    high: SymExpr | None
+
+    def __str__(self) -> str:
+        low = "-inf" if self.low is None else str(self.low)
+        high = "+inf" if self.high is None else str(self.high)
+        return f"[{low}, {high}]"
+
+
+UNBOUNDED = Interval(None, None)
+
+#: The bounds a mask puts on the values it compares.
+Constraints = Mapping[SSAValue, Sequence[Interval]]
+
+
+@dataclass(frozen=True)
+class Access:
+    """One load or store: its index operands (one per dim of ``extents``,
+    or one flat offset into a buffer of ``extents[0]`` elements), its mask,
+    and how to name the buffer it touches."""
+
+    op: Operation
+    verb: str
+    indices: tuple[SSAValue, ...]
+    extents: tuple[SymExpr, ...]
+    mask: SSAValue | None
+    buffer: str
+
+
+@dataclass(frozen=True)
+class BoundsViolation:
+    """An access not proven in bounds (or a grid too large): the op and
+    what is wrong, with a breaking binding when one was found."""
+
+    op: Operation
+    message: str
+
+    def __str__(self) -> str:
+        where = location_text(self.op)
+        return self.message if where is None else f"{where}: {self.message}"
+
+
+def location_text(op: Operation) -> str | None:
+    """``file:line:col`` of an op's ``loc(...)``, if it has one."""
+    location = op.location
+    if not isinstance(location, FileLineColLoc):
+        return None
+    return f"{location.filename.data}:{location.line.data}:{location.column.data}"
+
+
+def footprint(shape: Sequence[SymExpr], strides: Sequence[SymExpr]) -> SymExpr:
+    """The number of elements a strided buffer spans from offset 0: the
+    largest offset, ``sum((size - 1) * stride)``, plus one (0 when a dim is
+    0)."""
+    if any(as_expr(d) == 0 for d in shape):
+        return as_expr(0)
+    last = sum(
+        ((as_expr(d) - 1) * as_expr(s) for d, s in zip(shape, strides, strict=True)),
+        as_expr(0),
+    )
+    return last + 1
+
+
+def facts_of(ops: Sequence[Operation]) -> Facts | None:
+    """The facts of the ``sym.guard`` ops in the blocks around each op of
+    ``ops`` (and in their own bodies, for a kernel); None when they
+    contradict each other (such code never runs)."""
+    found: list[Fact] = []
+    for op in ops:
+        for region in op.regions:
+            for block in region.blocks:
+                found.extend(g.fact.fact for g in block.ops if isinstance(g, GuardOp))
+        block = op.parent_block()
+        while block is not None:
+            found.extend(g.fact.fact for g in block.ops if isinstance(g, GuardOp))
+            parent = block.parent_op()
+            block = parent.parent_block() if parent is not None else None
+    try:
+        return Facts(found)
+    except ShapeError:
+        return None
+
+
+def grid_violations(kernel: TiledKernelOp, facts: Facts) -> list[BoundsViolation]:
+    """The grid axes beyond CUDA's limits: static ones too large, and
+    symbolic ones provably too large for every binding."""
+    found = []
+    for axis, (size, limit) in enumerate(zip(kernel.grid_exprs, GRID_LIMITS)):
+        value = size.constant
+        too_large = value > limit if value is not None else facts.prove_lt(limit, size)
+        if too_large:
+            found.append(
+                BoundsViolation(
+                    kernel,
+                    f"{kernel.name} @{kernel.kernel_name} grid axis {axis} has "
+                    f"{size} programs, beyond CUDA's limit of {limit} on that axis",
+                )
+            )
+    return found
+
+
+def _plus(a: SymExpr | None, b: SymExpr | None) -> SymExpr | None:
+    return None if a is None or b is None else a + b
+
+
+def _minus(a: SymExpr | None, b: SymExpr | None) -> SymExpr | None:
+    return None if a is None or b is None else a - b
+
+
+def _times(a: SymExpr | None, b: SymExpr | None) -> SymExpr | None:
+    return None if a is None or b is None else a * b
+
+
+def _integer_width(type_: Attribute) -> int | None:
+    element = type_.element_type if isinstance(type_, TileShapedType) else type_
+    return element.width.data if isinstance(element, IntegerType) else None
+
+
+def _shape(value: SSAValue) -> tuple[int, ...]:
+    type_ = value.type
+    return type_.dims if isinstance(type_, TileShapedType) else ()
+
+
+class KernelIntervals:
+    """The abstract interpreter of one kernel's integer values under
+    ``facts``; ``symbol_args`` gives the kernel arguments that carry a
+    symbol's value (a ``triton.kernel``'s trailing integers)."""
+
+    def __init__(
+        self,
+        kernel: TiledKernelOp,
+        facts: Facts,
+        symbol_args: Mapping[SSAValue, SymExpr] | None = None,
+    ):
+        self.kernel = kernel
+        self.facts = facts
+        self.grid = kernel.grid_exprs
+        self.symbol_args = dict(symbol_args or {})
+        self._plain: dict[SSAValue, Interval] = {}
+        self._proofs: dict[tuple[SymExpr, SymExpr], bool] = {}
+        self._divisible: dict[tuple[SymExpr, SymExpr], bool] = {}
+        self._ranges: dict[SymExpr, tuple[int | None, int | None]] = {}
+        self._active: dict[tuple[Fact, ...], KernelIntervals] = {}
+        self._divisor_cache: list[SymExpr] | None = None
+
+    # ----- proofs ---------------------------------------------------------
+
+    def le(self, a: SymExpr, b: SymExpr) -> bool:
+        """Whether ``a <= b`` is proven (memoised: the same bounds recur)."""
+        difference = b - a
+        if (value := difference.constant) is not None:
+            return value >= 0
+        key = (a, b)
+        if key not in self._proofs:
+            self._proofs[key] = self.facts.prove_le(a, b)
+        return self._proofs[key]
+
+    def divides(self, k: SymExpr, e: SymExpr) -> bool:
+        """Whether ``k`` provably divides ``e`` (memoised)."""
+        key = (k, e)
+        if key not in self._divisible:
+            self._divisible[key] = self.facts.prove_divisible(e, k)
+        return self._divisible[key]
+
+    def settled(self, a: SymExpr, b: SymExpr) -> bool:
+        """Whether ``a <= b`` is proven, directly or case by case on the
+        residues of a symbol (see :func:`prove_by_residues`): the last
+        step of an access's proof, worth the extra work."""
+        return self.le(a, b) or prove_by_residues(self.facts, a, b)
+
+    def nonnegative(self, e: SymExpr | None) -> bool:
+        return e is not None and self.le(as_expr(0), e)
+
+    # ----- intervals ------------------------------------------------------
+
+    def interval(
+        self,
+        value: SSAValue,
+        refined: Constraints | None = None,
+        memo: dict[SSAValue, Interval] | None = None,
+        depth: int = 0,
+    ) -> Interval:
+        """The interval of ``value``, narrowed where ``refined`` (a mask's
+        comparisons) bounds it or the values it is computed from along
+        elementwise ops."""
+        if not refined:
+            if value not in self._plain:
+                self._plain[value] = self._compute(value, None, {}, depth)
+            return self._plain[value]
+        if memo is None:
+            memo = {}
+        if value not in memo:
+            computed = self._compute(value, refined, memo, depth)
+            for bound in refined.get(value, ()):
+                computed = self._meet(computed, bound)
+            memo[value] = computed
+        return memo[value]
+
+    def _compute(
+        self,
+        value: SSAValue,
+        refined: Constraints | None,
+        memo: dict[SSAValue, Interval],
+        depth: int,
+    ) -> Interval:
+        width = _integer_width(value.type)
+        if depth > _MAX_DEPTH or width is None:
+            return UNBOUNDED
+        if isinstance(value, BlockArgument):
+            return self._block_argument(value, refined, memo, depth)
+        op = value.owner
+        assert isinstance(op, Operation)
+
+        def of(operand: SSAValue) -> Interval:
+            return self.interval(operand, refined, memo, depth + 1)
+
+        try:
+            computed = self._op_interval(op, of, depth)
+        except ShapeError:  # a bound too large to expand: no bound
+            return UNBOUNDED
+        if isinstance(op, ProgramIdOpBase):  # below CUDA's grid limits: no wrap
+            return computed
+        return self._without_wrapping(computed, width)
+
+    def _without_wrapping(self, x: Interval, width: int) -> Interval:
+        """``x`` as a narrow integer (``i32`` Triton index arithmetic) holds
+        it: where ``x`` may leave the type's range the value wraps, which
+        only lowers a value that is not negative (``x mod 2**32`` is at most
+        ``x``), so its upper bound still holds and its lower bound becomes
+        the type's (and the other way round). ``i64`` arithmetic on sizes
+        does not wrap."""
+        if width == 1 or width >= 64:
+            return x
+        half = 2 ** (width - 1)
+        low_fits = x.low is not None and self._within(x.low, -half, half - 1)
+        high_fits = x.high is not None and self._within(x.high, -half, half - 1)
+        if low_fits and high_fits:
+            return x
+        if x.low is not None and self._within(x.low, 0, None):
+            return Interval(as_expr(-half), x.high)
+        if x.high is not None and self._within(x.high, None, 0):
+            return Interval(x.low, as_expr(half - 1))
+        return Interval(as_expr(-half), as_expr(half - 1))
+
+    def _within(self, e: SymExpr, low: int | None, high: int | None) -> bool:
+        """Whether ``low <= e <= high`` (None: no bound) for every binding,
+        by the facts' interval arithmetic (memoised; no proof search: it
+        runs on every narrow value)."""
+        if e not in self._ranges:
+            self._ranges[e] = self.facts.bounds(e)
+        least, most = self._ranges[e]
+        above = low is None or (least is not None and low <= least)
+        below = high is None or (most is not None and most <= high)
+        return above and below
+
+    def _block_argument(
+        self,
+        arg: BlockArgument,
+        refined: Constraints | None,
+        memo: dict[SSAValue, Interval],
+        depth: int,
+    ) -> Interval:
+        if arg in self.symbol_args:
+            symbol = self.symbol_args[arg]
+            return Interval(symbol, symbol)
+        loop = arg.block.parent_op()
+        if isinstance(loop, scf.ForOp) and arg.index == 0:
+            # The loop's bounds are scalars, one value per program, so the
+            # mask's refinements hold of them too.
+            lower = self.interval(loop.lb, refined, memo, depth + 1)
+            upper = self.interval(loop.ub, refined, memo, depth + 1)
+            step = self.interval(loop.step, refined, memo, depth + 1)
+            if step.low is None or not self.le(as_expr(1), step.low):
+                return UNBOUNDED
+            return Interval(lower.low, self._last_iteration(lower, upper, step))
+        return UNBOUNDED
+
+    def _last_iteration(
+        self, lower: Interval, upper: Interval, step: Interval
+    ) -> SymExpr | None:
+        """The largest induction value: ``ub - step`` when the trip is an
+        exact number of steps (a static K loop of a matmul), else below
+        ``ub``."""
+        first, last, stride = lower.low, upper.high, step.low
+        known = first is not None and last is not None and stride is not None
+        exact = lower.high == first and upper.low == last and step.high == stride
+        if known and exact and self.divides(stride, last - first):
+            return last - stride
+        return _minus(upper.high, as_expr(1))
+
+    def _op_interval(
+        self, op: Operation, of: Callable[[SSAValue], Interval], depth: int
+    ) -> Interval:
+        if isinstance(op, ConstantOpBase):
+            if isinstance(op.value, IntegerAttr):
+                constant = as_expr(op.value.value.data)
+                return Interval(constant, constant)
+            return UNBOUNDED
+        if isinstance(op, SizeOpBase):
+            size = op.expr.data
+            return Interval(size, size)
+        if isinstance(op, ProgramIdOpBase):
+            axis = op.axis.value.data
+            if axis >= len(self.grid):
+                return UNBOUNDED
+            return Interval(as_expr(0), self.grid[axis] - 1)
+        if isinstance(op, RangeOpBase):
+            return Interval(as_expr(0), as_expr(max(_shape(op.result), default=1) - 1))
+        if isinstance(op, SplatOpBase):
+            return of(op.input)
+        if isinstance(op, CastOpBase):
+            return self._cast(op, of(op.input))
+        if isinstance(op, SelectOpBase):
+            a, b = of(op.on_true), of(op.on_false)
+            return Interval(
+                None if a.low is None or b.low is None else smin(a.low, b.low),
+                None if a.high is None or b.high is None else smax(a.high, b.high),
+            )
+        if isinstance(op, UnaryOpBase) and op.kind.data.value == "neg":
+            x = of(op.input)
+            return Interval(
+                None if x.high is None else -x.high, None if x.low is None else -x.low
+            )
+        if isinstance(op, BinaryOpBase):
+            return self._binary(op.kind.data.value, of(op.lhs), of(op.rhs))
+        if isinstance(op, ReduceOpBase) and op.kind.data.value in ("max", "min"):
+            # The lanes of a reduction's input are not the access's lanes:
+            # no refinement reaches through it.
+            return self.interval(op.input, None, None, depth + 1)
+        return UNBOUNDED
+
+    def _cast(self, op: CastOpBase, x: Interval) -> Interval:
+        """An integer cast keeps the value (a narrowing one up to wrapping,
+        which ``_without_wrapping`` accounts for); a boolean becomes 0 or
+        1; a float is unbounded."""
+        source = _integer_width(op.input.type)
+        if source is None or _integer_width(op.result.type) is None:
+            return UNBOUNDED
+        if source == 1:
+            return Interval(as_expr(0), as_expr(1))
+        return x
+
+    def _binary(self, kind: str, a: Interval, b: Interval) -> Interval:
+        if kind == "add":
+            return Interval(_plus(a.low, b.low), _plus(a.high, b.high))
+        if kind == "sub":
+            return Interval(_minus(a.low, b.high), _minus(a.high, b.low))
+        if kind == "mul":
+            return self._product(a, b)
+        if kind == "floordiv":
+            return self._quotient(a, b)
+        if kind == "rem":
+            if self.nonnegative(a.low) and b.low is not None and self.le(1, b.low):
+                return Interval(as_expr(0), _minus(b.high, as_expr(1)))
+            return UNBOUNDED
+        if kind in ("max", "min"):
+            return _extremum(kind, a, b)
+        return UNBOUNDED
+
+    def _product(self, a: Interval, b: Interval) -> Interval:
+        for x, y in ((a, b), (b, a)):
+            if x.low is not None and x.low == x.high and x.low.is_constant:
+                factor = x.low
+                if factor.constant >= 0:
+                    return Interval(_times(y.low, factor), _times(y.high, factor))
+                return Interval(_times(y.high, factor), _times(y.low, factor))
+        if self.nonnegative(a.low) and self.nonnegative(b.low):
+            return Interval(_times(a.low, b.low), _times(a.high, b.high))
+        return UNBOUNDED
+
+    def _quotient(self, a: Interval, b: Interval) -> Interval:
+        if not self.nonnegative(a.low) or b.low is None or not self.le(1, b.low):
+            return UNBOUNDED
+        high = None if a.high is None else a.high // b.low
+        low = as_expr(0) if b.high is None else a.low // b.high
+        return Interval(low, high)
+
+    # ----- masks ----------------------------------------------------------
+
+    def refinements(self, mask: SSAValue | None) -> Constraints:
+        """The bounds that the comparisons of ``mask`` (a conjunction of
+        them) put on the values they compare, wherever the mask holds; a
+        value known exactly (a size) is not narrowed."""
+        refined: dict[SSAValue, list[Interval]] = {}
+        if mask is None:
+            return refined
+        for compare in _conjuncts(mask):
+            for x, bound in self._bounds_of(compare):
+                known = self.interval(x)
+                if known.low is None or known.low != known.high:
+                    refined.setdefault(x, []).append(bound)
+        return refined
+
+    def _bounds_of(self, compare: CompareOpBase) -> Iterator[tuple[SSAValue, Interval]]:
+        """What ``compare`` holding says of each operand: ``x < y`` bounds
+        ``x`` above by ``y``'s upper bound less one, ``y`` below by ``x``'s
+        lower bound plus one."""
+        predicate = compare.kind.data.value
+        lhs, rhs = compare.lhs, compare.rhs
+        if predicate in ("gt", "ge"):
+            lhs, rhs = rhs, lhs
+            predicate = "lt" if predicate == "gt" else "le"
+        if predicate not in ("lt", "le", "eq"):
+            return
+        gap = as_expr(1 if predicate == "lt" else 0)
+        small, large = self.interval(lhs), self.interval(rhs)
+        equal = predicate == "eq"
+        yield lhs, Interval(large.low if equal else None, _minus(large.high, gap))
+        yield rhs, Interval(_plus(small.low, gap), small.high if equal else None)
+
+    def _meet(self, current: Interval, bound: Interval) -> Interval:
+        """``current`` narrowed by what a comparison says (``bound``)."""
+        return Interval(
+            self._tighter(current.low, bound.low, lower=True),
+            self._tighter(current.high, bound.high, lower=False),
+        )
+
+    def _tighter(
+        self, current: SymExpr | None, bound: SymExpr | None, lower: bool
+    ) -> SymExpr | None:
+        """The tighter of two ends that both hold: ``current`` only when it is
+        proven tighter, else the comparison's ``bound``, which is what masks
+        are written to enforce (a ``min`` of both would hold too, but
+        defeats the prover's later steps, such as a division)."""
+        if bound is None:
+            return current
+        if current is None or current == bound:
+            return bound
+        tighter = self.le(bound, current) if lower else self.le(current, bound)
+        return current if tighter else bound
+
+    # ----- accesses -------------------------------------------------------
+
+    def check(self, access: Access) -> BoundsViolation | None:
+        """None when every lane of ``access`` whose mask holds stays inside
+        its buffer, for every program, iteration and binding the facts
+        allow; otherwise the violation, with a counter-example if one of
+        the small bindings tried gives one."""
+        if any(self.le(size, as_expr(0)) for size in self.grid):
+            return None  # an empty grid: no program ever runs
+        try:
+            unproven = self._unproven(access)
+        except ShapeError as error:  # a bound too large to compare
+            return BoundsViolation(
+                access.op,
+                f"{access.op.name} may {access.verb.removesuffix('s')} out of bounds "
+                f"of {access.buffer}: its bounds are too large to prove ({error})",
+            )
+        if not unproven or self._never_active(access.mask):
+            return None
+        active = self._while_active(access.mask)
+        if active is not None and not active._unproven(access):
+            return None
+        return self._violation(access, unproven)
+
+    def _unproven(self, access: Access) -> list[tuple[int, Interval]]:
+        """The dims of ``access`` not proven in bounds, with their
+        intervals."""
+        refined = self.refinements(access.mask)
+        memo: dict[SSAValue, Interval] = {}
+        unproven = []
+        for dim, (index, extent) in enumerate(
+            zip(access.indices, access.extents, strict=True)
+        ):
+            bound = self.interval(index, refined, memo)
+            inside = (
+                bound.low is not None
+                and bound.high is not None
+                and self.settled(as_expr(0), bound.low)
+                and self.settled(bound.high + 1, extent)
+            )
+            if not inside:
+                unproven.append((dim, bound))
+        return unproven
+
+    def _while_active(self, mask: SSAValue | None) -> KernelIntervals | None:
+        """This analysis under the facts that hold whenever a lane of
+        ``mask`` is true, if they add any: a divisor ``d >= 0`` of the
+        kernel (``N - 1``) is at least 1 when it divides a bound ``S`` of the
+        mask or a grid axis exactly (``x < S``, ``x >= 0``, ``S = d * Q``),
+        since ``d = 0`` leaves no lane or no program. A pointwise kernel
+        over ``[N, N - 1]`` divides its flat index by ``N - 1`` only on
+        lanes below ``N*N - N``; a row kernel over ``[M, N - 1]`` its
+        program id only in a grid of ``M*(N - 1)``."""
+        totals = list(self._strict_bounds(mask))
+        added = [
+            Fact(divisor, ">=", as_expr(1))
+            for divisor in self._divisors()
+            if not self.le(as_expr(1), divisor)
+            and self.nonnegative(divisor)
+            and any(_divides(divisor, total) for total in totals)
+        ]
+        if not added:
+            return None
+        key = tuple(added)
+        if key not in self._active:
+            try:
+                facts = Facts([*self.facts, *added])
+            except ShapeError:  # together they exclude every lane: not used
+                return None
+            self._active[key] = KernelIntervals(self.kernel, facts, self.symbol_args)
+        return self._active[key]
+
+    def _never_active(self, mask: SSAValue | None) -> bool:
+        """Whether a comparison of ``mask`` is false on every lane (``x <
+        0`` with ``x >= 0``: the slice of an empty dim)."""
+        if mask is None:
+            return False
+        for compare in _conjuncts(mask):
+            predicate = compare.kind.data.value
+            lhs, rhs = compare.lhs, compare.rhs
+            if predicate in ("gt", "ge"):
+                lhs, rhs = rhs, lhs
+            if predicate not in ("lt", "gt", "le", "ge"):
+                continue
+            small, large = self.interval(lhs).low, self.interval(rhs).high
+            if small is None or large is None:
+                continue
+            strict = predicate in ("lt", "gt")
+            if self.le(large + (0 if strict else 1), small):
+                return True
+        return False
+
+    def _strict_bounds(self, mask: SSAValue | None) -> Iterator[SymExpr]:
+        """The grid's sizes and those ``S`` of the comparisons ``x < S`` of
+        ``mask`` with ``x >= 0``: a lane is active only if each ``S >= 1``."""
+        yield from self.grid
+        if mask is None:
+            return
+        for compare in _conjuncts(mask):
+            predicate = compare.kind.data.value
+            lhs, rhs = compare.lhs, compare.rhs
+            if predicate == "gt":
+                lhs, rhs = rhs, lhs
+            elif predicate != "lt":
+                continue
+            size = self.interval(rhs)
+            exact = size.low is not None and size.low == size.high
+            if exact and self.nonnegative(self.interval(lhs).low):
+                yield size.low
+
+    def _divisors(self) -> list[SymExpr]:
+        """The exactly known divisors of the kernel's ``floordiv`` and
+        ``rem`` ops."""
+        if self._divisor_cache is not None:
+            return self._divisor_cache
+        found: dict[SymExpr, None] = {}
+        for op in self.kernel.walk():
+            if isinstance(op, BinaryOpBase) and op.kind.data.value in (
+                "floordiv",
+                "rem",
+            ):
+                known = self.interval(op.rhs)
+                if known.low is not None and known.low == known.high:
+                    found.setdefault(known.low, None)
+        self._divisor_cache = list(found)
+        return self._divisor_cache
+
+    def _violation(
+        self, access: Access, unproven: list[tuple[int, Interval]]
+    ) -> BoundsViolation:
+        op = access.op
+        flat = len(access.extents) == 1 and len(access.indices) == 1
+        counter = find_counter_example(self, access)
+        if counter is not None:
+            return BoundsViolation(
+                op,
+                f"{op.name} {access.verb} out of bounds of {access.buffer}: {counter}",
+            )
+        parts = []
+        for dim, bound in unproven:
+            what = "offset" if flat else f"index {dim}"
+            parts.append(
+                f"{what} in {bound}, not proven within [0, {access.extents[dim]})"
+            )
+        return BoundsViolation(
+            op,
+            f"{op.name} may {access.verb.removesuffix('s')} out of bounds of "
+            f"{access.buffer}: {'; '.join(parts)} (no counter-example found "
+            "among small bindings)",
+        )
+
+
+#: The largest period :func:`prove_by_residues` splits a symbol by, and how
+#: many symbols it tries.
+_MAX_PERIOD = 64
+_MAX_SPLIT_SYMBOLS = 3
+_CONSTANT_DIVISOR = re.compile(r"(?:floordiv|mod) (\d+)\b")
+
+
+def prove_by_residues(facts: Facts, a: SymExpr, b: SymExpr) -> bool:
+    """Whether ``a <= b`` holds for each residue ``r`` of one symbol ``N``
+    modulo a period ``p`` of the constant divisors in them, ``N = p*K + r
+    - p`` with ``K >= 1``: the floor divisions become polynomial there.
+    The prover does not compose nested divisions (``4*((N + 1) floordiv 2 +
+    1) floordiv 2) - 4 <= N - 1``, a slice of a slice), but proves each
+    residue's case. The periods tried are the divisors' least common
+    multiple and, for nested divisions, their product."""
+    divisors = [int(d) for d in _CONSTANT_DIVISOR.findall(f"{a} {b}")]
+    if not divisors:
+        return False
+    periods = dict.fromkeys((math.lcm(*divisors), math.prod(divisors)))
+    for period in (p for p in periods if p <= _MAX_PERIOD):
+        for name in sorted((a - b).symbols)[:_MAX_SPLIT_SYMBOLS]:
+            cases = (_residue_case(facts, a, b, name, period, r) for r in range(period))
+            if all(cases):
+                return True
+    return False
+
+
+def _residue_case(
+    facts: Facts, a: SymExpr, b: SymExpr, name: str, period: int, residue: int
+) -> bool:
+    quotient = SymExpr.symbol(f"{name}_by_{period}_irc")
+    value = quotient * period + (residue - period)
+    given = [
+        Fact(f.lhs.substitute({name: value}), f.op, f.rhs.substitute({name: value}))
+        for f in facts
+    ]
+    try:
+        case = Facts([*given, Fact(value, ">=", as_expr(1))])
+    except ShapeError:  # no binding has this residue
+        return True
+    return case.prove_le(a.substitute({name: value}), b.substitute({name: value}))
+
+
+def _divides(divisor: SymExpr, total: SymExpr) -> bool:
+    """Whether ``total`` is ``divisor`` times a polynomial."""
+    try:
+        total.exact_div(divisor)
+    except ShapeError:
+        return False
+    return True
+
+
+def _extremum(kind: str, a: Interval, b: Interval) -> Interval:
+    """``max``/``min`` of two intervals: each end is that of the ends where
+    both are known; one known end still bounds ``max`` below and ``min``
+    above."""
+    pick = smax if kind == "max" else smin
+
+    def end(x: SymExpr | None, y: SymExpr | None, one_suffices: bool) -> SymExpr | None:
+        if x is not None and y is not None:
+            return pick(x, y)
+        return (x if x is not None else y) if one_suffices else None
+
+    return Interval(
+        end(a.low, b.low, kind == "max"), end(a.high, b.high, kind == "min")
+    )
+
+
+def _conjuncts(mask: SSAValue) -> list[CompareOpBase]:
+    """The comparisons a mask is the conjunction of (``and``, or ``mul`` and
+    ``min`` of booleans, and splats of them); others are not used."""
+    found: list[CompareOpBase] = []
+    pending = [mask]
+    while pending:
+        value = pending.pop()
+        op = value.owner
+        if isinstance(op, CompareOpBase):
+            found.append(op)
+        elif isinstance(op, SplatOpBase):
+            pending.append(op.input)
+        elif _is_conjunction(op):
+            assert isinstance(op, BinaryOpBase)
+            pending.extend((op.lhs, op.rhs))
+    return found
+
+
+def _is_conjunction(op: Operation | None) -> bool:
+    """Whether ``op`` is a lanewise ``and`` of booleans (``mul`` and ``min``
+    of i1 are too)."""
+    return (
+        isinstance(op, BinaryOpBase)
+        and op.kind.data.value in ("and", "mul", "min")
+        and _integer_width(op.result.type) == 1
+    )
+
+
+# --------------------------------------------------------------------------
+# Counter-examples: the kernel's integer slice evaluated exactly
+# --------------------------------------------------------------------------
+
+
+class _Unknown(Exception):
+    """A value the concrete evaluation cannot compute (a load's result)."""
+
+
+_ConcreteValue = np.ndarray | int
+
+
+def _symbols_of(intervals: KernelIntervals, access: Access) -> list[str]:
+    names: set[str] = set()
+    for expr in (*intervals.grid, *access.extents, *intervals.symbol_args.values()):
+        names |= expr.symbols
+    for op in intervals.kernel.walk():
+        if isinstance(op, SizeOpBase):
+            names |= op.expr.data.symbols
+    return sorted(names)
+
+
+def _bindings(facts: Facts, names: list[str]) -> Iterator[dict[str, int]]:
+    """Small bindings of ``names`` that satisfy ``facts``, smallest first."""
+    choices = []
+    for name in names:
+        low, high = facts.lower_bound(name), facts.upper_bound(name)
+        step = facts.divisor(name)
+        values = []
+        for trial in (low, *_TRIAL_VALUES):
+            value = -(-max(trial, low) // step) * step
+            if (high is None or value <= high) and value not in values:
+                values.append(value)
+        choices.append(values[:3] or [low])
+    combos = sorted(itertools.product(*choices), key=lambda c: sum(map(abs, c)))
+    tried = 0
+    for combo in combos:
+        binding = dict(zip(names, combo, strict=True))
+        if facts.check(binding):
+            continue
+        yield binding
+        tried += 1
+        if tried == _MAX_BINDINGS:
+            return
+
+
+def _samples(count: int, limit: int) -> list[int]:
+    """``0 .. count-1``, or its first and last ``limit // 2`` values."""
+    if count <= limit:
+        return list(range(count))
+    half = limit // 2
+    return [*range(half), *range(count - half, count)]
+
+
+def find_counter_example(intervals: KernelIntervals, access: Access) -> str | None:
+    """A binding, program id, iterations and lane at which ``access`` is
+    out of bounds with its mask true, evaluated exactly; None if none of
+    the small ones tried is (or the index depends on loaded values)."""
+    names = _symbols_of(intervals, access)
+    runs = 0
+    for binding in _bindings(intervals.facts, names):
+        try:
+            grid = [g.evaluate(binding) for g in intervals.grid]
+        except ShapeError:
+            continue
+        programs = itertools.product(*(_samples(g, _MAX_PROGRAMS) for g in grid))
+        for program in itertools.islice(programs, _MAX_PROGRAMS):
+            evaluator = _Concrete(intervals, binding, program)
+            try:
+                for iterations in evaluator.iterations(access.op):
+                    runs += 1
+                    if runs > _MAX_RUNS:
+                        return None
+                    found = evaluator.breach(access, iterations)
+                    if found is not None:
+                        return found
+            except _Unknown:
+                return None
+    return None
+
+
+class _Concrete:
+    """The integer slice of a kernel evaluated for one binding and program."""
+
+    def __init__(
+        self,
+        intervals: KernelIntervals,
+        binding: dict[str, int],
+        program: tuple[int, ...],
+    ):
+        self.intervals = intervals
+        self.binding = binding
+        self.program = program
+
+    def iterations(self, op: Operation) -> Iterator[dict[SSAValue, int]]:
+        """Values of the induction variables of the loops around ``op``
+        (a sample of each loop's iterations)."""
+        loops = []
+        parent = op.parent_op()
+        while parent is not None and parent is not self.intervals.kernel:
+            if isinstance(parent, scf.ForOp):
+                loops.append(parent)
+            parent = parent.parent_op()
+        yield from self._nest(list(reversed(loops)), {})
+
+    def _nest(
+        self, loops: list[scf.ForOp], env: dict[SSAValue, int]
+    ) -> Iterator[dict[SSAValue, int]]:
+        if not loops:
+            yield env
+            return
+        loop, rest = loops[0], loops[1:]
+        memo: dict[SSAValue, _ConcreteValue] = dict(env)
+        lower, upper, step = (
+            int(self.value(v, memo)) for v in (loop.lb, loop.ub, loop.step)
+        )
+        if step <= 0:
+            raise _Unknown
+        values = range(lower, upper, step)
+        for index in _samples(len(values), _MAX_ITERATIONS):
+            yield from self._nest(rest, {**env, loop.body.block.args[0]: values[index]})
+
+    def breach(self, access: Access, iterations: dict[SSAValue, int]) -> str | None:
+        memo: dict[SSAValue, _ConcreteValue] = dict(iterations)
+        indices = [np.asarray(self.value(i, memo)) for i in access.indices]
+        mask = (
+            np.asarray(True)
+            if access.mask is None
+            else np.asarray(self.value(access.mask, memo)).astype(bool)
+        )
+        extents = [e.evaluate(self.binding) for e in access.extents]
+        arrays = np.broadcast_arrays(mask, *indices)
+        outside = np.zeros(arrays[0].shape, dtype=bool)
+        for index, extent in zip(arrays[1:], extents, strict=True):
+            outside |= (index < 0) | (index >= extent)
+        outside &= arrays[0]
+        if not outside.any():
+            return None
+        lane = tuple(int(i) for i in np.argwhere(outside)[0])
+        values = [int(a[lane]) for a in arrays[1:]]
+        return self._describe(access, iterations, lane, values, extents)
+
+    def _describe(
+        self,
+        access: Access,
+        iterations: dict[SSAValue, int],
+        lane: tuple[int, ...],
+        values: list[int],
+        extents: list[int],
+    ) -> str:
+        binding = ", ".join(f"{k} = {v}" for k, v in self.binding.items())
+        program = ", ".join(str(p) for p in self.program)
+        loops = "".join(
+            f", {_value_name(iv, depth)} = {value}"
+            for depth, (iv, value) in enumerate(iterations.items(), 1)
+        )
+        if len(values) == 1 and len(extents) == 1:
+            where = f"offset {values[0]}, outside [0, {extents[0]})"
+        else:
+            shown = ", ".join(map(str, values))
+            bounds = ", ".join(map(str, extents))
+            where = f"index [{shown}], outside the shape [{bounds}]"
+        return (
+            f"with {binding or 'no symbols'}, program id [{program}]{loops}, lane "
+            f"{list(lane)} {access.verb.removesuffix('s')}s {where}"
+        )
+
+    def value(
+        self, value: SSAValue, memo: dict[SSAValue, _ConcreteValue]
+    ) -> _ConcreteValue:
+        if value in memo:
+            return memo[value]
+        if isinstance(value, BlockArgument):
+            symbol = self.intervals.symbol_args.get(value)
+            if symbol is None:
+                raise _Unknown
+            result: _ConcreteValue = symbol.evaluate(self.binding)
+        else:
+            op = value.owner
+            assert isinstance(op, Operation)
+            result = self._op_value(op, memo)
+        memo[value] = result
+        return result
+
+    def _op_value(
+        self, op: Operation, memo: dict[SSAValue, _ConcreteValue]
+    ) -> _ConcreteValue:
+        def of(v: SSAValue) -> np.ndarray:
+            return np.asarray(self.value(v, memo), dtype=np.int64)
+
+        if isinstance(op, ConstantOpBase) and not isinstance(op.value, FloatAttr):
+            return int(op.value.value.data)
+        if isinstance(op, SizeOpBase):
+            return op.expr.data.evaluate(self.binding)
+        if isinstance(op, ProgramIdOpBase):
+            return self.program[op.axis.value.data]
+        if isinstance(op, RangeOpBase):
+            shape = _shape(op.result)
+            return np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+        if isinstance(op, SplatOpBase | CastOpBase):
+            value = of(op.input)
+            return value != 0 if _integer_width(op.result.type) == 1 else value
+        if isinstance(op, SelectOpBase):
+            return np.where(of(op.condition) != 0, of(op.on_true), of(op.on_false))
+        if isinstance(op, CompareOpBase):
+            return _COMPARE[op.kind.data.value](of(op.lhs), of(op.rhs))
+        if isinstance(op, BinaryOpBase) and op.kind.data.value in _ARITHMETIC:
+            lhs, rhs = of(op.lhs), of(op.rhs)
+            if op.kind.data.value in ("floordiv", "rem") and (rhs == 0).any():
+                raise _Unknown
+            return _ARITHMETIC[op.kind.data.value](lhs, rhs)
+        raise _Unknown
+
+
+_COMPARE = {
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+    "eq": np.equal,
+    "ne": np.not_equal,
+}
+
+_ARITHMETIC = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "floordiv": np.floor_divide,
+    "rem": np.remainder,
+    "max": np.maximum,
+    "min": np.minimum,
+    "and": np.bitwise_and,
+    "or": np.bitwise_or,
+    "xor": np.bitwise_xor,
+}
+
+
+def _value_name(value: SSAValue, depth: int) -> str:
+    """An induction variable's name, or which loop it counts."""
+    return f"%{value.name_hint}" if value.name_hint else f"the index of loop {depth}"

@@ -1,0 +1,428 @@
+"""The bounds checker (``irc.analysis.bounds``): every suite program and
+generated program is proven in bounds at the loop, memory and triton
+levels; each index mutation of issue 16 (a dropped load or store mask, a
+grid axis one too large, a ``lt`` bound made ``le``, swapped index
+operands) is flagged at each level with the access, the buffer and a
+binding that breaks it; on suite programs and their mutants it agrees with
+the memory interpreter's own access checks; ``check_pass`` blames the pass
+that makes an access out of bounds. The irc-opt flag is tested in
+``tests/filecheck/irc-opt/check-bounds*.mlir``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+import pytest
+from bounds_mutations import MUTATIONS
+from hypothesis import HealthCheck, given, settings
+from suite_programs import SUITE
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from irc import testing
+from irc.analysis.bounds import BoundsViolation, check_bounds
+from irc.analysis.bounds.core import Interval, KernelIntervals, facts_of
+from irc.dialects import memory
+from irc.ir import default_context, parse_module, print_module, verify_module
+from irc.shapes import Facts, SymExpr
+from irc.testing import PassCheckError
+from irc.testing.semantics import resolve_passes
+
+LEVELS = ("loop", "memory", "triton")
+
+#: A counter-example as the checker reports it: the binding, the program
+#: id, and then the lane and what it reads or writes.
+COUNTER_EXAMPLE = re.compile(
+    r"out of bounds of .+: with (\w+ = \d+)(, \w+ = \d+)*, program id \[\d+(, \d+)*\]"
+    r".*, lane \[\d+(, \d+)*\] (reads|writes) (offset -?\d+, outside \[0, \d+\)|"
+    r"index \[-?\d+(, -?\d+)*\], outside the shape \[\d+(, \d+)*\])$"
+)
+
+
+@functools.cache
+def suite_ir(name: str, level: str) -> str:
+    return SUITE[name].compile().ir(level)
+
+
+def violations_of(text: str) -> list[BoundsViolation]:
+    module = parse_module(text)
+    verify_module(module)
+    return check_bounds(module)
+
+
+# Programs in bounds ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("name", sorted(SUITE))
+def test_every_suite_program_is_in_bounds(name: str, level: str) -> None:
+    assert violations_of(suite_ir(name, level)) == []
+
+
+_PIPELINE = resolve_passes("fuse,tile,bufferize,lower-memory-to-triton")
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(testing.programs())
+def test_generated_programs_are_in_bounds_at_every_level(module: ModuleOp) -> None:
+    """Each pass of the pipeline leaves a module whose kernels are proven in
+    bounds (graph and fusion modules have none)."""
+    ctx = default_context()
+    lowered = module.clone()
+    for step in _PIPELINE:
+        step.apply(ctx, lowered)
+        found = check_bounds(lowered)
+        assert not found, f"after {step.name}: {found[0]}\n{print_module(lowered)}"
+
+
+#: Graph programs whose kernels need more than interval arithmetic: a
+#: divisor that may be 0 when no lane is active (``N - 1``, ``(N + 1)
+#: floordiv 2 - 1``), nested floor divisions (a slice of a slice), an empty
+#: dim (no lane at all), a row kernel over ``N - 1`` rows.
+HARD_PROGRAMS = {
+    "divisor N - 1": ("[N, N]", "graph.slice %x [0, 1] [1, 1]", "[N, N - 1]"),
+    "nested slices": (
+        "[N, N]",
+        "graph.slice %x [0, 0] [1, 2]",
+        "[N, (N + 1) floordiv 2]",
+        "graph.slice %y [0, 0] [1, 2]",
+        "[N, ((N + 1) floordiv 2 + 1) floordiv 2]",
+    ),
+    "empty dim": ("[N, 1, N]", "graph.slice %x [0, 1, 0] [1, 1, 1]", "[N, 0, N]"),
+    "rows over N - 1": (
+        "[M, N, K]",
+        "graph.slice %x [0, 1, 0] [1, 1, 1]",
+        "[M, N - 1, K]",
+        "graph.reduce sum %y [2]",
+        "[M, N - 1]",
+    ),
+}
+
+
+def _graph_program(source: str, first: str, middle: str, *rest: str) -> str:
+    """``func @main(%x: source) { %y = first : ... -> middle; ... }``, with
+    a row sum at the end, so that some kernel is a reduction."""
+    lines = [
+        f"%y = {first} : !graph.tensor<{source}, f32> -> !graph.tensor<{middle}, f32>"
+    ]
+    result = middle
+    if rest:
+        second, result = rest
+        lines.append(
+            f"%z = {second} : !graph.tensor<{middle}, f32> -> !graph.tensor<{result}, f32>"
+        )
+    last = "%z" if rest else "%y"
+    body = "\n  ".join(lines)
+    return (
+        f"func.func @main(%x: !graph.tensor<{source}, f32>) -> "
+        f"!graph.tensor<{result}, f32> {{\n  {body}\n  %e = graph.exp {last} : "
+        f"!graph.tensor<{result}, f32>\n  func.return %e : !graph.tensor<{result}, f32>\n}}\n"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(HARD_PROGRAMS))
+def test_hard_kernels_are_proven_in_bounds(name: str) -> None:
+    module = parse_module(_graph_program(*HARD_PROGRAMS[name]))
+    verify_module(module)
+    ctx = default_context()
+    for step in _PIPELINE:
+        step.apply(ctx, module)
+        found = check_bounds(module)
+        assert not found, f"after {step.name}: {found[0]}\n{print_module(module)}"
+
+
+# Mutations flagged ------------------------------------------------------------
+
+#: The suite programs each mutation is tried on at every level (the grid:
+#: row kernels, whose rows are not masked; the swap: kernels with two
+#: accesses, or a read of two differing dims, to exchange).
+MUTATED_PROGRAMS = {
+    "dropped load mask": (
+        "softmax",
+        "elementwise_broadcast",
+        "mlp",
+        "causal_attention",
+    ),
+    "dropped store mask": ("softmax", "layer_norm", "mlp", "rotary"),
+    "grid one too large": ("softmax", "layer_norm", "rms_norm", "l2_normalize"),
+    "lt turned into le": ("softmax", "elementwise_broadcast", "mlp", "head_split"),
+    "swapped index operands": ("elementwise_broadcast", "rotary"),
+}
+
+#: The ops a mutation makes fail, by level: reads and writes.
+ACCESS_VERBS = {
+    "loop": ("loop.read reads", "loop.write writes"),
+    "memory": ("memory.load reads", "memory.store writes"),
+    "triton": ("triton.load reads", "triton.store writes"),
+}
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize(
+    ("kind", "name"),
+    [(kind, name) for kind, names in MUTATED_PROGRAMS.items() for name in names],
+)
+def test_each_mutation_is_flagged(kind: str, name: str, level: str) -> None:
+    mutated = MUTATIONS[kind](suite_ir(name, level), level)
+    assert mutated is not None, f"no line of {name} at the {level} level to mutate"
+    found = violations_of(mutated)
+    assert found, f"{kind} not flagged:\n{mutated}"
+    first = found[0].message
+    assert COUNTER_EXAMPLE.search(first), first
+    reads, writes = ACCESS_VERBS[level]
+    expected = writes if kind == "dropped store mask" else reads
+    assert any(v.message.startswith(expected) for v in found), first
+    buffer_type = "!graph.tensor<[" if level == "loop" else "!memory.buffer<["
+    assert buffer_type in first
+
+
+def test_a_report_names_the_op_the_buffer_and_the_binding() -> None:
+    """The dropped load mask of softmax's memory kernel: its last block
+    reads past the row; the smallest binding shows it."""
+    mutated = MUTATIONS["dropped load mask"](suite_ir("softmax", "memory"), "memory")
+    assert mutated is not None
+    (violation,) = violations_of(mutated)
+    assert isinstance(violation.op, memory.LoadOp)
+    assert str(violation) == (
+        "memory.load reads out of bounds of argument 0 of @k0: "
+        "!memory.buffer<[N, D], [D, 1], f32>: with D = 1, N = 1, program id [0], "
+        "the index of loop 1 = 0, lane [1] reads offset 1, outside [0, 1)"
+    )
+
+
+def test_triton_reports_name_the_launched_buffer() -> None:
+    mutated = MUTATIONS["dropped store mask"](suite_ir("softmax", "triton"), "triton")
+    assert mutated is not None
+    (violation,) = violations_of(mutated)
+    assert violation.message.startswith(
+        "triton.store writes out of bounds of %out of @k0 (operand 1 of its "
+        "memory.launch: !memory.buffer<[N, D], [D, 1], f32>): with D = 1, N = 1"
+    )
+
+
+def test_an_access_through_loaded_values_is_reported_unproven() -> None:
+    """An offset read from memory (a gather's indices, unchecked) has no
+    bound: reported with the interval derived, never proven."""
+    text = """
+memory.kernel @k0 pointwise (%ids: !memory.buffer<[N], [1], i64>, %w: !memory.buffer<[50], [1], f32>, %out: !memory.buffer<[N], [1], f32>) inputs 2 grid [N] tiles {BLOCK = 1} symbols [N] reason "gather" {
+  %pid = loop.program_id 0 : i64
+  %i = memory.load %ids[%pid] : !memory.buffer<[N], [1], i64>[i64] -> i64
+  %v = memory.load %w[%i] : !memory.buffer<[50], [1], f32>[i64] -> f32
+  memory.store %v, %out[%pid] : f32, !memory.buffer<[N], [1], f32>[i64]
+}
+"""
+    (violation,) = violations_of(text)
+    assert violation.message == (
+        "memory.load may read out of bounds of %w: !memory.buffer<[50], [1], f32>: "
+        "offset in [-inf, +inf], not proven within [0, 50) (no counter-example "
+        "found among small bindings)"
+    )
+
+
+def test_a_loop_from_a_loaded_bound_is_unbounded_below() -> None:
+    text = """
+memory.kernel @k0 pointwise (%x: !memory.buffer<[N], [1], i64>, %out: !memory.buffer<[N], [1], i64>) inputs 1 grid [1] tiles {} symbols [N] reason "loop" {
+  %zero = loop.constant 0 : i64
+  %one = loop.constant 1 : i64
+  %n = loop.size N : i64
+  %start = memory.load %x[%zero] : !memory.buffer<[N], [1], i64>[i64] -> i64
+  scf.for %i = %start to %n step %one : i64 {
+    %v = memory.load %x[%i] : !memory.buffer<[N], [1], i64>[i64] -> i64
+  }
+}
+"""
+    (violation,) = violations_of(text)
+    assert "offset in [-inf, N - 1], not proven within [0, N)" in violation.message
+
+
+def test_a_kernel_with_an_empty_grid_accesses_nothing() -> None:
+    """A kernel over an empty tensor has no program: even an access that
+    divides by its zero dim is not out of bounds."""
+    text = """
+memory.kernel @k0 pointwise (%x: !memory.buffer<[0, 0], [0, 1], f32>) inputs 1 grid [0] tiles {} symbols [] reason "empty" {
+  %zero = loop.constant 0 : i64
+  %pid = loop.program_id 0 : i64
+  %row = loop.binary floordiv %pid, %zero : (i64, i64) -> i64
+  %v = memory.load %x[%row] : !memory.buffer<[0, 0], [0, 1], f32>[i64] -> f32
+}
+"""
+    assert violations_of(text) == []
+
+
+# Grids --------------------------------------------------------------------------
+
+_GRID_KERNEL = """
+memory.kernel @k0 pointwise (%x: !memory.buffer<[4], [1], f32>) inputs 1 grid [{grid}] tiles {{BLOCK = 1}} symbols [N] reason "grid" {{
+  %v = memory.load %x[%c] : !memory.buffer<[4], [1], f32>[i64] -> f32
+}}
+"""
+
+
+def _grid_module(grid: str) -> str:
+    kernel = _GRID_KERNEL.format(grid=grid)
+    return kernel.replace("{\n", "{\n  %c = loop.constant 0 : i64\n", 1)
+
+
+@pytest.mark.parametrize(
+    ("grid", "axis", "limit"),
+    [
+        ("4294967296", 0, 2**31 - 1),
+        ("2147483648", 0, 2**31 - 1),
+        ("1, 65536", 1, 65535),
+        ("1, 1, 65536", 2, 65535),
+        ("N + 4294967296", 0, 2**31 - 1),
+    ],
+)
+def test_grids_beyond_cudas_limits_are_rejected(
+    grid: str, axis: int, limit: int
+) -> None:
+    (violation,) = violations_of(_grid_module(grid))
+    assert f"grid axis {axis} has " in violation.message
+    assert f"beyond CUDA's limit of {limit} on that axis" in violation.message
+
+
+@pytest.mark.parametrize("grid", ["2147483647", "1, 65535, 65535", "N", "65536*N"])
+def test_grids_within_or_possibly_within_the_limits_pass(grid: str) -> None:
+    """A symbolic grid is rejected only when provably too large: the
+    launcher sees its value."""
+    assert violations_of(_grid_module(grid)) == []
+
+
+# The intervals -------------------------------------------------------------------
+
+
+def test_a_mask_bounds_the_values_it_compares() -> None:
+    """softmax's row loop: the column ``j + lane`` spans past D, its mask
+    cuts it at ``D - 1``."""
+    module = parse_module(suite_ir("softmax", "memory"))
+    kernel = next(op for op in module.walk() if isinstance(op, memory.KernelOp))
+    facts = facts_of([kernel])
+    assert facts is not None
+    intervals = KernelIntervals(kernel, facts)
+    load = next(op for op in kernel.walk() if isinstance(op, memory.LoadOp))
+    assert load.mask is not None
+    refined = intervals.refinements(load.mask)
+    (column,) = refined
+    d = SymExpr.symbol("D")
+    n = SymExpr.symbol("N")
+    assert intervals.interval(column) == Interval(SymExpr.const(0), d + 1022)
+    assert intervals.interval(column, refined) == Interval(SymExpr.const(0), d - 1)
+    assert intervals.interval(load.offset, refined) == Interval(
+        SymExpr.const(0), n * d - 1
+    )
+
+
+def test_guards_are_facts_of_the_proof() -> None:
+    """Without its guard ``N <= 32`` the embedding's position table would be
+    read past its 32 rows (and its i32 offsets might wrap around)."""
+    text = suite_ir("embedding", "memory")
+    assert "sym.guard N <= 32" in text
+    assert violations_of(text) == []
+    unguarded = "\n".join(line for line in text.splitlines() if "sym.guard" not in line)
+    found = [v.message for v in violations_of(unguarded + "\n")]
+    table = "!memory.buffer<[32, 16], [16, 1], f32>: offset in [-2147483648, 16*N - 1]"
+    assert any(m.startswith("memory.load may read") and table in m for m in found)
+
+
+def test_facts_hold_within_reason() -> None:
+    assert Facts().prove_lt("(N*D - 1) floordiv D", "N")
+
+
+# check_pass -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DropStoreMasks(ModulePass):
+    """A wrong pass: drops the mask of every ``memory.store``."""
+
+    name = "drop-store-masks"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for store in list(op.walk()):
+            if isinstance(store, memory.StoreOp) and store.mask is not None:
+                bare = memory.StoreOp(store.value, store.buffer, store.offset)
+                store.parent_block().insert_op_before(bare, store)
+                store.parent_block().erase_op(store)
+
+
+_ROW_SUM = """
+func.func @main(%x: !graph.tensor<[N, 3], f32>) -> !graph.tensor<[N, 3], f32> {
+  %e = graph.exp %x : !graph.tensor<[N, 3], f32>
+  func.return %e : !graph.tensor<[N, 3], f32>
+}
+"""
+
+
+def test_check_pass_blames_the_pass_that_goes_out_of_bounds() -> None:
+    """The passes before the wrong one keep the program in bounds; the
+    report names the wrong one, the access and a breaking binding."""
+    passes = [*resolve_passes("fuse,tile,bufferize"), DropStoreMasks()]
+    with pytest.raises(PassCheckError) as caught:
+        testing.check_pass(passes, programs=[_ROW_SUM], max_examples=3)
+    report = str(caught.value)
+    assert caught.value.headline == (
+        "pass 'drop-store-masks' made an access out of bounds (check_bounds)"
+    )
+    assert "memory.store writes out of bounds of %out" in report
+    assert (
+        "with N = 1, program id [0], lane [3] writes offset 3, outside [0, 3)" in report
+    )
+
+
+def test_check_pass_can_skip_the_bounds() -> None:
+    testing.check_pass(
+        "fuse,tile,bufferize", programs=[_ROW_SUM], max_examples=3, check_bounds=False
+    )
+
+
+def test_check_pass_blames_a_program_already_out_of_bounds() -> None:
+    mutated = MUTATIONS["dropped store mask"](suite_ir("softmax", "memory"), "memory")
+    assert mutated is not None
+    with pytest.raises(PassCheckError) as caught:
+        testing.check_pass("lower-memory-to-triton", programs=[mutated], max_examples=1)
+    assert caught.value.headline.startswith(
+        "the program accesses out of bounds before the pass"
+    )
+    assert "memory.store writes out of bounds of %out" in str(caught.value)
+
+
+# Soundness against the memory interpreter ---------------------------------------
+
+#: Small suite programs the memory interpreter runs quickly.
+INTERPRETED = ("softmax", "elementwise_broadcast", "layer_norm", "mlp", "rotary")
+
+
+@pytest.mark.parametrize("kind", ["none", *MUTATIONS])
+@pytest.mark.parametrize("name", INTERPRETED)
+def test_the_checker_agrees_with_the_memory_interpreter(name: str, kind: str) -> None:
+    """The memory interpreter checks every access of a run. A module (a
+    suite program's memory level, mutated or not) that it finds out of
+    bounds on some small binding is one the checker rejects (soundness),
+    and on these modules the converse holds too: each one rejected goes out
+    of bounds on a small binding (a grid one too large is harmless where
+    the mask covers the extra programs, and accepted)."""
+    text = suite_ir(name, "memory")
+    if kind != "none":
+        text = MUTATIONS[kind](text, "memory")
+        if text is None:
+            pytest.skip(f"no {kind} for {name}")
+    module = parse_module(text)
+    verify_module(module)
+    accepted = not check_bounds(module)
+    out_of_bounds = []
+    for binding in testing.module_bindings(module, max_value=5)[:8]:
+        try:
+            testing.run_module(module, testing.inputs(module, binding, 0))
+        except Exception as error:
+            if "out of bounds and not masked off" not in str(error):
+                raise
+            out_of_bounds.append(binding)
+    assert accepted == (not out_of_bounds), (kind, name, out_of_bounds)
