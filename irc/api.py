@@ -8,6 +8,7 @@ import inspect
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -54,6 +55,13 @@ class Compiled:
     The module is kept at every level it passes through. A pipeline that
     stops above triton is finished with the default lowering, so the result
     always runs on every backend.
+
+    With the on-disk compile cache on (``irc.cache``: ``IRC_CACHE_DIR``,
+    ``IRC_CACHE=0``), a compilation of the same captured IR with the same
+    pipeline, made earlier in this process or another, is restored instead
+    of run: every level's IR and the emitted module are read from its entry
+    (``restored`` is then true), and a new one writes its entry when its
+    module is first emitted.
     """
 
     def __init__(self, captured: Captured, pipeline: str | Sequence[ModulePass]):
@@ -196,6 +204,15 @@ class Compiled:
             known = ", ".join(repr(k) for k in self.levels)
             raise IrcError(f"no IR at level {level!r}; available levels: {known}")
         return self._levels[level]
+
+    def save(self, path: str | Path) -> Path:
+        """Write this compilation as a self-contained artefact directory
+        (``irc.artifact``): the emitted module, the IR of every level, a
+        manifest and a loader that runs it with only torch and Triton
+        installed; ``irc.load(path)`` restores it."""
+        from irc import artifact
+
+        return artifact.save(self, path)
 
     def show(self) -> None:
         """The picture and the IR of every level (``irc.viz``): inline in
