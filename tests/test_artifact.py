@@ -99,6 +99,17 @@ def test_the_manifest_describes_the_call(tmp_path):
     assert set(data["versions"]) >= {"irc", "xdsl", "triton", "torch"}
 
 
+def test_a_loaded_artefact_saves_the_same_artefact(tmp_path):
+    _, path = saved("rotary", tmp_path)
+    again = irc.load(path).save(tmp_path / "again")
+    files = sorted(p.relative_to(path) for p in path.rglob("*") if p.is_file())
+    assert files == sorted(
+        p.relative_to(again) for p in again.rglob("*") if p.is_file()
+    )
+    for name in files:
+        assert (again / name).read_bytes() == (path / name).read_bytes(), name
+
+
 def test_saving_again_replaces_the_artefact(tmp_path):
     irc.compile(head, HEAD_SPEC).save(tmp_path / "a")
     (tmp_path / "a" / "ir" / "stray.mlir").write_text("")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from suite_programs import SUITE
+from suite_programs import SIZES, SUITE
 
 import irc
 from irc import cache as compile_cache
@@ -86,13 +86,14 @@ def test_a_hit_is_the_same_compilation(name, cache_dir, caplog, monkeypatch):
     assert verdicts(caplog) == ["miss", "written", "hit"]
     monkeypatch.setenv(compile_cache.SWITCH_VARIABLE, "0")
     assert_same_compilation(second, program.compile())
-    for sizes in ({}, {"seed": 1}):
-        call = program.inputs(np.random.default_rng(sizes.get("seed", 0)))
+    for sizes in SIZES[name][1:3]:
+        call = program.inputs(np.random.default_rng(0), **sizes)
+        expected = program.function(*call.args, **call.kwargs)
         for backend in ("reference", "interpret"):
             got = second(*call.args, backend=backend, **call.kwargs)
             want = first(*call.args, backend=backend, **call.kwargs)
-            for g, w in zip(np.atleast_1d(got), np.atleast_1d(want)):
-                np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_allclose(got, expected, rtol=2e-5, atol=2e-6)
 
 
 def test_a_restored_compilation_checks_its_guards(cache_dir):
@@ -209,7 +210,7 @@ CHILD = """
 import json, sys
 sys.path.insert(0, {tests!r})
 import irc
-from suite_programs import SUITE
+from suite_programs import SIZES, SUITE
 names = sys.argv[1:] or list(SUITE)
 compiled = [SUITE[n].compile() for n in names]
 sources = [c.triton_source for c in compiled]  # writes the entries
