@@ -221,6 +221,46 @@ def test_a_changed_static_value_is_refused_without_irc(tmp_path):
         function(np.ones(2, np.float32), 4.0)
 
 
+#: A process that compiles Triton kernels: load the artefact for the GPU
+#: under the fake CUDA driver (Triton's real launch path, compiling for an
+#: H100, launching nothing) and call it; report the launches and results.
+FAKE_GPU_SCRIPT = """
+import json, sys
+import numpy as np
+from irc.testing.fake_driver import fake_cuda
+sys.path.insert(0, sys.argv[1])
+import softmax
+with fake_cuda() as driver:
+    function = softmax.load(interpret=False)
+    result = function(np.ones((3, 5), np.float32))
+    try:
+        function(np.ones((3, 5), np.float64))
+        refusal = None
+    except ValueError as error:
+        refusal = str(error)
+print(json.dumps({
+    "mode": function.interpret, "device": str(function.device),
+    "launches": len(driver.launches), "shape": list(result.shape),
+    "dtype": str(result.dtype), "refusal": refusal,
+}))
+"""
+
+
+def test_the_standalone_loader_launches_through_triton_on_a_gpu(tmp_path):
+    from fake_gpu_suite import run_compiling
+
+    compiled, _ = saved("softmax", tmp_path)
+    script = tmp_path / "fake_gpu.py"
+    script.write_text(FAKE_GPU_SCRIPT)
+    completed = run_compiling([str(script), str(tmp_path)], timeout=600)
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    report = json.loads(completed.stdout.splitlines()[-1])
+    assert report["mode"] is False and report["device"] == "cpu"  # the fake's
+    assert report["launches"] == compiled.num_kernels
+    assert (report["shape"], report["dtype"]) == ([3, 5], "float32")
+    assert "float64" in report["refusal"]
+
+
 #: What the artefact's modules may import: the standard library and these.
 RUNTIME_PACKAGES = {"numpy", "torch", "triton", "ml_dtypes"}
 

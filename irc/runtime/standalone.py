@@ -73,7 +73,7 @@ class SavedFunction:
         import torch
 
         self._torch = torch
-        self.device = torch.device("cpu" if self.interpret else "cuda")
+        self.device = torch.device("cpu") if self.interpret else _gpu_device()
 
     def __repr__(self) -> str:
         mode = "interpreted" if self.interpret else "on the GPU"
@@ -143,6 +143,23 @@ def _choose_mode(interpret: bool | None) -> bool:
     if interpret:
         fix_interpreter_comparisons()
     return interpret
+
+
+def _gpu_device() -> Any:
+    """The torch device of Triton's active driver (a CUDA GPU, or the
+    stand-in of a driver set with ``triton.runtime.driver.set_active``)."""
+    import torch
+    from triton.runtime import driver
+
+    try:
+        device = driver.active.get_active_torch_device()
+    except RuntimeError as error:  # Triton found no active driver
+        raise RuntimeError(
+            f"no GPU for Triton ({error}); load(interpret=True) runs the kernels "
+            "under Triton's interpreter"
+        ) from None
+    # torch's current CUDA device, as the launch itself runs on the current one.
+    return torch.device("cuda") if device.type == "cuda" else device
 
 
 def triton_mode() -> bool | None:
