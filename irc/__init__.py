@@ -12,10 +12,13 @@ Capture a NumPy-style function with symbolic dims, inspect its IR, run it::
     c = irc.compile(softmax, irc.TensorSpec(("N", "D"), "float32"))
     print(c.ir("graph"))
     y = c(np.random.rand(3, 5).astype(np.float32))
+    c.save("softmax_artifact")          # runs where only torch and triton are
+    c = irc.load("softmax_artifact")
 """
 
 from irc import viz
 from irc.api import Compiled, Jitted, compile, jit, trace
+from irc.artifact import load
 from irc.autodiff import grad, value_and_grad, vjp
 from irc.capture.numpy_api import erf, rsqrt, sigmoid
 from irc.capture.specs import TensorSpec
@@ -47,6 +50,7 @@ __all__ = [
     "erf",
     "grad",
     "jit",
+    "load",
     "rsqrt",
     "set_logs",
     "sigmoid",

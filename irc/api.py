@@ -8,6 +8,7 @@ import inspect
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
+from irc import cache as compile_cache
 from irc import logs, pytree
 from irc.capture import NO_RESULT, Captured, TensorSpec, capture
 from irc.capture.trace import facts_declared_with
@@ -60,15 +62,26 @@ class Compiled:
     The module is kept at every level it passes through. A pipeline that
     stops above triton is finished with the default lowering, so the result
     always runs on every backend.
+
+    With the on-disk compile cache on (``irc.cache``: ``IRC_CACHE_DIR``,
+    ``IRC_CACHE=0``), a compilation of the same captured IR with the same
+    pipeline, made earlier in this process or another, is restored instead
+    of run: every level's IR and the emitted module are read from its entry
+    (``restored`` is then true), and a new one writes its entry when its
+    module is first emitted.
     """
 
     def __init__(self, captured: Captured, pipeline: str | Sequence[ModulePass]):
-        self.captured = captured
-        self._logs = logs.Session(captured.function_name)
-        _log_guards(self._logs, captured)
-        self._levels: dict[str, ModuleOp] = {}
-        self._working = captured.module.clone()
+        self._start(captured)
         passes = _parse_pipeline(pipeline)
+        self._cache_entry = compile_cache.entry_for(
+            captured.module, captured.function_name, passes
+        )
+        stored = self._cache_entry.load() if self._cache_entry else None
+        if stored is not None:
+            self._restore(stored)
+            return
+        self._working = captured.module.clone()
         lowering = next(
             (
                 i
@@ -84,9 +97,41 @@ class Compiled:
         self._levels["graph"] = self._working.clone()
         _apply(self._working, passes[:lowering], self._keep_level, self._logs)
         self._logs.level_reached("graph", self._levels["graph"])
+
+    @classmethod
+    def from_stored(
+        cls, captured: Captured, stored: compile_cache.StoredLevels
+    ) -> Compiled:
+        """A compilation restored from its stored levels and emitted module
+        (a saved artefact, ``irc.load``), running no pass."""
+        compiled = cls.__new__(cls)
+        compiled._start(captured)
+        compiled._cache_entry = None
+        compiled._restore(stored)
+        return compiled
+
+    def _start(self, captured: Captured) -> None:
+        self.captured = captured
+        self._logs = logs.Session(captured.function_name)
+        _log_guards(self._logs, captured)
+        self._levels: dict[str, ModuleOp] = {}
+        #: The levels' text when restored (the compile cache, an artefact).
+        self._stored: compile_cache.StoredLevels | None = None
         self._source: str | None = None
         #: What a call runs, per backend (see ``_bind_backend``).
         self._calls: dict[str, Callable[[tuple[Any, ...], dict[str, Any]], Any]] = {}
+
+    def _restore(self, stored: compile_cache.StoredLevels) -> None:
+        """Take every level and the emitted module from ``stored``: nothing
+        is left to lower (the modules are parsed when first asked for)."""
+        self._stored = stored
+        self._source = stored.source
+        self._pending = []
+        self._lowered = True
+        self._lowering_failure = None
+        for level in stored.texts:
+            self._logs.level_text(level, stored.text(level, locations=False))
+        self._logs.source_emitted(stored.source)
 
     def _lower(self) -> None:
         """Run the rest of the pipeline and the default lowering after it,
@@ -127,20 +172,29 @@ class Compiled:
         self._levels[self._level] = module.clone()
 
     @property
+    def restored(self) -> bool:
+        """Whether this compilation was restored (from the compile cache or
+        a saved artefact) rather than lowered in this process."""
+        return self._stored is not None
+
+    @property
     def module(self) -> ModuleOp:
         """The graph-level module (after the graph passes of the pipeline)."""
-        return self._levels["graph"]
+        return self._module("graph")
 
     @property
     def levels(self) -> tuple[str, ...]:
         """The levels whose IR ``ir`` returns, highest first."""
         self._lower()
-        return tuple(lv for lv in pipeline_module.LEVEL_NAMES if lv in self._levels)
+        present = self._levels if self._stored is None else self._stored.texts
+        return tuple(lv for lv in pipeline_module.LEVEL_NAMES if lv in present)
 
     def ir(self, level: str = "graph", *, locations: bool = False) -> str:
         """The IR text at ``level`` (graph, fusion, loop, memory, triton);
         with ``locations``, each op's ``loc(file:line:col)`` of the Python
         line that made it."""
+        if self._stored is not None and level in self._stored.texts:
+            return self._stored.text(level, locations=locations)
         return print_module(self._module(level), locations=locations)
 
     def module_at(self, level: str = "graph") -> ModuleOp:
@@ -150,10 +204,22 @@ class Compiled:
     def _module(self, level: str) -> ModuleOp:
         if level != "graph":
             self._lower()
+        stored = self._stored
+        if level not in self._levels and stored is not None and level in stored.texts:
+            self._levels[level] = stored.module(level)
         if level not in self._levels:
             known = ", ".join(repr(k) for k in self.levels)
             raise IrcError(f"no IR at level {level!r}; available levels: {known}")
         return self._levels[level]
+
+    def save(self, path: str | Path) -> Path:
+        """Write this compilation as a self-contained artefact directory
+        (``irc.artifact``): the emitted module, the IR of every level, a
+        manifest and a loader that runs it with only torch and Triton
+        installed; ``irc.load(path)`` restores it."""
+        from irc import artifact
+
+        return artifact.save(self, path)
 
     def show(self) -> None:
         """The picture and the IR of every level (``irc.viz``): inline in
@@ -177,6 +243,14 @@ class Compiled:
             self._lower()
             self._source = emit_module(self._levels["triton"])
             self._logs.source_emitted(self._source)
+            if self._cache_entry is not None:
+                self._cache_entry.store(
+                    compile_cache.StoredLevels.of(
+                        {lv: self._levels[lv] for lv in self.levels},
+                        self._source,
+                        self.num_kernels,
+                    )
+                )
         return self._source
 
     @property
@@ -184,6 +258,8 @@ class Compiled:
         """The number of kernel launches per call."""
         from irc.dialects.memory import LaunchOp
 
+        if self._stored is not None:
+            return self._stored.num_kernels
         self._lower()
         return sum(isinstance(op, LaunchOp) for op in self._levels["triton"].walk())
 

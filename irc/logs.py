@@ -9,7 +9,8 @@ spirit of ``TORCH_LOGS``.
 - ``passes``: each pass as it runs, with its wall time;
 - ``kernels``: each kernel ``fuse`` formed: its kind, its ops' lines and why;
 - ``guards``: the facts declared and the guards capture could not prove;
-- ``cache``: ``irc.jit`` compiling for a new signature or reusing one;
+- ``cache``: ``irc.jit`` compiling for a new signature or reusing one, and
+  the on-disk compile cache's hits, misses and writes (``irc.cache``);
 - ``all``: every topic.
 
 ``IRC_DUMP_DIR`` names a directory; every compilation then writes its IR at
@@ -118,7 +119,11 @@ class Session:
     def level_reached(self, level: str, module: ModuleOp) -> None:
         if not self.wants(level) and self.dump_dir is None:
             return  # printing a module costs milliseconds
-        text = print_module(module)
+        self.level_text(level, print_module(module))
+
+    def level_text(self, level: str, text: str) -> None:
+        """A level's IR, already printed (a compilation restored from the
+        compile cache or a saved artefact)."""
         self.log(level, f"{level} IR:\n{text}")
         if self.dump_dir is not None:
             self.write(f"{level}.mlir", text)

@@ -15,6 +15,11 @@ from typing import Any
 # process interprets, whatever module imports triton first; compiling for a
 # GPU target happens in subprocesses that ask for it.
 os.environ["TRITON_INTERPRET"] = "1"
+# The on-disk compile cache is off in tests: they test the compiler (a hit
+# would skip the passes whose logs and failures they check) and must not
+# write to the user's cache; tests/test_compile_cache.py turns it on in
+# temporary directories. Subprocesses inherit the setting.
+os.environ["IRC_CACHE"] = "0"
 
 import pytest
 from hypothesis import HealthCheck, settings

@@ -35,7 +35,8 @@ Floating-point contraction (FMA) is off in every launch and compilation
 interpreter has no such option to pin (it computes with NumPy), so
 ``TRITON_DEFAULT_FP_FUSION`` need not be set. One interpreter bug is fixed
 when triton is imported for interpreting: comparisons yield ``int1``
-handles (see ``_fix_interpreter_comparisons``).
+handles (see ``irc.runtime.standalone.fix_interpreter_comparisons``, which
+saved artefacts use too).
 
 torch and triton are imported on first use: importing irc must stay cheap.
 """
@@ -45,7 +46,6 @@ from __future__ import annotations
 import hashlib
 import linecache
 import os
-import sys
 import threading
 import types
 from collections.abc import Iterator, Sequence
@@ -57,6 +57,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from irc.errors import AllocationError, BindingError, IrcError
 from irc.runtime.arrays import check_torch_tensor, to_numpy, to_torch
+from irc.runtime.standalone import fix_interpreter_comparisons, triton_mode
 
 _MODULES: dict[tuple[str, bool], types.ModuleType] = {}
 #: Set by ``load_source`` on each module: whether its kernels are interpreted.
@@ -90,17 +91,6 @@ class TritonModeError(IrcError):
     interpret kernels or compile them, not both."""
 
 
-def triton_mode() -> bool | None:
-    """How this process's Triton runs kernels: True (interpreted), False
-    (compiled), None (triton not imported yet)."""
-    if "triton" not in sys.modules:
-        return None
-    import triton.language as tl
-    from triton.runtime.interpreter import InterpretedFunction
-
-    return isinstance(tl.sum, InterpretedFunction)
-
-
 def import_triton(interpret: bool) -> None:
     """Import triton for ``interpret``, or check that it was."""
     mode = triton_mode()
@@ -109,7 +99,7 @@ def import_triton(interpret: bool) -> None:
             import triton.language  # noqa: F401
         mode = triton_mode()
     if mode:
-        _fix_interpreter_comparisons()
+        fix_interpreter_comparisons()
     if mode != interpret:
         wanted, imported = (
             ("interpret", "compile") if interpret else ("compile", "interpret")
@@ -120,44 +110,6 @@ def import_triton(interpret: bool) -> None:
             "import), which fixes how its standard library (tl.sum, tl.max, ...) "
             f"runs; {wanted} in a separate process"
         )
-
-
-_NUMPY_COMPARISONS = {
-    "EQ": np.equal,
-    "NE": np.not_equal,
-    "LT": np.less,
-    "LE": np.less_equal,
-    "GT": np.greater,
-    "GE": np.greater_equal,
-}
-
-
-def _fix_interpreter_comparisons() -> None:
-    """Make the Triton 3.9 interpreter's comparisons yield ``int1`` handles.
-
-    It gives a comparison's result the *operands'* dtype (``a < b`` on f64
-    scalars is an "f64" handle holding bools), which goes unnoticed until
-    such a scalar is broadcast to a block: the splat then makes float64 data
-    and ``mask_row & mask_cols`` fails in NumPy. A scalar row mask combined
-    with a block of column masks is common in tiled kernels, so the
-    comparisons are replaced (same NumPy functions, same NaN behaviour as
-    before, only the handle's dtype fixed). Idempotent."""
-    from triton.runtime import interpreter
-
-    builder = interpreter.InterpreterBuilder
-    if getattr(builder, "_irc_comparisons_fixed", False):
-        return
-    for name in dir(builder):
-        if name.startswith(("create_icmp", "create_fcmp")):
-            compare = _NUMPY_COMPARISONS[name[-2:]]
-
-            def fixed(self: Any, lhs: Any, rhs: Any, compare: Any = compare) -> Any:
-                import triton.language as tl
-
-                return interpreter.TensorHandle(compare(lhs.data, rhs.data), tl.int1)
-
-            setattr(builder, name, fixed)
-    builder._irc_comparisons_fixed = True
 
 
 def load_source(source: str, *, interpret: bool) -> types.ModuleType:
