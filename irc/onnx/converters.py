@@ -34,6 +34,7 @@ Value = Any
 # intercepts them for user code only, and this module is irc's.
 full = CREATION["full"](np.full)
 arange = CREATION["arange"](np.arange)
+broadcast_to = CREATION["broadcast_to"](np.broadcast_to)
 Converter = Callable[["Node", list[Value]], list[Value]]
 
 
@@ -675,7 +676,7 @@ def _wrap(indices: np.ndarray, extent: int) -> np.ndarray:
 def expand(node: Node, operands: list[Value]) -> list[Value]:
     x = tensor(operands[0])
     target = known_ints(node, operands[1], "target shape")
-    return [np.broadcast_to(x, bidirectional_shape(shape_of(x), target))]
+    return [broadcast_to(x, bidirectional_shape(shape_of(x), target))]
 
 
 def bidirectional_shape(lhs: Sequence[Any], rhs: Sequence[Any]) -> list[Any]:

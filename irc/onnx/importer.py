@@ -155,17 +155,10 @@ def load(
     input.
     """
     onnx = require_onnx()
-    if isinstance(model_or_path, str | os.PathLike):
-        try:
-            model = onnx.load(os.fspath(model_or_path))
-        except (OSError, onnx.onnx_cpp2py_export.checker.ValidationError) as err:
-            raise IrcError(
-                f"cannot read the ONNX model {model_or_path}: {err}"
-            ) from None
-    elif isinstance(model_or_path, bytes):
-        model = onnx.load_from_string(model_or_path)
-    elif isinstance(model_or_path, onnx.ModelProto):
+    if isinstance(model_or_path, onnx.ModelProto):
         model = model_or_path
+    elif isinstance(model_or_path, str | os.PathLike | bytes):
+        model = _read(onnx, model_or_path)
     else:
         raise IrcError(
             f"irc.onnx.load takes an onnx.ModelProto, bytes or a path, got "
@@ -183,6 +176,22 @@ def _bound_inputs(graph: Any, constants: Mapping[str, np.ndarray]) -> dict[str, 
             f"graph; its inputs: {', '.join(sorted(names))}"
         )
     return {name: np.asarray(value) for name, value in constants.items()}
+
+
+def _read(onnx: Any, source: str | os.PathLike[str] | bytes) -> Any:
+    from google.protobuf.message import DecodeError
+
+    what = "bytes" if isinstance(source, bytes) else os.fspath(source)
+    try:
+        if isinstance(source, bytes):
+            return onnx.load_from_string(source)
+        return onnx.load(os.fspath(source))
+    except OSError as err:
+        raise IrcError(f"cannot read the ONNX model {what}: {err}") from None
+    except DecodeError as err:
+        raise IrcError(
+            f"the ONNX model {what} does not parse ({err}); is it an .onnx file?"
+        ) from None
 
 
 def _default_opset(model: Any) -> int:
