@@ -25,6 +25,7 @@ def require_onnx() -> ModuleType:
     return onnx
 
 
+from irc.onnx.exporter import export  # noqa: E402
 from irc.onnx.importer import OnnxFunction, UnsupportedOnnxOp, load  # noqa: E402
 
-__all__ = ["OnnxFunction", "UnsupportedOnnxOp", "load", "require_onnx"]
+__all__ = ["OnnxFunction", "UnsupportedOnnxOp", "export", "load", "require_onnx"]
