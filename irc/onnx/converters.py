@@ -38,8 +38,8 @@ broadcast_to = CREATION["broadcast_to"](np.broadcast_to)
 Converter = Callable[["Node", list[Value]], list[Value]]
 
 
-class UnsupportedForm(IrcError):
-    """A supported operator used in a form irc cannot express."""
+class UnsupportedOnnxOp(IrcError):
+    """An ONNX operator, or a form of one, that irc's graph level cannot express."""
 
 
 @dataclass
@@ -84,8 +84,10 @@ def converts(
     return register
 
 
-def unsupported(node: Node, form: str) -> UnsupportedForm:
-    return UnsupportedForm(f"{node.proto.op_type} with {form} is not supported by irc")
+def unsupported(node: Node, form: str) -> UnsupportedOnnxOp:
+    return UnsupportedOnnxOp(
+        f"{node.proto.op_type} with {form} is not supported by irc"
+    )
 
 
 # ----- values known at import time -----------------------------------------

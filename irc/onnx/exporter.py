@@ -37,7 +37,6 @@ _INT64_MIN = -(2**63)
 #: (``"f"`` floats, ``"i"`` integers, ``"b"`` bools).
 ONNX_OPS: dict[str, dict[str, str]] = {
     "graph.neg": {"*": "Neg"},
-    "graph.abs": {"*": "Abs"},
     "graph.exp": {"*": "Exp"},
     "graph.log": {"*": "Log"},
     "graph.sqrt": {"*": "Sqrt"},
@@ -53,13 +52,10 @@ ONNX_OPS: dict[str, dict[str, str]] = {
     "graph.mul": {"*": "Mul"},
     "graph.div": {"*": "Div"},
     "graph.pow": {"*": "Pow"},
-    "graph.maximum": {"*": "Max"},
-    "graph.minimum": {"*": "Min"},
     "graph.and": {"b": "And", "i": "BitwiseAnd"},
     "graph.or": {"b": "Or", "i": "BitwiseOr"},
     "graph.xor": {"b": "Xor", "i": "BitwiseXor"},
     "graph.matmul": {"*": "MatMul"},
-    "graph.select": {"*": "Where"},
 }
 
 _COMPARISONS = {
@@ -294,9 +290,40 @@ def _remainder(builder: _Builder, op: graph.RemOp, operands: list[str]) -> str:
 @exports(graph.CompareOp)
 def _compare(builder: _Builder, op: graph.CompareOp, operands: list[str]) -> str:
     predicate = op.predicate.data.value
+    if _kind(op.lhs) == "b" and predicate not in ("eq", "ne"):
+        operands = [_bool_as_int(builder, o) for o in operands]  # ONNX orders no bools
     if predicate == "ne":
         return builder.node("Not", [builder.node("Equal", operands)])
     return builder.node(_COMPARISONS[predicate], operands)
+
+
+def _bool_as_int(builder: _Builder, value: str) -> str:
+    return builder.node("Cast", [value], to=builder.onnx.TensorProto.INT32)
+
+
+@exports(graph.MaximumOp, graph.MinimumOp)
+def _extremum(builder: _Builder, op: graph.MaximumOp, operands: list[str]) -> str:
+    if _kind(op.lhs) == "b":  # ONNX's Max and Min take no bools
+        return builder.node(
+            "Or" if isinstance(op, graph.MaximumOp) else "And", operands
+        )
+    return builder.node("Max" if isinstance(op, graph.MaximumOp) else "Min", operands)
+
+
+@exports(graph.AbsOp)
+def _abs(builder: _Builder, op: graph.AbsOp, operands: list[str]) -> str:
+    return builder.node("Identity" if _kind(op.input) == "b" else "Abs", operands)
+
+
+@exports(graph.SelectOp)
+def _select(builder: _Builder, op: graph.SelectOp, operands: list[str]) -> str:
+    if _kind(op.true_value) != "b":
+        return builder.node("Where", operands)
+    # Bool choices as logic: onnxruntime has no Where on bools.
+    condition, on_true, on_false = operands
+    chosen = builder.node("And", [condition, on_true])
+    otherwise = builder.node("And", [builder.node("Not", [condition]), on_false])
+    return builder.node("Or", [chosen, otherwise])
 
 
 @exports(graph.CastOp)
@@ -365,39 +392,53 @@ def _reduce(builder: _Builder, op: graph.ReduceOp, operands: list[str]) -> str:
     keepdims = int(result.rank == source.rank and bool(axes))
     if not axes:
         return builder.node("Identity", operands)
-    return builder.node(
-        _REDUCTIONS[kind], [operands[0], builder.ints(axes)], keepdims=keepdims
+    if _kind(op.input) != "b":
+        return builder.node(
+            _REDUCTIONS[kind], [operands[0], builder.ints(axes)], keepdims=keepdims
+        )
+    # ONNX reduces no bools: as 0/1 integers, whose sum, product, max or min
+    # is nonzero exactly when the bool reduction is true.
+    numbers = _bool_as_int(builder, operands[0])
+    reduced = builder.node(
+        _REDUCTIONS[kind], [numbers, builder.ints(axes)], keepdims=keepdims
     )
+    return builder.node("Cast", [reduced], to=builder.onnx.TensorProto.BOOL)
 
 
 @exports(graph.ArgMaxOp)
 def _argmax(builder: _Builder, op: graph.ArgMaxOp, operands: list[str]) -> str:
     source, result = graph.tensor_type(op.input), graph.tensor_type(op.result)
     keepdims = int(result.rank == source.rank)
-    return builder.node("ArgMax", operands, axis=op.axis.value.data, keepdims=keepdims)
+    data = _bool_as_int(builder, operands[0]) if _kind(op.input) == "b" else operands[0]
+    return builder.node("ArgMax", [data], axis=op.axis.value.data, keepdims=keepdims)
 
 
 @exports(graph.TransposeOp)
 def _transpose(builder: _Builder, op: graph.TransposeOp, operands: list[str]) -> str:
+    if not op.perm:  # a rank-0 transpose: ONNX cannot type an empty perm
+        return builder.node("Identity", operands)
     return builder.node("Transpose", operands, perm=list(op.perm))
 
 
 @exports(graph.SliceOp)
 def _slice(builder: _Builder, op: graph.SliceOp, operands: list[str]) -> str:
     sizes = graph.tensor_type(op.result).dims
-    starts, ends = [], []
-    for offset, size, stride in zip(op.offset_list, sizes, op.stride_list):
-        end = offset + size * stride
-        starts.append(offset)
-        # Walking backwards past index 0 ends before the front: ONNX's
-        # INT64_MIN (a negative end would count from the back).
-        past_front = stride < 0 and end.is_constant and int(end) < 0
-        ends.append(SymExpr.const(_INT64_MIN) if past_front else end)
+    ends = [
+        offset + size * stride
+        for offset, size, stride in zip(op.offset_list, sizes, op.stride_list)
+    ]
+    end_values = builder.shape(ends)
+    if any(stride < 0 for stride in op.stride_list):
+        # Walking backwards past index 0 ends before the front, which ONNX
+        # spells INT64_MIN (a negative end counts from the back). Ends of
+        # forward strides are never negative.
+        negative = builder.node("Less", [end_values, builder.ints([0])])
+        front = builder.ints([_INT64_MIN])
+        end_values = builder.node("Where", [negative, front, end_values])
     axes = builder.ints(list(range(len(sizes))))
     steps = builder.ints(list(op.stride_list))
-    return builder.node(
-        "Slice", [operands[0], builder.shape(starts), builder.shape(ends), axes, steps]
-    )
+    starts = builder.shape(op.offset_list)
+    return builder.node("Slice", [operands[0], starts, end_values, axes, steps])
 
 
 @exports(graph.ConcatOp)

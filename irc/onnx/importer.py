@@ -25,16 +25,12 @@ from irc.capture import Captured, TensorSpec, capture
 from irc.dtypes import dtype as irc_dtype
 from irc.errors import IrcError
 from irc.onnx import require_onnx
-from irc.onnx.converters import CONVERTERS, STATIC_OPERANDS, Node
+from irc.onnx.converters import CONVERTERS, STATIC_OPERANDS, Node, UnsupportedOnnxOp
 from irc.onnx.shape_values import ShapeValue, materialize
 
 #: What ``load`` does with initializers: arguments of the function (their
 #: values in ``weights``), or constants baked into the IR.
 InitializerMode = Literal["arguments", "constants"]
-
-
-class UnsupportedOnnxOp(IrcError):
-    """An ONNX operator (or a form of one) that irc's graph level cannot express."""
 
 
 @dataclass(frozen=True)
@@ -115,8 +111,6 @@ class OnnxFunction:
             operands = [env[name] if name else None for name in proto.input]
             try:
                 results = CONVERTERS[proto.op_type](node, operands)
-            except UnsupportedOnnxOp as err:
-                raise UnsupportedOnnxOp(f"{node.where}: {err}") from None
             except IrcError as err:
                 raise type(err)(f"{node.where}: {err}") from None
             env.update(zip(proto.output, results))
