@@ -7,7 +7,8 @@ bindings of the symbols: one exported model serves every size, as the
 compiled program does. Exporting and importing again gives the same
 function. And a law: a random graph program (``irc.testing.programs``)
 exports to a model that onnxruntime runs to what irc's reference
-interpreter computes, under two bindings of its symbols.
+interpreter computes, under two bindings of its symbols; and importing that
+model gives a program that computes the same.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import irc.onnx  # noqa: E402
 from irc import pytree  # noqa: E402
 from irc.errors import IrcError  # noqa: E402
 from irc.testing import inputs, module_bindings, programs, run_module  # noqa: E402
+from irc.testing.strategies.generator import ACTIONS  # noqa: E402
 
 #: onnxruntime's CPU kernels lack many operators on float16, bfloat16 and
 #: int32 (Abs, Exp, Where, MatMul, ...): the law draws the types it runs.
@@ -86,7 +88,7 @@ def test_symbolic_dims_are_dim_params_and_the_model_is_written(tmp_path: Path) -
     assert dims_of(written.graph.output[0]) == ["N", "D"]
 
 
-@pytest.mark.parametrize("name", ["layer_norm", "causal_attention", "embedding"])
+@pytest.mark.parametrize("name", sorted(SUITE))
 def test_export_then_import_gives_the_same_function(name: str) -> None:
     program = SUITE[name]
     compiled = program.compile()
@@ -126,3 +128,33 @@ def test_random_programs_export_to_what_the_reference_computes(
         for got, want in zip(actual, expected, strict=True):
             assert got.dtype == want.dtype
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
+#: Slices round-trip as bounds from which capture recomputes their lengths,
+#: in forms its algebra does not always prove equal to the exporter's.
+ROUND_TRIP_ACTIONS = [action for action in ACTIONS if action != "slice"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs(max_ops=8, smooth=True, actions=ROUND_TRIP_ACTIONS), st.integers(0, 3))
+def test_random_programs_import_back_to_what_they_computed(
+    module: ModuleOp, seed: int
+) -> None:
+    imported = irc.onnx.load(irc.onnx.export(module), initializers="constants")
+    again = imported.capture().module
+    for binding in module_bindings(module)[:2]:
+        arrays = inputs(module, binding, seed)
+        if any(0 in a.shape for a in arrays):
+            continue  # an expression dim imports as a symbol, which is >= 1
+        with np.errstate(all="ignore"):
+            expected = run_module(module, arrays)
+            actual = run_module(again, arrays)
+        for got, want in zip(actual, expected, strict=True):
+            assert got.dtype == want.dtype
+            np.testing.assert_allclose(
+                got.astype(np.float64) if got.dtype.kind == "f" else got,
+                want.astype(np.float64) if want.dtype.kind == "f" else want,
+                rtol=1e-5,
+                atol=1e-6,
+                equal_nan=True,
+            )

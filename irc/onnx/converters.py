@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 import irc.capture.numpy_api as numpy_api
+from irc.capture import layout
 from irc.capture.intercept import CREATION
-from irc.capture.tensor import SymDim
+from irc.capture.tensor import SymDim, dim_proxy
 from irc.errors import IrcError, TracingError
 from irc.onnx.shape_values import (
     ShapeValue,
@@ -27,6 +28,7 @@ from irc.onnx.shape_values import (
     materialize,
     shape_value,
 )
+from irc.shapes import SymExpr, as_expr, smax, smin
 
 Value = Any
 
@@ -170,6 +172,7 @@ UNARY: dict[str, Callable[[Value], Value]] = {
     "Floor": np.floor,
     "Ceil": lambda x: -np.floor(-x),
     "Not": np.logical_not,
+    "BitwiseNot": np.invert,
     "Sign": np.sign,
     "Identity": lambda x: x,
     "Relu": lambda x: np.maximum(x, 0),
@@ -178,6 +181,9 @@ UNARY: dict[str, Callable[[Value], Value]] = {
 }
 
 BINARY: dict[str, Callable[[Value, Value], Value]] = {
+    "BitwiseAnd": np.bitwise_and,
+    "BitwiseOr": np.bitwise_or,
+    "BitwiseXor": np.bitwise_xor,
     "Add": np.add,
     "Sub": np.subtract,
     "Mul": np.multiply,
@@ -191,19 +197,38 @@ BINARY: dict[str, Callable[[Value, Value], Value]] = {
     "GreaterOrEqual": np.greater_equal,
 }
 
-#: Binary operators that fold over sizes (``Shape`` arithmetic).
+
+def _size_extremum(combine: Callable[..., SymExpr]) -> Callable[[Any, Any], Any]:
+    def extremum(a: Any, b: Any) -> Any:
+        return dim_proxy(combine(as_expr(_expr(a)), as_expr(_expr(b))))
+
+    return extremum
+
+
+def _expr(size: Any) -> Any:
+    return size.expr if isinstance(size, SymDim) else int(size)
+
+
+#: Binary operators that fold over sizes (``Shape`` arithmetic). Sizes are
+#: not negative, so ONNX's truncating Div is Python's floor division.
 SIZE_ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
     "Add": lambda a, b: a + b,
     "Sub": lambda a, b: a - b,
     "Mul": lambda a, b: a * b,
     "Div": lambda a, b: a // b,
+    "Mod": lambda a, b: a % b,
+    "Max": _size_extremum(smax),
+    "Min": _size_extremum(smin),
     "Equal": lambda a, b: int(a == b),
 }
 
 
 @converts(*UNARY)
 def unary(node: Node, operands: list[Value]) -> list[Value]:
-    return [UNARY[node.proto.op_type](tensor(operands[0]))]
+    value = operands[0]
+    if node.proto.op_type in ("Neg", "Identity") and is_symbolic(value):
+        return [shape_value(UNARY[node.proto.op_type](value.elements))]
+    return [UNARY[node.proto.op_type](tensor(value))]
 
 
 @converts(*BINARY)
@@ -223,7 +248,10 @@ def _fold_sizes(op_type: str, lhs: Value, rhs: Value) -> Value | None:
         return None
     a, b = np.broadcast_arrays(a, b)
     combine = SIZE_ARITHMETIC[op_type]
-    result = [combine(x, y) for x, y in zip(a.ravel(), b.ravel())]
+    try:
+        result = [combine(x, y) for x, y in zip(a.ravel(), b.ravel())]
+    except TracingError:  # a comparison of sizes undecided at trace time
+        return None
     folded = shape_value(np.array(result, dtype=object).reshape(a.shape))
     return folded.astype(np.bool_) if op_type == "Equal" else folded
 
@@ -251,6 +279,10 @@ def _truncating_divide(lhs: Value, rhs: Value) -> Value:
 
 @converts("Mod")
 def modulo(node: Node, operands: list[Value]) -> list[Value]:
+    if any(is_symbolic(o) for o in operands) and not node.attr("fmod", 0):
+        folded = _fold_sizes("Mod", *operands)
+        if folded is not None:
+            return [folded]
     lhs, rhs = (tensor(o) for o in operands)
     if node.attr("fmod", 0):
         if np.dtype(lhs.dtype).kind == "f":
@@ -271,12 +303,23 @@ def power(node: Node, operands: list[Value]) -> list[Value]:
 
 @converts("Max", "Min", "Sum", "Mean")
 def variadic(node: Node, operands: list[Value]) -> list[Value]:
-    combine = {"Max": np.maximum, "Min": np.minimum}.get(node.proto.op_type, np.add)
+    op_type = node.proto.op_type
+    if op_type in ("Max", "Min", "Sum") and any(is_symbolic(o) for o in operands):
+        folded = operands[0]
+        for operand in operands[1:]:
+            folded = _fold_sizes(
+                "Add" if op_type == "Sum" else op_type, folded, operand
+            )
+            if folded is None:
+                break
+        else:
+            return [folded]
+    combine = {"Max": np.maximum, "Min": np.minimum}.get(op_type, np.add)
     values = [tensor(o) for o in operands]
     result = values[0]
     for value in values[1:]:
         result = combine(result, value)
-    if node.proto.op_type == "Mean":
+    if op_type == "Mean":
         result = result / len(values)
     return [result]
 
@@ -294,7 +337,7 @@ def cast(node: Node, operands: list[Value]) -> list[Value]:
         target = np.dtype(operands[1].dtype)
     else:
         target = numpy_dtype(node.attr("to"))
-    if target.kind in "iu" and is_symbolic(value):
+    if target == np.int64 and is_symbolic(value):
         return [value]  # sizes stay sizes
     return [tensor(value).astype(target)]
 
@@ -381,7 +424,9 @@ def _like(bound: Value, x: Value) -> Value:
 @converts("MatMul")
 def matmul(node: Node, operands: list[Value]) -> list[Value]:
     lhs, rhs = (tensor(o) for o in operands)
-    return [np.matmul(lhs, rhs)]
+    product = np.matmul(lhs, rhs)
+    # ONNX keeps the type (ml_dtypes multiplies NumPy bfloat16 into float32).
+    return [product if product.dtype == lhs.dtype else product.astype(lhs.dtype)]
 
 
 @converts("Gemm")
@@ -441,7 +486,9 @@ def reduce(node: Node, operands: list[Value]) -> list[Value]:
     keepdims = bool(node.attr("keepdims", 1))
     if node.proto.op_type == "ReduceProd" and is_symbolic(operands[0]):
         return [_size_product(operands[0], keepdims)]
-    return [REDUCERS[node.proto.op_type](x, axis=axis, keepdims=keepdims)]
+    reduced = REDUCERS[node.proto.op_type](x, axis=axis, keepdims=keepdims)
+    # ONNX keeps the element type (NumPy sums small integers as int64).
+    return [reduced if reduced.dtype == x.dtype else reduced.astype(x.dtype)]
 
 
 def _size_product(value: ShapeValue, keepdims: bool) -> Value:
@@ -628,11 +675,43 @@ def slice_(node: Node, operands: list[Value]) -> list[Value]:
     axes = list(range(len(starts))) if axes is None else list(axes)
     steps = [1] * len(starts) if steps is None else steps
     key: list[slice] = [slice(None)] * rank
+    extents = shape_of(x)
     for axis, start, end, step in zip(axes, starts, ends, steps):
-        key[normalize(int(axis), rank)] = slice(start, _python_end(end, step), step)
+        axis = normalize(int(axis), rank)
+        symbolic = any(isinstance(v, SymDim) for v in (start, end, extents[axis]))
+        if step < 0 and symbolic and not is_symbolic(x):
+            # Capture slices backwards on static bounds only: reverse the axis
+            # and slice it forwards.
+            x = np.flip(x, axis)
+            key[axis] = _forward(start, end, step, extents[axis])
+        else:
+            key[axis] = slice(start, _python_end(end, step), step)
     if is_symbolic(x):
         return [shape_value(x.elements[tuple(key)])]
     return [x[tuple(key)]]
+
+
+def _forward(start: Any, end: Any, step: int, extent: Any) -> slice:
+    """``[start:end:step]`` (``step < 0``) as a slice of the reversed axis;
+    symbolic bounds are taken to lie in the axis, as exporters write them."""
+    first = extent - 1 - _index(start, extent)
+    if isinstance(end, int) and (end < -(2**62) or _is_past_front(end, extent)):
+        return slice(first, None, -step)
+    return slice(first, extent - 1 - _index(end, extent), -step)
+
+
+def _index(bound: Any, extent: Any) -> Any:
+    """An ONNX bound as an index into the axis (from the back when negative,
+    the last index when past the end)."""
+    if not isinstance(bound, int):
+        return bound
+    if bound > 2**62:
+        return extent - 1
+    return bound + extent if bound < 0 else bound
+
+
+def _is_past_front(end: int, extent: Any) -> bool:
+    return isinstance(extent, int) and end + extent < 0
 
 
 def _python_end(end: Any, step: int) -> Any:
@@ -665,6 +744,8 @@ def gather(node: Node, operands: list[Value]) -> list[Value]:
         key = [slice(None)] * len(shape_of(data))
         key[axis] = dims_list([index_values.item()])[0]
         return [data[tuple(key)]]
+    if isinstance(data, np.ndarray):  # np.take would not dispatch on the indices
+        data = layout.as_tensor(data)
     return [np.take(data, tensor(indices), axis=axis)]
 
 

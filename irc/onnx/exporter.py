@@ -43,8 +43,6 @@ ONNX_OPS: dict[str, dict[str, str]] = {
     "graph.tanh": {"*": "Tanh"},
     "graph.sigmoid": {"*": "Sigmoid"},
     "graph.erf": {"*": "Erf"},
-    "graph.sin": {"*": "Sin"},
-    "graph.cos": {"*": "Cos"},
     "graph.floor": {"*": "Floor"},
     "graph.not": {"b": "Not", "i": "BitwiseNot"},
     "graph.add": {"*": "Add"},
@@ -263,9 +261,27 @@ def _export_op(builder: _Builder, op: Operation) -> None:
     builder.names[op.results[0]] = exporter(builder, op, operands)
 
 
+@exports(graph.SinOp, graph.CosOp)
+def _trigonometric(builder: _Builder, op: graph.SinOp, operands: list[str]) -> str:
+    op_type = "Sin" if isinstance(op, graph.SinOp) else "Cos"
+    if _numpy_dtype(graph.tensor_type(op.input)).name != "bfloat16":
+        return builder.node(op_type, operands)
+    # ONNX's Sin and Cos take no bfloat16: computed in float32, rounded once.
+    wide = builder.node("Cast", operands, to=builder.onnx.TensorProto.FLOAT)
+    narrow = builder.onnx.TensorProto.BFLOAT16
+    return builder.node("Cast", [builder.node(op_type, [wide])], to=narrow)
+
+
 @exports(graph.RsqrtOp)
 def _rsqrt(builder: _Builder, op: graph.RsqrtOp, operands: list[str]) -> str:
-    return builder.node("Reciprocal", [builder.node("Sqrt", operands)])
+    numpy_type = _numpy_dtype(graph.tensor_type(op.input))
+    if numpy_type.itemsize >= 4:
+        return builder.node("Reciprocal", [builder.node("Sqrt", operands)])
+    # irc rounds a 16-bit rsqrt once: computed in float32, then rounded.
+    wide = builder.node("Cast", operands, to=builder.onnx.TensorProto.FLOAT)
+    result = builder.node("Reciprocal", [builder.node("Sqrt", [wide])])
+    narrow = builder.onnx.helper.np_dtype_to_tensor_dtype(numpy_type)
+    return builder.node("Cast", [result], to=narrow)
 
 
 @exports(graph.FloorDivOp)
@@ -379,7 +395,8 @@ def _broadcast(builder: _Builder, op: graph.BroadcastOp, operands: list[str]) ->
 @exports(graph.ReshapeOp)
 def _reshape(builder: _Builder, op: graph.ReshapeOp, operands: list[str]) -> str:
     dims = graph.tensor_type(op.result).dims
-    return builder.node("Reshape", [operands[0], builder.shape(dims)])
+    # allowzero: a 0 in the target is a size, not "copy the input's dim".
+    return builder.node("Reshape", [operands[0], builder.shape(dims)], allowzero=1)
 
 
 @exports(graph.ReduceOp)
@@ -422,23 +439,53 @@ def _transpose(builder: _Builder, op: graph.TransposeOp, operands: list[str]) ->
 
 @exports(graph.SliceOp)
 def _slice(builder: _Builder, op: graph.SliceOp, operands: list[str]) -> str:
+    # Walking backwards past index 0 ends before the front, which ONNX spells
+    # INT64_MIN (a negative end counts from the back). Where the facts in
+    # scope cannot tell whether a backward end passes the front, the axis is
+    # reversed first (a static Slice) and sliced forwards.
+    facts = sym.facts_in_scope(op)
+    source = operands[0]
+    extents = graph.tensor_type(op.input).dims
     sizes = graph.tensor_type(op.result).dims
-    ends = [
-        offset + size * stride
-        for offset, size, stride in zip(op.offset_list, sizes, op.stride_list)
-    ]
-    end_values = builder.shape(ends)
-    if any(stride < 0 for stride in op.stride_list):
-        # Walking backwards past index 0 ends before the front, which ONNX
-        # spells INT64_MIN (a negative end counts from the back). Ends of
-        # forward strides are never negative.
-        negative = builder.node("Less", [end_values, builder.ints([0])])
-        front = builder.ints([_INT64_MIN])
-        end_values = builder.node("Where", [negative, front, end_values])
+    starts, ends, steps, reversed_axes = [], [], [], []
+    for axis, (offset, size, stride) in enumerate(
+        zip(op.offset_list, sizes, op.stride_list)
+    ):
+        start, end, step = offset, _end(facts, offset, size, stride), stride
+        if stride < 0 and facts.prove_lt(end, 0):
+            end = SymExpr.const(_INT64_MIN)
+        elif stride < 0 and not facts.prove_le(0, end):
+            reversed_axes.append(axis)
+            start, step = extents[axis] - 1 - offset, -stride
+            end = _end(facts, start, size, step)
+        starts.append(start)
+        ends.append(end)
+        steps.append(step)
+    if reversed_axes:
+        count = len(reversed_axes)
+        source = builder.node(
+            "Slice",
+            [
+                source,
+                builder.ints([-1] * count),
+                builder.ints([_INT64_MIN] * count),
+                builder.ints(reversed_axes),
+                builder.ints([-1] * count),
+            ],
+        )
     axes = builder.ints(list(range(len(sizes))))
-    steps = builder.ints(list(op.stride_list))
-    starts = builder.shape(op.offset_list)
-    return builder.node("Slice", [operands[0], starts, end_values, axes, steps])
+    return builder.node(
+        "Slice",
+        [source, builder.shape(starts), builder.shape(ends), axes, builder.ints(steps)],
+    )
+
+
+def _end(facts: Any, offset: SymExpr, size: SymExpr, stride: int) -> SymExpr:
+    """Just past the last index read, so that the bound stays within the
+    axis (an importer need not clamp it), unless the slice may be empty."""
+    if not facts.prove_le(1, size):
+        return offset + size * stride
+    return offset + (size - 1) * stride + (1 if stride > 0 else -1)
 
 
 @exports(graph.ConcatOp)

@@ -27,6 +27,7 @@ from irc.errors import IrcError
 from irc.onnx import require_onnx
 from irc.onnx.converters import CONVERTERS, STATIC_OPERANDS, Node, UnsupportedOnnxOp
 from irc.onnx.shape_values import ShapeValue, materialize
+from irc.shapes import ShapeError, SymExpr, parse_expr
 
 #: What ``load`` does with initializers: arguments of the function (their
 #: values in ``weights``), or constants baked into the IR.
@@ -75,11 +76,13 @@ class OnnxFunction:
         ]
         self.constants = {n: v for n, v in values.items() if n not in as_arguments}
         taken: set[str] = set()
+        expressions: list[tuple[str, SymExpr]] = []
         self._inputs = [
-            _graph_input(value_info, taken)
+            _graph_input(value_info, taken, expressions)
             for value_info in graph.input
             if value_info.name not in values
         ] + [_weight_input(name, values[name], taken) for name in as_arguments]
+        self.facts = _expression_facts(self._inputs, expressions)
         self.weights = tuple(values[name] for name in as_arguments)
         self.__signature__ = inspect.Signature(
             [
@@ -118,8 +121,10 @@ class OnnxFunction:
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def capture(self, facts: Iterable[str] = ()) -> Captured:
-        """The graph captured with the inputs' specs."""
-        return capture(self, self.specs, {}, facts)
+        """The graph captured with the inputs' specs, under the facts that
+        relate expression dims to their symbols and ``facts``."""
+        extra = [facts] if isinstance(facts, str) else list(facts)
+        return capture(self, self.specs, {}, [*self.facts, *extra])
 
     @property
     def module(self) -> ModuleOp:
@@ -228,7 +233,9 @@ def _unique(name: str, taken: set[str]) -> str:
     return candidate
 
 
-def _graph_input(value_info: Any, taken: set[str]) -> _Input:
+def _graph_input(
+    value_info: Any, taken: set[str], expressions: list[tuple[str, SymExpr]]
+) -> _Input:
     onnx = require_onnx()
     tensor = value_info.type.tensor_type
     if not value_info.type.HasField("tensor_type"):
@@ -246,11 +253,36 @@ def _graph_input(value_info: Any, taken: set[str]) -> _Input:
     for axis, dim in enumerate(tensor.shape.dim):
         if dim.HasField("dim_value"):
             dims.append(int(dim.dim_value))
+        elif dim.dim_param and (expr := _expression(dim.dim_param)) is not None:
+            # An expression (``2*N``, as irc exports one): a symbol of its
+            # own, equal to the expression where its symbols are bound.
+            dims.append(f"{parameter}_{axis}")
+            expressions.append((f"{parameter}_{axis}", expr))
         elif dim.dim_param:
             dims.append(_identifier(dim.dim_param, "dim"))
         else:  # unnamed dynamic dim: a symbol of its own
             dims.append(f"{parameter}_{axis}")
     return _Input(value_info.name, parameter, TensorSpec(dims, _dtype(onnx, tensor)))
+
+
+def _expression(dim_param: str) -> SymExpr | None:
+    """A dim_param that reads as a symbolic expression other than a symbol."""
+    try:
+        expr = parse_expr(dim_param)
+    except ShapeError:
+        return None
+    return None if expr.symbol_name is not None or expr.is_constant else expr
+
+
+def _expression_facts(
+    inputs: list[_Input], expressions: list[tuple[str, SymExpr]]
+) -> list[str]:
+    """``symbol == expression`` for the expression dims whose symbols some
+    input has as a dim of its own (others would be unbound at a call)."""
+    bound = {d for i in inputs for d in i.spec.shape if isinstance(d, str)}
+    return [
+        f"{symbol} == {expr}" for symbol, expr in expressions if expr.symbols <= bound
+    ]
 
 
 def _dtype(onnx: Any, tensor: Any) -> Any:

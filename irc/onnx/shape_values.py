@@ -72,7 +72,7 @@ def materialize(value: ShapeValue) -> Any:
     stacked = np.stack(
         [np.asarray(p, np.int64) if not _traced(p) else p for p in parts]
     )
-    return stacked.reshape(value.shape) if value.ndim == 0 else stacked
+    return np.reshape(stacked, value.shape)
 
 
 def _traced(value: Any) -> bool:
