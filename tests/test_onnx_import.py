@@ -92,6 +92,28 @@ def test_folded_reshape_matches_onnxruntime_at_two_sizes(backend: str) -> None:
         np.testing.assert_allclose(actual, expected, rtol=1e-6)
 
 
+def test_an_expression_dim_param_is_a_symbol_with_a_declared_fact() -> None:
+    nodes = [
+        helper.make_node("Reshape", ["x", "flat"], ["rows"]),
+        helper.make_node("Add", ["rows", "y"], ["z"]),
+    ]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, "N"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["2*N"])
+    z = helper.make_tensor_value_info("z", TensorProto.FLOAT, ["2*N"])
+    flat = helper.make_tensor("flat", TensorProto.INT64, [1], [-1])
+    f = irc.onnx.load(model(nodes, [x, y], [z], [flat]))
+    assert f.specs[1] == irc.TensorSpec(("y_0",), "float32")
+    assert f.facts == ["y_0 == 2*N"]
+    compiled = f.compile()
+    x_value = RNG.standard_normal((2, 3)).astype(np.float32)
+    y_value = RNG.standard_normal(6).astype(np.float32)
+    np.testing.assert_allclose(
+        compiled(x_value, y_value, backend="reference"), x_value.ravel() + y_value
+    )
+    with pytest.raises(irc.BindingError, match="y_0 == 2"):
+        compiled(x_value, y_value[:5], backend="reference")
+
+
 def test_initializers_are_arguments_by_default_or_constants() -> None:
     built = flatten_model()
     as_arguments = irc.onnx.load(built)
