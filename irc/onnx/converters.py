@@ -822,12 +822,12 @@ def constant_of_shape(node: Node, operands: list[Value]) -> list[Value]:
 
 @converts("Range", static=(0, 1, 2))
 def range_(node: Node, operands: list[Value]) -> list[Value]:
-    start, limit, delta = (known_ints_or_float(node, o) for o in operands)
+    start, limit, delta = (known_bound(node, o) for o in operands)
     element = np.dtype(operands[0].dtype)
     return [arange(start, limit, delta).astype(element)]
 
 
-def known_ints_or_float(node: Node, value: Value) -> Any:
+def known_bound(node: Node, value: Value) -> Any:
     scalar = known_scalar(value)
     if isinstance(scalar, int | float | SymDim):
         return scalar

@@ -14,13 +14,15 @@ from __future__ import annotations
 import inspect
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
 
+from irc.api import DEFAULT_PIPELINE, Compiled
 from irc.capture import Captured, TensorSpec, capture
 from irc.dtypes import dtype as irc_dtype
 from irc.errors import IrcError
@@ -131,13 +133,14 @@ class OnnxFunction:
         """The graph-level IR."""
         return self.capture().module
 
-    def compile(self, pipeline: Any = None, facts: Iterable[str] = ()) -> Any:
+    def compile(
+        self,
+        pipeline: str | Sequence[ModulePass] = DEFAULT_PIPELINE,
+        facts: Iterable[str] = (),
+    ) -> Compiled:
         """``irc.compile`` of the graph; call the result with the inputs and
         then ``*self.weights``."""
-        from irc.api import DEFAULT_PIPELINE, Compiled
-
-        chosen = DEFAULT_PIPELINE if pipeline is None else pipeline
-        return Compiled(self.capture(facts), chosen)
+        return Compiled(self.capture(facts), pipeline)
 
 
 def load(
