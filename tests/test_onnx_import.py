@@ -12,6 +12,7 @@ user can cause say what and where.
 from __future__ import annotations
 
 import io
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -196,6 +197,11 @@ def test_without_onnx_installed_the_error_says_how_to_install_it() -> None:
         irc.onnx.load(b"")
 
 
+def test_import_irc_does_not_import_onnx() -> None:
+    script = "import sys, irc; assert 'onnx' not in sys.modules; irc.onnx.load"
+    subprocess.run([sys.executable, "-c", script], check=True)
+
+
 def test_irc_opt_reads_an_onnx_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -215,8 +221,6 @@ def test_irc_opt_reads_an_onnx_file(
 
 def transformer_onnx(dynamo: bool) -> bytes:
     torch = pytest.importorskip("torch")
-    if dynamo:
-        pytest.importorskip("onnxscript")
 
     class Block(torch.nn.Module):
         def __init__(self, width: int = 32, heads: int = 4):
@@ -245,23 +249,68 @@ def transformer_onnx(dynamo: bool) -> bytes:
             return x + self.down(gelu)
 
     torch.manual_seed(0)
-    block = Block().eval()
     example = (torch.zeros(2, 5, dtype=torch.long),)
+    dynamic = {"tokens": {0: "batch", 1: "seq"}}
+    return export_torch(Block().eval(), example, dynamic, dynamo)
+
+
+def export_torch(module, example, dynamic, dynamo: bool) -> bytes:  # type: ignore[no-untyped-def]
+    """``torch.onnx.export`` of ``module`` with the ``dynamic`` axes
+    (``{input: {axis: name}}``) by the TorchScript or the dynamo exporter."""
+    torch = pytest.importorskip("torch")
+    if dynamo:
+        pytest.importorskip("onnxscript")
+    names = list(dynamic)
     buffer = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if dynamo:
-            dims = {0: torch.export.Dim("batch"), 1: torch.export.Dim("seq")}
+            shapes = {
+                name: {axis: torch.export.Dim(dim) for axis, dim in axes.items()}
+                or None
+                for name, axes in dynamic.items()
+            }
             torch.onnx.export(
-                block, example, buffer, dynamo=True, input_names=["tokens"],
-                dynamic_shapes={"tokens": dims},
+                module, example, buffer, dynamo=True, input_names=names,
+                dynamic_shapes=shapes,
             )  # fmt: skip
         else:
             torch.onnx.export(
-                block, example, buffer, dynamo=False, input_names=["tokens"],
-                dynamic_axes={"tokens": {0: "batch", 1: "seq"}}, opset_version=17,
+                module, example, buffer, dynamo=False, input_names=names,
+                dynamic_axes={n: a for n, a in dynamic.items() if a}, opset_version=17,
             )  # fmt: skip
     return buffer.getvalue()
+
+
+@pytest.mark.parametrize("dynamo", [False, True], ids=["torchscript", "dynamo"])
+def test_torch_shape_arithmetic_folds(dynamo: bool) -> None:
+    """expand(b, -1, -1), new_zeros(b, t).view(-1, 1) and arange(t), which
+    exporters write with Shape, Equal, Where, ConstantOfShape and Range over
+    the dynamic sizes."""
+    torch = pytest.importorskip("torch")
+
+    class ShapeArithmetic(torch.nn.Module):
+        def forward(self, x, y):  # type: ignore[no-untyped-def]
+            batch, length = x.shape
+            expanded = y.unsqueeze(0).expand(batch, -1, -1)
+            column = x.new_zeros(batch, length).view(-1, 1)
+            ramp = torch.arange(length).float() + x[0]
+            return expanded.sum(-1) + x[:, :1], column * 2, ramp
+
+    example = (torch.zeros(2, 5), torch.zeros(4, 3))
+    dynamic = {"x": {0: "b", 1: "t"}, "y": {}}
+    exported = export_torch(ShapeArithmetic(), example, dynamic, dynamo)
+    f = irc.onnx.load(exported)
+    assert "graph.take" not in str(f.module)  # no shape arithmetic is left
+    compiled = f.compile()
+    session = ort.InferenceSession(exported)
+    y = RNG.random((4, 3)).astype(np.float32)
+    for shape in [(2, 5), (3, 7)]:
+        x = RNG.random(shape).astype(np.float32)
+        expected = session.run(None, {"x": x, "y": y})
+        actual_outputs = compiled(x, y, *f.weights, backend="reference")
+        for actual, want in zip(actual_outputs, expected, strict=True):
+            np.testing.assert_allclose(actual, want, rtol=1e-6)
 
 
 @pytest.mark.parametrize("dynamo", [False, True], ids=["torchscript", "dynamo"])

@@ -326,8 +326,24 @@ def variadic(node: Node, operands: list[Value]) -> list[Value]:
 
 @converts("Where")
 def where(node: Node, operands: list[Value]) -> list[Value]:
-    condition, on_true, on_false = (tensor(o) for o in operands)
-    return [np.where(condition, on_true, on_false)]
+    condition, on_true, on_false = operands
+    if is_symbolic(on_true) or is_symbolic(on_false):
+        # Exporters choose between sizes (``Where(Equal(shape, -1), ...)``).
+        chosen = _choose_sizes(condition, on_true, on_false)
+        if chosen is not None:
+            return [chosen]
+    return [np.where(tensor(condition), tensor(on_true), tensor(on_false))]
+
+
+def _choose_sizes(condition: Value, on_true: Value, on_false: Value) -> Value | None:
+    sizes_true, sizes_false = known_sizes(on_true), known_sizes(on_false)
+    if (
+        not isinstance(condition, np.ndarray)
+        or sizes_true is None
+        or sizes_false is None
+    ):
+        return None
+    return shape_value(np.where(condition, sizes_true, sizes_false))
 
 
 @converts("Cast", "CastLike")
