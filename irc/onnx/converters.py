@@ -105,9 +105,10 @@ def known_ints(node: Node, value: Value, what: str) -> list[int | SymDim]:
     sizes = known_sizes(value)
     if sizes is None:
         raise TracingError(
-            f"the {what} of {node.proto.op_type} is computed from the data at run "
-            "time; irc needs it known at compile time (a constant, or computed "
-            "from input shapes)"
+            f"{node.proto.op_type} needs the value of its {what} known at compile "
+            "time; here it is computed from the data at run time: make it a "
+            "constant, compute it from input shapes, or bind the graph input "
+            "that holds it with irc.onnx.load(model, constants={name: array})"
         )
     return dims_list(sizes.ravel().tolist())
 
@@ -115,7 +116,9 @@ def known_ints(node: Node, value: Value, what: str) -> list[int | SymDim]:
 def static_ints(node: Node, value: Value, what: str) -> list[int]:
     sizes = known_ints(node, value, what)
     if any(isinstance(s, SymDim) for s in sizes):
-        raise TracingError(f"the {what} of {node.proto.op_type} must be constant")
+        raise TracingError(
+            f"{node.proto.op_type} needs its {what} constant, not symbolic sizes"
+        )
     return [int(s) for s in sizes]
 
 
@@ -838,18 +841,18 @@ def constant_of_shape(node: Node, operands: list[Value]) -> list[Value]:
 
 @converts("Range", static=(0, 1, 2))
 def range_(node: Node, operands: list[Value]) -> list[Value]:
-    start, limit, delta = (known_bound(node, o) for o in operands)
+    start, limit, delta = (known_bound(o) for o in operands)
     element = np.dtype(operands[0].dtype)
     return [arange(start, limit, delta).astype(element)]
 
 
-def known_bound(node: Node, value: Value) -> Any:
+def known_bound(value: Value) -> Any:
     scalar = known_scalar(value)
     if isinstance(scalar, int | float | SymDim):
         return scalar
     raise TracingError(
-        f"the bounds of Range are computed from data at run time; irc needs "
-        f"them known at compile time ({node.where})"
+        "Range needs its start, limit and delta known at compile time; here "
+        "one is computed from the data at run time"
     )
 
 
