@@ -34,6 +34,16 @@ from irc.errors import (
 )
 from irc.logs import set_logs
 
+
+def __getattr__(name: str) -> object:
+    """``irc.onnx`` on first use: it is optional (``irc[onnx]``)."""
+    if name == "onnx":
+        import irc.onnx
+
+        return irc.onnx
+    raise AttributeError(f"module 'irc' has no attribute {name!r}")
+
+
 __all__ = [
     "AllocationError",
     "BindingError",

@@ -51,6 +51,7 @@ from xdsl.utils.exceptions import (
     ParseError,
     ShrinkException,
 )
+from xdsl.utils.frontend import Frontend
 from xdsl.utils.lexer import Span
 from xdsl.xdsl_opt_main import xDSLOptMain
 
@@ -73,6 +74,7 @@ from irc.cli.dot_target import DotTarget
 from irc.cli.locations import LocatingParser, pass_name_spans
 from irc.cli.triton_target import TritonTarget
 from irc.dominance import verify_dominance
+from irc.errors import IrcError
 from irc.ir import print_module
 from irc.lowering.pipeline import (
     LEVEL_AFTER,
@@ -154,6 +156,7 @@ class IrcOptMain(xDSLOptMain):
 
     def register_all_frontends(self) -> None:
         self.available_frontends["mlir"] = lambda: MLIRFrontend
+        self.available_frontends["onnx"] = _onnx_frontend
 
     def register_all_targets(self) -> None:
         """The targets that mean something for irc's IR: xDSL's others
@@ -360,7 +363,7 @@ class IrcOptMain(xDSLOptMain):
         """The input's text, split at ``// -----`` with --split-input-file,
         each chunk with the number of lines before it."""
         try:
-            chunks, _ = self.prepare_input()
+            chunks, extension = self.prepare_input()
         except OSError as error:
             raise Failure(
                 Report(
@@ -374,6 +377,9 @@ class IrcOptMain(xDSLOptMain):
         for stream, line_offset in chunks:
             with stream:
                 data = stream.read()
+            if (self.args.frontend or extension) == "onnx":
+                texts.append(Chunk(self._onnx_text(data), line_offset))
+                continue
             try:
                 texts.append(Chunk(data.decode(), line_offset))
             except UnicodeDecodeError as error:
@@ -383,6 +389,15 @@ class IrcOptMain(xDSLOptMain):
                 text = data.decode(errors="replace")
                 texts.append(Chunk(text, line_offset, report))
         return texts
+
+    def _onnx_text(self, data: bytes) -> str:
+        """An ONNX model's graph IR (``irc.onnx``), or a diagnostic."""
+        from irc.onnx.frontend import onnx_ir_text
+
+        try:
+            return onnx_ir_text(data)
+        except IrcError as error:
+            raise Failure(Report(str(error), where=self.get_input_name())) from error
 
     def _open_output(self) -> IO[str]:
         """The output stream (``-o``, else stdout)."""
@@ -517,6 +532,13 @@ class IrcOptMain(xDSLOptMain):
         return CrashReporting(
             during, self.get_input_name(), let_raise=self.args.traceback, locate=locate
         )
+
+
+def _onnx_frontend() -> type[Frontend]:
+    """``irc.onnx``'s frontend, imported when an ``.onnx`` input needs it."""
+    from irc.onnx.frontend import OnnxFrontend
+
+    return OnnxFrontend
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,879 @@
+"""One converter per ONNX operator family: each evaluates a node with NumPy
+operations, which run eagerly on NumPy arrays and are captured as graph ops
+on traced arrays. ONNX's typing holds (its operators take equal input types,
+so NumPy's promotion never applies); values known at import time (constants,
+``ShapeValue``s) are folded.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+import irc.capture.numpy_api as numpy_api
+from irc.capture import layout
+from irc.capture.intercept import CREATION
+from irc.capture.tensor import SymDim, dim_proxy
+from irc.errors import IrcError, TracingError
+from irc.onnx.shape_values import (
+    ShapeValue,
+    dims_list,
+    is_symbolic,
+    known_sizes,
+    materialize,
+    shape_value,
+)
+from irc.shapes import SymExpr, as_expr, smax, smin
+
+Value = Any
+
+# NumPy's creation functions taking symbolic sizes while traced: capture
+# intercepts them for user code only, and this module is irc's.
+full = CREATION["full"](np.full)
+arange = CREATION["arange"](np.arange)
+broadcast_to = CREATION["broadcast_to"](np.broadcast_to)
+Converter = Callable[["Node", list[Value]], list[Value]]
+
+
+class UnsupportedOnnxOp(IrcError):
+    """An ONNX operator, or a form of one, that irc's graph level cannot express."""
+
+
+@dataclass
+class Node:
+    """An ONNX node with its attributes decoded, and where it is in the graph."""
+
+    proto: Any
+    index: int
+    opset: int
+
+    @cached_property
+    def attributes(self) -> dict[str, Any]:
+        from onnx import helper
+
+        return {a.name: helper.get_attribute_value(a) for a in self.proto.attribute}
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        value = self.attributes.get(name, default)
+        return value.decode() if isinstance(value, bytes) else value
+
+    @property
+    def where(self) -> str:
+        return f"node {self.index} {self.proto.name!r} ({self.proto.op_type})"
+
+
+CONVERTERS: dict[str, Converter] = {}
+
+#: Operand positions whose value must be known at import time, per operator.
+STATIC_OPERANDS: dict[str, tuple[int, ...]] = {}
+
+
+def converts(
+    *op_types: str, static: tuple[int, ...] = ()
+) -> Callable[[Converter], Converter]:
+    def register(converter: Converter) -> Converter:
+        for op_type in op_types:
+            CONVERTERS[op_type] = converter
+            if static:
+                STATIC_OPERANDS[op_type] = static
+        return converter
+
+    return register
+
+
+def unsupported(node: Node, form: str) -> UnsupportedOnnxOp:
+    return UnsupportedOnnxOp(
+        f"{node.proto.op_type} with {form} is not supported by irc"
+    )
+
+
+# ----- values known at import time -----------------------------------------
+
+
+def tensor(value: Value) -> Value:
+    """An operand as an array (a ``ShapeValue`` becomes a traced tensor)."""
+    return materialize(value) if isinstance(value, ShapeValue) else value
+
+
+def known_ints(node: Node, value: Value, what: str) -> list[int | SymDim]:
+    """The elements of an operand that must be known: a constant or sizes."""
+    sizes = known_sizes(value)
+    if sizes is None:
+        raise TracingError(
+            f"{node.proto.op_type} needs the value of its {what} known at compile "
+            "time; here it is computed from the data at run time: make it a "
+            "constant, compute it from input shapes, or bind the graph input "
+            "that holds it with irc.onnx.load(model, constants={name: array})"
+        )
+    return dims_list(sizes.ravel().tolist())
+
+
+def static_ints(node: Node, value: Value, what: str) -> list[int]:
+    sizes = known_ints(node, value, what)
+    if any(isinstance(s, SymDim) for s in sizes):
+        raise TracingError(
+            f"{node.proto.op_type} needs its {what} constant, not symbolic sizes"
+        )
+    return [int(s) for s in sizes]
+
+
+def known_scalar(value: Value) -> Any:
+    """A 0-d or 1-element constant as a Python number, else the value itself."""
+    if isinstance(value, np.ndarray) and value.size == 1:
+        return value.reshape(()).item()
+    if isinstance(value, ShapeValue) and value.elements.size == 1:
+        return value.elements.ravel()[0]
+    return value
+
+
+def shape_of(value: Value) -> list[int | SymDim]:
+    return list(value.shape)
+
+
+def rank_of(value: Value) -> int:
+    return len(value.shape)
+
+
+def axes_operand(node: Node, operands: list[Value], position: int) -> list[int] | None:
+    """Axes given as an attribute (older opsets) or as an optional input."""
+    if "axes" in node.attributes:
+        return list(node.attr("axes"))
+    if position < len(operands) and operands[position] is not None:
+        return static_ints(node, operands[position], "axes")
+    return None
+
+
+def normalize(axis: int, rank: int) -> int:
+    return axis + rank if axis < 0 else axis
+
+
+def numpy_dtype(onnx_type: int) -> np.dtype:
+    from onnx import helper
+
+    return np.dtype(helper.tensor_dtype_to_np_dtype(onnx_type))
+
+
+# ----- elementwise -----------------------------------------------------------
+
+UNARY: dict[str, Callable[[Value], Value]] = {
+    "Neg": np.negative,
+    "Abs": np.abs,
+    "Exp": np.exp,
+    "Log": np.log,
+    "Sqrt": np.sqrt,
+    "Reciprocal": np.reciprocal,
+    "Tanh": np.tanh,
+    "Sigmoid": numpy_api.sigmoid,
+    "Erf": numpy_api.erf,
+    "Sin": np.sin,
+    "Cos": np.cos,
+    "Floor": np.floor,
+    "Ceil": lambda x: -np.floor(-x),
+    "Not": np.logical_not,
+    "BitwiseNot": np.invert,
+    "Sign": np.sign,
+    "Identity": lambda x: x,
+    "Relu": lambda x: np.maximum(x, 0),
+    "Softsign": lambda x: x / (np.abs(x) + 1),
+    "Softplus": lambda x: np.log(np.exp(x) + 1),
+}
+
+BINARY: dict[str, Callable[[Value, Value], Value]] = {
+    "BitwiseAnd": np.bitwise_and,
+    "BitwiseOr": np.bitwise_or,
+    "BitwiseXor": np.bitwise_xor,
+    "Add": np.add,
+    "Sub": np.subtract,
+    "Mul": np.multiply,
+    "And": np.logical_and,
+    "Or": np.logical_or,
+    "Xor": np.logical_xor,
+    "Equal": np.equal,
+    "Less": np.less,
+    "Greater": np.greater,
+    "LessOrEqual": np.less_equal,
+    "GreaterOrEqual": np.greater_equal,
+}
+
+
+def _size_extremum(combine: Callable[..., SymExpr]) -> Callable[[Any, Any], Any]:
+    def extremum(a: Any, b: Any) -> Any:
+        return dim_proxy(combine(as_expr(_expr(a)), as_expr(_expr(b))))
+
+    return extremum
+
+
+def _expr(size: Any) -> Any:
+    return size.expr if isinstance(size, SymDim) else int(size)
+
+
+#: Binary operators that fold over sizes (``Shape`` arithmetic). Sizes are
+#: not negative, so ONNX's truncating Div is Python's floor division.
+SIZE_ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
+    "Add": lambda a, b: a + b,
+    "Sub": lambda a, b: a - b,
+    "Mul": lambda a, b: a * b,
+    "Div": lambda a, b: a // b,
+    "Mod": lambda a, b: a % b,
+    "Max": _size_extremum(smax),
+    "Min": _size_extremum(smin),
+    "Equal": lambda a, b: int(a == b),
+}
+
+
+@converts(*UNARY)
+def unary(node: Node, operands: list[Value]) -> list[Value]:
+    value = operands[0]
+    if node.proto.op_type in ("Neg", "Identity") and is_symbolic(value):
+        return [shape_value(UNARY[node.proto.op_type](value.elements))]
+    return [UNARY[node.proto.op_type](tensor(value))]
+
+
+@converts(*BINARY)
+def binary(node: Node, operands: list[Value]) -> list[Value]:
+    lhs, rhs = operands
+    op_type = node.proto.op_type
+    if op_type in SIZE_ARITHMETIC and (is_symbolic(lhs) or is_symbolic(rhs)):
+        folded = _fold_sizes(op_type, lhs, rhs)
+        if folded is not None:
+            return [folded]
+    return [BINARY[op_type](tensor(lhs), tensor(rhs))]
+
+
+def _fold_sizes(op_type: str, lhs: Value, rhs: Value) -> Value | None:
+    a, b = known_sizes(lhs), known_sizes(rhs)
+    if a is None or b is None:
+        return None
+    a, b = np.broadcast_arrays(a, b)
+    combine = SIZE_ARITHMETIC[op_type]
+    try:
+        result = [combine(x, y) for x, y in zip(a.ravel(), b.ravel())]
+    except TracingError:  # a comparison of sizes undecided at trace time
+        return None
+    folded = shape_value(np.array(result, dtype=object).reshape(a.shape))
+    return folded.astype(np.bool_) if op_type == "Equal" else folded
+
+
+@converts("Div")
+def divide(node: Node, operands: list[Value]) -> list[Value]:
+    lhs, rhs = operands
+    if is_symbolic(lhs) or is_symbolic(rhs):
+        folded = _fold_sizes("Div", lhs, rhs)
+        if folded is not None:
+            return [folded]
+    lhs, rhs = tensor(lhs), tensor(rhs)
+    if np.dtype(lhs.dtype).kind != "i":
+        return [np.divide(lhs, rhs)]
+    return [_truncating_divide(lhs, rhs)]
+
+
+def _truncating_divide(lhs: Value, rhs: Value) -> Value:
+    """ONNX's integer division, which truncates toward zero (NumPy floors)."""
+    floored = np.floor_divide(lhs, rhs)
+    inexact = np.not_equal(np.remainder(lhs, rhs), 0)
+    signs_differ = np.not_equal(np.less(lhs, 0), np.less(rhs, 0))
+    return np.where(np.logical_and(inexact, signs_differ), floored + 1, floored)
+
+
+@converts("Mod")
+def modulo(node: Node, operands: list[Value]) -> list[Value]:
+    if any(is_symbolic(o) for o in operands) and not node.attr("fmod", 0):
+        folded = _fold_sizes("Mod", *operands)
+        if folded is not None:
+            return [folded]
+    lhs, rhs = (tensor(o) for o in operands)
+    if node.attr("fmod", 0):
+        if np.dtype(lhs.dtype).kind == "f":
+            return [lhs - rhs * _truncate(lhs / rhs)]
+        return [lhs - rhs * _truncating_divide(lhs, rhs)]
+    return [np.remainder(lhs, rhs)]
+
+
+def _truncate(value: Value) -> Value:
+    return np.where(np.less(value, 0), -np.floor(-value), np.floor(value))
+
+
+@converts("Pow")
+def power(node: Node, operands: list[Value]) -> list[Value]:
+    base, exponent = (tensor(o) for o in operands)
+    return [np.power(base, exponent.astype(base.dtype))]
+
+
+@converts("Max", "Min", "Sum", "Mean")
+def variadic(node: Node, operands: list[Value]) -> list[Value]:
+    op_type = node.proto.op_type
+    if op_type in ("Max", "Min", "Sum") and any(is_symbolic(o) for o in operands):
+        folded = operands[0]
+        for operand in operands[1:]:
+            folded = _fold_sizes(
+                "Add" if op_type == "Sum" else op_type, folded, operand
+            )
+            if folded is None:
+                break
+        else:
+            return [folded]
+    combine = {"Max": np.maximum, "Min": np.minimum}.get(op_type, np.add)
+    values = [tensor(o) for o in operands]
+    result = values[0]
+    for value in values[1:]:
+        result = combine(result, value)
+    if op_type == "Mean":
+        result = result / len(values)
+    return [result]
+
+
+@converts("Where")
+def where(node: Node, operands: list[Value]) -> list[Value]:
+    condition, on_true, on_false = operands
+    if is_symbolic(on_true) or is_symbolic(on_false):
+        # Exporters choose between sizes (``Where(Equal(shape, -1), ...)``).
+        chosen = _choose_sizes(condition, on_true, on_false)
+        if chosen is not None:
+            return [chosen]
+    return [np.where(tensor(condition), tensor(on_true), tensor(on_false))]
+
+
+def _choose_sizes(condition: Value, on_true: Value, on_false: Value) -> Value | None:
+    sizes_true, sizes_false = known_sizes(on_true), known_sizes(on_false)
+    if (
+        not isinstance(condition, np.ndarray)
+        or sizes_true is None
+        or sizes_false is None
+    ):
+        return None
+    return shape_value(np.where(condition, sizes_true, sizes_false))
+
+
+@converts("Cast", "CastLike")
+def cast(node: Node, operands: list[Value]) -> list[Value]:
+    value = operands[0]
+    if node.proto.op_type == "CastLike":
+        target = np.dtype(operands[1].dtype)
+    else:
+        target = numpy_dtype(node.attr("to"))
+    if target == np.int64 and is_symbolic(value):
+        return [value]  # sizes stay sizes
+    return [tensor(value).astype(target)]
+
+
+# ----- activations and clips ---------------------------------------------------
+
+
+@converts("LeakyRelu", "Elu", "Selu", "Celu", "ThresholdedRelu", "HardSigmoid")
+def activation(node: Node, operands: list[Value]) -> list[Value]:
+    x = tensor(operands[0])
+    op_type = node.proto.op_type
+    if op_type == "LeakyRelu":
+        return [np.where(np.less(x, 0), x * node.attr("alpha", 0.01), x)]
+    if op_type == "Elu":
+        alpha = node.attr("alpha", 1.0)
+        return [np.where(np.less(x, 0), (np.exp(x) - 1) * alpha, x)]
+    if op_type == "Celu":
+        alpha = node.attr("alpha", 1.0)
+        negative = (np.exp(x / alpha) - 1) * alpha
+        return [np.maximum(x, 0) + np.minimum(negative, 0)]
+    if op_type == "Selu":
+        alpha = node.attr("alpha", 1.67326319217681884765625)
+        gamma = node.attr("gamma", 1.05070102214813232421875)
+        return [np.where(np.less_equal(x, 0), (np.exp(x) - 1) * alpha, x) * gamma]
+    if op_type == "ThresholdedRelu":
+        return [np.where(np.greater(x, node.attr("alpha", 1.0)), x, x * 0)]
+    alpha, beta = node.attr("alpha", 0.2), node.attr("beta", 0.5)
+    return [np.clip(x * alpha + beta, 0, 1)]
+
+
+@converts("HardSwish")
+def hard_swish(node: Node, operands: list[Value]) -> list[Value]:
+    x = tensor(operands[0])
+    return [x * np.clip(x * (1 / 6) + 0.5, 0, 1)]
+
+
+@converts("Mish")
+def mish(node: Node, operands: list[Value]) -> list[Value]:
+    x = tensor(operands[0])
+    return [x * np.tanh(np.log(np.exp(x) + 1))]
+
+
+@converts("PRelu")
+def prelu(node: Node, operands: list[Value]) -> list[Value]:
+    x, slope = (tensor(o) for o in operands)
+    return [np.where(np.less(x, 0), x * slope, x)]
+
+
+@converts("Gelu")
+def gelu(node: Node, operands: list[Value]) -> list[Value]:
+    x = tensor(operands[0])
+    if node.attr("approximate", "none") == "tanh":
+        inner = (x + x * x * x * 0.044715) * math.sqrt(2 / math.pi)
+        return [x * (np.tanh(inner) + 1) * 0.5]
+    return [x * (numpy_api.erf(x * (1 / math.sqrt(2))) + 1) * 0.5]
+
+
+@converts("Clip")
+def clip(node: Node, operands: list[Value]) -> list[Value]:
+    x = tensor(operands[0])
+    if node.opset < 11:
+        low, high = node.attr("min"), node.attr("max")
+    else:
+        low = operands[1] if len(operands) > 1 else None
+        high = operands[2] if len(operands) > 2 else None
+    if low is not None:
+        x = np.maximum(x, _like(low, x))
+    if high is not None:
+        x = np.minimum(x, _like(high, x))
+    return [x]
+
+
+def _like(bound: Value, x: Value) -> Value:
+    """A bound of ``x``'s type: a constant as a weak Python number."""
+    scalar = known_scalar(bound)
+    if isinstance(scalar, int | float):
+        return np.asarray(scalar, np.dtype(x.dtype))
+    return tensor(bound)
+
+
+# ----- contractions ------------------------------------------------------------
+
+
+@converts("MatMul")
+def matmul(node: Node, operands: list[Value]) -> list[Value]:
+    lhs, rhs = (tensor(o) for o in operands)
+    product = np.matmul(lhs, rhs)
+    # ONNX keeps the type (ml_dtypes multiplies NumPy bfloat16 into float32).
+    return [product if product.dtype == lhs.dtype else product.astype(lhs.dtype)]
+
+
+@converts("Gemm")
+def gemm(node: Node, operands: list[Value]) -> list[Value]:
+    a, b = tensor(operands[0]), tensor(operands[1])
+    if node.attr("transA", 0):
+        a = np.transpose(a)
+    if node.attr("transB", 0):
+        b = np.transpose(b)
+    product = np.matmul(a, b)
+    alpha, beta = node.attr("alpha", 1.0), node.attr("beta", 1.0)
+    if alpha != 1.0:
+        product = product * alpha
+    if len(operands) > 2 and operands[2] is not None:
+        bias = tensor(operands[2])
+        product = product + (bias * beta if beta != 1.0 else bias)
+    return [product]
+
+
+@converts("Einsum")
+def einsum(node: Node, operands: list[Value]) -> list[Value]:
+    return [np.einsum(node.attr("equation"), *(tensor(o) for o in operands))]
+
+
+# ----- reductions ----------------------------------------------------------------
+
+REDUCERS: dict[str, Callable[..., Value]] = {
+    "ReduceSum": np.sum,
+    "ReduceMax": np.max,
+    "ReduceMin": np.min,
+    "ReduceProd": np.prod,
+    "ReduceMean": np.mean,
+    "ReduceL1": lambda x, **kw: np.sum(np.abs(x), **kw),
+    "ReduceL2": lambda x, **kw: np.sqrt(np.sum(x * x, **kw)),
+    "ReduceSumSquare": lambda x, **kw: np.sum(x * x, **kw),
+    "ReduceLogSum": lambda x, **kw: np.log(np.sum(x, **kw)),
+    "ReduceLogSumExp": lambda x, **kw: _logsumexp(x, **kw),
+}
+
+
+def _logsumexp(x: Value, axis: tuple[int, ...], keepdims: bool) -> Value:
+    peak = np.max(x, axis=axis, keepdims=True)
+    total = np.log(np.sum(np.exp(x - peak), axis=axis, keepdims=True)) + peak
+    return total if keepdims else np.squeeze(total, axis=axis)
+
+
+@converts(*REDUCERS, static=(1,))
+def reduce(node: Node, operands: list[Value]) -> list[Value]:
+    x = tensor(operands[0])
+    rank = rank_of(x)
+    axes = axes_operand(node, operands, 1)
+    if not axes:
+        if node.attr("noop_with_empty_axes", 0):
+            return [x]
+        axes = list(range(rank))
+    axis = tuple(sorted({normalize(a, rank) for a in axes}))
+    keepdims = bool(node.attr("keepdims", 1))
+    if node.proto.op_type == "ReduceProd" and is_symbolic(operands[0]):
+        return [_size_product(operands[0], keepdims)]
+    reduced = REDUCERS[node.proto.op_type](x, axis=axis, keepdims=keepdims)
+    # ONNX keeps the element type (NumPy sums small integers as int64).
+    return [reduced if reduced.dtype == x.dtype else reduced.astype(x.dtype)]
+
+
+def _size_product(value: ShapeValue, keepdims: bool) -> Value:
+    product: Any = 1
+    for size in value.elements.ravel():
+        product = product * size
+    return shape_value([product] if keepdims else product)
+
+
+@converts("ArgMax", "ArgMin")
+def arg_extremum(node: Node, operands: list[Value]) -> list[Value]:
+    x = tensor(operands[0])
+    axis = normalize(node.attr("axis", 0), rank_of(x))
+    keepdims = bool(node.attr("keepdims", 1))
+    find = np.argmax if node.proto.op_type == "ArgMax" else np.argmin
+    if not node.attr("select_last_index", 0):
+        return [find(x, axis=axis, keepdims=keepdims)]
+    # The last extremum is the first one of the reversed axis.
+    reversed_index = find(np.flip(x, axis), axis=axis, keepdims=keepdims)
+    return [(shape_of(x)[axis] - 1) - reversed_index]
+
+
+# ----- normalizations ----------------------------------------------------------------
+
+
+@converts("Softmax", "LogSoftmax")
+def softmax(node: Node, operands: list[Value]) -> list[Value]:
+    x = tensor(operands[0])
+    rank = rank_of(x)
+    default = -1 if node.opset >= 13 else 1
+    axis = normalize(node.attr("axis", default), rank)
+    if node.opset < 13:  # the input is read as a matrix [d0*..*d(axis-1), rest]
+        shape = shape_of(x)
+        rows = math.prod(shape[:axis]) if axis else 1
+        flat = np.reshape(x, (rows, -1))
+        return [np.reshape(_softmax(node, flat, 1), shape)]
+    return [_softmax(node, x, axis)]
+
+
+def _softmax(node: Node, x: Value, axis: int) -> Value:
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    exponentials = np.exp(shifted)
+    total = np.sum(exponentials, axis=axis, keepdims=True)
+    if node.proto.op_type == "LogSoftmax":
+        return shifted - np.log(total)
+    return exponentials / total
+
+
+@converts("LayerNormalization")
+def layer_normalization(node: Node, operands: list[Value]) -> list[Value]:
+    x = tensor(operands[0])
+    rank = rank_of(x)
+    axis = normalize(node.attr("axis", -1), rank)
+    axes = tuple(range(axis, rank))
+    stash = numpy_dtype(node.attr("stash_type", 1))
+    wide = x.astype(stash) if np.dtype(x.dtype) != stash else x
+    mean = np.mean(wide, axis=axes, keepdims=True)
+    centered = wide - mean
+    variance = np.mean(centered * centered, axis=axes, keepdims=True)
+    inverse = 1 / np.sqrt(variance + node.attr("epsilon", 1e-5))
+    normalized = (centered * inverse).astype(x.dtype)
+    y = normalized * tensor(operands[1])
+    if len(operands) > 2 and operands[2] is not None:
+        y = y + tensor(operands[2])
+    return [y, mean, inverse]
+
+
+# ----- layout ------------------------------------------------------------------------
+
+
+@converts("Reshape", static=(1,))
+def reshape(node: Node, operands: list[Value]) -> list[Value]:
+    x, target = operands
+    dims = known_ints(node, target, "target shape")
+    source = shape_of(x)
+    if not node.attr("allowzero", 0):
+        dims = [source[i] if _is_int(d, 0) else d for i, d in enumerate(dims)]
+    if is_symbolic(x):
+        return [shape_value(np.reshape(x.elements, _numpy_dims(dims)))]
+    return [np.reshape(x, dims)]
+
+
+def _numpy_dims(dims: Sequence[Any]) -> list[int]:
+    return [int(d) for d in dims]
+
+
+def _is_int(value: Any, expected: int) -> bool:
+    return isinstance(value, int | np.integer) and int(value) == expected
+
+
+@converts("Flatten")
+def flatten(node: Node, operands: list[Value]) -> list[Value]:
+    x = tensor(operands[0])
+    shape = shape_of(x)
+    axis = normalize(node.attr("axis", 1), len(shape))
+    rows = math.prod(shape[:axis]) if axis else 1
+    columns = math.prod(shape[axis:]) if axis < len(shape) else 1
+    return [np.reshape(x, (rows, columns))]
+
+
+@converts("Transpose")
+def transpose(node: Node, operands: list[Value]) -> list[Value]:
+    x = tensor(operands[0])
+    perm = node.attr("perm")
+    return [np.transpose(x, None if perm is None else list(perm))]
+
+
+@converts("Squeeze", static=(1,))
+def squeeze(node: Node, operands: list[Value]) -> list[Value]:
+    x = operands[0]
+    axes = axes_operand(node, operands, 1)
+    rank = len(shape_of(x))
+    if axes is None:
+        axes = [i for i, d in enumerate(shape_of(x)) if _is_int(d, 1)]
+    axis = tuple(normalize(a, rank) for a in axes)
+    if is_symbolic(x):
+        return [shape_value(np.squeeze(x.elements, axis=axis))]
+    return [np.squeeze(x, axis=axis)]
+
+
+@converts("Unsqueeze", static=(1,))
+def unsqueeze(node: Node, operands: list[Value]) -> list[Value]:
+    x = operands[0]
+    axes = axes_operand(node, operands, 1) or []
+    rank = len(shape_of(x)) + len(axes)
+    axis = tuple(sorted(normalize(a, rank) for a in axes))
+    if is_symbolic(x):
+        return [shape_value(np.expand_dims(x.elements, axis))]
+    return [np.expand_dims(x, axis)]
+
+
+@converts("Concat")
+def concat(node: Node, operands: list[Value]) -> list[Value]:
+    parts = [o for o in operands if o is not None]
+    axis = node.attr("axis")
+    if any(is_symbolic(p) for p in parts):
+        sizes = [known_sizes(p) for p in parts]
+        if all(s is not None for s in sizes):
+            return [shape_value(np.concatenate(sizes, axis=axis))]
+    values = [tensor(p) for p in parts]
+    rank = rank_of(values[0])
+    # ONNX allows empty operands (of shape [0]) that NumPy would need typed.
+    return [np.concatenate(values, axis=normalize(axis, rank))]
+
+
+@converts("Split", static=(1,))
+def split(node: Node, operands: list[Value]) -> list[Value]:
+    x = tensor(operands[0])
+    shape = shape_of(x)
+    axis = normalize(node.attr("axis", 0), len(shape))
+    outputs = len(node.proto.output)
+    if "split" in node.attributes:
+        sizes: list[Any] = list(node.attr("split"))
+    elif len(operands) > 1 and operands[1] is not None:
+        sizes = known_ints(node, operands[1], "split sizes")
+    else:
+        count = node.attr("num_outputs", outputs)
+        extent = shape[axis]
+        chunk = -(-extent // count)
+        sizes = [chunk] * (count - 1) + [extent - chunk * (count - 1)]
+    offsets: list[Any] = [0]
+    for size in sizes[:-1]:
+        offsets.append(offsets[-1] + size)
+    results = []
+    for offset, size in zip(offsets, sizes):
+        key = [slice(None)] * len(shape)
+        key[axis] = slice(offset, offset + size)
+        results.append(x[tuple(key)])
+    return results
+
+
+@converts("Slice", static=(1, 2, 3, 4))
+def slice_(node: Node, operands: list[Value]) -> list[Value]:
+    x = operands[0]
+    if node.opset < 10:
+        starts, ends = list(node.attr("starts")), list(node.attr("ends"))
+        axes, steps = node.attr("axes"), None
+    else:
+        starts = known_ints(node, operands[1], "starts")
+        ends = known_ints(node, operands[2], "ends")
+        axes = _optional_ints(node, operands, 3, "axes")
+        steps = _optional_ints(node, operands, 4, "steps")
+    rank = len(shape_of(x))
+    axes = list(range(len(starts))) if axes is None else list(axes)
+    steps = [1] * len(starts) if steps is None else steps
+    key: list[slice] = [slice(None)] * rank
+    extents = shape_of(x)
+    for axis, start, end, step in zip(axes, starts, ends, steps):
+        axis = normalize(int(axis), rank)
+        symbolic = any(isinstance(v, SymDim) for v in (start, end, extents[axis]))
+        if step < 0 and symbolic and not is_symbolic(x):
+            # Capture slices backwards on static bounds only: reverse the axis
+            # and slice it forwards.
+            x = np.flip(x, axis)
+            key[axis] = _forward(start, end, step, extents[axis])
+        else:
+            key[axis] = slice(start, _python_end(end, step), step)
+    if is_symbolic(x):
+        return [shape_value(x.elements[tuple(key)])]
+    return [x[tuple(key)]]
+
+
+def _forward(start: Any, end: Any, step: int, extent: Any) -> slice:
+    """``[start:end:step]`` (``step < 0``) as a slice of the reversed axis;
+    symbolic bounds are taken to lie in the axis, as exporters write them."""
+    first = extent - 1 - _index(start, extent)
+    if isinstance(end, int) and (end < -(2**62) or _is_past_front(end, extent)):
+        return slice(first, None, -step)
+    return slice(first, extent - 1 - _index(end, extent), -step)
+
+
+def _index(bound: Any, extent: Any) -> Any:
+    """An ONNX bound as an index into the axis (from the back when negative,
+    the last index when past the end)."""
+    if not isinstance(bound, int):
+        return bound
+    if bound > 2**62:
+        return extent - 1
+    return bound + extent if bound < 0 else bound
+
+
+def _is_past_front(end: int, extent: Any) -> bool:
+    return isinstance(extent, int) and end + extent < 0
+
+
+def _python_end(end: Any, step: int) -> Any:
+    """ONNX's end past the front (``-INT64_MAX``) is Python's ``None``."""
+    if step < 0 and isinstance(end, int) and end < -(2**62):
+        return None
+    return end
+
+
+def _optional_ints(
+    node: Node, operands: list[Value], position: int, what: str
+) -> list[int] | None:
+    if position < len(operands) and operands[position] is not None:
+        return static_ints(node, operands[position], what)
+    return None
+
+
+@converts("Gather")
+def gather(node: Node, operands: list[Value]) -> list[Value]:
+    data, indices = operands
+    axis = normalize(node.attr("axis", 0), len(shape_of(data)))
+    sizes = known_sizes(data)
+    index_values = known_sizes(indices)
+    if sizes is not None and index_values is not None and is_symbolic(data):
+        return [
+            shape_value(np.take(sizes, _wrap(index_values, sizes.shape[axis]), axis))
+        ]
+    data = tensor(data)
+    if index_values is not None and rank_of(indices) == 0:
+        key = [slice(None)] * len(shape_of(data))
+        key[axis] = dims_list([index_values.item()])[0]
+        return [data[tuple(key)]]
+    if isinstance(data, np.ndarray):  # np.take would not dispatch on the indices
+        data = layout.as_tensor(data)
+    return [np.take(data, tensor(indices), axis=axis)]
+
+
+def _wrap(indices: np.ndarray, extent: int) -> np.ndarray:
+    """Indices into a static extent, negative ones counted from the end."""
+    flat = [int(i) + extent if int(i) < 0 else int(i) for i in indices.ravel()]
+    return np.array(flat, np.int64).reshape(indices.shape)
+
+
+@converts("Expand", static=(1,))
+def expand(node: Node, operands: list[Value]) -> list[Value]:
+    x = tensor(operands[0])
+    target = known_ints(node, operands[1], "target shape")
+    return [broadcast_to(x, bidirectional_shape(shape_of(x), target))]
+
+
+def bidirectional_shape(lhs: Sequence[Any], rhs: Sequence[Any]) -> list[Any]:
+    """ONNX's (and NumPy's) broadcast of two shapes of ints and sizes."""
+    rank = max(len(lhs), len(rhs))
+    lhs = [1] * (rank - len(lhs)) + list(lhs)
+    rhs = [1] * (rank - len(rhs)) + list(rhs)
+    return [b if _is_int(a, 1) else a for a, b in zip(lhs, rhs)]
+
+
+@converts("Tile", static=(1,))
+def tile(node: Node, operands: list[Value]) -> list[Value]:
+    repeats = known_ints(node, operands[1], "repeats")
+    return [np.tile(tensor(operands[0]), repeats)]
+
+
+@converts("Trilu", static=(1,))
+def trilu(node: Node, operands: list[Value]) -> list[Value]:
+    x = tensor(operands[0])
+    k = static_ints(node, operands[1], "k")[0] if len(operands) > 1 else 0
+    triangle = np.triu if node.attr("upper", 1) else np.tril
+    return [triangle(x, k)]
+
+
+# ----- sources ------------------------------------------------------------------------
+
+
+@converts("Constant")
+def constant(node: Node, operands: list[Value]) -> list[Value]:
+    from onnx import numpy_helper
+
+    attributes = node.proto.attribute
+    if not attributes:
+        raise unsupported(node, "no value")
+    attribute = attributes[0]
+    if attribute.name == "value":
+        return [numpy_helper.to_array(attribute.t)]
+    simple = {
+        "value_float": np.float32,
+        "value_floats": np.float32,
+        "value_int": np.int64,
+        "value_ints": np.int64,
+    }
+    if attribute.name in simple:
+        return [np.array(node.attr(attribute.name), simple[attribute.name])]
+    raise unsupported(node, f"a {attribute.name} attribute")
+
+
+@converts("ConstantOfShape", static=(0,))
+def constant_of_shape(node: Node, operands: list[Value]) -> list[Value]:
+    from onnx import numpy_helper
+
+    dims = known_ints(node, operands[0], "shape")
+    proto = node.attributes.get("value")
+    fill = (
+        numpy_helper.to_array(proto) if proto is not None else np.zeros(1, np.float32)
+    )
+    return [full(dims, fill.reshape(()).item(), fill.dtype)]
+
+
+@converts("Range", static=(0, 1, 2))
+def range_(node: Node, operands: list[Value]) -> list[Value]:
+    start, limit, delta = (known_bound(o) for o in operands)
+    element = np.dtype(operands[0].dtype)
+    return [arange(start, limit, delta).astype(element)]
+
+
+def known_bound(value: Value) -> Any:
+    scalar = known_scalar(value)
+    if isinstance(scalar, int | float | SymDim):
+        return scalar
+    raise TracingError(
+        "Range needs its start, limit and delta known at compile time; here "
+        "one is computed from the data at run time"
+    )
+
+
+@converts("Shape")
+def shape(node: Node, operands: list[Value]) -> list[Value]:
+    dims = shape_of(operands[0])
+    start, end = node.attr("start", 0), node.attr("end")
+    return [shape_value(dims[start:end])]
+
+
+@converts("Size")
+def size(node: Node, operands: list[Value]) -> list[Value]:
+    total: Any = 1
+    for dim in shape_of(operands[0]):
+        total = total * dim
+    return [shape_value(total)]
+
+
+@converts("Dropout", static=(1, 2))
+def dropout(node: Node, operands: list[Value]) -> list[Value]:
+    if len(operands) > 2 and operands[2] is not None and known_scalar(operands[2]):
+        raise unsupported(node, "training_mode=true")
+    x = tensor(operands[0])
+    return [x, full(shape_of(x), True)]
