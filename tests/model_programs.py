@@ -42,8 +42,9 @@ def rotary_tables(seq, theta=10000.0):
 def apply_rotary(xq, xk, cos, sin):
     """Rotate (real, imaginary) pairs of the last axis, as the complex
     multiplication of Llama's RoPE written in real arithmetic."""
-    q_pairs = xq.reshape(xq.shape[:-1] + (-1, 2))
-    k_pairs = xk.reshape(xk.shape[:-1] + (-1, 2))
+    # The shape tuple concatenated, as model code writes it (symbolic dims in it).
+    q_pairs = xq.reshape(xq.shape[:-1] + (-1, 2))  # noqa: RUF005
+    k_pairs = xk.reshape(xk.shape[:-1] + (-1, 2))  # noqa: RUF005
     q_re, q_im = np.split(q_pairs, 2, axis=-1)
     k_re, k_im = np.split(k_pairs, 2, axis=-1)
     q_re, q_im = q_re.squeeze(-1), q_im.squeeze(-1)
@@ -174,6 +175,29 @@ def mamba_block(x, params):
     return (y * silu(z)) @ params["out_proj"]
 
 
+def mamba_block_einops(x, params):
+    """The Mamba block with its projections and the scan's broadcasts
+    written with einops, as Mamba ports that use it do."""
+    import einops
+
+    xz = einops.einsum(x, params["in_proj"], "l d, d e -> l e")
+    u, z = einops.rearrange(xz, "l (two e) -> two l e", two=2)
+    u = silu(causal_depthwise_conv(u, params["conv_weight"], params["conv_bias"]))
+    projected = einops.einsum(u, params["x_proj"], "l e, e n -> l n")
+    delta, B, C = np.split(projected, [DT_RANK, DT_RANK + D_STATE], axis=-1)
+    delta = softplus(delta @ params["dt_proj_weight"] + params["dt_proj_bias"])
+    A = -np.exp(params["A_log"])
+    log_decay = einops.rearrange(delta, "l d -> l d 1") * A
+    drive = einops.rearrange(delta * u, "l d -> l d 1") * einops.rearrange(
+        B, "l n -> l 1 n"
+    )
+    total = np.cumsum(log_decay, axis=0)
+    h = np.exp(total) * np.cumsum(drive * np.exp(-total), axis=0)
+    y = einops.reduce(h * einops.rearrange(C, "l n -> l 1 n"), "l d n -> l d", "sum")
+    y = y + u * params["D"]
+    return einops.einsum(y * silu(z), params["out_proj"], "l e, e d -> l d")
+
+
 def selective_scan_loop(u, delta, A, B, C, D):
     """The recurrence itself over a static number of steps, batched over a
     leading axis, each step's output written into a buffer."""
@@ -195,7 +219,9 @@ def mamba_weights(rng):
 
     return {
         "in_proj": matrix(D_MODEL, 2 * D_INNER),
-        "conv_weight": (0.5 * rng.standard_normal((D_INNER, D_CONV))).astype(np.float32),
+        "conv_weight": (0.5 * rng.standard_normal((D_INNER, D_CONV))).astype(
+            np.float32
+        ),
         "conv_bias": (0.1 * rng.standard_normal(D_INNER)).astype(np.float32),
         "x_proj": matrix(D_INNER, DT_RANK + 2 * D_STATE),
         "dt_proj_weight": matrix(DT_RANK, D_INNER),

@@ -115,6 +115,27 @@ def test_mamba_block_matches_numpy(mamba, backend, seq):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_mamba_block_written_with_einops_matches_numpy(backend):
+    pytest.importorskip("einops")
+    import einops  # noqa: F401  (irc's einops backend needs einops imported first)
+
+    params = models.mamba_weights(np.random.default_rng(3))
+    compiled = irc.compile(
+        models.mamba_block_einops, f32("seq", models.D_MODEL), specs_of(params)
+    )
+    for seq in (2, 6):
+        x = np.random.default_rng(seq).standard_normal((seq, models.D_MODEL))
+        x = x.astype(np.float32)
+        expected = models.mamba_block_einops(x, params)
+        np.testing.assert_allclose(
+            expected, models.mamba_block(x, params), rtol=1e-5, atol=1e-6
+        )
+        assert_matches(
+            compiled(x, params, backend=backend), expected, rtol=1e-4, atol=1e-4
+        )
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_causal_conv_into_a_buffer_is_one_kernel(backend):
     """The padded buffer written by slice and the four shifted reads fuse:
     neither ``padded`` nor the running ``out`` reaches memory."""
