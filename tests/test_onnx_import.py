@@ -328,3 +328,27 @@ def test_torch_exported_transformer_matches_onnxruntime(dynamo: bool) -> None:
         (expected,) = session.run(None, {"tokens": tokens})
         actual = compiled(tokens, *f.weights, backend=backend)
         np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_an_embedding_lookup_runs_eagerly_and_compiled():
+    """A Gather from a float initializer (a weight argument) by int64 token
+    ids: called on NumPy arrays, and compiled, it is onnxruntime's."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    table = np.random.default_rng(0).standard_normal((10, 4)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["table", "tokens"], ["y"], axis=0)],
+        "embed",
+        [helper.make_tensor_value_info("tokens", TensorProto.INT64, ["batch", "seq"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "seq", 4])],
+        [numpy_helper.from_array(table, "table")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    f = irc.onnx.load(model)
+    tokens = np.array([[1, -2, 3], [0, 9, 9]], np.int64)
+    expected = np.take(table, tokens, axis=0)
+    np.testing.assert_array_equal(f(tokens, *f.weights), expected)
+    compiled = f.compile()
+    np.testing.assert_array_equal(
+        compiled(tokens, *f.weights, backend="reference"), expected
+    )

@@ -763,9 +763,10 @@ def gather(node: Node, operands: list[Value]) -> list[Value]:
         key = [slice(None)] * len(shape_of(data))
         key[axis] = dims_list([index_values.item()])[0]
         return [data[tuple(key)]]
-    if isinstance(data, np.ndarray):  # np.take would not dispatch on the indices
-        data = layout.as_tensor(data)
-    return [np.take(data, tensor(indices), axis=axis)]
+    indices = tensor(indices)
+    if isinstance(data, np.ndarray) and not isinstance(indices, np.ndarray):
+        data = layout.as_tensor(data)  # np.take would not dispatch on the indices
+    return [np.take(data, indices, axis=axis)]
 
 
 def _wrap(indices: np.ndarray, extent: int) -> np.ndarray:
