@@ -469,3 +469,48 @@ def test_irc_opt_tolerance_flags(
         run_irc_opt(tmp_path, capsys, text, "--atol", "nan")
     assert exited.value.code == 2
     assert "expected a non-negative number, got 'nan'" in capsys.readouterr().err
+
+
+# Honest checks: a pass that never fires is reported ---------------------------
+
+
+@dataclass(frozen=True)
+class NeverMatches(ModulePass):
+    """A pattern for an op the generated programs never hold."""
+
+    name = "never-matches"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for inner in list(op.walk()):
+            if inner.name == "graph.frobnicate":  # no such op
+                raise AssertionError("unreachable")
+
+
+def test_a_pass_that_never_fires_fails_the_check() -> None:
+    with pytest.raises(PassCheckError) as caught:
+        testing.check_pass(NeverMatches(), max_examples=20)
+    assert caught.value.headline.startswith(
+        "pass 'never-matches' changed none of the 20 programs checked, so the check "
+        "proves nothing about what it does"
+    )
+    assert "changed by each pass: never-matches 0" in caught.value.program
+    report = testing.check_pass(NeverMatches(), max_examples=20, require_change=False)
+    assert report.examples == 20 and report.changed_by["never-matches"] == 0
+
+
+def test_a_lowering_checked_on_the_wrong_level_is_reported() -> None:
+    """bufferize on graph programs (not after fuse,tile) does nothing."""
+    with pytest.raises(PassCheckError, match="pass 'bufferize' changed none"):
+        testing.check_pass("bufferize", max_examples=10)
+
+
+def test_the_report_counts_changes_per_pass_and_op_kinds() -> None:
+    report = testing.check_pass("fuse,tile", max_examples=30)
+    assert report.examples >= 30
+    assert 0 < report.changed_by["tile"] <= report.changed_by["fuse"] <= report.examples
+    assert report.op_kinds["graph.constant"] > 0
+    assert "func.return" not in report.op_kinds
+    text = str(report)
+    assert text.startswith("check_pass fuse,tile: ")
+    assert f"fuse {report.changed_by['fuse']}, tile {report.changed_by['tile']}" in text
+    assert "graph.constant (" in text

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from irc.testing.check import (
         Case,
+        PassReport,
         cases,
         check_metamorphic,
         check_pass,
@@ -65,6 +66,7 @@ __all__ = [
     "Case",
     "Level",
     "PassCheckError",
+    "PassReport",
     "SemanticsChecker",
     "bindings",
     "bindings_for",
@@ -90,7 +92,14 @@ __all__ = [
 
 #: The submodule that defines each public name.
 _HOMES: dict[str, tuple[str, ...]] = {
-    "check": ("Case", "cases", "check_metamorphic", "check_pass", "register_profiles"),
+    "check": (
+        "Case",
+        "PassReport",
+        "cases",
+        "check_metamorphic",
+        "check_pass",
+        "register_profiles",
+    ),
     "gradients": ("check_grad", "differentiable_programs", "grad_inputs"),
     "interpreters": ("Level", "level_of", "register_level", "run_module"),
     "sampling": ("enumerate_bindings", "inputs", "module_bindings"),

@@ -14,7 +14,9 @@ the one of the minimal program.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from itertools import zip_longest
 
 import numpy as np
@@ -196,7 +198,8 @@ def check_pass(
     ctx: Context | None = None,
     max_value: int = MAX_SYMBOL_VALUE,
     check_bounds: bool = True,
-) -> None:
+    require_change: bool = True,
+) -> PassReport:
     """Check that pass ``p`` keeps the meaning of programs.
 
     ``p`` is a ``ModulePass`` instance, a sequence of them, or a pipeline as
@@ -218,6 +221,11 @@ def check_pass(
     the access, the buffer and a breaking binding, unless the program was
     already out of bounds before it (then the program is reported).
 
+    A check that never saw the pass do anything proves nothing: with
+    ``require_change`` (the default) it fails when the pass changed none of
+    the programs. It returns a :class:`PassReport`: the programs checked,
+    how many the pass changed, and the op kinds they held.
+
     ``max_examples`` overrides the active Hypothesis profile's; ``ctx``
     parses the round trip (default: every dialect irc knows), and must know
     any dialect the pass introduces.
@@ -225,12 +233,63 @@ def check_pass(
     passes = resolve_passes(p)
     name = pass_name(p)
     context = ctx or default_context()
+    report = PassReport(name)
 
     def check(case: Case) -> None:
-        _check_case(passes, name, case, context, rtol, atol, check_bounds)
+        _check_case(passes, name, case, context, rtol, atol, check_bounds, report)
 
     strategy = cases(programs, ctx=context, max_value=max_value)
     _run_property(f"check_pass {name}", check, strategy, max_examples)
+    idle = report.never_changed(passes) if report.examples else []
+    if require_change and idle:
+        raise PassCheckError(
+            f"pass '{', '.join(idle)}' changed none of the {report.examples} programs "
+            "checked, so the check proves nothing about what it does: its patterns "
+            "may never match them. Give programs it applies to (programs=...; a "
+            "lowering after the passes that produce its level, 'fuse,tile'), or "
+            "pass require_change=False for a pass that may rightly do nothing",
+            report.summary(),
+        )
+    return report
+
+
+@dataclass
+class PassReport:
+    """What a ``check_pass`` run covered: how many programs it checked, how
+    many the pass changed, and how often each op kind occurred in them."""
+
+    name: str
+    examples: int = 0
+    #: Per pass of the pipeline (its spec), the programs it changed.
+    changed_by: Counter[str] = field(default_factory=Counter)
+    op_kinds: Counter[str] = field(default_factory=Counter)
+
+    def record(self, module: ModuleOp) -> None:
+        self.examples += 1
+        self.op_kinds.update(
+            op.name for op in module.walk() if op.name not in _STRUCTURE_OPS
+        )
+
+    def never_changed(self, passes: Sequence[ModulePass]) -> list[str]:
+        """The passes of the pipeline that changed none of the programs."""
+        return [str(p.spec()) for p in passes if not self.changed_by[str(p.spec())]]
+
+    def summary(self) -> str:
+        changed = ", ".join(f"{p} {n}" for p, n in self.changed_by.items())
+        kinds = ", ".join(
+            f"{kind} ({count})" for kind, count in sorted(self.op_kinds.items())
+        )
+        return (
+            f"check_pass {self.name}: {self.examples} programs; changed by each "
+            f"pass: {changed or 'none'}; op kinds in them: {kinds or 'none'}\n"
+        )
+
+    def __str__(self) -> str:
+        return self.summary().rstrip("\n")
+
+
+#: Ops every program holds, left out of the coverage report.
+_STRUCTURE_OPS = frozenset({"builtin.module", "func.func", "func.return"})
 
 
 def _check_case(
@@ -241,14 +300,14 @@ def _check_case(
     rtol: float | None,
     atol: float | None,
     check_bounds: bool = True,
+    report: PassReport | None = None,
 ) -> None:
     program = print_module(case.module)
     after = case.module.clone()
-    if check_bounds:
-        _apply_checking_bounds(passes, case.module, after, ctx, program)
-    else:
-        apply_checked(passes, after, ctx, program)
+    _apply_each(passes, case.module, after, ctx, program, check_bounds, report)
     after_text = _round_trip(after, ctx, name, program)
+    if report is not None:
+        report.record(case.module)
     arrays = inputs(case.module, case.binding, case.seed)
     expected = _run_original(case, case.module, arrays, program)
     try:
@@ -314,18 +373,28 @@ def _bound_symbols(
     return binding
 
 
-def _apply_checking_bounds(
+def _apply_each(
     passes: tuple[ModulePass, ...],
     original: ModuleOp,
     module: ModuleOp,
     ctx: Context,
     program: str,
+    check_bounds: bool,
+    report: PassReport | None,
 ) -> None:
-    """``apply_checked``, one pass at a time, with the bounds checker after
-    each: the first pass whose output may access out of bounds is blamed,
-    unless ``original`` (the program before any) already does."""
+    """``apply_checked``, one pass at a time, noting in ``report`` which
+    passes changed the module; with ``check_bounds``, the bounds checker
+    runs after each: the first pass whose output may access out of bounds
+    is blamed, unless ``original`` (the program before any) already does."""
+    text = program
     for current in passes:
         apply_checked((current,), module, ctx, program)
+        if report is not None:
+            new_text = print_module(module)
+            report.changed_by[str(current.spec())] += new_text != text
+            text = new_text
+        if not check_bounds:
+            continue
         violations = bounds.check_bounds(module)
         if not violations:
             continue
