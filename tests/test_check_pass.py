@@ -514,3 +514,28 @@ def test_the_report_counts_changes_per_pass_and_op_kinds() -> None:
     assert text.startswith("check_pass fuse,tile: ")
     assert f"fuse {report.changed_by['fuse']}, tile {report.changed_by['tile']}" in text
     assert "graph.constant (" in text
+
+
+def test_require_change_can_name_the_passes_that_must_fire() -> None:
+    report = testing.check_pass(
+        [NeverMatches(), SwapAddOperandsForTest()],
+        max_examples=20,
+        require_change=["swap-add-for-test"],
+    )
+    assert report.changed_by["never-matches"] == 0
+    with pytest.raises(PassCheckError, match="pass 'never-matches' changed none"):
+        testing.check_pass(
+            [NeverMatches(), SwapAddOperandsForTest()],
+            max_examples=20,
+            require_change=["never-matches"],
+        )
+
+
+@dataclass(frozen=True)
+class SwapAddOperandsForTest(ModulePass):
+    name = "swap-add-for-test"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for inner in list(op.walk()):
+            if isinstance(inner, g.AddOp):
+                Rewriter.replace_op(inner, g.AddOp(inner.rhs, inner.lhs))
