@@ -1309,6 +1309,32 @@ class TransposeOp(GraphOp):
             raise VerifyException(f"transpose result must be {expected}, not {result}")
 
 
+def window_ranges(
+    offsets: Sequence[SymExpr], strides: Sequence[int], sizes: Sequence[SymExpr]
+) -> list[tuple[SymExpr, SymExpr]]:
+    """Per axis, the lowest and the highest index of the elements ``offset +
+    k * stride`` for ``k < size`` (the highest one below the lowest when the
+    size is 0): the window ``graph.slice`` reads and ``graph.insert_slice``
+    writes."""
+    ranges = []
+    for offset, stride, size in zip(offsets, strides, sizes):
+        last = offset + (size - 1) * stride
+        ranges.append((offset, last) if stride > 0 else (last, offset))
+    return ranges
+
+
+def window_in_bounds(
+    facts: Facts,
+    ranges: Sequence[tuple[SymExpr, SymExpr]],
+    extents: Sequence[SymExpr],
+) -> bool:
+    """Whether ``facts`` prove every window range inside its extent."""
+    return all(
+        facts.prove_le(0, low) and facts.prove_lt(high, extent)
+        for (low, high), extent in zip(ranges, extents)
+    )
+
+
 @irdl_op_definition
 class SliceOp(GraphOp):
     """``%y = graph.slice %x [0, 2] [1, 2] : T1 -> T2``: a strided window.
@@ -1360,24 +1386,16 @@ class SliceOp(GraphOp):
     def index_ranges(self) -> list[tuple[SymExpr, SymExpr]]:
         """The lowest and the highest index the slice reads along each axis
         (for a slice of size 0, the highest is one below the lowest)."""
-        ranges = []
-        for offset, stride, size in zip(
+        return window_ranges(
             self.offset_list, self.stride_list, tensor_type(self.result).dims
-        ):
-            last = offset + (size - 1) * stride
-            ranges.append((offset, last) if stride > 0 else (last, offset))
-        return ranges
+        )
 
     def provably_in_bounds(self) -> bool:
         """Whether every index the slice reads provably lies inside its
         operand, under the guards in scope."""
-        return provable_in_scope(self, self._in_bounds)
-
-    def _in_bounds(self, facts: Facts) -> bool:
         extents = tensor_type(self.input).dims
-        return all(
-            facts.prove_le(0, low) and facts.prove_lt(high, extent)
-            for (low, high), extent in zip(self.index_ranges(), extents)
+        return provable_in_scope(
+            self, lambda facts: window_in_bounds(facts, self.index_ranges(), extents)
         )
 
     def verify_(self) -> None:
@@ -1397,7 +1415,7 @@ class SliceOp(GraphOp):
         for axis, stride in enumerate(self.stride_list):
             if stride == 0:
                 raise VerifyException(f"slice stride of axis {axis} is zero")
-        if self._in_bounds(NO_FACTS):
+        if window_in_bounds(NO_FACTS, self.index_ranges(), source.dims):
             return
         facts = facts_in_scope(self)
         for axis, ((low, high), extent) in enumerate(
@@ -1466,24 +1484,16 @@ class InsertSliceOp(GraphOp):
     def index_ranges(self) -> list[tuple[SymExpr, SymExpr]]:
         """The lowest and the highest index written along each axis (for a
         window of size 0, the highest is one below the lowest)."""
-        ranges = []
-        for offset, stride, size in zip(
+        return window_ranges(
             self.offset_list, self.stride_list, tensor_type(self.source).dims
-        ):
-            last = offset + (size - 1) * stride
-            ranges.append((offset, last) if stride > 0 else (last, offset))
-        return ranges
+        )
 
     def provably_in_bounds(self) -> bool:
         """Whether every index the window writes provably lies inside the
         destination, under the guards in scope."""
-        return provable_in_scope(self, self._in_bounds)
-
-    def _in_bounds(self, facts: Facts) -> bool:
         extents = tensor_type(self.dest).dims
-        return all(
-            facts.prove_le(0, low) and facts.prove_lt(high, extent)
-            for (low, high), extent in zip(self.index_ranges(), extents)
+        return provable_in_scope(
+            self, lambda facts: window_in_bounds(facts, self.index_ranges(), extents)
         )
 
     def covers_destination(self) -> bool:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import IntegerType, i1, i32
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -34,6 +35,9 @@ from irc.dialects.elementwise import ElementwiseKind, ReductionKind
 from irc.lowering.fusion_to_loop.builder import I32_LIMIT, next_power_of_two
 from irc.lowering.fusion_to_loop.index_maps import Index, tensor_type
 from irc.lowering.fusion_to_loop.tiler import KernelTiler
+
+if TYPE_CHECKING:
+    from irc.lowering.fusion_to_loop import TilePass
 from irc.shapes import SymExpr
 
 
@@ -65,14 +69,8 @@ class ReductionTiler(KernelTiler):
         kept = [d for k, d in enumerate(shape) if k not in axes]
         extent = sym.product(d for k, d in enumerate(shape) if k in axes)
         pid = self.b.program_id(0)
+        persistent, block = row_blocks(extent, self.options)
         static = extent.constant
-        persistent = static is not None and static <= self.options.max_persistent
-        if persistent:
-            block = next_power_of_two(max(static or 0, 1))
-        else:
-            block = self.options.reduction_block
-            if static is not None:
-                block = min(block, next_power_of_two(static))
         rows = _Rows(
             reductions, shape, axes, tuple(self.b.delinearize(pid, kept)), extent, block
         )
@@ -266,6 +264,20 @@ class ReductionTiler(KernelTiler):
         self._set_anchor(
             reduction, b.cast(b.create(loop.ReduceOp("min", candidates, 0)), element)
         )
+
+
+def row_blocks(extent: SymExpr, options: TilePass) -> tuple[bool, int]:
+    """How a row kernel walks a row of ``extent`` lanes: whether in one
+    block (``persistent``: a static row of at most ``max_persistent``
+    lanes, in the next power of two), and the block's size (otherwise
+    ``reduction_block``, or less for a shorter static row)."""
+    static = extent.constant
+    if static is not None and static <= options.max_persistent:
+        return True, next_power_of_two(max(static, 1))
+    block = options.reduction_block
+    if static is not None:
+        block = min(block, next_power_of_two(static))
+    return False, block
 
 
 def _state_size(reduction: Operation) -> int:

@@ -33,8 +33,8 @@ from xdsl.ir import Attribute, SSAValue
 from irc.dialects import graph as g
 from irc.dialects import loop, sym
 from irc.dialects.elementwise import ReductionKind
-from irc.lowering.fusion_to_loop.builder import next_power_of_two
 from irc.lowering.fusion_to_loop.index_maps import Index, tensor_type
+from irc.lowering.fusion_to_loop.reduction import row_blocks
 from irc.lowering.fusion_to_loop.tiler import KernelTiler
 from irc.shapes import SymExpr
 
@@ -64,14 +64,8 @@ class ScanTiler(KernelTiler):
         axis = scans[0].axis_index
         kept = [d for k, d in enumerate(shape) if k != axis]
         extent = shape[axis]
+        persistent, block = row_blocks(extent, self.options)
         static = extent.constant
-        persistent = static is not None and static <= self.options.max_persistent
-        if persistent:
-            block = next_power_of_two(max(static or 0, 1))
-        else:
-            block = self.options.reduction_block
-            if static is not None:
-                block = min(block, next_power_of_two(static))
         row = tuple(self.b.delinearize(self.b.program_id(0), kept))
         rows = _Rows(scans, shape, axis, row, block)
         if persistent:
