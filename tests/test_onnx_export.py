@@ -158,3 +158,81 @@ def test_random_programs_import_back_to_what_they_computed(
                 atol=1e-6,
                 equal_nan=True,
             )
+
+
+# ----- the graph ops added since the exporter was written ----------------------
+
+
+def export_matches_reference(
+    function: object, specs: list[irc.TensorSpec], make_inputs: object
+) -> onnx.ModelProto:
+    """``function`` compiled, exported and run by onnxruntime at two sizes,
+    against irc's reference backend; returns the model."""
+    compiled = irc.compile(function, *specs)
+    model = irc.onnx.export(compiled)
+    session = onnxruntime_session(model)
+    for size in (3, 17):
+        arrays = make_inputs(np.random.default_rng(size), size)  # type: ignore[operator]
+        expected, _ = pytree.flatten(compiled(*arrays, backend="reference"))
+        feeds = {i.name: a for i, a in zip(session.get_inputs(), arrays)}
+        actual = session.run(None, feeds)
+        assert len(actual) == len(expected)
+        for got, want in zip(actual, expected):
+            assert got.dtype == np.asarray(want).dtype
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, equal_nan=True)
+    return model
+
+
+def float_inputs(low: float, high: float, *, specials: bool = True) -> object:
+    """One float32 ``[N, 3]`` input in ``[low, high]``, with halves, zeros,
+    tiny values and infinities where ``specials``."""
+
+    def make(rng: np.random.Generator, size: int) -> list[np.ndarray]:
+        values = rng.uniform(low, high, (size, 3)).astype(np.float32)
+        if specials:
+            extra = [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.0, -0.0, 1e-7, -1e-7, 3e-4]
+            extra += [np.inf, -np.inf, np.nan, 1e30, -1e30]
+            flat = values.reshape(-1)
+            count = min(len(extra), flat.size)
+            flat[:count] = np.asarray(extra[:count], np.float32)
+        return [values]
+
+    return make
+
+
+UNARY_CASES = {
+    "ceil": (np.ceil, float_inputs(-4, 4)),
+    "trunc": (np.trunc, float_inputs(-4, 4)),
+    "rint": (np.rint, float_inputs(-4, 4)),
+    "log1p": (np.log1p, float_inputs(-0.99, 5)),
+    "expm1": (np.expm1, float_inputs(-5, 5)),
+    "log2": (np.log2, float_inputs(1e-3, 50)),
+    "log10": (np.log10, float_inputs(1e-3, 50)),
+    "sinh": (np.sinh, float_inputs(-5, 5)),
+    "cosh": (np.cosh, float_inputs(-5, 5)),
+    "arctan": (np.arctan, float_inputs(-50, 50)),
+    "arcsin": (np.arcsin, float_inputs(-1, 1, specials=False)),
+    "arccos": (np.arccos, float_inputs(-1, 1, specials=False)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY_CASES))
+def test_new_elementwise_ops_export_with_numpys_values(name: str) -> None:
+    function, make_inputs = UNARY_CASES[name]
+    with np.errstate(all="ignore"):
+        export_matches_reference(
+            lambda x: function(x),
+            [irc.TensorSpec(("N", 3), "float32")],
+            make_inputs,
+        )
+
+
+@pytest.mark.parametrize("name", ["log1p", "expm1"])
+def test_log1p_and_expm1_are_accurate_for_tiny_values(name: str) -> None:
+    function = getattr(np, name)
+    model = irc.onnx.export(
+        irc.compile(lambda x: function(x), irc.TensorSpec(("N",), "float32"))
+    )
+    x = np.array([1e-10, -1e-10, 1e-6, -3e-7, 1e-20], np.float32)
+    (got,) = onnxruntime_session(model).run(None, {model.graph.input[0].name: x})
+    np.testing.assert_allclose(got, function(x), rtol=1e-6)

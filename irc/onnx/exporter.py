@@ -44,6 +44,9 @@ ONNX_OPS: dict[str, dict[str, str]] = {
     "graph.sigmoid": {"*": "Sigmoid"},
     "graph.erf": {"*": "Erf"},
     "graph.floor": {"*": "Floor"},
+    "graph.ceil": {"*": "Ceil"},
+    # ONNX's Round rounds halves to even, as np.rint does.
+    "graph.rint": {"*": "Round"},
     "graph.not": {"b": "Not", "i": "BitwiseNot"},
     "graph.add": {"*": "Add"},
     "graph.sub": {"*": "Sub"},
@@ -496,3 +499,106 @@ def _concat(builder: _Builder, op: graph.ConcatOp, operands: list[str]) -> str:
 @exports(graph.TakeOp)
 def _take(builder: _Builder, op: graph.TakeOp, operands: list[str]) -> str:
     return builder.node("Gather", operands, axis=op.axis.value.data)
+
+
+# ----- elementwise ops that ONNX spells as a few nodes ------------------------
+
+
+def _in_float32(
+    builder: _Builder, value: SSAValue, operand: str, compute: Callable[[str], str]
+) -> str:
+    """``compute`` of ``operand``, in float32 for 16-bit floats (which
+    onnxruntime's kernels often lack), rounded once, as NumPy computes them."""
+    numpy_type = _numpy_dtype(graph.tensor_type(value))
+    if numpy_type.itemsize >= 4:
+        return compute(operand)
+    wide = builder.node("Cast", [operand], to=builder.onnx.TensorProto.FLOAT)
+    narrow = builder.onnx.helper.np_dtype_to_tensor_dtype(numpy_type)
+    return builder.node("Cast", [compute(wide)], to=narrow)
+
+
+def _float_constant(builder: _Builder, value: SSAValue, number: float) -> str:
+    """A 0-d constant of ``value``'s float type, at least float32 (the type
+    ``_in_float32`` computes in)."""
+    numpy_type = _numpy_dtype(graph.tensor_type(value))
+    element = numpy_type if numpy_type.itemsize >= 4 else np.dtype(np.float32)
+    return builder.constant(np.array(number, element), "float")
+
+
+_PLAIN_UNARY = {
+    graph.SinhOp: "Sinh",
+    graph.CoshOp: "Cosh",
+    graph.AtanOp: "Atan",
+    graph.AsinOp: "Asin",
+    graph.AcosOp: "Acos",
+}
+
+
+@exports(*_PLAIN_UNARY)
+def _plain_unary(builder: _Builder, op: graph.UnaryOp, operands: list[str]) -> str:
+    op_type = _PLAIN_UNARY[type(op)]
+    return _in_float32(
+        builder, op.input, operands[0], lambda x: builder.node(op_type, [x])
+    )
+
+
+@exports(graph.TruncOp)
+def _trunc(builder: _Builder, op: graph.TruncOp, operands: list[str]) -> str:
+    # Rounding towards zero: sign(x) * floor(|x|) (keeps -0.0, inf and nan).
+    def trunc(x: str) -> str:
+        floor = builder.node("Floor", [builder.node("Abs", [x])])
+        return builder.node("Mul", [builder.node("Sign", [x]), floor])
+
+    return _in_float32(builder, op.input, operands[0], trunc)
+
+
+@exports(graph.Log1pOp)
+def _log1p(builder: _Builder, op: graph.Log1pOp, operands: list[str]) -> str:
+    # Kahan's log1p: with u = 1 + x rounded, log(u) * x / (u - 1) corrects
+    # the rounding of u; where u is 1, x is the answer; inf stays inf.
+    def log1p(x: str) -> str:
+        one = _float_constant(builder, op.input, 1.0)
+        u = builder.node("Add", [one, x])
+        ratio = builder.node("Div", [x, builder.node("Sub", [u, one])])
+        corrected = builder.node("Mul", [builder.node("Log", [u]), ratio])
+        finite = builder.node(
+            "Where", [builder.node("IsInf", [u], detect_negative=0), u, corrected]
+        )
+        return builder.node("Where", [builder.node("Equal", [u, one]), x, finite])
+
+    return _in_float32(builder, op.input, operands[0], log1p)
+
+
+@exports(graph.Expm1Op)
+def _expm1(builder: _Builder, op: graph.Expm1Op, operands: list[str]) -> str:
+    # Kahan's expm1: with u = exp(x), (u - 1) * x / log(u) corrects the
+    # rounding of u; where u is 1, x is the answer; where u - 1 is -1, -1;
+    # where u is inf, inf.
+    def expm1(x: str) -> str:
+        one = _float_constant(builder, op.input, 1.0)
+        minus_one = _float_constant(builder, op.input, -1.0)
+        u = builder.node("Exp", [x])
+        u_minus_one = builder.node("Sub", [u, one])
+        ratio = builder.node("Div", [x, builder.node("Log", [u])])
+        corrected = builder.node("Mul", [u_minus_one, ratio])
+        saturated = builder.node(
+            "Where",
+            [builder.node("Equal", [u_minus_one, minus_one]), minus_one, corrected],
+        )
+        finite = builder.node(
+            "Where", [builder.node("IsInf", [u], detect_negative=0), u, saturated]
+        )
+        return builder.node("Where", [builder.node("Equal", [u, one]), x, finite])
+
+    return _in_float32(builder, op.input, operands[0], expm1)
+
+
+@exports(graph.Log2Op, graph.Log10Op)
+def _log_base(builder: _Builder, op: graph.Log2Op, operands: list[str]) -> str:
+    base = 2.0 if isinstance(op, graph.Log2Op) else 10.0
+
+    def log_base(x: str) -> str:
+        ln_base = _float_constant(builder, op.input, float(np.log(base)))
+        return builder.node("Div", [builder.node("Log", [x]), ln_base])
+
+    return _in_float32(builder, op.input, operands[0], log_base)
