@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from suite_programs import SIZES, SUITE
 from xdsl.dialects.builtin import ModuleOp
@@ -31,6 +31,7 @@ import irc  # noqa: E402
 import irc.onnx  # noqa: E402
 from irc import pytree  # noqa: E402
 from irc.errors import IrcError  # noqa: E402
+from irc.onnx.exporter import NO_ONNX_EQUIVALENT, no_onnx_equivalent  # noqa: E402
 from irc.testing import inputs, module_bindings, programs, run_module  # noqa: E402
 from irc.testing.strategies.generator import ACTIONS  # noqa: E402
 
@@ -50,6 +51,12 @@ def dims_of(value_info: onnx.ValueInfoProto) -> list[int | str]:
         d.dim_param if d.dim_param else d.dim_value
         for d in value_info.type.tensor_type.shape.dim
     ]
+
+
+def refused_ops(module: ModuleOp) -> set[str]:
+    """The ``NO_ONNX_EQUIVALENT`` keys of ``module``'s ops."""
+    keys = (no_onnx_equivalent(op) for op in module.walk())
+    return {key for key in keys if key is not None}
 
 
 @pytest.mark.parametrize("name", sorted(SUITE))
@@ -118,6 +125,7 @@ def test_only_the_graph_level_exports() -> None:
 def test_random_programs_export_to_what_the_reference_computes(
     module: ModuleOp, seed: int
 ) -> None:
+    assume(not refused_ops(module))  # the ops ONNX has no equivalent for
     session = onnxruntime_session(irc.onnx.export(module))
     for binding in module_bindings(module)[:2]:
         arrays = inputs(module, binding, seed)
@@ -236,3 +244,46 @@ def test_log1p_and_expm1_are_accurate_for_tiny_values(name: str) -> None:
     x = np.array([1e-10, -1e-10, 1e-6, -3e-7, 1e-20], np.float32)
     (got,) = onnxruntime_session(model).run(None, {model.graph.input[0].name: x})
     np.testing.assert_allclose(got, function(x), rtol=1e-6)
+
+
+def test_atan2_keeps_c_quadrants_signed_zeros_and_infinities() -> None:
+    specials = np.array([0.0, -0.0, 1.0, -1.0, 2.5, -3e-4, np.inf, -np.inf, np.nan])
+    y, x = (a.astype(np.float32).reshape(-1) for a in np.meshgrid(specials, specials))
+    spec = irc.TensorSpec(("N",), "float32")
+    model = irc.onnx.export(irc.compile(lambda a, b: np.arctan2(a, b), spec, spec))
+    names = [i.name for i in model.graph.input]
+    (got,) = onnxruntime_session(model).run(None, dict(zip(names, [y, x])))
+    want = np.arctan2(y, x)
+    np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)
+    assert (np.signbit(got) == np.signbit(want))[~np.isnan(want)].all()
+
+
+def test_atan2_exports_with_numpys_values() -> None:
+    spec = irc.TensorSpec(("N", 3), "float32")
+
+    def make(rng: np.random.Generator, size: int) -> list[np.ndarray]:
+        return [rng.normal(0, 3, (size, 3)).astype(np.float32) for _ in range(2)]
+
+    export_matches_reference(lambda y, x: np.arctan2(y, x), [spec, spec], make)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_cumulative_sums_export_as_cumsum(dtype: str, axis: int) -> None:
+    def make(rng: np.random.Generator, size: int) -> list[np.ndarray]:
+        return [rng.integers(-9, 9, (size, 4)).astype(dtype)]
+
+    model = export_matches_reference(
+        lambda x: np.cumsum(x, axis=axis), [irc.TensorSpec(("N", 4), dtype)], make
+    )
+    assert "CumSum" in {node.op_type for node in model.graph.node}
+
+
+def test_cumulative_products_are_refused_naming_the_op() -> None:
+    compiled = irc.compile(
+        lambda x: np.cumprod(x, axis=0), irc.TensorSpec(("N",), "float32")
+    )
+    assert refused_ops(compiled.module) == {"graph.scan prod"}
+    with pytest.raises(IrcError, match=r"graph\.scan prod .*no cumulative product"):
+        irc.onnx.export(compiled)
+    assert "cumulative product" in NO_ONNX_EQUIVALENT["graph.scan prod"]

@@ -59,6 +59,17 @@ ONNX_OPS: dict[str, dict[str, str]] = {
     "graph.matmul": {"*": "MatMul"},
 }
 
+#: The graph ops (by name, with the kind where only some kinds lack one) that
+#: ONNX has no operator or exact composition for, and why: ``export`` refuses
+#: them with that reason; ``no_onnx_equivalent`` says which an op is.
+NO_ONNX_EQUIVALENT: dict[str, str] = {
+    "graph.scan prod": (
+        "ONNX has no cumulative product (CumSum is its only scan), and a "
+        "composition by logarithms is neither exact nor defined for zeros "
+        "and negative values"
+    ),
+}
+
 _COMPARISONS = {
     "eq": "Equal",
     "lt": "Less",
@@ -258,10 +269,24 @@ def _export_op(builder: _Builder, op: Operation) -> None:
         op_type = table.get("*") or table[_kind(op.operands[0])]
         builder.names[op.results[0]] = builder.node(op_type, operands)
         return
+    refused = no_onnx_equivalent(op)
+    if refused is not None:
+        raise IrcError(
+            f"irc.onnx.export cannot write {refused} (at {op.location}): "
+            f"{NO_ONNX_EQUIVALENT[refused]}"
+        )
     exporter = EXPORTERS.get(type(op))
     if exporter is None:
         raise IrcError(f"irc.onnx.export cannot write {op.name} ops (at {op.location})")
     builder.names[op.results[0]] = exporter(builder, op, operands)
+
+
+def no_onnx_equivalent(op: Operation) -> str | None:
+    """The key of ``NO_ONNX_EQUIVALENT`` that ``op`` falls under, if any."""
+    if isinstance(op, graph.ScanOp):
+        key = f"{op.name} {op.kind.data.value}"
+        return key if key in NO_ONNX_EQUIVALENT else None
+    return op.name if op.name in NO_ONNX_EQUIVALENT else None
 
 
 @exports(graph.SinOp, graph.CosOp)
@@ -508,9 +533,10 @@ def _in_float32(
     builder: _Builder, value: SSAValue, operand: str, compute: Callable[[str], str]
 ) -> str:
     """``compute`` of ``operand``, in float32 for 16-bit floats (which
-    onnxruntime's kernels often lack), rounded once, as NumPy computes them."""
+    onnxruntime's kernels often lack), rounded once, as NumPy computes them
+    (and as irc's scans of them accumulate)."""
     numpy_type = _numpy_dtype(graph.tensor_type(value))
-    if numpy_type.itemsize >= 4:
+    if numpy_type.kind != "f" or numpy_type.itemsize >= 4:
         return compute(operand)
     wide = builder.node("Cast", [operand], to=builder.onnx.TensorProto.FLOAT)
     narrow = builder.onnx.helper.np_dtype_to_tensor_dtype(numpy_type)
@@ -602,3 +628,72 @@ def _log_base(builder: _Builder, op: graph.Log2Op, operands: list[str]) -> str:
         return builder.node("Div", [builder.node("Log", [x]), ln_base])
 
     return _in_float32(builder, op.input, operands[0], log_base)
+
+
+@exports(graph.Atan2Op)
+def _atan2(builder: _Builder, op: graph.Atan2Op, operands: list[str]) -> str:
+    # atan(y / x), moved by +-pi (the sign of y) where x's sign bit is set;
+    # where both are zeros the quotient's angle is y itself (a signed zero),
+    # and where both are infinities, their signs stand in for them (+-pi/4).
+    # This gives C's atan2 (NumPy's) for every signed zero, infinity and nan.
+    def atan2(y: str, x: str) -> str:
+        zero = _float_constant(builder, op.lhs, 0.0)
+        one = _float_constant(builder, op.lhs, 1.0)
+        pi = _float_constant(builder, op.lhs, float(np.pi))
+
+        def sign_bit(v: str) -> str:
+            negative = builder.node("Less", [v, zero])
+            # -0.0 has its sign bit set: 1 / -0.0 is -inf.
+            reciprocal = builder.node("Div", [one, v])
+            return builder.node(
+                "Or", [negative, builder.node("Less", [reciprocal, zero])]
+            )
+
+        both_inf = builder.node(
+            "And", [builder.node("IsInf", [y]), builder.node("IsInf", [x])]
+        )
+        y_part = builder.node("Where", [both_inf, builder.node("Sign", [y]), y])
+        x_part = builder.node("Where", [both_inf, builder.node("Sign", [x]), x])
+        angle = builder.node("Atan", [builder.node("Div", [y_part, x_part])])
+        both_zero = builder.node(
+            "And",
+            [builder.node("Equal", [y, zero]), builder.node("Equal", [x, zero])],
+        )
+        angle = builder.node("Where", [both_zero, y, angle])
+        turn = builder.node("Where", [sign_bit(y), builder.node("Neg", [pi]), pi])
+        turned = builder.node("Add", [angle, turn])
+        result = builder.node("Where", [sign_bit(x), turned, angle])
+        # onnxruntime's Where (and its optimizer, which drops a + 0) lose
+        # the sign of zeros: the sign is put back by a product, |result| *
+        # -1 where the result is negative, or a zero and y's sign bit is set.
+        zero_result = builder.node("Equal", [result, zero])
+        negative = builder.node(
+            "Or",
+            [
+                builder.node("Less", [result, zero]),
+                builder.node("And", [zero_result, sign_bit(y)]),
+            ],
+        )
+        minus_one = _float_constant(builder, op.lhs, -1.0)
+        factor = builder.node("Where", [negative, minus_one, one])
+        return builder.node("Mul", [builder.node("Abs", [result]), factor])
+
+    numpy_type = _numpy_dtype(graph.tensor_type(op.lhs))
+    if numpy_type.itemsize >= 4:
+        return atan2(*operands)
+    float32 = builder.onnx.TensorProto.FLOAT
+    wide = [builder.node("Cast", [o], to=float32) for o in operands]
+    narrow = builder.onnx.helper.np_dtype_to_tensor_dtype(numpy_type)
+    return builder.node("Cast", [atan2(*wide)], to=narrow)
+
+
+# ----- scans, scatters and window writes -------------------------------------
+
+
+@exports(graph.ScanOp)
+def _scan(builder: _Builder, op: graph.ScanOp, operands: list[str]) -> str:
+    # Only sums reach here (NO_ONNX_EQUIVALENT refuses the others).
+    axis = builder.constant(np.array(op.axis_index, np.int64), "axis")
+    return _in_float32(
+        builder, op.input, operands[0], lambda x: builder.node("CumSum", [x, axis])
+    )
