@@ -20,7 +20,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from suite_programs import SIZES, SUITE
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import FunctionType, ModuleOp, f32, i1, i64
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Block, Region
 
 pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
@@ -30,7 +32,9 @@ import onnx  # noqa: E402
 import irc  # noqa: E402
 import irc.onnx  # noqa: E402
 from irc import pytree  # noqa: E402
+from irc.dialects import graph  # noqa: E402
 from irc.errors import IrcError  # noqa: E402
+from irc.onnx.converters import CONVERTERS  # noqa: E402
 from irc.onnx.exporter import NO_ONNX_EQUIVALENT, no_onnx_equivalent  # noqa: E402
 from irc.testing import inputs, module_bindings, programs, run_module  # noqa: E402
 from irc.testing.strategies.generator import ACTIONS  # noqa: E402
@@ -127,6 +131,7 @@ def test_random_programs_export_to_what_the_reference_computes(
 ) -> None:
     assume(not refused_ops(module))  # the ops ONNX has no equivalent for
     session = onnxruntime_session(irc.onnx.export(module))
+    atol = 1e-3 if ill_conditioned(module) else 1e-6
     for binding in module_bindings(module)[:2]:
         arrays = inputs(module, binding, seed)
         with np.errstate(all="ignore"):
@@ -135,7 +140,15 @@ def test_random_programs_export_to_what_the_reference_computes(
         actual = session.run(None, feeds)
         for got, want in zip(actual, expected, strict=True):
             assert got.dtype == want.dtype
-            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, equal_nan=True)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=atol, equal_nan=True)
+
+
+def ill_conditioned(module: ModuleOp) -> bool:
+    """Whether ``module`` holds an asin or acos: the generator squashes their
+    operands into [-1, 1] with tanh, whose onnxruntime kernel differs from
+    NumPy's by an ulp or two, and near +-1 they turn an ulp into up to
+    sqrt(2 ulp), about 5e-4 (the direct tests check them at 1e-6)."""
+    return any(isinstance(op, graph.AsinOp | graph.AcosOp) for op in module.walk())
 
 
 #: Slices round-trip as bounds from which capture recomputes their lengths,
@@ -148,7 +161,12 @@ ROUND_TRIP_ACTIONS = [action for action in ACTIONS if action != "slice"]
 def test_random_programs_import_back_to_what_they_computed(
     module: ModuleOp, seed: int
 ) -> None:
-    imported = irc.onnx.load(irc.onnx.export(module), initializers="constants")
+    assume(not refused_ops(module))  # the ops ONNX has no equivalent for
+    model = irc.onnx.export(module)
+    # The importer reads fewer operators than the exporter writes (CumSum,
+    # ScatterElements, ScatterND, Round, Sinh, Atan, IsInf, ... not yet).
+    assume(all(node.op_type in CONVERTERS for node in model.graph.node))
+    imported = irc.onnx.load(model, initializers="constants")
     again = imported.capture().module
     for binding in module_bindings(module)[:2]:
         arrays = inputs(module, binding, seed)
@@ -287,3 +305,106 @@ def test_cumulative_products_are_refused_naming_the_op() -> None:
     with pytest.raises(IrcError, match=r"graph\.scan prod .*no cumulative product"):
         irc.onnx.export(compiled)
     assert "cumulative product" in NO_ONNX_EQUIVALENT["graph.scan prod"]
+
+
+def graph_module(argument_types: list[graph.TensorType], body: object) -> ModuleOp:
+    """A module of one function ``main`` whose body ``body(*arguments)``
+    gives as a list of ops, the last one's result returned."""
+    block = Block(arg_types=argument_types)
+    ops = body(*block.args)  # type: ignore[operator]
+    block.add_ops([*ops, ReturnOp(ops[-1].results[0])])
+    function_type = FunctionType.from_lists(argument_types, [ops[-1].results[0].type])
+    module = ModuleOp([FuncOp("main", function_type, Region(block))])
+    module.verify()
+    return module
+
+
+def module_matches_onnxruntime(module: ModuleOp, make_inputs: object) -> None:
+    """``module`` exported and run by onnxruntime at two sizes, against
+    irc's reference interpreter."""
+    session = onnxruntime_session(irc.onnx.export(module))
+    for size in (5, 12):
+        arrays = make_inputs(np.random.default_rng(size), size)  # type: ignore[operator]
+        expected = run_module(module, arrays)
+        feeds = {i.name: a for i, a in zip(session.get_inputs(), arrays)}
+        for got, want in zip(session.run(None, feeds), expected, strict=True):
+            assert got.dtype == want.dtype
+            np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+SCATTERS = {
+    "axis 0 into a static extent": (0, ["K", 3], [7, 3]),
+    "axis 1 into a symbolic extent": (1, ["N", "K", 2], ["N", "N", 2]),
+    "axis 2, the last": (2, ["N", 2, "K"], ["N", 2, 5]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SCATTERS))
+@pytest.mark.parametrize("element", ["float32", "int64"])
+def test_scatter_add_exports_as_scatter_elements_adding_duplicates(
+    case: str, element: str
+) -> None:
+    axis, updates_dims, result_dims = SCATTERS[case]
+    mlir = f32 if element == "float32" else i64
+    module = graph_module(
+        [graph.TensorType(updates_dims, mlir), graph.TensorType(["K"], i64)],
+        lambda updates, indices: [
+            graph.ScatterAddOp(
+                updates, indices, axis, graph.TensorType(result_dims, mlir)
+            )
+        ],
+    )
+
+    def make(rng: np.random.Generator, size: int) -> list[np.ndarray]:
+        count = size + 2
+        shape = [{"N": size, "K": count}.get(d, d) for d in updates_dims]
+        extent = {"N": size}.get(result_dims[axis], result_dims[axis])
+        indices = rng.integers(0, extent, count)
+        indices[:2] = indices[2]  # duplicates accumulate
+        return [rng.integers(-9, 9, shape).astype(element), indices]
+
+    module_matches_onnxruntime(module, make)
+
+
+def test_scatter_add_of_other_index_ranks_is_refused() -> None:
+    module = graph_module(
+        [graph.TensorType([2, 2, 3], f32), graph.TensorType([2, 2], i64)],
+        lambda updates, indices: [
+            graph.ScatterAddOp(updates, indices, 0, graph.TensorType([4, 3], f32))
+        ],
+    )
+    with pytest.raises(IrcError, match=r"graph\.scatter_add with indices of rank 2"):
+        irc.onnx.export(module)
+
+
+INSERTS = {
+    "forward, strided": (["N - 2", 3], ["N", 6], [1, 0], [1, 2]),
+    "backward from a symbolic offset": (["N - 2", 3], ["N", 6], ["N - 1", 5], [-1, -2]),
+    "one axis, at half the length": ([2], ["N"], ["N floordiv 2"], [1]),
+    "an empty window": ([0, 6], ["N", 6], ["N - 1", 0], [1, 1]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INSERTS))
+@pytest.mark.parametrize("element", ["float32", "int64", "bool"])
+def test_insert_slice_exports_as_scatter_nd_at_the_window(
+    case: str, element: str
+) -> None:
+    source_dims, dest_dims, offsets, strides = INSERTS[case]
+    mlir = {"float32": f32, "int64": i64, "bool": i1}[element]
+    module = graph_module(
+        [graph.TensorType(source_dims, mlir), graph.TensorType(dest_dims, mlir)],
+        lambda source, dest: [graph.InsertSliceOp(source, dest, offsets, strides)],
+    )
+    source_type, dest_type = (graph.tensor_type(a) for a in module.ops.first.args)
+
+    def make(rng: np.random.Generator, size: int) -> list[np.ndarray]:
+        binding = {"N": size}
+        return [
+            rng.integers(0, 9, [int(d.evaluate(binding)) for d in t.dims]).astype(
+                element
+            )
+            for t in (source_type, dest_type)
+        ]
+
+    module_matches_onnxruntime(module, make)

@@ -44,9 +44,6 @@ ONNX_OPS: dict[str, dict[str, str]] = {
     "graph.sigmoid": {"*": "Sigmoid"},
     "graph.erf": {"*": "Erf"},
     "graph.floor": {"*": "Floor"},
-    "graph.ceil": {"*": "Ceil"},
-    # ONNX's Round rounds halves to even, as np.rint does.
-    "graph.rint": {"*": "Round"},
     "graph.not": {"b": "Not", "i": "BitwiseNot"},
     "graph.add": {"*": "Add"},
     "graph.sub": {"*": "Sub"},
@@ -242,7 +239,7 @@ def _numpy_dtype(value_type: graph.TensorType) -> np.dtype:
 
 
 def _kind(value: SSAValue) -> str:
-    return _numpy_dtype(graph.tensor_type(value)).kind.replace("u", "i")
+    return irc_dtype(graph.tensor_type(value).element_type).kind.replace("u", "i")
 
 
 # ----- one exporter per op ---------------------------------------------------
@@ -536,7 +533,7 @@ def _in_float32(
     onnxruntime's kernels often lack), rounded once, as NumPy computes them
     (and as irc's scans of them accumulate)."""
     numpy_type = _numpy_dtype(graph.tensor_type(value))
-    if numpy_type.kind != "f" or numpy_type.itemsize >= 4:
+    if _kind(value) != "f" or numpy_type.itemsize >= 4:
         return compute(operand)
     wide = builder.node("Cast", [operand], to=builder.onnx.TensorProto.FLOAT)
     narrow = builder.onnx.helper.np_dtype_to_tensor_dtype(numpy_type)
@@ -552,6 +549,8 @@ def _float_constant(builder: _Builder, value: SSAValue, number: float) -> str:
 
 
 _PLAIN_UNARY = {
+    graph.CeilOp: "Ceil",
+    graph.RintOp: "Round",  # ONNX's Round rounds halves to even, as np.rint
     graph.SinhOp: "Sinh",
     graph.CoshOp: "Cosh",
     graph.AtanOp: "Atan",
@@ -697,3 +696,64 @@ def _scan(builder: _Builder, op: graph.ScanOp, operands: list[str]) -> str:
     return _in_float32(
         builder, op.input, operands[0], lambda x: builder.node("CumSum", [x, axis])
     )
+
+
+@exports(graph.ScatterAddOp)
+def _scatter_add(builder: _Builder, op: graph.ScatterAddOp, operands: list[str]) -> str:
+    # ScatterElements(reduction="add") into zeros of the result's shape (duplicate
+    # indices accumulate, as np.add.at), with
+    # the indices laid along the axis and expanded to the updates' shape.
+    indices_type = graph.tensor_type(op.indices)
+    if indices_type.rank != 1:
+        raise IrcError(
+            f"irc.onnx.export cannot write graph.scatter_add with indices of "
+            f"rank {indices_type.rank} (at {op.location}): it writes 1-d "
+            f"indices, as ScatterElements along the axis"
+        )
+    updates, indices = operands
+    axis = op.axis.value.data
+    result = graph.tensor_type(op.result)
+    indices = builder.node("Cast", [indices], to=builder.onnx.TensorProto.INT64)
+    trailing = [1] * (result.rank - axis - 1)
+    if trailing:
+        indices = builder.node("Reshape", [indices, builder.ints([-1, *trailing])])
+    updates_dims = graph.tensor_type(op.updates).dims
+    indices = builder.node("Expand", [indices, builder.shape(updates_dims)])
+    # An expanded 0-d zero, not ConstantOfShape, which opset 18 has on no
+    # bfloat16.
+    zero = builder.constant(np.zeros((), _numpy_dtype(result)), "zero")
+    zeros = builder.node("Expand", [zero, builder.shape(result.dims)])
+    return builder.node(
+        "ScatterElements", [zeros, indices, updates], axis=axis, reduction="add"
+    )
+
+
+@exports(graph.InsertSliceOp)
+def _insert_slice(
+    builder: _Builder, op: graph.InsertSliceOp, operands: list[str]
+) -> str:
+    # ScatterND of the source into the destination at the window's indices:
+    # along axis i, offset + k * stride for k in [0, size), broadcast to the
+    # source's shape and stacked on a last axis. A window's indices are
+    # distinct, so every element of the source lands once.
+    source, dest = operands
+    sizes = graph.tensor_type(op.source).dims
+    rank = len(sizes)
+    if rank == 0:
+        return builder.node("Identity", [source])
+    shape = builder.shape(sizes)
+    columns = []
+    for axis, (offset, size, stride) in enumerate(
+        zip(op.offset_list, sizes, op.stride_list)
+    ):
+        start = builder.scalar(offset)
+        limit = builder.scalar(offset + size * stride)
+        step = builder.constant(np.array(stride, np.int64), "int")
+        column = builder.node("Range", [start, limit, step])
+        trailing = [1] * (rank - axis - 1)
+        if trailing:
+            column = builder.node("Reshape", [column, builder.ints([-1, *trailing])])
+        column = builder.node("Expand", [column, shape])
+        columns.append(builder.node("Unsqueeze", [column, builder.ints([-1])]))
+    indices = columns[0] if rank == 1 else builder.node("Concat", columns, axis=-1)
+    return builder.node("ScatterND", [dest, indices, source])
