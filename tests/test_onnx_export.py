@@ -382,6 +382,8 @@ INSERTS = {
     "backward from a symbolic offset": (["N - 2", 3], ["N", 6], ["N - 1", 5], [-1, -2]),
     "one axis, at half the length": ([2], ["N"], ["N floordiv 2"], [1]),
     "an empty window": ([0, 6], ["N", 6], ["N - 1", 0], [1, 1]),
+    "an empty window after a full axis": ([1, 0], [1, "N"], [0, 1], [1, 1]),
+    "a window empty at some sizes": (["N - 5", 2], ["N", 2], [5, 0], [1, 1]),
 }
 
 

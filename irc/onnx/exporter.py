@@ -741,6 +741,10 @@ def _insert_slice(
     rank = len(sizes)
     if rank == 0:
         return builder.node("Identity", [source])
+    if any(size.is_constant and int(size) == 0 for size in sizes):
+        # An empty window writes nothing (and onnxruntime's shape inference
+        # mistypes an Expand of a 1 to a static 0).
+        return builder.node("Identity", [dest])
     shape = builder.shape(sizes)
     columns = []
     for axis, (offset, size, stride) in enumerate(
