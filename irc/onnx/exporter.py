@@ -569,7 +569,8 @@ def _plain_unary(builder: _Builder, op: graph.UnaryOp, operands: list[str]) -> s
 
 @exports(graph.TruncOp)
 def _trunc(builder: _Builder, op: graph.TruncOp, operands: list[str]) -> str:
-    # Rounding towards zero: sign(x) * floor(|x|) (keeps -0.0, inf and nan).
+    # Rounding towards zero: sign(x) * floor(|x|) (keeps inf and nan; a zero
+    # result may lose its sign, as onnxruntime drops it in places).
     def trunc(x: str) -> str:
         floor = builder.node("Floor", [builder.node("Abs", [x])])
         return builder.node("Mul", [builder.node("Sign", [x]), floor])
