@@ -56,6 +56,17 @@ ONNX_OPS: dict[str, dict[str, str]] = {
     "graph.matmul": {"*": "MatMul"},
 }
 
+#: The graph ops (by name, with the kind where only some kinds lack one) that
+#: ONNX has no operator or exact composition for, and why: ``export`` refuses
+#: them with that reason; ``no_onnx_equivalent`` says which an op is.
+NO_ONNX_EQUIVALENT: dict[str, str] = {
+    "graph.scan prod": (
+        "ONNX has no cumulative product (CumSum is its only scan), and a "
+        "composition by logarithms is neither exact nor defined for zeros "
+        "and negative values"
+    ),
+}
+
 _COMPARISONS = {
     "eq": "Equal",
     "lt": "Less",
@@ -228,7 +239,7 @@ def _numpy_dtype(value_type: graph.TensorType) -> np.dtype:
 
 
 def _kind(value: SSAValue) -> str:
-    return _numpy_dtype(graph.tensor_type(value)).kind.replace("u", "i")
+    return irc_dtype(graph.tensor_type(value).element_type).kind.replace("u", "i")
 
 
 # ----- one exporter per op ---------------------------------------------------
@@ -255,10 +266,24 @@ def _export_op(builder: _Builder, op: Operation) -> None:
         op_type = table.get("*") or table[_kind(op.operands[0])]
         builder.names[op.results[0]] = builder.node(op_type, operands)
         return
+    refused = no_onnx_equivalent(op)
+    if refused is not None:
+        raise IrcError(
+            f"irc.onnx.export cannot write {refused} (at {op.location}): "
+            f"{NO_ONNX_EQUIVALENT[refused]}"
+        )
     exporter = EXPORTERS.get(type(op))
     if exporter is None:
         raise IrcError(f"irc.onnx.export cannot write {op.name} ops (at {op.location})")
     builder.names[op.results[0]] = exporter(builder, op, operands)
+
+
+def no_onnx_equivalent(op: Operation) -> str | None:
+    """The key of ``NO_ONNX_EQUIVALENT`` that ``op`` falls under, if any."""
+    if isinstance(op, graph.ScanOp):
+        key = f"{op.name} {op.kind.data.value}"
+        return key if key in NO_ONNX_EQUIVALENT else None
+    return op.name if op.name in NO_ONNX_EQUIVALENT else None
 
 
 @exports(graph.SinOp, graph.CosOp)
@@ -496,3 +521,244 @@ def _concat(builder: _Builder, op: graph.ConcatOp, operands: list[str]) -> str:
 @exports(graph.TakeOp)
 def _take(builder: _Builder, op: graph.TakeOp, operands: list[str]) -> str:
     return builder.node("Gather", operands, axis=op.axis.value.data)
+
+
+# ----- elementwise ops that ONNX spells as a few nodes ------------------------
+
+
+def _in_float32(
+    builder: _Builder, value: SSAValue, operand: str, compute: Callable[[str], str]
+) -> str:
+    """``compute`` of ``operand``, in float32 for 16-bit floats (which
+    onnxruntime's kernels often lack), rounded once, as NumPy computes them
+    (and as irc's scans of them accumulate)."""
+    numpy_type = _numpy_dtype(graph.tensor_type(value))
+    if _kind(value) != "f" or numpy_type.itemsize >= 4:
+        return compute(operand)
+    wide = builder.node("Cast", [operand], to=builder.onnx.TensorProto.FLOAT)
+    narrow = builder.onnx.helper.np_dtype_to_tensor_dtype(numpy_type)
+    return builder.node("Cast", [compute(wide)], to=narrow)
+
+
+def _float_constant(builder: _Builder, value: SSAValue, number: float) -> str:
+    """A 0-d constant of ``value``'s float type, at least float32 (the type
+    ``_in_float32`` computes in)."""
+    numpy_type = _numpy_dtype(graph.tensor_type(value))
+    element = numpy_type if numpy_type.itemsize >= 4 else np.dtype(np.float32)
+    return builder.constant(np.array(number, element), "float")
+
+
+_PLAIN_UNARY = {
+    graph.CeilOp: "Ceil",
+    graph.RintOp: "Round",  # ONNX's Round rounds halves to even, as np.rint
+    graph.SinhOp: "Sinh",
+    graph.CoshOp: "Cosh",
+    graph.AtanOp: "Atan",
+    graph.AsinOp: "Asin",
+    graph.AcosOp: "Acos",
+}
+
+
+@exports(*_PLAIN_UNARY)
+def _plain_unary(builder: _Builder, op: graph.UnaryOp, operands: list[str]) -> str:
+    op_type = _PLAIN_UNARY[type(op)]
+    return _in_float32(
+        builder, op.input, operands[0], lambda x: builder.node(op_type, [x])
+    )
+
+
+@exports(graph.TruncOp)
+def _trunc(builder: _Builder, op: graph.TruncOp, operands: list[str]) -> str:
+    # Rounding towards zero: sign(x) * floor(|x|) (keeps inf and nan; a zero
+    # result may lose its sign, as onnxruntime drops it in places).
+    def trunc(x: str) -> str:
+        floor = builder.node("Floor", [builder.node("Abs", [x])])
+        return builder.node("Mul", [builder.node("Sign", [x]), floor])
+
+    return _in_float32(builder, op.input, operands[0], trunc)
+
+
+@exports(graph.Log1pOp)
+def _log1p(builder: _Builder, op: graph.Log1pOp, operands: list[str]) -> str:
+    # Kahan's log1p: with u = 1 + x rounded, log(u) * x / (u - 1) corrects
+    # the rounding of u; where u is 1, x is the answer; inf stays inf.
+    def log1p(x: str) -> str:
+        one = _float_constant(builder, op.input, 1.0)
+        u = builder.node("Add", [one, x])
+        ratio = builder.node("Div", [x, builder.node("Sub", [u, one])])
+        corrected = builder.node("Mul", [builder.node("Log", [u]), ratio])
+        finite = builder.node(
+            "Where", [builder.node("IsInf", [u], detect_negative=0), u, corrected]
+        )
+        return builder.node("Where", [builder.node("Equal", [u, one]), x, finite])
+
+    return _in_float32(builder, op.input, operands[0], log1p)
+
+
+@exports(graph.Expm1Op)
+def _expm1(builder: _Builder, op: graph.Expm1Op, operands: list[str]) -> str:
+    # Kahan's expm1: with u = exp(x), (u - 1) * x / log(u) corrects the
+    # rounding of u; where u is 1, x is the answer; where u - 1 is -1, -1;
+    # where u is inf, inf.
+    def expm1(x: str) -> str:
+        one = _float_constant(builder, op.input, 1.0)
+        minus_one = _float_constant(builder, op.input, -1.0)
+        u = builder.node("Exp", [x])
+        u_minus_one = builder.node("Sub", [u, one])
+        ratio = builder.node("Div", [x, builder.node("Log", [u])])
+        corrected = builder.node("Mul", [u_minus_one, ratio])
+        saturated = builder.node(
+            "Where",
+            [builder.node("Equal", [u_minus_one, minus_one]), minus_one, corrected],
+        )
+        finite = builder.node(
+            "Where", [builder.node("IsInf", [u], detect_negative=0), u, saturated]
+        )
+        return builder.node("Where", [builder.node("Equal", [u, one]), x, finite])
+
+    return _in_float32(builder, op.input, operands[0], expm1)
+
+
+@exports(graph.Log2Op, graph.Log10Op)
+def _log_base(builder: _Builder, op: graph.Log2Op, operands: list[str]) -> str:
+    base = 2.0 if isinstance(op, graph.Log2Op) else 10.0
+
+    def log_base(x: str) -> str:
+        ln_base = _float_constant(builder, op.input, float(np.log(base)))
+        return builder.node("Div", [builder.node("Log", [x]), ln_base])
+
+    return _in_float32(builder, op.input, operands[0], log_base)
+
+
+@exports(graph.Atan2Op)
+def _atan2(builder: _Builder, op: graph.Atan2Op, operands: list[str]) -> str:
+    # atan(y / x), moved by +-pi (the sign of y) where x's sign bit is set;
+    # where both are zeros the quotient's angle is y itself (a signed zero),
+    # and where both are infinities, their signs stand in for them (+-pi/4).
+    # This gives C's atan2 (NumPy's) for every signed zero, infinity and nan.
+    def atan2(y: str, x: str) -> str:
+        zero = _float_constant(builder, op.lhs, 0.0)
+        one = _float_constant(builder, op.lhs, 1.0)
+        pi = _float_constant(builder, op.lhs, float(np.pi))
+
+        def sign_bit(v: str) -> str:
+            negative = builder.node("Less", [v, zero])
+            # -0.0 has its sign bit set: 1 / -0.0 is -inf.
+            reciprocal = builder.node("Div", [one, v])
+            return builder.node(
+                "Or", [negative, builder.node("Less", [reciprocal, zero])]
+            )
+
+        both_inf = builder.node(
+            "And", [builder.node("IsInf", [y]), builder.node("IsInf", [x])]
+        )
+        y_part = builder.node("Where", [both_inf, builder.node("Sign", [y]), y])
+        x_part = builder.node("Where", [both_inf, builder.node("Sign", [x]), x])
+        angle = builder.node("Atan", [builder.node("Div", [y_part, x_part])])
+        both_zero = builder.node(
+            "And",
+            [builder.node("Equal", [y, zero]), builder.node("Equal", [x, zero])],
+        )
+        angle = builder.node("Where", [both_zero, y, angle])
+        turn = builder.node("Where", [sign_bit(y), builder.node("Neg", [pi]), pi])
+        turned = builder.node("Add", [angle, turn])
+        result = builder.node("Where", [sign_bit(x), turned, angle])
+        # onnxruntime's Where (and its optimizer, which drops a + 0) lose
+        # the sign of zeros: the sign is put back by a product, |result| *
+        # -1 where the result is negative, or a zero and y's sign bit is set.
+        zero_result = builder.node("Equal", [result, zero])
+        negative = builder.node(
+            "Or",
+            [
+                builder.node("Less", [result, zero]),
+                builder.node("And", [zero_result, sign_bit(y)]),
+            ],
+        )
+        minus_one = _float_constant(builder, op.lhs, -1.0)
+        factor = builder.node("Where", [negative, minus_one, one])
+        return builder.node("Mul", [builder.node("Abs", [result]), factor])
+
+    numpy_type = _numpy_dtype(graph.tensor_type(op.lhs))
+    if numpy_type.itemsize >= 4:
+        return atan2(*operands)
+    float32 = builder.onnx.TensorProto.FLOAT
+    wide = [builder.node("Cast", [o], to=float32) for o in operands]
+    narrow = builder.onnx.helper.np_dtype_to_tensor_dtype(numpy_type)
+    return builder.node("Cast", [atan2(*wide)], to=narrow)
+
+
+# ----- scans, scatters and window writes -------------------------------------
+
+
+@exports(graph.ScanOp)
+def _scan(builder: _Builder, op: graph.ScanOp, operands: list[str]) -> str:
+    # Only sums reach here (NO_ONNX_EQUIVALENT refuses the others).
+    axis = builder.constant(np.array(op.axis_index, np.int64), "axis")
+    return _in_float32(
+        builder, op.input, operands[0], lambda x: builder.node("CumSum", [x, axis])
+    )
+
+
+@exports(graph.ScatterAddOp)
+def _scatter_add(builder: _Builder, op: graph.ScatterAddOp, operands: list[str]) -> str:
+    # ScatterElements(reduction="add") into zeros of the result's shape (duplicate
+    # indices accumulate, as np.add.at), with
+    # the indices laid along the axis and expanded to the updates' shape.
+    indices_type = graph.tensor_type(op.indices)
+    if indices_type.rank != 1:
+        raise IrcError(
+            f"irc.onnx.export cannot write graph.scatter_add with indices of "
+            f"rank {indices_type.rank} (at {op.location}): it writes 1-d "
+            f"indices, as ScatterElements along the axis"
+        )
+    updates, indices = operands
+    axis = op.axis.value.data
+    result = graph.tensor_type(op.result)
+    indices = builder.node("Cast", [indices], to=builder.onnx.TensorProto.INT64)
+    trailing = [1] * (result.rank - axis - 1)
+    if trailing:
+        indices = builder.node("Reshape", [indices, builder.ints([-1, *trailing])])
+    updates_dims = graph.tensor_type(op.updates).dims
+    indices = builder.node("Expand", [indices, builder.shape(updates_dims)])
+    # An expanded 0-d zero, not ConstantOfShape, which opset 18 has on no
+    # bfloat16.
+    zero = builder.constant(np.zeros((), _numpy_dtype(result)), "zero")
+    zeros = builder.node("Expand", [zero, builder.shape(result.dims)])
+    return builder.node(
+        "ScatterElements", [zeros, indices, updates], axis=axis, reduction="add"
+    )
+
+
+@exports(graph.InsertSliceOp)
+def _insert_slice(
+    builder: _Builder, op: graph.InsertSliceOp, operands: list[str]
+) -> str:
+    # ScatterND of the source into the destination at the window's indices:
+    # along axis i, offset + k * stride for k in [0, size), broadcast to the
+    # source's shape and stacked on a last axis. A window's indices are
+    # distinct, so every element of the source lands once.
+    source, dest = operands
+    sizes = graph.tensor_type(op.source).dims
+    rank = len(sizes)
+    if rank == 0:
+        return builder.node("Identity", [source])
+    if any(size.is_constant and int(size) == 0 for size in sizes):
+        # An empty window writes nothing (and onnxruntime's shape inference
+        # mistypes an Expand of a 1 to a static 0).
+        return builder.node("Identity", [dest])
+    shape = builder.shape(sizes)
+    columns = []
+    for axis, (offset, size, stride) in enumerate(
+        zip(op.offset_list, sizes, op.stride_list)
+    ):
+        start = builder.scalar(offset)
+        limit = builder.scalar(offset + size * stride)
+        step = builder.constant(np.array(stride, np.int64), "int")
+        column = builder.node("Range", [start, limit, step])
+        trailing = [1] * (rank - axis - 1)
+        if trailing:
+            column = builder.node("Reshape", [column, builder.ints([-1, *trailing])])
+        column = builder.node("Expand", [column, shape])
+        columns.append(builder.node("Unsqueeze", [column, builder.ints([-1])]))
+    indices = columns[0] if rank == 1 else builder.node("Concat", columns, axis=-1)
+    return builder.node("ScatterND", [dest, indices, source])
