@@ -267,11 +267,36 @@ def _power_of_ten(n: int) -> float:
 
 @_ufunc(np.float_power)
 def _float_power(base: Operand, exponent: Operand, dtype: Any = None) -> Tensor:
-    """``base ** exponent`` in float64, whatever the operands (irc has no
-    wider float, NumPy's float_power no narrower result)."""
+    """``base ** exponent`` in the type NumPy's loop computes it in: float64
+    for NumPy's own types; ml_dtypes 0.7 and later register a bfloat16 loop,
+    which keeps bfloat16."""
     shape = broadcast_shapes(shape_of(base), shape_of(exponent))
-    a, b = (materialize(v, FLOAT64, shape) for v in (base, exponent))
+    element = _float_power_type(base, exponent)
+    a, b = (materialize(v, element, shape) for v in (base, exponent))
     return _with_dtype(emit(graph.PowOp(a.value, b.value)), dtype)
+
+
+def _float_power_type(base: Operand, exponent: Operand) -> DType:
+    """The result type of ``np.float_power``'s loop for these operands, as
+    NumPy resolves it (Python scalars are weak)."""
+    operands = tuple(_numpy_operand_type(v) for v in (base, exponent))
+    try:
+        resolved = np.float_power.resolve_dtypes((*operands, None))[-1]
+    except (TypeError, ValueError):  # no loop NumPy can name: float64's
+        return FLOAT64
+    return to_dtype(resolved)
+
+
+def _numpy_operand_type(value: Operand) -> Any:
+    """What ``np.ufunc.resolve_dtypes`` takes for an operand: the dtype of
+    an array or NumPy scalar, the type of a Python scalar (or size)."""
+    if isinstance(value, Tensor):
+        return value.irc_dtype.numpy
+    if isinstance(value, SymDim):
+        return int
+    if isinstance(value, bool | int | float):
+        return type(value)
+    return np.asarray(value).dtype
 
 
 @_ufunc(np.matmul)
