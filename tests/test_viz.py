@@ -165,7 +165,7 @@ class _Balance(HTMLParser):
         self.text.append(data)
 
 
-@pytest.mark.parametrize("name", ["gpt2_block", "cross_entropy", "embedding"])
+@pytest.mark.parametrize("name", list(SUITE))
 def test_html_view_shows_levels_kernels_and_python_lines(compiled, name):
     c = compiled[name]
     page = c._repr_html_()
