@@ -214,6 +214,32 @@ def scan_numpy(kind: str, array: np.ndarray, axis: int) -> np.ndarray:
         return np.asarray(scanned).astype(array.dtype)
 
 
+def _window(
+    interpreter: Interpreter,
+    op: SliceOp | InsertSliceOp,
+    sizes: Sequence[int],
+    extents: Sequence[int],
+    verb: str,
+) -> tuple[slice, ...]:
+    """The index of the window ``op`` reads (a slice) or writes (an
+    insert_slice): ``sizes`` elements per axis from its offsets by its
+    strides, each checked to lie inside ``extents`` under the binding."""
+    starts = _evaluate(interpreter, op, op.offset_list)
+    index = []
+    for axis, (start, stride, size, extent) in enumerate(
+        zip(starts, op.stride_list, sizes, extents, strict=True)
+    ):
+        last = start + (size - 1) * stride
+        if size > 0 and (min(start, last) < 0 or max(start, last) >= extent):
+            raise ExecutionError(
+                f"{op_location(op)} {verb} indices {start} to {last} of axis "
+                f"{axis}, outside [0, {extent}) under the binding "
+                f"{dict(symbol_binding(interpreter))}; guard the offset or the size"
+            )
+        index.append(_slice_index(start, size, stride, extent))
+    return tuple(index)
+
+
 def _slice_index(offset: int, size: int, stride: int, extent: int) -> slice:
     """The Python slice taking ``size`` elements from ``offset`` by ``stride``;
     the caller has checked that they lie in ``[0, extent)``."""
@@ -391,44 +417,18 @@ class GraphFunctions(_ElementwiseFunctions):
         self, interpreter: Interpreter, op: SliceOp, args: PythonValues
     ) -> PythonValues:
         (array,) = args
-        starts = _evaluate(interpreter, op, op.offset_list)
         sizes = _shape(interpreter, op)
-        index = []
-        for axis, (start, stride, size, extent) in enumerate(
-            zip(starts, op.stride_list, sizes, array.shape, strict=True)
-        ):
-            last = start + (size - 1) * stride
-            if size > 0 and (min(start, last) < 0 or max(start, last) >= extent):
-                raise ExecutionError(
-                    f"{op_location(op)} reads indices {start} to {last} of axis "
-                    f"{axis}, outside [0, {extent}) under the binding "
-                    f"{dict(symbol_binding(interpreter))}; guard the offset or "
-                    "the size"
-                )
-            index.append(_slice_index(start, size, stride, extent))
-        return _finish(interpreter, op, array[tuple(index)])
+        index = _window(interpreter, op, sizes, array.shape, "reads")
+        return _finish(interpreter, op, array[index])
 
     @impl(InsertSliceOp)
     def run_insert_slice(
         self, interpreter: Interpreter, op: InsertSliceOp, args: PythonValues
     ) -> PythonValues:
         source, dest = args
-        starts = _evaluate(interpreter, op, op.offset_list)
-        index = []
-        for axis, (start, stride, size, extent) in enumerate(
-            zip(starts, op.stride_list, source.shape, dest.shape, strict=True)
-        ):
-            last = start + (size - 1) * stride
-            if size > 0 and (min(start, last) < 0 or max(start, last) >= extent):
-                raise ExecutionError(
-                    f"{op_location(op)} writes indices {start} to {last} of axis "
-                    f"{axis}, outside [0, {extent}) under the binding "
-                    f"{dict(symbol_binding(interpreter))}; guard the offset or "
-                    "the size"
-                )
-            index.append(_slice_index(start, size, stride, extent))
+        index = _window(interpreter, op, source.shape, dest.shape, "writes")
         result = dest.copy()
-        result[tuple(index)] = source
+        result[index] = source
         return _finish(interpreter, op, result)
 
     @impl(ConcatOp)
