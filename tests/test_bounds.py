@@ -139,6 +139,45 @@ def test_hard_kernels_are_proven_in_bounds(name: str) -> None:
         assert not found, f"after {step.name}: {found[0]}\n{print_module(module)}"
 
 
+#: A read of ``%a1`` at ``N - 2`` under the mask ``N - 2 >= 0``: found by
+#: Hypothesis, where the mask compares exactly known values (no lane, no
+#: iteration) and proves the read in bounds only as a fact of the symbols.
+GUARDED_BY_EXACT_VALUES = """
+func.func @main(%a0: !graph.tensor<[N], f32>, %a1: !graph.tensor<[N - 1], f32>) -> !graph.tensor<[1], f32> {
+  %0 = graph.insert_slice %a1 into %a0 [1] [1] : !graph.tensor<[N - 1], f32> -> !graph.tensor<[N], f32>
+  %1 = graph.slice %0 [N - 1] [1] : !graph.tensor<[N], f32> -> !graph.tensor<[1], f32>
+  func.return %1 : !graph.tensor<[1], f32>
+}
+"""
+
+
+def test_a_mask_of_exact_values_is_a_fact_of_the_access() -> None:
+    module = parse_module(GUARDED_BY_EXACT_VALUES)
+    ctx = default_context()
+    for step in _PIPELINE:
+        step.apply(ctx, module)
+        found = check_bounds(module)
+        assert not found, f"after {step.name}: {found[0]}\n{print_module(module)}"
+
+
+def test_the_same_read_without_its_mask_is_flagged() -> None:
+    module = parse_module(GUARDED_BY_EXACT_VALUES)
+    ctx = default_context()
+    for step in _PIPELINE[:2]:  # fuse, tile
+        step.apply(ctx, module)
+    text = print_module(module)
+    masked = [
+        line for line in text.splitlines() if "loop.read" in line and "mask" in line
+    ]
+    assert len(masked) == 1
+    unmasked = masked[0].split(" mask ")[0] + " : " + masked[0].split(" : ", 1)[1]
+    unmasked = unmasked.replace(" mask i1", "")
+    found = violations_of(text.replace(masked[0], unmasked))
+    (violation,) = found
+    assert violation.message.startswith("loop.read reads out of bounds of %a1")
+    assert "with N = 1," in violation.message  # %a1 is empty: offset -1
+
+
 # Mutations flagged ------------------------------------------------------------
 
 #: The suite programs each mutation is tried on at every level (the grid:

@@ -560,7 +560,9 @@ class KernelIntervals:
         since ``d = 0`` leaves no lane or no program. A pointwise kernel
         over ``[N, N - 1]`` divides its flat index by ``N - 1`` only on
         lanes below ``N*N - N``; a row kernel over ``[M, N - 1]`` its
-        program id only in a grid of ``M*(N - 1)``."""
+        program id only in a grid of ``M*(N - 1)``. A comparison of two
+        exactly known scalars (``N - 2 >= 0``, the guard of a slice at an
+        offset) is itself such a fact."""
         totals = list(self._strict_bounds(mask))
         added = [
             Fact(divisor, ">=", as_expr(1))
@@ -569,6 +571,7 @@ class KernelIntervals:
             and self.nonnegative(divisor)
             and any(_divides(divisor, total) for total in totals)
         ]
+        added += self._exact_comparisons(mask)
         if not added:
             return None
         key = tuple(added)
@@ -579,6 +582,38 @@ class KernelIntervals:
                 return None
             self._active[key] = KernelIntervals(self.kernel, facts, self.symbol_args)
         return self._active[key]
+
+    def _exact_comparisons(self, mask: SSAValue | None) -> list[Fact]:
+        """The comparisons of ``mask`` between exactly known values, as facts
+        over the symbols, leaving out those the facts already prove."""
+        if mask is None:
+            return []
+        found = []
+        for compare in _conjuncts(mask):
+            relation = _FACT_RELATIONS.get(compare.kind.data.value)
+            lhs, rhs = self.interval(compare.lhs), self.interval(compare.rhs)
+            exact = (
+                lhs.low is not None
+                and lhs.low == lhs.high
+                and rhs.low is not None
+                and rhs.low == rhs.high
+            )
+            if relation is None or not exact:
+                continue
+            fact = Fact(lhs.low, relation, rhs.low)
+            if not self._proves(fact):
+                found.append(fact)
+        return found
+
+    def _proves(self, fact: Fact) -> bool:
+        """Whether the facts already prove ``fact`` (an order between
+        exact values: equality is left to the refined facts)."""
+        gap = as_expr(1 if fact.op in ("<", ">") else 0)
+        if fact.op in ("<", "<="):
+            return self.le(fact.lhs + gap, fact.rhs)
+        if fact.op in (">", ">="):
+            return self.le(fact.rhs + gap, fact.lhs)
+        return False
 
     def _never_active(self, mask: SSAValue | None) -> bool:
         """Whether a comparison of ``mask`` is false on every lane (``x <
@@ -726,6 +761,11 @@ def _extremum(kind: str, a: Interval, b: Interval) -> Interval:
     return Interval(
         end(a.low, b.low, kind == "max"), end(a.high, b.high, kind == "min")
     )
+
+
+_FACT_RELATIONS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "=="}
+"""The fact each comparison predicate states when it holds (``ne`` states
+none that facts can hold)."""
 
 
 def _conjuncts(mask: SSAValue) -> list[CompareOpBase]:
