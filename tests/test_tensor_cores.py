@@ -154,6 +154,29 @@ def test_tiles_warps_and_stages_come_from_the_size_class(
     assert f"num_warps={config.num_warps}, num_stages={config.num_stages}" in source
 
 
+def test_a_symbol_bounded_by_facts_gets_the_small_class_and_a_small_tile() -> None:
+    """``N <= 32`` makes a symbolic N small: the small class's warps, and a
+    32-wide N tile; the values still agree with NumPy."""
+    spec_x, spec_w = (
+        irc.TensorSpec(("M", 64), "float16"),
+        irc.TensorSpec((64, "N"), "float16"),
+    )
+    compiled = irc.compile(linear, spec_x, spec_w, facts=["N <= 32"])
+    small = MATMUL_CONFIGS["tensor-core-16", "small"]
+    source = compiled.triton_source
+    assert f"c_BLOCK_M={small.block_m}, c_BLOCK_N=32, " in source
+    assert f"num_warps={small.num_warps}, " in source
+    rng = np.random.default_rng(2)
+    for m, n in [(3, 1), (70, 32)]:
+        x, w = _operands(rng, "float16", m, 64, n)
+        np.testing.assert_allclose(
+            compiled(x, w, backend="interpret").astype(np.float64),
+            (x @ w).astype(np.float64),
+            rtol=4e-3,
+            atol=4e-3,
+        )
+
+
 def test_the_table_gives_16_bit_matmuls_larger_k_tiles() -> None:
     for size in ("small", "large"):
         assert (

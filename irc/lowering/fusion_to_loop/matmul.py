@@ -14,8 +14,9 @@ The tile sizes, warps and pipeline stages come from ``MATMUL_CONFIGS``, by
 how the kernel multiplies (16-bit operands and TF32 on tensor cores, other
 floats in FMA) and the size class of its output; the ``tile`` pass's
 ``matmul-block-m/n/k`` options, when given, replace the table's tile sizes.
-A static extent below the block size gets the next power of two (at least
-16, ``tl.dot``'s minimum) instead. The kernel carries its warps, stages and
+An extent below the block size (static, or a symbol bounded by facts:
+``facts=["N <= 32"]``) gets the next power of two of its largest value (at
+least 16, ``tl.dot``'s minimum) instead. The kernel carries its warps, stages and
 ``matmul_precision`` as attributes (``irc.dialects.kernel_kind``) down to
 the emitter (``tl.dot``'s ``input_precision``) and the launcher
 (``num_warps=``, ``num_stages=``).
@@ -66,10 +67,10 @@ class MatmulConfig:
 #: warpgroup tiles and K steps of at least 16, so 64-wide K tiles halve the
 #: loop's trips), ``tf32`` (float32 under ``matmul_precision = "tf32"``) and
 #: ``fma`` (IEEE float32, float64 and integers on CUDA cores, where a larger
-#: tile only adds registers). Size classes: ``small`` when a static M or N is
-#: at most 64 (a larger tile would be mostly masked lanes), else ``large``
-#: (symbolic dims count as large). Tiles then shrink to a small static
-#: extent's next power of two (at least 16). Shared memory per stage is
+#: tile only adds registers). Size classes: ``small`` when M or N is at most
+#: 64, static or bounded by facts (a larger tile would be mostly masked
+#: lanes), else ``large`` (unbounded symbols count as large). Tiles then
+#: shrink to a small extent's next power of two (at least 16). Shared memory per stage is
 #: ``(BLOCK_M + BLOCK_N) * BLOCK_K`` elements: 3 stages of 128x128x64
 #: 16-bit tiles take 96 KiB of the H100's 227. The values are the usual
 #: starting points of Triton's matmul tutorial for sm_90, not measured here
@@ -98,10 +99,11 @@ def multiplier(operand: Attribute, precision: MatmulPrecision) -> str:
     return "fma"
 
 
-def size_class(m_extent: SymExpr, n_extent: SymExpr) -> str:
-    """``small`` when a static M or N is at most ``SMALL_MATMUL_EXTENT``."""
-    static = [e.constant for e in (m_extent, n_extent) if e.constant is not None]
-    return "small" if any(e <= SMALL_MATMUL_EXTENT for e in static) else "large"
+def size_class(m_largest: int | None, n_largest: int | None) -> str:
+    """``small`` when M or N is at most ``SMALL_MATMUL_EXTENT`` (their
+    largest values: static, bounded by facts, or None, unbounded)."""
+    bounded = [e for e in (m_largest, n_largest) if e is not None]
+    return "small" if any(e <= SMALL_MATMUL_EXTENT for e in bounded) else "large"
 
 
 class MatmulTiler(KernelTiler):
@@ -127,13 +129,16 @@ class MatmulTiler(KernelTiler):
         k_extent = tensor_type(lhs).dims[-1]
         opts = self.options
         precision = MatmulPrecision(opts.matmul_precision)
+        m_largest, n_largest, k_largest = (
+            self.facts.bounds(e)[1] for e in (m_extent, n_extent, k_extent)
+        )
         config = MATMUL_CONFIGS[
             multiplier(tensor_type(lhs).element_type, precision),
-            size_class(m_extent, n_extent),
+            size_class(m_largest, n_largest),
         ]
-        bm = _clamp_block(m_extent, opts.matmul_block_m or config.block_m)
-        bn = _clamp_block(n_extent, opts.matmul_block_n or config.block_n)
-        bk = _clamp_block(k_extent, opts.matmul_block_k or config.block_k)
+        bm = _clamp_block(m_largest, opts.matmul_block_m or config.block_m)
+        bn = _clamp_block(n_largest, opts.matmul_block_n or config.block_n)
+        bk = _clamp_block(k_largest, opts.matmul_block_k or config.block_k)
         self.launch_attributes = {
             MATMUL_PRECISION_ATTRIBUTE: StringAttr(precision),
             NUM_WARPS_ATTRIBUTE: IntegerAttr(config.num_warps, i64),
@@ -197,10 +202,11 @@ class MatmulTiler(KernelTiler):
         return b.binary("add", zero, value)
 
 
-def _clamp_block(extent: SymExpr, block: int) -> int:
-    """A matmul tile: ``block``, or less for a small static extent (>= 16)."""
-    if extent.constant is not None:
-        return max(16, min(block, next_power_of_two(extent.constant)))
+def _clamp_block(largest: int | None, block: int) -> int:
+    """A matmul tile: ``block``, or less for an extent whose largest value
+    (static, or bounded by facts) is small (>= 16)."""
+    if largest is not None:
+        return max(16, min(block, next_power_of_two(largest)))
     return block
 
 
