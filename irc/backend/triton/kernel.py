@@ -17,8 +17,10 @@ The op spelling functions (``compare_text``, ``cast_text``, ``reduce_text``,
 table for unary and binary ops) give each op NumPy's semantics, calling the prelude's helpers
 (``irc.backend.triton.prelude``) by name where Triton's own differ. Only
 functions that both the Triton interpreter and the compiler run are used:
-``tanh``, ``erf`` and float ``pow`` are computed in float64 from
-``tl.exp``/``tl.erf``/``tl.log2`` (no libdevice calls), f32 division and
+``erf`` and float ``pow`` are computed in float64 and ``tanh`` in float32
+(float64 for float64) from ``tl.exp``/``tl.erf``/``tl.log2`` (no libdevice
+calls), matmuls take tensor cores for 16-bit operands and, when the kernel
+says ``matmul_precision = "tf32"``, for float32 (``dot_text``), f32 division and
 square roots are the correctly rounded ``tl.div_rn``/``tl.sqrt_rn`` (the
 defaults are approximate on GPUs), and 16-bit floats compute in float32
 and round once, as NumPy does (which also steers clear of the interpreter's
