@@ -7,7 +7,7 @@ import importlib.util
 import inspect
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -538,14 +538,51 @@ def compile(
     *args: Any,
     facts: Iterable[str] = (),
     pipeline: str | Sequence[ModulePass] = DEFAULT_PIPELINE,
+    matmul_precision: str | None = None,
     **kwargs: Any,
 ) -> Compiled:
     """Capture ``function`` (see ``trace``) and compile it.
 
     ``pipeline`` is run on the graph module: a pass pipeline as ``irc-opt -p``
     takes it, or a list of ``ModulePass`` instances.
+
+    ``matmul_precision`` sets how float32 matmuls multiply, as
+    ``torch.set_float32_matmul_precision`` does: ``"ieee"`` (IEEE fp32, the
+    default, torch's ``"highest"``) or ``"tf32"`` (TF32 on tensor cores,
+    about 3 decimal digits per product, torch's ``"high"``). It is the
+    pipeline's ``tile{matmul-precision=...}`` option; None keeps the
+    pipeline's. 16-bit matmuls always run on tensor cores.
     """
-    return Compiled(capture(function, args, kwargs, facts), pipeline)
+    passes = _with_matmul_precision(_parse_pipeline(pipeline), matmul_precision)
+    return Compiled(capture(function, args, kwargs, facts), passes)
+
+
+def _with_matmul_precision(
+    passes: list[ModulePass], precision: str | None
+) -> list[ModulePass]:
+    """``passes`` with ``precision`` as every ``tile`` pass's
+    ``matmul-precision`` (unchanged for None)."""
+    from irc.dialects.kernel_kind import MatmulPrecision
+    from irc.lowering.fusion_to_loop import TilePass
+
+    if precision is None:
+        return passes
+    if precision not in set(MatmulPrecision):
+        raise IrcError(
+            f"matmul_precision={precision!r} is not one of "
+            f'{", ".join(repr(str(p)) for p in MatmulPrecision)}; pass "ieee" '
+            'for IEEE float32 matmuls (the default) or "tf32" for TF32 tensor cores'
+        )
+    if not any(isinstance(p, TilePass) for p in passes):
+        raise IrcError(
+            f"matmul_precision={precision!r} sets the tile pass's matmul-precision "
+            "option, but the pipeline has no tile pass; add "
+            f"tile{{matmul-precision={precision}}} to the pipeline instead"
+        )
+    return [
+        replace(p, matmul_precision=precision) if isinstance(p, TilePass) else p
+        for p in passes
+    ]
 
 
 class Jitted:
@@ -564,12 +601,14 @@ class Jitted:
         dims: Mapping[str, Any] | None = None,
         facts: Iterable[str] = (),
         pipeline: str | Sequence[ModulePass] = DEFAULT_PIPELINE,
+        matmul_precision: str | None = None,
     ):
         functools.update_wrapper(self, function)
         self.function = function
         self.dims = dict(dims or {})
         self.facts = tuple(facts)
         self.pipeline = pipeline
+        self.matmul_precision = matmul_precision
         self.cache: dict[Any, Compiled] = {}
         #: Per call structure (argument count, keyword names), the plans of
         #: recent compilations, most recent first.
@@ -604,6 +643,7 @@ class Jitted:
                         *spec_call.args,
                         facts=self.facts,
                         pipeline=self.pipeline,
+                        matmul_precision=self.matmul_precision,
                         **spec_call.kwargs,
                     )
             except IrcError:
@@ -838,8 +878,10 @@ def jit(
     dims: Mapping[str, Any] | None = None,
     facts: Iterable[str] = (),
     pipeline: str | Sequence[ModulePass] = DEFAULT_PIPELINE,
+    matmul_precision: str | None = None,
 ) -> Any:
-    """Decorator: ``@irc.jit`` or ``@irc.jit(dims={"x": ("N", None)})``."""
+    """Decorator: ``@irc.jit`` or ``@irc.jit(dims={"x": ("N", None)})``;
+    ``matmul_precision`` as ``irc.compile`` takes it."""
     if function is None:
-        return lambda f: Jitted(f, dims, facts, pipeline)
-    return Jitted(function, dims, facts, pipeline)
+        return lambda f: Jitted(f, dims, facts, pipeline, matmul_precision)
+    return Jitted(function, dims, facts, pipeline, matmul_precision)

@@ -69,3 +69,28 @@ class KernelKindName(CustomDirective):
         kind = self.kind.get(op)
         assert isinstance(kind, StringAttr), "verified"
         printer.print_identifier_or_string_literal(kind.data)
+
+
+# --------------------------------------------------------------------------
+# Launch attributes: what ``tile`` decides about a kernel's compilation and
+# launch, carried as discardable attributes of the loop, memory and triton
+# kernels (``attributes {num_warps = 8 : i64, ...}``) down to the emitter
+# and the launcher.
+# --------------------------------------------------------------------------
+
+
+class MatmulPrecision(StrEnum):
+    """How a float32 matmul multiplies: IEEE fp32 (NumPy's results, as
+    torch's ``"highest"``) or TF32 on tensor cores (10-bit mantissas,
+    float32 accumulation, as torch's ``"high"``)."""
+
+    IEEE = "ieee"
+    TF32 = "tf32"
+
+
+#: The kernel attribute naming its ``MatmulPrecision`` (matmul kernels).
+MATMUL_PRECISION_ATTRIBUTE = "matmul_precision"
+#: The kernel attributes a launch passes to Triton as ``num_warps=`` and
+#: ``num_stages=`` (Triton's defaults without them).
+NUM_WARPS_ATTRIBUTE = "num_warps"
+NUM_STAGES_ATTRIBUTE = "num_stages"

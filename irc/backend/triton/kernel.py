@@ -17,8 +17,10 @@ The op spelling functions (``compare_text``, ``cast_text``, ``reduce_text``,
 table for unary and binary ops) give each op NumPy's semantics, calling the prelude's helpers
 (``irc.backend.triton.prelude``) by name where Triton's own differ. Only
 functions that both the Triton interpreter and the compiler run are used:
-``tanh``, ``erf`` and float ``pow`` are computed in float64 from
-``tl.exp``/``tl.erf``/``tl.log2`` (no libdevice calls), f32 division and
+``erf`` and float ``pow`` are computed in float64 and ``tanh`` in float32
+(float64 for float64) from ``tl.exp``/``tl.erf``/``tl.log2`` (no libdevice
+calls), matmuls take tensor cores for 16-bit operands and, when the kernel
+says ``matmul_precision = "tf32"``, for float32 (``dot_text``), f32 division and
 square roots are the correctly rounded ``tl.div_rn``/``tl.sqrt_rn`` (the
 defaults are approximate on GPUs), and 16-bit floats compute in float32
 and round once, as NumPy does (which also steers clear of the interpreter's
@@ -33,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, StringAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from irc.backend.triton.elementwise import (
@@ -59,6 +61,7 @@ from irc.backend.triton.typenames import (
 )
 from irc.dialects import triton as tt
 from irc.dialects.elementwise import ComparisonPredicate
+from irc.dialects.kernel_kind import MATMUL_PRECISION_ATTRIBUTE, MatmulPrecision
 from irc.dtypes import dtype
 
 
@@ -298,7 +301,23 @@ class KernelEmitter:
             self.v(op.acc),
             tt.element_of(op.lhs.type),
             tt.element_of(op.acc.type),
+            self._matmul_precision(),
         )
+
+    def _matmul_precision(self) -> str:
+        """The kernel's ``matmul_precision`` attribute (``ieee`` without one)."""
+        attribute = self.kernel.attributes.get(MATMUL_PRECISION_ATTRIBUTE)
+        if attribute is None:
+            return "ieee"
+        if not isinstance(attribute, StringAttr) or attribute.data not in set(
+            MatmulPrecision
+        ):
+            raise EmitError(
+                f"triton.kernel @{self.kernel.kernel_name} has "
+                f"{MATMUL_PRECISION_ATTRIBUTE} = {attribute}; it must be one of "
+                f"{', '.join(repr(str(p)) for p in MatmulPrecision)}"
+            )
+        return attribute.data
 
     def load(self, op: tt.LoadOp) -> str:
         shape = tt.shape_of(op.result.type)
@@ -420,24 +439,29 @@ def scan_text(kind: str, x: str, element: Attribute, axis: int) -> str:
 
 
 def dot_text(
-    a: str, b: str, acc: str, element: Attribute, accumulator: Attribute
+    a: str,
+    b: str,
+    acc: str,
+    element: Attribute,
+    accumulator: Attribute,
+    precision: str = "ieee",
 ) -> str:
-    """``acc + a @ b`` in the accumulator's type: ``tl.dot`` in IEEE fp32
-    (never TF32) for floats it takes, a broadcast product summed over K
-    (which both the interpreter and the compiler run) otherwise."""
+    """``acc + a @ b`` in the accumulator's type. 16-bit floats go to
+    ``tl.dot`` as they are, accumulating in float32 (tensor cores; bfloat16
+    through ``_irc_dot_bf16``, which the interpreter can run); float32 in
+    IEEE fp32 by default, or TF32 on tensor cores when the kernel's
+    ``matmul_precision`` says ``tf32``; float64 in IEEE; other types as a
+    broadcast product summed over K (which both the interpreter and the
+    compiler run)."""
     names = dtype(element).name, dtype(accumulator).name
-    if (
-        element_kind(element) == "f"
-        and accumulator == element
-        and dtype(element).bits >= 32
-    ):
+    if names == ("float32", "float32"):
+        return f'tl.dot({a}, {b}, {acc}, input_precision="{precision}")'
+    if names == ("float64", "float64"):
         return f'tl.dot({a}, {b}, {acc}, input_precision="ieee")'
     if names == ("float16", "float32"):
         return f"tl.dot({a}, {b}, {acc})"
     if names == ("bfloat16", "float32"):
-        # Products of bf16 values are exact in f32, so this is the same sum;
-        # the interpreter cannot multiply bf16 blocks.
-        return f'tl.dot({wide(a, element)}, {wide(b, element)}, {acc}, input_precision="ieee")'
+        return f"_irc_dot_bf16({a}, {b}, {acc})"
     compute = "tl.float32" if is_half(accumulator) else tl_type(accumulator)
     product = f"{a}[:, :, None].to({compute}) * {b}[None, :, :].to({compute})"
     total = f"({wide(acc, accumulator)} + tl.sum({product}, axis=1))"

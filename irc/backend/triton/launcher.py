@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from irc.backend.triton.errors import EmitError
@@ -44,6 +45,7 @@ from irc.backend.triton.names import (
 from irc.backend.triton.typenames import torch_type
 from irc.dialects import memory, sym
 from irc.dialects import triton as tt
+from irc.dialects.kernel_kind import NUM_STAGES_ATTRIBUTE, NUM_WARPS_ATTRIBUTE
 from irc.dialects.memory import BufferType
 from irc.dialects.sym import shape_text
 from irc.dtypes import dtype
@@ -65,6 +67,23 @@ class EmittedKernel:
     op: tt.KernelOp
     python_name: str
     constexprs: dict[str, int]
+
+
+def _launch_options(kernel: tt.KernelOp) -> list[str]:
+    """``num_warps=8``, ``num_stages=3``: the kernel's launch attributes
+    (``irc.dialects.kernel_kind``) as Triton's launch options."""
+    options = []
+    for name in (NUM_WARPS_ATTRIBUTE, NUM_STAGES_ATTRIBUTE):
+        value = kernel.attributes.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, IntegerAttr) or value.value.data < 1:
+            raise EmitError(
+                f"triton.kernel @{kernel.kernel_name} has {name} = {value}; it must "
+                "be a positive integer"
+            )
+        options.append(f"{name}={value.value.data}")
+    return options
 
 
 @dataclass
@@ -496,6 +515,7 @@ class LauncherEmitter:
         args = [self.values[a] for a in op.args]
         args += [self._host(SymExpr.symbol(s)) for s in kernel.op.symbol_names]
         args += [f"{name}={value}" for name, value in kernel.constexprs.items()]
+        args += _launch_options(kernel.op)
         args.append("enable_fp_fusion=False")
         launch = f"{kernel.python_name}[grid]({', '.join(args)})"
         checks = self._grid_checks(op.kernel_name, grid)

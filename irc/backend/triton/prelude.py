@@ -160,13 +160,23 @@ def _irc_pow_i(a, b, BITS: tl.constexpr):
 
 @triton.jit
 def _irc_tanh(x):
-    """tanh from tl.exp in float64 (no libdevice): odd Taylor terms near 0,
-    1 - 2 / (exp(2|x|) + 1) elsewhere; rounded once to x's type."""
-    y = x.to(tl.float64)
+    """tanh from tl.exp (no libdevice), in x's type: float32 (16-bit floats
+    come widened) as Cephes' tanhf, an odd polynomial below |x| = 0.625 and
+    1 - 2 / (exp(2|x|) + 1) above (a few ulps; float32 keeps a matmul
+    epilogue's registers single-width); float64 with odd Taylor terms near 0."""
+    if x.dtype == tl.float64:
+        ay = tl.abs(x)
+        big = 1.0 - 2.0 / (tl.exp(2.0 * ay) + 1.0)
+        big = tl.where(x < 0, -big, big)
+        return tl.where(ay < 1e-4, x * (1.0 - x * x / 3.0), big)
+    y = x.to(tl.float32)
     ay = tl.abs(y)
     big = 1.0 - 2.0 / (tl.exp(2.0 * ay) + 1.0)
     big = tl.where(y < 0, -big, big)
-    return tl.where(ay < 1e-4, y * (1.0 - y * y / 3.0), big).to(x.dtype)
+    z = y * y
+    p = (((-5.70498872745e-3 * z + 2.06390887954e-2) * z - 5.37397155531e-2) * z + 1.33314422036e-1) * z - 3.33332819422e-1
+    small = tl.where(y == 0, y, y + y * (z * p))
+    return tl.where(ay < 0.625, small, big).to(x.dtype)
 
 
 @triton.jit
@@ -319,6 +329,17 @@ def _irc_argmax(x, index, AXIS: tl.constexpr, SIZE: tl.constexpr):
 
 
 @triton.jit
+def _irc_dot_bf16(a, b, acc):
+    """acc + a @ b for bfloat16 tiles on tensor cores, accumulated in
+    float32; the interpreter cannot multiply bfloat16 blocks, so there the
+    tiles are widened first (products of bfloat16 values are exact in
+    float32: the same sum)."""
+    if _IRC_INTERPRETED_KERNELS:
+        return tl.dot(a.to(tl.float32), b.to(tl.float32), acc, input_precision="ieee")
+    return tl.dot(a, b, acc)
+
+
+@triton.jit
 def _irc_mul(a, b):
     return a * b
 
@@ -398,6 +419,11 @@ def _irc_check_grid(kernel, grid, limits):
 #: Whether this module's kernels are interpreted: Triton decides it when a
 #: kernel is defined, from this same setting.
 _IRC_INTERPRETED = triton.knobs.runtime.interpret
+
+
+#: The same, as a constexpr that kernels may read (a bool, which Triton's
+#: launch-time check of globals compares equal).
+_IRC_INTERPRETED_KERNELS = tl.constexpr(triton.knobs.runtime.interpret)
 
 
 class _IrcPointer:

@@ -64,6 +64,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from irc.dialects import fusion
 from irc.dialects import graph as g
+from irc.dialects.kernel_kind import MatmulPrecision
 from irc.dialects.tiles import is_power_of_two
 from irc.errors import IrcError
 from irc.lowering.fusion_to_loop.matmul import MatmulTiler
@@ -83,28 +84,40 @@ STRATEGIES: dict[str, type[KernelTiler]] = {
 @dataclass(frozen=True)
 class TilePass(ModulePass):
     """Lower every ``fusion.kernel`` to a ``loop.kernel`` (see the module
-    docstring). The options are the tile sizes, powers of two, and the
-    largest static reduced extent handled in one persistent tile."""
+    docstring). The options are the tile sizes, powers of two (the matmul
+    tiles 0 for the size-class table of ``matmul.MATMUL_CONFIGS``), the
+    largest static reduced extent handled in one persistent tile, and how
+    float32 matmuls multiply (``ieee`` or ``tf32``)."""
 
     name = "tile"
 
     pointwise_block: int = 1024
     reduction_block: int = 1024
     max_persistent: int = 4096
-    matmul_block_m: int = 64
-    matmul_block_n: int = 64
-    matmul_block_k: int = 32
+    matmul_block_m: int = 0
+    matmul_block_n: int = 0
+    matmul_block_k: int = 0
+    matmul_precision: str = MatmulPrecision.IEEE.value
 
     def __post_init__(self) -> None:
         # Checked when the pass is built, so that irc-opt reports a bad
         # option at the pass in -p.
         for name, value in vars(self).items():
-            if not isinstance(value, int) or not is_power_of_two(value):
+            if name == "matmul_precision":
+                continue
+            from_table = name.startswith("matmul_block") and value == 0
+            if not isinstance(value, int) or not (from_table or is_power_of_two(value)):
                 raise IrcError(
                     f"tile option {name.replace('_', '-')}={value} is not a power of two"
                 )
-        if min(self.matmul_block_m, self.matmul_block_n, self.matmul_block_k) < 16:
+        matmul_blocks = (self.matmul_block_m, self.matmul_block_n, self.matmul_block_k)
+        if min(b for b in (*matmul_blocks, 16) if b) < 16:
             raise IrcError("matmul tiles must be at least 16 (tl.dot's minimum)")
+        if self.matmul_precision not in set(MatmulPrecision):
+            raise IrcError(
+                f"tile option matmul-precision={self.matmul_precision} is not one of "
+                f"{', '.join(MatmulPrecision)}"
+            )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         _check_fused(op)

@@ -10,25 +10,113 @@ masks (masked lanes read 0, which adds nothing) and accumulates
 anchor valid at the output tile; the epilogue, the rest of the kernel, is
 evaluated there, and the outputs written under the tile's mask.
 
-A static extent below the block size gets the next power of two (at least
-16, ``tl.dot``'s minimum) instead.
+The tile sizes, warps and pipeline stages come from ``MATMUL_CONFIGS``, by
+how the kernel multiplies (16-bit operands and TF32 on tensor cores, other
+floats in FMA) and the size class of its output; the ``tile`` pass's
+``matmul-block-m/n/k`` options, when given, replace the table's tile sizes.
+An extent below the block size (static, or a symbol bounded by facts:
+``facts=["N <= 32"]``) gets the next power of two of its largest value (at
+least 16, ``tl.dot``'s minimum) instead. The kernel carries its warps, stages and
+``matmul_precision`` as attributes (``irc.dialects.kernel_kind``) down to
+the emitter (``tl.dot``'s ``input_precision``) and the launcher
+(``num_warps=``, ``num_stages=``).
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, f32
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    IntegerAttr,
+    StringAttr,
+    f32,
+    i64,
+)
 from xdsl.ir import Attribute, SSAValue
 
 from irc.dialects import graph as g
 from irc.dialects import loop, sym
+from irc.dialects.kernel_kind import (
+    MATMUL_PRECISION_ATTRIBUTE,
+    NUM_STAGES_ATTRIBUTE,
+    NUM_WARPS_ATTRIBUTE,
+    MatmulPrecision,
+)
 from irc.lowering.fusion_to_loop.builder import next_power_of_two
 from irc.lowering.fusion_to_loop.index_maps import Index, batch_broadcast, tensor_type
 from irc.lowering.fusion_to_loop.tiler import KernelTiler
 from irc.shapes import SymExpr
 
 
+@dataclass(frozen=True)
+class MatmulConfig:
+    """How one matmul kernel is tiled and launched."""
+
+    block_m: int
+    block_n: int
+    block_k: int
+    num_warps: int
+    num_stages: int
+
+
+#: The tile config of a matmul kernel per multiplier and size class, the one
+#: place these choices are made. Multipliers: ``tensor-core-16`` (float16 and
+#: bfloat16 operands, float32 accumulation: wgmma on sm_90, which wants 64-row
+#: warpgroup tiles and K steps of at least 16, so 64-wide K tiles halve the
+#: loop's trips), ``tf32`` (float32 under ``matmul_precision = "tf32"``) and
+#: ``fma`` (IEEE float32, float64 and integers on CUDA cores, where a larger
+#: tile only adds registers). Size classes: ``small`` when M or N is at most
+#: 64, static or bounded by facts (a larger tile would be mostly masked
+#: lanes), else ``large`` (unbounded symbols count as large). Tiles then
+#: shrink to a small extent's next power of two (at least 16). Shared memory per stage is
+#: ``(BLOCK_M + BLOCK_N) * BLOCK_K`` elements: 3 stages of 128x128x64
+#: 16-bit tiles take 96 KiB of the H100's 227. The values are the usual
+#: starting points of Triton's matmul tutorial for sm_90, not measured here
+#: (no GPU); tuning them means timing each candidate per size class on the
+#: GPU (``triton.testing.do_bench``) and keeping the fastest.
+MATMUL_CONFIGS: dict[tuple[str, str], MatmulConfig] = {
+    ("tensor-core-16", "large"): MatmulConfig(128, 128, 64, num_warps=8, num_stages=3),
+    ("tensor-core-16", "small"): MatmulConfig(64, 64, 64, num_warps=4, num_stages=3),
+    ("tf32", "large"): MatmulConfig(128, 128, 32, num_warps=8, num_stages=3),
+    ("tf32", "small"): MatmulConfig(64, 64, 32, num_warps=4, num_stages=3),
+    ("fma", "large"): MatmulConfig(64, 64, 32, num_warps=4, num_stages=3),
+    ("fma", "small"): MatmulConfig(64, 64, 32, num_warps=4, num_stages=3),
+}
+
+#: The largest static M or N of the ``small`` size class.
+SMALL_MATMUL_EXTENT = 64
+
+
+def multiplier(operand: Attribute, precision: MatmulPrecision) -> str:
+    """The multiplier of a matmul of ``operand`` elements (a key of
+    ``MATMUL_CONFIGS``)."""
+    if isinstance(operand, Float16Type | BFloat16Type):
+        return "tensor-core-16"
+    if operand == f32 and precision == MatmulPrecision.TF32:
+        return "tf32"
+    return "fma"
+
+
+def size_class(m_largest: int | None, n_largest: int | None) -> str:
+    """``small`` when M or N is at most ``SMALL_MATMUL_EXTENT`` (their
+    largest values: static, bounded by facts, or None, unbounded)."""
+    bounded = [e for e in (m_largest, n_largest) if e is not None]
+    return "small" if any(e <= SMALL_MATMUL_EXTENT for e in bounded) else "large"
+
+
 class MatmulTiler(KernelTiler):
     """Tiles a ``matmul`` fusion kernel."""
+
+    #: The kernel's ``matmul_precision``, ``num_warps`` and ``num_stages``
+    #: (set by :meth:`iterate`).
+    launch_attributes: dict[str, Attribute]
+
+    def tile(self) -> loop.KernelOp:
+        kernel = super().tile()
+        kernel.attributes |= self.launch_attributes
+        return kernel
 
     def iterate(self) -> list[SymExpr]:
         b = self.b
@@ -40,9 +128,22 @@ class MatmulTiler(KernelTiler):
         *batch, m_extent, n_extent = out.dims
         k_extent = tensor_type(lhs).dims[-1]
         opts = self.options
-        bm = _clamp_block(m_extent, opts.matmul_block_m)
-        bn = _clamp_block(n_extent, opts.matmul_block_n)
-        bk = _clamp_block(k_extent, opts.matmul_block_k)
+        precision = MatmulPrecision(opts.matmul_precision)
+        m_largest, n_largest, k_largest = (
+            self.facts.bounds(e)[1] for e in (m_extent, n_extent, k_extent)
+        )
+        config = MATMUL_CONFIGS[
+            multiplier(tensor_type(lhs).element_type, precision),
+            size_class(m_largest, n_largest),
+        ]
+        bm = _clamp_block(m_largest, opts.matmul_block_m or config.block_m)
+        bn = _clamp_block(n_largest, opts.matmul_block_n or config.block_n)
+        bk = _clamp_block(k_largest, opts.matmul_block_k or config.block_k)
+        self.launch_attributes = {
+            MATMUL_PRECISION_ATTRIBUTE: StringAttr(precision),
+            NUM_WARPS_ATTRIBUTE: IntegerAttr(config.num_warps, i64),
+            NUM_STAGES_ATTRIBUTE: IntegerAttr(config.num_stages, i64),
+        }
         n_tiles = n_extent.ceildiv(bn)
         pid = b.program_id(0)
         pid_m = b.binary("floordiv", pid, b.size(n_tiles))
@@ -101,10 +202,11 @@ class MatmulTiler(KernelTiler):
         return b.binary("add", zero, value)
 
 
-def _clamp_block(extent: SymExpr, block: int) -> int:
-    """A matmul tile: ``block``, or less for a small static extent (>= 16)."""
-    if extent.constant is not None:
-        return max(16, min(block, next_power_of_two(extent.constant)))
+def _clamp_block(largest: int | None, block: int) -> int:
+    """A matmul tile: ``block``, or less for an extent whose largest value
+    (static, or bounded by facts) is small (>= 16)."""
+    if largest is not None:
+        return max(16, min(block, next_power_of_two(largest)))
     return block
 
 

@@ -115,6 +115,8 @@ func.func @f(%x: !graph.tensor<[N, 8], f32>, %w: !graph.tensor<[8, 16], f32>, %b
 
 // CHECK-LABEL: func.func @f
 // CHECK:       loop.kernel @k0 matmul (%x, %w, %b) grid [(N + 63) floordiv 64] tiles {BLOCK_M = 64, BLOCK_N = 16, BLOCK_K = 16} symbols [N]
+// The size-class table's launch and the default IEEE precision, as attributes.
+// CHECK-SAME:    attributes {matmul_precision = "ieee", num_warps = 4 : i64, num_stages = 3 : i64}
 // CHECK:         %[[ROWS:.*]] = loop.binary add %{{.*}}, %{{.*}} : (i64, !loop.tile<[64, 1], i64>)
 // One column tile: the columns are the range itself.
 // CHECK:         %[[COLS:.*]] = loop.range "BLOCK_N" : !loop.tile<[1, 16], i64>
