@@ -423,6 +423,37 @@ def appends_to_signature(passes: Sequence[ModulePass]) -> bool:
     return any(getattr(p, "appends_to_signature", False) for p in passes)
 
 
+def changes_precision(passes: Sequence[ModulePass]) -> bool:
+    """Whether a pass declares (``changes_precision = True``, as
+    ``auto-mixed-precision`` does) that it computes in a narrower float
+    type: its results are then compared within :func:`precision_slack`."""
+    return any(getattr(p, "changes_precision", False) for p in passes)
+
+
+def precision_slack(
+    before: ModuleOp,
+    after: ModuleOp,
+    inputs: Sequence[Sequence[np.ndarray]],
+    before_outputs: Sequence[Sequence[np.ndarray]],
+    after_outputs: Sequence[Sequence[np.ndarray]],
+) -> list[float] | None:
+    """Per output, how far a pass that narrows float types may move it: the
+    rounding error of the program before the pass plus that of the program
+    after it (:func:`rounding_errors`: each against its float64 twin, where
+    a cast between floats is the identity, so both twins compute the same
+    exact values). The second is the narrow type's epsilon as the program
+    propagates it, through its chains of ops and the lengths of its
+    reductions, on these inputs. A pass that keeps the exact meaning (only
+    moves casts between floats) is within their sum by the triangle
+    inequality; one that changes an operand, an op or an axis is not. None
+    when either cannot be measured."""
+    errors_before = rounding_errors(before, inputs, before_outputs)
+    errors_after = rounding_errors(after, inputs, after_outputs)
+    if errors_before is None or errors_after is None:
+        return None
+    return [b + a for b, a in zip(errors_before, errors_after)]
+
+
 def with_appended_arguments(run: Run, module: ModuleOp) -> Run:
     """``run`` with random values (from its seed) for the arguments that
     ``module``'s entry function takes beyond ``run``'s inputs."""
