@@ -11,7 +11,10 @@ allow/deny list in the manner of ``torch.autocast``), where it computes:
 - ``FOLLOW`` (every graph op the table does not name): pointwise and layout
   ops run in the low type when one of their float operands already is, so a
   matmul's epilogue (bias, activation, residual) stays 16-bit; their other
-  float32 operands are cast down. Without a low operand they stay float32.
+  float32 operands are cast down. Without a low operand they stay float32,
+  and so does one whose every user computes in float32 (``x - max(x)``
+  before an ``exp``, an epilogue that is returned or summed): rounding its
+  result to the low type would only lose bits before the cast back up.
 - ``FULL``: what is precision-sensitive runs in float32: reductions and
   scans (accumulations), exp/log and their kin (softmax, logsumexp and cross
   entropy are chains of these), division, powers, square roots, and the ops
@@ -175,12 +178,12 @@ class _Converter:
 
     def convert(self, body: Block) -> bool:
         """Rewrite ``body``; whether anything changed."""
+        precisions = _resolved_precisions(body)
         for op in list(body.ops):
-            self.visit(op)
+            self.visit(op, precisions[op])
         return bool(self.lowered)
 
-    def visit(self, op: Operation) -> None:
-        precision = precision_of(op)
+    def visit(self, op: Operation, precision: Precision) -> None:
         if self._runs_low(op, precision):
             self._run_low(op)
         elif precision is Precision.FULL:
@@ -221,6 +224,25 @@ class _Converter:
             self.cast_up[value] = full
             self.cast_down[full] = value
         return self.cast_up[value]
+
+
+def _resolved_precisions(body: Block) -> dict[Operation, Precision]:
+    """Each op's precision, a ``FOLLOW`` op all of whose users compute in
+    float32 (``x - max(x)`` before an ``exp``, an epilogue that is returned)
+    made ``FULL``: in the low type its result would only be rounded before
+    being cast back up. Users come after their operands, so one walk from
+    the end resolves chains of such ops."""
+    precisions: dict[Operation, Precision] = {}
+    for op in reversed(list(body.ops)):
+        precision = precision_of(op)
+        if precision is Precision.FOLLOW and all(
+            precisions.get(use.operation) is Precision.FULL
+            for result in op.results
+            for use in result.uses
+        ):
+            precision = Precision.FULL
+        precisions[op] = precision
+    return precisions
 
 
 def _is_f32(value: SSAValue) -> bool:
