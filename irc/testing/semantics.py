@@ -366,7 +366,11 @@ class SemanticsChecker:
         )
 
     def check(
-        self, name: str, module: ModuleOp, appends_to_signature: bool = False
+        self,
+        name: str,
+        module: ModuleOp,
+        appends_to_signature: bool = False,
+        changes_precision: bool = False,
     ) -> None:
         """Compare ``module`` (just transformed by pass ``name``) with the
         results before it; raise :class:`PassCheckError` on a change.
@@ -374,33 +378,44 @@ class SemanticsChecker:
         After a pass that ``appends_to_signature`` (``autodiff``), the
         appended arguments are drawn at random, the results that were
         there before are compared, and later passes are checked on every
-        result, the appended ones included."""
+        result, the appended ones included. After one that
+        ``changes_precision`` (``auto-mixed-precision``), its own rounding
+        error is allowed on top (see :func:`precision_slack`), and measured
+        from then on."""
         after = print_module(module)
-        outputs, runs = [], []
-        for run, before in zip(self.runs, self.outputs):
-            if appends_to_signature:
-                run = with_appended_arguments(run, module)
-            try:
-                result = run_module(module, run.inputs)
-            except Exception as error:
-                problem = f"{type(error).__name__}: {error}"
-                failure = self._failure(
-                    name, "made the program fail", problem, after, run
-                )
-                raise failure from error
+        runs = [
+            with_appended_arguments(run, module) if appends_to_signature else run
+            for run in self.runs
+        ]
+        outputs = [self._run(name, module, run, after) for run in runs]
+        rounding = self.rounding
+        if changes_precision and rounding is not None:
+            measured = rounding_errors(module, [r.inputs for r in runs], outputs)
+            rounding = None if measured is None else _added(rounding, measured)
+            self.rounding = measured
+        for run, before, result in zip(runs, self.outputs, outputs):
             compared = result[: len(before)] if appends_to_signature else result
             problem = compare_outputs(
-                before, compared, self.rtol, self.atol, self.precision, self.rounding
+                before, compared, self.rtol, self.atol, self.precision, rounding
             )
             if problem is not None:
                 raise self._failure(name, "changed the results", problem, after, run)
-            outputs.append(result)
-            runs.append(run)
         self.program, self.outputs, self.runs = after, outputs, runs
         if appends_to_signature and self.rounding is not None:
             # The appended results (gradients) round as the rest of the
             # program does: measure them too.
             self.rounding = rounding_errors(module, [r.inputs for r in runs], outputs)
+
+    def _run(
+        self, name: str, module: ModuleOp, run: Run, after: str
+    ) -> list[np.ndarray]:
+        """``module``'s results on ``run``; a failure is the pass's."""
+        try:
+            return run_module(module, run.inputs)
+        except Exception as error:
+            problem = f"{type(error).__name__}: {error}"
+            failure = self._failure(name, "made the program fail", problem, after, run)
+            raise failure from error
 
     def _failure(
         self, name: str, what: str, problem: str, after: str, run: Run
@@ -421,6 +436,13 @@ def appends_to_signature(passes: Sequence[ModulePass]) -> bool:
     entry function: its original results must keep their meaning whatever
     the appended arguments are."""
     return any(getattr(p, "appends_to_signature", False) for p in passes)
+
+
+def _added(lhs: Sequence[float], rhs: Sequence[float]) -> list[float]:
+    """Per output, the sum of two rounding errors (the longer list's tail
+    as it is: results a pass appended)."""
+    longer, shorter = (lhs, rhs) if len(lhs) >= len(rhs) else (rhs, lhs)
+    return [a + (shorter[i] if i < len(shorter) else 0.0) for i, a in enumerate(longer)]
 
 
 def changes_precision(passes: Sequence[ModulePass]) -> bool:
