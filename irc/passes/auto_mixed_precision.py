@@ -154,7 +154,8 @@ class AutoMixedPrecisionPass(ModulePass):
 
 def apply_mixed_precision(module: ModuleOp, low: Attribute) -> None:
     """Rewrite every function of ``module`` under :data:`POLICY` with low
-    type ``low`` (``bf16`` or ``f16``), and record it on the module when that changed any."""
+    type ``low`` (``bf16`` or ``f16``); record the low type on the module
+    when that changed any."""
     changed = False
     for function in module.ops:
         if isinstance(function, func.FuncOp) and function.body.blocks:
