@@ -539,12 +539,17 @@ def compile(
     facts: Iterable[str] = (),
     pipeline: str | Sequence[ModulePass] = DEFAULT_PIPELINE,
     matmul_precision: str | None = None,
+    mixed_precision: str | None = None,
     **kwargs: Any,
 ) -> Compiled:
     """Capture ``function`` (see ``trace``) and compile it.
 
     ``pipeline`` is run on the graph module: a pass pipeline as ``irc-opt -p``
-    takes it, or a list of ``ModulePass`` instances.
+    takes it, or a list of ``ModulePass`` instances. ``mixed_precision``
+    (``"bf16"`` or ``"f16"``) runs ``auto-mixed-precision`` after the
+    pipeline's graph passes: float32 matmuls and their epilogues compute in
+    that type, reductions and exp/log in float32, results in the caller's
+    dtypes (docs/mixed-precision.md).
 
     ``matmul_precision`` sets how float32 matmuls multiply, as
     ``torch.set_float32_matmul_precision`` does: ``"ieee"`` (IEEE fp32, the
@@ -553,7 +558,8 @@ def compile(
     pipeline's ``tile{matmul-precision=...}`` option; None keeps the
     pipeline's. 16-bit matmuls always run on tensor cores.
     """
-    passes = _with_matmul_precision(_parse_pipeline(pipeline), matmul_precision)
+    passes = with_mixed_precision(_parse_pipeline(pipeline), mixed_precision)
+    passes = _with_matmul_precision(passes, matmul_precision)
     return Compiled(capture(function, args, kwargs, facts), passes)
 
 
@@ -585,6 +591,54 @@ def _with_matmul_precision(
     ]
 
 
+#: ``mixed_precision=`` values, by the low type's name in the IR.
+MIXED_PRECISION_TYPES = {
+    "bf16": "bf16",
+    "bfloat16": "bf16",
+    "f16": "f16",
+    "float16": "f16",
+}
+
+
+def low_float_name(mixed_precision: str | None) -> str | None:
+    """The IR's name of the low type ``mixed_precision=`` asks for (None for
+    none); an ``IrcError`` for a value that names no 16-bit float."""
+    if mixed_precision is None:
+        return None
+    low = MIXED_PRECISION_TYPES.get(str(mixed_precision))
+    if low is None:
+        raise IrcError(
+            f"mixed_precision={mixed_precision!r} is not a 16-bit float type: use "
+            "'bf16' or 'f16' (or None for float32 throughout)"
+        )
+    return low
+
+
+def with_mixed_precision(
+    passes: Sequence[ModulePass], mixed_precision: str | None
+) -> list[ModulePass]:
+    """``passes`` with ``auto-mixed-precision`` (and a ``canonicalize`` that
+    folds its casts of constants) before the first lowering pass; the same
+    passes for ``mixed_precision=None``."""
+    low = low_float_name(mixed_precision)
+    if low is None:
+        return list(passes)
+    from xdsl.transforms.canonicalize import CanonicalizePass
+
+    from irc.passes.auto_mixed_precision import AutoMixedPrecisionPass
+
+    lowering = next(
+        (i for i, p in enumerate(passes) if p.name in pipeline_module.LOWERING_PASSES),
+        len(passes),
+    )
+    return [
+        *passes[:lowering],
+        AutoMixedPrecisionPass(dtype=low),
+        CanonicalizePass(),
+        *passes[lowering:],
+    ]
+
+
 class Jitted:
     """``@irc.jit``: compiles on first call from the actual arguments and
     caches by everything static about them.
@@ -602,6 +656,7 @@ class Jitted:
         facts: Iterable[str] = (),
         pipeline: str | Sequence[ModulePass] = DEFAULT_PIPELINE,
         matmul_precision: str | None = None,
+        mixed_precision: str | None = None,
     ):
         functools.update_wrapper(self, function)
         self.function = function
@@ -609,6 +664,7 @@ class Jitted:
         self.facts = tuple(facts)
         self.pipeline = pipeline
         self.matmul_precision = matmul_precision
+        self.mixed_precision = low_float_name(mixed_precision)
         self.cache: dict[Any, Compiled] = {}
         #: Per call structure (argument count, keyword names), the plans of
         #: recent compilations, most recent first.
@@ -644,6 +700,7 @@ class Jitted:
                         facts=self.facts,
                         pipeline=self.pipeline,
                         matmul_precision=self.matmul_precision,
+                        mixed_precision=self.mixed_precision,
                         **spec_call.kwargs,
                     )
             except IrcError:
@@ -879,9 +936,13 @@ def jit(
     facts: Iterable[str] = (),
     pipeline: str | Sequence[ModulePass] = DEFAULT_PIPELINE,
     matmul_precision: str | None = None,
+    mixed_precision: str | None = None,
 ) -> Any:
     """Decorator: ``@irc.jit`` or ``@irc.jit(dims={"x": ("N", None)})``;
-    ``matmul_precision`` as ``irc.compile`` takes it."""
+    ``matmul_precision`` and ``mixed_precision`` as ``irc.compile`` takes
+    them."""
     if function is None:
-        return lambda f: Jitted(f, dims, facts, pipeline, matmul_precision)
-    return Jitted(function, dims, facts, pipeline, matmul_precision)
+        return lambda f: Jitted(
+            f, dims, facts, pipeline, matmul_precision, mixed_precision
+        )
+    return Jitted(function, dims, facts, pipeline, matmul_precision, mixed_precision)

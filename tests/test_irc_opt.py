@@ -235,8 +235,8 @@ def test_unknown_pass(run_irc_opt: RunIrcOpt) -> None:
     assert_error(
         outcome,
         "pass-pipeline:1:5: error: unknown pass 'frobnicate'; known passes: "
-        "autodiff, bufferize, canonicalize, cse, dce, fuse, "
-        "lower-memory-to-triton, lower-to-triton, tile",
+        "auto-mixed-precision, autodiff, bufferize, canonicalize, cse, dce, "
+        "fuse, lower-memory-to-triton, lower-to-triton, tile",
         "    ^^^^^^^^^^",
     )
 

@@ -67,6 +67,7 @@ NEUTRAL = (
 #: interpreters to one, lowerings to the two they connect.
 MODULE_LEVELS: dict[str, tuple[str, ...]] = {
     "irc.passes.graph_canonicalization": ("graph",),
+    "irc.passes.auto_mixed_precision": ("graph",),
     "irc.interpreters.graph": ("graph",),
     "irc.interpreters.fusion": ("fusion",),
     "irc.interpreters.loop": ("loop",),

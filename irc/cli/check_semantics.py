@@ -182,6 +182,7 @@ def check_pass(
             str(done.spec()),
             module,
             appends_to_signature=getattr(done, "appends_to_signature", False),
+            changes_precision=getattr(done, "changes_precision", False),
         )
     except PassCheckError as error:
         raise Failure(

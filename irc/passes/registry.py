@@ -28,6 +28,8 @@ _PASSES: dict[str, str] = {
     "dce": "xdsl.transforms.dead_code_elimination:DeadCodeElimination",
     # Reverse-mode differentiation: the joint forward and backward function.
     "autodiff": "irc.passes.autodiff:AutodiffPass",
+    # Matmuls and their epilogues in bf16 or f16, the rest in float32.
+    "auto-mixed-precision": "irc.passes.auto_mixed_precision:AutoMixedPrecisionPass",
     # The lowering, one pass per level (irc.lowering.pipeline), and all of it.
     "fuse": "irc.lowering.graph_to_fusion:FusePass",
     "tile": "irc.lowering.fusion_to_loop:TilePass",

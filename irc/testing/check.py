@@ -38,8 +38,10 @@ from irc.testing.semantics import (
     Run,
     appends_to_signature,
     apply_checked,
+    changes_precision,
     compare_outputs,
     pass_name,
+    precision_slack,
     resolve_passes,
     specialize,
     with_appended_arguments,
@@ -211,7 +213,9 @@ def check_pass(
     verify, prints IR that does not parse back to the same text, or changes
     the results of the reference interpreters beyond ``rtol``/``atol``
     (default: per dtype, see ``DEFAULT_TOLERANCES``; integers and bools
-    exactly). The error shows the shrunk program, the IR after the pass, the
+    exactly; for a pass declaring ``changes_precision``, such as
+    ``auto-mixed-precision``, a few times the rounding error of the program
+    before and after it on top, see ``precision_slack``). The error shows the shrunk program, the IR after the pass, the
     binding, the inputs' seed and the worst mismatching element.
 
     With ``check_bounds`` (the default), the bounds checker
@@ -327,7 +331,10 @@ def _check_case(
             seed=case.seed,
         ) from error
     precision = working_precision(case.module)
-    problem = compare_outputs(expected, actual, rtol, atol, precision)
+    rounding = None
+    if changes_precision(passes) and rtol is None and atol is None:
+        rounding = precision_slack(case.module, after, [arrays], [expected], [actual])
+    problem = compare_outputs(expected, actual, rtol, atol, precision, rounding)
     if problem is None:
         return
     details = [problem]

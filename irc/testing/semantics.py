@@ -366,7 +366,11 @@ class SemanticsChecker:
         )
 
     def check(
-        self, name: str, module: ModuleOp, appends_to_signature: bool = False
+        self,
+        name: str,
+        module: ModuleOp,
+        appends_to_signature: bool = False,
+        changes_precision: bool = False,
     ) -> None:
         """Compare ``module`` (just transformed by pass ``name``) with the
         results before it; raise :class:`PassCheckError` on a change.
@@ -374,33 +378,44 @@ class SemanticsChecker:
         After a pass that ``appends_to_signature`` (``autodiff``), the
         appended arguments are drawn at random, the results that were
         there before are compared, and later passes are checked on every
-        result, the appended ones included."""
+        result, the appended ones included. After one that
+        ``changes_precision`` (``auto-mixed-precision``), its own rounding
+        error is allowed on top (see :func:`precision_slack`), and measured
+        from then on."""
         after = print_module(module)
-        outputs, runs = [], []
-        for run, before in zip(self.runs, self.outputs):
-            if appends_to_signature:
-                run = with_appended_arguments(run, module)
-            try:
-                result = run_module(module, run.inputs)
-            except Exception as error:
-                problem = f"{type(error).__name__}: {error}"
-                failure = self._failure(
-                    name, "made the program fail", problem, after, run
-                )
-                raise failure from error
+        runs = [
+            with_appended_arguments(run, module) if appends_to_signature else run
+            for run in self.runs
+        ]
+        outputs = [self._run(name, module, run, after) for run in runs]
+        rounding = self.rounding
+        if changes_precision and rounding is not None:
+            measured = rounding_errors(module, [r.inputs for r in runs], outputs)
+            rounding = None if measured is None else _added(rounding, measured)
+            self.rounding = measured
+        for run, before, result in zip(runs, self.outputs, outputs):
             compared = result[: len(before)] if appends_to_signature else result
             problem = compare_outputs(
-                before, compared, self.rtol, self.atol, self.precision, self.rounding
+                before, compared, self.rtol, self.atol, self.precision, rounding
             )
             if problem is not None:
                 raise self._failure(name, "changed the results", problem, after, run)
-            outputs.append(result)
-            runs.append(run)
         self.program, self.outputs, self.runs = after, outputs, runs
         if appends_to_signature and self.rounding is not None:
             # The appended results (gradients) round as the rest of the
             # program does: measure them too.
             self.rounding = rounding_errors(module, [r.inputs for r in runs], outputs)
+
+    def _run(
+        self, name: str, module: ModuleOp, run: Run, after: str
+    ) -> list[np.ndarray]:
+        """``module``'s results on ``run``; a failure is the pass's."""
+        try:
+            return run_module(module, run.inputs)
+        except Exception as error:
+            problem = f"{type(error).__name__}: {error}"
+            failure = self._failure(name, "made the program fail", problem, after, run)
+            raise failure from error
 
     def _failure(
         self, name: str, what: str, problem: str, after: str, run: Run
@@ -421,6 +436,44 @@ def appends_to_signature(passes: Sequence[ModulePass]) -> bool:
     entry function: its original results must keep their meaning whatever
     the appended arguments are."""
     return any(getattr(p, "appends_to_signature", False) for p in passes)
+
+
+def _added(lhs: Sequence[float], rhs: Sequence[float]) -> list[float]:
+    """Per output, the sum of two rounding errors (the longer list's tail
+    as it is: results a pass appended)."""
+    longer, shorter = (lhs, rhs) if len(lhs) >= len(rhs) else (rhs, lhs)
+    return [a + (shorter[i] if i < len(shorter) else 0.0) for i, a in enumerate(longer)]
+
+
+def changes_precision(passes: Sequence[ModulePass]) -> bool:
+    """Whether a pass declares (``changes_precision = True``, as
+    ``auto-mixed-precision`` does) that it computes in a narrower float
+    type: its results are then compared within :func:`precision_slack`."""
+    return any(getattr(p, "changes_precision", False) for p in passes)
+
+
+def precision_slack(
+    before: ModuleOp,
+    after: ModuleOp,
+    inputs: Sequence[Sequence[np.ndarray]],
+    before_outputs: Sequence[Sequence[np.ndarray]],
+    after_outputs: Sequence[Sequence[np.ndarray]],
+) -> list[float] | None:
+    """Per output, how far a pass that narrows float types may move it: the
+    rounding error of the program before the pass plus that of the program
+    after it (:func:`rounding_errors`: each against its float64 twin, where
+    a cast between floats is the identity, so both twins compute the same
+    exact values). The second is the narrow type's epsilon as the program
+    propagates it, through its chains of ops and the lengths of its
+    reductions, on these inputs. A pass that keeps the exact meaning (only
+    moves casts between floats) is within their sum by the triangle
+    inequality; one that changes an operand, an op or an axis is not. None
+    when either cannot be measured."""
+    errors_before = rounding_errors(before, inputs, before_outputs)
+    errors_after = rounding_errors(after, inputs, after_outputs)
+    if errors_before is None or errors_after is None:
+        return None
+    return [b + a for b, a in zip(errors_before, errors_after)]
 
 
 def with_appended_arguments(run: Run, module: ModuleOp) -> Run:
