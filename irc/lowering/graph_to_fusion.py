@@ -176,6 +176,18 @@ class KeptOut:
     why: str
     verb: str = "fused"
     split: bool = False
+    #: Why a split op was not recomputed in each of ``groups`` instead.
+    detail: str = ""
+
+
+@dataclass(eq=False)
+class Saved:
+    """A member whose result its group stores for ``readers``, the other
+    groups using it, and why it is stored rather than recomputed there."""
+
+    op: Operation
+    readers: tuple[Group, ...]
+    why: str
 
 
 @dataclass(eq=False)
@@ -197,9 +209,9 @@ class Group:
     operand_side: set[Operation] = field(default_factory=set)
     yielded: list[SSAValue] = field(default_factory=list)
     kept_out: list[KeptOut] = field(default_factory=list)
-    #: Members whose result this group stores for other groups to read,
-    #: with those readers (the op joined the earliest of its users' groups).
-    saved_for: list[tuple[Operation, tuple[Group, ...]]] = field(default_factory=list)
+    #: Members whose result this group stores for other groups to read
+    #: (each joined the earliest of its users' groups).
+    saved_for: list[Saved] = field(default_factory=list)
     name: str = ""
 
 
@@ -310,12 +322,14 @@ class _Planner:
         elif len(groups) > 1 and isinstance(op, LAYOUT_OPS):
             self._duplicate(op)
         elif len(groups) > 1:
-            if not returned and self._recompute(op, groups):
+            not_recomputed = self._recompute(op, groups, returned)
+            if not_recomputed is None:
                 return
-            if self._save_in_earliest(op, groups, returned):
+            if self._save_in_earliest(op, groups, not_recomputed):
                 return
             why = f"its users are in {len(groups)} kernels"
-            self._root(op, [KeptOut(op, tuple(groups), why, split=True)])
+            note = KeptOut(op, tuple(groups), why, split=True, detail=not_recomputed)
+            self._root(op, [note])
         elif groups:
             offer = self._offer(groups[0], op, returned)
             if isinstance(offer, Kind):
@@ -325,7 +339,9 @@ class _Planner:
         else:
             self._root(op, [])
 
-    def _recompute(self, op: Operation, groups: Sequence[Group]) -> bool:
+    def _recompute(
+        self, op: Operation, groups: Sequence[Group], returned: bool
+    ) -> str | None:
         """Rematerialisation: clone an elementwise ``op`` into each group
         using it when all of them accept it, rather than storing its result
         for them. Its operands are then read by each of those groups, so
@@ -338,17 +354,29 @@ class _Planner:
         writing and re-reading its result, as long as recomputing reads no
         more than storing would: the chain may read one tensor of its shape
         (``exp(x - max)`` reads ``x``; a broadcast per-row value or bias is
-        a small read), not two (``x @ w + residual`` is stored)."""
-        if not isinstance(op, ELEMENTWISE_OPS) or self._full_reads(op) > 1:
-            return False
+        a small read), not two (``x @ w + residual`` is stored).
+
+        Returns None when ``op`` was recomputed, else why it is stored."""
+        if isinstance(op, ROW_OPS):
+            return "it is a reduction"
+        if isinstance(op, MatmulOp):
+            return "it is a matmul"
+        if not isinstance(op, ELEMENTWISE_OPS):
+            return f"{op.name} is not elementwise"
+        if returned:
+            return "it is returned"
+        reads = self._full_reads(op)
+        if reads > 1:
+            return f"it would read {reads} tensors of its shape"
         offers = [self._offer(group, op, returned=False) for group in groups]
-        if not all(isinstance(offer, Kind) for offer in offers):
-            return False
+        refusals = [offer for offer in offers if isinstance(offer, str)]
+        if refusals:
+            return f"a kernel using it refuses it: {refusals[0]}"
         for group, offer in zip(groups, offers):
             assert isinstance(offer, Kind)
             self._join(group, op, offer, home=False, returned=False)
         self.recomputed.add(op)
-        return True
+        return None
 
     def _full_reads(self, op: Operation) -> int:
         """How many distinct tensors of ``op``'s shape its elementwise chain
@@ -382,7 +410,7 @@ class _Planner:
         return any(isinstance(value.owner, MatmulOp) for value in self._chain_reads(op))
 
     def _save_in_earliest(
-        self, op: Operation, groups: Sequence[Group], returned: bool
+        self, op: Operation, groups: Sequence[Group], why: str
     ) -> bool:
         """Multi-output fusion: ``op`` joins the group of its users that
         stands first (its kernel is placed at its root, before every other
@@ -390,14 +418,18 @@ class _Planner:
         reduction read by several kernels of its rows (cross-entropy's max
         and sum of exponentials) is computed by the first of them."""
         earliest = min(groups, key=lambda group: self.position[group.root])
-        if earliest.kind.name == "reduction" and self._reads_a_matmul(op):
+        if (
+            earliest.kind.name == "reduction"
+            and isinstance(op, ELEMENTWISE_OPS)
+            and self._reads_a_matmul(op)
+        ):
             return False  # rooted, it is the matmul's epilogue instead
         offer = self._offer(earliest, op, returned=True)
         if not isinstance(offer, Kind):
             return False
         self._join(earliest, op, offer, home=True, returned=True)
         readers = tuple(group for group in groups if group is not earliest)
-        earliest.saved_for.append((op, readers))
+        earliest.saved_for.append(Saved(op, readers, why))
         return True
 
     def _duplicate(self, op: Operation) -> None:
@@ -625,17 +657,14 @@ class _Reasons:
                 f"recomputed here, not stored: {_op_names(recomputed)} "
                 "(elementwise, its users are in several kernels)"
             )
-        parts.extend(self._saved(op, readers) for op, readers in group.saved_for)
+        parts.extend(map(self._saved, group.saved_for))
         parts.extend(self._kept_out(note) for note in group.kept_out)
         return "; ".join(parts)
 
-    def _saved(self, op: Operation, readers: Sequence[Group]) -> str:
-        readers = sorted(readers, key=lambda g: self.planner.position[g.root])
+    def _saved(self, saved: Saved) -> str:
+        readers = sorted(saved.readers, key=lambda g: self.planner.position[g.root])
         names = ", ".join(g.name for g in readers)
-        return (
-            f"{describe(op)} stored for {names} (computed once, in the first "
-            "kernel using it)"
-        )
+        return f"{describe(saved.op)} stored for {names} (not recomputed: {saved.why})"
 
     def _anchor(self, group: Group, own: Sequence[Operation]) -> str:
         kind = group.kind
@@ -680,7 +709,8 @@ class _Reasons:
         groups = sorted(note.groups, key=lambda g: self.planner.position[g.root])
         names = ", ".join(g.name for g in groups)
         if note.split:
-            return f"{describe(note.op)} not {note.verb}: {note.why} ({names})"
+            text = f"{describe(note.op)} not {note.verb}: {note.why} ({names})"
+            return f"{text}, not recomputed: {note.detail}" if note.detail else text
         target = f" into {names}" if names else ""
         return f"{describe(note.op)} not {note.verb}{target}: {note.why}"
 
@@ -845,13 +875,10 @@ def _merge_into(planner: _Planner, first: Group, second: Group) -> None:
         return tuple(dict.fromkeys(second if g is first else g for g in groups))
 
     for group in planner.groups:
-        saved = [(op, renamed(readers)) for op, readers in group.saved_for]
         # A value that only the merged kernel reads is no longer stored.
-        group.saved_for = [
-            (op, tuple(g for g in readers if g is not group))
-            for op, readers in saved
-            if set(readers) - {group}
-        ]
+        for saved in group.saved_for:
+            saved.readers = tuple(g for g in renamed(saved.readers) if g is not group)
+        group.saved_for = [saved for saved in group.saved_for if saved.readers]
         for note in group.kept_out:
             note.groups = renamed(note.groups)
     second.kind = dataclasses.replace(

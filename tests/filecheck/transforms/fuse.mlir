@@ -156,7 +156,7 @@ func.func @users_in_two_kernels(%x: !graph.tensor<[N, D], f32>) -> (!graph.tenso
 // it computes it and stores it for the other.
 
 // CHECK-LABEL: func.func @two_reads_are_stored(
-// CHECK-NEXT:    %a, %rows = fusion.kernel @k0 reduction (%x, %y) {{.*}} reason "row reduction over [1] of [N, D] (graph.reduce sum %rows); producers: graph.add; graph.add %a stored for k1 (computed once, in the first kernel using it)" {
+// CHECK-NEXT:    %a, %rows = fusion.kernel @k0 reduction (%x, %y) {{.*}} reason "row reduction over [1] of [N, D] (graph.reduce sum %rows); producers: graph.add; graph.add %a stored for k1 (not recomputed: it would read 2 tensors of its shape)" {
 // CHECK:         %cols = fusion.kernel @k1 reduction (%a)
 // CHECK-NOT:     fusion.kernel
 func.func @two_reads_are_stored(%x: !graph.tensor<[N, D], f32>, %y: !graph.tensor<[N, D], f32>) -> (!graph.tensor<[N], f32>, !graph.tensor<[D], f32>) {
@@ -173,7 +173,7 @@ func.func @two_reads_are_stored(%x: !graph.tensor<[N, D], f32>, %y: !graph.tenso
 // the picked logit, from one read of each row, and stored for the second.
 
 // CHECK-LABEL: func.func @reduction_stored_for_a_later_kernel(
-// CHECK-NEXT:    %m, %s, %picked = fusion.kernel @k0 reduction (%x, %pick) {{.*}} reason "row reduction over [1] of [N, D] (graph.reduce max %m, graph.reduce sum %s, graph.reduce sum %picked); {{.*}}graph.reduce max %m stored for k1 (computed once, in the first kernel using it)" {
+// CHECK-NEXT:    %m, %s, %picked = fusion.kernel @k0 reduction (%x, %pick) {{.*}} reason "row reduction over [1] of [N, D] (graph.reduce max %m, graph.reduce sum %s, graph.reduce sum %picked); {{.*}}graph.reduce max %m stored for k1 (not recomputed: it is a reduction)" {
 // CHECK:         %cols = fusion.kernel @k1 reduction (%m, %x) {{.*}} reason "row reduction over [0] of [N, D] (graph.reduce sum %cols); duplicated here: graph.broadcast; recomputed here, not stored: graph.sub (elementwise, its users are in several kernels)" {
 // CHECK-NOT:     fusion.kernel
 func.func @reduction_stored_for_a_later_kernel(%x: !graph.tensor<[N, D], f32>, %pick: !graph.tensor<[N, D], i1>) -> (!graph.tensor<[N, 1], f32>, !graph.tensor<[N, 1], f32>, !graph.tensor<[D], f32>) {
@@ -221,7 +221,7 @@ func.func @columns_reading_a_sibling(%x: !graph.tensor<[N, D], f32>, %y: !graph.
 // only changes how its operand is read) instead of writing a copy.
 
 // CHECK-LABEL: func.func @layout_users_in_two_kernels(
-// CHECK-NEXT:    %h = fusion.kernel @k0 pointwise (%x) {{.*}} reason "pointwise over [N, 16] (graph.tanh %h); graph.tanh %h not fused: its users are in 2 kernels (k1, k2)" {
+// CHECK-NEXT:    %h = fusion.kernel @k0 pointwise (%x) {{.*}} reason "pointwise over [N, 16] (graph.tanh %h); graph.tanh %h not fused: its users are in 2 kernels (k1, k2), not recomputed: a kernel using it refuses it: it feeds the matmul's operands, where only layout ops and casts go" {
 // CHECK:         %qw = fusion.kernel @k1 matmul (%h, %w) {{.*}} reason "matmul [N, 8] x [8, 8] -> [N, 8] (graph.matmul %qw); duplicated here: graph.slice" {
 // CHECK-NEXT:    ^bb0(%h_1: !graph.tensor<[N, 16], f32>, %w_1: !graph.tensor<[8, 8], f32>):
 // CHECK-NEXT:      %q = graph.slice %h_1 [0, 8] [1, 1]
