@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import Float32Type, ModuleOp
 from xdsl.ir import Block, Region
 
 from irc import pytree
+from irc.api import DEFAULT_PIPELINE
 from irc.dialects import graph as g
 from irc.dialects.fusion import KernelOp, YieldOp, maps_rows
 from irc.errors import BindingError
@@ -206,6 +207,64 @@ def test_gpt2_block() -> None:
         "matmul",  # c_proj + bias + residual
     ]
     assert SUITE["gpt2_block"].kernels == 13
+
+
+# Joint functions: forward and backward in one graph -----------------------------
+
+#: Kernels of suite programs' joint functions (``autodiff`` in vjp mode,
+#: then the default pipeline), the figures of docs/autodiff.md.
+JOINT_KERNELS = {
+    "log_softmax": 1,
+    "layer_norm": 4,
+    "cross_entropy": 4,
+    "mlp": 8,
+    "causal_attention": 9,
+    "gpt2_block": 42,
+}
+
+
+def joint_kernels(name: str) -> list[KernelOp]:
+    compiled = SUITE[name].compile(pipeline=f"autodiff,{DEFAULT_PIPELINE}")
+    module = compiled.module_at("fusion")
+    return [op for op in module.walk() if isinstance(op, KernelOp)]
+
+
+@pytest.mark.parametrize("name", sorted(JOINT_KERNELS))
+def test_joint_function_kernels(name: str) -> None:
+    kernels = joint_kernels(name)
+    assert len(kernels) == JOINT_KERNELS[name], "\n".join(
+        f"{k.kernel_name} {k.kind_name}: {k.reason_text}" for k in kernels
+    )
+
+
+def stored_intermediates(kernels: list[KernelOp]) -> list[str]:
+    """The types of the kernel results that other kernels read and the
+    function does not return: what the forward stores for the backward."""
+    return [
+        str(result.type)
+        for kernel in kernels
+        for result in kernel.results
+        if all(not isinstance(use.operation, func.ReturnOp) for use in result.uses)
+    ]
+
+
+@pytest.mark.parametrize("name", ["layer_norm", "log_softmax", "rms_norm"])
+def test_backward_of_a_row_program_reads_only_per_row_statistics(name: str) -> None:
+    """The backward recomputes the forward's pointwise values (``x - mean``,
+    ``exp(x - max)``) from its input: no [N, D] intermediate is stored."""
+    kernels = joint_kernels(name)
+    stored = stored_intermediates(kernels)
+    assert all("[N, 1]" in text for text in stored), stored
+    assert any("recomputed here, not stored" in k.reason_text for k in kernels)
+
+
+def test_cross_entropy_statistics_come_from_one_read_of_the_rows() -> None:
+    """The forward's row max, sum of exponentials and picked logit are one
+    kernel, which stores the max and the sum for the backward and says why."""
+    first = joint_kernels("cross_entropy")[0]
+    reductions = [op for op in first.body.walk() if isinstance(op, g.ReduceOp)]
+    assert [op.kind.data for op in reductions] == ["max", "sum", "sum"]
+    assert first.reason_text.count("(not recomputed: it is a reduction)") == 2
 
 
 def test_fusing_is_deterministic() -> None:
