@@ -14,6 +14,12 @@ the row with the reduced dims pinned to 0.
   ``reduction-block`` lanes, accumulating tile-wise (masked lanes hold the
   reduction's identity); the outputs of the row's shape are written by a
   last loop, the per-row outputs after the loops.
+- A sum of ``exp(a - max(a))`` (softmax's, logsumexp's, cross-entropy's
+  denominator) is *online*: it joins the loop of the max it reads, each lane
+  carrying its running max ``m`` and a sum ``s`` relative to it, rescaled
+  when the max grows (``s * exp(m - m') + exp(a - m')``), and the lanes'
+  sums are brought to the row's max at the end. The row is read once for
+  both instead of once for each.
 
 ``argmax`` keeps the first maximum as NumPy does (a NaN counting as the
 greatest, the first NaN winning): across chunks the best value and its lane
@@ -26,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from xdsl.dialects.builtin import IntegerType, i1, i32
+from xdsl.dialects.builtin import AnyFloat, IntegerType, i1, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from irc.dialects import graph as g
@@ -74,6 +80,8 @@ class ReductionTiler(KernelTiler):
         rows = _Rows(
             reductions, shape, axes, tuple(self.b.delinearize(pid, kept)), extent, block
         )
+        #: The online sums of the looped strategy, with the max each reads.
+        self.online: dict[Operation, Operation] = {}
         for reduction in reductions:
             value = reduction.results[0]
             self.anchors[value] = (self._row_index(rows, value), None)
@@ -164,7 +172,8 @@ class ReductionTiler(KernelTiler):
     # ----- looped ----------------------------------------------------------
 
     def _looped(self, rows: _Rows) -> None:
-        for level in _dependency_levels(rows.reductions):
+        self.online = _online_sums(rows.reductions)
+        for level in _dependency_levels(rows.reductions, self.online):
             self._reduce_in_one_loop(rows, level)
         row_outputs = [v for v in self.yielded if self._is_row_value(rows, v)]
         for number, value in enumerate(self.yielded):
@@ -186,17 +195,45 @@ class ReductionTiler(KernelTiler):
         ) -> list[SSAValue]:
             index = self._full_index(rows, lanes)
             updated: list[SSAValue] = []
+            # Each max's running value before and after this chunk, for the
+            # online sums reading it.
+            maxima: dict[Operation, tuple[SSAValue, SSAValue, SSAValue]] = {}
             for reduction in level:
                 count = _state_size(reduction)
                 state, carried = carried[:count], carried[count:]
-                updated.extend(self._accumulate(reduction, index, lanes, state))
+                if reduction in self.online:
+                    old, new, values = maxima[self.online[reduction]]
+                    updated.append(self._accumulate_online(state[0], old, new, values))
+                    continue
+                values = self._masked_operand(reduction, index)
+                accumulated = self._accumulate(reduction, values, lanes, state)
+                maxima[reduction] = (state[0], accumulated[0], values)
+                updated.extend(accumulated)
             return updated
 
         results = self.loop_over(rows.extent, "BLOCK_R", rows.block, inits, body)
+        # The lanes' running maxima, for the online sums' last rescaling.
+        lane_maxima: dict[Operation, SSAValue] = {}
         for reduction in level:
             count = _state_size(reduction)
             state, results = results[:count], results[count:]
+            if reduction in self.online:
+                self._finish_online(reduction, state[0], lane_maxima)
+                continue
+            lane_maxima[reduction] = state[0]
             self._finish(reduction, state)
+
+    def _accumulate_online(
+        self, total: SSAValue, old_max: SSAValue, new_max: SSAValue, values: SSAValue
+    ) -> SSAValue:
+        """``total * exp(old - new) + exp(a - new)`` per lane, ``a`` the
+        chunk's ``values`` (masked lanes ``-inf``, adding 0); 0 on a lane
+        whose maximum is still ``-inf`` (nothing but ``-inf`` or masked so
+        far), where the differences would be NaN."""
+        b = self.b
+        rescaled = b.binary("mul", total, self._exp(b.binary("sub", old_max, new_max)))
+        added = self._exp(b.binary("sub", values, new_max))
+        return self._zero_where_minus_inf(new_max, b.binary("add", rescaled, added))
 
     def _write_rows_in_one_loop(self, rows: _Rows, outputs: list[SSAValue]) -> None:
         """A last loop over the rows writing the outputs of the rows' shape."""
@@ -223,10 +260,15 @@ class ReductionTiler(KernelTiler):
         return [identity, self.b.splat(self.b.index(0), [block])]
 
     def _accumulate(
-        self, reduction: Operation, index: Index, lanes: SSAValue, state: list[SSAValue]
+        self,
+        reduction: Operation,
+        values: SSAValue,
+        lanes: SSAValue,
+        state: list[SSAValue],
     ) -> list[SSAValue]:
+        """The state after a chunk of ``values`` (the reduced operand,
+        masked)."""
         b = self.b
-        values = self._masked_operand(reduction, index)
         kind = _reduction_kind(reduction)
         if kind != "argmax":
             return [b.binary(_combine(kind), state[0], values)]
@@ -241,6 +283,38 @@ class ReductionTiler(KernelTiler):
             )
             better = b.binary("or", better, first_nan)
         return [b.select(better, values, best), b.select(better, lanes, where)]
+
+    def _finish_online(
+        self, total: Operation, sums: SSAValue, lane_maxima: dict[Operation, SSAValue]
+    ) -> None:
+        """The online sum ``total`` of the row: each lane's sum brought to
+        the row's max (``s * exp(m - max)``, 0 on a lane whose ``m`` is
+        ``-inf``). A row whose max is ``-inf`` sums ``exp(-inf - -inf)``,
+        NaN, as NumPy does."""
+        b = self.b
+        maximum = self.online[total]
+        lanes = lane_maxima[maximum]
+        row_max = self.anchors[maximum.results[0]][1]
+        assert row_max is not None
+        rescaled = b.binary("mul", sums, self._exp(b.binary("sub", lanes, row_max)))
+        summed = b.create(
+            loop.ReduceOp("sum", self._zero_where_minus_inf(lanes, rescaled), 0)
+        )
+        element = loop.element_of(summed.type)
+        nan = b.const(float("nan"), element)
+        self._set_anchor(total, b.select(self._is_minus_inf(row_max), nan, summed))
+
+    def _exp(self, value: SSAValue) -> SSAValue:
+        return self.b.create(loop.UnaryOp("exp", value))
+
+    def _is_minus_inf(self, value: SSAValue) -> SSAValue:
+        element = loop.element_of(value.type)
+        return self.b.compare("eq", value, self.b.const(float("-inf"), element))
+
+    def _zero_where_minus_inf(self, maximum: SSAValue, value: SSAValue) -> SSAValue:
+        element = loop.element_of(value.type)
+        zero = self.b.const(0.0, element)
+        return self.b.select(self._is_minus_inf(maximum), zero, value)
 
     def _finish(self, reduction: Operation, state: list[SSAValue]) -> None:
         b = self.b
@@ -321,11 +395,49 @@ def _identity(kind: str, element: Attribute) -> int | float | bool:
     return float("-inf") if kind in ("max", "argmax") else float("inf")
 
 
-def _dependency_levels(reductions: Sequence[Operation]) -> list[list[Operation]]:
+def _online_sums(reductions: Sequence[Operation]) -> dict[Operation, Operation]:
+    """The float sums of ``exp(a - broadcast(max(a)))`` among ``reductions``,
+    each with the max it reads (the same reduced ``a``, the same axes): they
+    accumulate online, in the max's loop."""
+    maxima = {
+        (r.operands[0], tuple(r.axis_list)): r
+        for r in reductions
+        if isinstance(r, g.ReduceOp) and r.kind.data.value == "max"
+    }
+    online: dict[Operation, Operation] = {}
+    for total in reductions:
+        if not isinstance(total, g.ReduceOp) or total.kind.data.value != "sum":
+            continue
+        exp = total.operands[0].owner
+        if not isinstance(exp, g.ExpOp) or not isinstance(
+            tensor_type(exp.input).element_type, AnyFloat
+        ):
+            continue
+        shifted = exp.input.owner
+        if not isinstance(shifted, g.SubOp):
+            continue
+        maximum = maxima.get((shifted.lhs, tuple(total.axis_list)))
+        spread = shifted.rhs.owner
+        if (
+            maximum is not None
+            and isinstance(spread, g.BroadcastOp)
+            and spread.operands[0] == maximum.results[0]
+        ):
+            online[total] = maximum
+    return online
+
+
+def _dependency_levels(
+    reductions: Sequence[Operation], online: dict[Operation, Operation]
+) -> list[list[Operation]]:
     """Reductions grouped so that each group depends only on earlier ones:
-    a group is one loop over the data."""
+    a group is one loop over the data. An online sum is in its max's group
+    (after it)."""
     depth: dict[Operation, int] = {}
     for reduction in reductions:  # block order is topological
+        if reduction in online:
+            depth[reduction] = depth[online[reduction]]
+            continue
         depth[reduction] = 1 + max(
             (depth[r] for r in reductions if r in depth and _depends_on(reduction, r)),
             default=-1,
