@@ -227,6 +227,9 @@ def broadcasts_to(shape: Shape, target: Shape) -> bool:
 # Planning: which op goes into which group
 # --------------------------------------------------------------------------
 
+#: The most elementwise ops a recomputed chain is followed through.
+CHAIN_LIMIT = 64
+
 #: What ``_Planner._offer`` returns: the group's kind with the op, or why the
 #: group refuses the op.
 Offer = Kind | str
@@ -386,11 +389,20 @@ class _Planner:
 
     def _chain_reads(self, op: Operation) -> set[SSAValue]:
         """The values of ``op``'s shape that its elementwise chain reads
-        (see ``_full_reads``)."""
+        (see ``_full_reads``). A chain is followed for ``CHAIN_LIMIT`` ops
+        at most (the walk would otherwise make fusing quadratic in a long
+        elementwise program); a longer one counts as reading its results,
+        so it is stored rather than recomputed."""
         shape = shape_of(op.results[0])
         reads: set[SSAValue] = set()
         chain, seen = [op], {op}
         while chain:
+            if len(seen) > CHAIN_LIMIT:
+                # Too long to follow: as if it read ``op`` and every op still
+                # pending, which are two values at least.
+                return (
+                    reads | {pending.results[0] for pending in chain} | {op.results[0]}
+                )
             for operand in chain.pop().operands:
                 owner = operand.owner
                 if shape_of(operand) != shape or owner in self.anywhere:
