@@ -7,6 +7,9 @@ The programs and their expected kernel counts are in ``suite_programs.py``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pytest
 from suite_programs import SUITE, SuiteProgram
@@ -14,6 +17,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, ModuleOp
 from xdsl.ir import Block, Region
 
+import irc
 from irc import pytree
 from irc.api import DEFAULT_PIPELINE
 from irc.dialects import graph as g
@@ -22,7 +26,7 @@ from irc.errors import BindingError
 from irc.interpreters.fusion import run_fusion
 from irc.interpreters.graph import run_graph
 from irc.ir import default_context, parse_module, print_module
-from irc.lowering.graph_to_fusion import FusePass
+from irc.lowering.graph_to_fusion import CHAIN_LIMIT, FusePass
 from irc.passes.registry import get_all_passes
 from irc.shapes import SymExpr
 from irc.testing import level_of
@@ -265,6 +269,34 @@ def test_cross_entropy_statistics_come_from_one_read_of_the_rows() -> None:
     reductions = [op for op in first.body.walk() if isinstance(op, g.ReduceOp)]
     assert [op.kind.data for op in reductions] == ["max", "sum", "sum"]
     assert first.reason_text.count("(not recomputed: it is a reduction)") == 2
+
+
+def chain_of_tanh(length: int) -> Callable[[np.ndarray], tuple[Any, Any]]:
+    def program(x: np.ndarray) -> tuple[Any, Any]:
+        for _ in range(length):
+            x = np.tanh(x)
+        return x.sum(axis=1), x.max(axis=0)
+
+    return program
+
+
+@pytest.mark.parametrize(
+    ("length", "recomputed"), [(4, True), (CHAIN_LIMIT + 1, False)]
+)
+def test_only_a_short_chain_is_recomputed(length: int, recomputed: bool) -> None:
+    """A chain used by two kernels (sums over rows and over columns) is
+    recomputed in both when short; a longer one than ``CHAIN_LIMIT`` is
+    computed once and stored for the other kernel, and the reason says why."""
+    compiled = irc.compile(chain_of_tanh(length), irc.TensorSpec(("N", "D"), "float32"))
+    first, second = (
+        op for op in compiled.module_at("fusion").walk() if isinstance(op, KernelOp)
+    )
+    tanh_in_second = sum(isinstance(op, g.TanhOp) for op in second.body.walk())
+    assert tanh_in_second == (length if recomputed else 0)
+    if not recomputed:
+        assert f"its elementwise chain is longer than {CHAIN_LIMIT} ops" in (
+            first.reason_text
+        )
 
 
 def test_fusing_is_deterministic() -> None:

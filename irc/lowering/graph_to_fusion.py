@@ -368,9 +368,11 @@ class _Planner:
             return f"{op.name} is not elementwise"
         if returned:
             return "it is returned"
-        reads = self._full_reads(op)
-        if reads > 1:
-            return f"it would read {reads} tensors of its shape"
+        reads = self._chain_reads(op)
+        if reads is None:
+            return f"its elementwise chain is longer than {CHAIN_LIMIT} ops"
+        if len(reads) > 1:
+            return f"it would read {len(reads)} tensors of its shape"
         offers = [self._offer(group, op, returned=False) for group in groups]
         refusals = [offer for offer in offers if isinstance(offer, str)]
         if refusals:
@@ -381,28 +383,16 @@ class _Planner:
         self.recomputed.add(op)
         return None
 
-    def _full_reads(self, op: Operation) -> int:
-        """How many distinct tensors of ``op``'s shape its elementwise chain
+    def _chain_reads(self, op: Operation) -> set[SSAValue] | None:
+        """The distinct values of ``op``'s shape that its elementwise chain
         (through elementwise producers and broadcasts) reads: what a kernel
-        recomputing ``op`` would read at that size."""
-        return len(self._chain_reads(op))
-
-    def _chain_reads(self, op: Operation) -> set[SSAValue]:
-        """The values of ``op``'s shape that its elementwise chain reads
-        (see ``_full_reads``). A chain is followed for ``CHAIN_LIMIT`` ops
-        at most (the walk would otherwise make fusing quadratic in a long
-        elementwise program); a longer one counts as reading its results,
-        so it is stored rather than recomputed."""
+        recomputing ``op`` reads at that size. None for a chain of more
+        than ``CHAIN_LIMIT`` ops, which is not followed (fusing would be
+        quadratic in a long elementwise program) and not recomputed."""
         shape = shape_of(op.results[0])
         reads: set[SSAValue] = set()
         chain, seen = [op], {op}
         while chain:
-            if len(seen) > CHAIN_LIMIT:
-                # Too long to follow: as if it read ``op`` and every op still
-                # pending, which are two values at least.
-                return (
-                    reads | {pending.results[0] for pending in chain} | {op.results[0]}
-                )
             for operand in chain.pop().operands:
                 owner = operand.owner
                 if shape_of(operand) != shape or owner in self.anywhere:
@@ -413,13 +403,16 @@ class _Planner:
                         chain.append(owner)
                 else:
                     reads.add(operand)
+            if len(seen) > CHAIN_LIMIT:
+                return None
         return reads
 
     def _reads_a_matmul(self, op: Operation) -> bool:
         """Whether an elementwise ``op`` reads a matmul's result through
         its elementwise chain: as the matmul's epilogue it is computed
         while that result is at hand, which a reduction kernel cannot."""
-        return any(isinstance(value.owner, MatmulOp) for value in self._chain_reads(op))
+        reads = self._chain_reads(op) or set()
+        return any(isinstance(value.owner, MatmulOp) for value in reads)
 
     def _save_in_earliest(
         self, op: Operation, groups: Sequence[Group], why: str
