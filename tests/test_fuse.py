@@ -12,13 +12,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 from suite_programs import SUITE, SuiteProgram
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, ModuleOp
 from xdsl.ir import Block, Region
 
 import irc
-from irc import pytree
+from irc import pytree, testing
 from irc.api import DEFAULT_PIPELINE
 from irc.dialects import graph as g
 from irc.dialects.fusion import KernelOp, YieldOp, maps_rows
@@ -27,6 +28,7 @@ from irc.interpreters.fusion import run_fusion
 from irc.interpreters.graph import run_graph
 from irc.ir import default_context, parse_module, print_module
 from irc.lowering.graph_to_fusion import CHAIN_LIMIT, FusePass
+from irc.passes.autodiff import AutodiffPass
 from irc.passes.registry import get_all_passes
 from irc.shapes import SymExpr
 from irc.testing import level_of
@@ -297,6 +299,25 @@ def test_only_a_short_chain_is_recomputed(length: int, recomputed: bool) -> None
         assert f"its elementwise chain is longer than {CHAIN_LIMIT} ops" in (
             first.reason_text
         )
+
+
+def joint_functions() -> st.SearchStrategy[ModuleOp]:
+    """Generated differentiable programs made their joint functions
+    (``autodiff`` in vjp mode: a cotangent argument per result)."""
+
+    def joint(module: ModuleOp) -> ModuleOp:
+        module = module.clone()
+        AutodiffPass().apply(default_context(), module)
+        return module
+
+    return testing.differentiable_programs().map(joint)
+
+
+def test_fusing_joint_functions_keeps_their_meaning() -> None:
+    """Law: over generated joint functions, where forward values have users
+    in several backward kernels (what is recomputed, stored in the first
+    kernel or merged), the fused module computes what the graph does."""
+    testing.check_pass("fuse", programs=joint_functions(), max_examples=100)
 
 
 def test_fusing_is_deterministic() -> None:
