@@ -105,8 +105,11 @@ func.func @softmax(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32>
 
 // -----
 
-// A sum of squares about the mean reads the mean: one loop each (no
-// Welford formulation yet).
+// A sum of squares about a per-row centre computed from a reduction of the
+// same loop (a variance about the mean; here about the sum) is Welford's:
+// each lane carries its count, mean and squared deviations, and after the
+// loop sum(squares + count * (mean - centre)**2) gives it. One loop, not
+// one for the centre and one for the squares.
 
 func.func @variance(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, 1], f32> {
   %r = fusion.kernel @k0 reduction (%x) : (!graph.tensor<[N, D], f32>) -> (!graph.tensor<[N, 1], f32>) reason "variance" {
@@ -122,11 +125,22 @@ func.func @variance(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, 1], f32
 }
 
 // CHECK-LABEL: func.func @variance
-// CHECK:         %[[SUMS:.*]] = scf.for
-// CHECK:         %[[SUM:.*]] = loop.reduce sum %[[SUMS]] 0
-// CHECK:         scf.for
-// CHECK:           loop.binary sub %{{.*}}, %[[SUM]]
-// CHECK:         loop.reduce sum
+// CHECK:         %[[SUMS:.*]], %[[COUNTS:.*]], %[[MEANS:.*]], %[[SQUARES:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %[[COUNT:.*]] = %{{.*}}, %[[MEAN:.*]] = %{{.*}}, %[[SQUARE:.*]] = %{{.*}})
+// CHECK:           %[[X:.*]] = loop.read
+// CHECK:           %[[N:.*]] = loop.binary add %[[COUNT]], %{{.*}}
+// CHECK:           %[[DELTA:.*]] = loop.binary sub %[[X]], %[[MEAN]]
+// CHECK:           %[[STEP:.*]] = loop.binary div %[[DELTA]], %[[N]]
+// CHECK:           %[[MOVED:.*]] = loop.binary add %[[MEAN]], %[[STEP]]
+// CHECK:           %[[AFTER:.*]] = loop.binary sub %[[X]], %[[MOVED]]
+// CHECK:           %[[GROWTH:.*]] = loop.binary mul %[[DELTA]], %[[AFTER]]
+// CHECK:           loop.binary add %[[SQUARE]], %[[GROWTH]]
+// CHECK:         %[[CENTRE:.*]] = loop.reduce sum %[[SUMS]] 0
+// CHECK:         %[[OFF:.*]] = loop.binary sub %[[MEANS]], %[[CENTRE]]
+// CHECK:         %[[OFF2:.*]] = loop.binary mul %[[OFF]], %[[OFF]]
+// CHECK:         %[[WEIGHTED:.*]] = loop.binary mul %[[COUNTS]], %[[OFF2]]
+// CHECK:         %[[SPREAD:.*]] = loop.binary add %[[SQUARES]], %[[WEIGHTED]]
+// CHECK:         %[[TOTAL:.*]] = loop.reduce sum %[[SPREAD]] 0
+// CHECK:         loop.write %[[TOTAL]]
 // CHECK-NOT:     scf.for
 
 // -----
