@@ -352,10 +352,10 @@ class _Planner:
         matmuls) and arguments, and a pointwise chain between them is
         recomputed where it is used (as in the backward kernels of a joint
         function, which read the forward's row statistics, not its
-        pointwise intermediates). Whether this pays is not weighed: an
+        pointwise intermediates). The arithmetic is not weighed (an
         elementwise op is memory-bound, so recomputing it costs less than
-        writing and re-reading its result, as long as recomputing reads no
-        more than storing would: the chain may read one tensor of its shape
+        writing and re-reading its result), the reads are: the chain, of
+        ``CHAIN_LIMIT`` ops at most, may read one tensor of its shape
         (``exp(x - max)`` reads ``x``; a broadcast per-row value or bias is
         a small read), not two (``x @ w + residual`` is stored).
 
