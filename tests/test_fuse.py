@@ -7,21 +7,28 @@ The programs and their expected kernel counts are in ``suite_programs.py``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 from suite_programs import SUITE, SuiteProgram
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, ModuleOp
 from xdsl.ir import Block, Region
 
-from irc import pytree
+import irc
+from irc import pytree, testing
+from irc.api import DEFAULT_PIPELINE
 from irc.dialects import graph as g
 from irc.dialects.fusion import KernelOp, YieldOp, maps_rows
 from irc.errors import BindingError
 from irc.interpreters.fusion import run_fusion
 from irc.interpreters.graph import run_graph
 from irc.ir import default_context, parse_module, print_module
-from irc.lowering.graph_to_fusion import FusePass
+from irc.lowering.graph_to_fusion import CHAIN_LIMIT, FusePass
+from irc.passes.autodiff import AutodiffPass
 from irc.passes.registry import get_all_passes
 from irc.shapes import SymExpr
 from irc.testing import level_of
@@ -173,18 +180,19 @@ def test_attention_mask_and_scale_join_the_softmax() -> None:
 
 
 def test_gpt2_block() -> None:
-    """14 kernels, each of them necessary under the kernel contracts:
+    """13 kernels, each of them necessary under the kernel contracts:
 
     - layer norm 1 (k0); its output feeds the qkv matmul's operand, which
       takes only layout ops and casts;
     - the qkv matmul with its bias (k1): its result is read by 4 kernels;
     - per head (2 heads): q @ k.T (the q/k/v slices and the transpose are
       duplicated into the matmuls that read them), the scaled, masked
-      softmax (a reduction kernel never takes a matmul), and p @ v;
-    - the causal mask (k3): its users are the softmaxes of both heads;
+      softmax (a reduction kernel never takes a matmul), and p @ v; the
+      causal mask, elementwise and read by both heads' softmaxes, is
+      recomputed in each of them rather than stored;
     - the concatenation of the heads (a copy: neither a head's matmul,
       whose result is [seq, 8], nor the projection's operand side takes it);
-    - the projection with its bias and the residual add (k10), whose result
+    - the projection with its bias and the residual add (k9), whose result
       the second layer norm and the final residual both read;
     - layer norm 2, then c_fc with GELU, then c_proj with the residual.
     """
@@ -193,7 +201,6 @@ def test_gpt2_block() -> None:
         "reduction",  # layer norm 1
         "matmul",  # qkv projection + bias
         "matmul",  # head 0: q @ k.T
-        "pointwise",  # causal mask
         "reduction",  # head 0: scale, mask, softmax
         "matmul",  # head 0: p @ v
         "matmul",  # head 1: q @ k.T
@@ -205,7 +212,112 @@ def test_gpt2_block() -> None:
         "matmul",  # c_fc + bias + GELU
         "matmul",  # c_proj + bias + residual
     ]
-    assert SUITE["gpt2_block"].kernels == 14
+    assert SUITE["gpt2_block"].kernels == 13
+
+
+# Joint functions: forward and backward in one graph -----------------------------
+
+#: Kernels of suite programs' joint functions (``autodiff`` in vjp mode,
+#: then the default pipeline), the figures of docs/autodiff.md.
+JOINT_KERNELS = {
+    "log_softmax": 1,
+    "layer_norm": 4,
+    "cross_entropy": 4,
+    "mlp": 8,
+    "causal_attention": 9,
+    "gpt2_block": 42,
+}
+
+
+def joint_kernels(name: str) -> list[KernelOp]:
+    compiled = SUITE[name].compile(pipeline=f"autodiff,{DEFAULT_PIPELINE}")
+    module = compiled.module_at("fusion")
+    return [op for op in module.walk() if isinstance(op, KernelOp)]
+
+
+@pytest.mark.parametrize("name", sorted(JOINT_KERNELS))
+def test_joint_function_kernels(name: str) -> None:
+    kernels = joint_kernels(name)
+    assert len(kernels) == JOINT_KERNELS[name], "\n".join(
+        f"{k.kernel_name} {k.kind_name}: {k.reason_text}" for k in kernels
+    )
+
+
+def stored_intermediates(kernels: list[KernelOp]) -> list[str]:
+    """The types of the kernel results that other kernels read and the
+    function does not return: what the forward stores for the backward."""
+    return [
+        str(result.type)
+        for kernel in kernels
+        for result in kernel.results
+        if all(not isinstance(use.operation, func.ReturnOp) for use in result.uses)
+    ]
+
+
+@pytest.mark.parametrize("name", ["layer_norm", "log_softmax", "rms_norm"])
+def test_backward_of_a_row_program_reads_only_per_row_statistics(name: str) -> None:
+    """The backward recomputes the forward's pointwise values (``x - mean``,
+    ``exp(x - max)``) from its input: no [N, D] intermediate is stored."""
+    kernels = joint_kernels(name)
+    stored = stored_intermediates(kernels)
+    assert all("[N, 1]" in text for text in stored), stored
+    assert any("recomputed here, not stored" in k.reason_text for k in kernels)
+
+
+def test_cross_entropy_statistics_come_from_one_read_of_the_rows() -> None:
+    """The forward's row max, sum of exponentials and picked logit are one
+    kernel, which stores the max and the sum for the backward and says why."""
+    first = joint_kernels("cross_entropy")[0]
+    reductions = [op for op in first.body.walk() if isinstance(op, g.ReduceOp)]
+    assert [op.kind.data for op in reductions] == ["max", "sum", "sum"]
+    assert first.reason_text.count("(not recomputed: it is a reduction)") == 2
+
+
+def chain_of_tanh(length: int) -> Callable[[np.ndarray], tuple[Any, Any]]:
+    def program(x: np.ndarray) -> tuple[Any, Any]:
+        for _ in range(length):
+            x = np.tanh(x)
+        return x.sum(axis=1), x.max(axis=0)
+
+    return program
+
+
+@pytest.mark.parametrize(
+    ("length", "recomputed"), [(4, True), (CHAIN_LIMIT + 1, False)]
+)
+def test_only_a_short_chain_is_recomputed(length: int, recomputed: bool) -> None:
+    """A chain used by two kernels (sums over rows and over columns) is
+    recomputed in both when short; a longer one than ``CHAIN_LIMIT`` is
+    computed once and stored for the other kernel, and the reason says why."""
+    compiled = irc.compile(chain_of_tanh(length), irc.TensorSpec(("N", "D"), "float32"))
+    first, second = (
+        op for op in compiled.module_at("fusion").walk() if isinstance(op, KernelOp)
+    )
+    tanh_in_second = sum(isinstance(op, g.TanhOp) for op in second.body.walk())
+    assert tanh_in_second == (length if recomputed else 0)
+    if not recomputed:
+        assert f"its elementwise chain is longer than {CHAIN_LIMIT} ops" in (
+            first.reason_text
+        )
+
+
+def joint_functions() -> st.SearchStrategy[ModuleOp]:
+    """Generated differentiable programs made their joint functions
+    (``autodiff`` in vjp mode: a cotangent argument per result)."""
+
+    def joint(module: ModuleOp) -> ModuleOp:
+        module = module.clone()
+        AutodiffPass().apply(default_context(), module)
+        return module
+
+    return testing.differentiable_programs().map(joint)
+
+
+def test_fusing_joint_functions_keeps_their_meaning() -> None:
+    """Law: over generated joint functions, where forward values have users
+    in several backward kernels (what is recomputed, stored in the first
+    kernel or merged), the fused module computes what the graph does."""
+    testing.check_pass("fuse", programs=joint_functions(), max_examples=100)
 
 
 def test_fusing_is_deterministic() -> None:

@@ -112,6 +112,77 @@ def test_persistent_and_looped_reductions_agree() -> None:
             np.testing.assert_array_equal(got, want)
 
 
+def test_online_sum_of_exponentials_matches_numpy() -> None:
+    """The looped softmax denominator accumulates online, in the max's loop
+    (one loop fewer), and matches NumPy on rows of several chunks with a
+    masked tail: -inf entries, a row of -inf (NaN, as NumPy gives), a NaN, an
+    inf, and values whose exponentials overflow without the shift."""
+    text = """
+    func.func @f(%x: !graph.tensor<[N, 100], f32>) -> !graph.tensor<[N, 1], f32> {
+      %0 = graph.reduce max %x [1] : !graph.tensor<[N, 100], f32> -> !graph.tensor<[N, 1], f32>
+      %1 = graph.broadcast %0 : !graph.tensor<[N, 1], f32> -> !graph.tensor<[N, 100], f32>
+      %2 = graph.sub %x, %1 : !graph.tensor<[N, 100], f32>
+      %3 = graph.exp %2 : !graph.tensor<[N, 100], f32>
+      %4 = graph.reduce sum %3 [1] : !graph.tensor<[N, 100], f32> -> !graph.tensor<[N, 1], f32>
+      func.return %4 : !graph.tensor<[N, 1], f32>
+    }
+    """
+    x = np.random.default_rng(2).standard_normal((6, 100)).astype(np.float32)
+    x[0, :40] = -np.inf  # the first chunks hold nothing but -inf
+    x[1, :] = -np.inf
+    x[2, 70] = np.nan
+    x[3, 99] = np.inf
+    x[4, :] *= 100.0
+    x[5, 33] = 80.0  # a max in a later chunk rescales the earlier sums
+    with np.errstate(invalid="ignore"):
+        expected = np.sum(np.exp(x - x.max(1, keepdims=True)), 1, keepdims=True)
+    module = parse_module(text)
+    FusePass().apply(default_context(), module)
+    TilePass(max_persistent=64, reduction_block=32).apply(default_context(), module)
+    loops = [op for op in module.walk() if op.name == "scf.for"]
+    assert len(loops) == 1
+    (got,) = run_loop(module, [x])
+    np.testing.assert_allclose(got, expected, rtol=1e-5, equal_nan=True)
+
+
+VARIANCE = """
+func.func @f(%x: !graph.tensor<[N, D], f32>) -> (!graph.tensor<[N, 1], f32>, !graph.tensor<[N, 1], f32>) {
+  %0 = graph.reduce sum %x [1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N, 1], f32>
+  %1 = graph.dim D : !graph.tensor<[], f32>
+  %2 = graph.broadcast %1 : !graph.tensor<[], f32> -> !graph.tensor<[N, 1], f32>
+  %mean = graph.div %0, %2 : !graph.tensor<[N, 1], f32>
+  %3 = graph.broadcast %mean : !graph.tensor<[N, 1], f32> -> !graph.tensor<[N, D], f32>
+  %4 = graph.sub %x, %3 : !graph.tensor<[N, D], f32>
+  %5 = graph.mul %4, %4 : !graph.tensor<[N, D], f32>
+  %6 = graph.reduce sum %5 [1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N, 1], f32>
+  %var = graph.div %6, %2 : !graph.tensor<[N, 1], f32>
+  func.return %mean, %var : !graph.tensor<[N, 1], f32>, !graph.tensor<[N, 1], f32>
+}
+"""
+
+
+@pytest.mark.parametrize("columns", [100, 128], ids=["masked-tail", "whole-chunks"])
+def test_welford_variance_matches_numpy(columns: int) -> None:
+    """The mean and the variance of a looped row share one loop (Welford's
+    lane-wise counts, means and squared deviations) and match NumPy, with a
+    large mean (a sum of squares minus the squared sum would cancel), a NaN
+    and an inf."""
+    x = np.random.default_rng(3).standard_normal((4, columns)).astype(np.float32)
+    x[1] += 10_000.0
+    x[2, 7] = np.nan
+    x[3, 50] = np.inf
+    module = parse_module(VARIANCE)
+    FusePass().apply(default_context(), module)
+    TilePass(max_persistent=64, reduction_block=32).apply(default_context(), module)
+    assert len([op for op in module.walk() if op.name == "scf.for"]) == 1
+    mean, variance = run_loop(module, [x])
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_allclose(mean, x.mean(1, keepdims=True), rtol=1e-5)
+        np.testing.assert_allclose(
+            variance, x.var(1, keepdims=True), rtol=1e-4, equal_nan=True
+        )
+
+
 def test_index_width_follows_the_guards() -> None:
     """i64 index arithmetic unless guards bound every extent below 2**31."""
     body = """

@@ -293,7 +293,8 @@ def _reduction_violation(
                 "the reductions of a reduction kernel share one row structure: "
                 f"{reductions[0].name} reduces {rows}, {reduction.name} {other}"
             )
-    allowed = _distinct([rows.shape, *(shape_of(r.results[0]) for r in reductions)])
+    # A per-row value may be yielded in either form (keepdims or not).
+    allowed = _distinct([rows.shape, *rows.reduced_shapes()])
     for value in yielded:
         if shape_of(value) not in allowed:
             return (

@@ -13,12 +13,27 @@ all of its users. An op then
   duplicated as well: it only changes how its operand is read, so copying it
   into each user costs nothing, whereas a kernel of its own would write a
   copy of its result (the q/k/v split of attention would need three);
+- is *recomputed* in each group using it when it is elementwise, every
+  such group accepts it, and its elementwise chain reads at most one
+  tensor of its shape (rematerialisation: ``exp(x - max)`` is recomputed
+  where it is used, from ``x`` and the stored row maxima, rather than
+  stored; ``x @ w + residual`` is stored). In a joint function this is
+  what keeps the forward's pointwise intermediates out of memory: the
+  backward kernels recompute them from the saved arguments, matmul and
+  reduction results;
+- else, when its users are in several groups, *joins the first* of them
+  (in block order) that accepts it, which yields it to the others
+  (multi-output fusion: cross-entropy's max, sum of exponentials and
+  picked logit come from one read of each row; a value read by a matmul
+  epilogue's chain and a reduction stays with the matmul instead);
 - otherwise *roots* a new group, whose kind (pointwise, reduction, matmul)
   is its own nature. Reductions and matmuls are never duplicated.
 
 A ``graph.scatter_add`` is first rewritten as the one-hot reduction it is
-(``irc.lowering.scatter_add``). After the walk, reduction groups over the same rows that do not read one
-another merge (``merge_sibling_reductions``): the rows are read once.
+(``irc.lowering.scatter_add``). After the walk, reduction groups over the
+same rows merge (``merge_sibling_reductions``) when no other kernel between
+them reads the earlier one: the rows are read once, and a row-shaped value
+the later one read from the earlier one is no longer stored.
 
 What a group's kind accepts follows the kernel contracts of
 ``irc.dialects.fusion`` (the pass checks them with the verifier's own
@@ -26,14 +41,16 @@ function before a reduction or a matmul joins, so it never forms a kernel
 that does not verify):
 
 - pointwise, of iteration shape S: elementwise and indexing ops of any
-  shape; a reduction whose operand or result shape is S (the group becomes a
-  reduction); a matmul whose result shape is S if what uses it in the group
-  is elementwise (the group becomes a matmul).
+  shape; a reduction whose operand, or its result in either form (keepdims
+  or not), has shape S (the group becomes a reduction); a matmul whose
+  result shape is S if what uses it in the group is elementwise (the group
+  becomes a matmul).
 - reduction, of rows X reduced over A: elementwise and indexing ops whose
   result shape is X or the shape of a reduction of X over A (keepdims or
   not: a per-row value may come before the reduction producing it has
-  joined); another reduction of X over A (softmax's max joins its sum).
-  Never a matmul.
+  joined); ops computable from sources alone (``1 / N``), of any shape;
+  another reduction of X over A (softmax's max joins its sum). Never a
+  matmul. It yields values of shape X and per-row values in either form.
 - a reduction group of scans (``graph.scan``, rooted like a reduction, or
   joining a pointwise group of its shape X): the same ops as a reduction
   group, and another scan of X along the same axis (``cumsum(cumsum(x))``);
@@ -45,8 +62,9 @@ that does not verify):
   elementwise and layout ops of shapes that broadcast to its result.
 
 Each kernel says why it was formed in its ``reason``: what it is anchored
-on, what joined it, what was duplicated into it, and which ops were kept out
-of other kernels and why.
+on, what joined it, what was duplicated or recomputed in it, what it stores
+for which other kernels, and which ops were kept out of other kernels and
+why.
 
 Kernels are named ``k0``, ``k1``, ... in the order they appear, and each is
 placed where its root (its last op in block order) was. That keeps the
@@ -86,7 +104,7 @@ from irc.dialects.fusion import (
     is_source,
     shape_of,
 )
-from irc.dialects.graph import CastOp, MatmulOp, ReduceOp, ScanOp
+from irc.dialects.graph import BroadcastOp, CastOp, MatmulOp, ReduceOp, ScanOp
 from irc.dialects.sym import GuardOp, shape_text
 from irc.lowering.scatter_add import decompose_scatter_adds
 
@@ -139,6 +157,8 @@ class Kind:
 
     def output_shapes(self) -> tuple[Shape, ...]:
         """The shapes the kernel contract lets the group yield."""
+        if self.rows is not None and not self.scans:
+            return (self.shape, *self.rows.reduced_shapes())
         return (self.shape, *self.row_results)
 
 
@@ -156,6 +176,18 @@ class KeptOut:
     why: str
     verb: str = "fused"
     split: bool = False
+    #: Why a split op was not recomputed in each of ``groups`` instead.
+    detail: str = ""
+
+
+@dataclass(eq=False)
+class Saved:
+    """A member whose result its group stores for ``readers``, the other
+    groups using it, and why it is stored rather than recomputed there."""
+
+    op: Operation
+    readers: tuple[Group, ...]
+    why: str
 
 
 @dataclass(eq=False)
@@ -177,6 +209,9 @@ class Group:
     operand_side: set[Operation] = field(default_factory=set)
     yielded: list[SSAValue] = field(default_factory=list)
     kept_out: list[KeptOut] = field(default_factory=list)
+    #: Members whose result this group stores for other groups to read
+    #: (each joined the earliest of its users' groups).
+    saved_for: list[Saved] = field(default_factory=list)
     name: str = ""
 
 
@@ -191,6 +226,9 @@ def broadcasts_to(shape: Shape, target: Shape) -> bool:
 # --------------------------------------------------------------------------
 # Planning: which op goes into which group
 # --------------------------------------------------------------------------
+
+#: The most elementwise ops a recomputed chain is followed through.
+CHAIN_LIMIT = 64
 
 #: What ``_Planner._offer`` returns: the group's kind with the op, or why the
 #: group refuses the op.
@@ -208,7 +246,11 @@ class _Planner:
         self.groups_of: dict[Operation, list[Group]] = {}
         #: The group that yields each placed op's results to others.
         self.home: dict[Operation, Group] = {}
-        self.duplicable = self._duplicable_ops()
+        self.anywhere = self._computable_anywhere()
+        self.duplicable = self._duplicable_ops() | self.anywhere
+        #: Elementwise ops cloned into each group using them instead of
+        #: being stored by one (rematerialised).
+        self.recomputed: set[Operation] = set()
 
     def plan(self) -> list[Group]:
         for op in reversed(list(self.block.ops)):
@@ -242,6 +284,19 @@ class _Planner:
                 duplicable.add(op)
         return duplicable
 
+    def _computable_anywhere(self) -> set[Operation]:
+        """Sources and the elementwise and layout ops of them only (the
+        ``1 / N`` that scales a mean's cotangent): values that need no
+        memory, which any kernel computes at whatever index it reads."""
+        anywhere: set[Operation] = set()
+        for op in self.block.ops:
+            if is_source(op) or (
+                isinstance(op, (*ELEMENTWISE_OPS, *LAYOUT_OPS))
+                and all(operand.owner in anywhere for operand in op.operands)
+            ):
+                anywhere.add(op)
+        return anywhere
+
     def _users(self, op: Operation) -> tuple[list[Group], list[Operation], bool]:
         """The groups using ``op``; the ops using it outside any group (they
         cannot read a kernel placed after them); whether it is returned."""
@@ -270,8 +325,14 @@ class _Planner:
         elif len(groups) > 1 and isinstance(op, LAYOUT_OPS):
             self._duplicate(op)
         elif len(groups) > 1:
+            not_recomputed = self._recompute(op, groups, returned)
+            if not_recomputed is None:
+                return
+            if self._save_in_earliest(op, groups, not_recomputed):
+                return
             why = f"its users are in {len(groups)} kernels"
-            self._root(op, [KeptOut(op, tuple(groups), why, split=True)])
+            note = KeptOut(op, tuple(groups), why, split=True, detail=not_recomputed)
+            self._root(op, [note])
         elif groups:
             offer = self._offer(groups[0], op, returned)
             if isinstance(offer, Kind):
@@ -280,6 +341,101 @@ class _Planner:
                 self._root(op, [KeptOut(op, (groups[0],), offer)])
         else:
             self._root(op, [])
+
+    def _recompute(
+        self, op: Operation, groups: Sequence[Group], returned: bool
+    ) -> str | None:
+        """Rematerialisation: clone an elementwise ``op`` into each group
+        using it when all of them accept it, rather than storing its result
+        for them. Its operands are then read by each of those groups, so
+        the values that end up stored are the anchors' results (reductions,
+        matmuls) and arguments, and a pointwise chain between them is
+        recomputed where it is used (as in the backward kernels of a joint
+        function, which read the forward's row statistics, not its
+        pointwise intermediates). The arithmetic is not weighed (an
+        elementwise op is memory-bound, so recomputing it costs less than
+        writing and re-reading its result), the reads are: the chain, of
+        ``CHAIN_LIMIT`` ops at most, may read one tensor of its shape
+        (``exp(x - max)`` reads ``x``; a broadcast per-row value or bias is
+        a small read), not two (``x @ w + residual`` is stored).
+
+        Returns None when ``op`` was recomputed, else why it is stored."""
+        if isinstance(op, ROW_OPS):
+            return "it is a reduction"
+        if isinstance(op, MatmulOp):
+            return "it is a matmul"
+        if not isinstance(op, ELEMENTWISE_OPS):
+            return f"{op.name} is not elementwise"
+        if returned:
+            return "it is returned"
+        reads = self._chain_reads(op)
+        if reads is None:
+            return f"its elementwise chain is longer than {CHAIN_LIMIT} ops"
+        if len(reads) > 1:
+            return f"it would read {len(reads)} tensors of its shape"
+        offers = [self._offer(group, op, returned=False) for group in groups]
+        refusals = [offer for offer in offers if isinstance(offer, str)]
+        if refusals:
+            return f"a kernel using it refuses it: {refusals[0]}"
+        for group, offer in zip(groups, offers):
+            assert isinstance(offer, Kind)
+            self._join(group, op, offer, home=False, returned=False)
+        self.recomputed.add(op)
+        return None
+
+    def _chain_reads(self, op: Operation) -> set[SSAValue] | None:
+        """The distinct values of ``op``'s shape that its elementwise chain
+        (through elementwise producers and broadcasts) reads: what a kernel
+        recomputing ``op`` reads at that size. None for a chain of more
+        than ``CHAIN_LIMIT`` ops, which is not followed (fusing would be
+        quadratic in a long elementwise program) and not recomputed."""
+        shape = shape_of(op.results[0])
+        reads: set[SSAValue] = set()
+        chain, seen = [op], {op}
+        while chain:
+            for operand in chain.pop().operands:
+                owner = operand.owner
+                if shape_of(operand) != shape or owner in self.anywhere:
+                    continue
+                if isinstance(owner, (*ELEMENTWISE_OPS, BroadcastOp)):
+                    if owner not in seen:
+                        seen.add(owner)
+                        chain.append(owner)
+                else:
+                    reads.add(operand)
+            if len(seen) > CHAIN_LIMIT:
+                return None
+        return reads
+
+    def _reads_a_matmul(self, op: Operation) -> bool:
+        """Whether an elementwise ``op`` reads a matmul's result through
+        its elementwise chain: as the matmul's epilogue it is computed
+        while that result is at hand, which a reduction kernel cannot."""
+        reads = self._chain_reads(op) or set()
+        return any(isinstance(value.owner, MatmulOp) for value in reads)
+
+    def _save_in_earliest(
+        self, op: Operation, groups: Sequence[Group], why: str
+    ) -> bool:
+        """Multi-output fusion: ``op`` joins the group of its users that
+        stands first (its kernel is placed at its root, before every other
+        user's kernel), which yields ``op``'s result to the others; a
+        reduction read by several kernels of its rows (cross-entropy's max
+        and sum of exponentials) is computed by the first of them."""
+        earliest = min(groups, key=lambda group: self.position[group.root])
+        if (
+            earliest.kind.name == "reduction"
+            and isinstance(op, ELEMENTWISE_OPS)
+            and self._reads_a_matmul(op)
+        ):
+            return False  # rooted, it is the matmul's epilogue instead
+        offer = self._offer(earliest, op, returned=True)
+        if not isinstance(offer, Kind):
+            return False
+        self._join(earliest, op, offer, home=True, returned=True)
+        readers = tuple(group for group in groups if group is not earliest)
+        earliest.saved_for.append(Saved(op, readers, why))
+        return True
 
     def _duplicate(self, op: Operation) -> None:
         """Clone ``op`` into every group using it that accepts it; give it a
@@ -354,7 +510,9 @@ class _Planner:
         shape = group.kind.shape
         if isinstance(op, REDUCTION_OPS):
             rows = RowStructure.of(op)
-            if shape not in (rows.shape, shape_of(op.results[0])):
+            # Either form of the result: a reshape dropping the kept axes of
+            # a keepdims reduction is a per-row consumer.
+            if shape not in (rows.shape, *rows.reduced_shapes()):
                 return (
                     f"it reduces {rows}, and neither its operand nor its result "
                     f"has the kernel's iteration shape {shape_text(shape)}"
@@ -396,7 +554,7 @@ class _Planner:
             if other != rows:
                 return f"it reduces {other}, the kernel {rows}"
             return Kind.reduction(op, group.kind)
-        if is_source(op):
+        if op in self.anywhere:
             return group.kind
         # A per-row value may take either form of a reduction's result
         # (keepdims or not) before the reduction producing it has joined.
@@ -493,12 +651,25 @@ class _Reasons:
         ordered = sorted(group.members, key=self.planner.position.__getitem__)
         own = [op for op in ordered if self.planner.home.get(op) is group]
         copies = [op for op in ordered if self.planner.home.get(op) is not group]
+        recomputed = [op for op in copies if op in self.planner.recomputed]
+        duplicated = [op for op in copies if op not in self.planner.recomputed]
         parts = [self._anchor(group, own)]
         parts.extend(self._joined(group, own))
-        if copies:
-            parts.append(f"duplicated here: {_op_names(copies)}")
+        if duplicated:
+            parts.append(f"duplicated here: {_op_names(duplicated)}")
+        if recomputed:
+            parts.append(
+                f"recomputed here, not stored: {_op_names(recomputed)} "
+                "(elementwise, its users are in several kernels)"
+            )
+        parts.extend(map(self._saved, group.saved_for))
         parts.extend(self._kept_out(note) for note in group.kept_out)
         return "; ".join(parts)
+
+    def _saved(self, saved: Saved) -> str:
+        readers = sorted(saved.readers, key=lambda g: self.planner.position[g.root])
+        names = ", ".join(g.name for g in readers)
+        return f"{describe(saved.op)} stored for {names} (not recomputed: {saved.why})"
 
     def _anchor(self, group: Group, own: Sequence[Operation]) -> str:
         kind = group.kind
@@ -543,7 +714,8 @@ class _Reasons:
         groups = sorted(note.groups, key=lambda g: self.planner.position[g.root])
         names = ", ".join(g.name for g in groups)
         if note.split:
-            return f"{describe(note.op)} not {note.verb}: {note.why} ({names})"
+            text = f"{describe(note.op)} not {note.verb}: {note.why} ({names})"
+            return f"{text}, not recomputed: {note.detail}" if note.detail else text
         target = f" into {names}" if names else ""
         return f"{describe(note.op)} not {note.verb}{target}: {note.why}"
 
@@ -662,11 +834,7 @@ def _can_merge(planner: _Planner, first: Group, second: Group) -> bool:
     after = planner.position[second.root]
     for value in first.yielded:
         for use in value.uses:
-            reader = use.operation
-            if (
-                not isinstance(reader, func.ReturnOp)
-                and planner.position[reader] <= after
-            ):
+            if _read_before(planner, use.operation, after, (first, second)):
                 return False
     ops = sorted(first.members | second.members, key=planner.position.__getitem__)
     return (
@@ -674,10 +842,50 @@ def _can_merge(planner: _Planner, first: Group, second: Group) -> bool:
     )
 
 
+def _read_before(
+    planner: _Planner, reader: Operation, position: int, merged: tuple[Group, Group]
+) -> bool:
+    """Whether ``reader`` (an op using a value of the merged groups) runs
+    before ``position``: a kernel runs at its root, so a reader in another
+    group runs where that group's root is; one inside the merged kernel
+    reads the value there."""
+    if isinstance(reader, func.ReturnOp):
+        return False
+    groups = [g for g in planner.groups_of.get(reader, ()) if g not in merged]
+    if reader not in planner.groups_of:
+        return planner.position[reader] <= position
+    return any(planner.position[g.root] <= position for g in groups)
+
+
+def _read_outside(planner: _Planner, value: SSAValue, merged: set[Group]) -> bool:
+    """Whether the return or an op of a group outside ``merged`` (a copy of
+    a duplicated op, too) reads ``value``."""
+    return any(
+        use.operation not in planner.groups_of
+        or not set(planner.groups_of[use.operation]) <= merged
+        for use in value.uses
+    )
+
+
 def _merge_into(planner: _Planner, first: Group, second: Group) -> None:
+    merged = {first, second}
+    second.yielded.extend(v for v in first.yielded if _read_outside(planner, v, merged))
     second.members |= first.members
-    second.yielded.extend(first.yielded)
     second.kept_out.extend(first.kept_out)
+    second.saved_for.extend(first.saved_for)
+
+    # Reasons name the groups that read or refused an op: the merged one
+    # now stands for ``first``.
+    def renamed(groups: tuple[Group, ...]) -> tuple[Group, ...]:
+        return tuple(dict.fromkeys(second if g is first else g for g in groups))
+
+    for group in planner.groups:
+        # A value that only the merged kernel reads is no longer stored.
+        for saved in group.saved_for:
+            saved.readers = tuple(g for g in renamed(saved.readers) if g is not group)
+        group.saved_for = [saved for saved in group.saved_for if saved.readers]
+        for note in group.kept_out:
+            note.groups = renamed(note.groups)
     second.kind = dataclasses.replace(
         second.kind,
         row_results=(*second.kind.row_results, *first.kind.row_results),

@@ -14,6 +14,18 @@ the row with the reduced dims pinned to 0.
   ``reduction-block`` lanes, accumulating tile-wise (masked lanes hold the
   reduction's identity); the outputs of the row's shape are written by a
   last loop, the per-row outputs after the loops.
+- A sum of ``exp(a - max(a))`` (softmax's, logsumexp's, cross-entropy's
+  denominator) is *online*: it joins the loop of the max it reads, each lane
+  carrying its running max ``m`` and a sum ``s`` relative to it, rescaled
+  when the max grows (``s * exp(m - m') + exp(a - m')``), and the lanes'
+  sums are brought to the row's max at the end. The row is read once for
+  both instead of once for each.
+- A sum of squares about a per-row centre, ``sum((a - m)**2)``, is
+  Welford's when that saves a loop (``m`` computed from the reductions of
+  the loop reading ``a``, as a variance's mean is): each lane carries its
+  count, mean and squared deviations from it, and after the loop
+  ``sum(squares + count * (mean - m)**2)`` is the sum, exactly in exact
+  arithmetic and without the cancellation of ``sum(a*a) - n*m*m``.
 
 ``argmax`` keeps the first maximum as NumPy does (a NaN counting as the
 greatest, the first NaN winning): across chunks the best value and its lane
@@ -26,12 +38,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from xdsl.dialects.builtin import IntegerType, i1, i32
+from xdsl.dialects.builtin import AnyFloat, IntegerType, i1, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from irc.dialects import graph as g
 from irc.dialects import loop, sym
 from irc.dialects.elementwise import ElementwiseKind, ReductionKind
+from irc.dialects.fusion import RowStructure
 from irc.lowering.fusion_to_loop.builder import I32_LIMIT, next_power_of_two
 from irc.lowering.fusion_to_loop.index_maps import Index, tensor_type
 from irc.lowering.fusion_to_loop.tiler import KernelTiler
@@ -74,6 +87,10 @@ class ReductionTiler(KernelTiler):
         rows = _Rows(
             reductions, shape, axes, tuple(self.b.delinearize(pid, kept)), extent, block
         )
+        #: The online sums of the looped strategy, with the max each reads.
+        self.online: dict[Operation, Operation] = {}
+        #: Its sums of squares about a per-row value, Welford's way.
+        self.centered: dict[Operation, _Centered] = {}
         for reduction in reductions:
             value = reduction.results[0]
             self.anchors[value] = (self._row_index(rows, value), None)
@@ -164,7 +181,9 @@ class ReductionTiler(KernelTiler):
     # ----- looped ----------------------------------------------------------
 
     def _looped(self, rows: _Rows) -> None:
-        for level in _dependency_levels(rows.reductions):
+        self.online = _online_sums(rows.reductions)
+        self.centered = _centered_sums(rows.reductions, self.online)
+        for level in _dependency_levels(rows.reductions, self.online, self.centered):
             self._reduce_in_one_loop(rows, level)
         row_outputs = [v for v in self.yielded if self._is_row_value(rows, v)]
         for number, value in enumerate(self.yielded):
@@ -186,17 +205,52 @@ class ReductionTiler(KernelTiler):
         ) -> list[SSAValue]:
             index = self._full_index(rows, lanes)
             updated: list[SSAValue] = []
+            # Each max's running value before and after this chunk, for the
+            # online sums reading it.
+            maxima: dict[Operation, tuple[SSAValue, SSAValue, SSAValue]] = {}
             for reduction in level:
-                count = _state_size(reduction)
+                count = self._state_size(reduction)
                 state, carried = carried[:count], carried[count:]
-                updated.extend(self._accumulate(reduction, index, lanes, state))
+                if reduction in self.online:
+                    old, new, values = maxima[self.online[reduction]]
+                    updated.append(self._accumulate_online(state[0], old, new, values))
+                    continue
+                if reduction in self.centered:
+                    values = self.value_at(self.centered[reduction].values, index)
+                    updated.extend(self._accumulate_welford(state, values, mask))
+                    continue
+                values = self._masked_operand(reduction, index)
+                accumulated = self._accumulate(reduction, values, lanes, state)
+                maxima[reduction] = (state[0], accumulated[0], values)
+                updated.extend(accumulated)
             return updated
 
         results = self.loop_over(rows.extent, "BLOCK_R", rows.block, inits, body)
+        # The lanes' running maxima, for the online sums' last rescaling.
+        lane_maxima: dict[Operation, SSAValue] = {}
         for reduction in level:
-            count = _state_size(reduction)
+            count = self._state_size(reduction)
             state, results = results[:count], results[count:]
+            if reduction in self.online:
+                self._finish_online(reduction, state[0], lane_maxima)
+                continue
+            if reduction in self.centered:
+                self._finish_welford(rows, reduction, state)
+                continue
+            lane_maxima[reduction] = state[0]
             self._finish(reduction, state)
+
+    def _accumulate_online(
+        self, total: SSAValue, old_max: SSAValue, new_max: SSAValue, values: SSAValue
+    ) -> SSAValue:
+        """``total * exp(old - new) + exp(a - new)`` per lane, ``a`` the
+        chunk's ``values`` (masked lanes ``-inf``, adding 0); 0 on a lane
+        whose maximum is still ``-inf`` (nothing but ``-inf`` or masked so
+        far), where the differences would be NaN."""
+        b = self.b
+        rescaled = b.binary("mul", total, self._exp(b.binary("sub", old_max, new_max)))
+        added = self._exp(b.binary("sub", values, new_max))
+        return self._zero_where_minus_inf(new_max, b.binary("add", rescaled, added))
 
     def _write_rows_in_one_loop(self, rows: _Rows, outputs: list[SSAValue]) -> None:
         """A last loop over the rows writing the outputs of the rows' shape."""
@@ -212,8 +266,55 @@ class ReductionTiler(KernelTiler):
 
         self.loop_over(rows.extent, "BLOCK_R", rows.block, [], write)
 
+    def _accumulate_welford(
+        self, state: list[SSAValue], values: SSAValue, mask: SSAValue | None
+    ) -> list[SSAValue]:
+        """Welford's update of each lane's count, mean and sum of squared
+        deviations from it by the chunk's ``values``; masked lanes keep
+        theirs."""
+        b = self.b
+        count, mean, squares = state
+        element = loop.element_of(values.type)
+        counted = b.binary("add", count, b.const(1, element))
+        delta = b.binary("sub", values, mean)
+        moved = b.binary("add", mean, b.binary("div", delta, counted))
+        grown = b.binary(
+            "add", squares, b.binary("mul", delta, b.binary("sub", values, moved))
+        )
+        updated = [counted, moved, grown]
+        if mask is None:
+            return updated
+        return [b.select(mask, new, old) for new, old in zip(updated, state)]
+
+    def _finish_welford(
+        self, rows: _Rows, reduction: Operation, state: list[SSAValue]
+    ) -> None:
+        """``sum((a - m)**2)`` of the row from the lanes' Welford states:
+        ``sum(squares + count * (mean - m)**2)``, ``m`` the per-row centre,
+        whose reductions are done by now."""
+        b = self.b
+        count, mean, squares = state
+        center = self.centered[reduction].center
+        loop_mask, self.mask = self.mask, None
+        middle = self.value_at(center, self._row_index(rows, center))
+        self.mask = loop_mask
+        off = b.binary("sub", mean, middle)
+        spread = b.binary(
+            "add", squares, b.binary("mul", count, b.binary("mul", off, off))
+        )
+        self._set_anchor(reduction, b.create(loop.ReduceOp("sum", spread, 0)))
+
+    def _state_size(self, reduction: Operation) -> int:
+        """How many values a looped reduction carries: an argmax its best
+        value and lane; a centred sum its count, mean and squares."""
+        if reduction in self.centered:
+            return 3
+        return 2 if isinstance(reduction, g.ArgMaxOp) else 1
+
     def _accumulator_inits(self, reduction: Operation, block: int) -> list[SSAValue]:
         element = tensor_type(reduction.operands[0]).element_type
+        if reduction in self.centered:
+            return [self.b.splat(self.b.const(0, element), [block]) for _ in range(3)]
         kind = _reduction_kind(reduction)
         identity = self.b.splat(
             self.b.const(_identity(kind, element), element), [block]
@@ -223,10 +324,15 @@ class ReductionTiler(KernelTiler):
         return [identity, self.b.splat(self.b.index(0), [block])]
 
     def _accumulate(
-        self, reduction: Operation, index: Index, lanes: SSAValue, state: list[SSAValue]
+        self,
+        reduction: Operation,
+        values: SSAValue,
+        lanes: SSAValue,
+        state: list[SSAValue],
     ) -> list[SSAValue]:
+        """The state after a chunk of ``values`` (the reduced operand,
+        masked)."""
         b = self.b
-        values = self._masked_operand(reduction, index)
         kind = _reduction_kind(reduction)
         if kind != "argmax":
             return [b.binary(_combine(kind), state[0], values)]
@@ -241,6 +347,38 @@ class ReductionTiler(KernelTiler):
             )
             better = b.binary("or", better, first_nan)
         return [b.select(better, values, best), b.select(better, lanes, where)]
+
+    def _finish_online(
+        self, total: Operation, sums: SSAValue, lane_maxima: dict[Operation, SSAValue]
+    ) -> None:
+        """The online sum ``total`` of the row: each lane's sum brought to
+        the row's max (``s * exp(m - max)``, 0 on a lane whose ``m`` is
+        ``-inf``). A row whose max is ``-inf`` sums ``exp(-inf - -inf)``,
+        NaN, as NumPy does."""
+        b = self.b
+        maximum = self.online[total]
+        lanes = lane_maxima[maximum]
+        row_max = self.anchors[maximum.results[0]][1]
+        assert row_max is not None
+        rescaled = b.binary("mul", sums, self._exp(b.binary("sub", lanes, row_max)))
+        summed = b.create(
+            loop.ReduceOp("sum", self._zero_where_minus_inf(lanes, rescaled), 0)
+        )
+        element = loop.element_of(summed.type)
+        nan = b.const(float("nan"), element)
+        self._set_anchor(total, b.select(self._is_minus_inf(row_max), nan, summed))
+
+    def _exp(self, value: SSAValue) -> SSAValue:
+        return self.b.create(loop.UnaryOp("exp", value))
+
+    def _is_minus_inf(self, value: SSAValue) -> SSAValue:
+        element = loop.element_of(value.type)
+        return self.b.compare("eq", value, self.b.const(float("-inf"), element))
+
+    def _zero_where_minus_inf(self, maximum: SSAValue, value: SSAValue) -> SSAValue:
+        element = loop.element_of(value.type)
+        zero = self.b.const(0.0, element)
+        return self.b.select(self._is_minus_inf(maximum), zero, value)
 
     def _finish(self, reduction: Operation, state: list[SSAValue]) -> None:
         b = self.b
@@ -280,12 +418,6 @@ def row_blocks(extent: SymExpr, options: TilePass) -> tuple[bool, int]:
     return False, block
 
 
-def _state_size(reduction: Operation) -> int:
-    """How many values a looped reduction carries: an argmax carries the
-    best value and its lane."""
-    return 2 if isinstance(reduction, g.ArgMaxOp) else 1
-
-
 def _reduction_axes(op: Operation) -> tuple[int, ...]:
     if isinstance(op, g.ArgMaxOp):
         return (op.axis.value.data,)
@@ -321,19 +453,135 @@ def _identity(kind: str, element: Attribute) -> int | float | bool:
     return float("-inf") if kind in ("max", "argmax") else float("inf")
 
 
-def _dependency_levels(reductions: Sequence[Operation]) -> list[list[Operation]]:
+def _online_sums(reductions: Sequence[Operation]) -> dict[Operation, Operation]:
+    """The float sums of ``exp(a - broadcast(max(a)))`` among ``reductions``,
+    each with the max it reads (the same reduced ``a``, the same axes): they
+    accumulate online, in the max's loop."""
+    maxima = {
+        (r.operands[0], tuple(r.axis_list)): r
+        for r in reductions
+        if isinstance(r, g.ReduceOp) and r.kind.data.value == "max"
+    }
+    online: dict[Operation, Operation] = {}
+    for total in reductions:
+        if not isinstance(total, g.ReduceOp) or total.kind.data.value != "sum":
+            continue
+        exp = total.operands[0].owner
+        if not isinstance(exp, g.ExpOp) or not isinstance(
+            tensor_type(exp.input).element_type, AnyFloat
+        ):
+            continue
+        shifted = exp.input.owner
+        if not isinstance(shifted, g.SubOp):
+            continue
+        maximum = maxima.get((shifted.lhs, tuple(total.axis_list)))
+        spread = shifted.rhs.owner
+        if (
+            maximum is not None
+            and isinstance(spread, g.BroadcastOp)
+            and spread.operands[0] == maximum.results[0]
+        ):
+            online[total] = maximum
+    return online
+
+
+@dataclass(frozen=True)
+class _Centered:
+    """A float ``sum((values - broadcast(center))**2)``, ``center`` a
+    per-row value: the sum of squared deviations of ``values`` from it."""
+
+    values: SSAValue
+    center: SSAValue
+
+
+def _centered_sums(
+    reductions: Sequence[Operation], online: dict[Operation, Operation]
+) -> dict[Operation, _Centered]:
+    """The sums of squares about a per-row value (a variance's, about the
+    mean) that Welford's lane-wise counts, means and squared deviations
+    compute in an earlier loop than the centre's own: the loop reading
+    ``values``, once the centre's reductions are done (layer norm's mean
+    and variance in one loop)."""
+    centered: dict[Operation, _Centered] = {}
+    for total in reductions:
+        form = _centered_form(total)
+        if form is None:
+            continue
+        plain = _levels(reductions, online, centered)[total]
+        centered[total] = form
+        if _levels(reductions, online, centered)[total] >= plain:
+            del centered[total]  # no loop saved
+    return centered
+
+
+def _centered_form(total: Operation) -> _Centered | None:
+    if not isinstance(total, g.ReduceOp) or total.kind.data.value != "sum":
+        return None
+    square = total.operands[0].owner
+    if not isinstance(square, g.MulOp) or square.lhs != square.rhs:
+        return None
+    deviation = square.lhs.owner
+    if not isinstance(deviation, g.SubOp) or not isinstance(
+        tensor_type(deviation.lhs).element_type, AnyFloat
+    ):
+        return None
+    spread = deviation.rhs.owner
+    if not isinstance(spread, g.BroadcastOp):
+        return None
+    center = spread.operands[0]
+    if tuple(tensor_type(center).dims) not in RowStructure.of(total).reduced_shapes():
+        return None
+    return _Centered(deviation.lhs, center)
+
+
+def _dependency_levels(
+    reductions: Sequence[Operation],
+    online: dict[Operation, Operation],
+    centered: dict[Operation, _Centered],
+) -> list[list[Operation]]:
     """Reductions grouped so that each group depends only on earlier ones:
     a group is one loop over the data."""
-    depth: dict[Operation, int] = {}
-    for reduction in reductions:  # block order is topological
-        depth[reduction] = 1 + max(
-            (depth[r] for r in reductions if r in depth and _depends_on(reduction, r)),
-            default=-1,
-        )
+    depth = _levels(reductions, online, centered)
     levels: list[list[Operation]] = [[] for _ in range(max(depth.values()) + 1)]
     for reduction in reductions:
         levels[depth[reduction]].append(reduction)
     return levels
+
+
+def _levels(
+    reductions: Sequence[Operation],
+    online: dict[Operation, Operation],
+    centered: dict[Operation, _Centered],
+) -> dict[Operation, int]:
+    """The loop of each reduction: one after the last reduction it reads;
+    an online sum in its max's (after it); a centred sum in the first loop
+    that can read its values and, afterwards, evaluate its centre."""
+    depth: dict[Operation, int] = {}
+
+    def after(value: SSAValue) -> int:
+        """The deepest loop of the reductions ``value`` reads (-1: none)."""
+        owner = value.owner
+        return max(
+            (
+                depth[r]
+                for r in depth
+                if owner is r
+                or (isinstance(owner, Operation) and _depends_on(owner, r))
+            ),
+            default=-1,
+        )
+
+    for reduction in reductions:  # block order is topological
+        if reduction in online:
+            depth[reduction] = depth[online[reduction]]
+        elif reduction in centered:
+            form = centered[reduction]
+            depth[reduction] = max(1 + after(form.values), after(form.center), 0)
+        else:
+            depth[reduction] = 1 + max(
+                (depth[r] for r in depth if _depends_on(reduction, r)), default=-1
+            )
+    return depth
 
 
 def _depends_on(op: Operation, earlier: Operation) -> bool:

@@ -134,13 +134,13 @@ func.func @cloned_broadcast(%x: !graph.tensor<[N, D], f32>, %b: !graph.tensor<[D
 
 // -----
 
-// An op whose users are in two kernels (of different rows) is computed once,
-// in a kernel of its own, never recomputed in each.
+// An elementwise op whose users are in two kernels (of different rows) is
+// recomputed in each rather than stored by a kernel of its own: each kernel
+// reads %x, as the one storing %a would.
 
 // CHECK-LABEL: func.func @users_in_two_kernels(
-// CHECK-NEXT:    %a = fusion.kernel @k0 pointwise (%x) {{.*}} reason "pointwise over [N, D] (graph.exp %a); graph.exp %a not fused: its users are in 2 kernels (k1, k2)" {
-// CHECK:         %rows = fusion.kernel @k1 reduction (%a) {{.*}} reason "row reduction over [1] of [N, D] (graph.reduce sum %rows)" {
-// CHECK:         %cols = fusion.kernel @k2 reduction (%a) {{.*}} reason "row reduction over [0] of [N, D] (graph.reduce max %cols)" {
+// CHECK-NEXT:    %rows = fusion.kernel @k0 reduction (%x) {{.*}} reason "row reduction over [1] of [N, D] (graph.reduce sum %rows); recomputed here, not stored: graph.exp (elementwise, its users are in several kernels)" {
+// CHECK:         %cols = fusion.kernel @k1 reduction (%x) {{.*}} reason "row reduction over [0] of [N, D] (graph.reduce max %cols); recomputed here, not stored: graph.exp (elementwise, its users are in several kernels)" {
 // CHECK:         func.return %rows, %cols
 func.func @users_in_two_kernels(%x: !graph.tensor<[N, D], f32>) -> (!graph.tensor<[N], f32>, !graph.tensor<[D], f32>) {
   %a = graph.exp %x : !graph.tensor<[N, D], f32>
@@ -151,11 +151,77 @@ func.func @users_in_two_kernels(%x: !graph.tensor<[N, D], f32>) -> (!graph.tenso
 
 // -----
 
+// An elementwise op reading two tensors of its shape is stored, not
+// recomputed (that would read both tensors twice): the first kernel using
+// it computes it and stores it for the other.
+
+// CHECK-LABEL: func.func @two_reads_are_stored(
+// CHECK-NEXT:    %a, %rows = fusion.kernel @k0 reduction (%x, %y) {{.*}} reason "row reduction over [1] of [N, D] (graph.reduce sum %rows); producers: graph.add; graph.add %a stored for k1 (not recomputed: it would read 2 tensors of its shape)" {
+// CHECK:         %cols = fusion.kernel @k1 reduction (%a)
+// CHECK-NOT:     fusion.kernel
+func.func @two_reads_are_stored(%x: !graph.tensor<[N, D], f32>, %y: !graph.tensor<[N, D], f32>) -> (!graph.tensor<[N], f32>, !graph.tensor<[D], f32>) {
+  %a = graph.add %x, %y : !graph.tensor<[N, D], f32>
+  %rows = graph.reduce sum %a [1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N], f32>
+  %cols = graph.reduce max %a [0] : !graph.tensor<[N, D], f32> -> !graph.tensor<[D], f32>
+  func.return %rows, %cols : !graph.tensor<[N], f32>, !graph.tensor<[D], f32>
+}
+
+// -----
+
+// Multi-output row kernel: the max read by a kernel of other rows is
+// computed by the first kernel using it, with the sum of exponentials and
+// the picked logit, from one read of each row, and stored for the second.
+
+// CHECK-LABEL: func.func @reduction_stored_for_a_later_kernel(
+// CHECK-NEXT:    %m, %s, %picked = fusion.kernel @k0 reduction (%x, %pick) {{.*}} reason "row reduction over [1] of [N, D] (graph.reduce max %m, graph.reduce sum %s, graph.reduce sum %picked); {{.*}}graph.reduce max %m stored for k1 (not recomputed: it is a reduction)" {
+// CHECK:         %cols = fusion.kernel @k1 reduction (%m, %x) {{.*}} reason "row reduction over [0] of [N, D] (graph.reduce sum %cols); duplicated here: graph.broadcast; recomputed here, not stored: graph.sub (elementwise, its users are in several kernels)" {
+// CHECK-NOT:     fusion.kernel
+func.func @reduction_stored_for_a_later_kernel(%x: !graph.tensor<[N, D], f32>, %pick: !graph.tensor<[N, D], i1>) -> (!graph.tensor<[N, 1], f32>, !graph.tensor<[N, 1], f32>, !graph.tensor<[D], f32>) {
+  %m = graph.reduce max %x [1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N, 1], f32>
+  %mb = graph.broadcast %m : !graph.tensor<[N, 1], f32> -> !graph.tensor<[N, D], f32>
+  %shifted = graph.sub %x, %mb : !graph.tensor<[N, D], f32>
+  %e = graph.exp %shifted : !graph.tensor<[N, D], f32>
+  %s = graph.reduce sum %e [1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N, 1], f32>
+  %zero = graph.constant 0.0 : f32 -> !graph.tensor<[N, D], f32>
+  %chosen = graph.select %pick, %shifted, %zero : !graph.tensor<[N, D], i1>, !graph.tensor<[N, D], f32>
+  %picked = graph.reduce sum %chosen [1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N, 1], f32>
+  %cols = graph.reduce sum %shifted [0] : !graph.tensor<[N, D], f32> -> !graph.tensor<[D], f32>
+  func.return %s, %picked, %cols : !graph.tensor<[N, 1], f32>, !graph.tensor<[N, 1], f32>, !graph.tensor<[D], f32>
+}
+
+// -----
+
+// Two reductions over the same columns merge even though the second reads
+// a row-shaped value of the first's (which then is not stored); a reshape
+// dropping the kept axis of a keepdims result, and a 1/N computed from the
+// symbol alone, join too.
+
+// CHECK-LABEL: func.func @columns_reading_a_sibling(
+// CHECK-NEXT:    %r1, %r2 = fusion.kernel @k0 reduction (%x, %y) {{.*}} reason "row reduction over [0] of [N, D] (graph.reduce sum %first, graph.reduce sum %second); producers: graph.sub, graph.mul x2; consumers: graph.reshape x2; duplicated here: graph.dim, graph.constant, graph.div, graph.broadcast" {
+// CHECK:           fusion.yield %r1_1, %r2_1 :
+// CHECK-NOT:     fusion.kernel
+func.func @columns_reading_a_sibling(%x: !graph.tensor<[N, D], f32>, %y: !graph.tensor<[N, D], f32>) -> (!graph.tensor<[D], f32>, !graph.tensor<[D], f32>) {
+  %n = graph.dim N : !graph.tensor<[], f32>
+  %one = graph.constant 1.0 : f32 -> !graph.tensor<[], f32>
+  %scale = graph.div %one, %n : !graph.tensor<[], f32>
+  %sb = graph.broadcast %scale : !graph.tensor<[], f32> -> !graph.tensor<[N, D], f32>
+  %d = graph.sub %x, %y : !graph.tensor<[N, D], f32>
+  %a = graph.mul %d, %sb : !graph.tensor<[N, D], f32>
+  %first = graph.reduce sum %a [0] : !graph.tensor<[N, D], f32> -> !graph.tensor<[1, D], f32>
+  %b = graph.mul %a, %x : !graph.tensor<[N, D], f32>
+  %second = graph.reduce sum %b [0] : !graph.tensor<[N, D], f32> -> !graph.tensor<[1, D], f32>
+  %r1 = graph.reshape %first : !graph.tensor<[1, D], f32> -> !graph.tensor<[D], f32>
+  %r2 = graph.reshape %second : !graph.tensor<[1, D], f32> -> !graph.tensor<[D], f32>
+  func.return %r1, %r2 : !graph.tensor<[D], f32>, !graph.tensor<[D], f32>
+}
+
+// -----
+
 // A layout op whose users are in two kernels is duplicated into both (it
 // only changes how its operand is read) instead of writing a copy.
 
 // CHECK-LABEL: func.func @layout_users_in_two_kernels(
-// CHECK-NEXT:    %h = fusion.kernel @k0 pointwise (%x) {{.*}} reason "pointwise over [N, 16] (graph.tanh %h); graph.tanh %h not fused: its users are in 2 kernels (k1, k2)" {
+// CHECK-NEXT:    %h = fusion.kernel @k0 pointwise (%x) {{.*}} reason "pointwise over [N, 16] (graph.tanh %h); graph.tanh %h not fused: its users are in 2 kernels (k1, k2), not recomputed: a kernel using it refuses it: it feeds the matmul's operands, where only layout ops and casts go" {
 // CHECK:         %qw = fusion.kernel @k1 matmul (%h, %w) {{.*}} reason "matmul [N, 8] x [8, 8] -> [N, 8] (graph.matmul %qw); duplicated here: graph.slice" {
 // CHECK-NEXT:    ^bb0(%h_1: !graph.tensor<[N, 16], f32>, %w_1: !graph.tensor<[8, 8], f32>):
 // CHECK-NEXT:      %q = graph.slice %h_1 [0, 8] [1, 1]

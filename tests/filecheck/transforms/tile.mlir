@@ -63,8 +63,10 @@ func.func @softmax(%x: !graph.tensor<[N, 100], f32>) -> !graph.tensor<[N, 100], 
 
 // -----
 
-// A symbolic row: one loop per dependent reduction, then a loop writing the
-// rows.
+// A symbolic row: the sum of exp(a - max(a)) is online, in the max's loop
+// (each lane carries its max and a sum rescaled when the max grows; the
+// lanes' sums are brought to the row's max after the loop), then a loop
+// writing the rows.
 
 func.func @softmax(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32> {
   %r = fusion.kernel @k0 reduction (%x) : (!graph.tensor<[N, D], f32>) -> (!graph.tensor<[N, D], f32>) reason "softmax" {
@@ -85,15 +87,61 @@ func.func @softmax(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32>
 // CHECK:       loop.kernel @k0 reduction (%x) grid [N] tiles {BLOCK_R = 1024} symbols [D]
 // CHECK-SAME:  looped reduction over D lanes per row, 1024 at a time
 // CHECK:         %[[D:.*]] = loop.size D : i64
-// CHECK:         %[[MAXES:.*]] = scf.for %{{.*}} = %{{.*}} to %[[D]] step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (!loop.tile<[1024], f32>)
-// CHECK:           loop.binary max
+// CHECK:         %[[MAXES:.*]], %[[SUMS:.*]] = scf.for %{{.*}} = %{{.*}} to %[[D]] step %{{.*}} iter_args(%[[OLD:.*]] = %{{.*}}, %[[RUNNING:.*]] = %{{.*}}) -> (!loop.tile<[1024], f32>, !loop.tile<[1024], f32>)
+// CHECK:           %[[NEW:.*]] = loop.binary max %[[OLD]], %{{.*}}
+// CHECK:           %[[GROWTH:.*]] = loop.binary sub %[[OLD]], %[[NEW]]
+// CHECK:           %[[SCALE:.*]] = loop.unary exp %[[GROWTH]]
+// CHECK:           loop.binary mul %[[RUNNING]], %[[SCALE]]
+// CHECK:           scf.yield %[[NEW]], %{{.*}}
 // CHECK:         %[[MAX:.*]] = loop.reduce max %[[MAXES]] 0
-// CHECK:         %[[SUMS:.*]] = scf.for
-// CHECK:           loop.binary sub %{{.*}}, %[[MAX]]
-// CHECK:         %[[SUM:.*]] = loop.reduce sum %[[SUMS]] 0
+// CHECK:         loop.binary sub %[[MAXES]], %[[MAX]]
+// CHECK:         loop.binary mul %[[SUMS]]
+// CHECK:         %[[LANE_SUMS:.*]] = loop.reduce sum
+// CHECK:         %[[SUM:.*]] = loop.select %{{.*}}, %{{.*}}, %[[LANE_SUMS]]
 // CHECK:         scf.for
 // CHECK:           loop.binary div %{{.*}}, %[[SUM]]
 // CHECK:           loop.write
+// CHECK-NOT:     scf.for
+
+// -----
+
+// A sum of squares about a per-row centre computed from a reduction of the
+// same loop (a variance about the mean; here about the sum) is Welford's:
+// each lane carries its count, mean and squared deviations, and after the
+// loop sum(squares + count * (mean - centre)**2) gives it. One loop, not
+// one for the centre and one for the squares.
+
+func.func @variance(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, 1], f32> {
+  %r = fusion.kernel @k0 reduction (%x) : (!graph.tensor<[N, D], f32>) -> (!graph.tensor<[N, 1], f32>) reason "variance" {
+  ^bb0(%a: !graph.tensor<[N, D], f32>):
+    %m = graph.reduce sum %a [1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N, 1], f32>
+    %mb = graph.broadcast %m : !graph.tensor<[N, 1], f32> -> !graph.tensor<[N, D], f32>
+    %d = graph.sub %a, %mb : !graph.tensor<[N, D], f32>
+    %e = graph.mul %d, %d : !graph.tensor<[N, D], f32>
+    %s = graph.reduce sum %e [1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N, 1], f32>
+    fusion.yield %s : !graph.tensor<[N, 1], f32>
+  }
+  func.return %r : !graph.tensor<[N, 1], f32>
+}
+
+// CHECK-LABEL: func.func @variance
+// CHECK:         %[[SUMS:.*]], %[[COUNTS:.*]], %[[MEANS:.*]], %[[SQUARES:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %[[COUNT:.*]] = %{{.*}}, %[[MEAN:.*]] = %{{.*}}, %[[SQUARE:.*]] = %{{.*}})
+// CHECK:           %[[X:.*]] = loop.read
+// CHECK:           %[[N:.*]] = loop.binary add %[[COUNT]], %{{.*}}
+// CHECK:           %[[DELTA:.*]] = loop.binary sub %[[X]], %[[MEAN]]
+// CHECK:           %[[STEP:.*]] = loop.binary div %[[DELTA]], %[[N]]
+// CHECK:           %[[MOVED:.*]] = loop.binary add %[[MEAN]], %[[STEP]]
+// CHECK:           %[[AFTER:.*]] = loop.binary sub %[[X]], %[[MOVED]]
+// CHECK:           %[[GROWTH:.*]] = loop.binary mul %[[DELTA]], %[[AFTER]]
+// CHECK:           loop.binary add %[[SQUARE]], %[[GROWTH]]
+// CHECK:         %[[CENTRE:.*]] = loop.reduce sum %[[SUMS]] 0
+// CHECK:         %[[OFF:.*]] = loop.binary sub %[[MEANS]], %[[CENTRE]]
+// CHECK:         %[[OFF2:.*]] = loop.binary mul %[[OFF]], %[[OFF]]
+// CHECK:         %[[WEIGHTED:.*]] = loop.binary mul %[[COUNTS]], %[[OFF2]]
+// CHECK:         %[[SPREAD:.*]] = loop.binary add %[[SQUARES]], %[[WEIGHTED]]
+// CHECK:         %[[TOTAL:.*]] = loop.reduce sum %[[SPREAD]] 0
+// CHECK:         loop.write %[[TOTAL]]
+// CHECK-NOT:     scf.for
 
 // -----
 

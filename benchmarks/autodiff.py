@@ -1,0 +1,280 @@
+"""Forward+backward of four losses: kernel launches, first-call compile time
+and saved-activation bytes, next to TorchInductor's launches.
+
+The losses (batch dim symbolic, float32) are a two-layer GELU MLP's mean
+squared error, a layer norm's, a softmax cross-entropy over integer labels
+and a causal attention head's mean squared error. Each is compiled as
+``irc.compile(irc.value_and_grad(loss, argnums), *specs)`` through the
+default pipeline, and reported with:
+
+- ``kernels``: ``Compiled.num_kernels``, the launches per call, matmuls
+  included (``matmuls`` of them); TorchInductor's figures for the same
+  losses (its Triton kernels plus its extern matmul launches) are those of
+  irc issue 11, measured with the batch dim dynamic and Triton codegen on
+  the CPU (torch.compile's own figures are not reproduced here: it takes
+  2-14 s per loss, too long for the shared 2-core machine);
+- ``compile_s``: the first call's compile time, capture to the emitted
+  Triton source (``triton_source``), the compile cache off; the minimum
+  over ``--repeat`` fresh compiles. Triton's own JIT of the kernels is not
+  included (it needs a GPU);
+- ``saved_bytes``: the forward values the backward kernels read, in bytes
+  at the binding ``BYTES_AT``. The loss is compiled once more as its joint
+  function in ``vjp`` form (``autodiff{wrt=...}`` before the default
+  pipeline, the loss's cotangent an argument); a kernel is a backward
+  kernel when it depends on that cotangent, and a value is saved when a
+  kernel that does not depend on it writes it and a backward kernel reads
+  it (arguments are not counted: they are in memory anyway).
+
+    python benchmarks/autodiff.py                 # the table
+    python benchmarks/autodiff.py --json out.json # and the data
+    python benchmarks/autodiff.py --only mlp --repeat 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import irc  # noqa: E402
+from irc import pytree  # noqa: E402
+from irc.api import DEFAULT_PIPELINE  # noqa: E402
+from irc.dialects.fusion import KernelOp  # noqa: E402
+from irc.dialects.graph import TensorType  # noqa: E402
+
+D_MODEL, D_HIDDEN, HEAD_DIM = 1024, 4096, 64
+
+#: The symbolic dims' values at which the saved bytes are counted: 4,096
+#: rows (tokens of a batch; positions of the attention) and, for the
+#: cross-entropy, whose vocabulary is symbolic too (``np.arange`` of a static
+#: one would be a dense constant), 32,000 classes.
+BYTES_AT = {"B": 4096, "T": 4096, "V": 32000}
+
+
+def gelu(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+
+
+def mlp_loss(params, x, y):
+    hidden = gelu(x @ params["w1"] + params["b1"])
+    return ((hidden @ params["w2"] + params["b2"] - y) ** 2).mean()
+
+
+def layer_norm_loss(params, x, target):
+    mean = np.mean(x, axis=-1, keepdims=True)
+    variance = np.var(x, axis=-1, keepdims=True)
+    y = params["g"] * (x - mean) / np.sqrt(variance + 1e-5) + params["b"]
+    return ((y - target) ** 2).mean()
+
+
+def cross_entropy_loss(logits, labels):
+    shifted = logits - np.max(logits, axis=-1, keepdims=True)
+    logp = shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
+    onehot = labels[:, None] == np.arange(logits.shape[-1])
+    return -np.mean(np.sum(np.where(onehot, logp, 0.0), axis=-1))
+
+
+def attention_loss(q, k, v, target):
+    scores = q @ k.T * q.shape[-1] ** -0.5
+    scores = np.where(np.tri(q.shape[0]) == 0, -1e9, scores)
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    p = e / np.sum(e, axis=-1, keepdims=True)
+    return ((p @ v - target) ** 2).mean()
+
+
+def spec(*dims: int | str, dtype: str = "float32") -> irc.TensorSpec:
+    return irc.TensorSpec(dims, dtype)
+
+
+@dataclass(frozen=True)
+class Loss:
+    function: Callable[..., Any]
+    #: The positional arguments differentiated (``value_and_grad``'s).
+    argnums: tuple[int, ...]
+    specs: tuple[Any, ...]
+    #: TorchInductor's launches for the same loss (irc issue 11): Triton
+    #: kernels and extern matmuls.
+    inductor_kernels: int
+    inductor_matmuls: int
+
+
+LOSSES: dict[str, Loss] = {
+    "mlp": Loss(
+        mlp_loss,
+        (0,),
+        (
+            {
+                "w1": spec(D_MODEL, D_HIDDEN),
+                "b1": spec(D_HIDDEN),
+                "w2": spec(D_HIDDEN, D_MODEL),
+                "b2": spec(D_MODEL),
+            },
+            spec("B", D_MODEL),
+            spec("B", D_MODEL),
+        ),
+        6,
+        5,
+    ),
+    "layer_norm": Loss(
+        layer_norm_loss,
+        (0, 1),
+        (
+            {"g": spec(D_MODEL), "b": spec(D_MODEL)},
+            spec("B", D_MODEL),
+            spec("B", D_MODEL),
+        ),
+        5,
+        0,
+    ),
+    "cross_entropy": Loss(
+        cross_entropy_loss, (0,), (spec("B", "V"), spec("B", dtype="int64")), 3, 0
+    ),
+    "attention": Loss(
+        attention_loss,
+        (0, 1, 2),
+        tuple(spec("T", HEAD_DIM) for _ in range(4)),
+        5,
+        6,
+    ),
+}
+
+
+def compile_seconds(loss: Loss, repeat: int) -> tuple[float, irc.Compiled]:
+    """The fastest of ``repeat`` fresh compiles to the emitted source."""
+    best, compiled = math.inf, None
+    for _ in range(repeat):
+        begin = time.perf_counter()
+        compiled = irc.compile(
+            irc.value_and_grad(loss.function, loss.argnums), *loss.specs
+        )
+        assert compiled.triton_source  # compiled on first use
+        best = min(best, time.perf_counter() - begin)
+    assert compiled is not None
+    return best, compiled
+
+
+def differentiated_arguments(loss: Loss) -> list[int]:
+    """The indices, among the captured function's flattened arguments, of
+    the leaves of the arguments ``argnums`` names."""
+    indices, position = [], 0
+    for number, argument in enumerate(loss.specs):
+        leaves = len(pytree.flatten(argument)[0])
+        if number in loss.argnums:
+            indices.extend(range(position, position + leaves))
+        position += leaves
+    return indices
+
+
+def saved_bytes(loss: Loss) -> tuple[int, list[str]]:
+    """The bytes at ``BYTES_AT`` of the forward values the backward kernels
+    of the loss's joint function (``vjp`` form) read, and those values'
+    types."""
+    wrt = ",".join(map(str, differentiated_arguments(loss)))
+    compiled = irc.compile(
+        loss.function, *loss.specs, pipeline=f"autodiff{{wrt={wrt}}},{DEFAULT_PIPELINE}"
+    )
+    function = next(
+        op for op in compiled.module_at("fusion").walk() if op.name == "func.func"
+    )
+    block = function.body.blocks[0]
+    backward = {block.args[-1]}  # the loss's cotangent
+    saved: dict[Any, None] = {}
+    for kernel in block.ops:
+        if not isinstance(kernel, KernelOp):
+            continue
+        if any(value in backward for value in kernel.operands):
+            backward.update(kernel.results)
+            saved.update(
+                dict.fromkeys(
+                    value
+                    for value in kernel.operands
+                    if value not in backward and isinstance(value.owner, KernelOp)
+                )
+            )
+    total = sum(tensor_bytes(value.type) for value in saved)
+    return total, [str(value.type) for value in saved]
+
+
+def tensor_bytes(tensor: TensorType) -> int:
+    elements = math.prod(dim.evaluate(BYTES_AT) for dim in tensor.dims)
+    return elements * tensor.element_type.bitwidth // 8
+
+
+def measure(names: Sequence[str], repeat: int) -> dict[str, dict[str, Any]]:
+    results = {}
+    for name in names:
+        loss = LOSSES[name]
+        seconds, compiled = compile_seconds(loss, repeat)
+        kinds = [
+            op.kind_name
+            for op in compiled.module_at("fusion").walk()
+            if isinstance(op, KernelOp)
+        ]
+        total, values = saved_bytes(loss)
+        results[name] = {
+            "kernels": compiled.num_kernels,
+            "matmuls": kinds.count("matmul"),
+            "compile_s": seconds,
+            "saved_bytes": total,
+            "saved_values": values,
+            "inductor_kernels": loss.inductor_kernels + loss.inductor_matmuls,
+            "inductor_matmuls": loss.inductor_matmuls,
+        }
+    return results
+
+
+def size_text(count: int) -> str:
+    """``144.0 MiB``, ``32.0 KiB``."""
+    if count >= 2**20:
+        return f"{count / 2**20:.1f} MiB"
+    return f"{count / 2**10:.1f} KiB"
+
+
+def table(results: dict[str, dict[str, Any]]) -> str:
+    rows = [
+        "| loss | kernels (matmuls) | Inductor (extern matmuls) | compile | saved activations |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, r in results.items():
+        rows.append(
+            f"| {name} | {r['kernels']} ({r['matmuls']}) | "
+            f"{r['inductor_kernels']} ({r['inductor_matmuls']}) | "
+            f"{r['compile_s'] * 1000:.0f} ms | {size_text(r['saved_bytes'])} |"
+        )
+    return "\n".join(rows)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--only", nargs="+", choices=sorted(LOSSES), default=list(LOSSES)
+    )
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    os.environ["IRC_CACHE"] = "0"  # a first call compiles
+    results = measure(args.only, args.repeat)
+    print(table(results))
+    print(
+        f"\nsaved bytes at {BYTES_AT}; Python {platform.python_version()}, "
+        f"{platform.processor() or platform.machine()}"
+    )
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
