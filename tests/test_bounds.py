@@ -97,6 +97,13 @@ HARD_PROGRAMS = {
         "[N, ((N + 1) floordiv 2 + 1) floordiv 2]",
     ),
     "empty dim": ("[N, 1, N]", "graph.slice %x [0, 1, 0] [1, 1, 1]", "[N, 0, N]"),
+    "a reversed odd-stride slice of a reshaped cube": (
+        "[N, N, N]",
+        "graph.reshape %x",
+        "[N*N*N]",
+        "graph.slice %y [N*N*N - 1] [-2]",
+        "[(N*N*N + 1) floordiv 2]",
+    ),
     "rows over N - 1": (
         "[M, N, K]",
         "graph.slice %x [0, 1, 0] [1, 1, 1]",

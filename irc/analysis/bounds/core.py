@@ -250,6 +250,14 @@ class KernelIntervals:
     def nonnegative(self, e: SymExpr | None) -> bool:
         return e is not None and self.le(as_expr(0), e)
 
+    def dividend(self, low: SymExpr | None) -> bool:
+        """Whether a dividend's lower bound ``low`` is proven nonnegative,
+        case by case on residues if need be: an index map divides the flat
+        index of a negative-stride slice, ``N*N*N + 1 - 2*((N*N*N + 1)
+        floordiv 2)`` at least, which only the cases of ``N``'s parity
+        prove."""
+        return low is not None and self.settled(as_expr(0), low)
+
     # ----- intervals ------------------------------------------------------
 
     def interval(
@@ -429,7 +437,7 @@ class KernelIntervals:
         if kind == "floordiv":
             return self._quotient(a, b)
         if kind == "rem":
-            if self.nonnegative(a.low) and b.low is not None and self.le(1, b.low):
+            if self.dividend(a.low) and b.low is not None and self.le(1, b.low):
                 return Interval(as_expr(0), _minus(b.high, as_expr(1)))
             return UNBOUNDED
         if kind in ("max", "min"):
@@ -448,7 +456,7 @@ class KernelIntervals:
         return UNBOUNDED
 
     def _quotient(self, a: Interval, b: Interval) -> Interval:
-        if not self.nonnegative(a.low) or b.low is None or not self.le(1, b.low):
+        if not self.dividend(a.low) or b.low is None or not self.le(1, b.low):
             return UNBOUNDED
         high = None if a.high is None else a.high // b.low
         low = as_expr(0) if b.high is None else a.low // b.high
