@@ -112,7 +112,11 @@ def _swap_loop_indices(text: str) -> str | None:
 
 
 def _swap_offsets(text: str, load: str) -> str | None:
-    pattern = re.compile(rf"{re.escape(load)} (%\w+)\[(%\w+)\](.*?)\[(\S+?)\]")
+    # The offset's type: the first tile type after the operands.
+    pattern = re.compile(
+        rf"{re.escape(load)} (%\w+)\[(%\w+)\](.*?)"
+        r"(!(?:loop\.tile|triton\.tensor)<\[[^\]]*\], \w+>)"
+    )
     lines = text.splitlines()
     found = [(i, m) for i, line in enumerate(lines) if (m := pattern.search(line))]
     for (i, a), (j, b) in ((x, y) for x in found for y in found if x[0] < y[0]):

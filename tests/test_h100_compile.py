@@ -20,9 +20,10 @@ from suite_programs import SIZES, SUITE
 #: Kernels whose lanes read consecutive addresses: pointwise kernels over
 #: whole tensors, row kernels (a row per program), and matmul tiles. Each
 #: must vectorise its loads at the binding of ``SIZES`` whose sizes are
-#: multiples of 16 (the third). Gathers do not: a transpose (head_split),
-#: concatenated slices (rotary), ``take`` (embedding) and reads of operands
-#: broadcast along the lanes compute each lane's address.
+#: multiples of 16 (the third). Pointwise kernels tiled rows by columns
+#: vectorise along their consecutive columns, whatever the rows read: a
+#: transpose (head_split), concatenated slices (rotary), rows gathered by
+#: ``take`` (embedding).
 VECTORISED: dict[str, list[str]] = {
     **{
         name: ["kernel_k0"]
@@ -37,6 +38,9 @@ VECTORISED: dict[str, list[str]] = {
             "elementwise_broadcast",
             "adam_step",
             "gelu_linear",
+            "head_split",
+            "rotary",
+            "embedding",
         )
     },
     "mlp": ["kernel_k0", "kernel_k1"],

@@ -32,6 +32,7 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 from irc.dialects import fusion, loop, sym
 from irc.dialects import graph as g
+from irc.dialects.tiles import broadcast_tile_shapes
 from irc.errors import IrcError
 from irc.lowering.fusion_to_loop.builder import I32_LIMIT, LoopBuilder
 from irc.lowering.fusion_to_loop.index_maps import LAYOUT_RULES, Index, tensor_type
@@ -167,7 +168,8 @@ class KernelTiler:
         b = self.b
         if isinstance(value, BlockArgument):
             tensor = self.body.args[value.index]
-            return b.create(loop.ReadOp(tensor, list(index), self.mask))
+            mask = self.read_mask(index)
+            return b.create(loop.ReadOp(tensor, list(index), mask))
         if value in self.anchors:
             return self._anchor_at(value, index)
         op = value.owner
@@ -206,6 +208,26 @@ class KernelTiler:
             f"{self.kernel.kernel_name} ({self.kernel.kind_name})"
         )
 
+    def read_mask(self, index: Index) -> SSAValue | None:
+        """The current mask without the factors (of its conjunction) that
+        vary along an axis the read's ``index`` does not: a read of a
+        ``[1, BLOCK_C]`` row of a broadcast operand under a ``[BLOCK_R,
+        BLOCK_C]`` mask loads ``BLOCK_C`` lanes, not the whole block. Every
+        factor that bounds an index is kept (it varies with that index);
+        a dropped one would only have zeroed lanes of a value broadcast
+        along its axis, which the kept masks select away or do not store."""
+        if self.mask is None:
+            return None
+        spanned = broadcast_tile_shapes(*(loop.shape_of(i.type) for i in index))
+        factors = _conjuncts(self.mask)
+        kept = [f for f in factors if _varies_within(loop.shape_of(f.type), spanned)]
+        if len(kept) == len(factors):
+            return self.mask
+        mask: SSAValue | None = None
+        for factor in kept:
+            mask = self.b.both(mask, factor)
+        return mask
+
     def _anchor_at(self, value: SSAValue, index: Index) -> SSAValue:
         """A reduction's or the matmul's value, valid at one index only."""
         valid, result = self.anchors[value]
@@ -242,3 +264,20 @@ class KernelTiler:
             self.mask = mask_of(value)
             self.write(self.value_at(value, index), number, index, self.mask)
             self.mask = saved_mask
+
+
+def _conjuncts(mask: SSAValue) -> list[SSAValue]:
+    """The factors of a mask built by ``and``s."""
+    op = mask.owner
+    if isinstance(op, loop.BinaryOp) and op.kind.data.value == "and":
+        return [f for operand in op.operands for f in _conjuncts(operand)]
+    return [mask]
+
+
+def _varies_within(shape: tuple[int, ...], spanned: tuple[int, ...]) -> bool:
+    """Whether a tile of ``shape`` is constant along every axis along which
+    a tile of shape ``spanned`` is (right-aligned, as tiles broadcast)."""
+    rank = max(len(shape), len(spanned))
+    shape = (1,) * (rank - len(shape)) + tuple(shape)
+    spanned = (1,) * (rank - len(spanned)) + tuple(spanned)
+    return all(mine == 1 or theirs > 1 for mine, theirs in zip(shape, spanned))

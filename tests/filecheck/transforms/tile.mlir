@@ -1,7 +1,9 @@
 // RUN: irc-opt %s -p tile --split-input-file | filecheck %s
 
 // A reshape and a transpose are index maps: the head split reads the input
-// at (n, h*64 + d) and writes (h, n, d) of a flattened 1-D block.
+// at (n, h*64 + d) and writes (h, n, d) of a block of 16 rows of the outer
+// dims [12, N] by the 64 columns of the innermost: only the row index is
+// divided (by N), once per row; the columns are consecutive.
 
 func.func @heads(%x: !graph.tensor<[N, 768], f32>) -> !graph.tensor<[12, N, 64], f32> {
   %r = fusion.kernel @k0 pointwise (%x) : (!graph.tensor<[N, 768], f32>) -> (!graph.tensor<[12, N, 64], f32>) reason "head split" {
@@ -14,14 +16,14 @@ func.func @heads(%x: !graph.tensor<[N, 768], f32>) -> !graph.tensor<[12, N, 64],
 }
 
 // CHECK-LABEL: func.func @heads
-// CHECK:       loop.kernel @k0 pointwise (%x) grid [(768*N + 1023) floordiv 1024] tiles {BLOCK = 1024} symbols [N]
-// CHECK-SAME:  reason "head split; pointwise over [12, N, 64] in blocks of 1024"
+// CHECK:       loop.kernel @k0 pointwise (%x) grid [(12*N + 15) floordiv 16] tiles {BLOCK_R = 16, BLOCK_C = 64} symbols [N]
+// CHECK-SAME:  reason "head split; pointwise over [12, N, 64] in blocks of 16 rows by 64 columns"
 // CHECK:         %[[PID:.*]] = loop.program_id 0 : i64
-// CHECK:         %[[LANES:.*]] = loop.binary add %{{.*}}, %{{.*}} : (i64, !loop.tile<[1024], i64>)
-// CHECK:         %[[MASK:.*]] = loop.cmp lt %[[LANES]], %{{.*}}
-// CHECK:         %[[D:.*]] = loop.binary rem %[[LANES]], %{{.*}}
-// CHECK:         %[[N:.*]] = loop.binary rem %{{.*}}, %{{.*}}
-// CHECK:         %[[H:.*]] = loop.binary floordiv %[[LANES]], %{{.*}}
+// CHECK:         %[[ROWS:.*]] = loop.binary add %{{.*}}, %{{.*}} : (i64, !loop.tile<[16, 1], i64>)
+// CHECK:         %[[D:.*]] = loop.range "BLOCK_C" : !loop.tile<[1, 64], i64>
+// CHECK:         %[[MASK:.*]] = loop.cmp lt %[[ROWS]], %{{.*}} : (!loop.tile<[16, 1], i64>, i64)
+// CHECK:         %[[N:.*]] = loop.binary rem %[[ROWS]], %{{.*}} : (!loop.tile<[16, 1], i64>, i64)
+// CHECK:         %[[H:.*]] = loop.binary floordiv %[[ROWS]], %{{.*}} : (!loop.tile<[16, 1], i64>, i64)
 // CHECK:         %[[HD:.*]] = loop.binary add %[[D]], %{{.*}}
 // CHECK:         %[[V:.*]] = loop.read %{{.*}}[%[[N]], %[[HD]]] mask %[[MASK]]
 // CHECK:         loop.write %[[V]] to 0[%[[H]], %[[N]], %[[D]]] mask %[[MASK]]
@@ -199,7 +201,8 @@ func.func @large_dim(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], i64> {
 
 // An insert_slice is piecewise: inside the window (rows 1, 3, ... below
 // 2*L + 1) the source at ((row - 1) floordiv 2), read under the window's
-// mask; elsewhere the destination.
+// mask; elsewhere the destination. Rows and columns are the two axes of a
+// block: the window's mask is a column of it.
 
 func.func @insert(%x: !graph.tensor<[N, D], f32>, %v: !graph.tensor<[L, D], f32>) -> !graph.tensor<[N, D], f32> {
   %r = fusion.kernel @k0 pointwise (%x, %v) : (!graph.tensor<[N, D], f32>, !graph.tensor<[L, D], f32>) -> (!graph.tensor<[N, D], f32>) reason "strided write" {
@@ -211,9 +214,12 @@ func.func @insert(%x: !graph.tensor<[N, D], f32>, %v: !graph.tensor<[L, D], f32>
 }
 
 // CHECK-LABEL: func.func @insert
-// CHECK:         %[[MASK:.*]] = loop.cmp lt %[[LANES:.*]], %{{.*}}
-// CHECK:         %[[COL:.*]] = loop.binary rem %[[LANES]], %{{.*}}
-// CHECK:         %[[ROW:.*]] = loop.binary floordiv %[[LANES]], %{{.*}}
+// CHECK:         loop.kernel @k0 pointwise (%x, %v) grid [((D + 127) floordiv 128)*((N + 7) floordiv 8)] tiles {BLOCK_R = 8, BLOCK_C = 128}
+// CHECK:         %[[ROW:.*]] = loop.binary add %{{.*}}, %{{.*}} : (i64, !loop.tile<[8, 1], i64>)
+// CHECK:         %[[COL:.*]] = loop.binary add %{{.*}}, %{{.*}} : (i64, !loop.tile<[1, 128], i64>)
+// CHECK:         %[[ROW_MASK:.*]] = loop.cmp lt %[[ROW]], %{{.*}}
+// CHECK:         %[[COL_MASK:.*]] = loop.cmp lt %[[COL]], %{{.*}}
+// CHECK:         %[[MASK:.*]] = loop.binary and %[[ROW_MASK]], %[[COL_MASK]]
 // CHECK:         %[[ALONG:.*]] = loop.binary sub %[[ROW]], %{{.*}}
 // CHECK:         %[[LOW:.*]] = loop.cmp ge %[[ALONG]], %{{.*}}
 // CHECK:         %[[HIGH:.*]] = loop.cmp lt %[[ALONG]], %{{.*}}

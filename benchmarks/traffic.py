@@ -1,0 +1,437 @@
+"""Memory traffic of irc's kernels: bytes each kernel loads and stores, over the ideal.
+
+Without a GPU, traffic is how kernel quality is measured: a memory-bound
+kernel's time is its bytes over the bandwidth. For every program of
+``benchmarks/gpu.py`` (the suite's programs at its realistic bindings) this
+runs the emitted launcher under Triton's interpreter with every
+``tl.load`` and ``tl.store`` counted: the lanes whose mask is true, times
+the element size. That is the traffic a kernel *requests* (each lane's
+access counted, as the GPU issues them; a value two lanes load is counted
+twice, a cache hit too). The ideal is each input read once and each output
+written once (for the embedding, the rows gathered rather than the whole
+tables, as ``gpu.py`` counts them).
+
+The interpreter runs a grid serially, too slowly for realistic sizes, so
+along each grid axis larger than ``--full-limit`` programs only some
+program ids run: the first 32, the last 32 (where masks cut blocks) and
+``--samples`` evenly spaced windows of 32 consecutive ids between them,
+each standing for its share of the interior. The estimate is exact when a
+kernel's traffic is the same or affine in the program id across the
+interior, or periodic with a period dividing 32 (a program id split into a
+row block and a power-of-two number of column blocks), as it is at the
+table's bindings; otherwise it is within a window's share of one period
+(``tests/test_traffic.py`` checks it against ``--full``, which runs every
+program).
+
+Then, in a second process (Triton fixes at import whether it interprets),
+every kernel is compiled for an H100 (sm_90) through Triton's real launch
+path under ``irc.testing.fake_driver`` at the same binding, with the
+launch's specialisation (aligned pointers, sizes divisible by 16), and its
+PTX is read: vector loads (``ld.global.v2``/``.v4``), scalar loads,
+asynchronous copies to shared memory (``cp.async``: how Triton loads
+matmul tiles, which are neither), and 64-bit integer divisions and
+remainders (``div``/``rem`` ``.s64``/``.u64``), each counted as
+instructions in the kernel's PTX (a thread runs each once per element it
+holds, or once per row for a row index).
+
+    python benchmarks/traffic.py                     # the table, ~7 min on 2 cores
+    python benchmarks/traffic.py --only rotary adam_step
+    python benchmarks/traffic.py --json traffic.json --no-ptx
+    python benchmarks/traffic.py --full --only softmax   # every program id
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# The counting run interprets; the PTX run (a subprocess) must not.
+if "--ptx-report" not in sys.argv:
+    os.environ["TRITON_INTERPRET"] = "1"
+os.environ.setdefault("IRC_CACHE", "0")
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE))
+
+import gpu  # noqa: E402  (benchmarks/gpu.py: programs, bindings, inputs)
+import numpy as np  # noqa: E402
+
+import irc  # noqa: E402
+
+#: 64-bit integer divisions and remainders in PTX.
+DIVISION_64 = re.compile(r"\b(?:div|rem)\.[su]64\b")
+#: 32-bit ones (cheaper, still tens of instructions each).
+DIVISION_32 = re.compile(r"\b(?:div|rem)\.[su]32\b")
+#: Asynchronous copies global -> shared (how matmul tiles are loaded).
+ASYNC_COPY = re.compile(r"\bcp\.async\.(?:ca|cg)\.shared\.global\b")
+
+
+# --------------------------------------------------------------------------
+# Counting loads and stores under Triton's interpreter
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class KernelTraffic:
+    """What the launches of one kernel moved, in bytes (estimated where
+    ``programs_run < programs``)."""
+
+    loaded: float = 0.0
+    stored: float = 0.0
+    launches: int = 0
+    programs: int = 0
+    programs_run: int = 0
+
+
+@dataclass
+class TrafficCounter:
+    """Bytes per kernel; ``weight`` is how many programs the running one
+    stands for."""
+
+    kernels: dict[str, KernelTraffic] = field(
+        default_factory=lambda: defaultdict(KernelTraffic)
+    )
+    kernel: str = ""
+    weight: float = 1.0
+
+    def count(self, loaded: bool, pointers: Any, mask: Any) -> None:
+        from triton.runtime.interpreter import _get_np_dtype
+
+        itemsize = np.dtype(_get_np_dtype(pointers.get_element_ty())).itemsize
+        lanes = int(np.broadcast_to(mask.data, np.shape(pointers.data)).sum())
+        traffic = self.kernels[self.kernel]
+        if loaded:
+            traffic.loaded += self.weight * lanes * itemsize
+        else:
+            traffic.stored += self.weight * lanes * itemsize
+
+
+def sampled_axis(
+    size: int, samples: int, full_limit: int, window: int = 32
+) -> list[tuple[int, float]]:
+    """The program ids run along a grid axis of ``size``, with the number of
+    programs each stands for: all of them up to ``full_limit``; otherwise
+    the first and the last ``window`` ids (weight 1: masks cut the last
+    blocks) and ``samples`` evenly spaced windows of ``window`` consecutive
+    ids in the interior, each standing for an equal share of it (the
+    midpoint rule). Exact for traffic that is affine in the program id
+    across the interior, or periodic with a period dividing ``window`` (a
+    program id split into a row block and one of 1, 2, 4... column
+    blocks); otherwise within a window's share of one period."""
+    interior = size - 2 * window
+    if size <= full_limit or interior <= samples * window:
+        return [(i, 1.0) for i in range(size)]
+    weight = interior / (samples * window)
+    starts = [
+        window + int((j + 0.5) * interior / samples) - window // 2
+        for j in range(samples)
+    ]
+    return [
+        *((i, 1.0) for i in range(window)),
+        *((start + k, weight) for start in starts for k in range(window)),
+        *((i, 1.0) for i in range(size - window, size)),
+    ]
+
+
+@contextmanager
+def counting(
+    counter: TrafficCounter, samples: int, full_limit: int, window: int
+) -> Iterator[None]:
+    """Count every load and store of interpreted kernels into ``counter``,
+    running only the sampled program ids of each grid (Triton 3.9's
+    ``GridExecutor.__call__``, with the grid loop sampled)."""
+    import inspect
+    import itertools
+
+    from triton.runtime import interpreter as ti
+
+    builder = ti.InterpreterBuilder
+    masked_load, masked_store = builder.create_masked_load, builder.create_masked_store
+    run_grid = ti.GridExecutor.__call__
+
+    def load(
+        self: Any, ptrs: Any, mask: Any, other: Any, cache_policy: Any, is_volatile: Any
+    ) -> Any:
+        counter.count(True, ptrs, mask)
+        return masked_load(self, ptrs, mask, other, cache_policy, is_volatile)
+
+    def store(self: Any, ptrs: Any, value: Any, mask: Any, cache_policy: Any) -> Any:
+        counter.count(False, ptrs, mask)
+        return masked_store(self, ptrs, value, mask, cache_policy)
+
+    def sampled_run(self: Any, *args_dev: Any, **kwargs: Any) -> None:
+        spec = inspect.getfullargspec(self.fn)
+        names = {*spec.args, *spec.kwonlyargs}
+        kwargs = {k: v for k, v in kwargs.items() if k in names}
+        args_hst, kwargs_hst = self._init_args_hst(args_dev, kwargs)
+        patch_scope = ti._patch_lang(self.fn)
+        try:
+            args = inspect.getcallargs(self.fn, *args_hst, **kwargs_hst)
+            args = {
+                name: arg if name in self.constexprs else ti._implicit_cvt(arg)
+                for name, arg in args.items()
+            }
+            grid = self.grid(args) if callable(self.grid) else self.grid
+            grid = tuple(grid) + (1,) * (3 - len(grid))
+            ti.interpreter_builder.set_grid_dim(*grid)
+            counter.kernel = self.fn.__name__
+            traffic = counter.kernels[counter.kernel]
+            traffic.launches += 1
+            traffic.programs += int(np.prod(grid))
+            axes = [sampled_axis(n, samples, full_limit, window) for n in grid]
+            for (x, wx), (y, wy), (z, wz) in itertools.product(*axes):
+                counter.weight = wx * wy * wz
+                traffic.programs_run += 1
+                ti.interpreter_builder.set_grid_idx(x, y, z)
+                self.fn(**args)
+        finally:
+            patch_scope.restore()
+        self._restore_args_dev(args_dev, args_hst, kwargs, kwargs_hst)
+
+    builder.create_masked_load, builder.create_masked_store = load, store
+    ti.GridExecutor.__call__ = sampled_run
+    try:
+        yield
+    finally:
+        builder.create_masked_load, builder.create_masked_store = (
+            masked_load,
+            masked_store,
+        )
+        ti.GridExecutor.__call__ = run_grid
+
+
+# --------------------------------------------------------------------------
+# One program
+# --------------------------------------------------------------------------
+
+
+def compile_program(program: gpu.Program) -> irc.Compiled:
+    return irc.compile(program.function, *program.specs.args, **program.specs.kwargs)
+
+
+def torch_call(program: gpu.Program, sizes: dict[str, int]) -> gpu.suite.Call:
+    """The call's arguments as torch CPU tensors (random, as gpu.py's)."""
+    return program.make(sizes, gpu.Factory(None)).to_torch()
+
+
+def ideal_bytes(
+    program: gpu.Program, sizes: dict[str, int], tensors: list[Any], outputs: Any
+) -> int:
+    """Each input read once and each output written once (gpu.py's count)."""
+    if program.bytes_moved is not None:
+        return program.bytes_moved(sizes)
+    return gpu.nbytes(tensors) + gpu.nbytes(outputs)
+
+
+def measure_traffic(
+    program: gpu.Program,
+    sizes: dict[str, int],
+    samples: int = 4,
+    full_limit: int = 16,
+    window: int = 32,
+) -> dict[str, Any]:
+    """Bytes per kernel of one call of ``program`` at ``sizes``, and the ideal."""
+    from irc.runtime import triton_backend
+
+    compiled = compile_program(program)
+    module = triton_backend.load_source(compiled.triton_source, interpret=True)
+    launcher = getattr(module, module.ENTRY)
+    call = torch_call(program, sizes)
+    tensors = gpu.tensor_leaves(compiled, call)
+    counter = TrafficCounter()
+    start = time.perf_counter()
+    with counting(counter, samples, full_limit, window):
+        outputs = launcher(*tensors)
+    ideal = ideal_bytes(program, sizes, tensors, outputs)
+    kernels = {
+        name: {
+            "loaded": traffic.loaded,
+            "stored": traffic.stored,
+            "launches": traffic.launches,
+            "programs": traffic.programs,
+            "programs_run": traffic.programs_run,
+        }
+        for name, traffic in counter.kernels.items()
+    }
+    total = sum(k["loaded"] + k["stored"] for k in kernels.values())
+    return {
+        "program": program.name,
+        "sizes": dict(sizes),
+        "kernels": kernels,
+        "ideal": ideal,
+        "bytes": total,
+        "ratio": total / ideal,
+        "seconds": time.perf_counter() - start,
+    }
+
+
+# --------------------------------------------------------------------------
+# PTX facts (a subprocess that compiles for sm_90 under the fake driver)
+# --------------------------------------------------------------------------
+
+
+def ptx_facts(ptx: str) -> dict[str, int]:
+    from fake_gpu_suite import SCALAR_LOAD, VECTOR_LOAD
+
+    return {
+        "vector_loads": len(VECTOR_LOAD.findall(ptx)),
+        "scalar_loads": len(SCALAR_LOAD.findall(ptx)),
+        "async_copies": len(ASYNC_COPY.findall(ptx)),
+        "div64": len(DIVISION_64.findall(ptx)),
+        "div32": len(DIVISION_32.findall(ptx)),
+    }
+
+
+def ptx_report(names: Sequence[str]) -> dict[str, Any]:
+    """Per program, per kernel launched at the first binding: the facts of
+    the PTX Triton compiled for that launch's specialisation."""
+    from irc.runtime import triton_backend
+    from irc.testing.fake_driver import compiled_kernels, fake_cuda
+
+    report: dict[str, Any] = {}
+    selected = {p.name: p for p in gpu.programs()}
+    with fake_cuda() as device:
+        for name in names:
+            program = selected[name]
+            compiled = compile_program(program)
+            module = triton_backend.load_source(compiled.triton_source, interpret=False)
+            call = torch_call(program, program.sizes[0])
+            start = len(device.launches)
+            compiled(*call.args, **call.kwargs, backend="triton")
+            binaries = {
+                digest: binary
+                for function, _, _ in module.KERNELS.values()
+                for digest, binary in compiled_kernels(function).items()
+            }
+            report[name] = {
+                launch.kernel: ptx_facts(binaries[launch.metadata.hash].asm["ptx"])
+                for launch in device.launches[start:]
+            }
+    return report
+
+
+def run_ptx_report(names: Sequence[str]) -> dict[str, Any]:
+    from fake_gpu_suite import run_compiling
+
+    out = Path(os.environ.get("TMPDIR", "/tmp")) / f"irc-traffic-{os.getpid()}.json"
+    done = run_compiling([__file__, "--ptx-report", str(out), *names], timeout=1800)
+    if done.returncode != 0:
+        raise RuntimeError(f"the sm_90 compile failed:\n{done.stderr[-4000:]}")
+    report = json.loads(out.read_text())
+    out.unlink()
+    return report
+
+
+# --------------------------------------------------------------------------
+# Reporting
+# --------------------------------------------------------------------------
+
+
+def megabytes(n: float) -> str:
+    return f"{n / 1e6:,.1f}"
+
+
+def table(rows: Sequence[dict[str, Any]], ptx: dict[str, Any] | None) -> str:
+    header = "| program | sizes | kernels | MB loaded | MB stored | MB ideal | bytes / ideal |"
+    rule = "|---|---|---:|---:|---:|---:|---:|"
+    if ptx is not None:
+        header += " vector loads | scalar loads | cp.async | 64-bit div/rem |"
+        rule += "---:|---:|---:|---:|"
+    lines = [header, rule]
+    for row in rows:
+        kernels = row["kernels"]
+        cells = [
+            row["program"],
+            " ".join(f"{k}={v}" for k, v in row["sizes"].items()),
+            str(len(kernels)),
+            megabytes(sum(k["loaded"] for k in kernels.values())),
+            megabytes(sum(k["stored"] for k in kernels.values())),
+            megabytes(row["ideal"]),
+            f"{row['ratio']:.2f}",
+        ]
+        if ptx is not None:
+            facts = ptx.get(row["program"], {}).values()
+            cells += [
+                str(sum(f[key] for f in facts))
+                for key in ("vector_loads", "scalar_loads", "async_copies", "div64")
+            ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def per_kernel(rows: Sequence[dict[str, Any]], ptx: dict[str, Any] | None) -> str:
+    lines = []
+    for row in rows:
+        for kernel, k in row["kernels"].items():
+            facts = (ptx or {}).get(row["program"], {}).get(kernel)
+            text = (
+                f"  {row['program']:22} {kernel:12} loaded {megabytes(k['loaded']):>10} MB"
+                f"  stored {megabytes(k['stored']):>9} MB  programs {k['programs_run']}"
+                f"/{k['programs']}"
+            )
+            if facts:
+                text += "  " + " ".join(f"{key}={v}" for key, v in facts.items())
+            lines.append(text)
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="*", default=(), help="programs (default all)")
+    parser.add_argument("--json", type=Path, help="write the rows here")
+    parser.add_argument("--no-ptx", action="store_true", help="skip the sm_90 compile")
+    parser.add_argument(
+        "--full", action="store_true", help="run every program id (slow)"
+    )
+    parser.add_argument("--samples", type=int, default=4)
+    parser.add_argument("--full-limit", type=int, default=16)
+    parser.add_argument("--window", type=int, default=32)
+    parser.add_argument("--first-binding", action="store_true")
+    parser.add_argument("--ptx-report", type=Path, help=argparse.SUPPRESS)
+    options, names = parser.parse_known_args(argv)
+    if options.ptx_report:
+        options.ptx_report.write_text(json.dumps(ptx_report(names)))
+        return
+    available = {p.name: p for p in gpu.programs()}
+    unknown = set(options.only) - set(available)
+    if unknown:
+        sys.exit(
+            f"unknown programs: {sorted(unknown)}; choose from {sorted(available)}"
+        )
+    selected = [
+        p for n, p in available.items() if not options.only or n in options.only
+    ]
+    full_limit = sys.maxsize if options.full else options.full_limit
+    rows = []
+    for program in selected:
+        sizes = program.sizes[:1] if options.first_binding else program.sizes
+        for binding in sizes:
+            row = measure_traffic(
+                program, binding, options.samples, full_limit, options.window
+            )
+            print(
+                f"{row['program']:22} {row['ratio']:6.2f} x ideal "
+                f"({row['seconds']:.1f} s)",
+                flush=True,
+            )
+            rows.append(row)
+    ptx = None if options.no_ptx else run_ptx_report([p.name for p in selected])
+    print("\n" + table(rows, ptx))
+    print(per_kernel(rows, ptx))
+    if options.json:
+        options.json.write_text(json.dumps({"rows": rows, "ptx": ptx}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
