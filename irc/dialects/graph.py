@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    UnitAttr,
     i64,
 )
 from xdsl.dialects.builtin import TensorType as BuiltinTensorType
@@ -46,20 +47,28 @@ from xdsl.ir import (
     Dialect,
     Operation,
     ParametrizedAttribute,
+    Region,
     SSAValue,
     TypeAttribute,
 )
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     IRDLOperation,
+    RangeOf,
+    RangeVarConstraint,
     VarConstraint,
     base,
     irdl_attr_definition,
     irdl_op_definition,
+    lazy_traits_def,
     operand_def,
+    opt_prop_def,
     prop_def,
+    region_def,
     result_def,
     traits_def,
     var_operand_def,
+    var_result_def,
 )
 from xdsl.irdl.declarative_assembly_format import (
     AttributeVariable,
@@ -72,7 +81,14 @@ from xdsl.irdl.declarative_assembly_format import (
 from xdsl.parser import AttrParser, Parser
 from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
-from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
+from xdsl.traits import (
+    HasCanonicalizationPatternsTrait,
+    HasParent,
+    IsolatedFromAbove,
+    IsTerminator,
+    Pure,
+    RecursiveMemoryEffect,
+)
 from xdsl.utils.exceptions import VerifyException
 
 from irc.dialects.elementwise import (
@@ -1781,6 +1797,309 @@ class ScatterAddOp(GraphOp):
             )
 
 
+# --------------------------------------------------------------------------
+# Structured control flow (jax.lax semantics; docs/control-flow.md)
+#
+# Three region ops and their terminator. Each region is isolated from above:
+# values enter only as operands, which become the entry block's arguments,
+# so that every region is a self-contained graph body (as a fusion.kernel's
+# is) that passes and the fusion pass can treat as a straight-line function.
+# --------------------------------------------------------------------------
+
+#: The type of a predicate and of graph.for's iteration index.
+PREDICATE_TYPE = TensorType([], IntegerType(1))
+INDEX_TYPE = TensorType([], i64)
+
+
+def _type_list(types: Iterable[Attribute]) -> str:
+    return "(" + ", ".join(str(t) for t in types) + ")"
+
+
+def _verify_region(
+    op: Operation,
+    region: Region,
+    region_name: str,
+    argument_types: Sequence[Attribute],
+    yield_types: Sequence[Attribute],
+) -> None:
+    """``region`` takes ``argument_types`` and yields ``yield_types``."""
+    where = f"{op.name} {region_name} region"
+    block = region.block
+    actual_arguments = [arg.type for arg in block.args]
+    if actual_arguments != list(argument_types):
+        raise VerifyException(
+            f"{where} takes {_type_list(actual_arguments)} but must take "
+            f"{_type_list(argument_types)}"
+        )
+    terminator = block.last_op
+    if not isinstance(terminator, YieldOp):
+        raise VerifyException(f"{where} must end with graph.yield")
+    yielded = [value.type for value in terminator.values]
+    if yielded != list(yield_types):
+        raise VerifyException(
+            f"{where} yields {_type_list(yielded)} but must yield "
+            f"{_type_list(yield_types)}"
+        )
+
+
+def _verify_predicate_type(op: Operation, what: str, value_type: Attribute) -> None:
+    if value_type != PREDICATE_TYPE:
+        raise VerifyException(
+            f"{op.name} {what} must be a 0-d bool tensor {PREDICATE_TYPE}, "
+            f"not {value_type}"
+        )
+
+
+class ControlFlowOp(IRDLOperation):
+    """Base of the region ops: without effects of their own (an unused one may
+    be deleted, as a ``Pure`` op may) and canonicalised by the patterns of
+    ``irc.passes.graph_canonicalization``."""
+
+    traits = traits_def(
+        IsolatedFromAbove(), RecursiveMemoryEffect(), GraphCanonicalization()
+    )
+
+
+@irdl_op_definition
+class CondOp(ControlFlowOp):
+    """``irc.cond(pred, true_fn, false_fn, *operands)``::
+
+        %r = graph.cond %p (%a) : !graph.tensor<[], i1>, (T) -> (R) {
+        ^bb0(%x: T):
+          graph.yield %u : R
+        } else {
+        ^bb0(%x: T):
+          graph.yield %v : R
+        }
+
+    Runs the first region when ``pred`` (a 0-d i1 tensor) is true, the
+    second otherwise, on the operands; both take the operands' types and
+    yield the result types.
+    """
+
+    name = "graph.cond"
+
+    pred = operand_def(TensorType)
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    then_region = region_def("single_block")
+    else_region = region_def("single_block")
+
+    assembly_format = (
+        "$pred ` ` `(` $inputs `)` `:` type($pred) `,` "
+        "custom<InputTypes>(ref($inputs), type($inputs)) `->` `(` type($outputs) `)` "
+        "attr-dict-with-keyword $then_region `else` $else_region"
+    )
+    custom_directives = (InputTypes,)
+
+    def __init__(
+        self,
+        pred: SSAValue,
+        inputs: Sequence[SSAValue],
+        then_region: Region,
+        else_region: Region,
+        result_types: Sequence[Attribute],
+    ):
+        super().__init__(
+            operands=[pred, inputs],
+            result_types=[result_types],
+            regions=[then_region, else_region],
+        )
+
+    def verify_(self) -> None:
+        _verify_predicate_type(self, "predicate", self.pred.type)
+        inputs = [value.type for value in self.inputs]
+        outputs = [value.type for value in self.outputs]
+        _verify_region(self, self.then_region, "then", inputs, outputs)
+        _verify_region(self, self.else_region, "else", inputs, outputs)
+
+
+@irdl_op_definition
+class WhileOp(ControlFlowOp):
+    """``irc.while_loop(cond_fn, body_fn, init)``::
+
+        %r:2 = graph.while (%a, %b) : (T0, T1) cond {
+        ^bb0(%x: T0, %y: T1):
+          graph.yield %p : !graph.tensor<[], i1>
+        } body {
+        ^bb0(%x: T0, %y: T1):
+          graph.yield %x2, %y2 : T0, T1
+        }
+
+    While ``cond`` yields true on the carries, ``body`` replaces them; the
+    results are the last carries. Carries keep their types.
+    """
+
+    name = "graph.while"
+
+    T: ClassVar = RangeVarConstraint("T", RangeOf(base(TensorType)))
+    inputs = var_operand_def(T)
+    outputs = var_result_def(T)
+    cond_region = region_def("single_block")
+    body_region = region_def("single_block")
+
+    assembly_format = (
+        "` ` `(` $inputs `)` `:` custom<InputTypes>(ref($inputs), type($inputs)) "
+        "attr-dict-with-keyword `cond` $cond_region `body` $body_region"
+    )
+    custom_directives = (InputTypes,)
+
+    def __init__(
+        self, inputs: Sequence[SSAValue], cond_region: Region, body_region: Region
+    ):
+        super().__init__(
+            operands=[inputs],
+            result_types=[[value.type for value in inputs]],
+            regions=[cond_region, body_region],
+        )
+
+    def verify_(self) -> None:
+        carries = [value.type for value in self.inputs]
+        _verify_region(self, self.cond_region, "cond", carries, [PREDICATE_TYPE])
+        _verify_region(self, self.body_region, "body", carries, carries)
+
+
+@irdl_op_definition
+class ForOp(ControlFlowOp):
+    """A counted loop: ``irc.scan(f, init, xs)`` and ``irc.fori_loop``::
+
+        %r:2 = graph.for N carries (%c) : (T) xs (%xs) : (!graph.tensor<[N, D], f32>)
+            -> (T, !graph.tensor<[N, E], f32>) {
+        ^bb0(%i: !graph.tensor<[], i64>, %c0: T, %x: !graph.tensor<[D], f32>):
+          graph.yield %c1, %y : T, !graph.tensor<[E], f32>
+        }
+
+    ``length`` iterations (a symbolic expression), each on the carries and
+    one slice of every ``xs`` along its leading axis (which must be
+    ``length``), yielding the next carries and one slice of every ``ys``;
+    the results are the last carries, then the ``ys`` stacked along a new
+    leading axis of size ``length``. The first block argument is the
+    iteration index (0 to length-1, or length-1 down to 0 with ``reverse``,
+    as ``lax.scan(reverse=True)``), which is also the slice taken and
+    written.
+    """
+
+    name = "graph.for"
+
+    length = prop_def(SymExprAttr)
+    reverse = opt_prop_def(UnitAttr)
+    carries = var_operand_def(TensorType)
+    xs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    body = region_def("single_block")
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    assembly_format = (
+        "custom<SymExprValue>($length) (`reverse` $reverse^)? "
+        "`carries` ` ` `(` $carries `)` `:` custom<InputTypes>(ref($carries), type($carries)) "
+        "`xs` ` ` `(` $xs `)` `:` custom<InputTypes>(ref($xs), type($xs)) "
+        "`->` `(` type($outputs) `)` attr-dict-with-keyword $body"
+    )
+    custom_directives = (SymExprValue, InputTypes)
+
+    def __init__(
+        self,
+        length: Dim,
+        carries: Sequence[SSAValue],
+        xs: Sequence[SSAValue],
+        body: Region,
+        ys_types: Sequence[TensorType],
+        reverse: bool = False,
+    ):
+        """``ys_types`` are the stacked types (leading dim ``length``)."""
+        properties: dict[str, Attribute] = {"length": SymExprAttr.get(length)}
+        if reverse:
+            properties["reverse"] = UnitAttr()
+        super().__init__(
+            operands=[carries, xs],
+            result_types=[[*(value.type for value in carries), *ys_types]],
+            properties=properties,
+            regions=[body],
+        )
+
+    @property
+    def trip_count(self) -> SymExpr:
+        return self.length.data
+
+    @property
+    def is_reverse(self) -> bool:
+        return self.reverse is not None
+
+    @property
+    def carry_results(self) -> Sequence[SSAValue]:
+        return self.outputs[: len(self.carries)]
+
+    @property
+    def ys(self) -> Sequence[SSAValue]:
+        return self.outputs[len(self.carries) :]
+
+    def verify_(self) -> None:
+        length = self.trip_count
+        if NO_FACTS.prove_lt(length, SymExpr.const(0)):
+            raise VerifyException(f"graph.for length {length} is negative")
+        carries = [value.type for value in self.carries]
+        slices = [self._slice_type(index, value) for index, value in enumerate(self.xs)]
+        outputs = [value.type for value in self.outputs]
+        if len(outputs) < len(carries) or outputs[: len(carries)] != carries:
+            raise VerifyException(
+                f"graph.for results {_type_list(outputs)} must begin with the "
+                f"carries' types {_type_list(carries)}"
+            )
+        ys_slices = [self._ys_slice_type(t) for t in outputs[len(carries) :]]
+        _verify_region(
+            self,
+            self.body,
+            "body",
+            [INDEX_TYPE, *carries, *slices],
+            carries + ys_slices,
+        )
+
+    def _slice_type(self, index: int, value: SSAValue) -> TensorType:
+        xs_type = tensor_type(value)
+        if xs_type.rank == 0 or not _dims_equal(self, xs_type.dims[0], self.trip_count):
+            raise VerifyException(
+                f"graph.for xs {index} has type {xs_type}, whose leading dim must "
+                f"be the length {self.trip_count}"
+            )
+        return xs_type.with_shape(xs_type.dims[1:])
+
+    def _ys_slice_type(self, ys_type: Attribute) -> TensorType:
+        if (
+            not isinstance(ys_type, TensorType)
+            or ys_type.rank == 0
+            or not _dims_equal(self, ys_type.dims[0], self.trip_count)
+        ):
+            raise VerifyException(
+                f"graph.for ys result {ys_type} must have the length "
+                f"{self.trip_count} as its leading dim"
+            )
+        return ys_type.with_shape(ys_type.dims[1:])
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """``graph.yield %a, %b : T1, T2``: what a region of graph.cond,
+    graph.while or graph.for gives back to its op."""
+
+    name = "graph.yield"
+
+    values = var_operand_def(TensorType)
+
+    traits = lazy_traits_def(
+        lambda: (HasParent(CondOp, WhileOp, ForOp), IsTerminator(), Pure())
+    )
+
+    assembly_format = "attr-dict ($values^ `:` type($values))?"
+
+    def __init__(self, values: Sequence[SSAValue]):
+        super().__init__(operands=[values])
+
+
+#: The region ops, for passes that treat them together.
+CONTROL_FLOW_OPS: tuple[type[ControlFlowOp], ...] = (CondOp, WhileOp, ForOp)
+
+
 Graph = Dialect(
     "graph",
     [
@@ -1804,6 +2123,10 @@ Graph = Dialect(
         TakeOp,
         MatmulOp,
         ScatterAddOp,
+        CondOp,
+        WhileOp,
+        ForOp,
+        YieldOp,
     ],
     [
         TensorType,
