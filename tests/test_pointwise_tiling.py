@@ -162,3 +162,19 @@ def test_broadcast_operands_read_a_row_or_a_column() -> None:
     for read in reads:
         assert read.mask is not None
         assert loop.shape_of(read.mask.type) == loop.shape_of(read.results[0].type)
+
+
+@pytest.mark.parametrize("n", [3, 20])
+def test_a_matmul_of_operands_broadcast_along_k_sums_one_product(n: int) -> None:
+    """K = 1 with both operands broadcast along K (a scalar times a row): the
+    K lanes past 1 are masked and must read 0, or the dot sums 16 copies."""
+
+    def scaled_outer(x: Any, w: Any) -> Any:
+        return (x.sum() * np.ones((1, 1), np.float32)) @ w[None, :]
+
+    compiled = irc.compile(scaled_outer, spec("N"), spec("N"))
+    rng = np.random.default_rng(n)
+    x, w = rng.standard_normal((2, n)).astype(np.float32)
+    np.testing.assert_allclose(
+        compiled(x, w, backend="interpret"), scaled_outer(x, w), rtol=1e-5
+    )

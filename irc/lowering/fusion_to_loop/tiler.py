@@ -59,6 +59,10 @@ class KernelTiler:
         self.scopes: list[dict[_CacheKey, SSAValue]] = [{}]
         self.notes: list[str] = []
         self.mask: SSAValue | None = None
+        #: Whether reads keep every factor of the mask: a matmul's operands
+        #: are summed over K, so their masked lanes must read 0 even where
+        #: an operand is broadcast along K (see ``read_mask``).
+        self.whole_mask_reads = False
         # What reductions and the matmul evaluate to, with the index at
         # which they are valid (the kernel's current row / output tile).
         self.anchors: dict[SSAValue, tuple[Index, SSAValue | None]] = {}
@@ -215,9 +219,12 @@ class KernelTiler:
         BLOCK_C]`` mask loads ``BLOCK_C`` lanes, not the whole block. Every
         factor that bounds an index is kept (it varies with that index);
         a dropped one would only have zeroed lanes of a value broadcast
-        along its axis, which the kept masks select away or do not store."""
-        if self.mask is None:
-            return None
+        along its axis, which the kept masks select away or do not store
+        (reductions select their identity on masked lanes). A matmul's
+        operands are the exception: its dot sums masked lanes, which must
+        read 0 (``whole_mask_reads``)."""
+        if self.mask is None or self.whole_mask_reads:
+            return self.mask
         spanned = broadcast_tile_shapes(*(loop.shape_of(i.type) for i in index))
         factors = _conjuncts(self.mask)
         kept = [f for f in factors if _varies_within(loop.shape_of(f.type), spanned)]
