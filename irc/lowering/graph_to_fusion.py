@@ -86,7 +86,14 @@ from irc.dialects.fusion import (
     is_source,
     shape_of,
 )
-from irc.dialects.graph import CastOp, MatmulOp, ReduceOp, ScanOp
+from irc.dialects.graph import (
+    CONTROL_FLOW_OPS,
+    CastOp,
+    MatmulOp,
+    ReduceOp,
+    ScanOp,
+)
+from irc.dialects.graph import YieldOp as RegionYieldOp
 from irc.dialects.sym import GuardOp, shape_text
 from irc.lowering.scatter_add import decompose_scatter_adds
 
@@ -251,7 +258,7 @@ class _Planner:
         for result in op.results:
             for use in result.uses:
                 user = use.operation
-                if isinstance(user, func.ReturnOp):
+                if isinstance(user, func.ReturnOp | RegionYieldOp):
                     returned = True
                 elif user in self.groups_of:
                     groups.extend(g for g in self.groups_of[user] if g not in groups)
@@ -443,9 +450,13 @@ def _used_outside(users: Sequence[Operation]) -> str:
 
 
 def _stays_outside(op: Operation) -> bool:
-    """Guards, dense constants, the return and foreign ops keep their place."""
+    """Guards, dense constants, the return and foreign ops keep their place;
+    so do control-flow ops and their yields (their regions are fused on
+    their own, as function bodies)."""
     return (
-        isinstance(op, GuardOp) or is_dense_constant(op) or op.dialect_name() != "graph"
+        isinstance(op, (GuardOp, RegionYieldOp, *CONTROL_FLOW_OPS))
+        or is_dense_constant(op)
+        or op.dialect_name() != "graph"
     )
 
 
@@ -582,13 +593,14 @@ def _dependencies(
 class _Builder:
     """Turns planned groups into ``fusion.kernel`` ops in place."""
 
-    def __init__(self, planner: _Planner):
+    def __init__(self, planner: _Planner, first_index: int):
         self.planner = planner
         self.position = planner.position
+        self.first_index = first_index
 
     def build(self, groups: Sequence[Group]) -> None:
         groups = sorted(groups, key=lambda g: self.position[g.root])
-        for index, group in enumerate(groups):
+        for index, group in enumerate(groups, self.first_index):
             group.name = f"k{index}"
         reasons = _Reasons(self.planner)
         replacements: dict[SSAValue, SSAValue] = {}
@@ -664,7 +676,7 @@ def _can_merge(planner: _Planner, first: Group, second: Group) -> bool:
         for use in value.uses:
             reader = use.operation
             if (
-                not isinstance(reader, func.ReturnOp)
+                not isinstance(reader, func.ReturnOp | RegionYieldOp)
                 and planner.position[reader] <= after
             ):
                 return False
@@ -707,7 +719,22 @@ class FusePass(ModulePass):
         functions = [f for f in op.walk() if isinstance(f, func.FuncOp)]
         for function in functions:
             for block in function.body.blocks:
-                fuse_block(block)
+                fuse_nested(block)
+
+
+def fuse_nested(block: Block, first_index: int = 0) -> int:
+    """Fuse ``block`` and then, recursively, the region bodies of its
+    control-flow ops, each as a function body of its own (they are isolated
+    from above: what they read is a block argument); kernels are numbered
+    from ``first_index`` on, in that order, so that names stay unique in the
+    function. Returns the next free number."""
+    next_index = first_index + len(fuse_block(block, first_index))
+    for op in list(block.ops):
+        if isinstance(op, CONTROL_FLOW_OPS):
+            for region in op.regions:
+                for inner in region.blocks:
+                    next_index = fuse_nested(inner, next_index)
+    return next_index
 
 
 def _refuse_calls(module: ModuleOp) -> None:
@@ -727,11 +754,12 @@ def _refuse_calls(module: ModuleOp) -> None:
             )
 
 
-def fuse_block(block: Block) -> list[KernelOp]:
-    """Fuse the graph ops of ``block`` into kernels; returns them in order."""
+def fuse_block(block: Block, first_index: int = 0) -> list[KernelOp]:
+    """Fuse the graph ops of ``block`` into kernels named ``k<first_index>``
+    on; returns them in order."""
     decompose_scatter_adds(block)
     planner = _Planner(block)
     groups = planner.plan()
     merge_sibling_reductions(planner, groups)
-    _Builder(planner).build(groups)
+    _Builder(planner, first_index).build(groups)
     return [op for op in block.ops if isinstance(op, KernelOp)]
