@@ -20,6 +20,7 @@ from irc import viz
 from irc.api import Compiled, Jitted, compile, jit, trace
 from irc.artifact import load
 from irc.autodiff import grad, value_and_grad, vjp
+from irc.capture.control_flow import cond, fori_loop, scan, while_loop
 from irc.capture.numpy_api import erf, rsqrt, sigmoid
 from irc.capture.specs import TensorSpec
 from irc.errors import (
@@ -57,15 +58,19 @@ __all__ = [
     "TensorSpec",
     "TracingError",
     "compile",
+    "cond",
     "erf",
+    "fori_loop",
     "grad",
     "jit",
     "load",
     "rsqrt",
+    "scan",
     "set_logs",
     "sigmoid",
     "trace",
     "value_and_grad",
     "viz",
     "vjp",
+    "while_loop",
 ]

@@ -358,14 +358,16 @@ class Tensor:
 
         return copy(self)
 
-    # ----- data-dependent Python: refused with a pointer to np.where ----
+    # ----- data-dependent Python: refused, pointing to np.where and irc.cond --
     def __bool__(self) -> bool:
         raise outside_irc(
             "a traced array",
             "a truth value",
             "Python control flow on array values (if/while/and/or/not on a traced "
             "array) cannot be captured: the values are not known at trace time; "
-            "use np.where(condition, a, b) instead",
+            "use np.where(condition, a, b) to select values, or irc.cond, "
+            "irc.while_loop, irc.fori_loop or irc.scan for control flow on traced "
+            "values (docs/control-flow.md)",
             f"supported functions: {_supported_functions()}",
         )
 

@@ -31,8 +31,11 @@ from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
     PythonValues,
+    ReturnedValues,
+    TerminatorValue,
     impl,
     impl_callable,
+    impl_terminator,
     register_impls,
 )
 from xdsl.interpreters.func import FuncFunctions
@@ -48,8 +51,10 @@ from irc.dialects.graph import (
     CastOp,
     CompareOp,
     ConcatOp,
+    CondOp,
     ConstantOp,
     DimOp,
+    ForOp,
     InsertSliceOp,
     IotaOp,
     MatmulOp,
@@ -63,6 +68,8 @@ from irc.dialects.graph import (
     TakeOp,
     TensorType,
     TransposeOp,
+    WhileOp,
+    YieldOp,
 )
 from irc.dialects.sym import GuardOp
 from irc.dtypes import dtype
@@ -156,6 +163,39 @@ def _finish(interpreter: Interpreter, op: Operation, value: Any) -> PythonValues
             f"binding {dict(symbol_binding(interpreter))}"
         )
     return (array,)
+
+
+def _finish_results(
+    interpreter: Interpreter, op: Operation, values: Sequence[Any]
+) -> PythonValues:
+    """A region op's results as NumPy arrays, each checked against its type
+    (as ``_finish`` checks a single result)."""
+    arrays = []
+    for result, value in zip(op.results, values, strict=True):
+        array = np.asarray(value)
+        expected_dtype = _numpy_dtype(result.type)
+        dims = _tensor_type(result.type).dims
+        expected_shape = _evaluate(interpreter, op, dims)
+        if array.dtype != expected_dtype or array.shape != expected_shape:
+            raise ExecutionError(
+                f"{op_location(op)} produced a {array.dtype} array of shape "
+                f"{array.shape} for a result of type {result.type}, which means "
+                f"{expected_dtype} of shape {expected_shape}; the IR is "
+                f"inconsistent under the binding {dict(symbol_binding(interpreter))}"
+            )
+        arrays.append(array)
+    return tuple(arrays)
+
+
+def _stack(
+    interpreter: Interpreter, op: Operation, result: Any, slices: Sequence[np.ndarray]
+) -> np.ndarray:
+    """The ``ys`` of a graph.for: its slices stacked along a new leading axis
+    (an empty array of the result's type for a loop of no iterations)."""
+    if slices:
+        return np.stack(slices)
+    shape = _evaluate(interpreter, op, _tensor_type(result.type).dims)
+    return np.empty(shape, _numpy_dtype(result.type))
 
 
 # --------------------------------------------------------------------------
@@ -473,10 +513,74 @@ class GraphFunctions(_ElementwiseFunctions):
         )
         return _finish(interpreter, op, product.astype(lhs.dtype))
 
+    # --------------------------------------------------------------------------
+    # Functions and calls
+    # --------------------------------------------------------------------------
 
-# --------------------------------------------------------------------------
-# Functions and calls
-# --------------------------------------------------------------------------
+    # Structured control flow: each region runs as a function of its block
+    # arguments (the regions are isolated from above), returning what its
+    # graph.yield yields.
+
+    @impl_terminator(YieldOp)
+    def run_yield(
+        self, interpreter: Interpreter, op: YieldOp, args: PythonValues
+    ) -> tuple[TerminatorValue, PythonValues]:
+        return ReturnedValues(args), ()
+
+    @impl(CondOp)
+    def run_cond(
+        self, interpreter: Interpreter, op: CondOp, args: PythonValues
+    ) -> PythonValues:
+        pred, *inputs = args
+        region = op.then_region if bool(pred) else op.else_region
+        results = interpreter.run_ssacfg_region(region, tuple(inputs), "graph.cond")
+        return _finish_results(interpreter, op, results)
+
+    @impl(WhileOp)
+    def run_while(
+        self, interpreter: Interpreter, op: WhileOp, args: PythonValues
+    ) -> PythonValues:
+        carries = tuple(args)
+        while bool(
+            interpreter.run_ssacfg_region(op.cond_region, carries, "graph.while")[0]
+        ):
+            carries = interpreter.run_ssacfg_region(
+                op.body_region, carries, "graph.while"
+            )
+        return _finish_results(interpreter, op, carries)
+
+    @impl(ForOp)
+    def run_for(
+        self, interpreter: Interpreter, op: ForOp, args: PythonValues
+    ) -> PythonValues:
+        (length,) = _evaluate(interpreter, op, [op.trip_count])
+        if length < 0:
+            raise ExecutionError(
+                f"{op_location(op)}: graph.for length {op.trip_count} is {length} "
+                f"under the binding {dict(symbol_binding(interpreter))}; call with "
+                f"larger sizes, or guard {op.trip_count} >= 0 in the IR"
+            )
+        carry_count = len(op.carries)
+        carries, xs = tuple(args[:carry_count]), args[carry_count:]
+        ys_slices: list[list[np.ndarray]] = [[] for _ in op.ys]
+        order = range(length - 1, -1, -1) if op.is_reverse else range(length)
+        for index in order:
+            yielded = interpreter.run_ssacfg_region(
+                op.body,
+                (np.array(index, np.int64), *carries, *(x[index] for x in xs)),
+                "graph.for",
+            )
+            carries = tuple(yielded[:carry_count])
+            for stack, value in zip(ys_slices, yielded[carry_count:], strict=True):
+                stack.append(np.asarray(value))
+        if op.is_reverse:
+            for stack in ys_slices:
+                stack.reverse()
+        ys = [
+            _stack(interpreter, op, result, stack)
+            for result, stack in zip(op.ys, ys_slices, strict=True)
+        ]
+        return _finish_results(interpreter, op, (*carries, *ys))
 
 
 @register_impls
