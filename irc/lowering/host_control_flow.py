@@ -33,7 +33,6 @@ Buffers:
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -194,20 +193,19 @@ class HostControlFlow:
     ) -> None:
         """Lower the ops of region body ``old`` into ``new``, its arguments
         standing for ``arguments``, so that what it yields ends up in
-        ``destinations``: a kernel (or ``graph.cond``) result yielded once is
-        written there by its kernel, anything else is copied there."""
+        ``destinations``: a kernel (or ``graph.cond``) result is written by
+        its kernel where it is first yielded, anything else is copied there."""
         b = self.bufferizer
         terminator = old.last_op
         assert isinstance(terminator, graph.YieldOp), "verified by graph"
         yielded = list(terminator.values)
-        uses = Counter(yielded)
-        targets = {
-            value: destination
-            for value, destination in zip(yielded, destinations, strict=True)
-            if uses[value] == 1
-            and isinstance(value.owner, loop.KernelOp | graph.CondOp)
-            and value.owner.parent_block() is old
-        }
+        targets: dict[SSAValue, SSAValue] = {}
+        for value, destination in zip(yielded, destinations, strict=True):
+            if (
+                isinstance(value.owner, loop.KernelOp | graph.CondOp)
+                and value.owner.parent_block() is old
+            ):
+                targets.setdefault(value, destination)
         b.buffers.update(zip(old.args, arguments, strict=True))
         with b.inside(new, targets):
             for op in list(old.ops)[:-1]:

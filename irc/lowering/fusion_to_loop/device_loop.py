@@ -55,9 +55,7 @@ def device_loop_kernel(op: g.ForOp) -> fusion.KernelOp | None:
         return None
     kernel, terminator = ops[0], ops[1]
     yielded = list(terminator.operands)
-    if kernel.kind_name != "pointwise" or sorted(map(id, yielded)) != sorted(
-        map(id, kernel.outputs)
-    ):
+    if kernel.kind_name != "pointwise" or set(yielded) != set(kernel.outputs):
         return None
     shape = tensor_type(kernel.outputs[0]).dims
     slots = [*body.args[1:], *kernel.outputs]
@@ -113,7 +111,9 @@ class DeviceLoopTiler(KernelTiler):
         block = self.options.pointwise_block
         if numel.constant is not None:
             block = min(block, next_power_of_two(max(numel.constant, 1)))
-        lanes = b.lanes(b.binary("mul", b.program_id(0), b.index(block)), "BLOCK", block)
+        lanes = b.lanes(
+            b.binary("mul", b.program_id(0), b.index(block)), "BLOCK", block
+        )
         self.mask = b.in_bounds(lanes, numel, block)
         coords = tuple(b.delinearize(lanes, shape))
         carries = len(op.carries)
@@ -122,7 +122,10 @@ class DeviceLoopTiler(KernelTiler):
             for n in range(carries)
         ]
         finals = self.for_chunks(
-            op.trip_count, 1, inits, lambda step, carried: self._step(step, carried, coords)
+            op.trip_count,
+            1,
+            inits,
+            lambda step, carried: self._step(step, carried, coords),
         )
         for number, value in enumerate(finals):
             self.write(value, number, coords, self.mask)
@@ -150,7 +153,9 @@ class DeviceLoopTiler(KernelTiler):
             self.bound[slice_] = (carries + position, index)
         outputs = self._yielded_in_loop_order()
         for number, value in enumerate(outputs[carries:], carries):
-            self.write(self.value_at(value, coords), number, (index, *coords), self.mask)
+            self.write(
+                self.value_at(value, coords), number, (index, *coords), self.mask
+            )
         return [self.value_at(v, coords) for v in outputs[:carries]]
 
     def _yielded_in_loop_order(self) -> list[SSAValue]:
