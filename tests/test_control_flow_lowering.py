@@ -14,6 +14,7 @@ host; irc-opt's ``--check-semantics`` and ``--check-bounds`` and
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -232,3 +233,32 @@ def test_check_pass_on_the_programs(
     report = check_pass(passes, programs, max_examples=6)
     control_flow = {"graph.cond", "graph.while", "graph.for", "scf.while", "scf.for"}
     assert report.examples > 0 and control_flow & set(report.op_kinds)
+
+
+# ----- the real launch path ---------------------------------------------------------
+
+
+def test_host_loop_launches_on_the_real_path(tmp_path: Path) -> None:
+    """The RNN's kernels go through Triton's binder and compiler (sm_90 PTX
+    and a cubin) under the fake CUDA driver, launched once per iteration by
+    the launcher's host loop, with NumPy's result shapes and dtypes."""
+    from fake_gpu_control_flow import LENGTHS
+    from fake_gpu_control_flow import __file__ as script
+    from fake_gpu_suite import run_compiling
+
+    out = tmp_path / "report.json"
+    completed = run_compiling([script, str(out)], timeout=900)
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    result = json.loads(out.read_text())["rnn"]
+    assert "error" not in result, result.get("error")
+    assert [call["length"] for call in result["calls"]] == list(LENGTHS)
+    for call in result["calls"]:
+        assert call["outputs"] == call["numpy"]
+        # Every kernel of the module is in the loop body: one launch each
+        # per iteration.
+        assert len(call["launches"]) == result["kernels"] * call["length"]
+        for launch in call["launches"]:
+            assert launch["binary"]["sm_90"] and launch["binary"]["cubin_bytes"] > 0
+            # Rows of xs are views at a row's offset: pointers, not always
+            # 16-byte aligned (Triton specialises on that per launch).
+            assert any(a["kind"] == "pointer" for a in launch["args"].values())
