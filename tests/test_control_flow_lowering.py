@@ -172,6 +172,8 @@ def test_elementwise_scan_runs_on_the_device_in_one_kernel(
     cumsum = compiled["cumsum"]
     lines = _launcher(cumsum)
     assert not [line for line in lines if re.match(r"\s+(for|while) ", line)]
+    says = [line for line in lines if "# loop on the device, no host decision" in line]
+    assert len(says) == 1 and "the whole graph.for (N iterations)" in says[0]
     assert "graph.for N" not in cumsum.ir("loop")  # the loop is in the kernel
     assert "device loop: the whole graph.for (N iterations)" in cumsum.ir("loop")
     kernel = cumsum.triton_source.split("def kernel_k1(")[1].split("\n\n\n")[0]

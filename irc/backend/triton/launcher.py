@@ -115,6 +115,13 @@ class _Dim:
         return bool(self.expr.symbols) and self.expr.symbol_name is None
 
 
+def _device_loop_note(kernel: tt.KernelOp) -> str | None:
+    """What a kernel's reason says of the loop it runs inside (a device
+    loop: ``irc.lowering.fusion_to_loop.device_loop``), if it does."""
+    notes = [n for n in kernel.reason.data.split("; ") if n.startswith("device loop:")]
+    return safe_text(notes[0].removeprefix("device loop: ")) if notes else None
+
+
 @dataclass
 class LauncherEmitter:
     """Prints one host function as its launcher and the launcher's refusal.
@@ -273,9 +280,9 @@ class LauncherEmitter:
         return self.symbols[symbol]
 
     def _guards(self) -> list[sym.GuardOp]:
-        guards = [
-            op for op in self.function.body.block.ops if isinstance(op, sym.GuardOp)
-        ]
+        # Guards in host regions state facts of the symbols too: checked up
+        # front with the others.
+        guards = [op for op in self.function.walk() if isinstance(op, sym.GuardOp)]
         for op in guards:
             if op.fact.fact.op not in _FACT_OPERATORS:
                 raise EmitError(f"sym.guard compares with {op.fact.fact.op!r}")
@@ -514,6 +521,9 @@ class LauncherEmitter:
         args.append("enable_fp_fusion=False")
         launch = f"{kernel.python_name}[grid]({', '.join(args)})"
         checks = self._grid_checks(op.kernel_name, grid)
+        device_loop = _device_loop_note(kernel.op)
+        if device_loop is not None:
+            self._emit(f"    # loop on the device, no host decision: {device_loop}")
         if checks is None:
             self._emit(
                 f"    # @{safe_text(op.kernel_name)}: its grid is empty, nothing to launch"
