@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 import pytest
 from control_flow_programs import PROGRAMS
+from hypothesis import strategies as st
+from xdsl.dialects.builtin import ModuleOp
 
 import irc
 from irc.cli import irc_opt
@@ -370,3 +372,70 @@ def test_host_loop_launches_on_the_real_path(tmp_path: Path) -> None:
             # Rows of xs are views at a row's offset: pointers, not always
             # 16-byte aligned (Triton specialises on that per launch).
             assert any(a["kind"] == "pointer" for a in launch["args"].values())
+
+
+# ----- generated programs with control flow -------------------------------------------
+
+#: Bounded steps a generated body chains (values stay in [-2, 2]).
+_STEPS: dict[str, Any] = {
+    "tanh": np.tanh,
+    "halve_and_shift": lambda v: v * 0.5 + 0.25,
+    "center_rows": lambda v: v - v.mean(axis=-1, keepdims=True),
+    "sin": np.sin,
+}
+
+
+@st.composite
+def control_flow_modules(draw: st.DrawFn) -> ModuleOp:
+    """Graph modules of ``f(x: [N, D], w: [D, D])`` with a loop or a cond
+    (an ``irc.fori_loop`` over a static or symbolic count, an ``irc.scan``
+    over the rows of ``x``, an ``irc.while_loop``, an ``irc.cond`` on a
+    reduction), optionally holding a cond, around bodies of bounded steps
+    and, optionally, a matmul: host loops, device loops and decisions."""
+    steps = draw(st.lists(st.sampled_from(sorted(_STEPS)), min_size=1, max_size=3))
+    use_matmul = draw(st.booleans())
+    inner_cond = draw(st.booleans())
+    kind = draw(
+        st.sampled_from(["fori_static", "fori_symbolic", "scan", "while", "cond"])
+    )
+
+    def body(v: Any, w: Any) -> Any:
+        for step in steps:
+            v = _STEPS[step](v)
+        if use_matmul and v.ndim == 2:
+            v = np.tanh(v @ w)
+        if inner_cond:
+            # A max is exact in any order (a sum of centred rows is 0 up to
+            # rounding, which the levels may order differently).
+            v = irc.cond(v.max() > 0.25, lambda u: u * 0.5, lambda u: u - 0.5, v)
+        return v
+
+    def function(x: Any, w: Any) -> Any:
+        if kind == "fori_static":
+            return irc.fori_loop(0, 2, lambda i, v: body(v, w), x)
+        if kind == "fori_symbolic":
+            return irc.fori_loop(0, x.shape[0], lambda i, v: body(v, w), x)
+        if kind == "scan":
+            step = lambda c, row: (body(c + row, w), c)  # noqa: E731
+            return irc.scan(step, x[0] * 0.0, x)
+        if kind == "while":
+            state = (x, np.int64(0))
+            grown = lambda s: (body(s[0], w), s[1] + 1)  # noqa: E731
+            return irc.while_loop(lambda s: s[1] < 3, grown, state)[0]
+        return irc.cond(x.max() > 0, lambda v: body(v, w), lambda v: v * 2.0, x)
+
+    specs = (
+        irc.TensorSpec(("N", "D"), "float32"),
+        irc.TensorSpec(("D", "D"), "float32"),
+    )
+    return irc.compile(function, *specs).module_at("graph")
+
+
+def test_check_pass_of_the_lowering_on_generated_control_flow() -> None:
+    report = check_pass(
+        "fuse,tile,bufferize,lower-memory-to-triton",
+        control_flow_modules(),
+        max_examples=10,
+    )
+    kinds = set(report.op_kinds)
+    assert {"graph.cond", "scf.for", "scf.while", "scf.if"} & kinds
