@@ -25,9 +25,12 @@ import pytest
 from control_flow_programs import PROGRAMS
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import VerifyException
 
 import irc
 from irc.cli import irc_opt
+from irc.errors import ExecutionError
+from irc.interpreters.memory import run_memory
 from irc.ir import parse_module, print_module
 from irc.testing import check_pass
 from irc.testing.interpreters import run_module
@@ -439,3 +442,55 @@ def test_check_pass_of_the_lowering_on_generated_control_flow() -> None:
     )
     kinds = set(report.op_kinds)
     assert {"graph.cond", "scf.for", "scf.while", "scf.if"} & kinds
+
+
+# ----- the host ops' verifiers and checks ---------------------------------------------
+
+_HOST_OP_ERRORS = {
+    "a decision reads a 0-d buffer": (
+        "%p = memory.alloc : !memory.buffer<[4], [1], i1>\n"
+        "%d = memory.read_scalar %p : !memory.buffer<[4], [1], i1> -> i1",
+        "memory.read_scalar moves one element: its buffer must be 0-d",
+    ),
+    "of its own element type": (
+        "%p = memory.alloc : !memory.buffer<[], [], i64>\n"
+        "%d = memory.read_scalar %p : !memory.buffer<[], [], i64> -> i1",
+        "memory.read_scalar: the buffer holds i64 but the scalar is i1",
+    ),
+    "a copy keeps the shape": (
+        "%a = memory.alloc : !memory.buffer<[N], [1], f32>\n"
+        "%b = memory.alloc : !memory.buffer<[M], [1], f32>\n"
+        "memory.copy %a, %b : !memory.buffer<[N], [1], f32>, !memory.buffer<[M], [1], f32>",
+        "memory.copy needs the same shape and element type",
+    ),
+    "a row drops the leading dim": (
+        "%a = memory.alloc : !memory.buffer<[N, D], [D, 1], f32>\n"
+        "%i = memory.size 0 : i64\n"
+        "%r = memory.row %a[%i] : !memory.buffer<[N, D], [D, 1], f32>[i64] -> "
+        "!memory.buffer<[N], [1], f32>",
+        "memory.row of !memory.buffer<[N, D], [D, 1], f32> is a buffer of its trailing",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_HOST_OP_ERRORS))
+def test_host_ops_refuse_what_they_cannot_do(case: str) -> None:
+    body, message = _HOST_OP_ERRORS[case]
+    text = f"func.func @f() {{\n{body}\nfunc.return\n}}"
+    with pytest.raises(VerifyException, match=re.escape(message)):
+        parse_module(text).verify()
+
+
+def test_a_decision_on_a_predicate_no_kernel_wrote_is_an_error() -> None:
+    text = """
+func.func @f(%x: !memory.buffer<[N], [1], f32>) -> !memory.buffer<[N], [1], f32> {
+  %p = memory.alloc : !memory.buffer<[], [], i1>
+  %d = memory.read_scalar %p : !memory.buffer<[], [], i1> -> i1
+  scf.if %d {
+  } else {
+  }
+  func.return %x : !memory.buffer<[N], [1], f32>
+}
+"""
+    with pytest.raises(ExecutionError, match="the scalar read by the host has 1"):
+        run_memory(parse_module(text), [np.ones(3, np.float32)])
