@@ -41,15 +41,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xdsl.rewriter import InsertPoint
+from xdsl.traits import is_side_effect_free
 
 from irc.dialects.elementwise import ComparisonPredicate, ReductionKind
 from irc.dialects.graph import (
+    INDEX_TYPE,
     AbsOp,
     AcosOp,
     AddOp,
@@ -63,6 +66,7 @@ from irc.dialects.graph import (
     CeilOp,
     CompareOp,
     ConcatOp,
+    CondOp,
     ConstantOp,
     CoshOp,
     CosOp,
@@ -73,12 +77,14 @@ from irc.dialects.graph import (
     ExpOp,
     FloorDivOp,
     FloorOp,
+    ForOp,
     InsertSliceOp,
     IotaOp,
     Log1pOp,
     Log2Op,
     Log10Op,
     LogOp,
+    MatmulOp,
     MaximumOp,
     MinimumOp,
     MulOp,
@@ -104,7 +110,9 @@ from irc.dialects.graph import (
     TransposeOp,
     TruncOp,
     UnaryOp,
+    WhileOp,
     XorOp,
+    YieldOp,
     tensor_type,
 )
 from irc.dialects.sym import provable_in_scope
@@ -876,6 +884,395 @@ class ConstantDim(RewritePattern):
 
 
 # --------------------------------------------------------------------------
+# Structured control flow (graph.cond, graph.while, graph.for)
+#
+# Regions are isolated from above, so a value enters a loop only as a carry:
+# a value the body uses but never changes is a carry the body yields back
+# unchanged (a "pass-through" carry). The patterns below remove what no
+# result needs, fold branches and loops whose outcome is known, and hoist
+# work that depends only on pass-through carries out of the loop (it then
+# enters as a pass-through carry of its own).
+# --------------------------------------------------------------------------
+
+
+def _yield_of(block: Block) -> YieldOp:
+    terminator = block.last_op
+    assert isinstance(terminator, YieldOp), "verified"
+    return terminator
+
+
+def _insert_before(
+    rewriter: PatternRewriter, op: Operation, new: Operation | Sequence[Operation]
+) -> None:
+    for created in [new] if isinstance(new, Operation) else new:
+        rewriter.insert(created, InsertPoint.before(op))
+
+
+def _inline_region(
+    rewriter: PatternRewriter,
+    op: Operation,
+    block: Block,
+    arguments: Sequence[SSAValue],
+) -> list[SSAValue]:
+    """Move ``block``'s ops before ``op`` with ``arguments`` for its block
+    arguments; returns what its graph.yield yielded (the yield is erased)."""
+    terminator = _yield_of(block)
+    rewriter.inline_block(block, InsertPoint.before(op), arguments)
+    values = list(terminator.values)
+    rewriter.erase(terminator)
+    return values
+
+
+class CondConstantPredicate(RewritePattern):
+    """``graph.cond`` of a constant predicate is the branch it selects,
+    inlined."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: CondOp, rewriter: PatternRewriter, /) -> None:
+        predicate = _splat_array(op.pred)
+        if predicate is None:
+            return
+        region = op.then_region if bool(predicate) else op.else_region
+        values = _inline_region(rewriter, op, region.block, list(op.inputs))
+        rewriter.replace(op, (), values)
+
+
+class CondDeadValues(RewritePattern):
+    """Drop the results of a ``graph.cond`` that nothing uses and the operands
+    that neither branch reads."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: CondOp, rewriter: PatternRewriter, /) -> None:
+        blocks = (op.then_region.block, op.else_region.block)
+        used_results = [i for i, r in enumerate(op.outputs) if r.uses]
+        read_inputs = [
+            i
+            for i in range(len(op.inputs))
+            if any(block.args[i].uses for block in blocks)
+        ]
+        if len(used_results) == len(op.outputs) and len(read_inputs) == len(op.inputs):
+            return
+        for block in blocks:
+            terminator = _yield_of(block)
+            terminator.operands = [terminator.values[i] for i in used_results]
+            for index in reversed(range(len(op.inputs))):
+                if index not in read_inputs:
+                    block.erase_arg(block.args[index])
+        new = CondOp(
+            op.pred,
+            [op.inputs[i] for i in read_inputs],
+            _take_region(op.then_region),
+            _take_region(op.else_region),
+            [op.outputs[i].type for i in used_results],
+        )
+        new.location = op.location
+        results: list[SSAValue | None] = [None] * len(op.outputs)
+        for position, index in enumerate(used_results):
+            results[index] = new.outputs[position]
+        rewriter.replace(op, new, results)
+
+
+def _take_region(region: Region) -> Region:
+    """``region``'s block, moved into a region of its own (for a new op)."""
+    return Region(region.detach_block(region.block))
+
+
+Loop = WhileOp | ForOp
+
+
+def _loop_blocks(op: Loop) -> list[tuple[Block, int]]:
+    """The loop's blocks, each with the index of its first carry argument."""
+    if isinstance(op, ForOp):
+        return [(op.body.block, 1)]
+    return [(op.cond_region.block, 0), (op.body_region.block, 0)]
+
+
+def _body(op: Loop) -> tuple[Block, int]:
+    return _loop_blocks(op)[-1]
+
+
+def _carries(op: Loop) -> Sequence[SSAValue]:
+    return op.carries if isinstance(op, ForOp) else op.inputs
+
+
+def _is_pass_through(op: Loop, index: int) -> bool:
+    """Whether the body yields carry ``index``'s block argument back unchanged."""
+    block, first = _body(op)
+    return _yield_of(block).values[index] == block.args[first + index]
+
+
+def _rebuild_loop(
+    rewriter: PatternRewriter,
+    op: Loop,
+    keep: Sequence[int],
+    extra: Sequence[SSAValue] = (),
+    keep_ys: Sequence[int] | None = None,
+) -> list[list[SSAValue]]:
+    """Replace ``op`` by a loop of the carries ``keep`` (whose block arguments
+    must be unused or only yielded back in place) plus the pass-through
+    carries ``extra`` (appended), and of the ys ``keep_ys`` (all by default).
+    Returns, per block, the block arguments of the ``extra``."""
+    count = len(_carries(op))
+    ys_kept = list(range(len(op.outputs) - count)) if keep_ys is None else keep_ys
+    extra_arguments: list[list[SSAValue]] = []
+    for block, first in _loop_blocks(op):
+        is_body = block is _body(op)[0]
+        if is_body:
+            terminator = _yield_of(block)
+            values = list(terminator.values)
+            terminator.operands = [
+                *(values[i] for i in keep),
+                *(values[count + i] for i in ys_kept),
+            ]
+        for index in reversed(range(count)):
+            if index not in keep:
+                block.erase_arg(block.args[first + index])
+        arguments = [
+            block.insert_arg(value.type, first + len(keep) + offset)
+            for offset, value in enumerate(extra)
+        ]
+        if is_body:
+            terminator = _yield_of(block)
+            values = list(terminator.values)
+            values[len(keep) : len(keep)] = arguments
+            terminator.operands = values
+        extra_arguments.append(arguments)
+    carries = [*(_carries(op)[i] for i in keep), *extra]
+    if isinstance(op, ForOp):
+        new: Loop = ForOp(
+            op.trip_count,
+            carries,
+            list(op.xs),
+            _take_region(op.body),
+            [op.ys[i].type for i in ys_kept],
+            reverse=op.is_reverse,
+        )
+    else:
+        new = WhileOp(
+            carries, _take_region(op.cond_region), _take_region(op.body_region)
+        )
+    new.location = op.location
+    results: list[SSAValue | None] = [None] * len(op.outputs)
+    for position, index in enumerate(keep):
+        results[index] = new.outputs[position]
+    for position, index in enumerate(ys_kept):
+        results[count + index] = new.outputs[len(carries) + position]
+    rewriter.replace(op, new, results)
+    return extra_arguments
+
+
+class LoopInvariantResult(RewritePattern):
+    """The result of a pass-through carry is its initial value (a loop of no
+    iterations gives it too)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: Loop, rewriter: PatternRewriter, /) -> None:
+        for index, carry in enumerate(_carries(op)):
+            result = op.outputs[index]
+            if result.uses and _is_pass_through(op, index):
+                rewriter.replace_all_uses_with(result, carry)
+
+
+class LoopDeadCarries(RewritePattern):
+    """Drop the carries no result needs, and the ys that nothing uses.
+
+    A carry is dead when its result is unused, a while's condition does not
+    read it, and what the body computes from it feeds only the next values
+    of dead carries (a counter nobody reads, an accumulator whose total is
+    dropped): the largest such set, found by removing the carries that feed
+    a live one until none does. The body's ops that computed only dead
+    carries are deleted with them.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: Loop, rewriter: PatternRewriter, /) -> None:
+        count = len(_carries(op))
+        ys = [i for i, y in enumerate(op.outputs[count:]) if y.uses]
+        dead = _dead_carries(op, {count + i for i in ys})
+        if not dead and len(ys) == len(op.outputs) - count:
+            return
+        body, first = _body(op)
+        terminator = _yield_of(body)
+        # A dead carry yields its own argument back, so that what computed
+        # its next value is unused: it is deleted, and the argument is then
+        # used by the yield alone, which ``_rebuild_loop`` drops.
+        values = list(terminator.values)
+        for index in dead:
+            values[index] = body.args[first + index]
+        terminator.operands = values
+        for candidate in reversed(list(body.ops)):
+            if (
+                candidate is not terminator
+                and not any(result.uses for result in candidate.results)
+                and is_side_effect_free(candidate)
+            ):
+                rewriter.erase(candidate)
+        keep = [i for i in range(count) if i not in dead]
+        _rebuild_loop(rewriter, op, keep, keep_ys=ys)
+
+
+def _dead_carries(op: Loop, live_yields: set[int]) -> set[int]:
+    """The carries of ``op`` that no result needs (see ``LoopDeadCarries``);
+    ``live_yields`` are the yield positions beyond the carries that are used
+    (a for's used ys)."""
+    count = len(_carries(op))
+    body, first = _body(op)
+    terminator = _yield_of(body)
+    reads_in_cond = set()
+    if isinstance(op, WhileOp):
+        cond_block = op.cond_region.block
+        reads_in_cond = {i for i in range(count) if cond_block.args[i].uses}
+    feeds = [_yield_positions(body.args[first + i], terminator) for i in range(count)]
+    dead = {
+        i for i in range(count) if not op.outputs[i].uses and i not in reads_in_cond
+    }
+    changed = True
+    while changed:
+        changed = False
+        for index in sorted(dead):
+            live = feeds[index] & (live_yields | (set(range(count)) - dead))
+            if live:
+                dead.discard(index)
+                changed = True
+    return dead
+
+
+def _yield_positions(value: SSAValue, terminator: YieldOp) -> set[int]:
+    """The operands of ``terminator`` that ``value`` flows into, through the
+    ops of its block."""
+    positions: set[int] = set()
+    pending, seen = [value], set()
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        for use in current.uses:
+            if use.operation is terminator:
+                positions.add(use.index)
+            else:
+                pending.extend(use.operation.results)
+    return positions
+
+
+class ForOfKnownLength(RewritePattern):
+    """A ``graph.for`` of static length 0 gives its initial carries and empty
+    ys; one of length 1 is its body, inlined on slice 0 of its xs."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter, /) -> None:
+        length = op.trip_count.constant
+        if length == 0:
+            empty = [ConstantOp.splat(0, tensor_type(y)) for y in op.ys]
+            _insert_before(rewriter, op, empty)
+            rewriter.replace(op, (), [*op.carries, *(c.result for c in empty)])
+        elif length == 1:
+            self._inline_once(op, rewriter)
+
+    @staticmethod
+    def _inline_once(op: ForOp, rewriter: PatternRewriter) -> None:
+        index = ConstantOp.splat(0, INDEX_TYPE)
+        slices = [ReshapeOp(x, tensor_type(x).dims[1:]) for x in op.xs]
+        created: list[Operation] = [index, *slices]
+        for new in created:
+            new.location = op.location
+        _insert_before(rewriter, op, created)
+        values = _inline_region(
+            rewriter,
+            op,
+            op.body.block,
+            [index.result, *op.carries, *(s.result for s in slices)],
+        )
+        count = len(op.carries)
+        stacked = [
+            ReshapeOp(y, tensor_type(r).dims) for y, r in zip(values[count:], op.ys)
+        ]
+        for new in stacked:
+            new.location = op.location
+        _insert_before(rewriter, op, stacked)
+        rewriter.replace(op, (), [*values[:count], *(s.result for s in stacked)])
+
+
+#: The ops ``HoistLoopInvariant`` moves: those that cannot fail at run time,
+#: since a hoisted op runs even when the loop runs no iteration (a slice or
+#: a take out of bounds, or a max over an empty axis, stay in the loop).
+_HOISTABLE = (
+    UnaryOp,
+    BinaryOp,
+    CompareOp,
+    SelectOp,
+    CastOp,
+    BroadcastOp,
+    ReshapeOp,
+    TransposeOp,
+    MatmulOp,
+)
+
+
+class HoistLoopInvariant(RewritePattern):
+    """An op of a loop body whose operands are all pass-through carries (or
+    constants of the body) computes the same value in every iteration: it
+    moves before the loop, and its result enters as a pass-through carry.
+    Ops without operands (constants, iota) stay: hoisting them would only
+    turn them into carries. Only ops that cannot fail are hoisted
+    (``_HOISTABLE``)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: Loop, rewriter: PatternRewriter, /) -> None:
+        block, first = _body(op)
+        count = len(_carries(op))
+        invariant = {
+            block.args[first + i]: _carries(op)[i]
+            for i in range(count)
+            if _is_pass_through(op, i)
+        }
+        for candidate in block.ops:
+            if self._hoistable(candidate, invariant, block):
+                self._hoist(rewriter, op, candidate, invariant)
+                return
+
+    @staticmethod
+    def _hoistable(
+        candidate: Operation, invariant: dict[SSAValue, SSAValue], block: Block
+    ) -> bool:
+        if not isinstance(candidate, _HOISTABLE) or not candidate.operands:
+            return False
+        return all(
+            operand in invariant
+            or (
+                isinstance(operand.owner, ConstantOp)
+                and operand.owner.parent_block() is block
+            )
+            for operand in candidate.operands
+        )
+
+    @staticmethod
+    def _hoist(
+        rewriter: PatternRewriter,
+        op: Loop,
+        candidate: Operation,
+        invariant: dict[SSAValue, SSAValue],
+    ) -> None:
+        outside: dict[SSAValue, SSAValue] = dict(invariant)
+        for operand in candidate.operands:
+            if operand not in outside:
+                constant = operand.owner
+                assert isinstance(constant, Operation)
+                copy = constant.clone()
+                _insert_before(rewriter, op, copy)
+                outside[operand] = copy.results[0]
+        hoisted = candidate.clone(value_mapper=outside)
+        _insert_before(rewriter, op, hoisted)
+        count = len(_carries(op))
+        arguments = _rebuild_loop(
+            rewriter, op, list(range(count)), list(hoisted.results)
+        )
+        for result, argument in zip(candidate.results, arguments[-1]):
+            rewriter.replace_all_uses_with(result, argument)
+        rewriter.erase(candidate)
+
+
+# --------------------------------------------------------------------------
 # The registry
 # --------------------------------------------------------------------------
 
@@ -974,6 +1371,14 @@ def _registry() -> dict[type[Operation], tuple[RewritePattern, ...]]:
         ConcatOp: [ConcatDropEmpty()],
         ReduceOp: [ReduceOneElement(), ReduceMaxMinOfSplat()],
         ScanOp: [ScanOfOneElement()],
+        CondOp: [CondConstantPredicate(), CondDeadValues()],
+        WhileOp: [LoopInvariantResult(), LoopDeadCarries(), HoistLoopInvariant()],
+        ForOp: [
+            ForOfKnownLength(),
+            LoopInvariantResult(),
+            LoopDeadCarries(),
+            HoistLoopInvariant(),
+        ],
     }
     return {op: tuple(rewrites) for op, rewrites in patterns.items()}
 
