@@ -11,11 +11,18 @@ from typing import Any
 
 import numpy as np
 import pytest
-from control_flow_programs import PROGRAMS
+from control_flow_programs import (
+    PROGRAMS,
+    rnn_inputs,
+    rnn_loss,
+    rnn_reference,
+    rnn_specs,
+)
 
 import irc
 from irc import pytree
 from irc.ir import print_module
+from irc.testing import check_grad
 
 N = irc.TensorSpec(("N",), "float32")
 
@@ -298,3 +305,69 @@ def test_traced_if_names_the_control_flow_functions() -> None:
     for name in ("np.where", "irc.cond", "irc.while_loop", "irc.fori_loop"):
         assert name in message
     assert re.search(r"test_control_flow.py:\d+", message)
+
+
+# ----- gradients --------------------------------------------------------------
+
+
+def test_rnn_gradient_matches_finite_differences() -> None:
+    check_grad(rnn_loss, *rnn_specs("float64"), max_examples=5)
+
+
+def test_rnn_gradient_against_numpy_at_several_lengths() -> None:
+    """The gradient of the RNN's loss w.r.t. ``w`` by the reverse scan, against
+    central differences of the NumPy reference at several sequence lengths."""
+    gradient = irc.grad(rnn_loss, argnums=2)
+    for length in (1, 3, 6):
+        h0, xs, w, u = rnn_inputs(np.random.default_rng(length), length, np.float64)
+        numeric = np.zeros_like(w)
+        for index in np.ndindex(w.shape):
+            step = np.zeros_like(w)
+            step[index] = 1e-6
+            numeric[index] = (
+                _reference_loss(h0, xs, w + step, u)
+                - _reference_loss(h0, xs, w - step, u)
+            ) / 2e-6
+        got = gradient(h0, xs, w, u, backend="reference")
+        np.testing.assert_allclose(got, numeric, rtol=1e-5, atol=1e-8)
+
+
+def _reference_loss(
+    h0: np.ndarray, xs: np.ndarray, w: np.ndarray, u: np.ndarray
+) -> float:
+    last, states = rnn_reference(h0, xs, w, u)
+    return float((states * states).sum() + last.sum())
+
+
+def test_cond_gradient_matches_finite_differences() -> None:
+    def program(x, y):
+        return irc.cond(
+            x.sum() > 0, lambda a, b: np.sin(a) * b, lambda a, b: a * a + b, x, y
+        )
+
+    vector = irc.TensorSpec(("N",), "float64")
+    check_grad(program, vector, vector, max_examples=10)
+
+
+def test_fori_loop_and_reverse_scan_gradients() -> None:
+    def fori(x, w):
+        return irc.fori_loop(1, x.shape[0], lambda i, a: np.tanh(a * w + i), x)
+
+    def reverse(xs):
+        step = lambda c, x: (c * x + 1.0, c * c)  # noqa: E731
+        return irc.scan(step, np.float64(0.5), xs, reverse=True)
+
+    vector = irc.TensorSpec(("N",), "float64")
+    check_grad(fori, vector, vector, max_examples=10)
+    check_grad(reverse, vector, max_examples=10)
+
+
+def test_while_loop_gradient_is_refused_naming_the_alternatives() -> None:
+    def program(x):
+        return irc.while_loop(lambda a: a.sum() < 10, lambda a: a * 2, x).sum()
+
+    with pytest.raises(
+        irc.IrcError, match="irc.fori_loop with int or symbolic bounds"
+    ) as info:
+        irc.grad(program)(np.ones(3), backend="reference")
+    assert "while loop" in str(info.value)

@@ -46,6 +46,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from irc.dialects import graph as g
 from irc.dtypes import is_float_type
+from irc.passes.autodiff.control_flow import control_flow_vjp
 from irc.passes.autodiff.emitter import Emitter
 from irc.passes.autodiff.rules import NO_GRADIENT, VJP_RULES
 from irc.runtime.binding import op_location
@@ -242,6 +243,9 @@ def _pull_back(
     rule."""
     if not op.results:
         return  # a guard
+    if isinstance(op, g.CONTROL_FLOW_OPS):
+        _pull_back_regions(op, active, cotangents, emit)
+        return
     cotangent = cotangents.get(op.results[0])
     wanted = [o in active and is_differentiable(o) for o in op.operands]
     if cotangent is None or not any(wanted):
@@ -258,4 +262,21 @@ def _pull_back(
         op.operands, rule(emit, op, cotangent, wanted), strict=True
     ):
         if operand_cotangent is not None:
+            cotangents.add(operand, operand_cotangent)
+
+
+def _pull_back_regions(
+    op: Operation, active: set[SSAValue], cotangents: _Cotangents, emit: Emitter
+) -> None:
+    """``_pull_back`` of a region op, whose results each have a cotangent
+    (``irc.passes.autodiff.control_flow``)."""
+    results = [cotangents.get(result) for result in op.results]
+    wanted = any(o in active and is_differentiable(o) for o in op.operands)
+    if not wanted or all(cotangent is None for cotangent in results):
+        return
+    emit.location = op.location
+    for operand, operand_cotangent in zip(
+        op.operands, control_flow_vjp(emit, op, results, differentiate), strict=True
+    ):
+        if operand_cotangent is not None and operand in active:
             cotangents.add(operand, operand_cotangent)

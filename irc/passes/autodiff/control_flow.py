@@ -1,0 +1,279 @@
+"""Reverse mode through graph.cond and graph.for; graph.while is refused.
+
+Each region is a self-contained graph body (isolated from above), so its
+vector-Jacobian product is the joint function ``differentiate`` builds for
+it, taken as a function of its block arguments: the forward ops recomputed,
+then the backward ones. The rules put those joint bodies into new regions:
+
+- ``graph.cond``: a cond on the same predicate over the operands and the
+  results' cotangents, each branch the joint of its own branch, yielding the
+  operands' cotangents.
+- ``graph.for`` (a scan): the forward loop runs again, also stacking each
+  iteration's input carries as ys (pass-through carries, such as closed-over
+  weights, need no stack: they are the same in every iteration); the
+  backward loop is a ``graph.for`` with ``reverse`` over those stacks, the
+  xs and the ys' cotangents, carrying the carries' cotangents, whose body is
+  the joint of the forward body. It yields the xs' cotangents as its ys.
+- ``graph.while``: its trip count is known only at run time, so there is no
+  stack to reverse over (JAX refuses it too): an error that names
+  ``irc.fori_loop`` with static bounds and ``irc.scan``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import func
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
+from irc.dialects import graph as g
+from irc.dtypes import is_float_type
+from irc.passes.autodiff.emitter import Emitter
+from irc.runtime.binding import op_location
+
+#: ``differentiate(function)``: the pass's own, passed in (it imports this).
+Differentiate = Callable[[func.FuncOp], None]
+Cotangents = list[SSAValue | None]
+
+
+def _is_float(value_type: object) -> bool:
+    return isinstance(value_type, g.TensorType) and is_float_type(
+        value_type.element_type
+    )
+
+
+def _yield_of(block: Block) -> g.YieldOp:
+    terminator = block.last_op
+    assert isinstance(terminator, g.YieldOp), "verified"
+    return terminator
+
+
+def _joint_block(block: Block, differentiate: Differentiate) -> Block:
+    """The joint function of a region's ``block`` as a detached block: its
+    arguments are the block's, then one cotangent per float yielded value;
+    it ends in ``func.return`` of the yielded values, then one cotangent per
+    float argument of the block, in order."""
+    region = block.parent
+    assert region is not None, "a region's block"
+    copy = region.clone()
+    body = copy.block
+    terminator = _yield_of(body)
+    returned = func.ReturnOp(*terminator.values)
+    returned.location = terminator.location
+    body.insert_op_before(returned, terminator)
+    body.erase_op(terminator)
+    function = func.FuncOp(
+        "region",
+        ([a.type for a in body.args], [v.type for v in returned.operands]),
+        copy,
+    )
+    differentiate(function)
+    return function.body.detach_block(function.body.block)
+
+
+def _inline_joint(
+    joint: Block, arguments: Sequence[SSAValue], into: Block
+) -> list[SSAValue]:
+    """Move the joint's ops to the end of ``into`` on ``arguments``; returns
+    what its ``func.return`` returned (the return is dropped)."""
+    returned = joint.last_op
+    assert isinstance(returned, func.ReturnOp)
+    Rewriter.inline_block(joint, InsertPoint.at_end(into), arguments)
+    values = list(returned.operands)
+    into.erase_op(returned)
+    return values
+
+
+def _cotangent_or_zeros(
+    emit: Emitter, cotangent: SSAValue | None, like: SSAValue
+) -> SSAValue:
+    return cotangent if cotangent is not None else emit.zeros_like(like)
+
+
+def _insert(emit: Emitter, op: Operation) -> Operation:
+    op.location = emit.location
+    emit.builder.insert(op)
+    return op
+
+
+# --------------------------------------------------------------------------
+# graph.cond
+# --------------------------------------------------------------------------
+
+
+def cond_vjp(
+    emit: Emitter, op: g.CondOp, results: Cotangents, differentiate: Differentiate
+) -> Cotangents:
+    """One cotangent per operand of ``op`` (None for the predicate and the
+    operands that are not floats)."""
+    float_results = [i for i, r in enumerate(op.outputs) if _is_float(r.type)]
+    float_inputs = [i for i, v in enumerate(op.inputs) if _is_float(v.type)]
+    seeds = [
+        _cotangent_or_zeros(emit, results[i], op.outputs[i]) for i in float_results
+    ]
+    argument_types = [*(v.type for v in op.inputs), *(s.type for s in seeds)]
+    regions = []
+    for region in (op.then_region, op.else_region):
+        joint = _joint_block(region.block, differentiate)
+        block = Block(arg_types=argument_types)
+        values = _inline_joint(joint, block.args, block)
+        block.add_op(g.YieldOp(values[len(op.outputs) :]))
+        regions.append(Region(block))
+    backward = g.CondOp(
+        op.pred,
+        [*op.inputs, *seeds],
+        regions[0],
+        regions[1],
+        [op.inputs[i].type for i in float_inputs],
+    )
+    _insert(emit, backward)
+    cotangents: Cotangents = [None] * len(op.operands)
+    for position, index in enumerate(float_inputs):
+        cotangents[1 + index] = backward.outputs[position]
+    return cotangents
+
+
+# --------------------------------------------------------------------------
+# graph.for
+# --------------------------------------------------------------------------
+
+
+def for_vjp(
+    emit: Emitter, op: g.ForOp, results: Cotangents, differentiate: Differentiate
+) -> Cotangents:
+    """One cotangent per operand of ``op``: its carries, then its xs."""
+    body = op.body.block
+    count = len(op.carries)
+    through = [i for i in range(count) if _passes_through(body, i)]
+    saved = [i for i in range(count) if i not in through]
+    stacks = _forward_with_stacks(emit, op, saved)
+    float_carries = [i for i in range(count) if _is_float(op.carries[i].type)]
+    float_xs = [i for i, x in enumerate(op.xs) if _is_float(x.type)]
+    float_ys = [i for i, y in enumerate(op.ys) if _is_float(y.type)]
+    carry_seeds = [
+        _cotangent_or_zeros(emit, results[i], op.outputs[i]) for i in float_carries
+    ]
+    ys_seeds = [
+        _cotangent_or_zeros(emit, results[count + i], op.ys[i]) for i in float_ys
+    ]
+    backward_carries = [*carry_seeds, *(op.carries[i] for i in through)]
+    backward_xs = [*stacks, *op.xs, *ys_seeds]
+    block = Block(
+        arg_types=[
+            g.INDEX_TYPE,
+            *(v.type for v in backward_carries),
+            *(_slice_type(v) for v in backward_xs),
+        ]
+    )
+    index, rest = block.args[0], list(block.args[1:])
+    carry_cts = rest[: len(carry_seeds)]
+    through_values = rest[len(carry_seeds) : len(backward_carries)]
+    slices = rest[len(backward_carries) :]
+    saved_values = slices[: len(stacks)]
+    x_values = slices[len(stacks) : len(stacks) + len(op.xs)]
+    ys_cts = slices[len(stacks) + len(op.xs) :]
+    primal_carries: list[SSAValue] = []
+    for i in range(count):
+        source = through_values if i in through else saved_values
+        group = through if i in through else saved
+        primal_carries.append(source[group.index(i)])
+    joint = _joint_block(body, differentiate)
+    values = _inline_joint(
+        joint, [index, *primal_carries, *x_values, *carry_cts, *ys_cts], block
+    )
+    # The joint returns the body's yields, then the cotangents of its float
+    # arguments: the float carries', then the float xs' (the index is i64).
+    gradients = values[len(_yield_of(body).values) :]
+    block.add_op(
+        g.YieldOp(
+            [
+                *gradients[: len(float_carries)],
+                *through_values,
+                *gradients[len(float_carries) :],
+            ]
+        )
+    )
+    backward = g.ForOp(
+        op.trip_count,
+        backward_carries,
+        backward_xs,
+        Region(block),
+        [op.xs[i].type for i in float_xs],
+        reverse=not op.is_reverse,
+    )
+    _insert(emit, backward)
+    cotangents: Cotangents = [None] * len(op.operands)
+    for position, i in enumerate(float_carries):
+        cotangents[i] = backward.outputs[position]
+    xs_cotangents = backward.outputs[len(backward_carries) :]
+    for position, i in enumerate(float_xs):
+        cotangents[count + i] = xs_cotangents[position]
+    return cotangents
+
+
+def _passes_through(body: Block, index: int) -> bool:
+    return _yield_of(body).values[index] == body.args[1 + index]
+
+
+def _slice_type(value: SSAValue) -> g.TensorType:
+    value_type = g.tensor_type(value)
+    return value_type.with_shape(value_type.dims[1:])
+
+
+def _forward_with_stacks(
+    emit: Emitter, op: g.ForOp, saved: Sequence[int]
+) -> list[SSAValue]:
+    """Run ``op`` again, stacking the input carries ``saved`` of each
+    iteration as extra ys; returns the stacks."""
+    region = op.body.clone()
+    body = region.block
+    terminator = _yield_of(body)
+    terminator.operands = [*terminator.values, *(body.args[1 + i] for i in saved)]
+    stack_types = [
+        g.tensor_type(op.carries[i]).with_shape(
+            [op.trip_count, *g.tensor_type(op.carries[i]).dims]
+        )
+        for i in saved
+    ]
+    forward = g.ForOp(
+        op.trip_count,
+        list(op.carries),
+        list(op.xs),
+        region,
+        [*(g.tensor_type(y) for y in op.ys), *stack_types],
+        reverse=op.is_reverse,
+    )
+    _insert(emit, forward)
+    return list(forward.outputs[len(op.outputs) :])
+
+
+# --------------------------------------------------------------------------
+# graph.while
+# --------------------------------------------------------------------------
+
+
+def while_vjp(
+    emit: Emitter, op: g.WhileOp, results: Cotangents, differentiate: Differentiate
+) -> Cotangents:
+    raise PassFailedException(
+        f"autodiff: {op_location(op)} is a while loop (irc.while_loop, or "
+        "irc.fori_loop with a traced bound), which reverse mode cannot "
+        "differentiate: its trip count is known only at run time, so there is "
+        "no stack of iterations to run back over (jax.lax.while_loop is "
+        "forward-only too); use irc.fori_loop with int or symbolic bounds "
+        "(x.shape[0]), or irc.scan, whose trip counts are known"
+    )
+
+
+def control_flow_vjp(
+    emit: Emitter, op: Operation, results: Cotangents, differentiate: Differentiate
+) -> Cotangents:
+    """The cotangents of a region op's operands from its results'."""
+    if isinstance(op, g.CondOp):
+        return cond_vjp(emit, op, results, differentiate)
+    if isinstance(op, g.ForOp):
+        return for_vjp(emit, op, results, differentiate)
+    assert isinstance(op, g.WhileOp)
+    return while_vjp(emit, op, results, differentiate)
