@@ -18,7 +18,11 @@ reference interpreter that quietly does the right thing:
 - a launch makes its outputs unwritten and requires each of their elements
   to be written exactly once; ``memory.dealloc`` forbids any later access.
 
-Loads and stores on masked-off lanes touch no memory, as on a GPU.
+Loads and stores on masked-off lanes touch no memory, as on a GPU. Host
+control flow runs as the launcher runs it: ``scf.if`` / ``scf.while`` on a
+``memory.read_scalar`` of a predicate some kernel must have written,
+``scf.for`` over ``memory.size`` bounds, ``memory.row`` views (a buffer
+with a base offset), ``memory.copy`` and ``memory.write_scalar``.
 """
 
 from __future__ import annotations

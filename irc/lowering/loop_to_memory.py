@@ -23,6 +23,11 @@ storage nobody takes is deallocated right after its last use. Returned
 values get fresh allocations, since the caller owns them; a returned
 argument or constant is returned as is.
 
+Control flow (``graph.cond``, ``graph.while``, ``graph.for`` holding loop
+kernels) becomes host ``scf`` over buffers (``irc.lowering.host_control_flow``):
+the buffers its regions need are allocated once, before the outermost
+control-flow op, and never reused; loop carries ping-pong between two.
+
 The function-level ``sym.guard`` ops stay as they are (the same op at every
 level); dense ``graph.constant`` ops become ``memory.constant``. The pass relies only on the loop
 dialect's semantics, not on how ``tile`` writes its kernels.

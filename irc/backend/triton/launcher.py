@@ -15,7 +15,12 @@ it for compiled kernels, a view for the interpreter; ``memory.reuse`` takes
 its source's place, ``memory.dealloc`` is a ``del``), copies the dense
 constants there, launches each kernel over its grid (nothing for an empty
 grid; a grid beyond CUDA's limits is refused) and returns a tuple of
-tensors. When the test fails it calls ``refuse_<name>(tensors)``, which
+tensors. Host control flow (``scf.if``, ``scf.while``, ``scf.for`` over
+buffers, from ``irc.lowering.host_control_flow``) becomes Python ``if``,
+``while True: ... break`` and ``for ... in range(...)``, each commented with
+where its decision runs: a ``memory.read_scalar`` is ``.item()``, the one
+device->host read of a decision; the buffers such ops touch are tensors of
+their own, outside the workspace. When the test fails it calls ``refuse_<name>(tensors)``, which
 checks one thing at a time and raises the module's ``LaunchError`` (a
 ``ValueError``) naming the argument, axis, symbol and values, or the guard,
 its symbols' values and the compiler's reason for it. The checks and
