@@ -542,3 +542,20 @@ func.func @f(%x: !memory.buffer<[N], [1], f32>) -> !memory.buffer<[N], [1], f32>
 """
     with pytest.raises(ExecutionError, match="the scalar read by the host has 1"):
         run_memory(parse_module(text), [np.ones(3, np.float32)])
+
+
+def test_cumsum_as_a_scan_matches_np_cumsum_compiled(
+    compiled: dict[str, irc.Compiled],
+) -> None:
+    """The same running sums two ways: ``irc.scan`` (a device loop over the
+    rows) and ``np.cumsum`` (a graph.scan kernel), both emitted and
+    interpreted, at several lengths of one compilation each."""
+    spec = irc.TensorSpec(("N", 3), "float32")
+    cumsum = irc.compile(lambda xs: np.cumsum(xs, axis=0), spec)
+    for length in (1, 5, 40):
+        xs = np.random.default_rng(length).standard_normal((length, 3))
+        xs = xs.astype(np.float32)
+        by_scan = compiled["cumsum"](xs, backend="interpret")
+        np.testing.assert_allclose(
+            by_scan, cumsum(xs, backend="interpret"), rtol=1e-5, atol=1e-5
+        )
