@@ -18,11 +18,18 @@ from control_flow_programs import (
     rnn_reference,
     rnn_specs,
 )
+from hypothesis import given, settings
 
 import irc
 from irc import pytree
 from irc.ir import print_module
-from irc.testing import check_grad
+from irc.testing import (
+    CONTROL_FLOW_ACTIONS,
+    check_grad,
+    check_pass,
+    differentiable_programs,
+    programs,
+)
 
 N = irc.TensorSpec(("N",), "float32")
 
@@ -371,3 +378,54 @@ def test_while_loop_gradient_is_refused_naming_the_alternatives() -> None:
     ) as info:
         irc.grad(program)(np.ones(3), backend="reference")
     assert "while loop" in str(info.value)
+
+
+# ----- generated programs with control flow -------------------------------------
+
+#: Steps that make programs mostly of region ops, with a few others to feed them.
+CONTROL_FLOW_STEPS = (*CONTROL_FLOW_ACTIONS, "binary", "unary", "reduce", "guard")
+
+
+def test_generated_programs_hold_every_region_op() -> None:
+    seen: set[str] = set()
+
+    @settings(max_examples=40, deadline=None, database=None)
+    @given(programs(actions=CONTROL_FLOW_STEPS))
+    def collect(module: Any) -> None:
+        text = print_module(module)
+        seen.update(
+            op for op in ("graph.cond", "graph.for", "graph.while") if op in text
+        )
+
+    collect()
+    assert seen == {"graph.cond", "graph.for", "graph.while"}
+
+
+@pytest.mark.parametrize(
+    "pipeline", ["canonicalize", "cse", "dce", "canonicalize,cse,dce"]
+)
+def test_graph_passes_keep_the_meaning_of_programs_with_control_flow(
+    pipeline: str,
+) -> None:
+    check_pass(
+        pipeline,
+        programs(actions=CONTROL_FLOW_STEPS),
+        max_examples=25,
+        require_change=False,
+    )
+
+
+def test_autodiff_keeps_the_meaning_of_programs_with_control_flow() -> None:
+    check_pass(
+        "autodiff",
+        differentiable_programs(actions=("cond", "for", "binary", "unary", "reduce")),
+        max_examples=20,
+        require_change=False,
+    )
+
+
+def test_gradients_of_generated_programs_with_control_flow() -> None:
+    check_grad(
+        differentiable_programs(actions=("cond", "for", "binary", "unary", "reduce")),
+        max_examples=20,
+    )

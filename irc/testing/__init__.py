@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     )
     from irc.testing.strategies import (
         ACTIONS,
+        CONTROL_FLOW_ACTIONS,
         bindings,
         bindings_for,
         programs,
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ACTIONS",
+    "CONTROL_FLOW_ACTIONS",
     "DEFAULT_TOLERANCES",
     "Case",
     "Level",
@@ -113,6 +115,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     "strategies": (
         "ACTIONS",
+        "CONTROL_FLOW_ACTIONS",
         "bindings",
         "bindings_for",
         "programs",

@@ -43,13 +43,17 @@ The names below are the package's interface; its modules are:
   :mod:`~irc.testing.strategies.sources`,
   :mod:`~irc.testing.strategies.layout`,
   :mod:`~irc.testing.strategies.reductions`,
-  :mod:`~irc.testing.strategies.guards`;
+  :mod:`~irc.testing.strategies.guards`,
+  :mod:`~irc.testing.strategies.control_flow` (``CONTROL_FLOW_ACTIONS``,
+  which ``programs`` takes only when asked: ``actions=ACTIONS +
+  CONTROL_FLOW_ACTIONS``);
 - :mod:`~irc.testing.strategies.generator`: :func:`programs`, which takes
   the steps.
 """
 
 from __future__ import annotations
 
+from irc.testing.strategies.control_flow import CONTROL_FLOW_ACTIONS
 from irc.testing.strategies.generator import ACTIONS, DTYPES, programs
 from irc.testing.strategies.ranges import MAGNITUDE_LIMIT
 from irc.testing.strategies.shapes import (
@@ -62,6 +66,7 @@ from irc.testing.strategies.shapes import (
 
 __all__ = [
     "ACTIONS",
+    "CONTROL_FLOW_ACTIONS",
     "DTYPES",
     "MAGNITUDE_LIMIT",
     "STATIC_DIMS",

@@ -28,6 +28,7 @@ from irc.dtypes import (
 )
 from irc.errors import IrcError
 from irc.testing.sampling import MAX_SYMBOL_VALUE
+from irc.testing.strategies.control_flow import CONTROL_FLOW_ACTIONS, ControlFlowSteps
 from irc.testing.strategies.domains import Domains
 from irc.testing.strategies.elementwise import ElementwiseSteps
 from irc.testing.strategies.guards import GuardSteps
@@ -84,6 +85,7 @@ class _Stepper:
         layout = LayoutSteps(program, operands, domains)
         reductions = ReductionSteps(program, operands, domains)
         guards = GuardSteps(program, operands, domains)
+        control_flow = ControlFlowSteps(program, operands, domains)
         self.fallback = elementwise.binary
         self.steps: dict[str, Callable[[], bool]] = {
             "binary": elementwise.binary,
@@ -107,6 +109,9 @@ class _Stepper:
             "guard": guards.guard,
             "scan": reductions.scan,
             "scatter_add": layout.scatter_add,
+            "cond": control_flow.cond,
+            "for": control_flow.for_,
+            "while": control_flow.while_,
         }
 
     def take(self, action: str) -> None:
@@ -145,11 +150,12 @@ def _dtype_list(dtypes: Iterable[DType | str]) -> tuple[DType, ...]:
 
 def _action_list(actions: Iterable[str]) -> tuple[str, ...]:
     chosen = tuple(actions)
-    unknown = [a for a in chosen if a not in ACTIONS]
+    known = ACTIONS + CONTROL_FLOW_ACTIONS
+    unknown = [a for a in chosen if a not in known]
     if unknown or not chosen:
         raise IrcError(
             f"unknown program actions {unknown or '(none given)'}; choose from "
-            f"{', '.join(ACTIONS)}"
+            f"{', '.join(known)}"
         )
     return chosen
 
@@ -172,7 +178,8 @@ def programs(
     dims, an element type of ``dtypes``) and takes ``min_ops`` to
     ``max_ops`` steps, each an action of ``actions`` (see ``ACTIONS``) that
     adds one graph op plus the casts, broadcasts, domain guards and new
-    arguments it needs; it returns 1 to ``max_results`` values, the newest
+    arguments it needs (``CONTROL_FLOW_ACTIONS`` add graph.cond, graph.for
+    and graph.while, when asked for); it returns 1 to ``max_results`` values, the newest
     first. Every op runs in its domain on the inputs of
     :func:`irc.testing.inputs` under bindings with symbols up to
     ``max_value``.
