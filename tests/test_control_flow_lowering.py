@@ -37,8 +37,9 @@ import irc
 from irc.cli import irc_opt
 from irc.errors import ExecutionError
 from irc.interpreters.memory import run_memory
-from irc.ir import parse_module, print_module
-from irc.testing import check_pass
+from irc.ir import default_context, parse_module, print_module
+from irc.passes.registry import get_all_passes
+from irc.testing import CONTROL_FLOW_ACTIONS, check_pass, programs
 from irc.testing.interpreters import run_module
 
 LOWER_LEVELS = ("fusion", "loop", "memory", "triton")
@@ -559,3 +560,51 @@ def test_cumsum_as_a_scan_matches_np_cumsum_compiled(
         np.testing.assert_allclose(
             by_scan, cumsum(xs, backend="interpret"), rtol=1e-5, atol=1e-5
         )
+
+
+#: The generator's steps for programs mostly of region ops (as
+#: tests/test_control_flow.py draws them), with a matmul and a take so that
+#: bodies hold several kernel kinds.
+_GENERATED_STEPS = (
+    *CONTROL_FLOW_ACTIONS,
+    "binary",
+    "unary",
+    "reduce",
+    "matmul",
+    "guard",
+)
+
+
+@pytest.mark.parametrize(
+    "passes", ["fuse", "fuse,tile", "fuse,tile,bufferize", "lower-to-triton"]
+)
+def test_check_pass_of_each_lowering_on_irc_testing_programs(passes: str) -> None:
+    """``irc.testing.programs`` with ``CONTROL_FLOW_ACTIONS``: graph.cond on
+    bool arguments and symbolic sizes, graph.for over 0 to 3, ``N`` or
+    ``N - 1`` iterations, graph.while with a counter, around other ops."""
+    report = check_pass(passes, programs(actions=_GENERATED_STEPS), max_examples=12)
+    assert {"graph.cond", "graph.for", "graph.while"} & set(report.op_kinds)
+
+
+_PASS_THROUGH = """
+func.func @main(%a: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
+  %y = graph.neg %a : !graph.tensor<[N], f32>
+  %r:2 = graph.for 2 carries (%y) : (!graph.tensor<[N], f32>) xs () : () -> (!graph.tensor<[N], f32>, !graph.tensor<[2, N], f32>) {
+  ^bb0(%i: !graph.tensor<[], i64>, %c: !graph.tensor<[N], f32>):
+    graph.yield %c, %c : !graph.tensor<[N], f32>, !graph.tensor<[N], f32>
+  }
+  %z = graph.exp %r#0 : !graph.tensor<[N], f32>
+  func.return %z : !graph.tensor<[N], f32>
+}
+"""
+
+
+def test_a_pass_through_carry_keeps_its_buffer_alive_after_the_loop() -> None:
+    """The loop's result is the initial carry's buffer, read in place: it
+    is not deallocated (nor reused) while the result may be read."""
+    module = parse_module(_PASS_THROUGH)
+    x = np.linspace(-1, 1, 5, dtype=np.float32)
+    for name in ("fuse", "tile", "bufferize", "lower-memory-to-triton"):
+        get_all_passes()[name]()().apply(default_context(), module)
+        np.testing.assert_allclose(run_module(module, [x])[0], np.exp(-x), rtol=1e-6)
+    assert "memory.dealloc" not in print_module(module)

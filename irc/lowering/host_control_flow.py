@@ -160,6 +160,7 @@ class HostControlFlow:
         for position, value in enumerate(initial):
             if yielded[position] is body.args[first + position]:
                 carries.slots.append(b.buffers[value])
+                b.keep_alive(value)  # the loop's result is this buffer
                 continue
             current = b.region_storage(value, hint="carry")
             following = b.region_storage(value, hint="carry_next")

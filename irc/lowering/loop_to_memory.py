@@ -371,6 +371,12 @@ class FunctionBufferizer:
         new.results[0].name_hint = hint or value.name_hint
         return new.results[0]
 
+    def keep_alive(self, value: SSAValue) -> None:
+        """Never release ``value``'s buffer: a loop result reads it in place
+        (a carry the loop passes on unchanged), so it lives as long as that
+        result may be read."""
+        self.last_use[value] = len(self.old_block.ops)  # past every position
+
     def storage_of(self, value: SSAValue) -> SSAValue:
         """The buffer a result inside a region is written to: the region's
         destination for it if it is yielded, else one of its own."""
