@@ -429,3 +429,18 @@ def test_gradients_of_generated_programs_with_control_flow() -> None:
         differentiable_programs(actions=("cond", "for", "binary", "unary", "reduce")),
         max_examples=20,
     )
+
+
+def test_writing_a_closed_over_array_says_to_return_it() -> None:
+    def f(x):
+        total = np.zeros_like(x)
+
+        def body(i, acc):
+            total[0] = acc[0]  # a write into the enclosing function's array
+            return acc
+
+        return irc.fori_loop(0, 2, body, x) + total
+
+    with pytest.raises(irc.TracingError, match="return the new array instead") as info:
+        irc.trace(f, N)
+    assert _line_of(f, "total[0] = acc[0]") in str(info.value)

@@ -91,7 +91,7 @@ def _trace_region(
 def _leaf_tensor(leaf: Any, expected: graph.TensorType | None) -> Tensor:
     """A returned leaf as a traced array; a Python scalar or weak value takes
     the ``expected`` element type, as NumPy's assignment would give it."""
-    weak = ops._is_weak(leaf)
+    weak = ops.is_weak(leaf)
     if isinstance(leaf, SymDim):
         leaf = as_tensor(np.add(leaf, 0))
     if weak and expected is not None and expected.rank == 0:
@@ -303,9 +303,9 @@ def _branch_types(
     the other a Python scalar (which takes that type); None elsewhere."""
     expected: list[graph.TensorType | None] = []
     for first, second in zip(then_leaves, else_leaves, strict=True):
-        if isinstance(first, Tensor) and not first.weak and ops._is_weak(second):
+        if isinstance(first, Tensor) and not first.weak and ops.is_weak(second):
             expected.append(first.type)
-        elif isinstance(second, Tensor) and not second.weak and ops._is_weak(first):
+        elif isinstance(second, Tensor) and not second.weak and ops.is_weak(first):
             expected.append(second.type)
         else:
             expected.append(None)

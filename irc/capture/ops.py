@@ -60,7 +60,9 @@ def _is_python_scalar(value: Any) -> bool:
     return isinstance(value, bool | int | float | SymDim)
 
 
-def _is_weak(value: Operand) -> bool:
+def is_weak(value: Operand) -> bool:
+    """Whether ``value`` stands for a Python scalar (NEP 50: it takes the
+    dtype of the arrays it meets)."""
     return _is_python_scalar(value) or (isinstance(value, Tensor) and value.weak)
 
 
@@ -90,8 +92,8 @@ def _weak_sample(value: Operand) -> bool | int | float:
 
 def result_dtype(values: Sequence[Operand]) -> DType:
     """NumPy 2 promotion of several operands (NEP 50: Python scalars weak)."""
-    strong = [dtype_of(v) for v in values if not _is_weak(v)]
-    weak = [_weak_sample(v) for v in values if _is_weak(v)]
+    strong = [dtype_of(v) for v in values if not is_weak(v)]
+    weak = [_weak_sample(v) for v in values if is_weak(v)]
     if not strong:
         # Only Python scalars: Python's own rules (bool < int < float).
         strong = [max((dtype_of(w) for w in weak), key=lambda d: "bif".index(d.kind))]
@@ -194,7 +196,7 @@ _OPERATOR_KINDS = frozenset(
 
 
 def unary(kind: type[graph.UnaryOp], value: Operand) -> Tensor:
-    weak = _is_weak(value) and kind.KIND in _OPERATOR_KINDS
+    weak = is_weak(value) and kind.KIND in _OPERATOR_KINDS
     element = dtype_of(value)
     function = kind.KIND
     if function.semantics.float_only and element.kind != "f":
@@ -240,7 +242,7 @@ def binary(kind: type[graph.BinaryOp], lhs: Operand, rhs: Operand) -> Tensor:
     shape = broadcast_shapes(shape_of(lhs), shape_of(rhs))
     a, b = (materialize(v, element, shape) for v in (lhs, rhs))
     result = emit(kind(a.value, b.value))
-    result.weak = _is_weak(lhs) and _is_weak(rhs) and kind.KIND in _OPERATOR_KINDS
+    result.weak = is_weak(lhs) and is_weak(rhs) and kind.KIND in _OPERATOR_KINDS
     return result
 
 

@@ -263,6 +263,14 @@ def assign(tensor: Tensor, new: SSAValue) -> None:
     """Make ``new`` (of ``tensor``'s type) the value of ``tensor``, and of the
     part of every alias that shares its memory."""
     assert new.type == tensor.type, "writes keep the type"
+    if tensor.trace is not current_trace():
+        raise tracing_error(
+            "an array of the enclosing function is written inside a function "
+            "given to irc.cond, irc.while_loop, irc.fori_loop or irc.scan (x[i] = v "
+            "or x += v on an array it closes over): the regions of control flow "
+            "only compute values; return the new array instead (as a carry, or a "
+            "branch's result)"
+        )
     if tensor.argument:
         shared(tensor)  # the write is the caller's: count it (written_arguments)
     if tensor.view is not None:
