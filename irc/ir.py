@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 
 from xdsl.context import Context
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, TypeAttribute
 from xdsl.printer import Printer
@@ -43,6 +44,20 @@ def verify_module(op: Operation) -> None:
     verify_dominance(op)
 
 
+class _Printer(Printer):
+    """xDSL's printer, but for ``scf.while``'s custom format, which prints its
+    type with xDSL's ``print_operation_type`` and so its location twice under
+    ``print_debuginfo`` (after the type, where its parser does not read it,
+    and after the op as every op's): the location is printed once, at the
+    end."""
+
+    def print_operation_type(self, op: Operation) -> None:
+        if isinstance(op, scf.WhileOp) and not self.print_generic_format:
+            self.print_function_type(op.operand_types, op.result_types)
+        else:
+            super().print_operation_type(op)
+
+
 def print_module(
     module: ModuleOp,
     *,
@@ -54,7 +69,7 @@ def print_module(
     ``generic`` and ``properties_as_attributes`` are its
     ``--print-debuginfo``, ``--print-op-generic`` and ``--print-no-properties``."""
     stream = io.StringIO()
-    printer = Printer(
+    printer = _Printer(
         stream=stream,
         print_debuginfo=locations,
         print_generic_format=generic,

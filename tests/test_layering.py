@@ -75,6 +75,7 @@ MODULE_LEVELS: dict[str, tuple[str, ...]] = {
     "irc.lowering.graph_to_fusion": ("graph", "fusion"),
     "irc.lowering.scatter_add": ("graph",),
     "irc.lowering.loop_to_memory": ("loop", "memory"),
+    "irc.lowering.host_control_flow": ("loop", "memory"),
     "irc.lowering.memory_to_triton": ("memory", "triton"),
     # The bounds checker: its core reads the tile ops all three kernel
     # dialects share, and each level's module the accesses of its own.

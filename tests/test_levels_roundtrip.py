@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from control_flow_programs import PROGRAMS as CONTROL_FLOW
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from suite_programs import SUITE
@@ -86,6 +87,31 @@ def test_level_with_locations_reprints_identically(
     assert print_module(module, locations=True) == text
     generic = print_module(module, generic=True, locations=True)
     assert print_module(parse_module(generic), locations=True) == text
+
+
+@pytest.fixture(scope="module")
+def control_flow_compiled() -> dict[str, irc.Compiled]:
+    return {name: program.compile() for name, program in CONTROL_FLOW.items()}
+
+
+@pytest.mark.parametrize("locations", [False, True])
+@pytest.mark.parametrize("level", LEVEL_NAMES)
+@pytest.mark.parametrize("name", sorted(CONTROL_FLOW))
+def test_control_flow_level_reprints_identically(
+    control_flow_compiled: dict[str, irc.Compiled],
+    name: str,
+    level: str,
+    locations: bool,
+) -> None:
+    """The programs with control flow (graph.cond/while/for at the graph,
+    fusion and loop levels, scf over buffers in the host functions below),
+    with and without locations."""
+    text = control_flow_compiled[name].ir(level, locations=locations)
+    module = parse_module(text)
+    module.verify()
+    assert print_module(module, locations=locations) == text
+    generic = print_module(module, generic=True, locations=locations)
+    assert print_module(parse_module(generic), locations=locations) == text
 
 
 # Names, strings and file names a user (or a mutated input) can put into IR:

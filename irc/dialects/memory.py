@@ -19,6 +19,15 @@ before launching anything), ``memory.constant`` (dense literals the kernels
 read) and ``memory.dealloc`` (an intermediate's storage is free once its last
 reader has run). This is the level the Triton lowering starts from: kernels
 become ``@triton.jit`` functions, host ops become the launcher.
+
+Structured control flow runs on the host as xDSL's ``scf.if``,
+``scf.while`` and ``scf.for`` over buffers (see
+``irc.lowering.host_control_flow``), with four host ops that make each
+transfer and each view visible: ``memory.read_scalar`` (the one device->host
+read a decision costs), ``memory.write_scalar`` (an iteration index written
+for the kernels to read), ``memory.copy`` and ``memory.row`` (a view of one
+row along the leading axis), and ``memory.size``, the host value of a
+symbolic expression (a trip count).
 """
 
 from __future__ import annotations
@@ -62,6 +71,7 @@ from xdsl.traits import (
     MemoryFreeEffect,
     MemoryReadEffect,
     MemoryWriteEffect,
+    Pure,
     SymbolTable,
     SymbolUserOpInterface,
 )
@@ -71,6 +81,7 @@ from irc.dialects.graph import TensorType
 from irc.dialects.loop import TileType, element_of, value_type
 from irc.dialects.sym import (
     SymExprAttr,
+    SymExprValue,
     expr_array,
     facts_in_scope,
     parse_sym_expr_list,
@@ -572,6 +583,155 @@ class LaunchOp(IRDLOperation):
                 )
 
 
+# --------------------------------------------------------------------------
+# Host control flow: transfers, views and trip counts
+# --------------------------------------------------------------------------
+
+
+def _verify_scalar_buffer(op: Operation, buffer: SSAValue, scalar: Attribute) -> None:
+    held = buffer_type(buffer)
+    if held.rank != 0:
+        raise VerifyException(
+            f"{op.name} moves one element: its buffer must be 0-d, not {held}"
+        )
+    if held.element_type != scalar:
+        raise VerifyException(
+            f"{op.name}: the buffer holds {held.element_type} but the scalar is "
+            f"{scalar}"
+        )
+
+
+@irdl_op_definition
+class ReadScalarOp(IRDLOperation):
+    """``%p = memory.read_scalar %b : !memory.buffer<[], [], i1> -> i1``: the
+    host reads the one element of a 0-d buffer that a kernel wrote (one
+    device->host read, which waits for the kernels before it): how a
+    predicate computed on the device reaches a host decision."""
+
+    name = "memory.read_scalar"
+
+    buffer = operand_def(BufferType)
+    result = result_def(IntegerType)
+
+    traits = traits_def(MemoryReadEffect())
+    assembly_format = "$buffer attr-dict `:` type($buffer) `->` type($result)"
+
+    def __init__(self, buffer: SSAValue):
+        super().__init__(
+            operands=[buffer], result_types=[buffer_type(buffer).element_type]
+        )
+
+    def verify_(self) -> None:
+        _verify_scalar_buffer(self, self.buffer, self.result.type)
+
+
+@irdl_op_definition
+class WriteScalarOp(IRDLOperation):
+    """``memory.write_scalar %i, %b : i64, !memory.buffer<[], [], i64>``: the
+    host writes a value of its own (an iteration index) into a 0-d buffer
+    that kernels read (one small host->device write)."""
+
+    name = "memory.write_scalar"
+
+    value = operand_def(IntegerType)
+    buffer = operand_def(BufferType)
+
+    traits = traits_def(MemoryWriteEffect())
+    assembly_format = "$value `,` $buffer attr-dict `:` type($value) `,` type($buffer)"
+
+    def __init__(self, value: SSAValue, buffer: SSAValue):
+        super().__init__(operands=[value, buffer])
+
+    def verify_(self) -> None:
+        _verify_scalar_buffer(self, self.buffer, self.value.type)
+
+
+@irdl_op_definition
+class CopyOp(IRDLOperation):
+    """``memory.copy %src, %dst : B1, B2``: every element of ``src`` into
+    ``dst`` (same shape and element type): a carry a loop body passes on
+    unchanged, or a loop's last carry into the buffer the caller gets."""
+
+    name = "memory.copy"
+
+    source = operand_def(BufferType)
+    target = operand_def(BufferType)
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = (
+        "$source `,` $target attr-dict `:` type($source) `,` type($target)"
+    )
+
+    def __init__(self, source: SSAValue, target: SSAValue):
+        super().__init__(operands=[source, target])
+
+    def verify_(self) -> None:
+        source, target = buffer_type(self.source), buffer_type(self.target)
+        if (source.dims, source.element_type) != (target.dims, target.element_type):
+            raise VerifyException(
+                f"memory.copy needs the same shape and element type: {source} "
+                f"into {target}"
+            )
+
+
+@irdl_op_definition
+class RowOp(IRDLOperation):
+    """``%r = memory.row %xs[%i] : B -> B'``: the view of row ``%i`` of
+    ``xs`` along its leading axis (no copy): the slice of a scanned input a
+    loop iteration reads, or the row of a stacked output it writes."""
+
+    name = "memory.row"
+
+    source = operand_def(BufferType)
+    index = operand_def(IntegerType)
+    result = result_def(BufferType)
+
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$source `[` $index `]` attr-dict `:` type($source) `[` type($index) `]` "
+        "`->` type($result)"
+    )
+
+    def __init__(self, source: SSAValue, index: SSAValue):
+        held = buffer_type(source)
+        row = BufferType(held.dims[1:], held.element_type, held.strides[1:])
+        super().__init__(operands=[source, index], result_types=[row])
+
+    def verify_(self) -> None:
+        source, row = buffer_type(self.source), buffer_type(self.result)
+        expected = (source.dims[1:], source.strides[1:], source.element_type)
+        if source.rank == 0 or (row.dims, row.strides, row.element_type) != expected:
+            raise VerifyException(
+                f"memory.row of {source} is a buffer of its trailing dims and "
+                f"strides, not {row}"
+            )
+
+
+@irdl_op_definition
+class SizeOp(IRDLOperation):
+    """``%n = memory.size N - 1 : i64``: the host's value of a symbolic
+    expression under the call's binding (a trip count, a loop bound)."""
+
+    name = "memory.size"
+
+    expr = prop_def(SymExprAttr)
+    result = result_def(IntegerType)
+
+    traits = traits_def(Pure())
+    assembly_format = "custom<SymExprValue>($expr) attr-dict `:` type($result)"
+    custom_directives = (SymExprValue,)
+
+    def __init__(self, expr: SymExpr | int, result_type: IntegerType):
+        super().__init__(
+            properties={"expr": SymExprAttr(as_expr(expr))}, result_types=[result_type]
+        )
+
+
+#: The host ops of control flow that move or view buffers outside kernels:
+#: the launcher gives the buffers they touch storage of their own.
+HOST_TRANSFER_OPS = (ReadScalarOp, WriteScalarOp, CopyOp, RowOp)
+
+
 Memory = Dialect(
     "memory",
     [
@@ -583,6 +743,11 @@ Memory = Dialect(
         DeallocOp,
         ConstantOp,
         LaunchOp,
+        ReadScalarOp,
+        WriteScalarOp,
+        CopyOp,
+        RowOp,
+        SizeOp,
     ],
     [BufferType],
 )

@@ -18,7 +18,11 @@ reference interpreter that quietly does the right thing:
 - a launch makes its outputs unwritten and requires each of their elements
   to be written exactly once; ``memory.dealloc`` forbids any later access.
 
-Loads and stores on masked-off lanes touch no memory, as on a GPU.
+Loads and stores on masked-off lanes touch no memory, as on a GPU. Host
+control flow runs as the launcher runs it: ``scf.if`` / ``scf.while`` on a
+``memory.read_scalar`` of a predicate some kernel must have written,
+``scf.for`` over ``memory.size`` bounds, ``memory.row`` views (a buffer
+with a base offset), ``memory.copy`` and ``memory.write_scalar``.
 """
 
 from __future__ import annotations
@@ -28,14 +32,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import func
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
     PythonValues,
+    ReturnedValues,
+    TerminatorValue,
     impl,
     impl_callable,
+    impl_terminator,
     register_impls,
 )
 from xdsl.interpreters.func import FuncFunctions
@@ -91,11 +98,13 @@ class Storage:
 
 @dataclass(frozen=True)
 class Buffer:
-    """A view of storage: element ``(i, j)`` is ``data[i * s0 + j * s1]``."""
+    """A view of storage: element ``(i, j)`` is ``data[base + i * s0 + j *
+    s1]`` (``base`` is 0 but for a ``memory.row`` view)."""
 
     storage: Storage
     shape: tuple[int, ...]
     strides: tuple[int, ...]
+    base: int = 0
 
     @property
     def extent(self) -> int:
@@ -103,7 +112,7 @@ class Buffer:
 
     def offsets(self) -> np.ndarray:
         """The linear offset of every element, as an array of the shape."""
-        offsets = np.zeros(self.shape, np.int64)
+        offsets = np.full(self.shape, self.base, np.int64)
         for axis, (size, stride) in enumerate(
             zip(self.shape, self.strides, strict=True)
         ):
@@ -295,6 +304,108 @@ def _kernel(op: memory.LaunchOp) -> memory.KernelOp:
 
 
 # --------------------------------------------------------------------------
+# Host control flow
+# --------------------------------------------------------------------------
+
+
+@register_impls
+class MemoryControlFlowFunctions(InterpreterFunctions):
+    """The host's ``scf.if`` / ``scf.while`` over buffers and the transfers
+    of ``irc.lowering.host_control_flow``: a decision reads the predicate
+    buffer, which a kernel must have written; a copy or a row view checks
+    that the storage is live. (The loop interpreter's ``scf.for`` and
+    ``scf.yield`` run host loops too: their values may be buffers.)"""
+
+    @impl(scf.IfOp)
+    def run_if(
+        self, interpreter: Interpreter, op: scf.IfOp, args: PythonValues
+    ) -> PythonValues:
+        (decision,) = args
+        region = op.true_region if decision else op.false_region
+        return interpreter.run_ssacfg_region(region, (), "scf.if")
+
+    @impl(scf.WhileOp)
+    def run_while(
+        self, interpreter: Interpreter, op: scf.WhileOp, args: PythonValues
+    ) -> PythonValues:
+        values = tuple(args)
+        while True:
+            decision, *forwarded = interpreter.run_ssacfg_region(
+                op.before_region, values, "scf.while"
+            )
+            if not decision:
+                return tuple(forwarded)
+            values = interpreter.run_ssacfg_region(
+                op.after_region, tuple(forwarded), "scf.while"
+            )
+
+    @impl_terminator(scf.ConditionOp)
+    def run_condition(
+        self, interpreter: Interpreter, op: scf.ConditionOp, args: PythonValues
+    ) -> tuple[TerminatorValue, PythonValues]:
+        return ReturnedValues(args), ()
+
+    @impl(arith.SubiOp)
+    def run_subi(
+        self, interpreter: Interpreter, op: arith.SubiOp, args: PythonValues
+    ) -> PythonValues:
+        lhs, rhs = args
+        return (int(lhs) - int(rhs),)
+
+    @impl(memory.SizeOp)
+    def run_size(
+        self, interpreter: Interpreter, op: memory.SizeOp, args: PythonValues
+    ) -> PythonValues:
+        try:
+            return (op.expr.data.evaluate(symbol_binding(interpreter)),)
+        except ShapeError as err:
+            raise ExecutionError(f"{op_location(op)}: {err}") from err
+
+    @impl(memory.ReadScalarOp)
+    def run_read_scalar(
+        self, interpreter: Interpreter, op: memory.ReadScalarOp, args: PythonValues
+    ) -> PythonValues:
+        (buffer,) = args
+        _check_written(buffer, op, "the scalar read by the host")
+        return (buffer.storage.data[buffer.base].item(),)
+
+    @impl(memory.WriteScalarOp)
+    def run_write_scalar(
+        self, interpreter: Interpreter, op: memory.WriteScalarOp, args: PythonValues
+    ) -> PythonValues:
+        value, buffer = args
+        _check_live(buffer, op)
+        buffer.storage.data[buffer.base] = value
+        buffer.storage.written[buffer.base] = True
+        return ()
+
+    @impl(memory.CopyOp)
+    def run_copy(
+        self, interpreter: Interpreter, op: memory.CopyOp, args: PythonValues
+    ) -> PythonValues:
+        source, target = args
+        values = array_from_buffer(source, op, "the source of memory.copy")
+        _check_live(target, op)
+        offsets = target.offsets()
+        target.storage.data[offsets] = values
+        target.storage.written[offsets] = True
+        return ()
+
+    @impl(memory.RowOp)
+    def run_row(
+        self, interpreter: Interpreter, op: memory.RowOp, args: PythonValues
+    ) -> PythonValues:
+        source, index = args
+        _check_live(source, op)
+        if not 0 <= index < source.shape[0]:
+            raise ExecutionError(
+                f"{op_location(op)}: row {index} of a buffer of shape {source.shape}"
+            )
+        base = source.base + int(index) * source.strides[0]
+        return (Buffer(source.storage, source.shape[1:], source.strides[1:], base),)
+
+
+# --------------------------------------------------------------------------
 # Loads and stores
 # --------------------------------------------------------------------------
 
@@ -312,7 +423,7 @@ class MemoryKernelFunctions(InterpreterFunctions):
         shape, element_dtype = value_layout(op.result.type)
         offsets, active = _lanes(shape, offset, mask)
         _check_access(interpreter, op, buffer, offsets, active, "reads")
-        chosen = offsets[active]
+        chosen = offsets[active] + buffer.base
         unwritten = ~buffer.storage.written[chosen]
         if unwritten.any():
             raise ExecutionError(
@@ -335,7 +446,7 @@ class MemoryKernelFunctions(InterpreterFunctions):
         shape = np.broadcast_shapes(*(np.shape(x) for x in operands))
         offsets, active = _lanes(shape, offset, mask)
         _check_access(interpreter, op, buffer, offsets, active, "writes")
-        chosen = offsets[active]
+        chosen = offsets[active] + buffer.base
         if np.unique(chosen).size != chosen.size:
             raise ExecutionError(
                 f"{op_location(op)} writes the same offset from several lanes of "
@@ -447,6 +558,7 @@ def memory_interpreter(module: ModuleOp) -> Interpreter:
     loads and stores, and the loop interpreter's tile compute."""
     interpreter = Interpreter(module)
     interpreter.register_implementations(MemoryHostFunctions())
+    interpreter.register_implementations(MemoryControlFlowFunctions())
     interpreter.register_implementations(MemoryKernelFunctions())
     interpreter.register_implementations(LoopTileFunctions())
     interpreter.register_implementations(MemoryFuncFunctions())

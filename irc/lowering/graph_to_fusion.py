@@ -104,7 +104,15 @@ from irc.dialects.fusion import (
     is_source,
     shape_of,
 )
-from irc.dialects.graph import BroadcastOp, CastOp, MatmulOp, ReduceOp, ScanOp
+from irc.dialects.graph import (
+    CONTROL_FLOW_OPS,
+    BroadcastOp,
+    CastOp,
+    MatmulOp,
+    ReduceOp,
+    ScanOp,
+)
+from irc.dialects.graph import YieldOp as RegionYieldOp
 from irc.dialects.sym import GuardOp, shape_text
 from irc.lowering.scatter_add import decompose_scatter_adds
 
@@ -306,7 +314,7 @@ class _Planner:
         for result in op.results:
             for use in result.uses:
                 user = use.operation
-                if isinstance(user, func.ReturnOp):
+                if isinstance(user, func.ReturnOp | RegionYieldOp):
                     returned = True
                 elif user in self.groups_of:
                     groups.extend(g for g in self.groups_of[user] if g not in groups)
@@ -601,9 +609,13 @@ def _used_outside(users: Sequence[Operation]) -> str:
 
 
 def _stays_outside(op: Operation) -> bool:
-    """Guards, dense constants, the return and foreign ops keep their place."""
+    """Guards, dense constants, the return and foreign ops keep their place;
+    so do control-flow ops and their yields (their regions are fused on
+    their own, as function bodies)."""
     return (
-        isinstance(op, GuardOp) or is_dense_constant(op) or op.dialect_name() != "graph"
+        isinstance(op, (GuardOp, RegionYieldOp, *CONTROL_FLOW_OPS))
+        or is_dense_constant(op)
+        or op.dialect_name() != "graph"
     )
 
 
@@ -754,13 +766,14 @@ def _dependencies(
 class _Builder:
     """Turns planned groups into ``fusion.kernel`` ops in place."""
 
-    def __init__(self, planner: _Planner):
+    def __init__(self, planner: _Planner, first_index: int):
         self.planner = planner
         self.position = planner.position
+        self.first_index = first_index
 
     def build(self, groups: Sequence[Group]) -> None:
         groups = sorted(groups, key=lambda g: self.position[g.root])
-        for index, group in enumerate(groups):
+        for index, group in enumerate(groups, self.first_index):
             group.name = f"k{index}"
         reasons = _Reasons(self.planner)
         replacements: dict[SSAValue, SSAValue] = {}
@@ -849,7 +862,7 @@ def _read_before(
     before ``position``: a kernel runs at its root, so a reader in another
     group runs where that group's root is; one inside the merged kernel
     reads the value there."""
-    if isinstance(reader, func.ReturnOp):
+    if isinstance(reader, func.ReturnOp | RegionYieldOp):
         return False
     groups = [g for g in planner.groups_of.get(reader, ()) if g not in merged]
     if reader not in planner.groups_of:
@@ -915,7 +928,22 @@ class FusePass(ModulePass):
         functions = [f for f in op.walk() if isinstance(f, func.FuncOp)]
         for function in functions:
             for block in function.body.blocks:
-                fuse_block(block)
+                fuse_nested(block)
+
+
+def fuse_nested(block: Block, first_index: int = 0) -> int:
+    """Fuse ``block`` and then, recursively, the region bodies of its
+    control-flow ops, each as a function body of its own (they are isolated
+    from above: what they read is a block argument); kernels are numbered
+    from ``first_index`` on, in that order, so that names stay unique in the
+    function. Returns the next free number."""
+    next_index = first_index + len(fuse_block(block, first_index))
+    for op in list(block.ops):
+        if isinstance(op, CONTROL_FLOW_OPS):
+            for region in op.regions:
+                for inner in region.blocks:
+                    next_index = fuse_nested(inner, next_index)
+    return next_index
 
 
 def _refuse_calls(module: ModuleOp) -> None:
@@ -935,11 +963,12 @@ def _refuse_calls(module: ModuleOp) -> None:
             )
 
 
-def fuse_block(block: Block) -> list[KernelOp]:
-    """Fuse the graph ops of ``block`` into kernels; returns them in order."""
+def fuse_block(block: Block, first_index: int = 0) -> list[KernelOp]:
+    """Fuse the graph ops of ``block`` into kernels named ``k<first_index>``
+    on; returns them in order."""
     decompose_scatter_adds(block)
     planner = _Planner(block)
     groups = planner.plan()
     merge_sibling_reductions(planner, groups)
-    _Builder(planner).build(groups)
+    _Builder(planner, first_index).build(groups)
     return [op for op in block.ops if isinstance(op, KernelOp)]

@@ -23,6 +23,11 @@ storage nobody takes is deallocated right after its last use. Returned
 values get fresh allocations, since the caller owns them; a returned
 argument or constant is returned as is.
 
+Control flow (``graph.cond``, ``graph.while``, ``graph.for`` holding loop
+kernels) becomes host ``scf`` over buffers (``irc.lowering.host_control_flow``):
+the buffers its regions need are allocated once, before the outermost
+control-flow op, and never reused; loop carries ping-pong between two.
+
 The function-level ``sym.guard`` ops stay as they are (the same op at every
 level); dense ``graph.constant`` ops become ``memory.constant``. The pass relies only on the loop
 dialect's semantics, not on how ``tile`` writes its kernels.
@@ -36,7 +41,8 @@ run. Bufferizing a memory-level module changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -58,6 +64,7 @@ from irc.dialects import graph, loop, memory, sym
 from irc.dialects.graph import TensorType
 from irc.dialects.memory import BufferType
 from irc.dialects.tiles import broadcast_tile_shapes
+from irc.lowering.host_control_flow import HostControlFlow
 from irc.shapes import Facts, ShapeError, SymExpr
 
 # --------------------------------------------------------------------------
@@ -85,9 +92,16 @@ class BufferizePass(ModulePass):
 
 
 def _is_loop_level_op(op: Operation) -> bool:
-    """The ops a loop-level function body holds."""
+    """The ops a loop-level function body holds; control-flow ops hold the
+    same in their regions, and end them with ``graph.yield``."""
     if isinstance(op, graph.ConstantOp):
         return not op.is_splat
+    if isinstance(op, graph.CONTROL_FLOW_OPS):
+        return all(
+            _is_loop_level_op(inner) or isinstance(inner, graph.YieldOp)
+            for region in op.regions
+            for inner in region.block.ops
+        )
     return isinstance(op, loop.KernelOp | sym.GuardOp | func.ReturnOp)
 
 
@@ -123,8 +137,9 @@ def _check_not_half_tiled(function: func.FuncOp) -> None:
     raise _fail(
         stray,
         "a function with loop kernels may hold only sym.guard, dense "
-        "graph.constant, loop.kernel and func.return; tile should have made "
-        "this op part of a kernel",
+        "graph.constant, loop.kernel, control flow (graph.cond, graph.while, "
+        "graph.for) over those, and func.return; tile should have made this op "
+        "part of a kernel",
     )
 
 
@@ -279,6 +294,11 @@ class FunctionBufferizer:
         self.returned: set[SSAValue] = set()
         self.last_use = _last_uses(self.old_block)
         self.pool = _Pool(_function_facts(self.old_block))
+        #: Where ops are emitted: the function's block, or a host region's.
+        self.current = self.block
+        #: Inside a region, the buffers its yielded kernel outputs go to.
+        self.destinations: dict[SSAValue, SSAValue] | None = None
+        self.control_flow = HostControlFlow(self)
 
     @property
     def function_name(self) -> str:
@@ -295,29 +315,83 @@ class FunctionBufferizer:
         self._install()
 
     def _lower(self, op: Operation, position: int) -> None:
+        if isinstance(op, func.ReturnOp):
+            self._emit(func.ReturnOp(*(self.buffers[v] for v in op.operands)), op)
+            return
+        self.lower_op(op)
+        assert self.current.last_op is not None
+        self._release_dead(op, position, self.current.last_op)
+
+    def lower_op(self, op: Operation) -> None:
+        """Lower a kernel, guard, dense constant or control-flow op of the
+        function or of one of its regions into the current block."""
         if isinstance(op, loop.KernelOp):
-            self._lower_kernel(op, position)
+            self._lower_kernel(op)
         elif isinstance(op, sym.GuardOp):
             self._emit(op.clone(), op)
         elif isinstance(op, graph.ConstantOp):
             self._lower_constant(op)
         else:
-            assert isinstance(op, func.ReturnOp), "checked by _is_loop_level"
-            self._emit(func.ReturnOp(*(self.buffers[v] for v in op.operands)), op)
+            assert isinstance(op, graph.CONTROL_FLOW_OPS), "checked by _is_loop_level"
+            self.control_flow.lower(op)
 
-    def _emit(self, new: Operation, old: Operation) -> Operation:
+    def emit(
+        self, new: Operation, old: Operation, into: Block | None = None
+    ) -> Operation:
+        """Append ``new`` (at ``old``'s location) to ``into``, by default
+        the current block."""
         new.location = old.location
-        self.block.add_op(new)
+        (self.current if into is None else into).add_op(new)
         return new
+
+    _emit = emit
+
+    @contextmanager
+    def inside(
+        self, block: Block, destinations: dict[SSAValue, SSAValue]
+    ) -> Iterator[None]:
+        """Emit into a host region's ``block``, its yielded kernel outputs
+        written to ``destinations``."""
+        saved = self.current, self.destinations
+        self.current, self.destinations = block, destinations
+        try:
+            yield
+        finally:
+            self.current, self.destinations = saved
+
+    def region_storage(self, value: SSAValue, hint: str | None = None) -> SSAValue:
+        """A fresh buffer for ``value`` (a tensor of the loop level) in the
+        function's block: before the outermost control-flow op that needs it
+        (which is emitted once its regions are), so allocated once per call,
+        and never reused (it lives until the function returns)."""
+        new = memory.AllocOp(BufferType.of_tensor(_tensor(value)))
+        if isinstance(value.owner, Operation):
+            new.location = value.owner.location
+        self.block.add_op(new)
+        new.results[0].name_hint = hint or value.name_hint
+        return new.results[0]
+
+    def keep_alive(self, value: SSAValue) -> None:
+        """Never release ``value``'s buffer: a loop result reads it in place
+        (a carry the loop passes on unchanged), so it lives as long as that
+        result may be read."""
+        self.last_use[value] = len(self.old_block.ops)  # past every position
+
+    def storage_of(self, value: SSAValue) -> SSAValue:
+        """The buffer a result inside a region is written to: the region's
+        destination for it if it is yielded, else one of its own."""
+        if self.destinations is not None and value in self.destinations:
+            return self.destinations[value]
+        return self.region_storage(value)
 
     def _lower_constant(self, op: graph.ConstantOp) -> None:
         assert isinstance(op.value, DenseIntOrFPElementsAttr), "not a splat"
         result_type = BufferType.of_tensor(_tensor(op.result))
-        new = self._emit(memory.ConstantOp(op.value, result_type), op)
+        new = self.emit(memory.ConstantOp(op.value, result_type), op, into=self.block)
         new.results[0].name_hint = op.result.name_hint
         self.buffers[op.result] = new.results[0]
 
-    def _lower_kernel(self, op: loop.KernelOp, position: int) -> None:
+    def _lower_kernel(self, op: loop.KernelOp) -> None:
         inputs = [self.buffers[v] for v in op.inputs]
         outputs = [self._storage(result, op) for result in op.outputs]
         name = self.names.fresh(self.function_name, op.kernel_name)
@@ -325,12 +399,17 @@ class FunctionBufferizer:
         module_block = self.function.parent_block()
         assert module_block is not None
         module_block.insert_op_before(kernel, self.function)
-        launch = self._emit(memory.LaunchOp(name, [*inputs, *outputs]), op)
-        self._release_dead(op, position, launch)
+        self._emit(memory.LaunchOp(name, [*inputs, *outputs]), op)
 
     def _storage(self, result: SSAValue, op: loop.KernelOp) -> SSAValue:
-        """Storage for a kernel output: fresh if returned, else a dead
-        intermediate's when one fits, else fresh."""
+        """Storage for a kernel output: inside a region, the destination of
+        a yielded value or a buffer allocated once for the whole function;
+        else fresh if returned, else a dead intermediate's when one fits,
+        else fresh."""
+        if self.destinations is not None:
+            buffer = self.storage_of(result)
+            self.buffers[result] = buffer
+            return buffer
         wanted = BufferType.of_tensor(_tensor(result))
         free = None if result in self.returned else self.pool.take(wanted)
         new = memory.AllocOp(wanted) if free is None else memory.ReuseOp(free, wanted)
@@ -339,18 +418,17 @@ class FunctionBufferizer:
         self.buffers[result] = new.results[0]
         return new.results[0]
 
-    def _release_dead(
-        self, op: loop.KernelOp, position: int, launch: Operation
-    ) -> None:
+    def _release_dead(self, op: Operation, position: int, last: Operation) -> None:
         """Intermediates last used by ``op`` (inputs it read, outputs nobody
-        reads) are free once it has run."""
+        reads) are free once it has run (once ``last``, the last op it
+        became, has)."""
         seen: set[SSAValue] = set()
-        for value in (*op.inputs, *op.outputs):
+        for value in (*op.operands, *op.results):
             if value in seen or not self._is_intermediate(value):
                 continue
             seen.add(value)
             if self.last_use[value] == position:
-                self.pool.release(self.buffers[value], launch)
+                self.pool.release(self.buffers[value], last)
 
     def _is_intermediate(self, value: SSAValue) -> bool:
         return isinstance(value.owner, loop.KernelOp) and value not in self.returned

@@ -122,12 +122,17 @@ register_level(
     Level("loop", frozenset({"loop", "graph", "scf"}), run_loop, _graph_signature)
 )
 register_level(
-    Level("memory", frozenset({"memory", "loop", "scf"}), run_memory, memory_signature)
+    Level(
+        "memory",
+        frozenset({"memory", "loop", "scf", "arith"}),
+        run_memory,
+        memory_signature,
+    )
 )
 register_level(
     Level(
         "triton",
-        frozenset({"triton", "memory", "scf"}),
+        frozenset({"triton", "memory", "scf", "arith"}),
         triton_backend.run_triton,
         memory_signature,
     )

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, StringAttr
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
 from irc.backend.triton.elementwise import (
     COMPARISON_OPERATORS,
@@ -270,11 +270,12 @@ class KernelEmitter:
         return f"tl.where({self.v(op.condition)}, {self.v(op.on_true)}, {self.v(op.on_false)})"
 
     def cast(self, op: tt.CastOp) -> str:
-        return cast_text(
-            self.v(op.input),
-            tt.element_of(op.input.type),
-            tt.element_of(op.result.type),
-        )
+        source = tt.element_of(op.input.type)
+        text = self.v(op.input)
+        if _is_induction_variable(op.input):
+            # A Python int under Triton's interpreter, which has no ``.to``.
+            text = f"tl.cast({text}, {tl_type(source)})"
+        return cast_text(text, source, tt.element_of(op.result.type))
 
     def reduce(self, op: tt.ReduceOp) -> str:
         return reduce_text(
@@ -376,6 +377,16 @@ def compare_text(
     """``triton.cmp`` (NaN compares false, ``ne`` true)."""
     operator = COMPARISON_OPERATORS[predicate]
     return f"({wide(a, element)} {operator} {wide(b, element)})"
+
+
+def _is_induction_variable(value: SSAValue) -> bool:
+    """Whether ``value`` is the counter of an ``scf.for`` (a device loop's
+    iteration index)."""
+    return (
+        isinstance(value, BlockArgument)
+        and value.index == 0
+        and isinstance(value.owner.parent_op(), scf.ForOp)
+    )
 
 
 def cast_text(x: str, source: Attribute, target: Attribute) -> str:

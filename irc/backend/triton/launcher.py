@@ -15,7 +15,12 @@ it for compiled kernels, a view for the interpreter; ``memory.reuse`` takes
 its source's place, ``memory.dealloc`` is a ``del``), copies the dense
 constants there, launches each kernel over its grid (nothing for an empty
 grid; a grid beyond CUDA's limits is refused) and returns a tuple of
-tensors. When the test fails it calls ``refuse_<name>(tensors)``, which
+tensors. Host control flow (``scf.if``, ``scf.while``, ``scf.for`` over
+buffers, from ``irc.lowering.host_control_flow``) becomes Python ``if``,
+``while True: ... break`` and ``for ... in range(...)``, each commented with
+where its decision runs: a ``memory.read_scalar`` is ``.item()``, the one
+device->host read of a decision; the buffers such ops touch are tensors of
+their own, outside the workspace. When the test fails it calls ``refuse_<name>(tensors)``, which
 checks one thing at a time and raises the module's ``LaunchError`` (a
 ``ValueError``) naming the argument, axis, symbol and values, or the guard,
 its symbols' values and the compiler's reason for it. The checks and
@@ -28,9 +33,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from xdsl.dialects import func
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from irc.backend.triton.errors import EmitError
 from irc.backend.triton.expressions import ExprRenderer
@@ -134,6 +139,13 @@ class _Dim:
         return bool(self.expr.symbols) and self.expr.symbol_name is None
 
 
+def _device_loop_note(kernel: tt.KernelOp) -> str | None:
+    """What a kernel's reason says of the loop it runs inside (a device
+    loop: ``irc.lowering.fusion_to_loop.device_loop``), if it does."""
+    notes = [n for n in kernel.reason.data.split("; ") if n.startswith("device loop:")]
+    return safe_text(notes[0].removeprefix("device loop: ")) if notes else None
+
+
 @dataclass
 class LauncherEmitter:
     """Prints one host function as its launcher and the launcher's refusal.
@@ -158,6 +170,8 @@ class LauncherEmitter:
     slots: dict[SSAValue, str] = field(default_factory=dict)
     #: Symbols the launcher's fast path has bound so far.
     _bound: set[str] = field(default_factory=set)
+    #: How deep in host control flow the lines being emitted are.
+    _depth: int = 0
 
     def emit(self) -> list[str]:
         self.namer.taken |= MODULE_NAMES | {
@@ -186,7 +200,7 @@ class LauncherEmitter:
         ]
 
     def _emit(self, text: str) -> None:
-        self.lines.append(text)
+        self.lines.append("    " * self._depth + text)
 
     def _host(self, expr: SymExpr) -> str:
         missing = sorted(expr.symbols - self.symbols.keys())
@@ -290,9 +304,9 @@ class LauncherEmitter:
         return self.symbols[symbol]
 
     def _guards(self) -> list[sym.GuardOp]:
-        guards = [
-            op for op in self.function.body.block.ops if isinstance(op, sym.GuardOp)
-        ]
+        # Guards in host regions state facts of the symbols too: checked up
+        # front with the others.
+        guards = [op for op in self.function.walk() if isinstance(op, sym.GuardOp)]
         for op in guards:
             if op.fact.fact.op not in _FACT_OPERATORS:
                 raise EmitError(f"sym.guard compares with {op.fact.fact.op!r}")
@@ -402,7 +416,7 @@ class LauncherEmitter:
             for op in ops
             if isinstance(op, func.ReturnOp)
             for v in op.arguments
-        }
+        } | self._host_touched()
         size_text: str | None = None  # the workspace's size so far, as Python
         for op in ops:
             if isinstance(op, memory.ReuseOp) and op.source in self.slots:
@@ -427,6 +441,19 @@ class LauncherEmitter:
                 f"    workspace = _irc_allocate({what}, ({size_text},), (1,), "
                 "torch.uint8, device)"
             )
+
+    def _host_touched(self) -> set[SSAValue]:
+        """The buffers host control flow reads, writes, views or carries
+        (a decision's predicate, an index, a copy, a row, a loop's carries):
+        they are tensors of their own, which the host can touch directly,
+        where a compiled kernel's workspace slice is only an address."""
+        return {
+            self._storage(operand)
+            for op in self.function.walk()
+            if isinstance(op, (*memory.HOST_TRANSFER_OPS, scf.WhileOp, scf.ForOp))
+            for operand in op.operands
+            if isinstance(operand.type, BufferType)
+        }
 
     def _storage(self, value: SSAValue) -> SSAValue:
         """The buffer whose storage ``value`` is (through ``memory.reuse``)."""
@@ -465,7 +492,7 @@ class LauncherEmitter:
             self._launch(op)
         elif isinstance(op, func.ReturnOp):
             self._emit(f"    return {_tuple_text(self._results(op.arguments))}")
-        else:
+        elif not self._control_flow_op(op):
             raise EmitError(
                 f"{op.name} in host function @{self.function.sym_name.data} has no "
                 "launcher spelling; host functions hold memory ops and launches"
@@ -519,6 +546,9 @@ class LauncherEmitter:
         args.append("enable_fp_fusion=False")
         launch = f"{kernel.python_name}[grid]({', '.join(args)})"
         checks = self._grid_checks(op.kernel_name, grid)
+        device_loop = _device_loop_note(kernel.op)
+        if device_loop is not None:
+            self._emit(f"    # loop on the device, no host decision: {device_loop}")
         if checks is None:
             self._emit(
                 f"    # @{safe_text(op.kernel_name)}: its grid is empty, nothing to launch"
@@ -550,3 +580,117 @@ class LauncherEmitter:
             elif int(extent) <= 0:
                 return None
         return checks
+
+    # Host control flow -----------------------------------------------------
+
+    def _control_flow_op(self, op: Operation) -> bool:
+        """Emit ``op`` if it is host control flow (or one of its transfers);
+        whether it was. Each decision says where it runs."""
+        if isinstance(op, scf.IfOp):
+            self._emit(f"    if {self.values[op.cond]}:")
+            self._host_block(op.true_region.block)
+            self._emit("    else:")
+            self._host_block(op.false_region.block)
+        elif isinstance(op, scf.ForOp):
+            self._host_for(op)
+        elif isinstance(op, scf.WhileOp):
+            self._host_while(op)
+        elif isinstance(op, memory.ReadScalarOp):
+            self._emit(
+                "    # decision on the host: one device->host read of a 0-d "
+                "buffer a kernel wrote (it waits for the kernels before it)"
+            )
+            self._assign(op.result, f"{self.values[op.buffer]}.item()")
+        elif isinstance(op, memory.WriteScalarOp):
+            self._emit(
+                "    # the host writes the iteration index for the kernels to "
+                "read (one small host->device write)"
+            )
+            self._emit(f"    {self.values[op.buffer]}.fill_({self.values[op.value]})")
+        elif isinstance(op, memory.CopyOp):
+            self._emit(f"    {self.values[op.target]}.copy_({self.values[op.source]})")
+        elif isinstance(op, memory.RowOp):
+            source, index = self.values[op.source], self.values[op.index]
+            self._assign(op.result, f"{source}[{index}]")
+        elif isinstance(op, memory.SizeOp):
+            self._assign(op.result, self._host(op.expr.data))
+        elif isinstance(op, arith.SubiOp):
+            lhs, rhs = self.values[op.lhs], self.values[op.rhs]
+            self._assign(op.result, f"{lhs} - {rhs}")
+        else:
+            return False
+        return True
+
+    def _host_block(self, block: Block) -> None:
+        """The ops of a host region's ``block``, one level deeper; its
+        terminator is the caller's to spell."""
+        self._depth += 1
+        ops = list(block.ops)
+        if isinstance(ops[-1], scf.YieldOp | scf.ConditionOp):
+            ops = ops[:-1]
+        for op in ops:
+            self._host_op(op)
+        if not ops:
+            self._emit("    pass")
+        self._depth -= 1
+
+    def _carry(self, targets: Sequence[SSAValue], values: Sequence[SSAValue]) -> None:
+        """``(targets) = (values)`` at the current depth, naming the targets."""
+        if not targets:
+            return
+        for target in targets:
+            if target not in self.values:
+                self.values[target] = self.namer.fresh("v", str(len(self.values)))
+        self._emit(
+            f"    {_tuple_text(self.values[t] for t in targets)} = "
+            f"{_tuple_text(self.values[v] for v in values)}"
+        )
+
+    def _host_for(self, op: scf.ForOp) -> None:
+        """A counted loop on the host: the trip count is computed from the
+        bound symbols; the carries' buffers swap each iteration."""
+        carried = op.body.block.args[1:]
+        self._carry(carried, op.iter_args)
+        step = self.namer.fresh("i_", "step")
+        self.values[op.body.block.args[0]] = step
+        self._emit(
+            "    # loop on the host: its trip count comes from the bound symbols; "
+            "its carries' buffers were allocated once and swap each iteration"
+        )
+        self._emit(
+            f"    for {step} in range({self.values[op.lb]}, {self.values[op.ub]}, "
+            f"{self.values[op.step]}):"
+        )
+        self._host_block(op.body.block)
+        self._depth += 1
+        yielded = op.body.block.last_op
+        assert isinstance(yielded, scf.YieldOp)
+        self._carry(carried, yielded.operands)
+        self._depth -= 1
+        self._carry(op.results, carried)
+
+    def _host_while(self, op: scf.WhileOp) -> None:
+        """A loop whose every decision runs on the host, on a predicate the
+        device computed (one device->host read per iteration)."""
+        before, after = op.before_region.block, op.after_region.block
+        self._carry(before.args, op.arguments)
+        self._emit(
+            "    # loop on the host: each iteration's decision reads the predicate "
+            "a kernel computed (one device->host read per iteration)"
+        )
+        self._emit("    while True:")
+        self._host_block(before)
+        condition = before.last_op
+        assert isinstance(condition, scf.ConditionOp)
+        self._depth += 1
+        self._carry(after.args, condition.args)
+        self._emit(f"    if not {self.values[condition.condition]}:")
+        self._emit("        break")
+        self._depth -= 1
+        self._host_block(after)
+        self._depth += 1
+        yielded = after.last_op
+        assert isinstance(yielded, scf.YieldOp)
+        self._carry(before.args, yielded.operands)
+        self._depth -= 1
+        self._carry(op.results, after.args)

@@ -48,7 +48,9 @@ The package's modules, along the pass's seams:
   :mod:`~irc.lowering.fusion_to_loop.pointwise`,
   :mod:`~irc.lowering.fusion_to_loop.reduction` (and
   :mod:`~irc.lowering.fusion_to_loop.scan` for reduction kernels of scans),
-  :mod:`~irc.lowering.fusion_to_loop.matmul`.
+  :mod:`~irc.lowering.fusion_to_loop.matmul`; and
+  :mod:`~irc.lowering.fusion_to_loop.device_loop` for a ``graph.for`` whose
+  body is one pointwise kernel: one kernel with the loop inside.
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ from irc.dialects import graph as g
 from irc.dialects.kernel_kind import MatmulPrecision
 from irc.dialects.tiles import is_power_of_two
 from irc.errors import IrcError
+from irc.lowering.fusion_to_loop.device_loop import DeviceLoopTiler, device_loop_kernel
 from irc.lowering.fusion_to_loop.matmul import MatmulTiler
 from irc.lowering.fusion_to_loop.pointwise import PointwiseTiler
 from irc.lowering.fusion_to_loop.reduction import ReductionTiler
@@ -121,11 +124,22 @@ class TilePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         _check_fused(op)
+        lower_device_loops(op, self)
         for kernel in [k for k in op.walk() if isinstance(k, fusion.KernelOp)]:
             strategy = _strategy(kernel)
             if strategy is None:
                 raise IrcError(f"tile: unknown fusion kernel kind {kernel.kind_name!r}")
             Rewriter.replace_op(kernel, strategy(kernel, self).tile())
+
+
+def lower_device_loops(module: ModuleOp, options: TilePass) -> None:
+    """Replace every ``graph.for`` that fits one kernel by that kernel with
+    the loop inside (``irc.lowering.fusion_to_loop.device_loop``); the
+    other control flow stays, for ``bufferize`` to run on the host."""
+    for op in [f for f in module.walk() if isinstance(f, g.ForOp)]:
+        kernel = device_loop_kernel(op)
+        if kernel is not None:
+            Rewriter.replace_op(op, DeviceLoopTiler(op, kernel, options).tile())
 
 
 def _strategy(kernel: fusion.KernelOp) -> type[KernelTiler] | None:

@@ -1,0 +1,610 @@
+"""Structured control flow through every level to the launcher (irc issue 12).
+
+The example programs of ``control_flow_programs`` (the classic
+``fori_loop`` + ``cond`` with a traced step count, an RNN scan over a
+symbolic length, Newton's ``while_loop``, greedy decoding, cumsum as a scan)
+run at every level (fusion, loop, memory interpreters; the emitted Triton
+source under Triton's interpreter) against NumPy at several sizes, from one
+compilation; every level's IR prints, re-parses and verifies; the emitted
+launcher says where each decision runs and allocates its carried buffers
+once; a loop that fits one kernel runs on the device, the others on the
+host; irc-opt's ``--check-semantics`` and ``--check-bounds`` and
+``check_pass`` take the IR with control flow.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from control_flow_programs import (
+    PROGRAMS,
+    rnn_inputs,
+    rnn_loss,
+    rnn_reference,
+    rnn_specs,
+)
+from hypothesis import strategies as st
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import VerifyException
+
+import irc
+from irc.cli import irc_opt
+from irc.errors import ExecutionError
+from irc.interpreters.memory import run_memory
+from irc.ir import default_context, parse_module, print_module
+from irc.passes.registry import get_all_passes
+from irc.testing import CONTROL_FLOW_ACTIONS, check_pass, programs
+from irc.testing.interpreters import run_module
+
+LOWER_LEVELS = ("fusion", "loop", "memory", "triton")
+
+
+@pytest.fixture(scope="module")
+def compiled() -> dict[str, irc.Compiled]:
+    return {name: program.compile() for name, program in PROGRAMS.items()}
+
+
+def _results(value: Any) -> list[np.ndarray]:
+    values = value if isinstance(value, tuple | list) else (value,)
+    return [np.asarray(v) for v in values]
+
+
+def _assert_matches(got: Sequence[Any], want: Any) -> None:
+    expected = _results(want)
+    assert len(got) == len(expected)
+    for actual, reference in zip(got, expected, strict=True):
+        actual = np.asarray(actual)
+        assert actual.shape == reference.shape
+        if np.issubdtype(reference.dtype, np.floating):
+            np.testing.assert_allclose(actual, reference, rtol=1e-4, atol=1e-5)
+        else:
+            np.testing.assert_array_equal(actual, reference)
+
+
+def _inputs(name: str, size: int) -> tuple[Any, ...]:
+    return PROGRAMS[name].inputs(np.random.default_rng(size), size)
+
+
+# ----- every level runs the programs --------------------------------------------
+
+
+@pytest.mark.parametrize("level", LOWER_LEVELS)
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_every_level_agrees_with_numpy(
+    compiled: dict[str, irc.Compiled], name: str, level: str
+) -> None:
+    module = compiled[name].module_at(level)
+    for size in PROGRAMS[name].sizes:
+        args = _inputs(name, size)
+        got = run_module(module, [np.asarray(a) for a in args])
+        _assert_matches(got, PROGRAMS[name].reference(*args))
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_interpret_backend_agrees_with_numpy(
+    compiled: dict[str, irc.Compiled], name: str
+) -> None:
+    for size in PROGRAMS[name].sizes:
+        args = _inputs(name, size)
+        got = compiled[name](*args, backend="interpret")
+        _assert_matches(_results(got), PROGRAMS[name].reference(*args))
+
+
+@pytest.mark.parametrize("level", LOWER_LEVELS)
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_every_level_reprints_identically(
+    compiled: dict[str, irc.Compiled], name: str, level: str
+) -> None:
+    text = compiled[name].ir(level)
+    module = parse_module(text)
+    module.verify()
+    assert print_module(module) == text
+    generic = print_module(module, generic=True)
+    assert print_module(parse_module(generic)) == text
+
+
+# ----- where decisions run, and the carried buffers -------------------------------
+
+
+def _launcher(compiled: irc.Compiled) -> list[str]:
+    source = compiled.triton_source
+    start = source.index("\ndef launch_")
+    return source[start:].split("\n\n\n")[0].splitlines()
+
+
+def _loop_lines(lines: list[str], header: str) -> tuple[int, list[str]]:
+    """The index of the first line starting with ``header`` (stripped) and
+    the lines of that loop's body (indented deeper)."""
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith(header))
+    depth = len(lines[start]) - len(lines[start].lstrip())
+    body = []
+    for line in lines[start + 1 :]:
+        if len(line) - len(line.lstrip()) <= depth:
+            break
+        body.append(line)
+    return start, body
+
+
+def test_classic_loop_decides_on_the_host_and_allocates_carries_once(
+    compiled: dict[str, irc.Compiled],
+) -> None:
+    lines = _launcher(compiled["decay_or_grow"])
+    start, body = _loop_lines(lines, "while True:")
+    before = lines[:start]
+    # Each decision is a host `if` on one device->host read, and says so.
+    reads = [line for line in body if ".item()" in line]
+    assert len(reads) == 2  # the loop's predicate, then the cond's
+    comments = [line for line in body if "# decision on the host" in line]
+    assert len(comments) == 2
+    assert "device->host read per iteration" in lines[start - 1]
+    assert any(re.match(r"\s+if v_decision\w*:$", line) for line in body)
+    # Every buffer exists before the loop; the loop allocates nothing.
+    assert not [
+        line for line in body if "_irc_allocate" in line or "_irc_slice" in line
+    ]
+    carries = [line for line in before if "'carry" in line and "_irc_allocate" in line]
+    assert len(carries) == 4  # current and next of the counter and of x
+    assert any(".copy_(t_x)" in line for line in before)  # the initial carry
+    # The carries' buffers swap at the end of each iteration (ping-pong).
+    exit_test = next(i for i, line in enumerate(body) if "if not v_decision" in line)
+    current = _assigned(body[exit_test - 1])[0]  # the body's (current, next)
+    following = _assigned(body[-1])[1]  # what the next iteration gets
+    assert sorted(following) == sorted(current) and following != current
+
+
+def _assigned(line: str) -> tuple[list[str], list[str]]:
+    """The names on either side of ``(a, b) = (c, d)``."""
+    left, right = line.strip().split(" = ")
+    return left.strip("()").split(", "), right.strip("()").split(", ")
+
+
+def test_scan_with_a_matmul_runs_on_the_host_one_module_for_all_lengths(
+    compiled: dict[str, irc.Compiled],
+) -> None:
+    rnn = compiled["rnn"]
+    lines = _launcher(rnn)
+    start, body = _loop_lines(lines, "for i_step in range(")
+    assert "    v_trips = s_T" in lines  # the trip count is the bound symbol T
+    assert "v_trips" in lines[start]
+    assert "trip count comes from the bound symbols" in lines[start - 1]
+    assert sum("kernel_" in line and "[grid]" in line for line in body) == 3
+    assert not [line for line in body if "_irc_allocate" in line]
+    assert "graph.for" in rnn.ir("loop") and "scf.for" in rnn.ir("memory")
+
+
+def test_elementwise_scan_runs_on_the_device_in_one_kernel(
+    compiled: dict[str, irc.Compiled],
+) -> None:
+    cumsum = compiled["cumsum"]
+    lines = _launcher(cumsum)
+    assert not [line for line in lines if re.match(r"\s+(for|while) ", line)]
+    says = [line for line in lines if "# loop on the device, no host decision" in line]
+    assert len(says) == 1 and "the whole graph.for (N iterations)" in says[0]
+    assert "graph.for N" not in cumsum.ir("loop")  # the loop is in the kernel
+    assert "device loop: the whole graph.for (N iterations)" in cumsum.ir("loop")
+    kernel = cumsum.triton_source.split("def kernel_k1(")[1].split("\n\n\n")[0]
+    assert re.search(r"for v\w+ in range\(", kernel)
+    assert cumsum.num_kernels == 2  # the zeros, then the whole scan
+
+
+def test_a_reverse_device_loop_counts_down() -> None:
+    def reverse_cumsum(xs: Any) -> Any:
+        def add(total: Any, x: Any) -> Any:
+            total = total + x
+            return total, total
+
+        return irc.scan(add, np.zeros_like(xs[0]), xs, reverse=True)
+
+    compiled = irc.compile(reverse_cumsum, irc.TensorSpec(("N", "D"), "float32"))
+    assert "device loop" in compiled.ir("loop")
+    for n, d in ((1, 3), (5, 1200)):
+        xs = np.random.default_rng(n).standard_normal((n, d)).astype(np.float32)
+        total, sums = compiled(xs, backend="interpret")
+        expected = np.cumsum(xs[::-1], axis=0)[::-1]
+        np.testing.assert_allclose(sums, expected, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(total, expected[0], rtol=1e-5, atol=1e-5)
+
+
+# ----- gradients ---------------------------------------------------------------------
+
+
+def _numeric_gradient(args: Sequence[np.ndarray], position: int) -> np.ndarray:
+    """The central difference of the RNN loss in float64 along every
+    element of argument ``position``."""
+
+    def loss(*values: np.ndarray) -> float:
+        last, states = rnn_reference(*values)
+        return float((states * states).sum() + last.sum())
+
+    values = [np.asarray(a, np.float64) for a in args]
+    gradient = np.zeros_like(values[position])
+    step = 1e-6
+    for index in np.ndindex(gradient.shape):
+        plus = [v.copy() for v in values]
+        minus = [v.copy() for v in values]
+        plus[position][index] += step
+        minus[position][index] -= step
+        gradient[index] = (loss(*plus) - loss(*minus)) / (2 * step)
+    return gradient
+
+
+def test_rnn_gradient_over_a_symbolic_length_at_every_level() -> None:
+    """The gradient of a loss of every RNN state (a reverse graph.for over T
+    after the forward one): one compilation, every level and the emitted
+    kernels agree with the graph level and with central differences."""
+    compiled = irc.compile(irc.grad(rnn_loss, argnums=(0, 1, 2, 3)), *rnn_specs())
+    for length in (1, 4):
+        args = rnn_inputs(np.random.default_rng(length), length)
+        expected = [_numeric_gradient(args, i) for i in range(4)]
+        for level in ("graph", *LOWER_LEVELS):
+            got = run_module(compiled.module_at(level), list(args))
+            for actual, numeric in zip(got, expected, strict=True):
+                np.testing.assert_allclose(actual, numeric, rtol=1e-3, atol=1e-4)
+        got = compiled(*args, backend="interpret")
+        for actual, numeric in zip(got, expected, strict=True):
+            np.testing.assert_allclose(actual, numeric, rtol=1e-3, atol=1e-4)
+    assert "scf.for" in compiled.ir("memory")  # both loops run on the host
+
+
+# ----- nesting -----------------------------------------------------------------------
+
+
+def _nested_loops(x: Any, w: Any) -> Any:
+    """A fori_loop over a symbolic dim around a static one around a cond."""
+
+    def outer(i: Any, x: Any) -> Any:
+        def inner(j: Any, x: Any) -> Any:
+            return irc.cond(x.sum() > 0, lambda x: x @ w * 0.5, lambda x: x + 1.0, x)
+
+        return irc.fori_loop(0, 2, inner, x) + 1.0
+
+    return irc.fori_loop(0, x.shape[0], outer, x)
+
+
+def _nested_loops_reference(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    for _ in range(x.shape[0]):
+        for _ in range(2):
+            x = x @ w * np.float32(0.5) if x.sum() > 0 else x + np.float32(1.0)
+        x = x + np.float32(1.0)
+    return x
+
+
+def _while_in_cond(x: Any, n: Any) -> Any:
+    def doubled(x: Any, n: Any) -> Any:
+        state = (x, np.int64(0))
+        return irc.while_loop(
+            lambda s: s[1] < n, lambda s: (s[0] * 2.0, s[1] + 1), state
+        )[0]
+
+    return irc.cond(n > 2, doubled, lambda x, n: x - 1.0, x, n)
+
+
+def _while_in_cond_reference(x: np.ndarray, n: np.int64) -> np.ndarray:
+    return x * np.float32(2.0**n) if n > 2 else x - np.float32(1.0)
+
+
+def _invariant_carry(a: Any, xs: Any) -> Any:
+    """A scan whose second carry never changes (read in place), with two ys."""
+
+    def body(carry: Any, x: Any) -> Any:
+        s, k = carry
+        t = s * k + x
+        return (t, k), (t, x.sum())
+
+    (s, k), (ys, sums) = irc.scan(body, (a, a * 0 + 2.0), xs)
+    return s, k, ys, sums
+
+
+def _invariant_carry_reference(a: np.ndarray, xs: np.ndarray) -> Any:
+    s, k = a, a * 0 + np.float32(2.0)
+    states = []
+    for x in xs:
+        s = s * k + x
+        states.append(s)
+    return s, k, np.stack(states), xs.sum(axis=1)
+
+
+NESTED = {
+    "nested_loops": (
+        _nested_loops,
+        _nested_loops_reference,
+        (irc.TensorSpec(("N", "N"), "float32"),) * 2,
+        lambda rng, n: tuple(
+            (0.3 * rng.standard_normal((n, n))).astype(np.float32) for _ in range(2)
+        ),
+    ),
+    "while_in_cond": (
+        _while_in_cond,
+        _while_in_cond_reference,
+        (irc.TensorSpec(("N",), "float32"), irc.TensorSpec((), "int64")),
+        lambda rng, n: (rng.standard_normal(n).astype(np.float32), np.int64(n)),
+    ),
+    "invariant_carry": (
+        _invariant_carry,
+        _invariant_carry_reference,
+        (irc.TensorSpec(("D",), "float32"), irc.TensorSpec(("T", "D"), "float32")),
+        lambda rng, n: (
+            rng.standard_normal(3).astype(np.float32),
+            rng.standard_normal((n, 3)).astype(np.float32),
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NESTED))
+def test_nested_control_flow_at_every_level(name: str) -> None:
+    function, reference, specs, inputs = NESTED[name]
+    compiled = irc.compile(function, *specs)
+    for size in (1, 2, 4):
+        args = inputs(np.random.default_rng(size), size)
+        for level in LOWER_LEVELS:
+            got = run_module(compiled.module_at(level), [np.asarray(a) for a in args])
+            _assert_matches(got, reference(*args))
+        got = compiled(*args, backend="interpret")
+        _assert_matches(_results(got), reference(*args))
+
+
+def test_an_invariant_carry_is_read_in_place() -> None:
+    function, _, specs, _ = NESTED["invariant_carry"]
+    memory_ir = irc.compile(function, *specs).ir("memory")
+    # One pair of buffers: the changing carry's; the constant 2 is not copied.
+    assert memory_ir.count("%carry = memory.alloc") == 1
+    assert "%carry_1" not in memory_ir
+
+
+# ----- tools on IR with control flow ------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["decay_or_grow", "rnn"])
+def test_irc_opt_checks_semantics_and_bounds_of_the_lowering(
+    compiled: dict[str, irc.Compiled],
+    name: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    source = tmp_path / "input.mlir"
+    source.write_text(compiled[name].ir("graph"))
+    pipeline = "fuse,tile,bufferize,lower-memory-to-triton"
+    flags = ["--check-semantics", "--check-semantics-runs=2", "--check-bounds"]
+    status = irc_opt.main([str(source), "-p", pipeline, *flags])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    assert "scf.for" in captured.out or "scf.while" in captured.out
+
+
+@pytest.mark.parametrize(
+    ("passes", "level"),
+    [
+        ("fuse", "graph"),
+        ("tile", "fusion"),
+        ("bufferize", "loop"),
+        ("lower-memory-to-triton", "memory"),
+    ],
+)
+def test_check_pass_on_the_programs(
+    compiled: dict[str, irc.Compiled], passes: str, level: str
+) -> None:
+    # Random inputs would index greedy_decode's table out of range.
+    programs = [c.ir(level) for n, c in compiled.items() if n != "greedy_decode"]
+    report = check_pass(passes, programs, max_examples=6)
+    control_flow = {"graph.cond", "graph.while", "graph.for", "scf.while", "scf.for"}
+    assert report.examples > 0 and control_flow & set(report.op_kinds)
+
+
+# ----- the real launch path ---------------------------------------------------------
+
+
+def test_host_loop_launches_on_the_real_path(tmp_path: Path) -> None:
+    """The RNN's kernels go through Triton's binder and compiler (sm_90 PTX
+    and a cubin) under the fake CUDA driver, launched once per iteration by
+    the launcher's host loop, with NumPy's result shapes and dtypes."""
+    from fake_gpu_control_flow import LENGTHS
+    from fake_gpu_control_flow import __file__ as script
+    from fake_gpu_suite import run_compiling
+
+    out = tmp_path / "report.json"
+    completed = run_compiling([script, str(out)], timeout=900)
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    result = json.loads(out.read_text())["rnn"]
+    assert "error" not in result, result.get("error")
+    assert [call["length"] for call in result["calls"]] == list(LENGTHS)
+    for call in result["calls"]:
+        assert call["outputs"] == call["numpy"]
+        # Every kernel of the module is in the loop body: one launch each
+        # per iteration.
+        assert len(call["launches"]) == result["kernels"] * call["length"]
+        for launch in call["launches"]:
+            assert launch["binary"]["sm_90"] and launch["binary"]["cubin_bytes"] > 0
+            # Rows of xs are views at a row's offset: pointers, not always
+            # 16-byte aligned (Triton specialises on that per launch).
+            assert any(a["kind"] == "pointer" for a in launch["args"].values())
+
+
+# ----- generated programs with control flow -------------------------------------------
+
+#: Bounded steps a generated body chains (values stay in [-2, 2]).
+_STEPS: dict[str, Any] = {
+    "tanh": np.tanh,
+    "halve_and_shift": lambda v: v * 0.5 + 0.25,
+    "center_rows": lambda v: v - v.mean(axis=-1, keepdims=True),
+    "sin": np.sin,
+}
+
+
+@st.composite
+def control_flow_modules(draw: st.DrawFn) -> ModuleOp:
+    """Graph modules of ``f(x: [N, D], w: [D, D])`` with a loop or a cond
+    (an ``irc.fori_loop`` over a static or symbolic count, an ``irc.scan``
+    over the rows of ``x``, an ``irc.while_loop``, an ``irc.cond`` on a
+    reduction), optionally holding a cond, around bodies of bounded steps
+    and, optionally, a matmul: host loops, device loops and decisions."""
+    steps = draw(st.lists(st.sampled_from(sorted(_STEPS)), min_size=1, max_size=3))
+    use_matmul = draw(st.booleans())
+    inner_cond = draw(st.booleans())
+    kind = draw(
+        st.sampled_from(["fori_static", "fori_symbolic", "scan", "while", "cond"])
+    )
+
+    def body(v: Any, w: Any) -> Any:
+        for step in steps:
+            v = _STEPS[step](v)
+        if use_matmul and v.ndim == 2:
+            v = np.tanh(v @ w)
+        if inner_cond:
+            # A max is exact in any order (a sum of centred rows is 0 up to
+            # rounding, which the levels may order differently).
+            v = irc.cond(v.max() > 0.25, lambda u: u * 0.5, lambda u: u - 0.5, v)
+        return v
+
+    def function(x: Any, w: Any) -> Any:
+        if kind == "fori_static":
+            return irc.fori_loop(0, 2, lambda i, v: body(v, w), x)
+        if kind == "fori_symbolic":
+            return irc.fori_loop(0, x.shape[0], lambda i, v: body(v, w), x)
+        if kind == "scan":
+            step = lambda c, row: (body(c + row, w), c)  # noqa: E731
+            return irc.scan(step, x[0] * 0.0, x)
+        if kind == "while":
+            state = (x, np.int64(0))
+            grown = lambda s: (body(s[0], w), s[1] + 1)  # noqa: E731
+            return irc.while_loop(lambda s: s[1] < 3, grown, state)[0]
+        return irc.cond(x.max() > 0, lambda v: body(v, w), lambda v: v * 2.0, x)
+
+    specs = (
+        irc.TensorSpec(("N", "D"), "float32"),
+        irc.TensorSpec(("D", "D"), "float32"),
+    )
+    return irc.compile(function, *specs).module_at("graph")
+
+
+def test_check_pass_of_the_lowering_on_generated_control_flow() -> None:
+    report = check_pass(
+        "fuse,tile,bufferize,lower-memory-to-triton",
+        control_flow_modules(),
+        max_examples=10,
+    )
+    kinds = set(report.op_kinds)
+    assert {"graph.cond", "scf.for", "scf.while", "scf.if"} & kinds
+
+
+# ----- the host ops' verifiers and checks ---------------------------------------------
+
+_HOST_OP_ERRORS = {
+    "a decision reads a 0-d buffer": (
+        "%p = memory.alloc : !memory.buffer<[4], [1], i1>\n"
+        "%d = memory.read_scalar %p : !memory.buffer<[4], [1], i1> -> i1",
+        "memory.read_scalar moves one element: its buffer must be 0-d",
+    ),
+    "of its own element type": (
+        "%p = memory.alloc : !memory.buffer<[], [], i64>\n"
+        "%d = memory.read_scalar %p : !memory.buffer<[], [], i64> -> i1",
+        "memory.read_scalar: the buffer holds i64 but the scalar is i1",
+    ),
+    "a copy keeps the shape": (
+        "%a = memory.alloc : !memory.buffer<[N], [1], f32>\n"
+        "%b = memory.alloc : !memory.buffer<[M], [1], f32>\n"
+        "memory.copy %a, %b : !memory.buffer<[N], [1], f32>, !memory.buffer<[M], [1], f32>",
+        "memory.copy needs the same shape and element type",
+    ),
+    "a row drops the leading dim": (
+        "%a = memory.alloc : !memory.buffer<[N, D], [D, 1], f32>\n"
+        "%i = memory.size 0 : i64\n"
+        "%r = memory.row %a[%i] : !memory.buffer<[N, D], [D, 1], f32>[i64] -> "
+        "!memory.buffer<[N], [1], f32>",
+        "memory.row of !memory.buffer<[N, D], [D, 1], f32> is a buffer of its trailing",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_HOST_OP_ERRORS))
+def test_host_ops_refuse_what_they_cannot_do(case: str) -> None:
+    body, message = _HOST_OP_ERRORS[case]
+    text = f"func.func @f() {{\n{body}\nfunc.return\n}}"
+    with pytest.raises(VerifyException, match=re.escape(message)):
+        parse_module(text).verify()
+
+
+def test_a_decision_on_a_predicate_no_kernel_wrote_is_an_error() -> None:
+    text = """
+func.func @f(%x: !memory.buffer<[N], [1], f32>) -> !memory.buffer<[N], [1], f32> {
+  %p = memory.alloc : !memory.buffer<[], [], i1>
+  %d = memory.read_scalar %p : !memory.buffer<[], [], i1> -> i1
+  scf.if %d {
+  } else {
+  }
+  func.return %x : !memory.buffer<[N], [1], f32>
+}
+"""
+    with pytest.raises(ExecutionError, match="the scalar read by the host has 1"):
+        run_memory(parse_module(text), [np.ones(3, np.float32)])
+
+
+def test_cumsum_as_a_scan_matches_np_cumsum_compiled(
+    compiled: dict[str, irc.Compiled],
+) -> None:
+    """The same running sums two ways: ``irc.scan`` (a device loop over the
+    rows) and ``np.cumsum`` (a graph.scan kernel), both emitted and
+    interpreted, at several lengths of one compilation each."""
+    spec = irc.TensorSpec(("N", 3), "float32")
+    cumsum = irc.compile(lambda xs: np.cumsum(xs, axis=0), spec)
+    for length in (1, 5, 40):
+        xs = np.random.default_rng(length).standard_normal((length, 3))
+        xs = xs.astype(np.float32)
+        by_scan = compiled["cumsum"](xs, backend="interpret")
+        np.testing.assert_allclose(
+            by_scan, cumsum(xs, backend="interpret"), rtol=1e-5, atol=1e-5
+        )
+
+
+#: The generator's steps for programs mostly of region ops (as
+#: tests/test_control_flow.py draws them), with a matmul and a take so that
+#: bodies hold several kernel kinds.
+_GENERATED_STEPS = (
+    *CONTROL_FLOW_ACTIONS,
+    "binary",
+    "unary",
+    "reduce",
+    "matmul",
+    "guard",
+)
+
+
+@pytest.mark.parametrize(
+    "passes", ["fuse", "fuse,tile", "fuse,tile,bufferize", "lower-to-triton"]
+)
+def test_check_pass_of_each_lowering_on_irc_testing_programs(passes: str) -> None:
+    """``irc.testing.programs`` with ``CONTROL_FLOW_ACTIONS``: graph.cond on
+    bool arguments and symbolic sizes, graph.for over 0 to 3, ``N`` or
+    ``N - 1`` iterations, graph.while with a counter, around other ops."""
+    report = check_pass(passes, programs(actions=_GENERATED_STEPS), max_examples=12)
+    assert {"graph.cond", "graph.for", "graph.while"} & set(report.op_kinds)
+
+
+_PASS_THROUGH = """
+func.func @main(%a: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
+  %y = graph.neg %a : !graph.tensor<[N], f32>
+  %r:2 = graph.for 2 carries (%y) : (!graph.tensor<[N], f32>) xs () : () -> (!graph.tensor<[N], f32>, !graph.tensor<[2, N], f32>) {
+  ^bb0(%i: !graph.tensor<[], i64>, %c: !graph.tensor<[N], f32>):
+    graph.yield %c, %c : !graph.tensor<[N], f32>, !graph.tensor<[N], f32>
+  }
+  %z = graph.exp %r#0 : !graph.tensor<[N], f32>
+  func.return %z : !graph.tensor<[N], f32>
+}
+"""
+
+
+def test_a_pass_through_carry_keeps_its_buffer_alive_after_the_loop() -> None:
+    """The loop's result is the initial carry's buffer, read in place: it
+    is not deallocated (nor reused) while the result may be read."""
+    module = parse_module(_PASS_THROUGH)
+    x = np.linspace(-1, 1, 5, dtype=np.float32)
+    for name in ("fuse", "tile", "bufferize", "lower-memory-to-triton"):
+        get_all_passes()[name]()().apply(default_context(), module)
+        np.testing.assert_allclose(run_module(module, [x])[0], np.exp(-x), rtol=1e-6)
+    assert "memory.dealloc" not in print_module(module)
