@@ -11,8 +11,7 @@ default pipeline, and reported with:
   included (``matmuls`` of them); TorchInductor's figures for the same
   losses (its Triton kernels plus its extern matmul launches) are those of
   irc issue 11, measured with the batch dim dynamic and Triton codegen on
-  the CPU (torch.compile's own figures are not reproduced here: it takes
-  2-14 s per loss, too long for the shared 2-core machine);
+  the CPU (the issue quotes its first-call compile as 2-14 s per loss);
 - ``compile_s``: the first call's compile time, capture to the emitted
   Triton source (``triton_source``), the compile cache off; the minimum
   over ``--repeat`` fresh compiles. Triton's own JIT of the kernels is not
@@ -25,7 +24,22 @@ default pipeline, and reported with:
   kernel that does not depend on it writes it and a backward kernel reads
   it (arguments are not counted: they are in memory anyway).
 
+- with ``--inductor``, ``inductor_s``: TorchInductor's first-call compile
+  of the same loss written in torch, measured here: the seconds from
+  ``torch.compile(loss)`` to ``loss(*args).backward()`` having written the
+  gradients (Dynamo's trace, AOTAutograd's joint graph and partition,
+  Inductor's forward and backward code, their C++ compile, one run at small
+  sizes), the symbolic dims marked dynamic (``mark_dynamic``), the other
+  dims static as in the irc specs. Each loss runs in a fresh process with a
+  fresh ``TORCHINDUCTOR_CACHE_DIR`` and the FX graph and AOTAutograd caches
+  off; ``inductor_s`` is after a warm-up compile of an unrelated function in
+  that process (imports, compile workers, toolchain checks paid),
+  ``inductor_cold_s`` without it. On a CPU-only machine Inductor generates
+  C++/OpenMP kernels, not Triton; its launches are counted from its output
+  code (C++ kernel calls and ``extern_kernels`` calls).
+
     python benchmarks/autodiff.py                 # the table
+    python benchmarks/autodiff.py --inductor      # and Inductor's compile
     python benchmarks/autodiff.py --json out.json # and the data
     python benchmarks/autodiff.py --only mlp --repeat 5
 """
@@ -37,7 +51,10 @@ import json
 import math
 import os
 import platform
+import re
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -236,6 +253,165 @@ def measure(names: Sequence[str], repeat: int) -> dict[str, dict[str, Any]]:
     return results
 
 
+# TorchInductor, measured here (--inductor): the same four losses in torch,
+# each compiled in a fresh process with Inductor's caches off.
+
+#: The sizes of the torch losses' symbolic dims: small (the dims are marked
+#: dynamic, so Inductor's code does not depend on them) and distinct, so that
+#: Dynamo's duck sizing does not unify two of them.
+TORCH_SIZES = {"B": 8, "T": 12, "V": 40}
+
+INDUCTOR_ENV = {
+    "TORCHINDUCTOR_FX_GRAPH_CACHE": "0",
+    "TORCHINDUCTOR_AUTOGRAD_CACHE": "0",
+}
+
+
+def torch_loss(name: str) -> tuple[Callable[..., Any], tuple[Any, ...], list[Any]]:
+    """The torch version of loss ``name``: the function, its arguments (the
+    static dims of ``LOSSES``' specs, the symbolic ones at ``TORCH_SIZES`` and
+    marked dynamic) and the tensors differentiated (``argnums``' leaves, with
+    ``requires_grad``)."""
+    import torch
+
+    def gelu_t(x: Any) -> Any:
+        inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)
+        return 0.5 * x * (1 + torch.tanh(inner))
+
+    def mlp_t(params: dict[str, Any], x: Any, y: Any) -> Any:
+        hidden = gelu_t(x @ params["w1"] + params["b1"])
+        return ((hidden @ params["w2"] + params["b2"] - y) ** 2).mean()
+
+    def layer_norm_t(params: dict[str, Any], x: Any, target: Any) -> Any:
+        mean = x.mean(dim=-1, keepdim=True)
+        variance = x.var(dim=-1, keepdim=True, unbiased=False)
+        y = params["g"] * (x - mean) / torch.sqrt(variance + 1e-5) + params["b"]
+        return ((y - target) ** 2).mean()
+
+    def cross_entropy_t(logits: Any, labels: Any) -> Any:
+        shifted = logits - logits.amax(dim=-1, keepdim=True)
+        logp = shifted - torch.log(torch.exp(shifted).sum(dim=-1, keepdim=True))
+        onehot = labels[:, None] == torch.arange(logits.shape[-1])
+        return -torch.where(onehot, logp, 0.0).sum(dim=-1).mean()
+
+    def attention_t(q: Any, k: Any, v: Any, target: Any) -> Any:
+        scores = q @ k.T * q.shape[-1] ** -0.5
+        causal = torch.tril(torch.ones(q.shape[0], q.shape[0]))
+        scores = torch.where(causal == 0, -1e9, scores)
+        e = torch.exp(scores - scores.amax(dim=-1, keepdim=True))
+        p = e / e.sum(dim=-1, keepdim=True)
+        return ((p @ v - target) ** 2).mean()
+
+    functions = {
+        "mlp": mlp_t,
+        "layer_norm": layer_norm_t,
+        "cross_entropy": cross_entropy_t,
+        "attention": attention_t,
+    }
+    loss = LOSSES[name]
+    arguments = pytree.map_leaves(torch_argument, loss.specs)
+    wrt = [
+        leaf for number in loss.argnums for leaf in pytree.flatten(arguments[number])[0]
+    ]
+    for leaf in wrt:
+        leaf.requires_grad_(True)
+    return functions[name], arguments, wrt
+
+
+def torch_argument(tensor_spec: irc.TensorSpec) -> Any:
+    """A random tensor of ``tensor_spec``'s dtype, its symbolic dims at
+    ``TORCH_SIZES`` and marked dynamic."""
+    import torch
+
+    shape = [TORCH_SIZES.get(dim, dim) for dim in tensor_spec.shape]
+    if str(tensor_spec.dtype) == "int64":
+        tensor = torch.randint(0, TORCH_SIZES["V"], shape)
+    else:
+        tensor = torch.randn(shape, dtype=getattr(torch, str(tensor_spec.dtype)))
+    for axis, dim in enumerate(tensor_spec.shape):
+        if isinstance(dim, str):
+            torch._dynamo.mark_dynamic(tensor, axis)
+    return tensor
+
+
+def warm_up_inductor() -> None:
+    """Compiles, runs and differentiates an unrelated function, so that
+    Inductor's imports, its compile workers and the C++ toolchain checks are
+    paid before the measured compile."""
+    import torch
+
+    a = torch.randn(5, 3, requires_grad=True)
+    torch.compile(lambda t: (t.sin() * 2).sum())(a).backward()
+    torch._dynamo.reset()
+
+
+def inductor_child(name: str, warm: bool) -> dict[str, Any]:
+    """In this (fresh) process: the seconds from ``torch.compile`` of the
+    torch loss ``name`` to its gradients existing, on its first call, and the
+    launches of the forward and backward code Inductor generated."""
+    import torch
+
+    function, arguments, wrt = torch_loss(name)
+    if warm:
+        warm_up_inductor()
+    cache = Path(os.environ["TORCHINDUCTOR_CACHE_DIR"])
+    before = set(cache.rglob("*.py"))
+    begin = time.perf_counter()
+    torch.compile(function)(*arguments).backward()
+    seconds = time.perf_counter() - begin
+    assert all(leaf.grad is not None for leaf in wrt)
+    generated = sorted(set(cache.rglob("*.py")) - before)
+    return {"seconds": seconds, **launches(generated)}
+
+
+def launches(paths: Sequence[Path]) -> dict[str, Any]:
+    """The C++ kernel and extern kernel calls of Inductor's output code (the
+    generated modules with a ``call``: the forward's and the backward's)."""
+    cpp, extern = 0, []
+    modules = 0
+    for path in paths:
+        text = path.read_text()
+        if "def call(" not in text:
+            continue
+        modules += 1
+        cpp += len(re.findall(r"^\s+cpp_fused\w*\(", text, re.M))
+        extern += re.findall(r"^\s+extern_kernels\.(\w+)\(", text, re.M)
+    return {"modules": modules, "cpp_kernels": cpp, "extern": extern}
+
+
+def measure_inductor(name: str, warm: bool, timeout: float) -> dict[str, Any]:
+    """``inductor_child`` in a fresh Python process, with a fresh Inductor
+    cache directory and the FX graph and AOTAutograd caches off."""
+    with tempfile.TemporaryDirectory(prefix="inductor-") as cache:
+        env = {**os.environ, **INDUCTOR_ENV, "TORCHINDUCTOR_CACHE_DIR": cache}
+        command = [sys.executable, __file__, "--inductor-child", name]
+        if warm:
+            command.append("--warm")
+        done = subprocess.run(
+            command,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=True,
+        )
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def add_inductor(results: dict[str, dict[str, Any]], timeout: float) -> None:
+    """Adds to each loss's result Inductor's first-call compile seconds in a
+    fresh process (``inductor_cold_s``), the same after a warm-up compile of
+    an unrelated function (``inductor_s``) and its launches."""
+    for name, result in results.items():
+        cold = measure_inductor(name, warm=False, timeout=timeout)
+        warm = measure_inductor(name, warm=True, timeout=timeout)
+        result["inductor_cold_s"] = cold["seconds"]
+        result["inductor_s"] = warm["seconds"]
+        result["inductor_measured"] = {
+            key: warm[key] for key in ("modules", "cpp_kernels", "extern")
+        }
+
+
 def size_text(count: int) -> str:
     """``144.0 MiB``, ``32.0 KiB``."""
     if count >= 2**20:
@@ -244,16 +420,25 @@ def size_text(count: int) -> str:
 
 
 def table(results: dict[str, dict[str, Any]]) -> str:
-    rows = [
-        "| loss | kernels (matmuls) | Inductor (extern matmuls) | compile | saved activations |",
-        "|---|---:|---:|---:|---:|",
-    ]
+    inductor = all("inductor_s" in r for r in results.values())
+    header = "| loss | kernels (matmuls) | Inductor (extern matmuls) | compile |"
+    rule = "|---|---:|---:|---:|"
+    if inductor:
+        header += " Inductor compile (measured here, C++ backend) | irc / Inductor |"
+        rule += "---:|---:|"
+    rows = [header + " saved activations |", rule + "---:|"]
     for name, r in results.items():
-        rows.append(
+        row = (
             f"| {name} | {r['kernels']} ({r['matmuls']}) | "
             f"{r['inductor_kernels']} ({r['inductor_matmuls']}) | "
-            f"{r['compile_s'] * 1000:.0f} ms | {size_text(r['saved_bytes'])} |"
+            f"{r['compile_s'] * 1000:.0f} ms |"
         )
+        if inductor:
+            row += (
+                f" {r['inductor_s']:.1f} s ({r['inductor_cold_s']:.1f} s cold) |"
+                f" {r['compile_s'] / r['inductor_s']:.3f} |"
+            )
+        rows.append(row + f" {size_text(r['saved_bytes'])} |")
     return "\n".join(rows)
 
 
@@ -264,16 +449,45 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--inductor",
+        action="store_true",
+        help="also time torch.compile's first call of each loss (needs torch)",
+    )
+    parser.add_argument("--inductor-timeout", type=float, default=600.0)
+    parser.add_argument(
+        "--inductor-child", choices=sorted(LOSSES), help=argparse.SUPPRESS
+    )
+    parser.add_argument("--warm", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.inductor_child:
+        print(json.dumps(inductor_child(args.inductor_child, args.warm)))
+        return
     os.environ["IRC_CACHE"] = "0"  # a first call compiles
     results = measure(args.only, args.repeat)
+    if args.inductor:
+        add_inductor(results, args.inductor_timeout)
     print(table(results))
     print(
         f"\nsaved bytes at {BYTES_AT}; Python {platform.python_version()}, "
-        f"{platform.processor() or platform.machine()}"
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs"
     )
+    if args.inductor:
+        print_inductor_launches(results)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
+
+
+def print_inductor_launches(results: dict[str, dict[str, Any]]) -> None:
+    import torch
+
+    print(f"torch {torch.__version__}; Inductor's launches (forward + backward):")
+    for name, r in results.items():
+        m = r["inductor_measured"]
+        print(
+            f"  {name}: {m['cpp_kernels']} C++ kernels, extern {m['extern']} "
+            f"({m['modules']} output modules)"
+        )
 
 
 if __name__ == "__main__":
