@@ -96,19 +96,6 @@ def test_interpret_backend_agrees_with_numpy(
         _assert_matches(_results(got), PROGRAMS[name].reference(*args))
 
 
-@pytest.mark.parametrize("level", LOWER_LEVELS)
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_every_level_reprints_identically(
-    compiled: dict[str, irc.Compiled], name: str, level: str
-) -> None:
-    text = compiled[name].ir(level)
-    module = parse_module(text)
-    module.verify()
-    assert print_module(module) == text
-    generic = print_module(module, generic=True)
-    assert print_module(parse_module(generic)) == text
-
-
 # ----- where decisions run, and the carried buffers -------------------------------
 
 

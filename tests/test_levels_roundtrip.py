@@ -31,6 +31,16 @@ from irc.ir import parse_module, print_module
 from irc.lowering.pipeline import LEVEL_NAMES
 
 
+def assert_reprints_identically(text: str, locations: bool) -> None:
+    """``text`` parses, verifies and prints back to itself, in custom and
+    in generic form."""
+    module = parse_module(text)
+    module.verify()
+    assert print_module(module, locations=locations) == text
+    generic = print_module(module, generic=True, locations=locations)
+    assert print_module(parse_module(generic), locations=locations) == text
+
+
 @pytest.fixture(scope="module")
 def compiled() -> dict[str, irc.Compiled]:
     return {name: program.compile() for name, program in SUITE.items()}
@@ -41,12 +51,7 @@ def compiled() -> dict[str, irc.Compiled]:
 def test_level_reprints_identically(
     compiled: dict[str, irc.Compiled], name: str, level: str
 ) -> None:
-    text = compiled[name].ir(level)
-    module = parse_module(text)
-    module.verify()
-    assert print_module(module) == text
-    generic = print_module(module, generic=True)
-    assert print_module(parse_module(generic)) == text
+    assert_reprints_identically(compiled[name].ir(level), locations=False)
 
 
 def test_irc_opt_emits_what_the_api_emits(
@@ -81,12 +86,9 @@ def test_level_with_locations_reprints_identically(
 ) -> None:
     """With ``locations=True`` (``--print-debuginfo``) too: the locations of
     kernel arguments, of ops inside ``scf.for`` and of every op re-parse."""
-    text = compiled[name].ir(level, locations=True)
-    module = parse_module(text)
-    module.verify()
-    assert print_module(module, locations=True) == text
-    generic = print_module(module, generic=True, locations=True)
-    assert print_module(parse_module(generic), locations=True) == text
+    assert_reprints_identically(
+        compiled[name].ir(level, locations=True), locations=True
+    )
 
 
 @pytest.fixture(scope="module")
@@ -107,11 +109,7 @@ def test_control_flow_level_reprints_identically(
     fusion and loop levels, scf over buffers in the host functions below),
     with and without locations."""
     text = control_flow_compiled[name].ir(level, locations=locations)
-    module = parse_module(text)
-    module.verify()
-    assert print_module(module, locations=locations) == text
-    generic = print_module(module, generic=True, locations=locations)
-    assert print_module(parse_module(generic), locations=locations) == text
+    assert_reprints_identically(text, locations=locations)
 
 
 # Names, strings and file names a user (or a mutated input) can put into IR:
