@@ -27,23 +27,14 @@ from xdsl.ir import Block, BlockArgument, Region, SSAValue
 
 from irc.dialects import fusion, loop, sym
 from irc.dialects import graph as g
-from irc.lowering.fusion_to_loop.builder import LoopBuilder, next_power_of_two
+from irc.lowering.fusion_to_loop.builder import LoopBuilder
 from irc.lowering.fusion_to_loop.index_maps import Index, tensor_type
+from irc.lowering.fusion_to_loop.pointwise import PointwiseTiler
 from irc.lowering.fusion_to_loop.tiler import KernelTiler
 from irc.shapes import SymExpr
 
 if TYPE_CHECKING:
     from irc.lowering.fusion_to_loop import TilePass
-
-#: The ops a device loop's kernel may hold: each element of their result
-#: depends on the same element of their operands.
-_ELEMENTWISE = (
-    g.UnaryOp,
-    g.BinaryOp,
-    g.CompareOp,
-    g.SelectOp,
-    g.CastOp,
-)
 
 
 def device_loop_kernel(op: g.ForOp) -> fusion.KernelOp | None:
@@ -67,7 +58,7 @@ def device_loop_kernel(op: g.ForOp) -> fusion.KernelOp | None:
 
 
 def _elementwise(op: object) -> bool:
-    if isinstance(op, (fusion.YieldOp, *_ELEMENTWISE)):
+    if isinstance(op, (fusion.YieldOp, *fusion.ELEMENTWISE_OPS)):
         return True
     if isinstance(op, g.ConstantOp):
         return op.is_splat
@@ -106,11 +97,11 @@ class DeviceLoopTiler(KernelTiler):
 
     def iterate(self) -> list[SymExpr]:
         b, op = self.b, self.loop
-        shape = tensor_type(op.outputs[0]).dims
+        # The kernel's iteration shape: the loop's first result may be a
+        # stacked ys ([T, *shape]) when there are no carries.
+        shape = tensor_type(self.kernel.outputs[0]).dims
         numel = sym.product(shape)
-        block = self.options.pointwise_block
-        if numel.constant is not None:
-            block = min(block, next_power_of_two(max(numel.constant, 1)))
+        block = PointwiseTiler.clamp(self.options.pointwise_block, numel)
         lanes = b.lanes(
             b.binary("mul", b.program_id(0), b.index(block)), "BLOCK", block
         )

@@ -24,8 +24,8 @@ block is full). Two forms:
 
 from __future__ import annotations
 
+from irc.dialects import fusion, sym
 from irc.dialects import graph as g
-from irc.dialects import sym
 from irc.lowering.fusion_to_loop.builder import next_power_of_two
 from irc.lowering.fusion_to_loop.index_maps import Index, tensor_type
 from irc.lowering.fusion_to_loop.tiler import KernelTiler
@@ -37,9 +37,6 @@ SYMBOLIC_COLUMNS = 128
 #: The least static innermost dim tiled rows by columns: a smaller one
 #: leaves most lanes of a vector load masked.
 MIN_COLUMNS = 16
-#: Graph ops that keep the index: with operands of the output's shape, a
-#: kernel of only these reads every input at the output's flat index.
-_INDEX_KEEPING = (g.UnaryOp, g.BinaryOp, g.CompareOp, g.SelectOp, g.CastOp)
 
 
 class PointwiseTiler(KernelTiler):
@@ -71,7 +68,7 @@ class PointwiseTiler(KernelTiler):
             if isinstance(v.type, g.TensorType)
         )
         elementwise = all(
-            isinstance(op, _INDEX_KEEPING)
+            isinstance(op, fusion.ELEMENTWISE_OPS)
             or (isinstance(op, g.ConstantOp) and op.is_splat)
             for op in body.ops
             if op is not body.last_op
@@ -81,7 +78,7 @@ class PointwiseTiler(KernelTiler):
     def _flat(self, shape: tuple[SymExpr, ...]) -> list[SymExpr]:
         b = self.b
         numel = sym.product(shape)
-        block = self._clamp(self.options.pointwise_block, numel)
+        block = self.clamp(self.options.pointwise_block, numel)
         start = b.binary("mul", b.program_id(0), b.index(block))
         lanes = b.lanes(start, "BLOCK", block)
         self.mask = b.in_bounds(lanes, numel, block)
@@ -97,7 +94,7 @@ class PointwiseTiler(KernelTiler):
         outer, inner = shape[:-1], shape[-1]
         rows = sym.product(outer)
         block_c = self._column_block(inner)
-        block_r = self._clamp(max(1, self.options.pointwise_block // block_c), rows)
+        block_r = self.clamp(max(1, self.options.pointwise_block // block_c), rows)
         column_blocks = inner.ceildiv(block_c)
         pid = b.program_id(0)
         row_block = b.binary("floordiv", pid, b.size(column_blocks))
@@ -124,10 +121,10 @@ class PointwiseTiler(KernelTiler):
         ``pointwise-block`` when static, ``SYMBOLIC_COLUMNS`` when not."""
         if inner.constant is None:
             return min(self.options.pointwise_block, SYMBOLIC_COLUMNS)
-        return self._clamp(self.options.pointwise_block, inner)
+        return self.clamp(self.options.pointwise_block, inner)
 
     @staticmethod
-    def _clamp(block: int, extent: SymExpr) -> int:
+    def clamp(block: int, extent: SymExpr) -> int:
         """``block``, or less for a smaller static ``extent``."""
         if extent.constant is not None:
             return min(block, next_power_of_two(max(extent.constant, 1)))
