@@ -1024,6 +1024,7 @@ def _rebuild_loop(
                 *(values[i] for i in keep),
                 *(values[count + i] for i in ys_kept),
             ]
+            _erase_unused(rewriter, block)
         for index in reversed(range(count)):
             if index not in keep:
                 block.erase_arg(block.args[first + index])
@@ -1061,6 +1062,18 @@ def _rebuild_loop(
     return extra_arguments
 
 
+def _erase_unused(rewriter: PatternRewriter, block: Block) -> None:
+    """Erase ``block``'s side-effect-free ops whose results nothing uses,
+    last first (what computed a dropped carry or ys)."""
+    for candidate in reversed(list(block.ops)):
+        if (
+            candidate is not block.last_op
+            and not any(result.uses for result in candidate.results)
+            and is_side_effect_free(candidate)
+        ):
+            rewriter.erase(candidate)
+
+
 class LoopInvariantResult(RewritePattern):
     """The result of a pass-through carry is its initial value (a loop of no
     iterations gives it too)."""
@@ -1094,19 +1107,12 @@ class LoopDeadCarries(RewritePattern):
         body, first = _body(op)
         terminator = _yield_of(body)
         # A dead carry yields its own argument back, so that what computed
-        # its next value is unused: it is deleted, and the argument is then
-        # used by the yield alone, which ``_rebuild_loop`` drops.
+        # its next value is unused: ``_rebuild_loop`` deletes it with the
+        # unused ys, and drops the argument, then used by the yield alone.
         values = list(terminator.values)
         for index in dead:
             values[index] = body.args[first + index]
         terminator.operands = values
-        for candidate in reversed(list(body.ops)):
-            if (
-                candidate is not terminator
-                and not any(result.uses for result in candidate.results)
-                and is_side_effect_free(candidate)
-            ):
-                rewriter.erase(candidate)
         keep = [i for i in range(count) if i not in dead]
         _rebuild_loop(rewriter, op, keep, keep_ys=ys)
 
