@@ -101,10 +101,10 @@ def all_finite(tree: Any) -> Any:
     """A rank-0 bool: whether every element of every array in ``tree`` is
     finite (``max |x|`` is NaN or infinite exactly when one is not)."""
     leaves, _ = pytree.flatten(tree)
-    flags = [np.isfinite(np.max(np.abs(leaf))) for leaf in leaves]
-    finite = flags[0]
-    for flag in flags[1:]:
-        finite = finite & flag
+    finite: Any = np.True_  # no leaves, or only empty ones: nothing non-finite
+    for leaf in leaves:
+        if 0 not in getattr(leaf, "shape", ()):  # an empty array's max fails
+            finite = finite & np.isfinite(np.max(np.abs(leaf)))
     return finite
 
 
