@@ -470,7 +470,9 @@ def fori_loop(
     (``x.shape[0]``) it is a counted loop (``graph.for``, differentiable as
     a scan); with a bound that is a traced 0-d integer array it is a while
     loop (forward only). ``i`` behaves as a Python int in arithmetic (its
-    dtype does not promote the arrays it meets)."""
+    dtype does not promote the arrays it meets). A symbolic trip count is a
+    size: ``upper < lower`` there breaks a guard at call time rather than
+    running no iterations (static bounds run none, as ``range`` does)."""
     api = "irc.fori_loop"
     if _is_size(lower) and _is_size(upper):
         return _static_fori_loop(api, lower, upper, body_fun, init_val)

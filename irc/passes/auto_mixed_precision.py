@@ -27,6 +27,8 @@ Every op outside the graph dialect (``func.return``, ``func.call``,
 ``sym.guard``) gets its operands in their original types, so each function
 returns in the caller's dtypes. Only float32 values change: float64, the
 16-bit floats a program chose itself, integers and bools stay as written.
+Control-flow ops (``graph.cond``, ``graph.while``, ``graph.for``) are
+``FULL`` ops: their bodies are left in float32 for now.
 
 Casts meet and fold inside the pass: a value gets at most one cast each way,
 and a value cast up for a float32 op and needed low again is the low value
