@@ -461,3 +461,18 @@ def test_all_finite_sees_nan_and_infinity() -> None:
     for bad in (np.inf, -np.inf, np.nan):
         tree = {**good, "b": np.array([[0, bad], [0, 0]], np.float32)}
         assert not training.all_finite(tree)
+
+
+def test_all_finite_of_no_leaves_or_empty_ones_is_true() -> None:
+    def finite(a: Any, b: Any) -> Any:
+        return training.all_finite({"a": a, "empty": b})
+
+    compiled = irc.compile(
+        finite, irc.TensorSpec(("N",), "float32"), irc.TensorSpec((0, 3), "float32")
+    )
+    empty = np.ones((0, 3), np.float32)
+    assert bool(compiled(np.ones(3, np.float32), empty, backend="reference"))
+    assert not bool(
+        compiled(np.array([1, np.inf], np.float32), empty, backend="reference")
+    )
+    assert bool(training.all_finite({}))

@@ -444,3 +444,22 @@ def test_writing_a_closed_over_array_says_to_return_it() -> None:
     with pytest.raises(irc.TracingError, match="return the new array instead") as info:
         irc.trace(f, N)
     assert _line_of(f, "total[0] = acc[0]") in str(info.value)
+
+
+def test_a_dead_carry_whose_ys_are_dropped_too_is_removed() -> None:
+    """The counter ``k[0]`` feeds only the ys, and nothing reads the ys: the
+    carry, the ys and the ops computing them go together."""
+
+    def total(x: Any) -> Any:
+        (_, s), _ = irc.scan(
+            lambda k, xi: ((k[0] + 1.0, k[1] + xi), k[0] * 2.0),
+            (np.float32(0), np.float32(0)),
+            x,
+        )
+        return s
+
+    compiled = irc.compile(total, irc.TensorSpec(("T",), "float32"))
+    graph_ir = compiled.ir("graph")
+    assert graph_ir.count("carries (%") == 1 and "graph.mul" not in graph_ir
+    x = np.arange(5, dtype=np.float32)
+    np.testing.assert_allclose(compiled(x, backend="reference"), x.sum())

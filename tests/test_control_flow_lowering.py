@@ -180,6 +180,22 @@ def test_elementwise_scan_runs_on_the_device_in_one_kernel(
     assert cumsum.num_kernels == 2  # the zeros, then the whole scan
 
 
+def test_a_map_over_the_leading_axis_is_one_device_loop() -> None:
+    """A scan with no carries (a map): the kernel's shape is a slice's, not
+    the stacked ys' ``[T, 6]``."""
+
+    def sine_rows(x: Any) -> Any:
+        return irc.scan(lambda c, row: (c, np.sin(row) * 2.0), (), x)[1]
+
+    compiled = irc.compile(sine_rows, irc.TensorSpec(("T", 6), "float32"))
+    assert compiled.num_kernels == 1
+    for length in (1, 5):
+        x = np.random.default_rng(length).standard_normal((length, 6))
+        x = x.astype(np.float32)
+        got = compiled(x, backend="interpret")
+        np.testing.assert_allclose(got, np.sin(x) * 2.0, rtol=1e-6)
+
+
 def test_a_reverse_device_loop_counts_down() -> None:
     def reverse_cumsum(xs: Any) -> Any:
         def add(total: Any, x: Any) -> Any:
