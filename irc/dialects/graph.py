@@ -44,6 +44,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.builtin import TensorType as BuiltinTensorType
 from xdsl.ir import (
     Attribute,
+    Block,
     Dialect,
     Operation,
     ParametrizedAttribute,
@@ -2098,6 +2099,13 @@ class YieldOp(IRDLOperation):
 
 #: The region ops, for passes that treat them together.
 CONTROL_FLOW_OPS: tuple[type[ControlFlowOp], ...] = (CondOp, WhileOp, ForOp)
+
+
+def yield_of(block: Block) -> YieldOp:
+    """The ``graph.yield`` ending ``block``, a verified region op's block."""
+    terminator = block.last_op
+    assert isinstance(terminator, YieldOp), "verified"
+    return terminator
 
 
 Graph = Dialect(

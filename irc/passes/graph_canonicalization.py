@@ -114,6 +114,7 @@ from irc.dialects.graph import (
     XorOp,
     YieldOp,
     tensor_type,
+    yield_of,
 )
 from irc.dialects.sym import provable_in_scope
 from irc.dtypes import DType, dtype
@@ -895,12 +896,6 @@ class ConstantDim(RewritePattern):
 # --------------------------------------------------------------------------
 
 
-def _yield_of(block: Block) -> YieldOp:
-    terminator = block.last_op
-    assert isinstance(terminator, YieldOp), "verified"
-    return terminator
-
-
 def _insert_before(
     rewriter: PatternRewriter, op: Operation, new: Operation | Sequence[Operation]
 ) -> None:
@@ -916,7 +911,7 @@ def _inline_region(
 ) -> list[SSAValue]:
     """Move ``block``'s ops before ``op`` with ``arguments`` for its block
     arguments; returns what its graph.yield yielded (the yield is erased)."""
-    terminator = _yield_of(block)
+    terminator = yield_of(block)
     rewriter.inline_block(block, InsertPoint.before(op), arguments)
     values = list(terminator.values)
     rewriter.erase(terminator)
@@ -953,7 +948,7 @@ class CondDeadValues(RewritePattern):
         if len(used_results) == len(op.outputs) and len(read_inputs) == len(op.inputs):
             return
         for block in blocks:
-            terminator = _yield_of(block)
+            terminator = yield_of(block)
             terminator.operands = [terminator.values[i] for i in used_results]
             for index in reversed(range(len(op.inputs))):
                 if index not in read_inputs:
@@ -998,7 +993,7 @@ def _carries(op: Loop) -> Sequence[SSAValue]:
 def _is_pass_through(op: Loop, index: int) -> bool:
     """Whether the body yields carry ``index``'s block argument back unchanged."""
     block, first = _body(op)
-    return _yield_of(block).values[index] == block.args[first + index]
+    return yield_of(block).values[index] == block.args[first + index]
 
 
 def _rebuild_loop(
@@ -1018,7 +1013,7 @@ def _rebuild_loop(
     for block, first in _loop_blocks(op):
         is_body = block is _body(op)[0]
         if is_body:
-            terminator = _yield_of(block)
+            terminator = yield_of(block)
             values = list(terminator.values)
             terminator.operands = [
                 *(values[i] for i in keep),
@@ -1033,7 +1028,7 @@ def _rebuild_loop(
             for offset, value in enumerate(extra)
         ]
         if is_body:
-            terminator = _yield_of(block)
+            terminator = yield_of(block)
             values = list(terminator.values)
             values[len(keep) : len(keep)] = arguments
             terminator.operands = values
@@ -1105,7 +1100,7 @@ class LoopDeadCarries(RewritePattern):
         if not dead and len(ys) == len(op.outputs) - count:
             return
         body, first = _body(op)
-        terminator = _yield_of(body)
+        terminator = yield_of(body)
         # A dead carry yields its own argument back, so that what computed
         # its next value is unused: ``_rebuild_loop`` deletes it with the
         # unused ys, and drops the argument, then used by the yield alone.
@@ -1123,7 +1118,7 @@ def _dead_carries(op: Loop, live_yields: set[int]) -> set[int]:
     (a for's used ys)."""
     count = len(_carries(op))
     body, first = _body(op)
-    terminator = _yield_of(body)
+    terminator = yield_of(body)
     reads_in_cond = set()
     if isinstance(op, WhileOp):
         cond_block = op.cond_region.block

@@ -44,12 +44,6 @@ def _is_float(value_type: object) -> bool:
     )
 
 
-def _yield_of(block: Block) -> g.YieldOp:
-    terminator = block.last_op
-    assert isinstance(terminator, g.YieldOp), "verified"
-    return terminator
-
-
 def _joint_block(block: Block, differentiate: Differentiate) -> Block:
     """The joint function of a region's ``block`` as a detached block: its
     arguments are the block's, then one cotangent per float yielded value;
@@ -59,7 +53,7 @@ def _joint_block(block: Block, differentiate: Differentiate) -> Block:
     assert region is not None, "a region's block"
     copy = region.clone()
     body = copy.block
-    terminator = _yield_of(body)
+    terminator = g.yield_of(body)
     returned = func.ReturnOp(*terminator.values)
     returned.location = terminator.location
     body.insert_op_before(returned, terminator)
@@ -185,7 +179,7 @@ def for_vjp(
     )
     # The joint returns the body's yields, then the cotangents of its float
     # arguments: the float carries', then the float xs' (the index is i64).
-    gradients = values[len(_yield_of(body).values) :]
+    gradients = values[len(g.yield_of(body).values) :]
     block.add_op(
         g.YieldOp(
             [
@@ -214,7 +208,7 @@ def for_vjp(
 
 
 def _passes_through(body: Block, index: int) -> bool:
-    return _yield_of(body).values[index] == body.args[1 + index]
+    return g.yield_of(body).values[index] == body.args[1 + index]
 
 
 def _slice_type(value: SSAValue) -> g.TensorType:
@@ -229,7 +223,7 @@ def _forward_with_stacks(
     iteration as extra ys; returns the stacks."""
     region = op.body.clone()
     body = region.block
-    terminator = _yield_of(body)
+    terminator = g.yield_of(body)
     terminator.operands = [*terminator.values, *(body.args[1 + i] for i in saved)]
     stack_types = [
         g.tensor_type(op.carries[i]).with_shape(
