@@ -45,7 +45,9 @@ The package's modules, along the pass's seams:
 - :mod:`~irc.lowering.fusion_to_loop.tiler`: the evaluation of graph values
   at an index, and the ``loop.kernel`` it builds, that every kind shares;
 - one module per kind's strategy:
-  :mod:`~irc.lowering.fusion_to_loop.pointwise`,
+  :mod:`~irc.lowering.fusion_to_loop.pointwise` (with
+  :mod:`~irc.lowering.fusion_to_loop.pieces`, the pieces of a concat that
+  tile the innermost axis),
   :mod:`~irc.lowering.fusion_to_loop.reduction` (and
   :mod:`~irc.lowering.fusion_to_loop.scan` for reduction kernels of scans),
   :mod:`~irc.lowering.fusion_to_loop.matmul`; and

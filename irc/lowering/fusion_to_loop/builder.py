@@ -23,12 +23,20 @@ A :class:`LoopBuilder` builds the body of one ``loop.kernel`` with xDSL's
 
 A scalar constant where a fold gives ``0`` for a tile (``lanes * 0``) is the
 same value wherever index values meet, broadcasting arithmetic.
+
+*Windows* (:meth:`LoopBuilder.window`) are index values known to be
+``lanes + offset`` with ``lanes`` in ``[0, extent)``: one value per lanes and
+offset, so that two index maps that shift a window to the same place (a
+slice's offset, a concat's start) give the same value, and the tiler's
+cache reads the tensor there once. The piecewise pointwise form makes them,
+in the kernel body only (never inside a loop, whose values stay inside).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.dialects import scf
@@ -49,6 +57,15 @@ def next_power_of_two(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
+@dataclass(frozen=True)
+class Window:
+    """An index value ``lanes + offset`` whose ``lanes`` lie in ``[0, extent)``."""
+
+    lanes: SSAValue
+    offset: SymExpr
+    extent: SymExpr
+
+
 class LoopBuilder:
     """Builds loop-level IR into ``body`` (see the module docstring)."""
 
@@ -63,6 +80,8 @@ class LoopBuilder:
         self._hoist = Builder(InsertPoint.at_end(self._hoisted))
         self._constants: dict[tuple[int | str, Attribute], SSAValue] = {}
         self._sizes: dict[tuple[SymExpr, Attribute], SSAValue] = {}
+        self._windows: dict[SSAValue, Window] = {}
+        self._window_values: dict[tuple[SSAValue, SymExpr], SSAValue] = {}
 
     # ----- inserting, with folding ------------------------------------------
 
@@ -214,6 +233,24 @@ class LoopBuilder:
         ):
             return None
         return self.compare("lt", lanes, self.size(extent))
+
+    def window(self, lanes: SSAValue, offset: SymExpr, extent: SymExpr) -> SSAValue:
+        """``lanes + offset`` for ``lanes`` in ``[0, extent)``: one value per
+        lanes and offset, known to :meth:`window_of`."""
+        key = (lanes, offset)
+        if key not in self._window_values:
+            value = self.binary("add", lanes, self.size(offset))
+            self._window_values[key] = value
+            self._windows[value] = Window(lanes, offset, extent)
+        return self._window_values[key]
+
+    def window_of(self, index: SSAValue) -> Window | None:
+        """The window ``index`` is, if :meth:`window` made it."""
+        return self._windows.get(index)
+
+    def shift(self, window: Window, delta: SymExpr | int) -> SSAValue:
+        """The index value of ``window`` moved by ``delta``."""
+        return self.window(window.lanes, window.offset + delta, window.extent)
 
     def delinearize(self, linear: SSAValue, dims: Sequence[SymExpr]) -> list[SSAValue]:
         """Row-major coordinates of ``linear`` in ``dims`` (size-1 dims are 0;

@@ -8,11 +8,14 @@ dim of the result (scalars or tiles that broadcast together). The maps:
 
 - ``graph.broadcast``: right-aligned, stretched (size-1) dims pinned to 0;
 - ``graph.transpose``: the index permuted back;
-- ``graph.slice``: ``offset + i * stride`` per dim;
+- ``graph.slice``: ``offset + i * stride`` per dim (a window shifted by
+  the offset where the stride is 1: see ``LoopBuilder.window``);
 - ``graph.reshape``: the dims shared at both ends kept, only the middle
   linearised in the result's dims and delinearised in the operand's;
 - ``graph.concat``: each operand read at the position shifted by its start,
-  under the mask of its range, the pieces selected by the same masks;
+  under the mask of its range, the pieces selected by the same masks; at a
+  window that lies inside one operand's range (the piecewise pointwise
+  form's), that operand alone, at the window shifted by its start;
 - ``graph.insert_slice``: piecewise like concat: inside the written window
   the source at ``(i - offset) / stride``, elsewhere the destination, each
   read under the mask of its piece;
@@ -31,6 +34,7 @@ from xdsl.ir import Operation, SSAValue
 
 from irc.dialects import graph as g
 from irc.dialects import loop
+from irc.lowering.fusion_to_loop.builder import LoopBuilder, Window
 from irc.shapes import SymExpr
 
 if TYPE_CHECKING:
@@ -63,12 +67,21 @@ def transpose(tiler: KernelTiler, op: g.TransposeOp, index: Index) -> SSAValue:
 
 
 def slice_(tiler: KernelTiler, op: g.SliceOp, index: Index) -> SSAValue:
-    b = tiler.b
     mapped = tuple(
-        b.binary("add", b.size(offset), b.binary("mul", i, b.index(stride)))
+        _slice_position(tiler.b, i, offset, stride)
         for i, offset, stride in zip(index, op.offset_list, op.stride_list)
     )
     return tiler.value_at(op.operands[0], mapped)
+
+
+def _slice_position(
+    b: LoopBuilder, position: SSAValue, offset: SymExpr, stride: int
+) -> SSAValue:
+    """Where a slice reads its operand along one axis."""
+    window = b.window_of(position)
+    if window is not None and stride == 1:
+        return b.shift(window, offset)
+    return b.binary("add", b.size(offset), b.binary("mul", position, b.index(stride)))
 
 
 def reshape(tiler: KernelTiler, op: g.ReshapeOp, index: Index) -> SSAValue:
@@ -100,6 +113,13 @@ def concat(tiler: KernelTiler, op: g.ConcatOp, index: Index) -> SSAValue:
     b = tiler.b
     axis = op.axis.value.data
     position = index[axis]
+    window = b.window_of(position)
+    if window is not None:
+        piece = _operand_holding(tiler, op, window)
+        if piece is not None:
+            operand, start = piece
+            mapped = (*index[:axis], b.shift(window, -start), *index[axis + 1 :])
+            return tiler.value_at(operand, mapped)
     start = SymExpr.const(0)
     pieces: list[tuple[SSAValue | None, SSAValue]] = []
     saved_mask = tiler.mask
@@ -122,6 +142,24 @@ def concat(tiler: KernelTiler, op: g.ConcatOp, index: Index) -> SSAValue:
         assert inside is not None
         result = b.select(inside, piece, result)
     return result
+
+
+def _operand_holding(
+    tiler: KernelTiler, op: g.ConcatOp, window: Window
+) -> tuple[SSAValue, SymExpr] | None:
+    """The operand of ``op`` whose range along the axis holds all of
+    ``window``, with its start; None if none does (provably)."""
+    axis = op.axis.value.data
+    prove_le = tiler.facts.prove_le
+    start = SymExpr.const(0)
+    for operand in op.operands:
+        end = start + tensor_type(operand).dims[axis]
+        if prove_le(start, window.offset) and prove_le(
+            window.offset + window.extent, end
+        ):
+            return operand, start
+        start = end
+    return None
 
 
 def insert_slice(tiler: KernelTiler, op: g.InsertSliceOp, index: Index) -> SSAValue:

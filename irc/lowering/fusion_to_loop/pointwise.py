@@ -20,6 +20,11 @@ block is full). Two forms:
   ``MIN_COLUMNS``), whose divisions are by constants, and for one whose
   count of column blocks the facts in scope cannot prove positive (the
   program id's split needs it, and so does the bounds checker).
+
+A kernel whose innermost axis is a concat of operands of one width is
+tiled rows by columns *of one piece* instead, each program writing every
+piece, so that inputs read at the same window by several pieces are read
+once (:mod:`~irc.lowering.fusion_to_loop.pieces`: rotary embedding).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from irc.dialects import fusion, sym
 from irc.dialects import graph as g
 from irc.lowering.fusion_to_loop.builder import next_power_of_two
 from irc.lowering.fusion_to_loop.index_maps import Index, tensor_type
+from irc.lowering.fusion_to_loop.pieces import Pieces, concat_pieces
 from irc.lowering.fusion_to_loop.tiler import KernelTiler
 from irc.shapes import SymExpr
 
@@ -44,6 +50,9 @@ class PointwiseTiler(KernelTiler):
 
     def iterate(self) -> list[SymExpr]:
         shape = tensor_type(self.yielded[0]).dims
+        pieces = concat_pieces(self.kernel, shape)
+        if pieces is not None and self._column_blocks_positive(pieces.width):
+            return self._rows_by_columns(shape, pieces)
         if self._is_flat(shape):
             return self._flat(shape)
         return self._rows_by_columns(shape)
@@ -56,10 +65,7 @@ class PointwiseTiler(KernelTiler):
         inner = shape[-1]
         if inner.constant is not None and inner.constant < MIN_COLUMNS:
             return True
-        column_blocks = inner.ceildiv(self._column_block(inner))
-        if not self.facts.prove_le(SymExpr.const(1), column_blocks):
-            # The program id's split needs a provably positive count of
-            # column blocks (the bounds checker's too).
+        if not self._column_blocks_positive(inner):
             return True
         body = self.kernel.body.block
         same_shape = all(
@@ -89,13 +95,28 @@ class PointwiseTiler(KernelTiler):
         )
         return [numel.ceildiv(block)]
 
-    def _rows_by_columns(self, shape: tuple[SymExpr, ...]) -> list[SymExpr]:
+    def _column_blocks_positive(self, columns: SymExpr) -> bool:
+        """Whether the facts prove the count of column blocks over
+        ``columns`` positive: the program id's split needs it (the bounds
+        checker's too)."""
+        column_blocks = columns.ceildiv(self._column_block(columns))
+        return self.facts.prove_le(SymExpr.const(1), column_blocks)
+
+    def _rows_by_columns(
+        self, shape: tuple[SymExpr, ...], pieces: Pieces | None = None
+    ) -> list[SymExpr]:
+        """Rows by columns; with ``pieces``, the columns of one piece, each
+        program writing every piece at its offset (see ``pieces``)."""
         b = self.b
         outer, inner = shape[:-1], shape[-1]
+        width, count = (inner, 1) if pieces is None else (pieces.width, pieces.count)
         rows = sym.product(outer)
-        block_c = self._column_block(inner)
-        block_r = self.clamp(max(1, self.options.pointwise_block // block_c), rows)
-        column_blocks = inner.ceildiv(block_c)
+        block_c = self._column_block(width)
+        # A block of every piece holds about ``pointwise-block`` elements
+        # (a power of two of rows: hence the pieces' count rounded up).
+        per_row = block_c * next_power_of_two(count)
+        block_r = self.clamp(max(1, self.options.pointwise_block // per_row), rows)
+        column_blocks = width.ceildiv(block_c)
         pid = b.program_id(0)
         row_block = b.binary("floordiv", pid, b.size(column_blocks))
         column_block = b.binary("rem", pid, b.size(column_blocks))
@@ -107,12 +128,18 @@ class PointwiseTiler(KernelTiler):
         )
         self.mask = b.both(
             b.in_bounds(row_lanes, rows, block_r),
-            b.in_bounds(column_lanes, inner, block_c),
+            b.in_bounds(column_lanes, width, block_c),
         )
-        self._write((*b.delinearize(row_lanes, outer), column_lanes))
+        row_coords = b.delinearize(row_lanes, outer)
+        if pieces is None:
+            self._write((*row_coords, column_lanes))
+        else:
+            for number in range(count):
+                position = b.window(column_lanes, width * number, width)
+                self._write((*row_coords, position))
         self.notes.append(
             f"pointwise over {sym.shape_text(shape)} in blocks of {block_r} rows "
-            f"by {block_c} columns"
+            f"by {block_c} columns{_pieces_text(pieces)}"
         )
         return [rows.ceildiv(block_r) * column_blocks]
 
@@ -133,3 +160,9 @@ class PointwiseTiler(KernelTiler):
     def _write(self, coords: Index) -> None:
         mask = self.mask
         self.write_outputs(lambda _: coords, lambda _: mask)
+
+
+def _pieces_text(pieces: Pieces | None) -> str:
+    if pieces is None:
+        return ""
+    return f" in each of {pieces.count} pieces of {pieces.width} columns"
