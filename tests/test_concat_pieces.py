@@ -113,6 +113,20 @@ PROGRAMS = {
         [1, 7],
         True,
     ),
+    "rotary_even_d": (
+        rotary_halves,
+        (spec("S", "D"),) * 3,
+        lambda D: [(3, D)] * 3,
+        [2, 10, 300],
+        True,
+    ),
+    "rotary_any_d": (
+        rotary_halves,
+        (spec("S", "D"),) * 3,
+        lambda D: [(4, D)] * 3,
+        [1, 7, 8],
+        False,
+    ),
     "rotary_interleaved": (
         rotary_interleaved,
         (spec("S", 4, 2),) * 3,
@@ -172,9 +186,14 @@ PROGRAMS = {
 }
 
 
+#: Facts declared with a program: with ``D`` even, the halves ``D - D
+#: floordiv 2`` and ``D floordiv 2`` are one width; without, they differ.
+FACTS = {"rotary_even_d": ["D % 2 == 0"]}
+
+
 def compiled(name: str) -> irc.Compiled:
     function, specs, *_ = PROGRAMS[name]
-    return irc.compile(function, *specs)
+    return irc.compile(function, *specs, facts=FACTS.get(name, ()))
 
 
 def inputs(name: str, size: int) -> list[np.ndarray]:
@@ -233,6 +252,7 @@ def test_piecewise_kernels_select_nothing(name: str) -> None:
     [
         # x's two halves, cos and sin at each half.
         ("rotary_16", {0: 2, 1: 2, 2: 2}),
+        ("rotary_even_d", {0: 2, 1: 2, 2: 2}),
         ("rotary_interleaved", {0: 2, 1: 2, 2: 2}),
         # Each quarter once, though each feeds two pieces.
         ("rotate_quarters", {0: 4}),

@@ -236,7 +236,8 @@ class LoopBuilder:
 
     def window(self, lanes: SSAValue, offset: SymExpr, extent: SymExpr) -> SSAValue:
         """``lanes + offset`` for ``lanes`` in ``[0, extent)``: one value per
-        lanes and offset, known to :meth:`window_of`."""
+        lanes and offset (simplified by the caller's facts, so that equal
+        offsets are one expression), known to :meth:`window_of`."""
         key = (lanes, offset)
         if key not in self._window_values:
             value = self.binary("add", lanes, self.size(offset))
@@ -247,10 +248,6 @@ class LoopBuilder:
     def window_of(self, index: SSAValue) -> Window | None:
         """The window ``index`` is, if :meth:`window` made it."""
         return self._windows.get(index)
-
-    def shift(self, window: Window, delta: SymExpr | int) -> SSAValue:
-        """The index value of ``window`` moved by ``delta``."""
-        return self.window(window.lanes, window.offset + delta, window.extent)
 
     def delinearize(self, linear: SSAValue, dims: Sequence[SymExpr]) -> list[SSAValue]:
         """Row-major coordinates of ``linear`` in ``dims`` (size-1 dims are 0;

@@ -34,7 +34,7 @@ from xdsl.ir import Operation, SSAValue
 
 from irc.dialects import graph as g
 from irc.dialects import loop
-from irc.lowering.fusion_to_loop.builder import LoopBuilder, Window
+from irc.lowering.fusion_to_loop.builder import Window
 from irc.shapes import SymExpr
 
 if TYPE_CHECKING:
@@ -68,19 +68,20 @@ def transpose(tiler: KernelTiler, op: g.TransposeOp, index: Index) -> SSAValue:
 
 def slice_(tiler: KernelTiler, op: g.SliceOp, index: Index) -> SSAValue:
     mapped = tuple(
-        _slice_position(tiler.b, i, offset, stride)
+        _slice_position(tiler, i, offset, stride)
         for i, offset, stride in zip(index, op.offset_list, op.stride_list)
     )
     return tiler.value_at(op.operands[0], mapped)
 
 
 def _slice_position(
-    b: LoopBuilder, position: SSAValue, offset: SymExpr, stride: int
+    tiler: KernelTiler, position: SSAValue, offset: SymExpr, stride: int
 ) -> SSAValue:
     """Where a slice reads its operand along one axis."""
+    b = tiler.b
     window = b.window_of(position)
     if window is not None and stride == 1:
-        return b.shift(window, offset)
+        return shift(tiler, window, offset)
     return b.binary("add", b.size(offset), b.binary("mul", position, b.index(stride)))
 
 
@@ -118,7 +119,7 @@ def concat(tiler: KernelTiler, op: g.ConcatOp, index: Index) -> SSAValue:
         piece = _operand_holding(tiler, op, window)
         if piece is not None:
             operand, start = piece
-            mapped = (*index[:axis], b.shift(window, -start), *index[axis + 1 :])
+            mapped = (*index[:axis], shift(tiler, window, -start), *index[axis + 1 :])
             return tiler.value_at(operand, mapped)
     start = SymExpr.const(0)
     pieces: list[tuple[SSAValue | None, SSAValue]] = []
@@ -142,6 +143,14 @@ def concat(tiler: KernelTiler, op: g.ConcatOp, index: Index) -> SSAValue:
         assert inside is not None
         result = b.select(inside, piece, result)
     return result
+
+
+def shift(tiler: KernelTiler, window: Window, delta: SymExpr) -> SSAValue:
+    """The index value of ``window`` moved by ``delta``, its offset in the
+    normal form of the facts in scope (``D - D floordiv 2`` is
+    ``D floordiv 2`` for an even ``D``): one value per window."""
+    offset = tiler.facts.simplify(window.offset + delta)
+    return tiler.b.window(window.lanes, offset, window.extent)
 
 
 def _operand_holding(

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from irc.dialects import fusion
 from irc.dialects import graph as g
 from irc.lowering.fusion_to_loop.index_maps import tensor_type
-from irc.shapes import SymExpr
+from irc.shapes import Facts, SymExpr
 
 
 @dataclass(frozen=True)
@@ -36,10 +36,13 @@ class Pieces:
     count: int
 
 
-def concat_pieces(kernel: fusion.KernelOp, shape: tuple[SymExpr, ...]) -> Pieces | None:
+def concat_pieces(
+    kernel: fusion.KernelOp, shape: tuple[SymExpr, ...], facts: Facts
+) -> Pieces | None:
     """The pieces tiling ``shape``'s innermost axis, or None if the kernel
     has no concat spanning ``shape`` along it, or its concats' operands
-    differ in width."""
+    differ in width (as ``facts`` simplify them: the halves of an even
+    ``D`` are ``D - D floordiv 2`` and ``D floordiv 2``)."""
     if not shape:
         return None
     axis = len(shape) - 1
@@ -50,7 +53,9 @@ def concat_pieces(kernel: fusion.KernelOp, shape: tuple[SymExpr, ...]) -> Pieces
             continue
         if tensor_type(op.results[0]).dims != shape or len(op.operands) < 2:
             continue
-        widths |= {tensor_type(operand).dims[axis] for operand in op.operands}
+        widths |= {
+            facts.simplify(tensor_type(operand).dims[axis]) for operand in op.operands
+        }
         count = len(op.operands)
     if len(widths) != 1:
         return None

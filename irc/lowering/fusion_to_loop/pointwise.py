@@ -50,7 +50,7 @@ class PointwiseTiler(KernelTiler):
 
     def iterate(self) -> list[SymExpr]:
         shape = tensor_type(self.yielded[0]).dims
-        pieces = concat_pieces(self.kernel, shape)
+        pieces = concat_pieces(self.kernel, shape, self.facts)
         if pieces is not None and self._column_blocks_positive(pieces.width):
             return self._rows_by_columns(shape, pieces)
         if self._is_flat(shape):
@@ -135,7 +135,8 @@ class PointwiseTiler(KernelTiler):
             self._write((*row_coords, column_lanes))
         else:
             for number in range(count):
-                position = b.window(column_lanes, width * number, width)
+                offset = self.facts.simplify(width * number)
+                position = b.window(column_lanes, offset, width)
                 self._write((*row_coords, position))
         self.notes.append(
             f"pointwise over {sym.shape_text(shape)} in blocks of {block_r} rows "
