@@ -5,10 +5,11 @@ A pointwise kernel whose innermost axis is a ``graph.concat`` of operands
 of one width is tiled by those pieces: each program holds an index within
 a piece and writes every piece, and an input read at the same window by
 several pieces (rotary's halves of ``x``) is read once. Each program is
-checked against NumPy on the loop level's reference interpreter and on
-Triton's interpreter at two or more bindings of its symbolic dims (1, odd
-sizes, past a block); the kernels' reads and selects are counted; a
-generated family of such programs goes through ``check_pass``.
+checked against NumPy on the reference interpreters (graph, loop and
+memory levels) and on Triton's interpreter at two or more bindings of its
+symbolic dims (1, odd sizes, past a block); the kernels' reads and selects
+are counted; a generated family of such programs goes through
+``check_pass``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import irc
 from irc import testing
 from irc.dialects import loop
 from irc.interpreters.loop import run_loop
+from irc.interpreters.memory import run_memory
 from irc.ir import parse_module
 
 pytest.importorskip("torch")
@@ -217,11 +219,19 @@ def ops_of(kernel: loop.KernelOp, kind: type) -> list[Any]:
 
 
 @pytest.mark.parametrize(("name", "size"), cases())
-def test_matches_numpy_on_the_loop_interpreter(name: str, size: int) -> None:
+def test_matches_numpy_on_the_reference_interpreters(name: str, size: int) -> None:
+    """The reference backend (the graph level), and the loop and memory
+    levels' interpreters, where the pieces are tiled and bufferized."""
     program = compiled(name)
     args = inputs(name, size)
-    (got,) = run_loop(parse_module(program.ir("loop")), args)
-    np.testing.assert_allclose(got, PROGRAMS[name][0](*args), rtol=1e-6, atol=1e-6)
+    expected = PROGRAMS[name][0](*args)
+    graph = program(*args, backend="reference")
+    (tiled,) = run_loop(parse_module(program.ir("loop")), args)
+    (buffered,) = run_memory(parse_module(program.ir("memory")), args)
+    for level, got in (("graph", graph), ("loop", tiled), ("memory", buffered)):
+        np.testing.assert_allclose(
+            got, expected, rtol=1e-6, atol=1e-6, err_msg=f"{name} at the {level} level"
+        )
 
 
 @pytest.mark.parametrize(("name", "size"), cases())
