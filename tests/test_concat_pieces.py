@@ -282,6 +282,20 @@ def test_each_window_is_read_once(name: str, reads: dict[int, int]) -> None:
     assert counted == reads, str(kernel)
 
 
+def test_many_pieces_keep_blocks_a_vector_wide() -> None:
+    """Twelve heads of 64 columns (GPT-2's head merge): each piece's block
+    holds at least 4 warps' 4-element vectors (512 elements), not the one
+    row that ``pointwise-block`` shared over twelve pieces would leave."""
+
+    def merge_heads(*heads: Any) -> Any:
+        return np.concatenate(heads, axis=-1)
+
+    kernel = the_kernel(irc.compile(merge_heads, *[spec("S", 64)] * 12))
+    tiles = kernel.tile_sizes
+    assert tiles["BLOCK_C"] == 64 and tiles["BLOCK_R"] * 64 >= 512, tiles
+    assert len(ops_of(kernel, loop.WriteOp)) == 12
+
+
 #: Concatenations of windows of one value and fresh arguments, combined
 #: elementwise with the value (every concat spans the output's shape).
 _WINDOWS = ("window", "argument", "negated")

@@ -43,6 +43,11 @@ SYMBOLIC_COLUMNS = 128
 #: The least static innermost dim tiled rows by columns: a smaller one
 #: leaves most lanes of a vector load masked.
 MIN_COLUMNS = 16
+#: The least elements of one piece's block where the rows allow: Triton's
+#: default 4 warps of 32 lanes, each loading a 4-element vector (with many
+#: pieces, filling ``pointwise-block`` over all of them would leave each
+#: piece's loads a lane's element or less: scalar loads).
+MIN_PIECE_BLOCK = 4 * SYMBOLIC_COLUMNS
 
 
 class PointwiseTiler(KernelTiler):
@@ -113,9 +118,15 @@ class PointwiseTiler(KernelTiler):
         rows = sym.product(outer)
         block_c = self._column_block(width)
         # A block of every piece holds about ``pointwise-block`` elements
-        # (a power of two of rows: hence the pieces' count rounded up).
+        # (a power of two of rows: hence the pieces' count rounded up), and
+        # each piece's block at least ``MIN_PIECE_BLOCK`` (or the option).
         per_row = block_c * next_power_of_two(count)
-        block_r = self.clamp(max(1, self.options.pointwise_block // per_row), rows)
+        least = 1
+        if pieces is not None:
+            least = min(MIN_PIECE_BLOCK, self.options.pointwise_block) // block_c
+        block_r = self.clamp(
+            max(1, least, self.options.pointwise_block // per_row), rows
+        )
         column_blocks = width.ceildiv(block_c)
         pid = b.program_id(0)
         row_block = b.binary("floordiv", pid, b.size(column_blocks))
