@@ -47,6 +47,31 @@ def rotary_interleaved(x: Any, cos: Any, sin: Any) -> Any:
     return x * cos + rotated * sin
 
 
+def rotary_gptj(x: Any, cos: Any, sin: Any) -> Any:
+    """GPT-J's pairs in the ``[S, D]`` layout: stacked and reshaped back."""
+    S, D = x.shape
+    pairs = x.reshape(S, D // 2, 2)
+    rotated = np.stack([-pairs[..., 1], pairs[..., 0]], axis=-1).reshape(S, D)
+    return x * cos + rotated * sin
+
+
+def rotary_gptj_strided(x: Any, cos: Any, sin: Any) -> Any:
+    """The same pairs as strided slices, ``x[:, 1::2]`` and ``x[:, ::2]``."""
+    S, D = x.shape
+    rotated = np.stack([-x[:, 1::2], x[:, ::2]], axis=-1).reshape(S, D)
+    return x * cos + rotated * sin
+
+
+def rotary_llama(x: Any, cos: Any, sin: Any) -> Any:
+    """Llama's complex product in real arithmetic (``tests/model_programs``):
+    the pairs' real and imaginary parts, one angle per pair."""
+    S, D = x.shape
+    pairs = x.reshape(S, D // 2, 2)
+    re, im = pairs[..., 0], pairs[..., 1]
+    out = np.stack([re * cos - im * sin, re * sin + im * cos], axis=-1)
+    return out.reshape(S, D)
+
+
 def roll_quarters(x: Any) -> Any:
     """``np.roll(x, D // 4, axis=-1)`` as concatenated slices, plus ``x``:
     pieces of 2 and 6 columns, refused (no window in common)."""
@@ -134,6 +159,27 @@ PROGRAMS = {
         (spec("S", 4, 2),) * 3,
         lambda S: [(S, 4, 2)] * 3,
         [1, 3, 40],
+        True,
+    ),
+    "rotary_gptj": (
+        rotary_gptj,
+        (spec("S", 16),) * 3,
+        lambda S: [(S, 16)] * 3,
+        [1, 9, 70],
+        True,
+    ),
+    "rotary_gptj_strided": (
+        rotary_gptj_strided,
+        (spec("S", 12),) * 3,
+        lambda S: [(S, 12)] * 3,
+        [1, 11],
+        True,
+    ),
+    "rotary_llama": (
+        rotary_llama,
+        (spec("S", 16), spec("S", 8), spec("S", 8)),
+        lambda S: [(S, 16), (S, 8), (S, 8)],
+        [1, 5, 33],
         True,
     ),
     "roll_quarters": (
@@ -264,6 +310,10 @@ def test_piecewise_kernels_select_nothing(name: str) -> None:
         ("rotary_16", {0: 2, 1: 2, 2: 2}),
         ("rotary_even_d", {0: 2, 1: 2, 2: 2}),
         ("rotary_interleaved", {0: 2, 1: 2, 2: 2}),
+        ("rotary_gptj", {0: 2, 1: 2, 2: 2}),
+        ("rotary_gptj_strided", {0: 2, 1: 2, 2: 2}),
+        # x's even and odd positions; one angle per pair, used by both.
+        ("rotary_llama", {0: 2, 1: 1, 2: 1}),
         # Each quarter once, though each feeds two pieces.
         ("rotate_quarters", {0: 4}),
         # a and b are each one piece, used by both.
@@ -311,16 +361,23 @@ def _times(count: int, width: str) -> str:
 @st.composite
 def piecewise_programs(draw: st.DrawFn) -> str:
     """Graph-level IR: ``x: [N, count*width]`` (``width`` static or the
-    symbol ``W``), one or two concats of ``count`` pieces along the last
-    axis, each a window of ``x``, a fresh argument or a negated window,
-    summed or multiplied with ``x``."""
+    symbol ``W``), one or two concats of ``count`` pieces, each a window of
+    ``x``, a fresh argument or a negated window, summed or multiplied with
+    ``x``. Side by side, the concats are along the last axis of ``x``;
+    interleaved, along the last axis of ``x`` reshaped to ``[N, width,
+    count]``, the pieces of one column, and the concat reshaped back."""
     count = draw(st.integers(2, 4))
     width = draw(st.sampled_from(["1", "3", "8", "W"]))
-    full = _times(count, width)
-    row = f"!graph.tensor<[N, {full}], f32>"
-    piece = f"!graph.tensor<[N, {width}], f32>"
+    interleaved = draw(st.booleans())
+    row = f"!graph.tensor<[N, {_times(count, width)}], f32>"
     arguments = [f"%x: {row}"]
     body: list[str] = []
+    if interleaved:
+        pairs = f"!graph.tensor<[N, {width}, {count}], f32>"
+        body.append(f"%xr = graph.reshape %x : {row} -> {pairs}")
+        source, whole, piece = "%xr", pairs, f"!graph.tensor<[N, {width}, 1], f32>"
+    else:
+        source, whole, piece = "%x", row, f"!graph.tensor<[N, {width}], f32>"
     results = ["%x"]
     for number in range(draw(st.integers(1, 2))):
         parts = []
@@ -328,25 +385,34 @@ def piecewise_programs(draw: st.DrawFn) -> str:
             name = f"%p{number}_{k}"
             # A symbolic width is read off an argument of the piece's shape.
             first = number == 0 and k == 0 and width == "W"
-            source = "argument" if first else draw(st.sampled_from(_WINDOWS))
+            kind = "argument" if first else draw(st.sampled_from(_WINDOWS))
             start = draw(st.integers(0, count - 1))
-            offset = _times(start, width)
-            if source == "argument":
+            if kind == "argument":
                 arguments.append(f"{name}: {piece}")
             else:
-                window = name if source != "negated" else f"{name}w"
-                body.append(
-                    f"{window} = graph.slice %x [0, {offset}] [1, 1] : {row} -> {piece}"
+                window = name if kind != "negated" else f"{name}w"
+                offsets = (
+                    f"0, 0, {start}" if interleaved else f"0, {_times(start, width)}"
                 )
-                if source == "negated":
+                strides = "1, 1, 1" if interleaved else "1, 1"
+                body.append(
+                    f"{window} = graph.slice {source} [{offsets}] [{strides}] : "
+                    f"{whole} -> {piece}"
+                )
+                if kind == "negated":
                     body.append(f"{name} = graph.neg {window} : {piece}")
             parts.append(name)
         types = ", ".join([piece] * count)
+        axis = 2 if interleaved else 1
+        concat = f"%c{number}"
         body.append(
-            f"%c{number} = graph.concat {', '.join(parts)} [1] : ({types}) -> {row}"
+            f"{concat} = graph.concat {', '.join(parts)} [{axis}] : ({types}) -> {whole}"
         )
+        if interleaved:
+            body.append(f"{concat}r = graph.reshape {concat} : {whole} -> {row}")
+            concat = f"{concat}r"
         combine = draw(st.sampled_from(["add", "mul", "sub"]))
-        body.append(f"%r{number} = graph.{combine} {results[-1]}, %c{number} : {row}")
+        body.append(f"%r{number} = graph.{combine} {results[-1]}, {concat} : {row}")
         results.append(f"%r{number}")
     lines = "\n    ".join(body)
     return (
@@ -359,7 +425,7 @@ def test_tile_preserves_meaning_of_piecewise_programs() -> None:
     testing.check_pass(
         "fuse,tile",
         piecewise_programs().map(parse_module),
-        max_examples=40,
+        max_examples=60,
         require_change=["tile"],
     )
 

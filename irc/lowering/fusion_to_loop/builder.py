@@ -25,15 +25,20 @@ A scalar constant where a fold gives ``0`` for a tile (``lanes * 0``) is the
 same value wherever index values meet, broadcasting arithmetic.
 
 *Windows* (:meth:`LoopBuilder.window`) are index values known to be
-``lanes + offset`` with ``lanes`` in ``[0, extent)``: one value per lanes and
-offset, so that two index maps that shift a window to the same place (a
-slice's offset, a concat's start) give the same value, and the tiler's
-cache reads the tensor there once. The piecewise pointwise form makes them,
-in the kernel body only (never inside a loop, whose values stay inside).
+``lanes * stride + offset`` with ``lanes`` in ``[0, extent)``: one value per
+lanes, stride and offset, so that two index maps that move a window to the
+same place (a slice's offset and stride, a concat's start, a reshape's
+linearisation) give the same value, and the tiler's cache reads the tensor
+there once. :meth:`LoopBuilder.linearize` of one window and constants is a
+window, and :meth:`LoopBuilder.delinearize` of a window that steps along
+one dim is a window there and constants elsewhere. The piecewise pointwise
+form makes them, in the kernel body only (never inside a loop, whose values
+stay inside).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -45,7 +50,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import ConstantLike, HasFolder
 
-from irc.dialects import loop
+from irc.dialects import loop, sym
 from irc.shapes import SymExpr, as_expr
 
 #: Largest index that 32-bit index arithmetic may hold.
@@ -59,11 +64,24 @@ def next_power_of_two(n: int) -> int:
 
 @dataclass(frozen=True)
 class Window:
-    """An index value ``lanes + offset`` whose ``lanes`` lie in ``[0, extent)``."""
+    """An index value ``lanes * stride + offset`` whose ``lanes`` lie in
+    ``[0, extent)``."""
 
     lanes: SSAValue
     offset: SymExpr
     extent: SymExpr
+    stride: int = 1
+
+    @property
+    def last(self) -> SymExpr:
+        """The greatest index of the window (``stride`` is positive)."""
+        return self.offset + (self.extent - 1) * self.stride
+
+
+def constant_int(value: SSAValue) -> int | None:
+    """The value of a constant integer index, else None."""
+    attr = ConstantLike.get_constant_value(value)
+    return attr.value.data if isinstance(attr, IntegerAttr) else None
 
 
 class LoopBuilder:
@@ -81,7 +99,8 @@ class LoopBuilder:
         self._constants: dict[tuple[int | str, Attribute], SSAValue] = {}
         self._sizes: dict[tuple[SymExpr, Attribute], SSAValue] = {}
         self._windows: dict[SSAValue, Window] = {}
-        self._window_values: dict[tuple[SSAValue, SymExpr], SSAValue] = {}
+        self._window_values: dict[tuple[SSAValue, SymExpr, int], SSAValue] = {}
+        self._scaled_lanes: dict[tuple[SSAValue, int], SSAValue] = {}
 
     # ----- inserting, with folding ------------------------------------------
 
@@ -234,24 +253,81 @@ class LoopBuilder:
             return None
         return self.compare("lt", lanes, self.size(extent))
 
-    def window(self, lanes: SSAValue, offset: SymExpr, extent: SymExpr) -> SSAValue:
-        """``lanes + offset`` for ``lanes`` in ``[0, extent)``: one value per
-        lanes and offset (simplified by the caller's facts, so that equal
-        offsets are one expression), known to :meth:`window_of`."""
-        key = (lanes, offset)
+    def window(
+        self, lanes: SSAValue, offset: SymExpr, extent: SymExpr, stride: int = 1
+    ) -> SSAValue:
+        """``lanes * stride + offset`` for ``lanes`` in ``[0, extent)`` and a
+        positive ``stride``: one value per lanes, stride and offset (offsets
+        simplified by the caller's facts, so that equal ones are one
+        expression), known to :meth:`window_of`."""
+        key = (lanes, offset, stride)
         if key not in self._window_values:
-            value = self.binary("add", lanes, self.size(offset))
+            if (lanes, stride) not in self._scaled_lanes:
+                scaled = self.binary("mul", lanes, self.index(stride))
+                self._scaled_lanes[lanes, stride] = scaled
+            scaled = self._scaled_lanes[lanes, stride]
+            value = self.binary("add", scaled, self.size(offset))
             self._window_values[key] = value
-            self._windows[value] = Window(lanes, offset, extent)
+            self._windows[value] = Window(lanes, offset, extent, stride)
         return self._window_values[key]
 
     def window_of(self, index: SSAValue) -> Window | None:
         """The window ``index`` is, if :meth:`window` made it."""
         return self._windows.get(index)
 
+    def _linearized_window(
+        self, coords: Sequence[SSAValue], strides: Sequence[SymExpr]
+    ) -> SSAValue | None:
+        """``sum(coords * strides)`` as a window, if one coord is a window,
+        the others constants, and its stride static; else None."""
+        found: tuple[Window, int] | None = None
+        offset = SymExpr.const(0)
+        for coord, stride in zip(coords, strides):
+            window, constant = self.window_of(coord), constant_int(coord)
+            if window is not None and found is None and stride.constant is not None:
+                found = window, stride.constant
+            elif constant is not None:
+                offset = offset + stride * constant
+            else:
+                return None
+        if found is None:
+            return None
+        window, stride = found
+        offset = window.offset * stride + offset
+        return self.window(window.lanes, offset, window.extent, window.stride * stride)
+
+    def _delinearized_window(
+        self, linear: SSAValue, dims: Sequence[SymExpr]
+    ) -> list[SSAValue] | None:
+        """The coordinates of a window stepping along one of static
+        ``dims`` (its stride that dim's): a window along it and constants
+        elsewhere, if the window stays inside the dim; else None."""
+        window = self.window_of(linear)
+        sizes = [d.constant for d in dims]
+        if window is None or None in sizes or window.extent.constant is None:
+            return None
+        offset = window.offset.constant
+        strides = [math.prod(sizes[k + 1 :]) for k in range(len(sizes))]  # type: ignore[arg-type]
+        if offset is None or offset < 0 or window.stride not in strides:
+            return None
+        axis = strides.index(window.stride)
+        along, rest = divmod(offset, window.stride)
+        if along + window.extent.constant > sizes[axis]:  # type: ignore[operator]
+            return None
+        inner: list[SSAValue] = []
+        for stride in strides[axis + 1 :]:
+            digit, rest = divmod(rest, stride)
+            inner.append(self.index(digit))
+        moved = self.window(window.lanes, SymExpr.const(along), window.extent)
+        return [*(self.index(0) for _ in range(axis)), moved, *inner]
+
     def delinearize(self, linear: SSAValue, dims: Sequence[SymExpr]) -> list[SSAValue]:
         """Row-major coordinates of ``linear`` in ``dims`` (size-1 dims are 0;
-        the outermost dim needs no remainder, ``linear`` being in bounds)."""
+        the outermost dim needs no remainder, ``linear`` being in bounds; a
+        window stepping along one dim divides nothing)."""
+        windowed = self._delinearized_window(linear, dims)
+        if windowed is not None:
+            return windowed
         coords: list[SSAValue] = []
         stride = SymExpr.const(1)
         outermost = next((k for k, d in enumerate(dims) if d != 1), len(dims))
@@ -270,7 +346,12 @@ class LoopBuilder:
     def linearize(
         self, coords: Sequence[SSAValue], dims: Sequence[SymExpr]
     ) -> SSAValue:
-        """The row-major linear index of ``coords`` in ``dims``."""
+        """The row-major linear index of ``coords`` in ``dims`` (a window,
+        for one window and constants)."""
+        strides = [sym.product(dims[k + 1 :]) for k in range(len(dims))]
+        windowed = self._linearized_window(coords, strides)
+        if windowed is not None:
+            return windowed
         linear = self.index(0)
         stride = SymExpr.const(1)
         for coord, dim in zip(reversed(coords), reversed(dims)):

@@ -8,14 +8,14 @@ dim of the result (scalars or tiles that broadcast together). The maps:
 
 - ``graph.broadcast``: right-aligned, stretched (size-1) dims pinned to 0;
 - ``graph.transpose``: the index permuted back;
-- ``graph.slice``: ``offset + i * stride`` per dim (a window shifted by
-  the offset where the stride is 1: see ``LoopBuilder.window``);
+- ``graph.slice``: ``offset + i * stride`` per dim (a window moved by the
+  offset and scaled by a positive stride: see ``LoopBuilder.window``);
 - ``graph.reshape``: the dims shared at both ends kept, only the middle
   linearised in the result's dims and delinearised in the operand's;
 - ``graph.concat``: each operand read at the position shifted by its start,
   under the mask of its range, the pieces selected by the same masks; at a
-  window that lies inside one operand's range (the piecewise pointwise
-  form's), that operand alone, at the window shifted by its start;
+  window or a constant that lies inside one operand's range (the piecewise
+  pointwise form's), that operand alone, at the position less its start;
 - ``graph.insert_slice``: piecewise like concat: inside the written window
   the source at ``(i - offset) / stride``, elsewhere the destination, each
   read under the mask of its piece;
@@ -34,7 +34,7 @@ from xdsl.ir import Operation, SSAValue
 
 from irc.dialects import graph as g
 from irc.dialects import loop
-from irc.lowering.fusion_to_loop.builder import Window
+from irc.lowering.fusion_to_loop.builder import Window, constant_int
 from irc.shapes import SymExpr
 
 if TYPE_CHECKING:
@@ -80,8 +80,9 @@ def _slice_position(
     """Where a slice reads its operand along one axis."""
     b = tiler.b
     window = b.window_of(position)
-    if window is not None and stride == 1:
-        return shift(tiler, window, offset)
+    if window is not None and stride > 0:
+        moved = tiler.facts.simplify(offset + window.offset * stride)
+        return b.window(window.lanes, moved, window.extent, window.stride * stride)
     return b.binary("add", b.size(offset), b.binary("mul", position, b.index(stride)))
 
 
@@ -114,13 +115,10 @@ def concat(tiler: KernelTiler, op: g.ConcatOp, index: Index) -> SSAValue:
     b = tiler.b
     axis = op.axis.value.data
     position = index[axis]
-    window = b.window_of(position)
-    if window is not None:
-        piece = _operand_holding(tiler, op, window)
-        if piece is not None:
-            operand, start = piece
-            mapped = (*index[:axis], shift(tiler, window, -start), *index[axis + 1 :])
-            return tiler.value_at(operand, mapped)
+    piece = _operand_holding(tiler, op, position)
+    if piece is not None:
+        operand, local = piece
+        return tiler.value_at(operand, (*index[:axis], local, *index[axis + 1 :]))
     start = SymExpr.const(0)
     pieces: list[tuple[SSAValue | None, SSAValue]] = []
     saved_mask = tiler.mask
@@ -150,23 +148,32 @@ def shift(tiler: KernelTiler, window: Window, delta: SymExpr) -> SSAValue:
     normal form of the facts in scope (``D - D floordiv 2`` is
     ``D floordiv 2`` for an even ``D``): one value per window."""
     offset = tiler.facts.simplify(window.offset + delta)
-    return tiler.b.window(window.lanes, offset, window.extent)
+    return tiler.b.window(window.lanes, offset, window.extent, window.stride)
 
 
 def _operand_holding(
-    tiler: KernelTiler, op: g.ConcatOp, window: Window
-) -> tuple[SSAValue, SymExpr] | None:
-    """The operand of ``op`` whose range along the axis holds all of
-    ``window``, with its start; None if none does (provably)."""
+    tiler: KernelTiler, op: g.ConcatOp, position: SSAValue
+) -> tuple[SSAValue, SSAValue] | None:
+    """The operand of ``op`` whose range along the axis holds every value
+    of ``position`` (a window or a constant), with the position in it;
+    None if none provably does."""
+    window = tiler.b.window_of(position)
+    constant = constant_int(position)
+    if window is not None:
+        first, last = window.offset, window.last
+    elif constant is not None:
+        first = last = SymExpr.const(constant)
+    else:
+        return None
     axis = op.axis.value.data
     prove_le = tiler.facts.prove_le
     start = SymExpr.const(0)
     for operand in op.operands:
         end = start + tensor_type(operand).dims[axis]
-        if prove_le(start, window.offset) and prove_le(
-            window.offset + window.extent, end
-        ):
-            return operand, start
+        if prove_le(start, first) and prove_le(last + 1, end):
+            if window is not None:
+                return operand, shift(tiler, window, -start)
+            return operand, tiler.b.size(first - start)
         start = end
     return None
 

@@ -30,28 +30,38 @@ from irc.shapes import Facts, SymExpr
 
 @dataclass(frozen=True)
 class Pieces:
-    """The innermost axis as ``count`` pieces of ``width``."""
+    """The innermost axis as ``count`` pieces: at column ``c`` of
+    ``[0, columns)``, piece ``k`` is the position ``c * stride + k * step``
+    (side by side: ``stride`` 1 and ``step`` the pieces' width; interleaved:
+    ``stride`` the count and ``step`` 1)."""
 
-    width: SymExpr
+    columns: SymExpr
     count: int
+    stride: int
+    step: SymExpr
 
 
 def concat_pieces(
     kernel: fusion.KernelOp, shape: tuple[SymExpr, ...], facts: Facts
 ) -> Pieces | None:
-    """The pieces tiling ``shape``'s innermost axis, or None if the kernel
-    has no concat spanning ``shape`` along it, or its concats' operands
-    differ in width (as ``facts`` simplify them: the halves of an even
-    ``D`` are ``D - D floordiv 2`` and ``D floordiv 2``)."""
+    """The pieces tiling ``shape``'s innermost axis: side by side, or else
+    interleaved; None for neither."""
+    return _side_by_side(kernel, shape, facts) or _interleaved(kernel, shape, facts)
+
+
+def _side_by_side(
+    kernel: fusion.KernelOp, shape: tuple[SymExpr, ...], facts: Facts
+) -> Pieces | None:
+    """Concats spanning ``shape`` along its innermost axis, of operands of
+    one width (as ``facts`` simplify them: the halves of an even ``D`` are
+    ``D - D floordiv 2`` and ``D floordiv 2``)."""
     if not shape:
         return None
     axis = len(shape) - 1
     widths: set[SymExpr] = set()
     count = 0
-    for op in kernel.body.block.ops:
-        if not isinstance(op, g.ConcatOp) or op.axis.value.data != axis:
-            continue
-        if tensor_type(op.results[0]).dims != shape or len(op.operands) < 2:
+    for op in _concats(kernel, axis):
+        if tensor_type(op.results[0]).dims != shape:
             continue
         widths |= {
             facts.simplify(tensor_type(operand).dims[axis]) for operand in op.operands
@@ -59,4 +69,45 @@ def concat_pieces(
         count = len(op.operands)
     if len(widths) != 1:
         return None
-    return Pieces(widths.pop(), count)
+    width = widths.pop()
+    return Pieces(width, count, 1, width)
+
+
+def _interleaved(
+    kernel: fusion.KernelOp, shape: tuple[SymExpr, ...], facts: Facts
+) -> Pieces | None:
+    """A concat of ``count`` operands of one column each along the last
+    axis of ``[..., A, count]``, reshaped to ``shape = [..., A * count]``
+    (NumPy's ``np.stack([a, b], -1).reshape(...)``, GPT-J's and Llama's
+    pairs): piece ``k`` is every ``count``-th position from ``k``."""
+    if not shape:
+        return None
+    for op in _concats(kernel, len(shape)):
+        dims = tensor_type(op.results[0]).dims
+        count = dims[-1].constant
+        widths = {facts.simplify(tensor_type(v).dims[-1]) for v in op.operands}
+        if (
+            count is None
+            or widths != {SymExpr.const(1)}
+            or dims[:-2] != shape[:-1]
+            or not facts.prove_eq(dims[-2] * count, shape[-1])
+            or not any(_reshaped_to(use.operation, shape) for use in op.results[0].uses)
+        ):
+            continue
+        return Pieces(dims[-2], count, count, SymExpr.const(1))
+    return None
+
+
+def _concats(kernel: fusion.KernelOp, axis: int) -> list[g.ConcatOp]:
+    """The kernel's concats of two or more operands along ``axis``."""
+    return [
+        op
+        for op in kernel.body.block.ops
+        if isinstance(op, g.ConcatOp)
+        and op.axis.value.data == axis
+        and len(op.operands) >= 2
+    ]
+
+
+def _reshaped_to(op: object, shape: tuple[SymExpr, ...]) -> bool:
+    return isinstance(op, g.ReshapeOp) and tensor_type(op.results[0]).dims == shape

@@ -56,7 +56,7 @@ class PointwiseTiler(KernelTiler):
     def iterate(self) -> list[SymExpr]:
         shape = tensor_type(self.yielded[0]).dims
         pieces = concat_pieces(self.kernel, shape, self.facts)
-        if pieces is not None and self._column_blocks_positive(pieces.width):
+        if pieces is not None and self._column_blocks_positive(pieces.columns):
             return self._rows_by_columns(shape, pieces)
         if self._is_flat(shape):
             return self._flat(shape)
@@ -114,7 +114,7 @@ class PointwiseTiler(KernelTiler):
         program writing every piece at its offset (see ``pieces``)."""
         b = self.b
         outer, inner = shape[:-1], shape[-1]
-        width, count = (inner, 1) if pieces is None else (pieces.width, pieces.count)
+        width, count = (inner, 1) if pieces is None else (pieces.columns, pieces.count)
         rows = sym.product(outer)
         block_c = self._column_block(width)
         # A block of every piece holds about ``pointwise-block`` elements
@@ -146,8 +146,8 @@ class PointwiseTiler(KernelTiler):
             self._write((*row_coords, column_lanes))
         else:
             for number in range(count):
-                offset = self.facts.simplify(width * number)
-                position = b.window(column_lanes, offset, width)
+                offset = self.facts.simplify(pieces.step * number)
+                position = b.window(column_lanes, offset, width, pieces.stride)
                 self._write((*row_coords, position))
         self.notes.append(
             f"pointwise over {sym.shape_text(shape)} in blocks of {block_r} rows "
@@ -177,4 +177,6 @@ class PointwiseTiler(KernelTiler):
 def _pieces_text(pieces: Pieces | None) -> str:
     if pieces is None:
         return ""
-    return f" in each of {pieces.count} pieces of {pieces.width} columns"
+    if pieces.stride == 1:
+        return f" in each of {pieces.count} pieces of {pieces.columns} columns"
+    return f" in each of {pieces.count} interleaved pieces of {pieces.columns} columns"

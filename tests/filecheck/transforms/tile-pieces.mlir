@@ -63,3 +63,46 @@ func.func @roll(%x: !graph.tensor<[S, 16], f32>) -> !graph.tensor<[S, 16], f32> 
 // CHECK:         loop.select
 // CHECK:         loop.write
 // CHECK-NOT:     loop.write
+
+// -----
+
+// GPT-J's pairs in the [S, D] layout (np.stack([-x[..., 1], x[..., 0]],
+// -1).reshape(S, D)): the concat of one-column pieces along the last axis
+// of [S, 8, 2], reshaped back to [S, 16], is tiled by interleaved pieces:
+// each program holds a pair index j and writes the even positions 2j and
+// the odd ones 2j + 1; x is read once at each (no division, no select).
+
+func.func @gptj(%x: !graph.tensor<[S, 16], f32>, %cos: !graph.tensor<[S, 16], f32>, %sin: !graph.tensor<[S, 16], f32>) -> !graph.tensor<[S, 16], f32> {
+  %0 = fusion.kernel @k0 pointwise (%x, %cos, %sin) : (!graph.tensor<[S, 16], f32>, !graph.tensor<[S, 16], f32>, !graph.tensor<[S, 16], f32>) -> (!graph.tensor<[S, 16], f32>) reason "gpt-j" {
+  ^bb0(%a: !graph.tensor<[S, 16], f32>, %c: !graph.tensor<[S, 16], f32>, %s: !graph.tensor<[S, 16], f32>):
+    %1 = graph.reshape %a : !graph.tensor<[S, 16], f32> -> !graph.tensor<[S, 8, 2], f32>
+    %2 = graph.slice %1 [0, 0, 1] [1, 1, 1] : !graph.tensor<[S, 8, 2], f32> -> !graph.tensor<[S, 8, 1], f32>
+    %3 = graph.neg %2 : !graph.tensor<[S, 8, 1], f32>
+    %4 = graph.slice %1 [0, 0, 0] [1, 1, 1] : !graph.tensor<[S, 8, 2], f32> -> !graph.tensor<[S, 8, 1], f32>
+    %5 = graph.concat %3, %4 [2] : (!graph.tensor<[S, 8, 1], f32>, !graph.tensor<[S, 8, 1], f32>) -> !graph.tensor<[S, 8, 2], f32>
+    %6 = graph.reshape %5 : !graph.tensor<[S, 8, 2], f32> -> !graph.tensor<[S, 16], f32>
+    %7 = graph.mul %a, %c : !graph.tensor<[S, 16], f32>
+    %8 = graph.mul %6, %s : !graph.tensor<[S, 16], f32>
+    %9 = graph.add %7, %8 : !graph.tensor<[S, 16], f32>
+    fusion.yield %9 : !graph.tensor<[S, 16], f32>
+  }
+  func.return %0 : !graph.tensor<[S, 16], f32>
+}
+
+// CHECK-LABEL: func.func @gptj
+// CHECK:       loop.kernel @k0 pointwise (%x, %cos, %sin) grid [(S + 63) floordiv 64] tiles {BLOCK_R = 64, BLOCK_C = 8} symbols [S]
+// CHECK-SAME:  reason "gpt-j; pointwise over [S, 16] in blocks of 64 rows by 8 columns in each of 2 interleaved pieces of 8 columns"
+// CHECK-DAG:     %[[ONE:.*]] = loop.constant 1 : i64
+// CHECK-DAG:     %[[TWO:.*]] = loop.constant 2 : i64
+// CHECK:         %[[ROWS:.*]] = loop.binary add %{{.*}}, %{{.*}} : (i64, !loop.tile<[64, 1], i64>)
+// CHECK:         %[[J:.*]] = loop.range "BLOCK_C" : !loop.tile<[1, 8], i64>
+// CHECK:         %[[MASK:.*]] = loop.cmp lt %[[ROWS]], %{{.*}} : (!loop.tile<[64, 1], i64>, i64)
+// CHECK-NOT:     floordiv
+// CHECK-NOT:     loop.select
+// CHECK:         %[[EVEN:.*]] = loop.binary mul %[[J]], %[[TWO]]
+// CHECK:         %[[X_EVEN:.*]] = loop.read %[[XA:[0-9]+]][%[[ROWS]], %[[EVEN]]] mask %[[MASK]]
+// CHECK:         %[[ODD:.*]] = loop.binary add %[[EVEN]], %[[ONE]]
+// CHECK:         %[[X_ODD:.*]] = loop.read %[[XA]][%[[ROWS]], %[[ODD]]] mask %[[MASK]]
+// CHECK:         loop.write %{{.*}} to 0[%[[ROWS]], %[[EVEN]]] mask %[[MASK]]
+// CHECK-NOT:     loop.read %[[XA]]{{\[}}
+// CHECK:         loop.write %{{.*}} to 0[%[[ROWS]], %[[ODD]]] mask %[[MASK]]
