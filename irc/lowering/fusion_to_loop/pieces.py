@@ -6,11 +6,14 @@ tiled by those pieces: each program holds an index ``c`` within a piece
 (``0 <= c < w``) and computes every piece's output, piece ``k`` at
 ``k * w + c``. Inside piece ``k`` the concat is its operand ``k`` (no
 select, no masked reads), and an input read at the same window by several
-pieces is read once: a slice of unit stride shifts the window by its
-offset, a concat by its operand's start, and each distinct window of each
-input is one value (``LoopBuilder.window``), cached like any read. In
-``x * cos + concat(-x[:, h:], x[:, :h]) * sin`` both pieces read ``x``'s
-low and high halves, so each half is loaded once and used by both pieces.
+pieces is read once: index maps move windows (``LoopBuilder.window``)
+rather than compute new indices, and each distinct window of each input is
+one value, cached like any read. In ``x * cos + concat(-x[:, h:], x[:, :h])
+* sin`` both pieces read ``x``'s low and high halves, so each half is
+loaded once and used by both pieces. *Interleaved* pieces are a concat of
+``n`` one-column operands along the last axis of ``[..., A, n]`` reshaped
+to the output ``[..., A * n]`` (GPT-J's and Llama's rotary pairs): the
+columns are the ``A`` pair indices ``j``, piece ``k`` at ``j * n + k``.
 
 Kernels with concats of unequal widths along the axis, of different widths
 from one concat to another, concats along an outer axis, or a piece width
