@@ -20,6 +20,7 @@ from bounds_mutations import MUTATIONS
 from hypothesis import HealthCheck, given, settings
 from suite_programs import SUITE
 from xdsl.context import Context
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
@@ -233,8 +234,9 @@ def test_each_mutation_is_flagged(kind: str, name: str, level: str) -> None:
 
 
 def test_a_report_names_the_op_the_buffer_and_the_binding() -> None:
-    """The dropped load mask of softmax's memory kernel: its last block
-    reads past the row; the smallest binding shows it."""
+    """The dropped load mask of softmax's memory kernel: its first block
+    (read once, before the loops over the blocks after it) reads past the
+    row; the smallest binding shows it."""
     mutated = MUTATIONS["dropped load mask"](suite_ir("softmax", "memory"), "memory")
     assert mutated is not None
     (violation,) = violations_of(mutated)
@@ -242,7 +244,7 @@ def test_a_report_names_the_op_the_buffer_and_the_binding() -> None:
     assert str(violation) == (
         "memory.load reads out of bounds of argument 0 of @k0: "
         "!memory.buffer<[N, D], [D, 1], f32>: with D = 1, N = 1, program id [0], "
-        "the index of loop 1 = 0, lane [1] reads offset 1, outside [0, 1)"
+        "lane [1] reads offset 1, outside [0, 1)"
     )
 
 
@@ -348,23 +350,28 @@ def test_grids_within_or_possibly_within_the_limits_pass(grid: str) -> None:
 
 
 def test_a_mask_bounds_the_values_it_compares() -> None:
-    """softmax's row loop: the column ``j + lane`` spans past D, its mask
-    cuts it at ``D - 1``."""
+    """softmax's row loop (over the blocks after the first, of at most 8192
+    lanes): the column ``j + lane`` spans past D, its mask cuts it at
+    ``D - 1``."""
     module = parse_module(suite_ir("softmax", "memory"))
     kernel = next(op for op in module.walk() if isinstance(op, memory.KernelOp))
     facts = facts_of([kernel])
     assert facts is not None
     intervals = KernelIntervals(kernel, facts)
-    load = next(op for op in kernel.walk() if isinstance(op, memory.LoadOp))
+    load = next(
+        op
+        for op in kernel.walk()
+        if isinstance(op, memory.LoadOp) and isinstance(op.parent_op(), scf.ForOp)
+    )
     assert load.mask is not None
     refined = intervals.refinements(load.mask)
     (column,) = refined
     d = SymExpr.symbol("D")
     n = SymExpr.symbol("N")
-    assert intervals.interval(column) == Interval(SymExpr.const(0), d + 1022)
-    assert intervals.interval(column, refined) == Interval(SymExpr.const(0), d - 1)
+    assert intervals.interval(column) == Interval(SymExpr.const(1), d + 8190)
+    assert intervals.interval(column, refined) == Interval(SymExpr.const(1), d - 1)
     assert intervals.interval(load.offset, refined) == Interval(
-        SymExpr.const(0), n * d - 1
+        SymExpr.const(1), n * d - 1
     )
 
 
@@ -472,6 +479,11 @@ def test_the_checker_agrees_with_the_memory_interpreter(name: str, kind: str) ->
         try:
             testing.run_module(module, testing.inputs(module, binding, 0))
         except Exception as error:
+            if "which this launch already wrote" in str(error):
+                # A mask widened by one lane also writes the next row's
+                # first element (softmax's first block, whose load and store
+                # share it): a race, not the checker's to find.
+                continue
             if "out of bounds and not masked off" not in str(error):
                 raise
             out_of_bounds.append(binding)

@@ -118,14 +118,15 @@ class KernelTiler:
     def for_chunks(
         self,
         extent: SymExpr,
-        size: int,
+        size: int | SSAValue,
         inits: Sequence[SSAValue],
         body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]],
+        start: int | SSAValue = 0,
     ) -> list[SSAValue]:
-        """``scf.for`` from 0 to ``extent`` in steps of ``size``, carrying
-        ``inits``: ``body(start, carried)`` builds the next values in a scope
-        of its own (values computed inside stay inside; the mask is
-        restored after)."""
+        """``scf.for`` from ``start`` to ``extent`` in steps of ``size``,
+        carrying ``inits``: ``body(start, carried)`` builds the next values
+        in a scope of its own (values computed inside stay inside; the mask
+        is restored after)."""
 
         def scoped(start: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
             self.scopes.append({})
@@ -136,7 +137,7 @@ class KernelTiler:
                 self.mask = saved_mask
                 self.scopes.pop()
 
-        return self.b.for_loop(extent, size, inits, scoped)
+        return self.b.for_loop(extent, size, inits, scoped, start)
 
     def loop_over(
         self,
@@ -145,16 +146,22 @@ class KernelTiler:
         size: int,
         inits: Sequence[SSAValue],
         body: Callable[[SSAValue, SSAValue | None, list[SSAValue]], list[SSAValue]],
+        start: int | SSAValue = 0,
+        step: SSAValue | None = None,
     ) -> list[SSAValue]:
-        """``for_chunks`` over the lanes of 1-D tiles of ``block``:
-        ``body(lanes, mask, carried)`` runs under the lanes' bounds mask."""
+        """``for_chunks`` over the lanes of 1-D tiles of ``block`` (``size``
+        lanes, in steps of ``step`` when the launch chooses the block's
+        size) from lane ``start``: ``body(lanes, mask, carried)`` runs under
+        the lanes' bounds mask."""
 
         def chunk(start: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
             lanes = self.b.lanes(start, block, size)
             self.mask = self.b.in_bounds(lanes, extent, size)
             return body(lanes, self.mask, carried)
 
-        return self.for_chunks(extent, size, inits, chunk)
+        return self.for_chunks(
+            extent, size if step is None else step, inits, chunk, start
+        )
 
     # ----- evaluation of graph values at an index ---------------------------
 
