@@ -144,7 +144,7 @@ def test_the_launch_chooses_a_power_of_two_block_and_its_warps() -> None:
     assert _irc_launch_tile(8193, 128, 8192) == 8192
     assert _irc_launch_tile(3, 64, 64) == 64  # a declared block below 128
     warps = {n: _irc_launch_warps(n) for n in (128, 1024, 2048, 4096, 8192)}
-    assert warps == {128: 4, 1024: 4, 2048: 8, 4096: 16, 8192: 16}
+    assert warps == {128: 1, 1024: 4, 2048: 8, 4096: 16, 8192: 16}
 
 
 @pytest.mark.parametrize("name", ROW_PROGRAMS)

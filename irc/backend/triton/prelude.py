@@ -424,10 +424,10 @@ def _irc_launch_tile(extent, smallest, largest):
 
 
 def _irc_launch_warps(lanes):
-    """Warps for a row tile of `lanes`: 4 up to 1024 lanes (Triton's
-    default), then one per 256 lanes up to 16, so that each thread holds at
-    most 16 lanes of a 4096-lane tile (32 for 8192)."""
-    return min(16, max(4, lanes // 256))
+    """Warps for a row tile of `lanes`: one per 256 lanes, from 1 to 16, so
+    that each thread holds at least 4 consecutive lanes (a 128-bit vector
+    load of float32) and at most 16 (8192 lanes)."""
+    return min(16, max(1, lanes // 256))
 
 
 #: Whether this module's kernels are interpreted: Triton decides it when a
