@@ -189,7 +189,9 @@ def test_the_same_read_without_its_mask_is_flagged() -> None:
 # Mutations flagged ------------------------------------------------------------
 
 #: The suite programs each mutation is tried on at every level (the grid:
-#: row kernels, whose rows are not masked; the swap: kernels with two
+#: row kernels of a program per row, whose rows are not masked; layer_norm
+#: and rms_norm walk 16 rows a program up to min(16 * pid + 16, N), so a
+#: program too many walks none and is harmless; the swap: kernels with two
 #: accesses of one offset type, or a read of two differing dims, to
 #: exchange: elementwise_broadcast's loads now differ in shape, [BLOCK_R,
 #: BLOCK_C], [1, BLOCK_C] and [BLOCK_R, 1]).
@@ -201,9 +203,19 @@ MUTATED_PROGRAMS = {
         "causal_attention",
     ),
     "dropped store mask": ("softmax", "layer_norm", "mlp", "rotary"),
-    "grid one too large": ("softmax", "layer_norm", "rms_norm", "l2_normalize"),
+    "grid one too large": ("softmax", "log_softmax", "logsumexp", "l2_normalize"),
     "lt turned into le": ("softmax", "elementwise_broadcast", "mlp", "head_split"),
     "swapped index operands": ("layer_norm", "rotary"),
+}
+
+#: Mutations only rows longer than a row kernel's largest block (8192 lanes)
+#: reach, by level: at the memory and triton levels, layer norm's loads of
+#: different buffers with one offset type are in its loops over the blocks
+#: after the first. No small binding shows them, so the checker reports them
+#: unproven rather than with a counter-example.
+UNREACHED_AT_SMALL_BINDINGS = {
+    ("swapped index operands", "layer_norm", "memory"),
+    ("swapped index operands", "layer_norm", "triton"),
 }
 
 #: The ops a mutation makes fail, by level: reads and writes.
@@ -220,6 +232,8 @@ ACCESS_VERBS = {
     [(kind, name) for kind, names in MUTATED_PROGRAMS.items() for name in names],
 )
 def test_each_mutation_is_flagged(kind: str, name: str, level: str) -> None:
+    if (kind, name, level) in UNREACHED_AT_SMALL_BINDINGS:
+        pytest.skip(f"{kind} in {name} needs rows past 8192 lanes to show")
     mutated = MUTATIONS[kind](suite_ir(name, level), level)
     assert mutated is not None, f"no line of {name} at the {level} level to mutate"
     found = violations_of(mutated)
@@ -231,6 +245,17 @@ def test_each_mutation_is_flagged(kind: str, name: str, level: str) -> None:
     assert any(v.message.startswith(expected) for v in found), first
     buffer_type = "!graph.tensor<[" if level == "loop" else "!memory.buffer<["
     assert buffer_type in first
+
+
+@pytest.mark.parametrize(("kind", "name", "level"), sorted(UNREACHED_AT_SMALL_BINDINGS))
+def test_a_mutation_past_the_first_block_is_reported_unproven(
+    kind: str, name: str, level: str
+) -> None:
+    mutated = MUTATIONS[kind](suite_ir(name, level), level)
+    assert mutated is not None
+    found = violations_of(mutated)
+    assert found, f"{kind} not flagged:\n{mutated}"
+    assert all("not proven within" in v.message for v in found), found
 
 
 def test_a_report_names_the_op_the_buffer_and_the_binding() -> None:
@@ -467,6 +492,8 @@ def test_the_checker_agrees_with_the_memory_interpreter(name: str, kind: str) ->
     of bounds on a small binding (a grid one too large is harmless where
     the mask covers the extra programs, and accepted)."""
     text = suite_ir(name, "memory")
+    if (kind, name, "memory") in UNREACHED_AT_SMALL_BINDINGS:
+        pytest.skip(f"{kind} in {name} needs rows past 8192 lanes to show")
     if kind != "none":
         text = MUTATIONS[kind](text, "memory")
         if text is None:

@@ -100,40 +100,50 @@ def test_loop_and_memory_levels_run_the_declared_block(name: str) -> None:
             _assert_matches(got, expected, f"{name} at {sizes} on the {level} level")
 
 
-_BY_BLOCK: dict[tuple[str, int], irc.Compiled] = {}
+_BY_BLOCK: dict[tuple[str, int, int], irc.Compiled] = {}
 
 
-def _compiled_with_block(name: str, block: int) -> irc.Compiled:
-    """``name`` compiled with ``tile{max-row-block=block}`` (once)."""
-    if (name, block) not in _BY_BLOCK:
+def _compiled_with_block(name: str, block: int, per_program: int) -> irc.Compiled:
+    """``name`` compiled with ``tile{max-row-block=block max-persistent=block
+    rows-per-program=per_program}`` (once)."""
+    key = (name, block, per_program)
+    if key not in _BY_BLOCK:
         available = get_all_passes()
         passes = [available[p]()() for p in ("canonicalize", "cse", "fuse")]
-        passes.append(TilePass(max_row_block=block, max_persistent=block))
-        _BY_BLOCK[name, block] = SUITE[name].compile(pipeline=passes)
-    return _BY_BLOCK[name, block]
+        passes.append(
+            TilePass(
+                max_row_block=block,
+                max_persistent=block,
+                rows_per_program=per_program,
+            )
+        )
+        _BY_BLOCK[key] = SUITE[name].compile(pipeline=passes)
+    return _BY_BLOCK[key]
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(
     name=st.sampled_from(ROW_PROGRAMS),
-    rows=st.integers(1, 3),
+    rows=st.integers(1, 20),
     length=st.integers(1, 70),
     block=st.sampled_from([1, 4, 16, 64]),
+    per_program=st.sampled_from([1, 2, 16]),
 )
 def test_results_do_not_depend_on_the_row_block(
-    name: str, rows: int, length: int, block: int
+    name: str, rows: int, length: int, block: int, per_program: int
 ) -> None:
     """A law: whatever the largest row block (so however many blocks after
     the first the loops walk, on the emitted kernels under Triton's
-    interpreter), a row program returns NumPy's values."""
+    interpreter) and the rows a program walks (a last program with fewer),
+    a row program returns NumPy's values."""
     program = SUITE[name]
     sizes = _sizes(name, rows, length)
     call = program.inputs(np.random.default_rng(length), **sizes)
     expected = program.function(*call.args, **call.kwargs)
-    got = _compiled_with_block(name, block)(
-        *call.args, **call.kwargs, backend="interpret"
-    )
-    _assert_matches(got, expected, f"{name} at {sizes}, blocks of {block}")
+    compiled = _compiled_with_block(name, block, per_program)
+    got = compiled(*call.args, **call.kwargs, backend="interpret")
+    where = f"{name} at {sizes}, blocks of {block}, {per_program} rows a program"
+    _assert_matches(got, expected, where)
 
 
 def test_the_launch_chooses_a_power_of_two_block_and_its_warps() -> None:
@@ -151,9 +161,9 @@ def test_the_launch_chooses_a_power_of_two_block_and_its_warps() -> None:
 def test_emitted_row_kernel_reads_a_fitting_row_once(
     name: str, compiled: dict[str, irc.Compiled]
 ) -> None:
-    """Every loop over a row starts after the first block, which the kernel
-    body reads once (so at most one load per input and row there), and the
-    block is the launch's: no tile dim is spelt as the declared size."""
+    """Every loop over a row's lanes starts after the first block, which the
+    kernel reads once per row, and steps by the launch's block: no tile dim
+    is spelt as the declared size."""
     source = compiled[name].triton_source
     kernels = source[: source.index("# host function")].split(
         "@triton.jit\ndef kernel_"
@@ -165,7 +175,28 @@ def test_emitted_row_kernel_reads_a_fitting_row_once(
         block = re.search(r"(v\d+) = tl.full\(\[\], c_BLOCK_R, tl.int64\)", kernel)
         assert block is not None, kernel
         loops = re.findall(r"for v\d+ in range\((v\d+), v\d+, (v\d+)\):", kernel)
-        assert loops, kernel
-        assert all(start == step == block.group(1) for start, step in loops), loops
+        lane_loops = [(start, step) for start, step in loops if step == block[1]]
+        assert lane_loops, kernel
+        assert all(start == block[1] for start, _ in lane_loops), loops
     assert "_irc_launch_tile(s_" in source
     assert "num_warps=_irc_launch_warps(" in source
+
+
+@pytest.mark.parametrize(("name", "weights"), [("layer_norm", 2), ("rms_norm", 1)])
+def test_weights_are_read_once_per_program(
+    name: str, weights: int, compiled: dict[str, irc.Compiled]
+) -> None:
+    """A row kernel reading a weight of the row's length (layer norm's g and
+    b) walks rows-per-program (16) rows a program, loading the weight's first
+    block once, before the loop over its rows."""
+    source = compiled[name].triton_source
+    kernel = source[source.index("def kernel_k0") : source.index("# host function")]
+    rows_loop = re.search(r"\n    for v\d+ in range\(v\d+, (v\d+), v\d+\):", kernel)
+    assert rows_loop is not None, kernel
+    before = kernel[: rows_loop.start()]
+    lanes = re.search(r"(v\d+) = tl.arange\(0, c_BLOCK_R\)", before)
+    assert lanes is not None, kernel
+    loads = re.findall(rf"tl.load\(p_arg\d \+ {lanes[1]}, ", before)
+    assert len(loads) == weights, before
+    assert re.search(rf"{rows_loop[1]} = tl.minimum\(v\d+, v\d+\)", before)
+    assert "grid = (((s_N + 15) // 16), 1, 1)" in source

@@ -144,6 +144,13 @@ class LoopBuilder:
         """A hoisted constant of the index type."""
         return self.const(value, self.index_type)
 
+    def is_hoisted(self, value: SSAValue) -> bool:
+        """Whether ``value`` is a hoisted constant or size (placed at the
+        start of the kernel body by ``finish``)."""
+        return isinstance(value.owner, Operation) and (
+            value.owner.parent_block() is self._hoisted
+        )
+
     def _index_value(self, value: int | SSAValue) -> SSAValue:
         return value if isinstance(value, SSAValue) else self.index(value)
 
@@ -264,7 +271,7 @@ class LoopBuilder:
 
     def for_loop(
         self,
-        extent: SymExpr,
+        extent: SymExpr | SSAValue,
         step: int | SSAValue,
         inits: Sequence[SSAValue],
         body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]],
@@ -279,7 +286,7 @@ class LoopBuilder:
             self.insert(scf.YieldOp(*body(start, list(carried))))
         op = scf.ForOp(
             self._index_value(first),
-            self.size(extent),
+            extent if isinstance(extent, SSAValue) else self.size(extent),
             self._index_value(step),
             list(inits),
             Region(block),

@@ -1,8 +1,11 @@
-"""The ``reduction`` strategy: one program per row, the reduced dims as lanes.
+"""The ``reduction`` strategy: a program per row, the reduced dims as lanes.
 
 The kernel's reductions (``graph.reduce``, ``graph.argmax``) share one
 input shape and reduced axes. The kept dims are the rows (one program each,
-grid ``[product of kept dims]``); the reduced dims, flattened, are a lane
+grid ``[product of kept dims]``; or ``rows-per-program`` rows a program,
+walked by a ``scf.for``, where an input is broadcast along the rows: a
+weight of the reduced dims, whose reads are the same for every row and are
+made once, before that loop); the reduced dims, flattened, are a lane
 index. Each reduction is an anchor valid at this row: keepdims results at
 the row with the reduced dims pinned to 0.
 
@@ -105,7 +108,6 @@ class ReductionTiler(KernelTiler):
         axes = _reduction_axes(reductions[0])
         kept = [d for k, d in enumerate(shape) if k not in axes]
         extent = sym.product(d for k, d in enumerate(shape) if k in axes)
-        pid = self.b.program_id(0)
         persistent, block = row_blocks(extent, self.options)
         static = extent.constant
         if not persistent:
@@ -117,25 +119,82 @@ class ReductionTiler(KernelTiler):
                 self.launch_attributes[LAUNCH_TILES_ATTRIBUTE] = DictionaryAttr(
                     {"BLOCK_R": SymExprAttr(extent)}
                 )
-        rows = _Rows(
-            reductions, shape, axes, tuple(self.b.delinearize(pid, kept)), extent, block
-        )
         #: The online sums of the looped strategy, with the max each reads.
         self.online: dict[Operation, Operation] = {}
         #: Its sums of squares about a per-row value, Welford's way.
         self.centered: dict[Operation, _Centered] = {}
         #: Its one-hot picks, in the walk of what they subtract.
         self.picked: dict[Operation, _Picked] = {}
-        for reduction in reductions:
-            value = reduction.results[0]
-            self.anchors[value] = (self._row_index(rows, value), None)
-        if persistent:
-            self.notes.append(f"persistent reduction of {static} lanes per row")
-            self._persistent(rows)
+        pid = self.b.program_id(0)
+        # The first block's lanes, the same for every row of the program.
+        lanes = self.b.range("BLOCK_R", block)
+        reduced = [d for k, d in enumerate(shape) if k in axes]
+        self.first_lanes = (
+            lanes,
+            tuple(self.b.delinearize(lanes, reduced)),
+            self.b.in_bounds(lanes, extent, block),
+        )
+        count = sym.product(kept)
+        per_program = self._rows_per_program(shape, axes, count)
+
+        def tile_row(row: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
+            coords = tuple(self.b.delinearize(row, kept))
+            rows = _Rows(reductions, shape, axes, coords, extent, block)
+            for reduction in reductions:
+                value = reduction.results[0]
+                self.anchors[value] = (self._row_index(rows, value), None)
+            if persistent:
+                self.notes.append(f"persistent reduction of {static} lanes per row")
+                self._persistent(rows)
+            else:
+                self.notes.append(_looped_note(rows, static is None))
+                self._looped(rows)
+            return []
+
+        if per_program == 1:
+            tile_row(pid, [])
         else:
-            self.notes.append(_looped_note(rows, static is None))
-            self._looped(rows)
-        return [sym.product(kept)]
+            self.notes.append(
+                f"{per_program} rows per program, which read the inputs broadcast "
+                "along the rows once"
+            )
+            self._walk_rows(pid, per_program, count, tile_row)
+        return [count.ceildiv(per_program)]
+
+    def _rows_per_program(
+        self, shape: Sequence[SymExpr], axes: Sequence[int], count: SymExpr
+    ) -> int:
+        """``rows-per-program`` where an input is broadcast along the rows
+        (a weight of the reduced dims: layer norm's ``g`` and ``b``), so that
+        each program reads it once for its rows; else 1 (a program a row)."""
+        weights = [
+            arg
+            for arg in self.kernel.body.block.args
+            if any(_spreads_over(use.operation, shape, axes) for use in arg.uses)
+        ]
+        if not weights or count.constant == 1:
+            return 1
+        return self.options.rows_per_program
+
+    def _walk_rows(
+        self,
+        pid: SSAValue,
+        per_program: int,
+        count: SymExpr,
+        tile_row: Callable[[SSAValue, list[SSAValue]], list[SSAValue]],
+    ) -> None:
+        """A ``scf.for`` over this program's rows, ``per_program`` of them
+        (fewer in the last program); the reads that do not depend on the row
+        (a weight's first block) are made once, before it."""
+        b = self.b
+        first = b.binary("mul", pid, b.index(per_program))
+        # min(first + per_program, rows): the row index stays provably
+        # below the rows (the bounds checker's intervals see it).
+        end = b.binary(
+            "min", b.binary("add", first, b.index(per_program)), b.size(count)
+        )
+        self.hoist_invariant_reads = True
+        self.for_chunks(end, 1, [], tile_row, first)
 
     def tile(self) -> loop.KernelOp:
         kernel = super().tile()
@@ -144,10 +203,16 @@ class ReductionTiler(KernelTiler):
 
     # ----- indices ---------------------------------------------------------
 
-    def _full_index(self, rows: _Rows, lanes: SSAValue) -> Index:
-        """The index into the rows' shape of this row's ``lanes``."""
+    def _full_index(
+        self,
+        rows: _Rows,
+        lanes: SSAValue,
+        coords: Sequence[SSAValue] | None = None,
+    ) -> Index:
+        """The index into the rows' shape of this row's ``lanes`` (whose
+        coordinates in the reduced dims are ``coords`` when known)."""
         reduced = [d for k, d in enumerate(rows.shape) if k in rows.axes]
-        lane_coords = iter(self.b.delinearize(lanes, reduced))
+        lane_coords = iter(coords or self.b.delinearize(lanes, reduced))
         row_coords = iter(rows.row)
         return tuple(
             next(lane_coords) if k in rows.axes else next(row_coords)
@@ -174,9 +239,8 @@ class ReductionTiler(KernelTiler):
     # ----- persistent ------------------------------------------------------
 
     def _persistent(self, rows: _Rows) -> None:
-        lanes = self.b.range("BLOCK_R", rows.block)
-        self.mask = self.b.in_bounds(lanes, rows.extent, rows.block)
-        index = self._full_index(rows, lanes)
+        index = self._first_block(rows).index
+        self.mask = self.first_lanes[2]
         for reduction in rows.reductions:
             self._reduce_tile(reduction, index)
         self.write_outputs(
@@ -236,11 +300,10 @@ class ReductionTiler(KernelTiler):
 
     def _first_block(self, rows: _Rows) -> _Block:
         """The row's first ``block`` lanes, which every loop takes from the
-        kernel body's scope: their values are read once and stay in
-        registers, so a row of at most ``block`` lanes is read once."""
-        lanes = self.b.range("BLOCK_R", rows.block)
-        mask = self.b.in_bounds(lanes, rows.extent, rows.block)
-        return _Block(lanes, self._full_index(rows, lanes), mask)
+        row's scope: their values are read once and stay in registers, so a
+        row of at most ``block`` lanes is read once."""
+        lanes, coords, mask = self.first_lanes
+        return _Block(lanes, self._full_index(rows, lanes, coords), mask)
 
     def _over_row(
         self,
@@ -524,6 +587,20 @@ class ReductionTiler(KernelTiler):
         self._set_anchor(
             reduction, b.cast(b.create(loop.ReduceOp("min", candidates, 0)), element)
         )
+
+
+def _spreads_over(op: Operation, shape: Sequence[SymExpr], axes: Sequence[int]) -> bool:
+    """Whether ``op`` broadcasts its operand to the rows' ``shape`` along the
+    rows: each of the operand's dims that is not 1 lands on a reduced axis
+    (broadcasting aligns dims right)."""
+    if not isinstance(op, g.BroadcastOp):
+        return False
+    if tuple(tensor_type(op.results[0]).dims) != tuple(shape):
+        return False
+    dims = tensor_type(op.operands[0]).dims
+    shift = len(shape) - len(dims)
+    spread = [k + shift for k, d in enumerate(dims) if d != 1]
+    return bool(spread) and all(k in axes for k in spread)
 
 
 def _looped_note(rows: _Rows, launched: bool) -> str:

@@ -308,3 +308,42 @@ func.func @cross_entropy(%logits: !graph.tensor<[N, V], f32>, %labels: !graph.te
 // CHECK:         %[[RESULT:.*]] = loop.select %[[NONE]], %[[ZERO]], %[[LOGP]]
 // CHECK:         loop.write %[[RESULT]] to 0[%[[ROW]]]
 // CHECK-NOT:     scf.for
+
+// -----
+
+// A row kernel reading an input broadcast along its rows (RMS norm's weight
+// g, of the row's length) walks rows-per-program (16) rows a program: the
+// grid is ceil(N / 16), a scf.for over the program's rows, from 16 * pid to
+// min(16 * pid + 16, N) (a bound the bounds checker sees), and the weight's
+// first block is read once, before it, where its index and mask are the
+// same for every row.
+
+func.func @rms_norm(%x: !graph.tensor<[N, D], f32>, %g: !graph.tensor<[D], f32>) -> !graph.tensor<[N, D], f32> {
+  %r = fusion.kernel @k0 reduction (%x, %g) : (!graph.tensor<[N, D], f32>, !graph.tensor<[D], f32>) -> (!graph.tensor<[N, D], f32>) reason "rms norm" {
+  ^bb0(%a: !graph.tensor<[N, D], f32>, %w: !graph.tensor<[D], f32>):
+    %sq = graph.mul %a, %a : !graph.tensor<[N, D], f32>
+    %s = graph.reduce sum %sq [1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N, 1], f32>
+    %sb = graph.broadcast %s : !graph.tensor<[N, 1], f32> -> !graph.tensor<[N, D], f32>
+    %n = graph.div %a, %sb : !graph.tensor<[N, D], f32>
+    %wb = graph.broadcast %w : !graph.tensor<[D], f32> -> !graph.tensor<[N, D], f32>
+    %y = graph.mul %n, %wb : !graph.tensor<[N, D], f32>
+    fusion.yield %y : !graph.tensor<[N, D], f32>
+  }
+  func.return %r : !graph.tensor<[N, D], f32>
+}
+
+// CHECK-LABEL: func.func @rms_norm
+// CHECK:       loop.kernel @k0 reduction (%x, %g) grid [(N + 15) floordiv 16]
+// CHECK-SAME:  16 rows per program, which read the inputs broadcast along the rows once
+// CHECK:         %[[PID:.*]] = loop.program_id 0
+// CHECK:         %[[R:.*]] = loop.range "BLOCK_R"
+// CHECK:         %[[M:.*]] = loop.cmp lt %[[R]]
+// CHECK:         %[[FIRST:.*]] = loop.binary mul %[[PID]], %[[SIXTEEN:.*]] :
+// CHECK:         %[[NEXT:.*]] = loop.binary add %[[FIRST]], %[[SIXTEEN]]
+// CHECK:         %[[END:.*]] = loop.binary min %[[NEXT]], %[[N:.*]] :
+// CHECK:         %[[G:.*]] = loop.read %{{.*}}[%[[R]]] mask %[[M]]
+// CHECK:         scf.for %[[ROW:.*]] = %[[FIRST]] to %[[END]] step %{{.*}}
+// CHECK:           loop.read %{{.*}}[%[[ROW]], %[[R]]] mask %[[M]]
+// CHECK-NOT:       loop.read %{{.*}}[%[[R]]]
+// CHECK:           loop.binary mul %{{.*}}, %[[G]]
+// CHECK:           loop.write %{{.*}} to 0[%[[ROW]], %[[R]]] mask %[[M]]
