@@ -7,10 +7,13 @@ and ``8193`` (a first block kept in registers and a masked second one read
 by the loops), one row and several, on Triton's interpreter (the emitted
 kernels, with the block the launcher chose) and on the loop and memory
 levels' reference interpreters (which run the declared 8192-lane tiles),
-all against NumPy. Also: the launcher's choice itself (a power of two
-between 128 and 8192, warps to match), and a row that fits its block is
-read once: the emitted kernel's loops over the blocks after the first
-start at the block and its tile dims are the block's constexpr.
+all against NumPy; a Hypothesis law: the results do not depend on the
+largest block or on the rows a program walks. Also: the launcher's choice
+itself (a power of two between 128 and 8192, warps to match); a row that
+fits its block is read once (the emitted kernel's loops over the blocks
+after the first start at the block, and its tile dims are the block's
+constexpr); and layer norm's and RMS norm's weights are read once per
+program of 16 rows, before the loop over them.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ ROW_PROGRAMS = (
     "cross_entropy",
 )
 ROW_LENGTHS = (1, 3, 1000, 8192, 8193)
-ROWS = (1, 3)
+ROWS = (1, 3, 17)  # 17: a last program of one row (16 rows a program)
 #: As tests/test_end_to_end.py's: float32 sums in another order than NumPy's.
 RTOL, ATOL = 1e-5, 5e-6
 
