@@ -35,6 +35,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 import irc
 from irc import pytree
+from irc.backend.triton.kernel import launch_tile_extents
 from irc.backend.triton.names import identifier
 from irc.dialects import memory
 from irc.dialects import triton as tt
@@ -141,8 +142,21 @@ def launch_program(gpu: FakeCudaDriver, name: str) -> dict[str, Any]:
     compiled = program.compile()
     module = triton_backend.load_source(compiled.triton_source, interpret=False)
     triton_module = parse_module(compiled.ir("triton"))
+    chosen = {
+        identifier("kernel_", op.kernel_name): {
+            identifier("c_", tile): str(extent)
+            for tile, extent in launch_tile_extents(op).items()
+        }
+        for op in triton_module.walk()
+        if isinstance(op, tt.KernelOp)
+    }
     declared = {
-        kernel: {"signature": signature, "constexprs": constexprs}
+        kernel: {
+            "signature": signature,
+            "constexprs": constexprs,
+            # The tiles the launch chooses, with the extent each walks.
+            "launch_tiles": chosen.get(kernel, {}),
+        }
         for kernel, (_, signature, constexprs) in module.KERNELS.items()
     }
     calls = []

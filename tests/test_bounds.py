@@ -20,6 +20,7 @@ from bounds_mutations import MUTATIONS
 from hypothesis import HealthCheck, given, settings
 from suite_programs import SUITE
 from xdsl.context import Context
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
@@ -188,7 +189,9 @@ def test_the_same_read_without_its_mask_is_flagged() -> None:
 # Mutations flagged ------------------------------------------------------------
 
 #: The suite programs each mutation is tried on at every level (the grid:
-#: row kernels, whose rows are not masked; the swap: kernels with two
+#: row kernels of a program per row, whose rows are not masked; layer_norm
+#: and rms_norm walk 16 rows a program up to min(16 * pid + 16, N), so a
+#: program too many walks none and is harmless; the swap: kernels with two
 #: accesses of one offset type, or a read of two differing dims, to
 #: exchange: elementwise_broadcast's loads now differ in shape, [BLOCK_R,
 #: BLOCK_C], [1, BLOCK_C] and [BLOCK_R, 1], and rotary's are all of one
@@ -201,9 +204,19 @@ MUTATED_PROGRAMS = {
         "causal_attention",
     ),
     "dropped store mask": ("softmax", "layer_norm", "mlp", "rotary"),
-    "grid one too large": ("softmax", "layer_norm", "rms_norm", "l2_normalize"),
+    "grid one too large": ("softmax", "log_softmax", "logsumexp", "l2_normalize"),
     "lt turned into le": ("softmax", "elementwise_broadcast", "mlp", "head_split"),
     "swapped index operands": ("layer_norm", "rms_norm"),
+}
+
+#: Mutations only rows longer than a row kernel's largest block (8192 lanes)
+#: reach, by level: at the memory and triton levels, layer norm's loads of
+#: different buffers with one offset type are in its loops over the blocks
+#: after the first. No small binding shows them, so the checker reports them
+#: unproven rather than with a counter-example.
+UNREACHED_AT_SMALL_BINDINGS = {
+    ("swapped index operands", "layer_norm", "memory"),
+    ("swapped index operands", "layer_norm", "triton"),
 }
 
 #: The ops a mutation makes fail, by level: reads and writes.
@@ -220,6 +233,8 @@ ACCESS_VERBS = {
     [(kind, name) for kind, names in MUTATED_PROGRAMS.items() for name in names],
 )
 def test_each_mutation_is_flagged(kind: str, name: str, level: str) -> None:
+    if (kind, name, level) in UNREACHED_AT_SMALL_BINDINGS:
+        pytest.skip(f"{kind} in {name} needs rows past 8192 lanes to show")
     mutated = MUTATIONS[kind](suite_ir(name, level), level)
     assert mutated is not None, f"no line of {name} at the {level} level to mutate"
     found = violations_of(mutated)
@@ -233,9 +248,21 @@ def test_each_mutation_is_flagged(kind: str, name: str, level: str) -> None:
     assert buffer_type in first
 
 
+@pytest.mark.parametrize(("kind", "name", "level"), sorted(UNREACHED_AT_SMALL_BINDINGS))
+def test_a_mutation_past_the_first_block_is_reported_unproven(
+    kind: str, name: str, level: str
+) -> None:
+    mutated = MUTATIONS[kind](suite_ir(name, level), level)
+    assert mutated is not None
+    found = violations_of(mutated)
+    assert found, f"{kind} not flagged:\n{mutated}"
+    assert all("not proven within" in v.message for v in found), found
+
+
 def test_a_report_names_the_op_the_buffer_and_the_binding() -> None:
-    """The dropped load mask of softmax's memory kernel: its last block
-    reads past the row; the smallest binding shows it."""
+    """The dropped load mask of softmax's memory kernel: its first block
+    (read once, before the loops over the blocks after it) reads past the
+    row; the smallest binding shows it."""
     mutated = MUTATIONS["dropped load mask"](suite_ir("softmax", "memory"), "memory")
     assert mutated is not None
     (violation,) = violations_of(mutated)
@@ -243,7 +270,7 @@ def test_a_report_names_the_op_the_buffer_and_the_binding() -> None:
     assert str(violation) == (
         "memory.load reads out of bounds of argument 0 of @k0: "
         "!memory.buffer<[N, D], [D, 1], f32>: with D = 1, N = 1, program id [0], "
-        "the index of loop 1 = 0, lane [1] reads offset 1, outside [0, 1)"
+        "lane [1] reads offset 1, outside [0, 1)"
     )
 
 
@@ -349,23 +376,28 @@ def test_grids_within_or_possibly_within_the_limits_pass(grid: str) -> None:
 
 
 def test_a_mask_bounds_the_values_it_compares() -> None:
-    """softmax's row loop: the column ``j + lane`` spans past D, its mask
-    cuts it at ``D - 1``."""
+    """softmax's row loop (over the blocks after the first, of at most 8192
+    lanes): the column ``j + lane`` spans past D, its mask cuts it at
+    ``D - 1``."""
     module = parse_module(suite_ir("softmax", "memory"))
     kernel = next(op for op in module.walk() if isinstance(op, memory.KernelOp))
     facts = facts_of([kernel])
     assert facts is not None
     intervals = KernelIntervals(kernel, facts)
-    load = next(op for op in kernel.walk() if isinstance(op, memory.LoadOp))
+    load = next(
+        op
+        for op in kernel.walk()
+        if isinstance(op, memory.LoadOp) and isinstance(op.parent_op(), scf.ForOp)
+    )
     assert load.mask is not None
     refined = intervals.refinements(load.mask)
     (column,) = refined
     d = SymExpr.symbol("D")
     n = SymExpr.symbol("N")
-    assert intervals.interval(column) == Interval(SymExpr.const(0), d + 1022)
-    assert intervals.interval(column, refined) == Interval(SymExpr.const(0), d - 1)
+    assert intervals.interval(column) == Interval(SymExpr.const(1), d + 8190)
+    assert intervals.interval(column, refined) == Interval(SymExpr.const(1), d - 1)
     assert intervals.interval(load.offset, refined) == Interval(
-        SymExpr.const(0), n * d - 1
+        SymExpr.const(1), n * d - 1
     )
 
 
@@ -461,6 +493,8 @@ def test_the_checker_agrees_with_the_memory_interpreter(name: str, kind: str) ->
     of bounds on a small binding (a grid one too large is harmless where
     the mask covers the extra programs, and accepted)."""
     text = suite_ir(name, "memory")
+    if (kind, name, "memory") in UNREACHED_AT_SMALL_BINDINGS:
+        pytest.skip(f"{kind} in {name} needs rows past 8192 lanes to show")
     if kind != "none":
         text = MUTATIONS[kind](text, "memory")
         if text is None:
@@ -473,6 +507,11 @@ def test_the_checker_agrees_with_the_memory_interpreter(name: str, kind: str) ->
         try:
             testing.run_module(module, testing.inputs(module, binding, 0))
         except Exception as error:
+            if "which this launch already wrote" in str(error):
+                # A mask widened by one lane also writes the next row's
+                # first element (softmax's first block, whose load and store
+                # share it): a race, not the checker's to find.
+                continue
             if "out of bounds and not masked off" not in str(error):
                 raise
             out_of_bounds.append(binding)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,17 +30,21 @@ import numpy as np
 import pytest
 from fake_gpu_suite import expected_launches, run_compiling
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
+from xdsl.ir import Attribute
 
 from irc import testing
 from irc.backend.triton import EmitError, emit_module
 from irc.dialects import triton as tt
+from irc.dialects.kernel_kind import LAUNCH_TILES_ATTRIBUTE
+from irc.dialects.sym import SymExprAttr
 from irc.dtypes import dtype
 from irc.errors import BindingError
 from irc.interpreters.memory import run_memory
 from irc.ir import default_context, parse_module
 from irc.lowering.memory_to_triton import LowerMemoryToTritonPass
 from irc.runtime import triton_backend
+from irc.shapes import parse_expr
 from irc.testing.interpreters import level_of, run_module
 
 torch = pytest.importorskip("torch")
@@ -689,6 +694,38 @@ def test_emitter_refuses_memory_level_kernels() -> None:
     memory_module, _ = lower(ROW_SUM)
     with pytest.raises(EmitError, match="run lower-memory-to-triton first"):
         emit_module(memory_module)
+
+
+@pytest.mark.parametrize(
+    ("launch_tiles", "tiles", "message"),
+    [
+        (StringAttr("D"), {"BLOCK": 32}, "must map tiles to symbolic extents"),
+        (
+            DictionaryAttr({"OTHER": SymExprAttr(parse_expr("D"))}),
+            {"BLOCK": 32},
+            "names 'OTHER', not a tile of the kernel",
+        ),
+        (
+            DictionaryAttr({"BLOCK": SymExprAttr(parse_expr("D"))}),
+            {"BLOCK": 32, "BLOCK_C": 32},
+            "tile BLOCK has the declared size of another tile",
+        ),
+    ],
+)
+def test_emitter_refuses_launch_tiles_it_cannot_spell(
+    launch_tiles: Attribute, tiles: dict[str, int], message: str
+) -> None:
+    """A kernel's ``launch_tiles`` (hand-written IR may hold anything) names
+    tiles of the kernel with their extents; a chosen tile's declared size
+    stands for it in the tile types, so no other tile may share it."""
+    _, module = lower(ROW_SUM)
+    kernel = next(op for op in module.walk() if isinstance(op, tt.KernelOp))
+    kernel.attributes[LAUNCH_TILES_ATTRIBUTE] = launch_tiles
+    kernel.properties["tiles"] = DictionaryAttr(
+        {name: IntegerAttr(size, 64) for name, size in tiles.items()}
+    )
+    with pytest.raises(EmitError, match=re.escape(message)):
+        emit_module(module)
 
 
 def test_triton_level_is_registered_for_the_checkers() -> None:

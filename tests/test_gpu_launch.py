@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from suite_programs import SIZES, SUITE
 
+from irc.shapes import parse_expr
 from irc.testing.fake_driver import MAX_GRID
 
 #: Triton's pointer type of each torch dtype name.
@@ -68,11 +69,22 @@ def symbol_values(launch: dict[str, Any], result: dict[str, Any]) -> list[int]:
     ]
 
 
+def launch_tile(extent: int, declared: int) -> int:
+    """The size a launch gives a tile of ``declared`` lanes walking
+    ``extent`` (docs/lowering.md): the next power of two, from 128 (or the
+    declared size, if less) to the declared size."""
+    power = 1
+    while power < extent:
+        power *= 2
+    return min(max(power, min(128, declared)), declared)
+
+
 @pytest.mark.parametrize("name", sorted(SUITE))
 def test_launch_arguments(name: str, fake_gpu_report: dict[str, Any]) -> None:
     """Pointers of the declared types, 16-byte aligned (so Triton
     specialises them as a GPU launch would); the constexprs the emitter
-    declared; grids within CUDA's limits."""
+    declared, or for a tile the launch chooses the size the rule gives at
+    the call's sizes; grids within CUDA's limits."""
     result = program_report(fake_gpu_report, name)
     for call in result["calls"]:
         for launch in call["first"]["launches"] + call["second"]["launches"]:
@@ -86,7 +98,11 @@ def test_launch_arguments(name: str, fake_gpu_report: dict[str, Any]) -> None:
                     assert arg["aligned"], f"{where}: {param} is not 16-byte aligned"
                 else:
                     assert arg["kind"] == "int", where
+            chosen = declared["launch_tiles"]
             for param, value in declared["constexprs"].items():
+                if param in chosen:  # the launch's: the extent's power of two
+                    extent = parse_expr(chosen[param]).evaluate(call["sizes"])
+                    value = launch_tile(extent, value)
                 assert launch["args"][param] == {"kind": "int", "value": value}, where
                 assert launch["signature"][param] == "constexpr", where
             for size, limit in zip(launch["grid"], MAX_GRID, strict=True):

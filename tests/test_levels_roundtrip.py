@@ -248,7 +248,7 @@ def _triton_softmax() -> str:
     [
         ('symbols = ["D"]', 'symbols = ["a b"]', "invalid symbol name 'a b'"),
         ('symbols = ["D"]', 'symbols = ["if"]', "it is a Python keyword"),
-        ("BLOCK_R = 1024", '"a\\"b" = 1024', "invalid tile name 'a\"b'"),
+        ("BLOCK_R = 8192", '"a\\"b" = 8192', "invalid tile name 'a\"b'"),
     ],
 )
 def test_names_the_text_cannot_spell_are_refused(

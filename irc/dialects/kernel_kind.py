@@ -94,3 +94,12 @@ MATMUL_PRECISION_ATTRIBUTE = "matmul_precision"
 #: ``num_stages=`` (Triton's defaults without them).
 NUM_WARPS_ATTRIBUTE = "num_warps"
 NUM_STAGES_ATTRIBUTE = "num_stages"
+#: The kernel attribute naming the tiles whose size the launch chooses: a
+#: dictionary from a tile to the symbolic extent its lanes walk
+#: (``launch_tiles = {BLOCK_R = #sym.expr<D>}``). The launcher passes the
+#: next power of two of the extent, at most the tile's declared size (what
+#: the IR's tile types hold and the reference interpreters run: masks cut
+#: the same lanes either way), at least ``MIN_LAUNCH_TILE`` (fewer compiled
+#: variants), with warps to match.
+LAUNCH_TILES_ATTRIBUTE = "launch_tiles"
+MIN_LAUNCH_TILE = 128

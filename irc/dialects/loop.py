@@ -79,6 +79,7 @@ from irc.dialects.tiles import (
     KERNEL_HEADER_FORMAT,
     LAUNCH_FORMAT,
     BinaryOpBase,
+    BlockSizeOpBase,
     CastOpBase,
     CompareOpBase,
     ConstantOpBase,
@@ -228,6 +229,17 @@ class RangeOp(RangeOpBase):
     name = "loop.range"
     TILE_TYPE: ClassVar = TileType
     result = result_def(TileType)
+
+
+@irdl_op_definition
+class BlockSizeOp(BlockSizeOpBase):
+    """``loop.block_size "BLOCK_R" : i64``: the size of tile ``BLOCK_R`` (a
+    loop's start or step over its lanes): the declared size here, in the
+    reference interpreters; at launch, the size the launcher chose where
+    the kernel's ``launch_tiles`` attribute names the tile."""
+
+    name = "loop.block_size"
+    TILE_TYPE: ClassVar = TileType
 
 
 # --------------------------------------------------------------------------
@@ -512,6 +524,7 @@ Loop = Dialect(
         ProgramIdOp,
         SizeOp,
         RangeOp,
+        BlockSizeOp,
         ConstantOp,
         SplatOp,
         UnaryOp,

@@ -496,6 +496,8 @@ class TiledKernelOp(IRDLOperation):
                 raise VerifyException(
                     f"{op.name} uses {missing}, not among the kernel's symbols"
                 )
+        if isinstance(op, BlockSizeOpBase) and op.block.data not in self.tile_sizes:
+            raise VerifyException(f"{op.name} names unknown tile {op.block.data!r}")
         if isinstance(op, RangeOpBase):
             tiles = self.tile_sizes
             block = op.block.data
@@ -686,6 +688,27 @@ class RangeOpBase(TileOp):
             raise VerifyException(f"{self.name} spans one dim of its {tile.NOUN}")
         if not tile.is_index(self.result.type):
             raise VerifyException(f"{self.name} yields {tile.INDEX_TEXT}")
+
+
+class BlockSizeOpBase(TileOp):
+    """``<name> "BLOCK" : i64``: the size of one of the kernel's tiles as a
+    scalar (a loop's start or step in lanes of that tile): its declared
+    size, or the size the launch chose where the kernel's ``launch_tiles``
+    attribute lets the launcher choose it (``irc.dialects.kernel_kind``)."""
+
+    block = prop_def(StringAttr)
+    result = result_def(IntegerType)
+    traits = traits_def(Pure(), InsideKernel())
+    assembly_format = "$block attr-dict `:` type($result)"
+
+    def __init__(self, block: str, index_type: IntegerType):
+        super().__init__(
+            properties={"block": StringAttr(block)}, result_types=[index_type]
+        )
+
+    def verify_(self) -> None:
+        if not self.TILE_TYPE.is_index(self.result.type):
+            raise VerifyException(f"{self.name} yields {self.TILE_TYPE.INDEX_TEXT}")
 
 
 # --------------------------------------------------------------------------

@@ -82,6 +82,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from irc.dialects.tiles import (
     BinaryOpBase,
+    BlockSizeOpBase,
     CastOpBase,
     CompareOpBase,
     ConstantOpBase,
@@ -321,6 +322,16 @@ class ArangeOp(RangeOpBase):
     result = result_def(BlockType)
 
 
+@irdl_op_definition
+class BlockSizeOp(BlockSizeOpBase):
+    """``triton.block_size "BLOCK_R" : i64``: the tile's ``tl.constexpr``
+    (chosen by the launcher where the kernel's ``launch_tiles`` names it),
+    in the result type."""
+
+    name = "triton.block_size"
+    TILE_TYPE: ClassVar = BlockType
+
+
 # --------------------------------------------------------------------------
 # Compute
 # --------------------------------------------------------------------------
@@ -541,6 +552,7 @@ Triton = Dialect(
         ProgramIdOp,
         SizeOp,
         ArangeOp,
+        BlockSizeOp,
         ConstantOp,
         FullOp,
         UnaryOp,

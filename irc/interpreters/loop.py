@@ -57,7 +57,7 @@ from xdsl.ir import Attribute, Operation, Region
 from irc.dialects import loop
 from irc.dialects.elementwise import ReductionKind, compute_dtype
 from irc.dialects.graph import TensorType
-from irc.dialects.tiles import TiledKernelOp
+from irc.dialects.tiles import TiledKernelOp, enclosing_op
 from irc.dtypes import dtype
 from irc.errors import ExecutionError
 from irc.interpreters.graph import (
@@ -300,6 +300,17 @@ class LoopTileFunctions(InterpreterFunctions):
             value.flags.writeable = False  # shared by every program
             invariants[op] = value
         return (value,)
+
+    @impl(loop.BlockSizeOp)
+    def run_block_size(
+        self, interpreter: Interpreter, op: loop.BlockSizeOp, args: PythonValues
+    ) -> PythonValues:
+        # The declared size: the interpreters run the tiles the types hold
+        # (a launch may choose a smaller one, masking the same lanes out).
+        kernel = enclosing_op(op, TiledKernelOp)
+        assert kernel is not None, "verified: InsideKernel"
+        _, index_dtype = value_layout(op.result.type)
+        return (index_dtype.type(kernel.tile_sizes[op.block.data]),)
 
     @impl(loop.ConstantOp)
     def run_constant(

@@ -110,6 +110,7 @@ TILE_OPS: Mapping[type[TileOp], type[TileOp]] = {
     loop.ProgramIdOp: tt.ProgramIdOp,
     loop.SizeOp: tt.SizeOp,
     loop.RangeOp: tt.ArangeOp,
+    loop.BlockSizeOp: tt.BlockSizeOp,
     loop.ConstantOp: tt.ConstantOp,
     loop.SplatOp: tt.FullOp,
     loop.UnaryOp: tt.UnaryOp,

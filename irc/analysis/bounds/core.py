@@ -41,6 +41,7 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from irc.dialects.sym import GuardOp
 from irc.dialects.tiles import (
     BinaryOpBase,
+    BlockSizeOpBase,
     CastOpBase,
     CompareOpBase,
     ConstantOpBase,
@@ -53,6 +54,7 @@ from irc.dialects.tiles import (
     TiledKernelOp,
     TileShapedType,
     UnaryOpBase,
+    enclosing_op,
 )
 from irc.shapes import Fact, Facts, ShapeError, SymExpr, as_expr, smax, smin
 
@@ -393,6 +395,8 @@ class KernelIntervals:
             return Interval(as_expr(0), self.grid[axis] - 1)
         if isinstance(op, RangeOpBase):
             return Interval(as_expr(0), as_expr(max(_shape(op.result), default=1) - 1))
+        if isinstance(op, BlockSizeOpBase):
+            return Interval(as_expr(1), as_expr(_declared_block(op)))
         if isinstance(op, SplatOpBase):
             return of(op.input)
         if isinstance(op, CastOpBase):
@@ -1000,6 +1004,8 @@ class _Concrete:
             return op.expr.data.evaluate(self.binding)
         if isinstance(op, ProgramIdOpBase):
             return self.program[op.axis.value.data]
+        if isinstance(op, BlockSizeOpBase):
+            return _declared_block(op)
         if isinstance(op, RangeOpBase):
             shape = _shape(op.result)
             return np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
@@ -1044,3 +1050,11 @@ _ARITHMETIC = {
 def _value_name(value: SSAValue, depth: int) -> str:
     """An induction variable's name, or which loop it counts."""
     return f"%{value.name_hint}" if value.name_hint else f"the index of loop {depth}"
+
+
+def _declared_block(op: BlockSizeOpBase) -> int:
+    """The declared size of the tile ``op`` names (a launch chooses it or
+    less: the lanes' bounds hold either way)."""
+    kernel = enclosing_op(op, TiledKernelOp)
+    assert kernel is not None, "verified: InsideKernel"
+    return kernel.tile_sizes[op.block.data]

@@ -32,10 +32,17 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, StringAttr
+from xdsl.dialects.builtin import (
+    DictionaryAttr,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+)
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
 from irc.backend.triton.elementwise import (
@@ -61,8 +68,14 @@ from irc.backend.triton.typenames import (
 )
 from irc.dialects import triton as tt
 from irc.dialects.elementwise import ComparisonPredicate
-from irc.dialects.kernel_kind import MATMUL_PRECISION_ATTRIBUTE, MatmulPrecision
+from irc.dialects.kernel_kind import (
+    LAUNCH_TILES_ATTRIBUTE,
+    MATMUL_PRECISION_ATTRIBUTE,
+    MatmulPrecision,
+)
+from irc.dialects.sym import SymExprAttr
 from irc.dtypes import dtype
+from irc.shapes import SymExpr
 
 
 def _index_suffix(shape: Sequence[int], axis: int) -> str:
@@ -129,9 +142,22 @@ class KernelEmitter:
         return [*header, *self.lines]
 
     def constexpr_values(self) -> dict[str, int]:
-        """Constexpr parameter name -> tile size."""
+        """Constexpr parameter name -> tile size (the declared size of a
+        tile the launch chooses: its upper bound)."""
         sizes = self.kernel.tile_sizes
         return {self.constexprs[name]: sizes[name] for name in sizes}
+
+    def _dims(self, shape: Sequence[int]) -> list[str]:
+        """A tile shape as Triton source: the dims of a tile the launch
+        chooses (its declared size) spelt as its constexpr."""
+        chosen = {
+            self.kernel.tile_sizes[tile]: self.constexprs[tile]
+            for tile in launch_tile_extents(self.kernel)
+        }
+        return [chosen.get(d, str(d)) for d in shape]
+
+    def _shape_text(self, shape: Sequence[int]) -> str:
+        return f"[{', '.join(self._dims(shape))}]"
 
     # Parameters ----------------------------------------------------------
 
@@ -246,12 +272,17 @@ class KernelEmitter:
         element = tt.element_of(op.result.type)
         return text if element == IntegerType(32) else f"{text}.to({tl_type(element)})"
 
+    def block_size(self, op: tt.BlockSizeOp) -> str:
+        index_type = tl_type(op.result.type)
+        return f"tl.full([], {self.constexprs[op.block.data]}, {index_type})"
+
     def constant(self, op: tt.ConstantOp) -> str:
         return constant_text(op.value, op.result.type)
 
     def full(self, op: tt.FullOp) -> str:
         return (
-            f"tl.broadcast_to({self.v(op.input)}, {list(tt.shape_of(op.result.type))})"
+            f"tl.broadcast_to({self.v(op.input)}, "
+            f"{self._shape_text(tt.shape_of(op.result.type))})"
         )
 
     def unary(self, op: tt.UnaryOp) -> str:
@@ -281,7 +312,7 @@ class KernelEmitter:
         return reduce_text(
             op.kind.data,
             self.v(op.input),
-            tt.shape_of(op.input.type),
+            self._dims(tt.shape_of(op.input.type)),
             tt.element_of(op.input.type),
             op.axis.value.data,
             tt.element_of(op.result.type),
@@ -344,13 +375,14 @@ class KernelEmitter:
         mask or a store's value wider than its pointer block)."""
         if tt.shape_of(value.type) == tuple(shape):
             return self.v(value)
-        return f"tl.broadcast_to({self.v(value)}, {list(shape)})"
+        return f"tl.broadcast_to({self.v(value)}, {self._shape_text(shape)})"
 
 
 _EXPRESSIONS: dict[type[Operation], Callable[[KernelEmitter, Operation], str]] = {
     tt.ProgramIdOp: KernelEmitter.program_id,
     tt.SizeOp: KernelEmitter.size,
     tt.ArangeOp: KernelEmitter.arange,
+    tt.BlockSizeOp: KernelEmitter.block_size,
     tt.ConstantOp: KernelEmitter.constant,
     tt.FullOp: KernelEmitter.full,
     tt.UnaryOp: KernelEmitter.unary,
@@ -408,7 +440,7 @@ def cast_text(x: str, source: Attribute, target: Attribute) -> str:
 def reduce_text(
     kind: str,
     x: str,
-    shape: Sequence[int],
+    shape: Sequence[int | str],
     element: Attribute,
     axis: int,
     result: Attribute,
@@ -477,3 +509,29 @@ def dot_text(
     product = f"{a}[:, :, None].to({compute}) * {b}[None, :, :].to({compute})"
     total = f"({wide(acc, accumulator)} + tl.sum({product}, axis=1))"
     return narrow(total, accumulator) if is_half(accumulator) else total
+
+
+def launch_tile_extents(kernel: tt.KernelOp) -> dict[str, SymExpr]:
+    """The tiles whose size the launch chooses, each with the extent its
+    lanes walk (the kernel's ``launch_tiles`` attribute: see
+    ``irc.dialects.kernel_kind``). A chosen tile's declared size stands for
+    it in the tile types, so it must be no other tile's size."""
+    attribute = kernel.attributes.get(LAUNCH_TILES_ATTRIBUTE)
+    if attribute is None:
+        return {}
+    where = f"triton.kernel @{kernel.kernel_name}'s {LAUNCH_TILES_ATTRIBUTE}"
+    sizes = kernel.tile_sizes
+    if not isinstance(attribute, DictionaryAttr) or not all(
+        isinstance(v, SymExprAttr) for v in attribute.data.values()
+    ):
+        raise EmitError(f"{where} must map tiles to symbolic extents")
+    extents = {name: cast(SymExprAttr, v).data for name, v in attribute.data.items()}
+    for name in extents:
+        if name not in sizes:
+            raise EmitError(f"{where} names {name!r}, not a tile of the kernel")
+        if list(sizes.values()).count(sizes[name]) > 1:
+            raise EmitError(
+                f"{where}: tile {name} has the declared size of another tile "
+                f"({sizes[name]}), so its dims cannot be told apart"
+            )
+    return extents

@@ -39,6 +39,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from irc.backend.triton.errors import EmitError
 from irc.backend.triton.expressions import ExprRenderer
+from irc.backend.triton.kernel import launch_tile_extents
 from irc.backend.triton.names import (
     MODULE_NAMES,
     Namer,
@@ -50,7 +51,11 @@ from irc.backend.triton.names import (
 from irc.backend.triton.typenames import torch_type
 from irc.dialects import memory, sym
 from irc.dialects import triton as tt
-from irc.dialects.kernel_kind import NUM_STAGES_ATTRIBUTE, NUM_WARPS_ATTRIBUTE
+from irc.dialects.kernel_kind import (
+    MIN_LAUNCH_TILE,
+    NUM_STAGES_ATTRIBUTE,
+    NUM_WARPS_ATTRIBUTE,
+)
 from irc.dialects.memory import BufferType
 from irc.dialects.sym import shape_text
 from irc.dtypes import dtype
@@ -541,7 +546,7 @@ class LauncherEmitter:
         grid = [*kernel.op.grid_exprs, *[SymExpr.const(1)] * 3][:3]
         args = [self.values[a] for a in op.args]
         args += [self._host(SymExpr.symbol(s)) for s in kernel.op.symbol_names]
-        args += [f"{name}={value}" for name, value in kernel.constexprs.items()]
+        args += self._constexpr_args(kernel)
         args += _launch_options(kernel.op)
         args.append("enable_fp_fusion=False")
         launch = f"{kernel.python_name}[grid]({', '.join(args)})"
@@ -562,6 +567,28 @@ class LauncherEmitter:
         self._emit(f"        {launch}")
         self._emit("    else:")
         self._emit(f"        _irc_check_grid({op.kernel_name!r}, grid, {MAX_GRID!r})")
+
+    def _constexpr_args(self, kernel: EmittedKernel) -> list[str]:
+        """``c_BLOCK=1024``: each tile's size; a tile the launch chooses
+        (``launch_tiles``) computed from the call's symbols by
+        ``_irc_launch_tile``, with its warps (kernels/kernel.py's dims)."""
+        chosen = launch_tile_extents(kernel.op)
+        args: list[str] = []
+        for (tile, size), (name, _) in zip(
+            kernel.op.tile_sizes.items(), kernel.constexprs.items(), strict=True
+        ):
+            if tile not in chosen:
+                args.append(f"{name}={size}")
+                continue
+            lanes = self.namer.fresh("lanes_", tile)
+            self._emit(
+                f"    {lanes} = _irc_launch_tile({self._host(chosen[tile])}, "
+                f"{min(MIN_LAUNCH_TILE, size)}, {size})"
+            )
+            args.append(f"{name}={lanes}")
+            if NUM_WARPS_ATTRIBUTE not in kernel.op.attributes:
+                args.append(f"num_warps=_irc_launch_warps({lanes})")
+        return args
 
     def _grid_checks(self, kernel: str, grid: Sequence[SymExpr]) -> list[str] | None:
         """The run-time tests that ``grid`` is within CUDA's limits and not

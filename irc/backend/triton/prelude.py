@@ -416,6 +416,20 @@ def _irc_check_grid(kernel, grid, limits):
             raise LaunchError(f"kernel @{kernel} would launch {size} programs along axis {axis} of its grid {grid}, more than CUDA's limit of {limit} on that axis; call with smaller sizes")
 
 
+def _irc_launch_tile(extent, smallest, largest):
+    """The size a launch gives a tile whose lanes walk `extent`: its next
+    power of two, within [smallest, largest] (powers of two: few compiled
+    variants)."""
+    return min(max(1 << (extent - 1).bit_length(), smallest), largest)
+
+
+def _irc_launch_warps(lanes):
+    """Warps for a row tile of `lanes`: one per 256 lanes, from 1 to 16, so
+    that each thread holds at least 4 consecutive lanes (a 128-bit vector
+    load of float32) and at most 16 (8192 lanes)."""
+    return min(16, max(1, lanes // 256))
+
+
 #: Whether this module's kernels are interpreted: Triton decides it when a
 #: kernel is defined, from this same setting.
 _IRC_INTERPRETED = triton.knobs.runtime.interpret

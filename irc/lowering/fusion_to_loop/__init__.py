@@ -20,8 +20,14 @@ The kernel's kind fixes the iteration space:
   static and at most ``max-persistent`` lanes is handled in one tile that
   stays in registers (a *persistent* reduction: the data is read once
   whatever the number of reductions); otherwise each group of independent
-  reductions is a ``scf.for`` over chunks accumulating tile-wise, and the
-  outputs of row shape are written by a last loop. A reduction kernel
+  reductions walks the row accumulating tile-wise, and the outputs of row
+  shape are written by a last walk; each walk takes the row's first block
+  from one read of it in the kernel body, then a ``scf.for`` over the
+  blocks after it, so a row that fits the block is read once. Over a
+  symbolic extent the block is chosen at launch (``launch_tiles``, at most
+  ``max-row-block`` lanes). A kernel reading an input broadcast along its
+  rows (layer norm's weights) walks ``rows-per-program`` rows a program,
+  the weights read once, before the loop over them. A reduction kernel
   of scans has the same rows, walked in order: one tile, or a ``scf.for``
   over chunks carrying each scan's running value; its outputs are written
   chunk by chunk.
@@ -91,7 +97,9 @@ class TilePass(ModulePass):
     """Lower every ``fusion.kernel`` to a ``loop.kernel`` (see the module
     docstring). The options are the tile sizes, powers of two (the matmul
     tiles 0 for the size-class table of ``matmul.MATMUL_CONFIGS``), the
-    largest static reduced extent handled in one persistent tile, and how
+    largest static reduced extent handled in one persistent tile, the
+    largest row block a launch may choose for a symbolic one, the rows a
+    program of a row kernel reading weights walks, and how
     float32 matmuls multiply (``ieee`` or ``tf32``)."""
 
     name = "tile"
@@ -99,6 +107,8 @@ class TilePass(ModulePass):
     pointwise_block: int = 1024
     reduction_block: int = 1024
     max_persistent: int = 4096
+    max_row_block: int = 8192
+    rows_per_program: int = 16
     matmul_block_m: int = 0
     matmul_block_n: int = 0
     matmul_block_k: int = 0

@@ -13,10 +13,11 @@ A :class:`LoopBuilder` builds the body of one ``loop.kernel`` with xDSL's
   :meth:`LoopBuilder.at_end`). The index identities (``+ 0``, ``* 1``,
   ``floordiv 1``, constants added or multiplied...) are therefore the loop
   dialect's folds, the same under ``canonicalize``;
-- constants (:meth:`LoopBuilder.const`) and symbolic sizes
-  (:meth:`LoopBuilder.size`) are hoisted: one op per value and type, or per
-  expression, placed by :meth:`LoopBuilder.finish` at the start of the
-  kernel body in the order first asked for, those that ended up used only;
+- constants (:meth:`LoopBuilder.const`), symbolic sizes
+  (:meth:`LoopBuilder.size`) and tile sizes (:meth:`LoopBuilder.block_size`)
+  are hoisted: one op per value and type, per expression or per tile,
+  placed by :meth:`LoopBuilder.finish` at the start of the kernel body in
+  the order first asked for, those that ended up used only;
 - index values have one integer type, ``index_type``; the builder records
   the block sizes its ranges use (``tiles``) and the symbols its sizes
   mention (``symbols``), which the kernel declares.
@@ -101,6 +102,7 @@ class LoopBuilder:
         self._windows: dict[SSAValue, Window] = {}
         self._window_values: dict[tuple[SSAValue, SymExpr, int], SSAValue] = {}
         self._scaled_lanes: dict[tuple[SSAValue, int], SSAValue] = {}
+        self._block_sizes: dict[str, SSAValue] = {}
 
     # ----- inserting, with folding ------------------------------------------
 
@@ -179,6 +181,25 @@ class LoopBuilder:
     def index(self, value: int) -> SSAValue:
         """A hoisted constant of the index type."""
         return self.const(value, self.index_type)
+
+    def is_hoisted(self, value: SSAValue) -> bool:
+        """Whether ``value`` is a hoisted constant or size (placed at the
+        start of the kernel body by ``finish``)."""
+        return isinstance(value.owner, Operation) and (
+            value.owner.parent_block() is self._hoisted
+        )
+
+    def _index_value(self, value: int | SSAValue) -> SSAValue:
+        return value if isinstance(value, SSAValue) else self.index(value)
+
+    def block_size(self, block: str) -> SSAValue:
+        """The size of tile ``block`` as an index value (``loop.block_size``:
+        what the launch chose, where the kernel lets it choose; hoisted, one
+        op per tile)."""
+        if block not in self._block_sizes:
+            op = self._hoist.insert(loop.BlockSizeOp(block, self.index_type))
+            self._block_sizes[block] = op.result
+        return self._block_sizes[block]
 
     def size(
         self, expr: SymExpr | int, value_type: Attribute | None = None
@@ -365,22 +386,23 @@ class LoopBuilder:
 
     def for_loop(
         self,
-        extent: SymExpr,
-        step: int,
+        extent: SymExpr | SSAValue,
+        step: int | SSAValue,
         inits: Sequence[SSAValue],
         body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]],
+        first: int | SSAValue = 0,
     ) -> list[SSAValue]:
-        """``scf.for`` from 0 to ``extent`` in steps of ``step``, carrying
-        ``inits``: ``body(start, carried)`` builds the loop body (inserted in
-        the loop's block) and returns the values it yields."""
+        """``scf.for`` from ``first`` to ``extent`` in steps of ``step``,
+        carrying ``inits``: ``body(start, carried)`` builds the loop body
+        (inserted in the loop's block) and returns the values it yields."""
         block = Block(arg_types=[self.index_type, *(v.type for v in inits)])
         start, *carried = block.args
         with self.at_end(block):
             self.insert(scf.YieldOp(*body(start, list(carried))))
         op = scf.ForOp(
-            self.index(0),
-            self.size(extent),
-            self.index(step),
+            self._index_value(first),
+            extent if isinstance(extent, SSAValue) else self.size(extent),
+            self._index_value(step),
             list(inits),
             Region(block),
         )

@@ -1,8 +1,11 @@
-"""The ``reduction`` strategy: one program per row, the reduced dims as lanes.
+"""The ``reduction`` strategy: a program per row, the reduced dims as lanes.
 
 The kernel's reductions (``graph.reduce``, ``graph.argmax``) share one
 input shape and reduced axes. The kept dims are the rows (one program each,
-grid ``[product of kept dims]``); the reduced dims, flattened, are a lane
+grid ``[product of kept dims]``; or ``rows-per-program`` rows a program,
+walked by a ``scf.for``, where an input is broadcast along the rows: a
+weight of the reduced dims, whose reads are the same for every row and are
+made once, before that loop); the reduced dims, flattened, are a lane
 index. Each reduction is an anchor valid at this row: keepdims results at
 the row with the reduced dims pinned to 0.
 
@@ -10,10 +13,17 @@ the row with the reduced dims pinned to 0.
   *persistent* tile (``BLOCK_R``, the extent rounded up to a power of two):
   every reduction and every output is computed from one read of the row.
 - Otherwise the reductions are grouped by dependency (a group reads only
-  earlier groups' results) and each group is one ``scf.for`` over chunks of
-  ``reduction-block`` lanes, accumulating tile-wise (masked lanes hold the
-  reduction's identity); the outputs of the row's shape are written by a
-  last loop, the per-row outputs after the loops.
+  earlier groups' results) and each group is one walk over the row in
+  blocks, accumulating tile-wise (masked lanes hold the reduction's
+  identity); the outputs of the row's shape are written by a last walk, the
+  per-row outputs after the walks. Every walk takes the row's *first
+  block* from the kernel body, where it is read once and stays in
+  registers, then a ``scf.for`` over the blocks after it: a row that fits
+  the block is read once. The block is ``max-persistent`` lanes for a
+  static extent; for a symbolic one the launch chooses it (the kernel's
+  ``launch_tiles`` attribute: the extent's next power of two, at most the
+  declared ``max-row-block``), so the loops start and step by
+  ``loop.block_size``.
 - A sum of ``exp(a - max(a))`` (softmax's, logsumexp's, cross-entropy's
   denominator) is *online*: it joins the loop of the max it reads, each lane
   carrying its running max ``m`` and a sum ``s`` relative to it, rescaled
@@ -34,17 +44,19 @@ are carried, and strict comparison keeps the earlier chunk on ties.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from xdsl.dialects.builtin import AnyFloat, IntegerType, i1, i32
+from xdsl.dialects.builtin import AnyFloat, DictionaryAttr, IntegerType, i1, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from irc.dialects import fusion, loop, sym
 from irc.dialects import graph as g
-from irc.dialects import loop, sym
 from irc.dialects.elementwise import ElementwiseKind, ReductionKind
 from irc.dialects.fusion import RowStructure
+from irc.dialects.kernel_kind import LAUNCH_TILES_ATTRIBUTE
+from irc.dialects.sym import SymExprAttr
 from irc.lowering.fusion_to_loop.builder import I32_LIMIT, next_power_of_two
 from irc.lowering.fusion_to_loop.index_maps import Index, tensor_type
 from irc.lowering.fusion_to_loop.tiler import KernelTiler
@@ -68,8 +80,23 @@ class _Rows:
     block: int
 
 
+@dataclass(frozen=True)
+class _Block:
+    """A block of a row: its linear ``lanes`` (over the reduced dims), their
+    index into the rows' shape and their bounds ``mask``."""
+
+    lanes: SSAValue
+    index: Index
+    mask: SSAValue | None
+
+
 class ReductionTiler(KernelTiler):
     """Tiles a ``reduction`` fusion kernel."""
+
+    def __init__(self, kernel: fusion.KernelOp, options: TilePass):
+        super().__init__(kernel, options)
+        #: ``launch_tiles`` for a symbolic row (``irc.dialects.kernel_kind``).
+        self.launch_attributes: dict[str, Attribute] = {}
 
     def iterate(self) -> list[SymExpr]:
         reductions = [
@@ -81,35 +108,111 @@ class ReductionTiler(KernelTiler):
         axes = _reduction_axes(reductions[0])
         kept = [d for k, d in enumerate(shape) if k not in axes]
         extent = sym.product(d for k, d in enumerate(shape) if k in axes)
-        pid = self.b.program_id(0)
         persistent, block = row_blocks(extent, self.options)
         static = extent.constant
-        rows = _Rows(
-            reductions, shape, axes, tuple(self.b.delinearize(pid, kept)), extent, block
-        )
+        if not persistent:
+            # The first block stays in registers: as long as a persistent
+            # row, or for a symbolic row as long as the launch chooses.
+            block = self.options.max_persistent
+            if static is None:
+                block = self.options.max_row_block
+                self.launch_attributes[LAUNCH_TILES_ATTRIBUTE] = DictionaryAttr(
+                    {"BLOCK_R": SymExprAttr(extent)}
+                )
         #: The online sums of the looped strategy, with the max each reads.
         self.online: dict[Operation, Operation] = {}
         #: Its sums of squares about a per-row value, Welford's way.
         self.centered: dict[Operation, _Centered] = {}
-        for reduction in reductions:
-            value = reduction.results[0]
-            self.anchors[value] = (self._row_index(rows, value), None)
-        if persistent:
-            self.notes.append(f"persistent reduction of {static} lanes per row")
-            self._persistent(rows)
+        #: Its one-hot picks, in the walk of what they subtract.
+        self.picked: dict[Operation, _Picked] = {}
+        pid = self.b.program_id(0)
+        # The first block's lanes, the same for every row of the program.
+        lanes = self.b.range("BLOCK_R", block)
+        reduced = [d for k, d in enumerate(shape) if k in axes]
+        self.first_lanes = (
+            lanes,
+            tuple(self.b.delinearize(lanes, reduced)),
+            self.b.in_bounds(lanes, extent, block),
+        )
+        count = sym.product(kept)
+        per_program = self._rows_per_program(shape, axes, count)
+
+        def tile_row(row: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
+            coords = tuple(self.b.delinearize(row, kept))
+            rows = _Rows(reductions, shape, axes, coords, extent, block)
+            for reduction in reductions:
+                value = reduction.results[0]
+                self.anchors[value] = (self._row_index(rows, value), None)
+            if persistent:
+                self.notes.append(f"persistent reduction of {static} lanes per row")
+                self._persistent(rows)
+            else:
+                self.notes.append(_looped_note(rows, static is None))
+                self._looped(rows)
+            return []
+
+        if per_program == 1:
+            tile_row(pid, [])
         else:
             self.notes.append(
-                f"looped reduction over {extent} lanes per row, {block} at a time"
+                f"{per_program} rows per program, which read the inputs broadcast "
+                "along the rows once"
             )
-            self._looped(rows)
-        return [sym.product(kept)]
+            self._walk_rows(pid, per_program, count, tile_row)
+        return [count.ceildiv(per_program)]
+
+    def _rows_per_program(
+        self, shape: Sequence[SymExpr], axes: Sequence[int], count: SymExpr
+    ) -> int:
+        """``rows-per-program`` where an input is broadcast along the rows
+        (a weight of the reduced dims: layer norm's ``g`` and ``b``), so that
+        each program reads it once for its rows; else 1 (a program a row)."""
+        weights = [
+            arg
+            for arg in self.kernel.body.block.args
+            if any(_spreads_over(use.operation, shape, axes) for use in arg.uses)
+        ]
+        if not weights or count.constant == 1:
+            return 1
+        return self.options.rows_per_program
+
+    def _walk_rows(
+        self,
+        pid: SSAValue,
+        per_program: int,
+        count: SymExpr,
+        tile_row: Callable[[SSAValue, list[SSAValue]], list[SSAValue]],
+    ) -> None:
+        """A ``scf.for`` over this program's rows, ``per_program`` of them
+        (fewer in the last program); the reads that do not depend on the row
+        (a weight's first block) are made once, before it."""
+        b = self.b
+        first = b.binary("mul", pid, b.index(per_program))
+        # min(first + per_program, rows): the row index stays provably
+        # below the rows (the bounds checker's intervals see it).
+        end = b.binary(
+            "min", b.binary("add", first, b.index(per_program)), b.size(count)
+        )
+        self.hoist_invariant_reads = True
+        self.for_chunks(end, 1, [], tile_row, first)
+
+    def tile(self) -> loop.KernelOp:
+        kernel = super().tile()
+        kernel.attributes |= self.launch_attributes
+        return kernel
 
     # ----- indices ---------------------------------------------------------
 
-    def _full_index(self, rows: _Rows, lanes: SSAValue) -> Index:
-        """The index into the rows' shape of this row's ``lanes``."""
+    def _full_index(
+        self,
+        rows: _Rows,
+        lanes: SSAValue,
+        coords: Sequence[SSAValue] | None = None,
+    ) -> Index:
+        """The index into the rows' shape of this row's ``lanes`` (whose
+        coordinates in the reduced dims are ``coords`` when known)."""
         reduced = [d for k, d in enumerate(rows.shape) if k in rows.axes]
-        lane_coords = iter(self.b.delinearize(lanes, reduced))
+        lane_coords = iter(coords or self.b.delinearize(lanes, reduced))
         row_coords = iter(rows.row)
         return tuple(
             next(lane_coords) if k in rows.axes else next(row_coords)
@@ -136,9 +239,8 @@ class ReductionTiler(KernelTiler):
     # ----- persistent ------------------------------------------------------
 
     def _persistent(self, rows: _Rows) -> None:
-        lanes = self.b.range("BLOCK_R", rows.block)
-        self.mask = self.b.in_bounds(lanes, rows.extent, rows.block)
-        index = self._full_index(rows, lanes)
+        index = self._first_block(rows).index
+        self.mask = self.first_lanes[2]
         for reduction in rows.reductions:
             self._reduce_tile(reduction, index)
         self.write_outputs(
@@ -183,27 +285,62 @@ class ReductionTiler(KernelTiler):
     def _looped(self, rows: _Rows) -> None:
         self.online = _online_sums(rows.reductions)
         self.centered = _centered_sums(rows.reductions, self.online)
-        for level in _dependency_levels(rows.reductions, self.online, self.centered):
-            self._reduce_in_one_loop(rows, level)
+        self.picked = _picked_sums(rows.reductions, self.online, self.centered)
+        deferred = {**self.centered, **self.picked}
+        first = self._first_block(rows)
+        for level in _dependency_levels(rows.reductions, self.online, deferred):
+            self._reduce_in_one_loop(rows, level, first)
         row_outputs = [v for v in self.yielded if self._is_row_value(rows, v)]
         for number, value in enumerate(self.yielded):
             if value not in row_outputs:
                 index = self._row_index(rows, value)
                 self.write(self.value_at(value, index), number, index, None)
         if row_outputs:
-            self._write_rows_in_one_loop(rows, row_outputs)
+            self._write_rows_in_one_loop(rows, row_outputs, first)
 
-    def _reduce_in_one_loop(self, rows: _Rows, level: list[Operation]) -> None:
-        """One loop over the rows accumulating the ``level`` reductions, which
-        do not depend on one another, then their values."""
+    def _first_block(self, rows: _Rows) -> _Block:
+        """The row's first ``block`` lanes, which every loop takes from the
+        row's scope: their values are read once and stay in registers, so a
+        row of at most ``block`` lanes is read once."""
+        lanes, coords, mask = self.first_lanes
+        return _Block(lanes, self._full_index(rows, lanes, coords), mask)
+
+    def _over_row(
+        self,
+        rows: _Rows,
+        first: _Block,
+        inits: Sequence[SSAValue],
+        body: Callable[[_Block, list[SSAValue]], list[SSAValue]],
+    ) -> list[SSAValue]:
+        """``body(block, carried)`` on the row's first block (in the kernel
+        body), then in a loop over the blocks after it."""
+        saved, self.mask = self.mask, first.mask
+        carried = body(first, list(inits))
+        self.mask = saved
+        block: int | SSAValue = rows.block
+        if LAUNCH_TILES_ATTRIBUTE in self.launch_attributes:
+            block = self.b.block_size("BLOCK_R")
+
+        def chunk(
+            lanes: SSAValue, mask: SSAValue | None, state: list[SSAValue]
+        ) -> list[SSAValue]:
+            return body(_Block(lanes, self._full_index(rows, lanes), mask), state)
+
+        return self.loop_over(
+            rows.extent, "BLOCK_R", rows.block, carried, chunk, block, block
+        )
+
+    def _reduce_in_one_loop(
+        self, rows: _Rows, level: list[Operation], first: _Block
+    ) -> None:
+        """One walk over the row (its first block, then a loop over the
+        others) accumulating the ``level`` reductions, which do not depend
+        on one another, then their values."""
         inits: list[SSAValue] = []
         for reduction in level:
             inits.extend(self._accumulator_inits(reduction, rows.block))
 
-        def body(
-            lanes: SSAValue, mask: SSAValue | None, carried: list[SSAValue]
-        ) -> list[SSAValue]:
-            index = self._full_index(rows, lanes)
+        def body(block: _Block, carried: list[SSAValue]) -> list[SSAValue]:
             updated: list[SSAValue] = []
             # Each max's running value before and after this chunk, for the
             # online sums reading it.
@@ -216,16 +353,20 @@ class ReductionTiler(KernelTiler):
                     updated.append(self._accumulate_online(state[0], old, new, values))
                     continue
                 if reduction in self.centered:
-                    values = self.value_at(self.centered[reduction].values, index)
-                    updated.extend(self._accumulate_welford(state, values, mask))
+                    values = self.value_at(self.centered[reduction].values, block.index)
+                    updated.extend(self._accumulate_welford(state, values, block.mask))
                     continue
-                values = self._masked_operand(reduction, index)
-                accumulated = self._accumulate(reduction, values, lanes, state)
+                if reduction in self.picked:
+                    form = self.picked[reduction]
+                    updated.extend(self._accumulate_pick(state, form, block))
+                    continue
+                values = self._masked_operand(reduction, block.index)
+                accumulated = self._accumulate(reduction, values, block.lanes, state)
                 maxima[reduction] = (state[0], accumulated[0], values)
                 updated.extend(accumulated)
             return updated
 
-        results = self.loop_over(rows.extent, "BLOCK_R", rows.block, inits, body)
+        results = self._over_row(rows, first, inits, body)
         # The lanes' running maxima, for the online sums' last rescaling.
         lane_maxima: dict[Operation, SSAValue] = {}
         for reduction in level:
@@ -236,6 +377,9 @@ class ReductionTiler(KernelTiler):
                 continue
             if reduction in self.centered:
                 self._finish_welford(rows, reduction, state)
+                continue
+            if reduction in self.picked:
+                self._finish_pick(rows, reduction, state)
                 continue
             lane_maxima[reduction] = state[0]
             self._finish(reduction, state)
@@ -252,19 +396,20 @@ class ReductionTiler(KernelTiler):
         added = self._exp(b.binary("sub", values, new_max))
         return self._zero_where_minus_inf(new_max, b.binary("add", rescaled, added))
 
-    def _write_rows_in_one_loop(self, rows: _Rows, outputs: list[SSAValue]) -> None:
-        """A last loop over the rows writing the outputs of the rows' shape."""
+    def _write_rows_in_one_loop(
+        self, rows: _Rows, outputs: list[SSAValue], first: _Block
+    ) -> None:
+        """A last walk over the row writing the outputs of the rows' shape
+        (the first block from the values the reductions read)."""
 
-        def write(
-            lanes: SSAValue, mask: SSAValue | None, carried: list[SSAValue]
-        ) -> list[SSAValue]:
-            index = self._full_index(rows, lanes)
+        def write(block: _Block, carried: list[SSAValue]) -> list[SSAValue]:
             for number, value in enumerate(self.yielded):
                 if value in outputs:
-                    self.write(self.value_at(value, index), number, index, mask)
+                    value_here = self.value_at(value, block.index)
+                    self.write(value_here, number, block.index, block.mask)
             return []
 
-        self.loop_over(rows.extent, "BLOCK_R", rows.block, [], write)
+        self._over_row(rows, first, [], write)
 
     def _accumulate_welford(
         self, state: list[SSAValue], values: SSAValue, mask: SSAValue | None
@@ -304,17 +449,57 @@ class ReductionTiler(KernelTiler):
         )
         self._set_anchor(reduction, b.create(loop.ReduceOp("sum", spread, 0)))
 
+    def _accumulate_pick(
+        self, state: list[SSAValue], form: _Picked, block: _Block
+    ) -> list[SSAValue]:
+        """Each lane's picked ``base`` and count of picks after this block
+        (masked lanes pick nothing, whatever their label)."""
+        b = self.b
+        picked, count = state
+        chosen = b.both(self.value_at(form.condition, block.index), block.mask)
+        assert chosen is not None
+        values = self.value_at(form.base, block.index)
+        element = loop.element_of(values.type)
+        zero, one = b.const(0.0, element), b.const(1.0, element)
+        return [
+            b.binary("add", picked, b.select(chosen, values, zero)),
+            b.binary("add", count, b.select(chosen, one, zero)),
+        ]
+
+    def _finish_pick(
+        self, rows: _Rows, reduction: Operation, state: list[SSAValue]
+    ) -> None:
+        """The row's pick minus the offsets (``(x - o1) - o2``, as NumPy
+        rounds it: the sum of one picked lane is that lane), or 0 where no
+        lane was picked."""
+        b = self.b
+        picked = b.create(loop.ReduceOp("sum", state[0], 0))
+        count = b.create(loop.ReduceOp("sum", state[1], 0))
+        loop_mask, self.mask = self.mask, None
+        result = picked
+        for offset in self.picked[reduction].offsets:
+            offset_here = self.value_at(offset, self._row_index(rows, offset))
+            result = b.binary("sub", result, offset_here)
+        self.mask = loop_mask
+        element = loop.element_of(picked.type)
+        none = b.compare("eq", count, b.const(0.0, element))
+        self._set_anchor(reduction, b.select(none, b.const(0.0, element), result))
+
     def _state_size(self, reduction: Operation) -> int:
         """How many values a looped reduction carries: an argmax its best
-        value and lane; a centred sum its count, mean and squares."""
+        value and lane; a centred sum its count, mean and squares; a pick
+        its picked values and count."""
         if reduction in self.centered:
             return 3
+        if reduction in self.picked:
+            return 2
         return 2 if isinstance(reduction, g.ArgMaxOp) else 1
 
     def _accumulator_inits(self, reduction: Operation, block: int) -> list[SSAValue]:
         element = tensor_type(reduction.operands[0]).element_type
-        if reduction in self.centered:
-            return [self.b.splat(self.b.const(0, element), [block]) for _ in range(3)]
+        if reduction in self.centered or reduction in self.picked:
+            zero = self.b.splat(self.b.const(0, element), [block])
+            return [zero] * self._state_size(reduction)
         kind = _reduction_kind(reduction)
         identity = self.b.splat(
             self.b.const(_identity(kind, element), element), [block]
@@ -402,6 +587,30 @@ class ReductionTiler(KernelTiler):
         self._set_anchor(
             reduction, b.cast(b.create(loop.ReduceOp("min", candidates, 0)), element)
         )
+
+
+def _spreads_over(op: Operation, shape: Sequence[SymExpr], axes: Sequence[int]) -> bool:
+    """Whether ``op`` broadcasts its operand to the rows' ``shape`` along the
+    rows: each of the operand's dims that is not 1 lands on a reduced axis
+    (broadcasting aligns dims right)."""
+    if not isinstance(op, g.BroadcastOp):
+        return False
+    if tuple(tensor_type(op.results[0]).dims) != tuple(shape):
+        return False
+    dims = tensor_type(op.operands[0]).dims
+    shift = len(shape) - len(dims)
+    spread = [k + shift for k, d in enumerate(dims) if d != 1]
+    return bool(spread) and all(k in axes for k in spread)
+
+
+def _looped_note(rows: _Rows, launched: bool) -> str:
+    size = (
+        f"BLOCK_R (chosen at launch, at most {rows.block})" if launched else rows.block
+    )
+    return (
+        f"looped reduction over {rows.extent} lanes per row, {size} at a time, "
+        "the first block kept in registers (a row that fits it is read once)"
+    )
 
 
 def row_blocks(extent: SymExpr, options: TilePass) -> tuple[bool, int]:
@@ -493,6 +702,44 @@ class _Centered:
     values: SSAValue
     center: SSAValue
 
+    @property
+    def reads(self) -> tuple[SSAValue, ...]:
+        """What the walk accumulating it reads at each lane."""
+        return (self.values,)
+
+    @property
+    def needs(self) -> tuple[SSAValue, ...]:
+        """The per-row values its result needs after the walk."""
+        return (self.center,)
+
+
+@dataclass(frozen=True)
+class _Picked:
+    """A float ``sum(where(label == lane, base - o1 - o2 ..., 0))`` whose
+    condition holds on at most one lane of a row (a per-row label compared
+    with the lane's index: cross-entropy's one-hot pick), the ``offsets``
+    per-row values: the sum is the picked ``base`` minus the offsets, in
+    that order (NumPy's value, rounded the same), or 0 if no lane is
+    picked. The walk reading ``base`` accumulates the picked ``base`` and
+    the count of picks per lane; the offsets come after it."""
+
+    condition: SSAValue
+    base: SSAValue
+    offsets: tuple[SSAValue, ...]
+
+    @property
+    def reads(self) -> tuple[SSAValue, ...]:
+        return (self.condition, self.base)
+
+    @property
+    def needs(self) -> tuple[SSAValue, ...]:
+        return self.offsets
+
+
+#: A reduction computed in an earlier walk than its operand's dependencies
+#: allow, from what it ``reads`` there and what it ``needs`` after.
+_Deferred = _Centered | _Picked
+
 
 def _centered_sums(
     reductions: Sequence[Operation], online: dict[Operation, Operation]
@@ -512,6 +759,96 @@ def _centered_sums(
         if _levels(reductions, online, centered)[total] >= plain:
             del centered[total]  # no loop saved
     return centered
+
+
+def _picked_sums(
+    reductions: Sequence[Operation],
+    online: dict[Operation, Operation],
+    centered: dict[Operation, _Centered],
+) -> dict[Operation, _Picked]:
+    """The one-hot picks (``_Picked``) whose walk is earlier than their
+    operand's: cross-entropy's picked log-probability in the walk of the
+    max and the sum of exponentials it subtracts."""
+    picked: dict[Operation, _Picked] = {}
+    for total in reductions:
+        form = _picked_form(total)
+        if form is None:
+            continue
+        deferred: dict[Operation, _Deferred] = {**centered, **picked}
+        plain = _levels(reductions, online, deferred)[total]
+        deferred[total] = form
+        if _levels(reductions, online, deferred)[total] < plain:
+            picked[total] = form
+    return picked
+
+
+def _picked_form(total: Operation) -> _Picked | None:
+    if not isinstance(total, g.ReduceOp) or total.kind.data.value != "sum":
+        return None
+    choice = total.operands[0].owner
+    if not isinstance(choice, g.SelectOp) or not _is_zero(choice.false_value):
+        return None
+    if not isinstance(tensor_type(choice.true_value).element_type, AnyFloat):
+        return None
+    if not _picks_one_lane(choice.condition, total):
+        return None
+    per_row = RowStructure.of(total).reduced_shapes()
+    base, offsets = choice.true_value, []
+    while isinstance(base.owner, g.SubOp):
+        spread = base.owner.rhs.owner
+        if not isinstance(spread, g.BroadcastOp):
+            break
+        offset = spread.operands[0]
+        if tuple(tensor_type(offset).dims) not in per_row:
+            break
+        offsets.insert(0, offset)
+        base = base.owner.lhs
+    if not offsets:
+        return None  # nothing after the walk: no walk to save
+    return _Picked(choice.condition, base, tuple(offsets))
+
+
+def _is_zero(value: SSAValue) -> bool:
+    constant = value.owner
+    return (
+        isinstance(constant, g.ConstantOp)
+        and constant.is_splat
+        and constant.literal().item() == 0
+    )
+
+
+def _picks_one_lane(condition: SSAValue, total: Operation) -> bool:
+    """Whether ``condition`` is ``per-row value == lane index`` along the
+    one reduced axis (either way round): true on at most one lane a row."""
+    compare = condition.owner
+    axes = _reduction_axes(total)
+    if not isinstance(compare, g.CompareOp) or len(axes) != 1:
+        return False
+    if compare.predicate.data.value != "eq":
+        return False
+    per_row = RowStructure.of(total).reduced_shapes()
+    rank = len(tensor_type(condition).dims)
+
+    def is_row_value(value: SSAValue) -> bool:
+        spread = value.owner
+        return isinstance(spread, g.BroadcastOp) and (
+            tuple(tensor_type(spread.operands[0]).dims) in per_row
+        )
+
+    def is_lane_index(value: SSAValue) -> bool:
+        spread = value.owner
+        if isinstance(spread, g.BroadcastOp):
+            value = spread.operands[0]
+        iota = value.owner
+        if not isinstance(iota, g.IotaOp):
+            return False
+        shift = rank - len(tensor_type(value).dims)  # broadcasting aligns right
+        return iota.axis.value.data + shift == axes[0]
+
+    lhs, rhs = compare.lhs, compare.rhs
+    return (is_row_value(lhs) and is_lane_index(rhs)) or (
+        is_row_value(rhs) and is_lane_index(lhs)
+    )
 
 
 def _centered_form(total: Operation) -> _Centered | None:
@@ -537,11 +874,11 @@ def _centered_form(total: Operation) -> _Centered | None:
 def _dependency_levels(
     reductions: Sequence[Operation],
     online: dict[Operation, Operation],
-    centered: dict[Operation, _Centered],
+    deferred: Mapping[Operation, _Deferred],
 ) -> list[list[Operation]]:
     """Reductions grouped so that each group depends only on earlier ones:
     a group is one loop over the data."""
-    depth = _levels(reductions, online, centered)
+    depth = _levels(reductions, online, deferred)
     levels: list[list[Operation]] = [[] for _ in range(max(depth.values()) + 1)]
     for reduction in reductions:
         levels[depth[reduction]].append(reduction)
@@ -551,11 +888,12 @@ def _dependency_levels(
 def _levels(
     reductions: Sequence[Operation],
     online: dict[Operation, Operation],
-    centered: dict[Operation, _Centered],
+    deferred: Mapping[Operation, _Deferred],
 ) -> dict[Operation, int]:
     """The loop of each reduction: one after the last reduction it reads;
-    an online sum in its max's (after it); a centred sum in the first loop
-    that can read its values and, afterwards, evaluate its centre."""
+    an online sum in its max's (after it); a centred sum or a one-hot pick
+    in the first loop that can read what it reads and, afterwards, evaluate
+    what it needs (the centre; the offsets)."""
     depth: dict[Operation, int] = {}
 
     def after(value: SSAValue) -> int:
@@ -574,9 +912,13 @@ def _levels(
     for reduction in reductions:  # block order is topological
         if reduction in online:
             depth[reduction] = depth[online[reduction]]
-        elif reduction in centered:
-            form = centered[reduction]
-            depth[reduction] = max(1 + after(form.values), after(form.center), 0)
+        elif reduction in deferred:
+            form = deferred[reduction]
+            depth[reduction] = max(
+                1 + max(after(v) for v in form.reads),
+                *(after(v) for v in form.needs),
+                0,
+            )
         else:
             depth[reduction] = 1 + max(
                 (depth[r] for r in depth if _depends_on(reduction, r)), default=-1

@@ -63,6 +63,11 @@ class KernelTiler:
         #: are summed over K, so their masked lanes must read 0 even where
         #: an operand is broadcast along K (see ``read_mask``).
         self.whole_mask_reads = False
+        #: Whether a read inside a loop whose index and mask are the kernel
+        #: body's is made once, in the body, before the loop (a row kernel
+        #: walking several rows: a weight read once per program). Only for
+        #: kernels whose loops never write what they read.
+        self.hoist_invariant_reads = False
         # What reductions and the matmul evaluate to, with the index at
         # which they are valid (the kernel's current row / output tile).
         self.anchors: dict[SSAValue, tuple[Index, SSAValue | None]] = {}
@@ -117,15 +122,16 @@ class KernelTiler:
 
     def for_chunks(
         self,
-        extent: SymExpr,
-        size: int,
+        extent: SymExpr | SSAValue,
+        size: int | SSAValue,
         inits: Sequence[SSAValue],
         body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]],
+        start: int | SSAValue = 0,
     ) -> list[SSAValue]:
-        """``scf.for`` from 0 to ``extent`` in steps of ``size``, carrying
-        ``inits``: ``body(start, carried)`` builds the next values in a scope
-        of its own (values computed inside stay inside; the mask is
-        restored after)."""
+        """``scf.for`` from ``start`` to ``extent`` in steps of ``size``,
+        carrying ``inits``: ``body(start, carried)`` builds the next values
+        in a scope of its own (values computed inside stay inside; the mask
+        is restored after)."""
 
         def scoped(start: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
             self.scopes.append({})
@@ -136,7 +142,7 @@ class KernelTiler:
                 self.mask = saved_mask
                 self.scopes.pop()
 
-        return self.b.for_loop(extent, size, inits, scoped)
+        return self.b.for_loop(extent, size, inits, scoped, start)
 
     def loop_over(
         self,
@@ -145,16 +151,22 @@ class KernelTiler:
         size: int,
         inits: Sequence[SSAValue],
         body: Callable[[SSAValue, SSAValue | None, list[SSAValue]], list[SSAValue]],
+        start: int | SSAValue = 0,
+        step: SSAValue | None = None,
     ) -> list[SSAValue]:
-        """``for_chunks`` over the lanes of 1-D tiles of ``block``:
-        ``body(lanes, mask, carried)`` runs under the lanes' bounds mask."""
+        """``for_chunks`` over the lanes of 1-D tiles of ``block`` (``size``
+        lanes, in steps of ``step`` when the launch chooses the block's
+        size) from lane ``start``: ``body(lanes, mask, carried)`` runs under
+        the lanes' bounds mask."""
 
         def chunk(start: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
             lanes = self.b.lanes(start, block, size)
             self.mask = self.b.in_bounds(lanes, extent, size)
             return body(lanes, self.mask, carried)
 
-        return self.for_chunks(extent, size, inits, chunk)
+        return self.for_chunks(
+            extent, size if step is None else step, inits, chunk, start
+        )
 
     # ----- evaluation of graph values at an index ---------------------------
 
@@ -173,6 +185,11 @@ class KernelTiler:
         if isinstance(value, BlockArgument):
             tensor = self.body.args[value.index]
             mask = self.read_mask(index)
+            if self.hoist_invariant_reads and self._in_body(*index, mask):
+                with b.at_end(self.body):
+                    read = b.create(loop.ReadOp(tensor, list(index), mask))
+                self.scopes[0][(value, index, self.mask)] = read
+                return read
             return b.create(loop.ReadOp(tensor, list(index), mask))
         if value in self.anchors:
             return self._anchor_at(value, index)
@@ -210,6 +227,14 @@ class KernelTiler:
         raise IrcError(
             f"tile: {op.name} cannot be evaluated inside kernel "
             f"{self.kernel.kernel_name} ({self.kernel.kind_name})"
+        )
+
+    def _in_body(self, *values: SSAValue | None) -> bool:
+        """Whether every one of ``values`` is defined in the kernel body
+        (not in a loop) or hoisted there."""
+        return all(
+            value is None or self.b.is_hoisted(value) or _block_of(value) is self.body
+            for value in values
         )
 
     def read_mask(self, index: Index) -> SSAValue | None:
@@ -271,6 +296,12 @@ class KernelTiler:
             self.mask = mask_of(value)
             self.write(self.value_at(value, index), number, index, self.mask)
             self.mask = saved_mask
+
+
+def _block_of(value: SSAValue) -> Block | None:
+    if isinstance(value, BlockArgument):
+        return value.block
+    return value.owner.parent_block()
 
 
 def _conjuncts(mask: SSAValue) -> list[SSAValue]:

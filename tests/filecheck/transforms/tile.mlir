@@ -65,10 +65,14 @@ func.func @softmax(%x: !graph.tensor<[N, 100], f32>) -> !graph.tensor<[N, 100], 
 
 // -----
 
-// A symbolic row: the sum of exp(a - max(a)) is online, in the max's loop
-// (each lane carries its max and a sum rescaled when the max grows; the
-// lanes' sums are brought to the row's max after the loop), then a loop
-// writing the rows.
+// A symbolic row: the sum of exp(a - max(a)) is online, in the max's walk
+// over the row (each lane carries its max and a sum rescaled when the max
+// grows; the lanes' sums are brought to the row's max after it), then a walk
+// writing the rows. BLOCK_R's size is the launch's choice (launch_tiles: the
+// next power of two of D, at most the declared max-row-block 8192, which the
+// tile types hold); each walk takes the row's first block from the one read
+// of it in the kernel body, then loops over the blocks after it, in steps of
+// loop.block_size: a row that fits the block is read once.
 
 func.func @softmax(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32> {
   %r = fusion.kernel @k0 reduction (%x) : (!graph.tensor<[N, D], f32>) -> (!graph.tensor<[N, D], f32>) reason "softmax" {
@@ -86,10 +90,18 @@ func.func @softmax(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32>
 }
 
 // CHECK-LABEL: func.func @softmax
-// CHECK:       loop.kernel @k0 reduction (%x) grid [N] tiles {BLOCK_R = 1024} symbols [D]
-// CHECK-SAME:  looped reduction over D lanes per row, 1024 at a time
+// CHECK:       loop.kernel @k0 reduction (%x) grid [N] tiles {BLOCK_R = 8192} symbols [D]
+// CHECK-SAME:  looped reduction over D lanes per row, BLOCK_R (chosen at launch, at most 8192) at a time, the first block kept in registers
+// CHECK-SAME:  attributes {launch_tiles = {BLOCK_R = #sym.expr<D>}}
 // CHECK:         %[[D:.*]] = loop.size D : i64
-// CHECK:         %[[MAXES:.*]], %[[SUMS:.*]] = scf.for %{{.*}} = %{{.*}} to %[[D]] step %{{.*}} iter_args(%[[OLD:.*]] = %{{.*}}, %[[RUNNING:.*]] = %{{.*}}) -> (!loop.tile<[1024], f32>, !loop.tile<[1024], f32>)
+// CHECK:         %[[BLOCK:.*]] = loop.block_size "BLOCK_R" : i64
+// CHECK:         %[[ROW:.*]] = loop.program_id 0 : i64
+// CHECK:         %[[R:.*]] = loop.range "BLOCK_R" : !loop.tile<[8192], i64>
+// CHECK:         %[[M:.*]] = loop.cmp lt %[[R]], %[[D]]
+// CHECK:         %[[FIRST:.*]] = loop.read %{{.*}}[%[[ROW]], %[[R]]] mask %[[M]]
+// CHECK:         %[[FIRST_MAX:.*]] = loop.binary max
+// CHECK:         %[[MAXES:.*]], %[[SUMS:.*]] = scf.for %{{.*}} = %[[BLOCK]] to %[[D]] step %[[BLOCK]] iter_args(%[[OLD:.*]] = %[[FIRST_MAX]], %[[RUNNING:.*]] = %{{.*}}) -> (!loop.tile<[8192], f32>, !loop.tile<[8192], f32>)
+// CHECK:           loop.read
 // CHECK:           %[[NEW:.*]] = loop.binary max %[[OLD]], %{{.*}}
 // CHECK:           %[[GROWTH:.*]] = loop.binary sub %[[OLD]], %[[NEW]]
 // CHECK:           %[[SCALE:.*]] = loop.unary exp %[[GROWTH]]
@@ -100,7 +112,13 @@ func.func @softmax(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32>
 // CHECK:         loop.binary mul %[[SUMS]]
 // CHECK:         %[[LANE_SUMS:.*]] = loop.reduce sum
 // CHECK:         %[[SUM:.*]] = loop.select %{{.*}}, %{{.*}}, %[[LANE_SUMS]]
-// CHECK:         scf.for
+// CHECK-NOT:     loop.read
+// CHECK:         %[[SHIFTED:.*]] = loop.binary sub %[[FIRST]], %[[MAX]]
+// CHECK:         %[[E:.*]] = loop.unary exp %[[SHIFTED]]
+// CHECK:         %[[Y:.*]] = loop.binary div %[[E]], %[[SUM]]
+// CHECK:         loop.write %[[Y]] to 0[%[[ROW]], %[[R]]] mask %[[M]]
+// CHECK:         scf.for %{{.*}} = %[[BLOCK]] to %[[D]] step %[[BLOCK]]
+// CHECK:           loop.read
 // CHECK:           loop.binary div %{{.*}}, %[[SUM]]
 // CHECK:           loop.write
 // CHECK-NOT:     scf.for
@@ -233,3 +251,99 @@ func.func @insert(%x: !graph.tensor<[N, D], f32>, %v: !graph.tensor<[L, D], f32>
 // CHECK:         %[[WRITTEN:.*]] = loop.read %{{.*}}[%[[SRC_ROW]], %[[COL]]] mask %[[READ_MASK]]
 // CHECK:         %[[V:.*]] = loop.select %[[INSIDE]], %[[WRITTEN]], %[[KEPT]]
 // CHECK:         loop.write %[[V]] to 0[%[[ROW]], %[[COL]]] mask %[[MASK]]
+
+// -----
+
+// Cross-entropy's picked log-probability, sum(where(label == lane,
+// (x - max) - log(sum(exp(x - max))), 0)), is a one-hot pick: the label
+// matches one lane at most, so the sum is the picked x minus the two per-row
+// offsets, in that order. It joins the walk of the max and the online sum
+// (each lane carries its picked x and its count of picks, masked lanes pick
+// nothing), and the offsets are subtracted after it: one walk over the row,
+// not two; 0 where no lane is picked (a label out of range).
+
+func.func @cross_entropy(%logits: !graph.tensor<[N, V], f32>, %labels: !graph.tensor<[N], i64>) -> !graph.tensor<[N], f32> {
+  %0 = fusion.kernel @k0 reduction (%logits, %labels) : (!graph.tensor<[N, V], f32>, !graph.tensor<[N], i64>) -> (!graph.tensor<[N], f32>) reason "picked log-probability" {
+  ^bb0(%x: !graph.tensor<[N, V], f32>, %label: !graph.tensor<[N], i64>):
+    %1 = graph.reduce max %x [1] : !graph.tensor<[N, V], f32> -> !graph.tensor<[N, 1], f32>
+    %2 = graph.broadcast %1 : !graph.tensor<[N, 1], f32> -> !graph.tensor<[N, V], f32>
+    %3 = graph.sub %x, %2 : !graph.tensor<[N, V], f32>
+    %4 = graph.exp %3 : !graph.tensor<[N, V], f32>
+    %5 = graph.reduce sum %4 [1] : !graph.tensor<[N, V], f32> -> !graph.tensor<[N, 1], f32>
+    %6 = graph.log %5 : !graph.tensor<[N, 1], f32>
+    %7 = graph.broadcast %6 : !graph.tensor<[N, 1], f32> -> !graph.tensor<[N, V], f32>
+    %8 = graph.sub %3, %7 : !graph.tensor<[N, V], f32>
+    %9 = graph.reshape %label : !graph.tensor<[N], i64> -> !graph.tensor<[N, 1], i64>
+    %10 = graph.iota [0] : !graph.tensor<[V], i64>
+    %11 = graph.broadcast %9 : !graph.tensor<[N, 1], i64> -> !graph.tensor<[N, V], i64>
+    %12 = graph.broadcast %10 : !graph.tensor<[V], i64> -> !graph.tensor<[N, V], i64>
+    %13 = graph.cmp eq, %11, %12 : !graph.tensor<[N, V], i64>
+    %14 = graph.constant 0.000000e+00 : f32 -> !graph.tensor<[N, V], f32>
+    %15 = graph.select %13, %8, %14 : !graph.tensor<[N, V], i1>, !graph.tensor<[N, V], f32>
+    %16 = graph.reduce sum %15 [1] : !graph.tensor<[N, V], f32> -> !graph.tensor<[N], f32>
+    fusion.yield %16 : !graph.tensor<[N], f32>
+  }
+  func.return %0 : !graph.tensor<[N], f32>
+}
+
+// CHECK-LABEL: func.func @cross_entropy
+// CHECK:         %[[ZERO:.*]] = loop.constant 0.000000e+00 : f32
+// CHECK:         %[[ONE:.*]] = loop.constant 1.000000e+00 : f32
+// CHECK:         %[[X:.*]] = loop.read %{{.*}}[%[[ROW:.*]], %[[R:.*]]] mask %[[M:.*]] :
+// CHECK:         %[[LABEL:.*]] = loop.read %{{.*}}[%[[ROW]]] :
+// CHECK:         %[[IS:.*]] = loop.cmp eq %[[LABEL]], %[[R]]
+// CHECK:         %[[CHOSEN:.*]] = loop.binary and %[[IS]], %[[M]]
+// CHECK:         %[[PICK:.*]] = loop.select %[[CHOSEN]], %[[X]], %[[ZERO]]
+// CHECK:         loop.select %[[CHOSEN]], %[[ONE]], %[[ZERO]]
+// CHECK:         %[[MAXES:.*]], %[[SUMS:.*]], %[[PICKS:.*]], %[[COUNTS:.*]] = scf.for
+// CHECK:         %[[MAX:.*]] = loop.reduce max %[[MAXES]] 0
+// CHECK:         %[[LANE_SUMS:.*]] = loop.reduce sum
+// CHECK:         %[[SUM:.*]] = loop.select %{{.*}}, %{{.*}}, %[[LANE_SUMS]]
+// CHECK:         %[[PICKED:.*]] = loop.reduce sum %[[PICKS]] 0
+// CHECK:         %[[COUNT:.*]] = loop.reduce sum %[[COUNTS]] 0
+// CHECK:         %[[SHIFTED:.*]] = loop.binary sub %[[PICKED]], %[[MAX]]
+// CHECK:         %[[LOG:.*]] = loop.unary log %[[SUM]]
+// CHECK:         %[[LOGP:.*]] = loop.binary sub %[[SHIFTED]], %[[LOG]]
+// CHECK:         %[[NONE:.*]] = loop.cmp eq %[[COUNT]], %[[ZERO]]
+// CHECK:         %[[RESULT:.*]] = loop.select %[[NONE]], %[[ZERO]], %[[LOGP]]
+// CHECK:         loop.write %[[RESULT]] to 0[%[[ROW]]]
+// CHECK-NOT:     scf.for
+
+// -----
+
+// A row kernel reading an input broadcast along its rows (RMS norm's weight
+// g, of the row's length) walks rows-per-program (16) rows a program: the
+// grid is ceil(N / 16), a scf.for over the program's rows, from 16 * pid to
+// min(16 * pid + 16, N) (a bound the bounds checker sees), and the weight's
+// first block is read once, before it, where its index and mask are the
+// same for every row.
+
+func.func @rms_norm(%x: !graph.tensor<[N, D], f32>, %g: !graph.tensor<[D], f32>) -> !graph.tensor<[N, D], f32> {
+  %r = fusion.kernel @k0 reduction (%x, %g) : (!graph.tensor<[N, D], f32>, !graph.tensor<[D], f32>) -> (!graph.tensor<[N, D], f32>) reason "rms norm" {
+  ^bb0(%a: !graph.tensor<[N, D], f32>, %w: !graph.tensor<[D], f32>):
+    %sq = graph.mul %a, %a : !graph.tensor<[N, D], f32>
+    %s = graph.reduce sum %sq [1] : !graph.tensor<[N, D], f32> -> !graph.tensor<[N, 1], f32>
+    %sb = graph.broadcast %s : !graph.tensor<[N, 1], f32> -> !graph.tensor<[N, D], f32>
+    %n = graph.div %a, %sb : !graph.tensor<[N, D], f32>
+    %wb = graph.broadcast %w : !graph.tensor<[D], f32> -> !graph.tensor<[N, D], f32>
+    %y = graph.mul %n, %wb : !graph.tensor<[N, D], f32>
+    fusion.yield %y : !graph.tensor<[N, D], f32>
+  }
+  func.return %r : !graph.tensor<[N, D], f32>
+}
+
+// CHECK-LABEL: func.func @rms_norm
+// CHECK:       loop.kernel @k0 reduction (%x, %g) grid [(N + 15) floordiv 16]
+// CHECK-SAME:  16 rows per program, which read the inputs broadcast along the rows once
+// CHECK:         %[[PID:.*]] = loop.program_id 0
+// CHECK:         %[[R:.*]] = loop.range "BLOCK_R"
+// CHECK:         %[[M:.*]] = loop.cmp lt %[[R]]
+// CHECK:         %[[FIRST:.*]] = loop.binary mul %[[PID]], %[[SIXTEEN:.*]] :
+// CHECK:         %[[NEXT:.*]] = loop.binary add %[[FIRST]], %[[SIXTEEN]]
+// CHECK:         %[[END:.*]] = loop.binary min %[[NEXT]], %[[N:.*]] :
+// CHECK:         %[[G:.*]] = loop.read %{{.*}}[%[[R]]] mask %[[M]]
+// CHECK:         scf.for %[[ROW:.*]] = %[[FIRST]] to %[[END]] step %{{.*}}
+// CHECK:           loop.read %{{.*}}[%[[ROW]], %[[R]]] mask %[[M]]
+// CHECK-NOT:       loop.read %{{.*}}[%[[R]]]
+// CHECK:           loop.binary mul %{{.*}}, %[[G]]
+// CHECK:           loop.write %{{.*}} to 0[%[[ROW]], %[[R]]] mask %[[M]]

@@ -241,6 +241,17 @@ func.func @range_tile() {
 
 // -----
 
+func.func @block_size_tile() {
+  // expected-error@+1 {{loop.block_size names unknown tile 'C'}}
+  loop.kernel @k pointwise () grid [N] tiles {B = 64} symbols [] reason "" : () -> () {
+  ^bb0:
+    %b = loop.block_size "C" : i64
+  }
+  func.return
+}
+
+// -----
+
 func.func @range_span() {
   // expected-error@+1 {{loop.range 'B' must span 64 lanes}}
   loop.kernel @k pointwise () grid [N] tiles {B = 64} symbols [] reason "" : () -> () {
