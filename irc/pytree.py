@@ -95,8 +95,28 @@ def _unflatten(treedef: TreeDef, leaves: Iterator[Any]) -> Any:
 #: ``call_flattener``'s functions: ``(args, kwargs)`` -> leaves, or None.
 CallFlattener = Callable[[Sequence[Any], Mapping[str, Any]], "list[Any] | None"]
 
+#: ``refuse(index, variable)``: a Python condition on the variable holding
+#: leaf ``index`` (in ``flatten`` order) of a generated flattener, true when
+#: the flattener must give None for it.
+LeafRefusal = Callable[[int, str], str]
 
-def call_flattener(treedef: TreeDef) -> CallFlattener:
+
+def refuse_container(index: int, variable: str) -> str:
+    """``call_flattener``'s default test of a leaf: a container there is
+    another structure (a namedtuple is a leaf)."""
+    return (
+        f"isinstance({variable}, _CONTAINERS) and not (isinstance({variable}, "
+        f"tuple) and hasattr({variable}, '_fields'))"
+    )
+
+
+def call_flattener(
+    treedef: TreeDef,
+    *,
+    refuse_leaf: LeafRefusal = refuse_container,
+    keep: Sequence[int] | None = None,
+    names: Mapping[str, Any] | None = None,
+) -> CallFlattener:
     """A function giving the leaves of ``flatten((list(args), dict(kwargs)))``
     when that call tree has the structure ``treedef``, and None otherwise.
 
@@ -104,6 +124,9 @@ def call_flattener(treedef: TreeDef) -> CallFlattener:
     node, no recursion, no ``TreeDef`` built), because a compiled function
     flattens its arguments on every call: for a dozen weights in nested
     dicts that is about 2 us instead of ``flatten`` and a comparison's 15.
+    ``refuse_leaf`` tests each leaf (more than its structure, for a caller's
+    fast path; the names its conditions use are given in ``names``), and
+    only the leaves at the indices ``keep`` are returned (all by default).
     """
     if treedef.kind != "tuple" or [c.kind for c in treedef.children] != [
         "list",
@@ -111,7 +134,7 @@ def call_flattener(treedef: TreeDef) -> CallFlattener:
     ]:
         raise ValueError(f"{treedef} is not the structure of (args, kwargs)")
     positional, keywords = treedef.children
-    emitter = _FlattenerEmitter()
+    emitter = _FlattenerEmitter(refuse_leaf)
     lines = [
         "def flatten(args, kwargs):",
         f"    if len(args) != {len(positional.children)}: return None",
@@ -124,8 +147,13 @@ def call_flattener(treedef: TreeDef) -> CallFlattener:
         lines += emitter.visit(child, f"args[{index}]")
     for index, child in enumerate(keywords.children):
         lines += emitter.visit(child, f"kwargs[{keys}[{index}]]")
-    lines.append(f"    return [{', '.join(emitter.leaves)}]")
-    namespace: dict[str, Any] = {"_CONTAINERS": CONTAINERS, **emitter.constants}
+    kept = emitter.leaves if keep is None else [emitter.leaves[i] for i in keep]
+    lines.append(f"    return [{', '.join(kept)}]")
+    namespace: dict[str, Any] = {
+        "_CONTAINERS": CONTAINERS,
+        **emitter.constants,
+        **(names or {}),
+    }
     exec("\n".join(lines), namespace)
     return namespace["flatten"]
 
@@ -134,6 +162,7 @@ def call_flattener(treedef: TreeDef) -> CallFlattener:
 class _FlattenerEmitter:
     """The body of a ``call_flattener`` function, node by node."""
 
+    refuse_leaf: LeafRefusal
     leaves: list[str] = dataclass_field(default_factory=list)
     constants: dict[str, Any] = dataclass_field(default_factory=dict)
     _names: Iterator[int] = dataclass_field(default_factory=itertools.count)
@@ -150,12 +179,9 @@ class _FlattenerEmitter:
         lines = [f"    {var} = {expression}"]
         count = len(node.children)
         if node.kind == "leaf":
+            refused = self.refuse_leaf(len(self.leaves), var)
             self.leaves.append(var)
-            return [
-                *lines,
-                f"    if isinstance({var}, _CONTAINERS) and not (isinstance({var}, "
-                f"tuple) and hasattr({var}, '_fields')): return None",
-            ]
+            return [*lines, f"    if {refused}: return None"]
         if node.kind == "dict":
             keys = self.constant(node.keys)
             lines.append(
@@ -174,6 +200,32 @@ class _FlattenerEmitter:
         for child, item in zip(node.children, items, strict=True):
             lines += self.visit(child, item)
         return lines
+
+
+def unflattener(treedef: TreeDef) -> Callable[[Sequence[Any]], Any]:
+    """``unflatten`` for one structure, generated once as a single
+    expression (a compiled function rebuilds its results on every call);
+    the leaves must be as many as ``treedef`` has."""
+    names: dict[str, Any] = {}
+    leaves = itertools.count()
+
+    def build(node: TreeDef) -> str:
+        if node.kind == "leaf":
+            return f"leaves[{next(leaves)}]"
+        items = [build(child) for child in node.children]
+        if node.kind == "dict":
+            entries = []
+            for key, item in zip(node.keys, items, strict=True):
+                name = f"_k{len(names)}"  # any hashable key, never a literal
+                names[name] = key
+                entries.append(f"{name}: {item}")
+            return "{" + ", ".join(entries) + "}"
+        if node.kind == "list":
+            return f"[{', '.join(items)}]"
+        return f"({''.join(i + ', ' for i in items)})"
+
+    exec(f"def unflatten(leaves):\n    return {build(treedef)}", names)
+    return names["unflatten"]
 
 
 def leaf_paths(tree: Any, prefix: str = "") -> list[str]:

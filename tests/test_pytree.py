@@ -306,6 +306,46 @@ def test_unflatten_inverts_flatten(tree: Any) -> None:
 
 
 @given(trees)
+def test_unflattener_is_unflatten(tree: Any) -> None:
+    """The generated rebuild of one structure gives ``unflatten``'s tree,
+    holding the very same leaves, fresh mutable containers on every call."""
+    leaves, treedef = pytree.flatten(tree)
+    rebuild = pytree.unflattener(treedef)
+    rebuilt = rebuild(leaves)
+    assert _same_tree(rebuilt, pytree.unflatten(treedef, leaves))
+    assert _leaves_are(pytree.flatten(rebuilt)[0], leaves)
+    if treedef.kind in ("dict", "list"):
+        assert rebuild(leaves) is not rebuilt
+
+
+@given(call_trees, st.data())
+def test_call_flattener_tests_leaves_and_keeps_some(
+    tree: tuple[list[Any], dict[str, Any]], data: st.DataObject
+) -> None:
+    """``refuse_leaf`` sees every leaf, by its index in ``flatten`` order,
+    and refuses the call when its condition holds; ``keep`` picks leaves."""
+    leaves, treedef = pytree.flatten(tree)
+    refused = data.draw(st.sets(st.integers(0, max(len(leaves) - 1, 0))))
+    keep = data.draw(st.lists(st.integers(0, max(len(leaves) - 1, 0))))
+    assume(len(leaves) > max([*refused, *keep], default=-1))
+    seen: list[int] = []
+
+    def refuse(index: int, leaf: str) -> str:
+        seen.append(index)
+        return f"{index} in _REFUSED"
+
+    flattener = pytree.call_flattener(
+        treedef, refuse_leaf=refuse, keep=keep, names={"_REFUSED": refused}
+    )
+    assert seen == list(range(len(leaves)))
+    got = _call(flattener, tree)
+    if refused:
+        assert got is None
+    else:
+        assert _leaves_are(got, [leaves[i] for i in keep])
+
+
+@given(trees)
 def test_unflatten_refuses_extra_leaves(tree: Any) -> None:
     """A leaf more than the structure holds is an error, not dropped."""
     leaves, treedef = pytree.flatten(tree)
