@@ -180,6 +180,7 @@ class LauncherEmitter:
             "grid",
             "refused",
             "workspace",
+            "address",
         }
         dims = self._dims()
         refusal = self._refusal(dims)
@@ -441,6 +442,7 @@ class LauncherEmitter:
                 f"    workspace = _irc_allocate({what}, ({size_text},), (1,), "
                 "torch.uint8, device)"
             )
+            self._emit("    address = workspace.data_ptr()")
 
     def _host_touched(self) -> set[SSAValue]:
         """The buffers host control flow reads, writes, views or carries
@@ -467,14 +469,7 @@ class LauncherEmitter:
         if isinstance(op, sym.GuardOp):
             return  # checked up front
         if isinstance(op, memory.AllocOp | memory.ReuseOp) and op.result in self.slots:
-            buffer = memory.buffer_type(op.result)
-            shape, strides = self._layout(buffer)
-            element = torch_type(buffer.element_type)
-            self._assign(
-                op.result,
-                f"_irc_slice(workspace, {self.slots[op.result]}, {element}, {shape}, "
-                f"{strides})",
-            )
+            self._assign(op.result, self._slice(op.result))
         elif isinstance(op, memory.AllocOp):
             self._assign(op.result, self._allocation(op.result))
         elif isinstance(op, memory.ReuseOp):
@@ -497,6 +492,20 @@ class LauncherEmitter:
                 f"{op.name} in host function @{self.function.sym_name.data} has no "
                 "launcher spelling; host functions hold memory ops and launches"
             )
+
+    def _slice(self, value: SSAValue) -> str:
+        """The intermediate ``value`` in the workspace: a tensor view for the
+        interpreter, else a pointer made inline (no call of a helper: this
+        is per intermediate and per call)."""
+        buffer = memory.buffer_type(value)
+        shape, strides = self._layout(buffer)
+        element = torch_type(buffer.element_type)
+        offset = self.slots[value]
+        address = "address" if offset == "0" else f"address + {offset}"
+        return (
+            f"_irc_view(workspace, {offset}, {element}, {shape}, {strides}) "
+            f"if _IRC_INTERPRETED else _IrcPointer({address}, {element})"
+        )
 
     def _results(self, values: Sequence[SSAValue]) -> list[str]:
         """The returned values: results never alias the caller's arguments
