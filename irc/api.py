@@ -325,7 +325,7 @@ class Compiled:
         A call of torch tensors the launcher can take as they are takes the
         fast path: one generated function flattens and tests it
         (``_tensor_flattener``), the launcher runs on its tensors, and the
-        results are rebuilt by another (``_unflatten_results``). Any other
+        results are rebuilt by another (``_fast_results``). Any other
         call, and one the launcher refuses, takes the general path, which
         converts what it can and raises the precise error."""
         general = self._general_triton_call(launcher)
