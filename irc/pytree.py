@@ -116,6 +116,7 @@ def call_flattener(
     refuse_leaf: LeafRefusal = refuse_container,
     keep: Sequence[int] | None = None,
     names: Mapping[str, Any] | None = None,
+    any_key_order: bool = False,
 ) -> CallFlattener:
     """A function giving the leaves of ``flatten((list(args), dict(kwargs)))``
     when that call tree has the structure ``treedef``, and None otherwise.
@@ -127,6 +128,11 @@ def call_flattener(
     ``refuse_leaf`` tests each leaf (more than its structure, for a caller's
     fast path; the names its conditions use are given in ``names``), and
     only the leaves at the indices ``keep`` are returned (all by default).
+    With ``any_key_order``, a dict (a plain ``dict``, whose lookups cannot
+    insert keys as a ``defaultdict``'s do) may list ``treedef``'s keys in
+    any order, and the leaves are in ``treedef``'s order, as ``flatten`` of
+    ``reorder_like`` gives them: the test is its size and a lookup per key,
+    cheaper than comparing the keys in order.
     """
     if treedef.kind != "tuple" or [c.kind for c in treedef.children] != [
         "list",
@@ -134,27 +140,29 @@ def call_flattener(
     ]:
         raise ValueError(f"{treedef} is not the structure of (args, kwargs)")
     positional, keywords = treedef.children
-    emitter = _FlattenerEmitter(refuse_leaf)
+    emitter = _FlattenerEmitter(refuse_leaf, any_key_order)
     lines = [
-        "def flatten(args, kwargs):",
         f"    if len(args) != {len(positional.children)}: return None",
         f"    if len(kwargs) != {len(keywords.children)}: return None",
     ]
-    if keywords.children:
+    if keywords.children and not any_key_order:
         keys = emitter.constant(keywords.keys)
         lines.append(f"    if tuple(kwargs) != {keys}: return None")
     for index, child in enumerate(positional.children):
         lines += emitter.visit(child, f"args[{index}]")
-    for index, child in enumerate(keywords.children):
-        lines += emitter.visit(child, f"kwargs[{keys}[{index}]]")
+    for key, child in zip(keywords.keys, keywords.children, strict=True):
+        lines += emitter.visit(child, f"kwargs[{emitter.constant(key)}]")
     kept = emitter.leaves if keep is None else [emitter.leaves[i] for i in keep]
     lines.append(f"    return [{', '.join(kept)}]")
+    if any_key_order:  # a key the call's dict lacks
+        lines = ["    try:", *("    " + line for line in lines)]
+        lines += ["    except KeyError:", "        return None"]
     namespace: dict[str, Any] = {
         "_CONTAINERS": CONTAINERS,
         **emitter.constants,
         **(names or {}),
     }
-    exec("\n".join(lines), namespace)
+    exec("\n".join(["def flatten(args, kwargs):", *lines]), namespace)
     return namespace["flatten"]
 
 
@@ -163,6 +171,7 @@ class _FlattenerEmitter:
     """The body of a ``call_flattener`` function, node by node."""
 
     refuse_leaf: LeafRefusal
+    any_key_order: bool
     leaves: list[str] = dataclass_field(default_factory=list)
     constants: dict[str, Any] = dataclass_field(default_factory=dict)
     _names: Iterator[int] = dataclass_field(default_factory=itertools.count)
@@ -183,12 +192,8 @@ class _FlattenerEmitter:
             self.leaves.append(var)
             return [*lines, f"    if {refused}: return None"]
         if node.kind == "dict":
-            keys = self.constant(node.keys)
-            lines.append(
-                f"    if not isinstance({var}, dict) or len({var}) != {count} or "
-                f"tuple({var}) != {keys}: return None"
-            )
-            items = [f"{var}[{keys}[{i}]]" for i in range(count)]
+            lines.append(f"    if {self._dict_refused(node, var)}: return None")
+            items = [f"{var}[{self.constant(key)}]" for key in node.keys]
         else:
             kind = node.kind
             named = f" or hasattr({var}, '_fields')" if kind == "tuple" else ""
@@ -200,6 +205,19 @@ class _FlattenerEmitter:
         for child, item in zip(node.children, items, strict=True):
             lines += self.visit(child, item)
         return lines
+
+    def _dict_refused(self, node: TreeDef, var: str) -> str:
+        """The test that ``var`` is not the dict ``node``: its type and size,
+        and its keys in order unless any order is accepted (the lookups of
+        its items then find a missing key)."""
+        count = len(node.children)
+        if self.any_key_order:
+            return f"type({var}) is not dict or len({var}) != {count}"
+        keys = self.constant(node.keys)
+        return (
+            f"not isinstance({var}, dict) or len({var}) != {count} or "
+            f"tuple({var}) != {keys}"
+        )
 
 
 def unflattener(treedef: TreeDef) -> Callable[[Sequence[Any]], Any]:

@@ -15,7 +15,7 @@ tuple, one item more or less). The calls here are random trees of dicts
 from __future__ import annotations
 
 import re
-from collections import OrderedDict, namedtuple
+from collections import OrderedDict, defaultdict, namedtuple
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -303,6 +303,48 @@ def test_unflatten_inverts_flatten(tree: Any) -> None:
     again, retreedef = pytree.flatten(rebuilt)
     assert retreedef == treedef
     assert _leaves_are(again, leaves)
+
+
+def _reversed_dicts(tree: Any) -> Any:
+    """``tree`` with every dict's keys in reverse order."""
+    if isinstance(tree, dict):
+        return {k: _reversed_dicts(tree[k]) for k in reversed(list(tree))}
+    if pytree.is_sequence(tree):
+        return type(tree)(_reversed_dicts(item) for item in tree)
+    return tree
+
+
+@given(call_trees, call_trees)
+def test_call_flattener_in_any_key_order_is_reorder_like(
+    compiled: tuple[list[Any], dict[str, Any]],
+    called: tuple[list[Any], dict[str, Any]],
+) -> None:
+    """With ``any_key_order``, the flattener accepts a call exactly when
+    ``reorder_like`` puts it in the compiled structure, and gives the leaves
+    of the reordered call: for a call of the compiled structure with every
+    dict reversed, the compiled call's own leaves."""
+    expected, treedef = pytree.flatten(compiled)
+    flattener = pytree.call_flattener(treedef, any_key_order=True)
+    args, kwargs = _reversed_dicts(compiled)
+    assert _leaves_are(flattener(tuple(args), kwargs), expected)
+    got = _call(flattener, called)
+    reordered = pytree.reorder_like((called[0], called[1]), treedef)
+    if reordered is None:
+        assert got is None
+    else:
+        assert _leaves_are(got, pytree.flatten(reordered)[0])
+
+
+def test_call_flattener_in_any_key_order_reads_plain_dicts_only() -> None:
+    """A dict subclass may insert the key it is asked for (``defaultdict``):
+    it is another structure to the flattener, and stays as it was."""
+    _, treedef = pytree.flatten(([{"a": 1, "b": 2}], {}))
+    flattener = pytree.call_flattener(treedef, any_key_order=True)
+    assert flattener(({"b": 2, "a": 1},), {}) == [1, 2]
+    missing = defaultdict(int, {"a": 1, "c": 3})
+    assert flattener((missing,), {}) is None
+    assert flattener(({"a": 1, "c": 3},), {}) is None
+    assert dict(missing) == {"a": 1, "c": 3}
 
 
 @given(trees)
