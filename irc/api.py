@@ -365,7 +365,7 @@ class Compiled:
 
     def _tensor_flattener(self, launcher: Any) -> pytree.CallFlattener:
         """The tensor inputs of a call the launcher can take as they are:
-        in the compiled structure (dicts in the compiled key order), every
+        in the compiled structure (dicts' keys in any order), every
         tensor leaf a strided torch tensor without ``requires_grad``, the
         first on the launcher's kind of device (the launcher checks that the
         others are on its device), every static leaf equal to the compiled
@@ -376,18 +376,25 @@ class Compiled:
         first = next(i for i in range(len(captured.leaf_names)) if i not in static)
         names = {f"_s{i}": value for i, value in static.items()}
         names |= {"_same_static": _same_static, "_STRIDED": launcher.strided}
+        names |= {t.__name__: t for t in _PLAIN_STATIC_TYPES}
 
         def refuse(index: int, leaf: str) -> str:
             if index in static:
+                if type(static[index]) in _PLAIN_STATIC_TYPES:
+                    kind = type(static[index]).__name__
+                    return f"type({leaf}) is not {kind} or {leaf} != _s{index}"
                 return f"not _same_static({leaf}, _s{index})"
             refused = f"{leaf}.requires_grad or {leaf}.layout is not _STRIDED"
             if index == first:
                 refused += f" or not {leaf}.{launcher.device_flag}"
             return refused
 
-        tensor_leaves = self._tensor_leaves
         return pytree.call_flattener(
-            captured.in_tree, refuse_leaf=refuse, keep=tensor_leaves, names=names
+            captured.in_tree,
+            refuse_leaf=refuse,
+            keep=self._tensor_leaves,
+            names=names,
+            any_key_order=True,
         )
 
     @functools.cached_property
@@ -563,6 +570,11 @@ def _log_kernels(session: logs.Session, fusion_module: ModuleOp) -> None:
         f"  @{op.sym_name.data} {op.kind.data}: {op.reason.data}" for op in kernels
     ]
     session.log("kernels", "\n".join(lines))
+
+
+#: Static values that ``_same_static`` compares by type and ``==`` alone (no
+#: NaN, no arrays): the fast path tests them inline.
+_PLAIN_STATIC_TYPES = (int, bool, str, bytes, type(None))
 
 
 def _check_static(name: str, value: Any, expected: Any) -> None:

@@ -15,6 +15,7 @@ Triton's interpreter backend at two bindings of the symbols.
 
 from __future__ import annotations
 
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -135,13 +136,26 @@ def test_results_are_fresh_tensors(compiled: irc.Compiled) -> None:
     _check_values(second, args)
 
 
-def test_dicts_in_another_key_order_fall_back_and_run(
+def test_dicts_in_another_key_order_take_the_fast_path(
     compiled: irc.Compiled, general_calls: list[int]
 ) -> None:
     x, params, scale = _arguments(BINDINGS[0])
     reordered = {"b": params["b"], "w": params["w"]}
     _check_values(compiled(x, reordered, scale, backend=BACKEND), (x, params, scale))
-    assert general_calls == [3]
+    assert general_calls == []
+
+
+def test_dict_subclasses_take_the_general_path(
+    compiled: irc.Compiled, general_calls: list[int]
+) -> None:
+    """A dict subclass may insert a key on lookup (``defaultdict``): only the
+    general path, which lists its keys, reads one."""
+    x, params, scale = _arguments(BINDINGS[1])
+    for kind in (OrderedDict, lambda items: defaultdict(list, items)):
+        given = kind(params)
+        _check_values(compiled(x, given, scale, backend=BACKEND), (x, params, scale))
+        assert list(given) == ["w", "b"]
+    assert general_calls == [3, 3]
 
 
 def test_a_changed_structure_falls_back_to_its_message(compiled: irc.Compiled) -> None:
@@ -190,6 +204,33 @@ def test_another_static_value_after_a_good_call(compiled: irc.Compiled) -> None:
     x, params, _ = _arguments(BINDINGS[0])
     message = _refused(compiled, x, params, 3.0)
     assert "static argument 'scale' was 2.0 when compiled but is 3.0 now" in message
+    message = _refused(compiled, x, params, np.float64(2.0))  # equal, another type
+    assert "static argument 'scale' was 2.0 when compiled" in message
+
+
+@pytest.mark.parametrize(
+    ("compiled_value", "equal", "unequal"),
+    [
+        (2, 2, [3, 2.0, True, "2"]),
+        ("gelu", "gelu", ["tanh", b"gelu"]),
+        (None, None, [0]),
+    ],
+)
+def test_plain_static_values_are_tested_as_the_general_path_does(
+    compiled_value: Any, equal: Any, unequal: list[Any], general_calls: list[int]
+) -> None:
+    def shifted(x: Any, by: Any) -> Any:
+        return x + (1.0 if by is None else len(str(by)))
+
+    compiled = irc.compile(shifted, irc.TensorSpec(("N",), "float32"), compiled_value)
+    x = torch.arange(3.0)
+    expected = shifted(x.numpy(), compiled_value)
+    np.testing.assert_array_equal(compiled(x, equal, backend=BACKEND).numpy(), expected)
+    assert general_calls == []
+    for value in unequal:
+        with pytest.raises(BindingError, match="static argument 'by' was") as refused:
+            compiled(x, value, backend=BACKEND)
+        assert str(refused.value) == _general_message(compiled, x, value)
 
 
 def test_a_sparse_tensor_after_a_good_call(compiled: irc.Compiled) -> None:
