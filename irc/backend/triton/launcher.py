@@ -255,13 +255,18 @@ class LauncherEmitter:
         """Unpack the tensors and their shapes into variables (a wrong count
         or rank fails the unpacking), then test everything at once: dtypes,
         each symbol at least 1 (before any dim that may divide by it), the
-        other dims, devices, guards."""
+        other dims, devices, guards. A shape without symbols is compared
+        whole (``t.shape == (16, 64)``, ``t.shape == ()``: one comparison,
+        no variables)."""
         args = self._arguments
         tensors = [self.values[a] for a in args]
         shapes: list[list[str]] = [[] for _ in args]
+        static = self._static_shapes()
         symbol_tests: list[str] = []
-        dim_tests: list[str] = []
+        dim_tests = [f"{tensors[i]}.shape == {shape}" for i, shape in static.items()]
         for dim in dims:
+            if dim.argument in static:
+                continue
             variable = self._binding_variable(dim)
             if variable is not None:
                 symbol_tests.append(f"{variable} >= 1")
@@ -281,8 +286,6 @@ class LauncherEmitter:
         for tensor, shape in zip(tensors, shapes, strict=True):
             if shape:
                 self._emit(f"        {_tuple_text(shape)} = {tensor}.shape")
-            else:
-                tests.append(f"{tensor}.dim() == 0")
         device = f"{tensors[0]}.device" if tensors else "_irc_device(tensors)"
         self._emit(f"        device = {device}")
         self._emit(f"        refused = not ({' and '.join(tests) or 'True'})")
@@ -294,6 +297,16 @@ class LauncherEmitter:
         self._emit(f"        {self.refusal_name}(tensors)")
         for tensor in tensors:
             self._emit(f"    {tensor} = {tensor}.contiguous()")
+
+    def _static_shapes(self) -> dict[int, str]:
+        """The shape, as a Python tuple, of each argument whose every dim is
+        static (rank 0 included), by the argument's index."""
+        shapes = {}
+        for index, arg in enumerate(self._arguments):
+            buffer = self._argument_buffer(arg, index)
+            if all(d.is_constant for d in buffer.dims):
+                shapes[index] = _tuple_text(str(int(d)) for d in buffer.dims)
+        return shapes
 
     def _binding_variable(self, dim: _Dim) -> str | None:
         """The symbol's variable if ``dim`` is the first dim that is that
