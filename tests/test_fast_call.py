@@ -2,11 +2,11 @@
 
 A call of torch tensors in the compiled structure goes straight to the
 emitted launcher: one generated function flattens it and tests what the
-launcher does not (the structure, ``requires_grad``, dense layout, the first
-tensor's kind of device, the static values), and the launcher checks the
-rest. Anything else, and any call the launcher refuses, takes the general
-path, which converts what it can (NumPy arrays, dicts in another key order,
-tensors on another device) and raises the precise error. Each test makes a
+launcher does not (the structure, dicts' keys in any order, ``requires_grad``,
+dense layout, the first tensor's kind of device, the static values), and the
+launcher checks the rest. Anything else, and any call the launcher refuses,
+takes the general path, which converts what it can (NumPy arrays, dict
+subclasses, tensors on another device) and raises the precise error. Each test makes a
 good call first (so that the fast path is bound and has been taken), then
 one that must fall back, and checks that the fallback's result or message is
 the general path's, word for word, and NumPy's values. Everything runs on
@@ -99,7 +99,8 @@ def _general_message(compiled: irc.Compiled, *args: Any, **kwargs: Any) -> str:
 
 def _refused(compiled: irc.Compiled, *args: Any) -> str:
     """A call after a good one: it must fall back and fail as the general path."""
-    _check_values(compiled(*_arguments(2), backend=BACKEND), _arguments(2))
+    good = _arguments(BINDINGS[0])
+    _check_values(compiled(*good, backend=BACKEND), good)
     with pytest.raises(BindingError) as refused:
         compiled(*args, backend=BACKEND)
     message = str(refused.value)
