@@ -126,7 +126,8 @@ def call_flattener(
     flattens its arguments on every call: for a dozen weights in nested
     dicts that is about 2 us instead of ``flatten`` and a comparison's 15.
     ``refuse_leaf`` tests each leaf (more than its structure, for a caller's
-    fast path; the names its conditions use are given in ``names``), and
+    fast path; the names its conditions use are given in ``names``, none
+    of them ``_k`` and digits, the flattener's own constants), and
     only the leaves at the indices ``keep`` are returned (all by default).
     With ``any_key_order``, a dict (a plain ``dict``, whose lookups cannot
     insert keys as a ``defaultdict``'s do) may list ``treedef``'s keys in
