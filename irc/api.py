@@ -320,7 +320,38 @@ class Compiled:
     ) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
         """A call through ``launcher``, which checks and binds the call
         itself, with messages that name the argument, axis, symbol and
-        values; only flattening and converting the results are left here."""
+        values; only flattening and converting the results are left here.
+
+        A call of torch tensors the launcher can take as they are takes the
+        fast path: one generated function flattens and tests it
+        (``_tensor_flattener``), the launcher runs on its tensors, and the
+        results are rebuilt by another (``_fast_results``). Any other
+        call, and one the launcher refuses, takes the general path, which
+        converts what it can and raises the precise error."""
+        general = self._general_triton_call(launcher)
+        if not self._input_names:
+            return general
+        flatten_tensors = self._tensor_flattener(launcher)
+        launch, results = launcher.launch_as_given, self._fast_results
+
+        def call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            try:
+                tensors = flatten_tensors(args, kwargs)
+            except AttributeError:  # a leaf that is no tensor
+                tensors = None
+            if tensors is not None:
+                outputs = launch(tensors)
+                if outputs is not None:
+                    return results(outputs, tensors)
+            return general(args, kwargs)
+
+        return call
+
+    def _general_triton_call(
+        self, launcher: Any
+    ) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
+        """Any call through ``launcher``: the structure checked (and dicts
+        reordered), NumPy arrays converted, tensors moved to the device."""
         flatten, results = self._flatten, self._results
 
         def call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -331,6 +362,50 @@ class Compiled:
             return results(outputs, leaves)
 
         return call
+
+    def _tensor_flattener(self, launcher: Any) -> pytree.CallFlattener:
+        """The tensor inputs of a call the launcher can take as they are:
+        in the compiled structure (dicts' keys in any order), every
+        tensor leaf a strided torch tensor without ``requires_grad``, the
+        first on the launcher's kind of device (the launcher checks that the
+        others are on its device), every static leaf equal to the compiled
+        one; None (or ``AttributeError``, for a leaf that is no tensor) for
+        any other call."""
+        captured = self.captured
+        static = captured.static_leaves
+        first = next(i for i in range(len(captured.leaf_names)) if i not in static)
+        names = {f"_s{i}": value for i, value in static.items()}
+        names |= {"_same_static": _same_static, "_STRIDED": launcher.strided}
+        names |= {t.__name__: t for t in _PLAIN_STATIC_TYPES}
+
+        def refuse(index: int, leaf: str) -> str:
+            if index in static:
+                if type(static[index]) in _PLAIN_STATIC_TYPES:
+                    kind = type(static[index]).__name__
+                    return f"type({leaf}) is not {kind} or {leaf} != _s{index}"
+                return f"not _same_static({leaf}, _s{index})"
+            refused = f"{leaf}.requires_grad or {leaf}.layout is not _STRIDED"
+            if index == first:
+                refused += f" or not {leaf}.{launcher.device_flag}"
+            return refused
+
+        return pytree.call_flattener(
+            captured.in_tree,
+            refuse_leaf=refuse,
+            keep=self._tensor_leaves,
+            names=names,
+            any_key_order=True,
+        )
+
+    @functools.cached_property
+    def _fast_results(self) -> Callable[[Sequence[Any], Sequence[Any]], Any]:
+        """``_results`` for the fast path's torch outputs: rebuilt by a
+        generated function when the function writes into no input."""
+        captured = self.captured
+        if captured.written_inputs or captured.out_tree == NO_RESULT:
+            return self._results
+        unflatten = pytree.unflattener(captured.out_tree)
+        return lambda outputs, inputs: unflatten(outputs)
 
     def _results(self, outputs: Sequence[Any], inputs: Sequence[Any]) -> Any:
         """The outputs in the structure the function returned them, once the
@@ -495,6 +570,11 @@ def _log_kernels(session: logs.Session, fusion_module: ModuleOp) -> None:
         f"  @{op.sym_name.data} {op.kind.data}: {op.reason.data}" for op in kernels
     ]
     session.log("kernels", "\n".join(lines))
+
+
+#: Static values that ``_same_static`` compares by type and ``==`` alone (no
+#: NaN, no arrays): the fast path tests them inline.
+_PLAIN_STATIC_TYPES = (int, bool, str, bytes, type(None))
 
 
 def _check_static(name: str, value: Any, expected: Any) -> None:

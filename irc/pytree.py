@@ -95,8 +95,29 @@ def _unflatten(treedef: TreeDef, leaves: Iterator[Any]) -> Any:
 #: ``call_flattener``'s functions: ``(args, kwargs)`` -> leaves, or None.
 CallFlattener = Callable[[Sequence[Any], Mapping[str, Any]], "list[Any] | None"]
 
+#: ``refuse(index, variable)``: a Python condition on the variable holding
+#: leaf ``index`` (in ``flatten`` order) of a generated flattener, true when
+#: the flattener must give None for it.
+LeafRefusal = Callable[[int, str], str]
 
-def call_flattener(treedef: TreeDef) -> CallFlattener:
+
+def refuse_container(index: int, variable: str) -> str:
+    """``call_flattener``'s default test of a leaf: a container there is
+    another structure (a namedtuple is a leaf)."""
+    return (
+        f"isinstance({variable}, _CONTAINERS) and not (isinstance({variable}, "
+        f"tuple) and hasattr({variable}, '_fields'))"
+    )
+
+
+def call_flattener(
+    treedef: TreeDef,
+    *,
+    refuse_leaf: LeafRefusal = refuse_container,
+    keep: Sequence[int] | None = None,
+    names: Mapping[str, Any] | None = None,
+    any_key_order: bool = False,
+) -> CallFlattener:
     """A function giving the leaves of ``flatten((list(args), dict(kwargs)))``
     when that call tree has the structure ``treedef``, and None otherwise.
 
@@ -104,6 +125,15 @@ def call_flattener(treedef: TreeDef) -> CallFlattener:
     node, no recursion, no ``TreeDef`` built), because a compiled function
     flattens its arguments on every call: for a dozen weights in nested
     dicts that is about 2 us instead of ``flatten`` and a comparison's 15.
+    ``refuse_leaf`` tests each leaf (more than its structure, for a caller's
+    fast path; the names its conditions use are given in ``names``, none
+    of them ``_k`` and digits, the flattener's own constants), and
+    only the leaves at the indices ``keep`` are returned (all by default).
+    With ``any_key_order``, a dict (a plain ``dict``, whose lookups cannot
+    insert keys as a ``defaultdict``'s do) may list ``treedef``'s keys in
+    any order, and the leaves are in ``treedef``'s order, as ``flatten`` of
+    ``reorder_like`` gives them: the test is its size and a lookup per key,
+    cheaper than comparing the keys in order.
     """
     if treedef.kind != "tuple" or [c.kind for c in treedef.children] != [
         "list",
@@ -111,22 +141,29 @@ def call_flattener(treedef: TreeDef) -> CallFlattener:
     ]:
         raise ValueError(f"{treedef} is not the structure of (args, kwargs)")
     positional, keywords = treedef.children
-    emitter = _FlattenerEmitter()
+    emitter = _FlattenerEmitter(refuse_leaf, any_key_order)
     lines = [
-        "def flatten(args, kwargs):",
         f"    if len(args) != {len(positional.children)}: return None",
         f"    if len(kwargs) != {len(keywords.children)}: return None",
     ]
-    if keywords.children:
+    if keywords.children and not any_key_order:
         keys = emitter.constant(keywords.keys)
         lines.append(f"    if tuple(kwargs) != {keys}: return None")
     for index, child in enumerate(positional.children):
         lines += emitter.visit(child, f"args[{index}]")
-    for index, child in enumerate(keywords.children):
-        lines += emitter.visit(child, f"kwargs[{keys}[{index}]]")
-    lines.append(f"    return [{', '.join(emitter.leaves)}]")
-    namespace: dict[str, Any] = {"_CONTAINERS": CONTAINERS, **emitter.constants}
-    exec("\n".join(lines), namespace)
+    for key, child in zip(keywords.keys, keywords.children, strict=True):
+        lines += emitter.visit(child, f"kwargs[{emitter.constant(key)}]")
+    kept = emitter.leaves if keep is None else [emitter.leaves[i] for i in keep]
+    lines.append(f"    return [{', '.join(kept)}]")
+    if any_key_order:  # a key the call's dict lacks
+        lines = ["    try:", *("    " + line for line in lines)]
+        lines += ["    except KeyError:", "        return None"]
+    namespace: dict[str, Any] = {
+        "_CONTAINERS": CONTAINERS,
+        **emitter.constants,
+        **(names or {}),
+    }
+    exec("\n".join(["def flatten(args, kwargs):", *lines]), namespace)
     return namespace["flatten"]
 
 
@@ -134,6 +171,8 @@ def call_flattener(treedef: TreeDef) -> CallFlattener:
 class _FlattenerEmitter:
     """The body of a ``call_flattener`` function, node by node."""
 
+    refuse_leaf: LeafRefusal
+    any_key_order: bool
     leaves: list[str] = dataclass_field(default_factory=list)
     constants: dict[str, Any] = dataclass_field(default_factory=dict)
     _names: Iterator[int] = dataclass_field(default_factory=itertools.count)
@@ -150,19 +189,12 @@ class _FlattenerEmitter:
         lines = [f"    {var} = {expression}"]
         count = len(node.children)
         if node.kind == "leaf":
+            refused = self.refuse_leaf(len(self.leaves), var)
             self.leaves.append(var)
-            return [
-                *lines,
-                f"    if isinstance({var}, _CONTAINERS) and not (isinstance({var}, "
-                f"tuple) and hasattr({var}, '_fields')): return None",
-            ]
+            return [*lines, f"    if {refused}: return None"]
         if node.kind == "dict":
-            keys = self.constant(node.keys)
-            lines.append(
-                f"    if not isinstance({var}, dict) or len({var}) != {count} or "
-                f"tuple({var}) != {keys}: return None"
-            )
-            items = [f"{var}[{keys}[{i}]]" for i in range(count)]
+            lines.append(f"    if {self._dict_refused(node, var)}: return None")
+            items = [f"{var}[{self.constant(key)}]" for key in node.keys]
         else:
             kind = node.kind
             named = f" or hasattr({var}, '_fields')" if kind == "tuple" else ""
@@ -174,6 +206,45 @@ class _FlattenerEmitter:
         for child, item in zip(node.children, items, strict=True):
             lines += self.visit(child, item)
         return lines
+
+    def _dict_refused(self, node: TreeDef, var: str) -> str:
+        """The test that ``var`` is not the dict ``node``: its type and size,
+        and its keys in order unless any order is accepted (the lookups of
+        its items then find a missing key)."""
+        count = len(node.children)
+        if self.any_key_order:
+            return f"type({var}) is not dict or len({var}) != {count}"
+        keys = self.constant(node.keys)
+        return (
+            f"not isinstance({var}, dict) or len({var}) != {count} or "
+            f"tuple({var}) != {keys}"
+        )
+
+
+def unflattener(treedef: TreeDef) -> Callable[[Sequence[Any]], Any]:
+    """``unflatten`` for one structure, generated once as a single
+    expression (a compiled function rebuilds its results on every call);
+    the leaves must be as many as ``treedef`` has."""
+    names: dict[str, Any] = {}
+    leaves = itertools.count()
+
+    def build(node: TreeDef) -> str:
+        if node.kind == "leaf":
+            return f"leaves[{next(leaves)}]"
+        items = [build(child) for child in node.children]
+        if node.kind == "dict":
+            entries = []
+            for key, item in zip(node.keys, items, strict=True):
+                name = f"_k{len(names)}"  # any hashable key, never a literal
+                names[name] = key
+                entries.append(f"{name}: {item}")
+            return "{" + ", ".join(entries) + "}"
+        if node.kind == "list":
+            return f"[{', '.join(items)}]"
+        return f"({''.join(i + ', ' for i in items)})"
+
+    exec(f"def unflatten(leaves):\n    return {build(treedef)}", names)
+    return names["unflatten"]
 
 
 def leaf_paths(tree: Any, prefix: str = "") -> list[str]:

@@ -132,9 +132,7 @@ def test_classic_loop_decides_on_the_host_and_allocates_carries_once(
     assert "device->host read per iteration" in lines[start - 1]
     assert any(re.match(r"\s+if v_decision\w*:$", line) for line in body)
     # Every buffer exists before the loop; the loop allocates nothing.
-    assert not [
-        line for line in body if "_irc_allocate" in line or "_irc_slice" in line
-    ]
+    assert not [line for line in body if "_irc_allocate" in line or "_irc_view" in line]
     carries = [line for line in before if "'carry" in line and "_irc_allocate" in line]
     assert len(carries) == 4  # current and next of the counter and of x
     assert any(".copy_(t_x)" in line for line in before)  # the initial carry

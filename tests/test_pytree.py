@@ -15,7 +15,7 @@ tuple, one item more or less). The calls here are random trees of dicts
 from __future__ import annotations
 
 import re
-from collections import OrderedDict, namedtuple
+from collections import OrderedDict, defaultdict, namedtuple
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -303,6 +303,88 @@ def test_unflatten_inverts_flatten(tree: Any) -> None:
     again, retreedef = pytree.flatten(rebuilt)
     assert retreedef == treedef
     assert _leaves_are(again, leaves)
+
+
+def _reversed_dicts(tree: Any) -> Any:
+    """``tree`` with every dict's keys in reverse order."""
+    if isinstance(tree, dict):
+        return {k: _reversed_dicts(tree[k]) for k in reversed(list(tree))}
+    if pytree.is_sequence(tree):
+        return type(tree)(_reversed_dicts(item) for item in tree)
+    return tree
+
+
+@given(call_trees, call_trees)
+def test_call_flattener_in_any_key_order_is_reorder_like(
+    compiled: tuple[list[Any], dict[str, Any]],
+    called: tuple[list[Any], dict[str, Any]],
+) -> None:
+    """With ``any_key_order``, the flattener accepts a call exactly when
+    ``reorder_like`` puts it in the compiled structure, and gives the leaves
+    of the reordered call: for a call of the compiled structure with every
+    dict reversed, the compiled call's own leaves."""
+    expected, treedef = pytree.flatten(compiled)
+    flattener = pytree.call_flattener(treedef, any_key_order=True)
+    args, kwargs = _reversed_dicts(compiled)
+    assert _leaves_are(flattener(tuple(args), kwargs), expected)
+    got = _call(flattener, called)
+    reordered = pytree.reorder_like((called[0], called[1]), treedef)
+    if reordered is None:
+        assert got is None
+    else:
+        assert _leaves_are(got, pytree.flatten(reordered)[0])
+
+
+def test_call_flattener_in_any_key_order_reads_plain_dicts_only() -> None:
+    """A dict subclass may insert the key it is asked for (``defaultdict``):
+    it is another structure to the flattener, and stays as it was."""
+    _, treedef = pytree.flatten(([{"a": 1, "b": 2}], {}))
+    flattener = pytree.call_flattener(treedef, any_key_order=True)
+    assert flattener(({"b": 2, "a": 1},), {}) == [1, 2]
+    missing = defaultdict(int, {"a": 1, "c": 3})
+    assert flattener((missing,), {}) is None
+    assert flattener(({"a": 1, "c": 3},), {}) is None
+    assert dict(missing) == {"a": 1, "c": 3}
+
+
+@given(trees)
+def test_unflattener_is_unflatten(tree: Any) -> None:
+    """The generated rebuild of one structure gives ``unflatten``'s tree,
+    holding the very same leaves, fresh mutable containers on every call."""
+    leaves, treedef = pytree.flatten(tree)
+    rebuild = pytree.unflattener(treedef)
+    rebuilt = rebuild(leaves)
+    assert _same_tree(rebuilt, pytree.unflatten(treedef, leaves))
+    assert _leaves_are(pytree.flatten(rebuilt)[0], leaves)
+    if treedef.kind in ("dict", "list"):
+        assert rebuild(leaves) is not rebuilt
+
+
+@given(call_trees, st.data())
+def test_call_flattener_tests_leaves_and_keeps_some(
+    tree: tuple[list[Any], dict[str, Any]], data: st.DataObject
+) -> None:
+    """``refuse_leaf`` sees every leaf, by its index in ``flatten`` order,
+    and refuses the call when its condition holds; ``keep`` picks leaves."""
+    leaves, treedef = pytree.flatten(tree)
+    refused = data.draw(st.sets(st.integers(0, max(len(leaves) - 1, 0))))
+    keep = data.draw(st.lists(st.integers(0, max(len(leaves) - 1, 0))))
+    assume(len(leaves) > max([*refused, *keep], default=-1))
+    seen: list[int] = []
+
+    def refuse(index: int, leaf: str) -> str:
+        seen.append(index)
+        return f"{index} in _REFUSED"
+
+    flattener = pytree.call_flattener(
+        treedef, refuse_leaf=refuse, keep=keep, names={"_REFUSED": refused}
+    )
+    assert seen == list(range(len(leaves)))
+    got = _call(flattener, tree)
+    if refused:
+        assert got is None
+    else:
+        assert _leaves_are(got, [leaves[i] for i in keep])
 
 
 @given(trees)

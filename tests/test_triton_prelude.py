@@ -278,8 +278,8 @@ def test_constants_and_workspace_slices() -> None:
     np.testing.assert_array_equal(constant.numpy(), array)
     assert prelude._irc_constant(b"", torch.int64, (0, 2)).shape == (0, 2)
     workspace = torch.zeros(512, dtype=torch.uint8)
-    view = prelude._irc_slice(workspace, 256, torch.float32, (2, 3), (3, 1))
-    view.fill_(1.5)  # interpreted: a view of the workspace
+    view = prelude._irc_view(workspace, 256, torch.float32, (2, 3), (3, 1))
+    view.fill_(1.5)  # the interpreter's: a view of the workspace
     assert workspace[256:280].view(torch.float32).tolist() == [1.5] * 6
     assert workspace[:256].eq(0).all() and workspace[280:].eq(0).all()
     pointer = prelude._IrcPointer(1024, torch.float32)

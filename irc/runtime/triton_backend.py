@@ -214,16 +214,18 @@ class Launcher:
         #: A module that allocates nothing defines no AllocationFailed.
         self.allocation_failed: Any = getattr(module, "AllocationFailed", ())
         self._tensor = torch.Tensor
-        self._strided = torch.strided
+        self.strided = torch.strided
         #: Where tensors may stay as they are: on a CUDA device for a GPU
         #: (the launcher checks that all are on one), else on the CPU.
         self._on_cuda = device.type == "cuda"
+        #: The tensor attribute that says so.
+        self.device_flag = "is_cuda" if self._on_cuda else "is_cpu"
 
     def __call__(self, arrays: Sequence[Any]) -> tuple[tuple[Any, ...], bool]:
         """The results of a call on ``arrays`` (NumPy arrays or torch
         tensors), as torch tensors on the device, and whether any argument
         was a torch tensor."""
-        tensor, on_cuda, strided = self._tensor, self._on_cuda, self._strided
+        tensor, on_cuda, strided = self._tensor, self._on_cuda, self.strided
         tensors = [
             a
             if isinstance(a, tensor)
@@ -246,6 +248,22 @@ class Launcher:
             return self.launch(*tensors), torch_in
         except self.launch_error as error:
             raise BindingError(str(error)) from error
+        except self.allocation_failed as error:
+            raise AllocationError(str(error)) from error
+
+    def launch_as_given(self, tensors: Sequence[Any]) -> tuple[Any, ...] | None:
+        """The results of a call on torch tensors passed to the launcher as
+        they are (strided, the first on the device's kind: see
+        ``irc.api.Compiled._tensor_flattener``), or None when the launcher
+        refuses them: then ``__call__``, which moves tensors to the device,
+        converts and reports, runs the call instead."""
+        try:
+            if self.interpret:
+                with _interpret_mode(True), np.errstate(all="ignore"):
+                    return self.launch(*tensors)
+            return self.launch(*tensors)
+        except self.launch_error:
+            return None
         except self.allocation_failed as error:
             raise AllocationError(str(error)) from error
 

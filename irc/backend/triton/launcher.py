@@ -185,6 +185,7 @@ class LauncherEmitter:
             "grid",
             "refused",
             "workspace",
+            "address",
         }
         dims = self._dims()
         refusal = self._refusal(dims)
@@ -259,13 +260,18 @@ class LauncherEmitter:
         """Unpack the tensors and their shapes into variables (a wrong count
         or rank fails the unpacking), then test everything at once: dtypes,
         each symbol at least 1 (before any dim that may divide by it), the
-        other dims, devices, guards."""
+        other dims, devices, guards. A shape without symbols is compared
+        whole (``t.shape == (16, 64)``, ``t.shape == ()``: one comparison,
+        no variables)."""
         args = self._arguments
         tensors = [self.values[a] for a in args]
         shapes: list[list[str]] = [[] for _ in args]
+        static = self._static_shapes()
         symbol_tests: list[str] = []
-        dim_tests: list[str] = []
+        dim_tests = [f"{tensors[i]}.shape == {shape}" for i, shape in static.items()]
         for dim in dims:
+            if dim.argument in static:
+                continue
             variable = self._binding_variable(dim)
             if variable is not None:
                 symbol_tests.append(f"{variable} >= 1")
@@ -285,8 +291,6 @@ class LauncherEmitter:
         for tensor, shape in zip(tensors, shapes, strict=True):
             if shape:
                 self._emit(f"        {_tuple_text(shape)} = {tensor}.shape")
-            else:
-                tests.append(f"{tensor}.dim() == 0")
         device = f"{tensors[0]}.device" if tensors else "_irc_device(tensors)"
         self._emit(f"        device = {device}")
         self._emit(f"        refused = not ({' and '.join(tests) or 'True'})")
@@ -298,6 +302,16 @@ class LauncherEmitter:
         self._emit(f"        {self.refusal_name}(tensors)")
         for tensor in tensors:
             self._emit(f"    {tensor} = {tensor}.contiguous()")
+
+    def _static_shapes(self) -> dict[int, str]:
+        """The shape, as a Python tuple, of each argument whose every dim is
+        static (rank 0 included), by the argument's index."""
+        shapes = {}
+        for index, arg in enumerate(self._arguments):
+            buffer = self._argument_buffer(arg, index)
+            if all(d.is_constant for d in buffer.dims):
+                shapes[index] = _tuple_text(str(int(d)) for d in buffer.dims)
+        return shapes
 
     def _binding_variable(self, dim: _Dim) -> str | None:
         """The symbol's variable if ``dim`` is the first dim that is that
@@ -446,6 +460,7 @@ class LauncherEmitter:
                 f"    workspace = _irc_allocate({what}, ({size_text},), (1,), "
                 "torch.uint8, device)"
             )
+            self._emit("    address = workspace.data_ptr()")
 
     def _host_touched(self) -> set[SSAValue]:
         """The buffers host control flow reads, writes, views or carries
@@ -472,14 +487,7 @@ class LauncherEmitter:
         if isinstance(op, sym.GuardOp):
             return  # checked up front
         if isinstance(op, memory.AllocOp | memory.ReuseOp) and op.result in self.slots:
-            buffer = memory.buffer_type(op.result)
-            shape, strides = self._layout(buffer)
-            element = torch_type(buffer.element_type)
-            self._assign(
-                op.result,
-                f"_irc_slice(workspace, {self.slots[op.result]}, {element}, {shape}, "
-                f"{strides})",
-            )
+            self._assign(op.result, self._slice(op.result))
         elif isinstance(op, memory.AllocOp):
             self._assign(op.result, self._allocation(op.result))
         elif isinstance(op, memory.ReuseOp):
@@ -502,6 +510,20 @@ class LauncherEmitter:
                 f"{op.name} in host function @{self.function.sym_name.data} has no "
                 "launcher spelling; host functions hold memory ops and launches"
             )
+
+    def _slice(self, value: SSAValue) -> str:
+        """The intermediate ``value`` in the workspace: a tensor view for the
+        interpreter, else a pointer made inline (no call of a helper: this
+        is per intermediate and per call)."""
+        buffer = memory.buffer_type(value)
+        shape, strides = self._layout(buffer)
+        element = torch_type(buffer.element_type)
+        offset = self.slots[value]
+        address = "address" if offset == "0" else f"address + {offset}"
+        return (
+            f"_irc_view(workspace, {offset}, {element}, {shape}, {strides}) "
+            f"if _IRC_INTERPRETED else _IrcPointer({address}, {element})"
+        )
 
     def _results(self, values: Sequence[SSAValue]) -> list[str]:
         """The returned values: results never alias the caller's arguments

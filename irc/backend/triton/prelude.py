@@ -455,13 +455,10 @@ class _IrcPointer:
         return self.address
 
 
-def _irc_slice(workspace, offset, dtype, shape, strides):
-    """The intermediate at byte `offset` of the workspace: a pointer for
-    compiled kernels, a tensor view for the interpreter (which reads
-    tensors)."""
-    if _IRC_INTERPRETED:
-        return workspace[offset:].view(dtype).as_strided(shape, strides)
-    return _IrcPointer(workspace.data_ptr() + offset, dtype)
+def _irc_view(workspace, offset, dtype, shape, strides):
+    """The intermediate at byte `offset` of the workspace as the interpreter
+    reads it: a tensor view (compiled kernels get an _IrcPointer)."""
+    return workspace[offset:].view(dtype).as_strided(shape, strides)
 
 
 class AllocationFailed(MemoryError):

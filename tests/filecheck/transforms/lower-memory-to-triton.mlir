@@ -177,9 +177,8 @@ func.func @pipeline(%x: !memory.buffer<[N, D], [D, 1], f32>) -> !memory.buffer<[
 // PY:          try:
 // PY-NEXT:         (t_x, t_a) = tensors
 // PY-NEXT:         (s_N, s_D) = t_x.shape
-// PY-NEXT:         (d_1_0, d_1_1) = t_a.shape
 // PY-NEXT:         device = t_x.device
-// PY-NEXT:         refused = not (t_x.dtype is torch.float32 and t_a.dtype is torch.float16 and s_N >= 1 and s_D >= 1 and d_1_0 == 16 and d_1_1 == 16 and t_a.device == device and (s_N <= 4096))
+// PY-NEXT:         refused = not (t_x.dtype is torch.float32 and t_a.dtype is torch.float16 and s_N >= 1 and s_D >= 1 and t_a.shape == (16, 16) and t_a.device == device and (s_N <= 4096))
 // PY-NEXT:     except (TypeError, ValueError, AttributeError, ArithmeticError):
 // PY-NEXT:         refused = True
 // PY-NEXT:     if refused:
@@ -208,10 +207,11 @@ func.func @pipeline(%x: !memory.buffer<[N, D], [D, 1], f32>) -> !memory.buffer<[
 // PY:          t_x = t_x.contiguous()
 // PY-NEXT:     o_1 = (256 * (((4 * s_N) + 255) // 256))
 // PY-NEXT:     workspace = _irc_allocate('the workspace of the intermediate buffers', (o_1 + (256 * (((4 * s_N) + 255) // 256)),), (1,), torch.uint8, device)
-// PY-NEXT:     v_t = _irc_slice(workspace, 0, torch.float32, (s_N,), (1,))
-// PY:          v_s = _irc_slice(workspace, o_1, torch.float32, (s_N,), (1,))
+// PY-NEXT:     address = workspace.data_ptr()
+// PY-NEXT:     v_t = _irc_view(workspace, 0, torch.float32, (s_N,), (1,)) if _IRC_INTERPRETED else _IrcPointer(address, torch.float32)
+// PY:          v_s = _irc_view(workspace, o_1, torch.float32, (s_N,), (1,)) if _IRC_INTERPRETED else _IrcPointer(address + o_1, torch.float32)
 // PY:          del v_s
-// PY-NEXT:     v_r = _irc_slice(workspace, 0, torch.float32, (s_N,), (1,))
+// PY-NEXT:     v_r = _irc_view(workspace, 0, torch.float32, (s_N,), (1,)) if _IRC_INTERPRETED else _IrcPointer(address, torch.float32)
 // PY:          v_y = _irc_allocate("buffer 'y'", (s_N,), (1,), torch.float32, device)
 // PY:      _IRC_CONSTANTS = (
 // PY-NEXT:     _irc_constant(b'\x00<\x00<
