@@ -140,7 +140,9 @@ def _as_sliced(values: Sequence[SSAValue]) -> Sliced | None:
 
 
 def _seeds(block: Block) -> Iterator[Sliced]:
-    """The longest runs of side-by-side slices of each value of ``block``."""
+    """The longest runs of side-by-side slices of each value of ``block``,
+    then their equal consecutive parts (a flat split of q, k and v into
+    heads is one run, whose heads are its thirds)."""
     sources: list[SSAValue] = [*block.args]
     sources += [r for op in block.ops for r in op.results]
     for source in sources:
@@ -156,8 +158,12 @@ def _seeds(block: Block) -> Iterator[Sliced]:
             run = [start]
             while extension := _next_in_run(run, slices):
                 run.append(extension)
-            if len(run) >= 2 and (sliced := _as_sliced([o.result for o in run])):
-                yield sliced
+            for heads in range(len(run), 1, -1):
+                if len(run) % heads == 0:
+                    for part in range(0, len(run), heads):
+                        chunk = [o.result for o in run[part : part + heads]]
+                        if sliced := _as_sliced(chunk):
+                            yield sliced
 
 
 def _next_in_run(run: list[g.SliceOp], slices: Sequence[g.SliceOp]) -> g.SliceOp | None:
