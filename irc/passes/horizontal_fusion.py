@@ -30,6 +30,16 @@ batched), when a shared value is computed by a batched op, when a user
 outside the heads comes before the last op of the heads (the batched ops go
 right after it), or when nothing but layout ops would be batched.
 
+By default (``require_matmul``) only heads holding a ``graph.matmul`` are
+batched: a matmul kernel holds one matmul, so H heads' matmuls are H
+kernels per stage, and batched they are one. Heads of elementwise ops and
+reductions over the same rows already share kernels (fusion joins
+siblings), and their batched form costs a copy kernel where fusion does not
+take the reshape of the heads' window into a reduction (measured: per-head
+softmaxes over columns, 1 kernel unbatched, 4 batched; per-head layer
+norms 2 and 3). ``horizontal-fusion{require-matmul=false}`` batches every
+match.
+
 The rewrite: each batched position becomes one op of the same kind on
 ``[H, *shape]`` operands (axes, permutations and offsets shifted by one;
 ``graph.matmul`` broadcasts a shared operand itself), at the location of
@@ -285,6 +295,9 @@ def _same_computation(a: Operation, b: Operation) -> bool:
 # Batching rules: one op on [H, *shape] operands
 # --------------------------------------------------------------------------
 
+#: Ops computing each element from the same index of operands of its shape.
+_ELEMENTWISE_OPS = (*g.UNARY_OPS, *g.BINARY_OPS, g.CompareOp, g.SelectOp, g.CastOp)
+
 
 class _Builder:
     """Inserts the batched ops before one point and remembers the batched
@@ -308,11 +321,32 @@ class _Builder:
         ``[H, *shape]``."""
         if not isinstance(match, Shared):
             return self.batched(match)
-        key = id(match.value)
-        if key not in self.values:
-            shape = [self.heads, *g.tensor_type(match.value).dims]
-            self.values[key] = self.insert(g.BroadcastOp(match.value, shape), user)
-        return self.values[key]
+        return self.shared(match.value, user)
+
+    def shared(self, value: SSAValue, user: Operation) -> SSAValue:
+        """``value`` broadcast to ``[H, *shape]``. The broadcast sinks
+        through the elementwise ops computing ``value`` (a cast of the
+        causal mask): fusion recomputes them inside the kernel of their
+        user, where an unbatched value of another shape would be a kernel
+        of its own."""
+        key = id(value)
+        if key in self.values:
+            return self.values[key]
+        shape = [self.heads, *g.tensor_type(value).dims]
+        producer = value.owner
+        if isinstance(producer, _ELEMENTWISE_OPS):
+            operands = [self.shared(o, producer) for o in producer.operands]
+            op = type(producer).create(
+                operands=operands,
+                result_types=[g.tensor_type(value).with_shape(shape)],
+                properties=dict(producer.properties),
+                attributes=dict(producer.attributes),
+            )
+            batched = self.insert(op, producer)
+        else:
+            batched = self.insert(g.BroadcastOp(value, shape), user)
+        self.values[key] = batched
+        return batched
 
     def padded(self, match: Sliced | Batched, rank: int, user: Operation) -> SSAValue:
         """The batched value of ``match`` with heads of rank ``rank``: unit
@@ -407,10 +441,7 @@ def _matmul(
 #: How each op kind runs on batched operands: the operands and properties of
 #: the batched op (its result type is the op's with a leading head axis).
 BATCHING_RULES: dict[type[Operation], Rule] = {
-    **dict.fromkeys(
-        (*g.UNARY_OPS, *g.BINARY_OPS, g.CompareOp, g.SelectOp, g.CastOp),
-        _elementwise,
-    ),
+    **dict.fromkeys(_ELEMENTWISE_OPS, _elementwise),
     g.BroadcastOp: _broadcast,
     g.ReshapeOp: _single_input(lambda op: {}),
     g.TransposeOp: _single_input(_permutation),
@@ -446,8 +477,9 @@ class HeadMatch:
     last: Operation
 
 
-def match_heads(block: Block, seed: Sliced) -> HeadMatch:
-    """The heads of ``seed`` in ``block``, matched; raises ``_Refused``."""
+def match_heads(block: Block, seed: Sliced, require_matmul: bool = True) -> HeadMatch:
+    """The heads of ``seed`` in ``block``, matched; raises ``_Refused``
+    (also when ``require_matmul`` and no head holds a ``graph.matmul``)."""
     heads = len(seed.slices)
     reach = [_forward(block, op) for op in seed.slices]
     order = {op: index for index, op in enumerate(block.ops)}
@@ -470,6 +502,10 @@ def match_heads(block: Block, seed: Sliced) -> HeadMatch:
         matcher.match(tuple(op.results[0] for op in position))
     if all(isinstance(b.ops[0], _LAYOUT_OPS) for b in matcher.batched):
         raise _Refused("only layout ops would be batched")
+    if require_matmul and not any(
+        isinstance(b.ops[0], g.MatmulOp) for b in matcher.batched
+    ):
+        raise _Refused("no matmul in the heads: fusion already joins them")
     batched_ops = {op for b in matcher.batched for op in b.ops}
     for b in matcher.batched:
         for m in b.operands:
@@ -617,15 +653,16 @@ def _replace_uses(
     return joins
 
 
-def fuse_heads(block: Block) -> int:
-    """Batch every set of matching heads in ``block``; the number batched."""
+def fuse_heads(block: Block, require_matmul: bool = True) -> int:
+    """Batch every set of matching heads in ``block`` (holding a matmul,
+    with ``require_matmul``); the number batched."""
     fused = 0
     changed = True
     while changed:
         changed = False
         for seed in list(_seeds(block)):
             try:
-                found = match_heads(block, seed)
+                found = match_heads(block, seed, require_matmul)
             except _Refused:
                 continue
             rewrite_heads(found)
@@ -642,7 +679,10 @@ class HorizontalFusionPass(ModulePass):
 
     name = "horizontal-fusion"
 
+    #: Batch only heads holding a matmul (see the module docstring).
+    require_matmul: bool = True
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         blocks = [b for inner in op.walk() for r in inner.regions for b in r.blocks]
         for block in blocks:
-            fuse_heads(block)
+            fuse_heads(block, self.require_matmul)

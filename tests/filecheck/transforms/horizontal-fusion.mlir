@@ -1,22 +1,27 @@
 // horizontal-fusion: H identical computations on side-by-side windows of
 // one tensor (heads) become one computation over a leading head axis.
 // Shared values stay shared; a concatenation of the heads' results becomes a
-// transpose and a reshape, any other use a slice of the batched value.
+// transpose and a reshape, any other use a slice of the batched value. By
+// default only heads holding a matmul are batched (DEFAULT); the CHECK
+// lines show every rule, with require-matmul=false.
 //
 // tests/test_horizontal_fusion.py checks the pass on generated per-head
 // programs (check_pass), the suite's GPT-2 block and end to end.
 
-// RUN: irc-opt %s --split-input-file -p horizontal-fusion | filecheck %s
-// RUN: irc-opt %s --split-input-file -p horizontal-fusion | irc-opt --split-input-file | filecheck %s
-// RUN: irc-opt %s --split-input-file -p horizontal-fusion --check-semantics | filecheck %s
+// RUN: irc-opt %s --split-input-file -p 'horizontal-fusion{require-matmul=false}' | filecheck %s
+// RUN: irc-opt %s --split-input-file -p 'horizontal-fusion{require-matmul=false}' | irc-opt --split-input-file | filecheck %s
+// RUN: irc-opt %s --split-input-file -p 'horizontal-fusion{require-matmul=false}' --check-semantics | filecheck %s
+// RUN: irc-opt %s --split-input-file -p horizontal-fusion --check-semantics | filecheck %s --check-prefix=DEFAULT
 
 // A second run changes nothing (the output is a fixed point).
-// RUN: irc-opt %s --split-input-file -p horizontal-fusion > %t.mlir
-// RUN: irc-opt %t.mlir --split-input-file -p horizontal-fusion | diff %t.mlir -
+// RUN: irc-opt %s --split-input-file -p 'horizontal-fusion{require-matmul=false}' > %t.mlir
+// RUN: irc-opt %t.mlir --split-input-file -p 'horizontal-fusion{require-matmul=false}' | diff %t.mlir -
 
 // Two heads over columns: the window is the whole of %x, reshaped and
 // transposed to [2, N, 4]; the shared weight stays unbatched (matmul
 // broadcasts it); the concatenation becomes a transpose and a reshape.
+// DEFAULT-LABEL: func.func @columns(
+// DEFAULT:         graph.matmul %1, %w : (!graph.tensor<[2, N, 4], f32>, !graph.tensor<[4, 4], f32>) -> !graph.tensor<[2, N, 4], f32>
 // CHECK-LABEL: func.func @columns(
 // CHECK-NEXT:    %0 = graph.reshape %x : !graph.tensor<[N, 8], f32> -> !graph.tensor<[N, 2, 4], f32>
 // CHECK-NEXT:    %1 = graph.transpose %0 [1, 0, 2] : !graph.tensor<[N, 2, 4], f32> -> !graph.tensor<[2, N, 4], f32>
@@ -40,6 +45,9 @@ func.func @columns(%x: !graph.tensor<[N, 8], f32>, %w: !graph.tensor<[4, 4], f32
 
 // Three heads over rows: no transpose (the heads already lead); the
 // reduction's axis and the broadcast move past the head axis.
+// By default, heads without a matmul are left alone.
+// DEFAULT-LABEL: func.func @rows(
+// DEFAULT-NEXT:    %x0 = graph.slice %x [0, 0] [1, 1]
 // CHECK-LABEL: func.func @rows(
 // CHECK-NEXT:    %0 = graph.reshape %x : !graph.tensor<[6, D], f32> -> !graph.tensor<[3, 2, D], f32>
 // CHECK-NEXT:    %1 = graph.reduce sum %0 [1] : !graph.tensor<[3, 2, D], f32> -> !graph.tensor<[3, 1, D], f32>
@@ -69,6 +77,8 @@ func.func @rows(%x: !graph.tensor<[6, D], f32>) -> !graph.tensor<[6, D], f32> {
 // Attention heads: q and k are windows of one tensor (a run of four slices
 // whose halves are the heads), v of another; the shared mask is broadcast
 // over the heads; the softmax reduces the last axis of [2, S, S].
+// DEFAULT-LABEL: func.func @attention(
+// DEFAULT:         graph.matmul %15, %7 : (!graph.tensor<[2, S, S], f32>, !graph.tensor<[2, S, 2], f32>) -> !graph.tensor<[2, S, 2], f32>
 // CHECK-LABEL: func.func @attention(
 // CHECK-NEXT:    %0 = graph.slice %qk [0, 0] [1, 1] : !graph.tensor<[S, 8], f32> -> !graph.tensor<[S, 4], f32>
 // CHECK-NEXT:    %1 = graph.reshape %0 : !graph.tensor<[S, 4], f32> -> !graph.tensor<[S, 2, 2], f32>
@@ -121,6 +131,8 @@ func.func @attention(%qk: !graph.tensor<[S, 8], f32>, %v: !graph.tensor<[S, 4], 
 
 // Results used one by one (here returned): each is its head's slice of the
 // batched value. The windows start at an offset: their union is sliced out.
+// DEFAULT-LABEL: func.func @separate_results(
+// DEFAULT-NEXT:    %x0 = graph.slice %x [0, 2] [1, 1]
 // CHECK-LABEL: func.func @separate_results(
 // CHECK-NEXT:    %0 = graph.slice %x [0, 2] [1, 1] : !graph.tensor<[N, 6], f32> -> !graph.tensor<[N, 4], f32>
 // CHECK-NEXT:    %1 = graph.reshape %0 : !graph.tensor<[N, 4], f32> -> !graph.tensor<[N, 2, 2], f32>
