@@ -17,17 +17,21 @@ from typing import Any
 import numpy as np
 import pytest
 from hypothesis import settings
-from programs import attention, layer_norm, softmax
+from programs import N_HEAD, attention, layer_norm, softmax
 from suite_programs import SUITE
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.transforms.canonicalize import CanonicalizePass
+from xdsl.transforms.common_subexpression_elimination import (
+    CommonSubexpressionElimination,
+)
 
 import irc
-from irc import testing
+from irc import pytree, testing
 from irc.api import DEFAULT_PIPELINE
 from irc.dialects import graph as g
 from irc.interpreters.graph import find_function
-from irc.ir import parse_module
+from irc.ir import default_context, parse_module
 from irc.passes.horizontal_fusion import HorizontalFusionPass
 
 EXAMPLES = max(200, settings.default.max_examples)
@@ -337,3 +341,26 @@ def test_gpt2_block_heads_batched() -> None:
     block = SUITE["gpt2_block"]
     assert block.compile().num_kernels == 9
     assert block.compile(pipeline=WITHOUT).num_kernels == 13
+
+
+# Autodiff through the batched heads ---------------------------------------------
+
+
+def _in_float64(leaf: Any) -> Any:
+    if isinstance(leaf, irc.TensorSpec) and leaf.dtype.kind == "f":
+        return irc.TensorSpec(leaf.shape, "float64")
+    return leaf
+
+
+def test_gradients_through_the_batched_gpt2_heads() -> None:
+    """``autodiff`` of the GPT-2 block after ``horizontal-fusion`` (the
+    batched matmuls, reductions, reshapes and transposes) agrees with
+    finite differences."""
+    call = SUITE["gpt2_block"].specs()
+    args, kwargs = pytree.map_leaves(_in_float64, (list(call.args), dict(call.kwargs)))
+    module = irc.trace(SUITE["gpt2_block"].function, *args, **kwargs)
+    for graph_pass in (CanonicalizePass(), CommonSubexpressionElimination()):
+        graph_pass.apply(default_context(), module)
+    HorizontalFusionPass().apply(default_context(), module)
+    assert batched_ops(module, N_HEAD)
+    testing.check_grad([module], max_examples=4)
