@@ -81,8 +81,8 @@ class Shared:
 
 @dataclass(frozen=True)
 class Sliced:
-    """H slices of one tensor, side by side along ``axis``: head h's is the
-    h-th window of width ``width`` from ``offsets`` on."""
+    """H slices of one tensor, side by side along ``axis``: head h's window
+    starts where head h-1's ends."""
 
     slices: tuple[g.SliceOp, ...]
     axis: int
@@ -224,9 +224,8 @@ class _Matcher:
     """Matches tuples of per-head values, remembering which op is at which
     position of which head."""
 
-    def __init__(self, block: Block, heads: int) -> None:
+    def __init__(self, block: Block) -> None:
         self.block = block
-        self.heads = heads
         self.memo: dict[tuple[SSAValue, ...], Match] = {}
         self.position: dict[Operation, tuple[tuple[SSAValue, ...], int]] = {}
         self.batched: list[Batched] = []
@@ -257,8 +256,8 @@ class _Matcher:
         if len(ops) != len(values):
             raise _Refused("distinct block arguments at one position")
         first = ops[0]
-        if type(first) not in BATCHING_RULES or first.regions:
-            raise _Refused(f"{first.name} has no batching rule")
+        if not isinstance(first, g.GraphOp) or first.regions:
+            raise _Refused(f"{first.name} is not a pure op without regions")
         if len(set(map(id, ops))) != len(ops) or any(
             op.parent_block() is not self.block for op in ops
         ):
@@ -271,7 +270,11 @@ class _Matcher:
             for index in range(len(first.operands))
         )
         if all(isinstance(m, Shared) for m in operands):
+            # Pure ops of one function of one set of operands: one value
+            # (each head's constants, when cse has not merged them).
             return Shared(values[0])
+        if type(first) not in BATCHING_RULES:
+            raise _Refused(f"{first.name} has no batching rule")
         self._claim(values, ops)
         batched = Batched(tuple(ops), operands)
         self.batched.append(batched)
@@ -287,7 +290,6 @@ def _same_computation(a: Operation, b: Operation) -> bool:
         and a.result_types == b.result_types
         and len(a.operands) == len(b.operands)
         and [o.type for o in a.operands] == [o.type for o in b.operands]
-        and not b.regions
     )
 
 
@@ -402,7 +404,7 @@ def _permutation(op: Operation) -> dict[str, Attribute]:
     return {"permutation": _i64s([0, *(p + 1 for p in op.perm)])}
 
 
-def _window(op: Operation) -> dict[str, Attribute]:
+def _slice_window(op: Operation) -> dict[str, Attribute]:
     assert isinstance(op, g.SliceOp)
     return {
         "offsets": expr_array([0, *op.offset_list]),
@@ -448,7 +450,7 @@ BATCHING_RULES: dict[type[Operation], Rule] = {
     g.ReduceOp: _single_input(_reduce_axes),
     g.ArgMaxOp: _single_input(_axis_after_heads),
     g.ScanOp: _single_input(_axis_after_heads),
-    g.SliceOp: _single_input(_window),
+    g.SliceOp: _single_input(_slice_window),
     g.ConcatOp: _concat,
     g.MatmulOp: _matmul,
 }
@@ -495,7 +497,7 @@ def match_heads(block: Block, seed: Sliced, require_matmul: bool = True) -> Head
         )
     if len({len(e) for e in exits}) != 1:
         raise _Refused("the heads have different numbers of results")
-    matcher = _Matcher(block, heads)
+    matcher = _Matcher(block)
     for position in zip(*exits):
         if any(len(op.results) != 1 for op in position):
             raise _Refused("an exit has several results")
