@@ -35,7 +35,7 @@ from irc.testing import level_of
 
 #: The graph passes of the default pipeline: these tests apply ``fuse``
 #: themselves.
-GRAPH_PIPELINE = "canonicalize,cse,horizontal-fusion"
+GRAPH_PIPELINE = "canonicalize,cse,horizontal-fusion,canonicalize"
 
 
 class Fused:

@@ -87,6 +87,11 @@ def mlp_row_blocks(x, w1, w2, n_block):
     return np.vstack([np.tanh(block @ w1) @ w2 for block in blocks])
 
 
+def per_head_weights(x, w):
+    """Head h's rows times head h's own weight, stacked (``x[h] @ w[h]``)."""
+    return np.stack([x[h] @ w[h] for h in range(x.shape[0])])
+
+
 def softmax_heads_returned(x, n_head):
     """Per-head softmaxes returned one by one (no concatenation)."""
     return tuple(softmax(h) for h in np.split(x, n_head, axis=1))
@@ -161,6 +166,16 @@ CASES: dict[str, Callable[[], Case]] = {
         [{"D": 2}, {"D": 7}],
         2,
     ),
+    "per-head-weights": lambda: Case(
+        per_head_weights,
+        (irc.TensorSpec((3, "N", 4), F32), irc.TensorSpec((3, 4, 5), F32)),
+        lambda rng, N: (
+            rng.standard_normal((3, N, 4)).astype(np.float32),
+            rng.standard_normal((3, 4, 5)).astype(np.float32),
+        ),
+        [{"N": 2}, {"N": 5}],
+        3,
+    ),
     "softmax-returned": lambda: Case(
         lambda x: softmax_heads_returned(x, 2),
         (irc.TensorSpec(("N", 6), F32),),
@@ -189,10 +204,16 @@ PIPELINES = {
     "every-match": DEFAULT_PIPELINE.replace("horizontal-fusion", EVERY_MATCH),
 }
 #: The default pipeline without the pass.
-WITHOUT = DEFAULT_PIPELINE.replace("horizontal-fusion,", "")
+WITHOUT = DEFAULT_PIPELINE.replace("horizontal-fusion,canonicalize,", "")
 
 #: The cases the default batches: those whose heads hold a matmul.
-WITH_MATMULS = {"attention-2", "attention-3", "attention-12", "mlp-rows"}
+WITH_MATMULS = {
+    "attention-2",
+    "attention-3",
+    "attention-12",
+    "mlp-rows",
+    "per-head-weights",
+}
 
 
 @pytest.fixture(scope="module")
@@ -265,6 +286,8 @@ def test_heads_are_batched(name: str, compiled) -> None:
         ("attention-12", 4, 37),
         # Both layers of every row block, then the blocks' join.
         ("mlp-rows", 3, 5),
+        # One batched matmul writing the stacked result.
+        ("per-head-weights", 1, 4),
         # Left alone: fusion already joins the heads' row kernels.
         ("layer-norm-columns", 2, 2),
         ("softmax-returned", 1, 1),

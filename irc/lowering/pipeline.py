@@ -42,12 +42,14 @@ LOWERING_PASSES = frozenset(LEVEL_AFTER)
 
 #: What ``irc.compile`` runs by default: graph clean-ups, identical
 #: per-head computations batched into one (after the clean-ups, which merge
-#: what the heads share), then the lowering.
+#: what the heads share; then ``canonicalize`` folds the reshapes of
+#: reshapes batching leaves), then the lowering.
 DEFAULT_PIPELINE = ",".join(
     [
         "canonicalize",
         "cse",
         "horizontal-fusion",
+        "canonicalize",
         *(name for names in LOWERING for name in names),
     ]
 )
