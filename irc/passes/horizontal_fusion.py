@@ -177,11 +177,20 @@ def _seeds(block: Block) -> Iterator[Sliced]:
 
 
 def _next_in_run(run: list[g.SliceOp], slices: Sequence[g.SliceOp]) -> g.SliceOp | None:
-    """The slice of ``slices`` right after the last of ``run``, if any."""
+    """The slice of ``slices`` right after the last of ``run``, along the
+    run's axis, if any."""
+    last = run[-1]
     for other in slices:
-        if other not in run and _as_sliced([o.result for o in (*run, other)]):
+        pair = _as_sliced([last.result, other.result])
+        if other not in run and pair and (len(run) == 1 or _continues(run, pair)):
             return other
     return None
+
+
+def _continues(run: list[g.SliceOp], pair: Sliced) -> bool:
+    """Whether ``pair`` (the run's last slice and another) steps along the
+    run's axis."""
+    return _window_axis(run[0], run[1]) == pair.axis
 
 
 # --------------------------------------------------------------------------
