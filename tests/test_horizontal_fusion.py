@@ -1,11 +1,15 @@
 """``horizontal-fusion``: identical per-head computations batched over a
 leading head axis keep their meaning on generated per-head programs
-(``check_pass`` over ``testing.head_programs``); hand-written heads (attention,
-layer norm, an MLP; over columns and rows; 2, 3 and 12 heads) become one
-batched computation, run through the whole pipeline and agree with NumPy on
-the reference backend and Triton's interpreter at two bindings of the
-symbolic dims, with one kernel per stage for all heads; heads of different
-widths or sharing an op are left alone. The FileCheck cases are in
+(``check_pass`` over ``testing.head_programs``, with every batching rule and
+with the default's heads holding a matmul); hand-written heads (attention
+with 2, 3 and 12 heads, an MLP on row blocks, per-head weights, per-head
+layer norms and softmaxes over columns) run through the whole pipeline and
+agree with NumPy on the reference backend (bit for bit) and Triton's
+interpreter at two bindings of the symbolic dims; the heads holding a
+matmul become one kernel per stage for all heads, the others are left to
+fusion by default; heads of different widths or sharing an op are left
+alone; batched ops keep the user's lines; ``autodiff`` differentiates the
+batched GPT-2 block. The FileCheck cases are in
 ``tests/filecheck/transforms/horizontal-fusion.mlir``.
 """
 
