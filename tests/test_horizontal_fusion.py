@@ -366,8 +366,14 @@ def test_gpt2_block_heads_batched() -> None:
     (3 per head and a concatenation), 9 with it (tests/test_fuse.py says
     which)."""
     block = SUITE["gpt2_block"]
-    assert block.compile().num_kernels == 9
+    compiled = block.compile()
+    assert compiled.num_kernels == 9
     assert block.compile(pipeline=WITHOUT).num_kernels == 13
+    for seq in (1, 6):
+        call = block.inputs(np.random.default_rng(seq), seq=seq)
+        expected = block.function(*call.args, **call.kwargs)
+        got = compiled(*call.args, **call.kwargs, backend="reference")
+        np.testing.assert_array_equal(got, expected)
 
 
 # Autodiff through the batched heads ---------------------------------------------
