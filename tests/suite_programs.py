@@ -412,7 +412,7 @@ SUITE: dict[str, SuiteProgram] = {
         programs.transformer_block,
         _block_specs,
         _block_inputs,
-        13,
+        9,
         "see tests/test_fuse.py::test_gpt2_block",
     ),
 }

@@ -83,8 +83,13 @@ TRITON_LEVEL = {"lower-memory-to-triton", "lower-to-triton"}
 
 #: Passes that change few of the default programs, with programs they act on:
 #: ``auto-mixed-precision`` needs float32 matmuls, and smooth programs (a
-#: comparison of a rounded value flips near a tie).
+#: comparison of a rounded value flips near a tie); ``horizontal-fusion``
+#: needs identical computations holding a matmul on windows of one tensor.
 PROGRAMS = {
+    "horizontal-fusion": lambda: testing.head_programs(
+        dtypes=("float32",),
+        actions=("matmul", "binary", "unary", "reduce", "broadcast", "transpose"),
+    ),
     "auto-mixed-precision": lambda: testing.programs(
         smooth=True,
         dtypes=("float32", "int32"),

@@ -33,8 +33,9 @@ from irc.passes.registry import get_all_passes
 from irc.shapes import SymExpr
 from irc.testing import level_of
 
-#: Only the graph clean-ups: these tests apply ``fuse`` themselves.
-GRAPH_PIPELINE = "canonicalize,cse"
+#: The graph passes of the default pipeline: these tests apply ``fuse``
+#: themselves.
+GRAPH_PIPELINE = "canonicalize,cse,horizontal-fusion,canonicalize"
 
 
 class Fused:
@@ -180,39 +181,35 @@ def test_attention_mask_and_scale_join_the_softmax() -> None:
 
 
 def test_gpt2_block() -> None:
-    """13 kernels, each of them necessary under the kernel contracts:
+    """9 kernels, each of them necessary under the kernel contracts:
 
     - layer norm 1 (k0); its output feeds the qkv matmul's operand, which
       takes only layout ops and casts;
-    - the qkv matmul with its bias (k1): its result is read by 4 kernels;
-    - per head (2 heads): q @ k.T (the q/k/v slices and the transpose are
-      duplicated into the matmuls that read them), the scaled, masked
-      softmax (a reduction kernel never takes a matmul), and p @ v; the
-      causal mask, elementwise and read by both heads' softmaxes, is
-      recomputed in each of them rather than stored;
-    - the concatenation of the heads (a copy: neither a head's matmul,
-      whose result is [seq, 8], nor the projection's operand side takes it);
-    - the projection with its bias and the residual add (k9), whose result
-      the second layer norm and the final residual both read;
+    - the qkv matmul with its bias (k1): its result is read by 3 kernels;
+    - the heads, batched by ``horizontal-fusion`` over a leading head axis:
+      q @ k.T for every head (the q/k windows, reshaped and transposed to
+      [heads, seq, 8], are the matmul's prologue), the scaled, masked
+      softmax (a reduction kernel never takes a matmul; the causal mask,
+      shared by the heads, is recomputed in it), and p @ v;
+    - the projection with its bias and the residual add (k5), whose
+      prologue joins the heads (the transpose and reshape that replace
+      their concatenation), and whose result the second layer norm and the
+      final residual both read;
     - layer norm 2, then c_fc with GELU, then c_proj with the residual.
     """
     result = Fused(SUITE["gpt2_block"])
     assert result.kinds == [
         "reduction",  # layer norm 1
         "matmul",  # qkv projection + bias
-        "matmul",  # head 0: q @ k.T
-        "reduction",  # head 0: scale, mask, softmax
-        "matmul",  # head 0: p @ v
-        "matmul",  # head 1: q @ k.T
-        "reduction",  # head 1: scale, mask, softmax
-        "matmul",  # head 1: p @ v
-        "pointwise",  # concatenation of the heads
-        "matmul",  # attention projection + bias + residual
+        "matmul",  # every head: q @ k.T
+        "reduction",  # every head: scale, mask, softmax
+        "matmul",  # every head: p @ v
+        "matmul",  # heads joined, attention projection + bias + residual
         "reduction",  # layer norm 2
         "matmul",  # c_fc + bias + GELU
         "matmul",  # c_proj + bias + residual
     ]
-    assert SUITE["gpt2_block"].kernels == 13
+    assert SUITE["gpt2_block"].kernels == 9
 
 
 # Joint functions: forward and backward in one graph -----------------------------

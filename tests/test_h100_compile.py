@@ -46,7 +46,8 @@ VECTORISED: dict[str, list[str]] = {
     "mlp": ["kernel_k0", "kernel_k1"],
     "swiglu": ["kernel_k0", "kernel_k1", "kernel_k2"],
     "causal_attention": ["kernel_k1"],
-    "gpt2_block": ["kernel_k1", "kernel_k3", "kernel_k6", "kernel_k11"],
+    # The qkv projection, the heads' softmax, c_fc.
+    "gpt2_block": ["kernel_k1", "kernel_k3", "kernel_k7"],
 }
 DIVISIBLE = 2
 

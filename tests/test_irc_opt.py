@@ -236,7 +236,7 @@ def test_unknown_pass(run_irc_opt: RunIrcOpt) -> None:
         outcome,
         "pass-pipeline:1:5: error: unknown pass 'frobnicate'; known passes: "
         "auto-mixed-precision, autodiff, bufferize, canonicalize, cse, dce, "
-        "fuse, lower-memory-to-triton, lower-to-triton, tile",
+        "fuse, horizontal-fusion, lower-memory-to-triton, lower-to-triton, tile",
         "    ^^^^^^^^^^",
     )
 

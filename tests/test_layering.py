@@ -68,6 +68,7 @@ NEUTRAL = (
 MODULE_LEVELS: dict[str, tuple[str, ...]] = {
     "irc.passes.graph_canonicalization": ("graph",),
     "irc.passes.auto_mixed_precision": ("graph",),
+    "irc.passes.horizontal_fusion": ("graph",),
     "irc.interpreters.graph": ("graph",),
     "irc.interpreters.fusion": ("fusion",),
     "irc.interpreters.loop": ("loop",),

@@ -40,9 +40,18 @@ LEVEL_AFTER: dict[str, str] = {
 #: The names of the passes that leave the graph level.
 LOWERING_PASSES = frozenset(LEVEL_AFTER)
 
-#: What ``irc.compile`` runs by default: graph clean-ups, then the lowering.
+#: What ``irc.compile`` runs by default: graph clean-ups, identical
+#: per-head computations batched into one (after the clean-ups, which merge
+#: what the heads share; then ``canonicalize`` folds the reshapes of
+#: reshapes batching leaves), then the lowering.
 DEFAULT_PIPELINE = ",".join(
-    ["canonicalize", "cse", *(name for names in LOWERING for name in names)]
+    [
+        "canonicalize",
+        "cse",
+        "horizontal-fusion",
+        "canonicalize",
+        *(name for names in LOWERING for name in names),
+    ]
 )
 
 

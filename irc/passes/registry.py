@@ -30,6 +30,8 @@ _PASSES: dict[str, str] = {
     "autodiff": "irc.passes.autodiff:AutodiffPass",
     # Matmuls and their epilogues in bf16 or f16, the rest in float32.
     "auto-mixed-precision": "irc.passes.auto_mixed_precision:AutoMixedPrecisionPass",
+    # Identical computations on side-by-side slices (heads) as one batched one.
+    "horizontal-fusion": "irc.passes.horizontal_fusion:HorizontalFusionPass",
     # The lowering, one pass per level (irc.lowering.pipeline), and all of it.
     "fuse": "irc.lowering.graph_to_fusion:FusePass",
     "tile": "irc.lowering.fusion_to_loop:TilePass",

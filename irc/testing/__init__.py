@@ -1,7 +1,7 @@
 """irc.testing: random programs and checks that passes keep their meaning.
 
 Strategies (Hypothesis):
-    symbolic_shapes, bindings, bindings_for, programs
+    symbolic_shapes, bindings, bindings_for, programs, head_programs
 Inputs and bindings (NumPy only):
     inputs, module_bindings, enumerate_bindings
 Checks:
@@ -57,6 +57,7 @@ if TYPE_CHECKING:
         CONTROL_FLOW_ACTIONS,
         bindings,
         bindings_for,
+        head_programs,
         programs,
         symbolic_shapes,
     )
@@ -81,6 +82,7 @@ __all__ = [
     "differentiable_programs",
     "enumerate_bindings",
     "grad_inputs",
+    "head_programs",
     "inputs",
     "level_of",
     "module_bindings",
@@ -118,6 +120,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "CONTROL_FLOW_ACTIONS",
         "bindings",
         "bindings_for",
+        "head_programs",
         "programs",
         "symbolic_shapes",
     ),

@@ -48,13 +48,17 @@ The names below are the package's interface; its modules are:
   which ``programs`` takes only when asked: ``actions=ACTIONS +
   CONTROL_FLOW_ACTIONS``);
 - :mod:`~irc.testing.strategies.generator`: :func:`programs`, which takes
-  the steps.
+  the steps;
+- :mod:`~irc.testing.strategies.heads`: :func:`head_programs`, one
+  generated body run on H side-by-side windows of a tensor (what
+  ``horizontal-fusion`` batches).
 """
 
 from __future__ import annotations
 
 from irc.testing.strategies.control_flow import CONTROL_FLOW_ACTIONS
 from irc.testing.strategies.generator import ACTIONS, DTYPES, programs
+from irc.testing.strategies.heads import head_programs
 from irc.testing.strategies.ranges import MAGNITUDE_LIMIT
 from irc.testing.strategies.shapes import (
     STATIC_DIMS,
@@ -73,6 +77,7 @@ __all__ = [
     "SYMBOLS",
     "bindings",
     "bindings_for",
+    "head_programs",
     "programs",
     "symbolic_shapes",
 ]

@@ -1,0 +1,699 @@
+"""``horizontal-fusion``: identical per-head computations as one batched one.
+
+A program that splits a tensor into equal slices and runs the same code on
+each (``np.split`` and a list comprehension over attention heads, a Python
+loop over row blocks) holds H copies of one subgraph. Lowered as they are,
+they become H kernels per stage. This pass finds them and computes them
+once over a new leading axis of size H, as ``vmap`` would: one launch per
+stage with the heads in its grid.
+
+What it finds, per block:
+
+- **Seeds**: H >= 2 ``graph.slice`` ops of one tensor, with unit strides and
+  equal result types, at offsets ``o, o + w, ..., o + (H-1) w`` along one
+  axis whose width is ``w`` (the other offsets equal).
+- **Heads**: the ops that depend on seed h and on no other seed. Their
+  exits (those with a user outside the head), in block order, are matched
+  across the heads in lockstep, from the exits back to their operands: at
+  each position the H values are one value (**shared**: used unbatched, or
+  broadcast where an op needs equal shapes), H seed-like slices of one
+  tensor (**sliced**: the tensor's window, reshaped and transposed to
+  ``[H, ...]``), or the results of H distinct ops of the same name,
+  properties, attributes and types, whose operands match in turn
+  (**batched**; when every operand is shared the ops compute one value and
+  the position is shared too).
+
+A match is refused, and the program left as it is, when an op has no
+batching rule here (``BATCHING_RULES``) or has regions, when an op would be
+in two heads or at two positions (an op used by two heads is shared, not
+batched), when a shared value is computed by a batched op, when a user
+outside the heads comes before the last op of the heads (the batched ops go
+right after it), or when nothing but layout ops would be batched.
+
+By default (``require_matmul``) only heads holding a ``graph.matmul`` are
+batched: a matmul kernel holds one matmul, so H heads' matmuls are H
+kernels per stage, and batched they are one. Heads of elementwise ops and
+reductions over the same rows already share kernels (fusion joins
+siblings), and their batched form costs a copy kernel where fusion does not
+take the reshape of the heads' window into a reduction (measured: per-head
+softmaxes over columns, 1 kernel unbatched, 4 batched; per-head layer
+norms 2 and 3). ``horizontal-fusion{require-matmul=false}`` batches every
+match.
+
+The rewrite: each batched position becomes one op of the same kind on
+``[H, *shape]`` operands (axes, permutations and offsets shifted by one;
+``graph.matmul`` broadcasts a shared operand itself), at the location of
+head 0's op. A ``graph.concat`` of the H results, in order, becomes a
+transpose and a reshape of the batched result; any other use of a head's
+value becomes a slice of the batched value at its index. The same ops run
+on each element, so the results are NumPy's, bit for bit where the
+interpreter's kernels do not depend on the layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
+from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue, Use
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from irc.dialects import graph as g
+from irc.dialects.sym import expr_array
+
+__all__ = ["BATCHING_RULES", "HorizontalFusionPass", "fuse_heads"]
+
+
+# --------------------------------------------------------------------------
+# What a position of the heads matches
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shared:
+    """One value that every head uses."""
+
+    value: SSAValue
+
+
+@dataclass(frozen=True)
+class Sliced:
+    """H slices of one tensor, side by side along ``axis``: head h's window
+    starts where head h-1's ends."""
+
+    slices: tuple[g.SliceOp, ...]
+    axis: int
+
+    @property
+    def source(self) -> SSAValue:
+        return self.slices[0].input
+
+
+@dataclass(eq=False)
+class Batched:
+    """H ops computing the same function of matched operands."""
+
+    ops: tuple[Operation, ...]
+    operands: tuple[Shared | Sliced | Batched, ...]
+
+
+Match = Shared | Sliced | Batched
+
+
+class _Refused(Exception):
+    """The heads do not match (the message says where)."""
+
+
+# --------------------------------------------------------------------------
+# Seeds
+# --------------------------------------------------------------------------
+
+
+def _window_axis(first: g.SliceOp, other: g.SliceOp) -> int | None:
+    """The one axis along which ``other``'s offset differs from ``first``'s,
+    if the slices are alike otherwise (one tensor, unit strides, one type)."""
+    if (
+        other.input != first.input
+        or other.result.type != first.result.type
+        or set(first.stride_list) | set(other.stride_list) != {1}
+    ):
+        return None
+    differing = [
+        axis
+        for axis, (a, b) in enumerate(zip(first.offset_list, other.offset_list))
+        if a != b
+    ]
+    return differing[0] if len(differing) == 1 else None
+
+
+def _as_sliced(values: Sequence[SSAValue]) -> Sliced | None:
+    """``values`` as windows of one tensor side by side in order, if they
+    are."""
+    ops = [v.owner for v in values if isinstance(v, OpResult)]
+    if len(ops) != len(values) or not all(isinstance(op, g.SliceOp) for op in ops):
+        return None
+    slices = tuple(op for op in ops if isinstance(op, g.SliceOp))
+    axis = _window_axis(slices[0], slices[1])
+    if axis is None:
+        return None
+    width = g.tensor_type(slices[0].result).dims[axis]
+    start = slices[0].offset_list[axis]
+    for head, op in enumerate(slices[1:], 1):
+        if _window_axis(slices[0], op) != axis:
+            return None
+        if op.offset_list[axis] != start + width * head:
+            return None
+    return Sliced(slices, axis)
+
+
+def _seeds(block: Block) -> Iterator[Sliced]:
+    """The longest runs of side-by-side slices of each value of ``block``,
+    then their equal consecutive parts (a flat split of q, k and v into
+    heads is one run, whose heads are its thirds)."""
+    sources: list[SSAValue] = [*block.args]
+    sources += [r for op in block.ops for r in op.results]
+    for source in sources:
+        users = (u.operation for u in source.uses)
+        slices = [
+            op
+            for op in dict.fromkeys(users)
+            if isinstance(op, g.SliceOp) and op.parent_block() is block
+        ]
+        for start in slices:
+            if any(_as_sliced([o.result, start.result]) for o in slices):
+                continue  # a run starts before this slice
+            run = [start]
+            while extension := _next_in_run(run, slices):
+                run.append(extension)
+            for heads in range(len(run), 1, -1):
+                if len(run) % heads == 0:
+                    for part in range(0, len(run), heads):
+                        chunk = [o.result for o in run[part : part + heads]]
+                        if sliced := _as_sliced(chunk):
+                            yield sliced
+
+
+def _next_in_run(run: list[g.SliceOp], slices: Sequence[g.SliceOp]) -> g.SliceOp | None:
+    """The slice of ``slices`` right after the last of ``run``, along the
+    run's axis, if any."""
+    last = run[-1]
+    for other in slices:
+        pair = _as_sliced([last.result, other.result])
+        if other not in run and pair and (len(run) == 1 or _continues(run, pair)):
+            return other
+    return None
+
+
+def _continues(run: list[g.SliceOp], pair: Sliced) -> bool:
+    """Whether ``pair`` (the run's last slice and another) steps along the
+    run's axis."""
+    return _window_axis(run[0], run[1]) == pair.axis
+
+
+# --------------------------------------------------------------------------
+# Matching the heads in lockstep
+# --------------------------------------------------------------------------
+
+
+def _ancestor_in(block: Block, op: Operation) -> Operation | None:
+    """``op`` or the op enclosing it that is directly in ``block``."""
+    while op.parent_block() is not block:
+        parent = op.parent_op()
+        if parent is None:
+            return None
+        op = parent
+    return op
+
+
+def _users_in(block: Block, op: Operation) -> set[Operation]:
+    return {
+        user
+        for result in op.results
+        for use in result.uses
+        if (user := _ancestor_in(block, use.operation)) is not None
+    }
+
+
+def _forward(block: Block, op: Operation) -> set[Operation]:
+    """``op`` and every op of ``block`` that depends on it."""
+    seen: set[Operation] = set()
+    work = [op]
+    while work:
+        current = work.pop()
+        if current not in seen:
+            seen.add(current)
+            work.extend(_users_in(block, current))
+    return seen
+
+
+class _Matcher:
+    """Matches tuples of per-head values, remembering which op is at which
+    position of which head."""
+
+    def __init__(self, block: Block) -> None:
+        self.block = block
+        self.memo: dict[tuple[SSAValue, ...], Match] = {}
+        self.position: dict[Operation, tuple[tuple[SSAValue, ...], int]] = {}
+        self.batched: list[Batched] = []
+        self.sliced: list[Sliced] = []
+
+    def match(self, values: tuple[SSAValue, ...]) -> Match:
+        if values in self.memo:
+            return self.memo[values]
+        found: Match
+        if all(v == values[0] for v in values):
+            found = Shared(values[0])
+        elif (sliced := _as_sliced(values)) is not None:
+            self._claim(values, sliced.slices)
+            self.sliced.append(sliced)
+            found = sliced
+        else:
+            found = self._match_ops(values)
+        self.memo[values] = found
+        return found
+
+    def _claim(self, values: tuple[SSAValue, ...], ops: Sequence[Operation]) -> None:
+        for head, op in enumerate(ops):
+            if self.position.setdefault(op, (values, head)) != (values, head):
+                raise _Refused(f"{op.name} would be in two heads or positions")
+
+    def _match_ops(self, values: tuple[SSAValue, ...]) -> Match:
+        ops = [v.owner for v in values if isinstance(v, OpResult)]
+        if len(ops) != len(values):
+            raise _Refused("distinct block arguments at one position")
+        first = ops[0]
+        if not isinstance(first, g.GraphOp) or first.regions:
+            raise _Refused(f"{first.name} is not a pure op without regions")
+        if len(set(map(id, ops))) != len(ops) or any(
+            op.parent_block() is not self.block for op in ops
+        ):
+            raise _Refused(f"{first.name}: the heads share it or it is elsewhere")
+        for op in ops[1:]:
+            if not _same_computation(first, op):
+                raise _Refused(f"{first.name} and {op.name} differ")
+        operands = tuple(
+            self.match(tuple(op.operands[index] for op in ops))
+            for index in range(len(first.operands))
+        )
+        if all(isinstance(m, Shared) for m in operands):
+            # Pure ops of one function of one set of operands: one value
+            # (each head's constants, when cse has not merged them).
+            return Shared(values[0])
+        if type(first) not in BATCHING_RULES:
+            raise _Refused(f"{first.name} has no batching rule")
+        self._claim(values, ops)
+        batched = Batched(tuple(ops), operands)
+        self.batched.append(batched)
+        return batched
+
+
+def _same_computation(a: Operation, b: Operation) -> bool:
+    """Whether ``a`` and ``b`` compute the same function of their operands."""
+    return (
+        a.name == b.name
+        and a.properties == b.properties
+        and a.attributes == b.attributes
+        and a.result_types == b.result_types
+        and len(a.operands) == len(b.operands)
+        and [o.type for o in a.operands] == [o.type for o in b.operands]
+    )
+
+
+# --------------------------------------------------------------------------
+# Batching rules: one op on [H, *shape] operands
+# --------------------------------------------------------------------------
+
+#: Ops computing each element from the same index of operands of its shape.
+_ELEMENTWISE_OPS = (*g.UNARY_OPS, *g.BINARY_OPS, g.CompareOp, g.SelectOp, g.CastOp)
+
+
+class _Builder:
+    """Inserts the batched ops before one point and remembers the batched
+    value of each match."""
+
+    def __init__(self, heads: int, anchor: InsertPoint) -> None:
+        self.heads = heads
+        self.anchor = anchor
+        self.values: dict[int, SSAValue] = {}
+
+    def insert(self, op: Operation, location: Operation) -> SSAValue:
+        op.location = location.location
+        Rewriter.insert_op(op, self.anchor)
+        return op.results[0]
+
+    def batched(self, match: Sliced | Batched) -> SSAValue:
+        return self.values[id(match)]
+
+    def broadcast(self, match: Match, user: Operation) -> SSAValue:
+        """The batched value of ``match``, a shared value broadcast to
+        ``[H, *shape]``."""
+        if not isinstance(match, Shared):
+            return self.batched(match)
+        return self.shared(match.value, user)
+
+    def shared(self, value: SSAValue, user: Operation) -> SSAValue:
+        """``value`` broadcast to ``[H, *shape]``. The broadcast sinks
+        through the elementwise ops computing ``value`` (a cast of the
+        causal mask): fusion recomputes them inside the kernel of their
+        user, where an unbatched value of another shape would be a kernel
+        of its own."""
+        key = id(value)
+        if key in self.values:
+            return self.values[key]
+        shape = [self.heads, *g.tensor_type(value).dims]
+        producer = value.owner
+        if isinstance(producer, _ELEMENTWISE_OPS):
+            operands = [self.shared(o, producer) for o in producer.operands]
+            op = type(producer).create(
+                operands=operands,
+                result_types=[g.tensor_type(value).with_shape(shape)],
+                properties=dict(producer.properties),
+                attributes=dict(producer.attributes),
+            )
+            batched = self.insert(op, producer)
+        else:
+            batched = self.insert(g.BroadcastOp(value, shape), user)
+        self.values[key] = batched
+        return batched
+
+    def padded(self, match: Sliced | Batched, rank: int, user: Operation) -> SSAValue:
+        """The batched value of ``match`` with heads of rank ``rank``: unit
+        dims after the head axis, where NumPy's broadcasting pads each head
+        on the left."""
+        value = self.batched(match)
+        dims = g.tensor_type(value).dims
+        missing = rank + 1 - len(dims)
+        if missing <= 0:
+            return value
+        shape = [dims[0], *([1] * missing), *dims[1:]]
+        return self.insert(g.ReshapeOp(value, shape), user)
+
+
+Rule = Callable[
+    [Operation, Sequence[Match], _Builder], tuple[list[SSAValue], dict[str, Attribute]]
+]
+
+
+def _elementwise(
+    op: Operation, operands: Sequence[Match], build: _Builder
+) -> tuple[list[SSAValue], dict[str, Attribute]]:
+    return [build.broadcast(m, op) for m in operands], dict(op.properties)
+
+
+def _single_input(
+    shift: Callable[[Operation], dict[str, Attribute]],
+) -> Rule:
+    """A rule for an op of one batched input whose axis-valued properties
+    ``shift`` moves past the head axis."""
+
+    def rule(
+        op: Operation, operands: Sequence[Match], build: _Builder
+    ) -> tuple[list[SSAValue], dict[str, Attribute]]:
+        return [build.broadcast(operands[0], op)], {**op.properties, **shift(op)}
+
+    return rule
+
+
+def _axis_after_heads(op: Operation) -> dict[str, Attribute]:
+    axis = op.properties["axis"]
+    assert isinstance(axis, IntegerAttr)
+    return {"axis": IntegerAttr(axis.value.data + 1, i64)}
+
+
+def _reduce_axes(op: Operation) -> dict[str, Attribute]:
+    assert isinstance(op, g.ReduceOp)
+    return {"axes": _i64s(a + 1 for a in op.axes.get_values())}
+
+
+def _permutation(op: Operation) -> dict[str, Attribute]:
+    assert isinstance(op, g.TransposeOp)
+    return {"permutation": _i64s([0, *(p + 1 for p in op.perm)])}
+
+
+def _slice_window(op: Operation) -> dict[str, Attribute]:
+    assert isinstance(op, g.SliceOp)
+    return {
+        "offsets": expr_array([0, *op.offset_list]),
+        "strides": _i64s([1, *op.stride_list]),
+    }
+
+
+def _broadcast(
+    op: Operation, operands: Sequence[Match], build: _Builder
+) -> tuple[list[SSAValue], dict[str, Attribute]]:
+    # A shared input makes the whole position shared: this one is batched.
+    (source,) = operands
+    assert not isinstance(source, Shared)
+    return [build.padded(source, g.tensor_type(op.results[0]).rank, op)], {}
+
+
+def _concat(
+    op: Operation, operands: Sequence[Match], build: _Builder
+) -> tuple[list[SSAValue], dict[str, Attribute]]:
+    values = [build.broadcast(m, op) for m in operands]
+    return values, _axis_after_heads(op)
+
+
+def _matmul(
+    op: Operation, operands: Sequence[Match], build: _Builder
+) -> tuple[list[SSAValue], dict[str, Attribute]]:
+    # A shared operand stays unbatched: matmul broadcasts it over the heads.
+    rank = g.tensor_type(op.results[0]).rank
+    values = [
+        m.value if isinstance(m, Shared) else build.padded(m, rank, op)
+        for m in operands
+    ]
+    return values, {}
+
+
+#: How each op kind runs on batched operands: the operands and properties of
+#: the batched op (its result type is the op's with a leading head axis).
+BATCHING_RULES: dict[type[Operation], Rule] = {
+    **dict.fromkeys(_ELEMENTWISE_OPS, _elementwise),
+    g.BroadcastOp: _broadcast,
+    g.ReshapeOp: _single_input(lambda op: {}),
+    g.TransposeOp: _single_input(_permutation),
+    g.ReduceOp: _single_input(_reduce_axes),
+    g.ArgMaxOp: _single_input(_axis_after_heads),
+    g.ScanOp: _single_input(_axis_after_heads),
+    g.SliceOp: _single_input(_slice_window),
+    g.ConcatOp: _concat,
+    g.MatmulOp: _matmul,
+}
+
+#: Ops that only move elements: batching nothing but these saves no work.
+_LAYOUT_OPS = (g.SliceOp, g.ReshapeOp, g.TransposeOp, g.BroadcastOp)
+
+
+def _i64s(values: Iterable[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+# --------------------------------------------------------------------------
+# The rewrite
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HeadMatch:
+    """The heads of one seed, matched: every batched and sliced position,
+    and where the batched ops go (right after ``last``)."""
+
+    heads: int
+    batched: tuple[Batched, ...]
+    sliced: tuple[Sliced, ...]
+    last: Operation
+
+
+def match_heads(block: Block, seed: Sliced, require_matmul: bool = True) -> HeadMatch:
+    """The heads of ``seed`` in ``block``, matched; raises ``_Refused``
+    (also when ``require_matmul`` and no head holds a ``graph.matmul``)."""
+    heads = len(seed.slices)
+    reach = [_forward(block, op) for op in seed.slices]
+    order = {op: index for index, op in enumerate(block.ops)}
+    exits = []
+    for head, ops in enumerate(reach):
+        others = set().union(*(r for h, r in enumerate(reach) if h != head))
+        own = ops - others
+        exits.append(
+            sorted(
+                (op for op in own if not _users_in(block, op) <= own),
+                key=order.__getitem__,
+            )
+        )
+    if len({len(e) for e in exits}) != 1:
+        raise _Refused("the heads have different numbers of results")
+    matcher = _Matcher(block)
+    for position in zip(*exits):
+        if any(len(op.results) != 1 for op in position):
+            raise _Refused("an exit has several results")
+        matcher.match(tuple(op.results[0] for op in position))
+    if all(isinstance(b.ops[0], _LAYOUT_OPS) for b in matcher.batched):
+        raise _Refused("only layout ops would be batched")
+    if require_matmul and not any(
+        isinstance(b.ops[0], g.MatmulOp) for b in matcher.batched
+    ):
+        raise _Refused("no matmul in the heads: fusion already joins them")
+    batched_ops = {op for b in matcher.batched for op in b.ops}
+    for b in matcher.batched:
+        for m in b.operands:
+            if isinstance(m, Shared) and m.value.owner in batched_ops:
+                raise _Refused(f"{m.value.owner.name} is shared and batched")
+    last = max(batched_ops, key=order.__getitem__)
+    for op in batched_ops:
+        for user in _users_in(block, op) - batched_ops:
+            if order[user] < order[last]:
+                raise _Refused(f"{user.name} uses a head before the heads end")
+    return HeadMatch(heads, tuple(matcher.batched), tuple(matcher.sliced), last)
+
+
+def _sliced_value(sliced: Sliced, heads: int, build: _Builder) -> SSAValue:
+    """The windows of ``sliced`` as one ``[H, ...]`` tensor: the window
+    covering them all, its axis split into heads and widths, the heads
+    moved to the front."""
+    first = sliced.slices[0]
+    source_dims = g.tensor_type(sliced.source).dims
+    dims = list(g.tensor_type(first.result).dims)
+    axis = sliced.axis
+    window = dims.copy()
+    window[axis] = dims[axis] * heads
+    value = sliced.source
+    if any(o != 0 for o in first.offset_list) or list(source_dims) != window:
+        value = build.insert(
+            g.SliceOp(value, first.offset_list, window, [1] * len(dims)), first
+        )
+    split = [*dims[:axis], heads, *dims[axis:]]
+    value = build.insert(g.ReshapeOp(value, split), first)
+    if axis:
+        order = [axis, *(a for a in range(len(split)) if a != axis)]
+        value = build.insert(g.TransposeOp(value, order), first)
+    return value
+
+
+def _batched_op(batched: Batched, heads: int, build: _Builder) -> SSAValue:
+    first = batched.ops[0]
+    operands, properties = BATCHING_RULES[type(first)](first, batched.operands, build)
+    result = g.tensor_type(first.results[0])
+    op = type(first).create(
+        operands=operands,
+        result_types=[result.with_shape([heads, *result.dims])],
+        properties=properties,
+        attributes=dict(first.attributes),
+    )
+    return build.insert(op, first)
+
+
+def _head_of(value: SSAValue, head: int, build: _Builder, user: Operation) -> SSAValue:
+    """Head ``head`` of a batched value, as the per-head tensor."""
+    dims = g.tensor_type(value).dims
+    window = build.insert(
+        g.SliceOp(
+            value, [head, *([0] * (len(dims) - 1))], [1, *dims[1:]], [1] * len(dims)
+        ),
+        user,
+    )
+    return build.insert(g.ReshapeOp(window, dims[1:]), user)
+
+
+def _joined(value: SSAValue, axis: int, build: _Builder, user: Operation) -> SSAValue:
+    """The heads of a batched value concatenated along ``axis``."""
+    dims = g.tensor_type(value).dims
+    order = [*range(1, axis + 1), 0, *range(axis + 1, len(dims))]
+    if axis:
+        value = build.insert(g.TransposeOp(value, order), user)
+    joined = [*dims[1 : axis + 1], dims[0] * dims[axis + 1], *dims[axis + 2 :]]
+    return build.insert(g.ReshapeOp(value, joined), user)
+
+
+def _concat_run(user: Operation, results: Sequence[SSAValue]) -> int | None:
+    """Where ``results`` sit, in order and side by side, among the operands
+    of a ``graph.concat`` ``user``."""
+    if not isinstance(user, g.ConcatOp):
+        return None
+    operands = list(user.operands)
+    for start in range(len(operands) - len(results) + 1):
+        if operands[start : start + len(results)] == list(results):
+            return start
+    return None
+
+
+def rewrite_heads(found: HeadMatch) -> None:
+    """Replace the matched heads by their batched form."""
+    heads = found.heads
+    next_op = found.last.next_op
+    assert next_op is not None  # the block's terminator is never a head's
+    build = _Builder(heads, InsertPoint.before(next_op))
+    for sliced in found.sliced:
+        build.values[id(sliced)] = _sliced_value(sliced, heads, build)
+    order = {op: i for i, op in enumerate(found.last.parent_block().ops)}
+    groups = sorted(found.batched, key=lambda b: max(map(order.__getitem__, b.ops)))
+    for batched in groups:
+        build.values[id(batched)] = _batched_op(batched, heads, build)
+    batched_ops = {op for b in groups for op in b.ops}
+    joins: list[Operation] = []
+    for batched in groups:
+        joins += _replace_uses(batched, build, batched_ops)
+    # Erased last: a join may be the op the batched ops are inserted before.
+    for op in joins:
+        Rewriter.erase_op(op)
+    for op in sorted(batched_ops, key=order.__getitem__, reverse=True):
+        Rewriter.erase_op(op)
+    for sliced in found.sliced:
+        for op in sliced.slices:
+            if not op.result.uses:
+                Rewriter.erase_op(op)
+
+
+def _replace_uses(
+    batched: Batched, build: _Builder, inside: set[Operation]
+) -> list[Operation]:
+    """Point the uses of the heads' results outside the heads at the
+    batched value: a concatenation of them all, in order, at a transpose
+    and reshape of it, any other use at the head's slice of it. Returns the
+    concatenations left without operands, to erase."""
+    block = batched.ops[0].parent_block()
+    assert block is not None
+    value = build.batched(batched)
+    results = [op.results[0] for op in batched.ops]
+    order = {op: index for index, op in enumerate(block.ops)}
+    outside = {u for op in batched.ops for u in _users_in(block, op)} - inside
+    joins = []
+    for user in sorted(outside, key=order.__getitem__):
+        if (start := _concat_run(user, results)) is not None:
+            assert isinstance(user, g.ConcatOp)
+            joined = _joined(value, user.axis.value.data, build, user)
+            operands = list(user.operands)
+            operands[start : start + len(results)] = [joined]
+            if len(operands) == 1:
+                user.results[0].replace_all_uses_with(joined)
+                joins.append(user)
+                continue
+            user.operands = operands
+    kept = inside | set(joins)
+
+    def elsewhere(use: Use) -> bool:
+        return _ancestor_in(block, use.operation) not in kept
+
+    for head, result in enumerate(results):
+        if any(elsewhere(use) for use in result.uses):
+            own = _head_of(value, head, build, batched.ops[head])
+            result.replace_uses_with_if(own, elsewhere)
+    return joins
+
+
+def fuse_heads(block: Block, require_matmul: bool = True) -> int:
+    """Batch every set of matching heads in ``block`` (holding a matmul,
+    with ``require_matmul``); the number batched."""
+    fused = 0
+    changed = True
+    while changed:
+        changed = False
+        for seed in list(_seeds(block)):
+            try:
+                found = match_heads(block, seed, require_matmul)
+            except _Refused:
+                continue
+            rewrite_heads(found)
+            fused += 1
+            changed = True
+            break
+    return fused
+
+
+@dataclass(frozen=True)
+class HorizontalFusionPass(ModulePass):
+    """Identical computations on side-by-side slices of one tensor (heads)
+    become one computation over a leading head axis."""
+
+    name = "horizontal-fusion"
+
+    #: Batch only heads holding a matmul (see the module docstring).
+    require_matmul: bool = True
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        blocks = [b for inner in op.walk() for r in inner.regions for b in r.blocks]
+        for block in blocks:
+            fuse_heads(block, self.require_matmul)
