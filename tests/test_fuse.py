@@ -143,7 +143,7 @@ def test_fused_module_round_trips(fused: tuple[str, Fused]) -> None:
         ("gelu_linear", ["matmul"]),
         ("mlp", ["matmul", "matmul"]),
         ("swiglu", ["matmul", "matmul", "matmul"]),
-        ("causal_attention", ["matmul", "reduction", "matmul"]),
+        ("causal_attention", ["attention"]),
         ("head_split", ["pointwise"]),
         ("rotary", ["pointwise"]),
         ("adam_step", ["pointwise"]),
@@ -172,24 +172,26 @@ def test_embedding_keeps_its_guard_outside() -> None:
     assert result.body() == ["sym.guard", "fusion.kernel", "func.return"]
 
 
-def test_attention_mask_and_scale_join_the_softmax() -> None:
-    _, softmax, _ = Fused(SUITE["causal_attention"]).kernels
-    names = {op.name for op in softmax.body.walk()}
-    assert {"graph.iota", "graph.select", "graph.reduce"} <= names
-    assert "graph.matmul" not in names
+def test_attention_is_one_kernel_from_scores_to_output() -> None:
+    (kernel,) = Fused(SUITE["causal_attention"]).kernels
+    names = [op.name for op in kernel.body.walk()]
+    assert {"graph.iota", "graph.select", "graph.reduce"} <= set(names)
+    assert names.count("graph.matmul") == 2
+    assert [v.type for v in kernel.outputs] == [kernel.inputs[2].type]  # [S, 64]
+    assert kernel.reason_text.startswith("attention: matmul [S, 64] x [64, S]")
+    assert "so the [S, S] scores never reach memory" in kernel.reason_text
 
 
 def test_gpt2_block() -> None:
-    """13 kernels, each of them necessary under the kernel contracts:
+    """9 kernels, each of them necessary under the kernel contracts:
 
     - layer norm 1 (k0); its output feeds the qkv matmul's operand, which
       takes only layout ops and casts;
     - the qkv matmul with its bias (k1): its result is read by 4 kernels;
-    - per head (2 heads): q @ k.T (the q/k/v slices and the transpose are
-      duplicated into the matmuls that read them), the scaled, masked
-      softmax (a reduction kernel never takes a matmul), and p @ v; the
-      causal mask, elementwise and read by both heads' softmaxes, is
-      recomputed in each of them rather than stored;
+    - per head (2 heads): one attention kernel, q @ k.T, the scaled, masked
+      softmax and p @ v (the q/k/v slices and the transpose are its
+      prologue); the causal mask, elementwise of sources and read by both
+      heads, is recomputed in each of them rather than stored;
     - the concatenation of the heads (a copy: neither a head's matmul,
       whose result is [seq, 8], nor the projection's operand side takes it);
     - the projection with its bias and the residual add (k9), whose result
@@ -200,19 +202,15 @@ def test_gpt2_block() -> None:
     assert result.kinds == [
         "reduction",  # layer norm 1
         "matmul",  # qkv projection + bias
-        "matmul",  # head 0: q @ k.T
-        "reduction",  # head 0: scale, mask, softmax
-        "matmul",  # head 0: p @ v
-        "matmul",  # head 1: q @ k.T
-        "reduction",  # head 1: scale, mask, softmax
-        "matmul",  # head 1: p @ v
+        "attention",  # head 0: softmax(q @ k.T * scale + mask) @ v
+        "attention",  # head 1
         "pointwise",  # concatenation of the heads
         "matmul",  # attention projection + bias + residual
         "reduction",  # layer norm 2
         "matmul",  # c_fc + bias + GELU
         "matmul",  # c_proj + bias + residual
     ]
-    assert SUITE["gpt2_block"].kernels == 13
+    assert SUITE["gpt2_block"].kernels == 9
 
 
 # Joint functions: forward and backward in one graph -----------------------------

@@ -1,0 +1,230 @@
+"""Attention as one kernel, from the general fusion rule matmul -> row
+reduction -> matmul (``irc.dialects.fusion.AttentionChain``).
+
+Each variant is plain NumPy: no mask, a causal mask from ``np.tri`` (by
+``np.where`` or added as ``(1 - tri) * -1e10``), a bias passed as an
+argument (ALiBi-style), another scale, a softmax written by hand, a
+reciprocal multiplied in, keys and values of another length than the
+queries, and batched heads (``[H, S, d]``, ``k.transpose(0, 2, 1)``). Each
+must be ONE ``attention`` kernel and agree with NumPy on the reference
+backend and on Triton's interpreter at several bindings of the symbolic
+sequence length: 1, below a block, past one block with a masked tail, and
+past two key blocks. Where the rule must not fire (the scores or the
+probabilities are also returned, a symbolic head dim) the kernels stay
+apart, with reasons that say why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import irc
+from irc.dialects.fusion import KernelOp
+
+pytest.importorskip("torch")
+
+HEAD_DIM = 16
+HEADS = 2
+#: Bindings of the sequence length: 1, below the 64-row block, past one
+#: block (a masked tail), past two key blocks.
+LENGTHS = (1, 5, 67, 130)
+RTOL, ATOL = 1e-5, 5e-6
+
+
+def softmax(x: Any) -> Any:
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def causal_where(q, k, v):
+    scores = q @ k.T * q.shape[-1] ** -0.5
+    scores = np.where(np.tri(q.shape[0]) == 0, -1e9, scores)
+    return softmax(scores) @ v
+
+
+def causal_additive(q, k, v):
+    mask = (1 - np.tri(q.shape[0], dtype=q.dtype)) * -1e10
+    return softmax(q @ k.T / np.sqrt(q.shape[-1]) + mask) @ v
+
+
+def no_mask(q, k, v):
+    return softmax(q @ k.T / np.sqrt(q.shape[-1])) @ v
+
+
+def another_scale(q, k, v):
+    return softmax(0.3 * (q @ k.T)) @ v
+
+
+def alibi_bias(q, k, v, bias):
+    return softmax(q @ k.T * 0.25 + bias) @ v
+
+
+def softmax_by_hand(q, k, v):
+    s = q @ k.T * 0.25
+    e = np.exp(s - s.max(-1, keepdims=True))
+    p = e / e.sum(-1, keepdims=True)
+    return p @ v
+
+
+def reciprocal_factor(q, k, v):
+    s = q @ k.T
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    return (e * (1.0 / e.sum(axis=1, keepdims=True))) @ v
+
+
+def batched_causal(q, k, v):
+    s = q @ k.transpose(0, 2, 1) / np.sqrt(q.shape[-1])
+    s = np.where(np.tri(q.shape[1]) == 0, -1e9, s)
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return (e / e.sum(-1, keepdims=True)) @ v
+
+
+def with_epilogue(q, k, v, residual):
+    return softmax(q @ k.T * 0.25) @ v * 2.0 + residual
+
+
+def _spec(*dims: Any) -> irc.TensorSpec:
+    return irc.TensorSpec(dims, "float32")
+
+
+def _qkv(rng: np.random.Generator, s: int) -> list[np.ndarray]:
+    return [rng.standard_normal((s, HEAD_DIM)).astype(np.float32) for _ in range(3)]
+
+
+def _batched(rng: np.random.Generator, s: int) -> list[np.ndarray]:
+    shape = (HEADS, s, HEAD_DIM)
+    return [rng.standard_normal(shape).astype(np.float32) for _ in range(3)]
+
+
+def _cross(rng: np.random.Generator, s: int) -> list[np.ndarray]:
+    t = 2 * s + 1  # keys and values of another length
+    q = rng.standard_normal((s, HEAD_DIM)).astype(np.float32)
+    k, v = (rng.standard_normal((t, HEAD_DIM)).astype(np.float32) for _ in range(2))
+    return [q, k, v]
+
+
+QKV = [_spec("S", HEAD_DIM)] * 3
+
+#: name -> (function, specs, inputs at a sequence length).
+VARIANTS: dict[str, tuple[Callable[..., Any], list[irc.TensorSpec], Any]] = {
+    "causal_where": (causal_where, QKV, _qkv),
+    "causal_additive": (causal_additive, QKV, _qkv),
+    "no_mask": (no_mask, QKV, _qkv),
+    "another_scale": (another_scale, QKV, _qkv),
+    "alibi_bias": (
+        alibi_bias,
+        [*QKV, _spec("S", "S")],
+        lambda rng, s: [
+            *_qkv(rng, s),
+            (-0.5 * np.abs(np.subtract.outer(np.arange(s), np.arange(s)))).astype(
+                np.float32
+            ),
+        ],
+    ),
+    "softmax_by_hand": (softmax_by_hand, QKV, _qkv),
+    "reciprocal_factor": (reciprocal_factor, QKV, _qkv),
+    "cross_lengths": (
+        no_mask,
+        [_spec("S", HEAD_DIM), _spec("T", HEAD_DIM), _spec("T", HEAD_DIM)],
+        _cross,
+    ),
+    "batched_causal": (
+        batched_causal,
+        [_spec(HEADS, "S", HEAD_DIM)] * 3,
+        _batched,
+    ),
+    "with_epilogue": (
+        with_epilogue,
+        [*QKV, _spec("S", HEAD_DIM)],
+        lambda rng, s: [*_qkv(rng, s), _qkv(rng, s)[0]],
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def compiled() -> Callable[[str], irc.Compiled]:
+    cache: dict[str, irc.Compiled] = {}
+
+    def get(name: str) -> irc.Compiled:
+        if name not in cache:
+            function, specs, _ = VARIANTS[name]
+            cache[name] = irc.compile(function, *specs)
+        return cache[name]
+
+    return get
+
+
+def kernels(program: irc.Compiled) -> list[KernelOp]:
+    return [op for op in program.module_at("fusion").walk() if isinstance(op, KernelOp)]
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_variant_is_one_attention_kernel(name: str, compiled) -> None:
+    program = compiled(name)
+    assert [k.kind_name for k in kernels(program)] == ["attention"]
+    assert program.num_kernels == 1
+
+
+@pytest.mark.parametrize("backend", ["reference", "interpret"])
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_variant_matches_numpy(name: str, backend: str, compiled) -> None:
+    function, _, make_inputs = VARIANTS[name]
+    program = compiled(name)
+    for length in LENGTHS:
+        arrays = make_inputs(np.random.default_rng(length), length)
+        expected = function(*arrays)
+        got = program(*arrays, backend=backend)
+        assert got.dtype == expected.dtype
+        np.testing.assert_allclose(
+            got, expected, rtol=RTOL, atol=ATOL, err_msg=f"{name} at S={length}"
+        )
+
+
+def test_fully_masked_rows_are_nan_as_in_numpy() -> None:
+    """A row whose every score is -inf: NumPy's softmax is NaN there
+    (exp(-inf - -inf)); so is the kernel's, and the other rows are not."""
+
+    def masked(q, k, v):
+        s = np.where(np.tri(q.shape[0]) == 0, -np.inf, q @ k.T)
+        s = np.where(np.arange(q.shape[0])[:, None] == 1, -np.inf, s)
+        return softmax(s) @ v
+
+    program = irc.compile(masked, *QKV)
+    assert [k.kind_name for k in kernels(program)] == ["attention"]
+    arrays = _qkv(np.random.default_rng(0), 5)
+    with np.errstate(invalid="ignore"):
+        expected = masked(*arrays)
+    got = program(*arrays, backend="interpret")
+    assert np.isnan(got[1]).all() and not np.isnan(np.delete(got, 1, axis=0)).any()
+    np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
+
+
+# Where the rule must not fire -------------------------------------------------
+
+
+def test_returned_probabilities_keep_the_kernels_apart() -> None:
+    """The probabilities are also returned, so they must be stored: the
+    chain is no attention kernel, and the kernels say why they are apart."""
+
+    def also_probabilities(q, k, v):
+        p = softmax(q @ k.T)
+        return p @ v, p
+
+    program = irc.compile(also_probabilities, *QKV)
+    found = kernels(program)
+    assert "attention" not in [k.kind_name for k in found]
+    assert any("a reduction kernel never takes a matmul" in k.reason_text for k in found)
+    arrays = _qkv(np.random.default_rng(1), 7)
+    for got, expected in zip(program(*arrays), also_probabilities(*arrays)):
+        np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
+
+
+def test_symbolic_head_dim_is_not_an_attention_kernel() -> None:
+    """The head dim must be static (a block of query rows stays in
+    registers): with ``d`` symbolic the matmuls stay kernels of their own."""
+    program = irc.compile(no_mask, *[_spec("S", "d")] * 3)
+    assert "attention" not in [k.kind_name for k in kernels(program)]
