@@ -217,7 +217,9 @@ def test_returned_probabilities_keep_the_kernels_apart() -> None:
     program = irc.compile(also_probabilities, *QKV)
     found = kernels(program)
     assert "attention" not in [k.kind_name for k in found]
-    assert any("a reduction kernel never takes a matmul" in k.reason_text for k in found)
+    assert any(
+        "a reduction kernel never takes a matmul" in k.reason_text for k in found
+    )
     arrays = _qkv(np.random.default_rng(1), 7)
     for got, expected in zip(program(*arrays), also_probabilities(*arrays)):
         np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
