@@ -230,3 +230,74 @@ def test_symbolic_head_dim_is_not_an_attention_kernel() -> None:
     registers): with ``d`` symbolic the matmuls stay kernels of their own."""
     program = irc.compile(no_mask, *[_spec("S", "d")] * 3)
     assert "attention" not in [k.kind_name for k in kernels(program)]
+
+
+# Skipping the keys past a block's rows ----------------------------------------
+
+
+def _walks_to_the_last_row(program: irc.Compiled) -> bool:
+    """Whether the attention kernel's walk over the keys stops at its
+    program's last row (``loop.binary min`` bounds the ``scf.for``)."""
+    text = program.ir("loop")
+    return "the keys past it are masked" in text and "loop.binary min" in text
+
+
+@pytest.mark.parametrize(
+    ("name", "skips"),
+    [
+        ("causal_where", True),
+        ("causal_additive", True),
+        ("batched_causal", True),
+        ("no_mask", False),
+        ("alibi_bias", False),
+    ],
+)
+def test_causal_masks_skip_the_blocks_past_the_rows(
+    name: str, skips: bool, compiled
+) -> None:
+    assert _walks_to_the_last_row(compiled(name)) == skips
+
+
+def test_skipping_is_exact() -> None:
+    """The same mask, once as np.tri (skipped) and once as a boolean
+    argument (not analysable, every block walked): bit for bit the same
+    results, since each skipped term is exp(-1e9 - m) == 0 and leaves the
+    max, the sums and the product unchanged."""
+
+    def from_tri(q, k, v):
+        return softmax(np.where(np.tri(q.shape[0]) == 0, -1e9, q @ k.T)) @ v
+
+    def from_argument(q, k, v, keep):
+        return softmax(np.where(keep, q @ k.T, -1e9)) @ v
+
+    skipping = irc.compile(from_tri, *QKV)
+    walking = irc.compile(from_argument, *QKV, irc.TensorSpec(("S", "S"), "bool"))
+    assert _walks_to_the_last_row(skipping)
+    assert not _walks_to_the_last_row(walking)
+    for length in (5, 130):
+        arrays = _qkv(np.random.default_rng(length), length)
+        keep = np.tri(length) != 0
+        np.testing.assert_array_equal(
+            skipping(*arrays, backend="interpret"),
+            walking(*arrays, keep, backend="interpret"),
+        )
+
+
+def test_a_mask_leaving_row_zero_no_key_is_not_skipped() -> None:
+    """``np.tri(S, k=-1)`` keeps the keys before the row: row 0 keeps none,
+    and NumPy averages all its values (every score -1e9). Skipping would
+    leave it no key, so the walk goes over every block."""
+
+    def strictly_before(q, k, v):
+        s = np.where(np.tri(q.shape[0], k=-1) == 0, -1e9, q @ k.T)
+        return softmax(s) @ v
+
+    program = irc.compile(strictly_before, *QKV)
+    assert program.num_kernels == 1 and not _walks_to_the_last_row(program)
+    arrays = _qkv(np.random.default_rng(3), 70)
+    np.testing.assert_allclose(
+        program(*arrays, backend="interpret"),
+        strictly_before(*arrays),
+        rtol=RTOL,
+        atol=ATOL,
+    )

@@ -35,6 +35,7 @@ the loop dialect has no reshape of tiles).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, i64
@@ -50,6 +51,7 @@ from irc.dialects.kernel_kind import (
     MatmulPrecision,
 )
 from irc.lowering.fusion_to_loop.index_maps import Index, batch_broadcast, tensor_type
+from irc.lowering.fusion_to_loop.key_bounds import skips_keys_past_the_row
 from irc.lowering.fusion_to_loop.matmul import (
     MatmulTiler,
     accumulator_type,
@@ -128,11 +130,18 @@ class AttentionTiler(MatmulTiler):
         self.rows = b.lanes(start, "BLOCK_M", self.blocks.queries, 1, 2)
         self.row_mask = b.in_bounds(self.rows, q_extent, self.blocks.queries)
         queries = self._queries()
-        running = self._walk_keys(k_extent, queries)
+        end: SymExpr | SSAValue = k_extent
+        skipped = ""
+        if skips_keys_past_the_row(chain):
+            # The keys past this program's last row are masked: not walked.
+            last = b.binary("add", start, b.index(self.blocks.queries))
+            end = b.binary("min", b.size(k_extent), last)
+            skipped = ", up to the program's last row (the keys past it are masked)"
+        running = self._walk_keys(k_extent, end, queries)
         self._finish(running)
         self.notes.append(
             f"attention: {self.blocks.queries} query rows per program, keys in "
-            f"blocks of {self.blocks.keys} with online rescaling"
+            f"blocks of {self.blocks.keys}{skipped}, with online rescaling"
         )
         grid = [q_extent.ceildiv(self.blocks.queries)]
         if batch:
@@ -188,8 +197,10 @@ class AttentionTiler(MatmulTiler):
         mask = self.b.both(self.row_mask, head_mask)
         return self._operand(lhs, index, mask, (blocks.head, blocks.queries))
 
-    def _walk_keys(self, k_extent: SymExpr, queries: SSAValue) -> _Running:
-        """The ``scf.for`` over blocks of keys."""
+    def _walk_keys(
+        self, k_extent: SymExpr, end: SymExpr | SSAValue, queries: SSAValue
+    ) -> _Running:
+        """The ``scf.for`` over blocks of keys, up to ``end``."""
         b, blocks = self.b, self.blocks
         element = tensor_type(self.chain.exponent).element_type
         output_element = tensor_type(self.chain.output.result).element_type
@@ -206,7 +217,27 @@ class AttentionTiler(MatmulTiler):
         def step(first: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
             return self._step(first, k_extent, queries, _Running.of(carried)).values()
 
-        return _Running.of(self.for_chunks(k_extent, blocks.keys, start.values(), step))
+        return _Running.of(self._for_blocks(end, blocks.keys, start.values(), step))
+
+    def _for_blocks(
+        self,
+        end: SymExpr | SSAValue,
+        size: int,
+        inits: list[SSAValue],
+        body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]],
+    ) -> list[SSAValue]:
+        """``for_chunks`` up to ``end``, a size or an index value."""
+
+        def scoped(first: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
+            self.scopes.append({})
+            saved_mask = self.mask
+            try:
+                return body(first, carried)
+            finally:
+                self.mask = saved_mask
+                self.scopes.pop()
+
+        return self.b.for_loop(end, size, inits, scoped)
 
     def _step(
         self,

@@ -250,21 +250,22 @@ class LoopBuilder:
 
     def for_loop(
         self,
-        extent: SymExpr,
+        extent: SymExpr | SSAValue,
         step: int,
         inits: Sequence[SSAValue],
         body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]],
     ) -> list[SSAValue]:
-        """``scf.for`` from 0 to ``extent`` in steps of ``step``, carrying
-        ``inits``: ``body(start, carried)`` builds the loop body (inserted in
-        the loop's block) and returns the values it yields."""
+        """``scf.for`` from 0 to ``extent`` (a size, or an index value the
+        kernel computed) in steps of ``step``, carrying ``inits``:
+        ``body(start, carried)`` builds the loop body (inserted in the
+        loop's block) and returns the values it yields."""
         block = Block(arg_types=[self.index_type, *(v.type for v in inits)])
         start, *carried = block.args
         with self.at_end(block):
             self.insert(scf.YieldOp(*body(start, list(carried))))
         op = scf.ForOp(
             self.index(0),
-            self.size(extent),
+            extent if isinstance(extent, SSAValue) else self.size(extent),
             self.index(step),
             list(inits),
             Region(block),
