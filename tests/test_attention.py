@@ -23,7 +23,10 @@ import numpy as np
 import pytest
 
 import irc
+from irc import testing
+from irc.api import DEFAULT_PIPELINE
 from irc.dialects.fusion import KernelOp
+from irc.ir import parse_module
 
 pytest.importorskip("torch")
 
@@ -301,3 +304,46 @@ def test_a_mask_leaving_row_zero_no_key_is_not_skipped() -> None:
         rtol=RTOL,
         atol=ATOL,
     )
+
+
+# The passes keep meaning; gradients -------------------------------------------
+
+#: Attention-shaped programs for the pass checks and gradients.
+CHECKED = ["causal_additive", "alibi_bias", "batched_causal", "with_epilogue"]
+
+
+def _traced(name: str, dtype: str = "float32") -> Any:
+    function, specs, _ = VARIANTS[name]
+    return irc.trace(function, *[irc.TensorSpec(s.shape, dtype) for s in specs])
+
+
+def test_fuse_keeps_the_meaning_of_attention_programs() -> None:
+    testing.check_pass("fuse", programs=[_traced(n) for n in CHECKED], max_examples=8)
+
+
+def test_tile_keeps_the_meaning_of_attention_programs() -> None:
+    """On the loop level's reference interpreter, at random bindings of S."""
+    testing.check_pass(
+        "fuse,tile",
+        programs=[_traced(n) for n in CHECKED],
+        max_examples=8,
+        require_change=["tile"],
+    )
+
+
+@pytest.mark.parametrize("name", ["causal_where", "alibi_bias", "batched_causal"])
+def test_attention_gradients(name: str) -> None:
+    """autodiff of attention against finite differences (float64); its
+    joint function, where the forward's probabilities feed the backward
+    and so stay several kernels, runs on Triton's interpreter as on the
+    reference."""
+    testing.check_grad([_traced(name, "float64")], max_examples=4)
+    function, specs, make_inputs = VARIANTS[name]
+    joint = irc.compile(function, *specs, pipeline=f"autodiff,{DEFAULT_PIPELINE}")
+    arrays = make_inputs(np.random.default_rng(0), 7)
+    (result,) = testing.run_module(_traced(name), arrays)
+    cotangent = np.random.default_rng(1).standard_normal(result.shape)
+    inputs = [*arrays, cotangent.astype(result.dtype)]
+    expected = testing.run_module(joint.module, inputs)
+    actual = testing.run_module(parse_module(joint.ir("triton")), inputs)
+    assert testing.compare_outputs(expected, actual, rtol=1e-4, atol=1e-4) is None

@@ -755,15 +755,15 @@ def _between_violation(ops: Sequence[Operation], chain: AttentionChain) -> str |
     for op in ops:
         reads_scores = any(v in from_scores for v in op.operands)
         reads_reduction = any(v in from_reductions for v in op.operands)
-        if not (reads_scores or reads_reduction):
-            continue
+        if op is chain.output or not (reads_scores or reads_reduction):
+            continue  # the output's users are the epilogue's
         from_scores.update(op.results)
         if op in chain.reductions:
             from_reductions.update(op.results)
             continue
         if reads_reduction:
             from_reductions.update(op.results)
-        if op is chain.output or op in chain.rescaled:
+        if op in chain.rescaled:
             continue
         shape = shape_of(op.results[0])
         if shape == keys.shape and is_elementwise(op) and not reads_reduction:
