@@ -60,6 +60,13 @@ that does not verify):
   before it is scanned, the consumers after.
 - matmul: on its operand side, layout ops and casts; on the epilogue side,
   elementwise and layout ops of shapes that broadcast to its result.
+- attention: a matmul ending an ``AttentionChain`` (matmul -> row
+  reduction along the key axis -> matmul contracting it; see
+  ``irc.dialects.fusion``) roots an attention group instead of a matmul
+  group when the chain's ops between the two matmuls have no users outside
+  it (duplicable ops aside): found before the walk (``_attention_chains``),
+  they join it whole; operand sides and the epilogue join as a matmul
+  group's. The scores and ``exp(x - max)`` are then never stored.
 
 Each kernel says why it was formed in its ``reason``: what it is anchored
 on, what joined it, what was duplicated or recomputed in it, what it stores
