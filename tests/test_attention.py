@@ -11,12 +11,18 @@ backend and on Triton's interpreter at several bindings of the symbolic
 sequence length: 1, below a block, past one block with a masked tail, and
 past two key blocks. Where the rule must not fire (the scores or the
 probabilities are also returned, a symbolic head dim) the kernels stay
-apart, with reasons that say why.
+apart, with reasons that say why. The batched kernel compiles for sm_90
+through Triton's real launch path (``irc.testing.fake_driver``, in a
+subprocess: this process interprets), on tensor cores for 16-bit operands.
 """
 
 from __future__ import annotations
 
+import json
+import re
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -347,3 +353,112 @@ def test_attention_gradients(name: str) -> None:
     expected = testing.run_module(joint.module, inputs)
     actual = testing.run_module(parse_module(joint.ir("triton")), inputs)
     assert testing.compare_outputs(expected, actual, rtol=1e-4, atol=1e-4) is None
+
+
+# sm_90: the attention kernel compiles for an H100 ---------------------------------
+
+#: The batched attention compiled for sm_90 per element type: whether its
+#: two dots must be on tensor cores (16-bit operands) or FMA (IEEE float32).
+SM90_ELEMENTS = {"float32": False, "bfloat16": True}
+SM90_HEADS, SM90_LENGTH, SM90_HEAD_DIM = 4, 256, 64
+
+
+def batched_causal_scaled(q, k, v):
+    """batched_causal with a weak scale (a NumPy float64 scale would make
+    a 16-bit program float64)."""
+    s = q @ k.transpose(0, 2, 1) * 0.125
+    s = np.where(np.tri(q.shape[1]) == 0, -1e9, s)
+    return softmax(s) @ v
+
+
+@pytest.fixture(scope="module")
+def sm90_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    from fake_gpu_suite import run_compiling
+
+    out = tmp_path_factory.mktemp("attention_sm90") / "report.json"
+    completed = run_compiling([__file__, str(out)], timeout=900)
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    return json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("element", sorted(SM90_ELEMENTS))
+def test_attention_compiles_for_h100(element: str, sm90_report: dict[str, Any]) -> None:
+    """One launch, heads on grid axis 1, an sm_90 cubin; 16-bit operands on
+    tensor cores (wgmma or mma), IEEE float32 on FMA."""
+    result = sm90_report[element]
+    assert "error" not in result, result.get("error")
+    (launch,) = result["launches"]
+    assert launch["grid"][:2] == [SM90_LENGTH // 64, SM90_HEADS]
+    assert launch["sm_90"] and launch["cubin_bytes"] > 0
+    tensor_cores = launch["wgmma"] + launch["mma"]
+    assert (tensor_cores > 0) == SM90_ELEMENTS[element], launch
+
+
+def _sm90_launch(element: str) -> dict[str, Any]:
+    import torch
+    from fake_gpu_suite import ELF_MAGIC
+
+    from irc.runtime import triton_backend
+    from irc.testing.fake_driver import compiled_kernels, fake_cuda
+
+    spec = irc.TensorSpec((SM90_HEADS, "S", SM90_HEAD_DIM), element)
+    compiled = irc.compile(batched_causal_scaled, spec, spec, spec)
+    module = triton_backend.load_source(compiled.triton_source, interpret=False)
+    shape = (SM90_HEADS, SM90_LENGTH, SM90_HEAD_DIM)
+    tensors = [torch.zeros(shape, dtype=getattr(torch, element)) for _ in range(3)]
+    with fake_cuda() as gpu:
+        compiled(*tensors, backend="triton")
+    binaries = {
+        digest: binary
+        for function, _, _ in module.KERNELS.values()
+        for digest, binary in compiled_kernels(function).items()
+    }
+    launches = []
+    for launch in gpu.launches:
+        binary = binaries[launch.metadata.hash]
+        ptx, cubin = binary.asm["ptx"], binary.asm.get("cubin", b"")
+        launches.append(
+            {
+                "grid": list(launch.grid),
+                "sm_90": ".target sm_90" in ptx,
+                "cubin_bytes": len(cubin) if cubin[:4] == ELF_MAGIC else 0,
+                "wgmma": len(re.findall(r"\bwgmma\.mma_async\b", ptx)),
+                "mma": len(re.findall(r"\bmma\.sync\b", ptx)),
+            }
+        )
+    return {"launches": launches}
+
+
+def _sm90_report() -> dict[str, Any]:
+    report: dict[str, Any] = {}
+    for element in SM90_ELEMENTS:
+        try:
+            report[element] = _sm90_launch(element)
+        except Exception as error:  # reported, and failed, by the test
+            report[element] = {"error": f"{type(error).__name__}: {error}"}
+    return report
+
+
+if __name__ == "__main__":
+    # python tests/test_attention.py REPORT.json (compiles: not interpreted)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    Path(sys.argv[1]).write_text(json.dumps(_sm90_report()))
+
+
+def test_16_bit_attention_accumulates_in_float32() -> None:
+    """float16 operands: the dots on float16 tiles, the max, the sums and
+    the product in float32; the result within float16 rounding of the
+    reference interpreter's (which computes each op in float16 as NumPy)."""
+    spec = irc.TensorSpec((HEADS, "S", HEAD_DIM), "float16")
+    program = irc.compile(batched_causal_scaled, spec, spec, spec)
+    assert program.num_kernels == 1
+    for length in (5, 130):
+        arrays = [
+            a.astype(np.float16) for a in _batched(np.random.default_rng(4), length)
+        ]
+        got = program(*arrays, backend="interpret")
+        assert got.dtype == np.float16
+        expected = batched_causal_scaled(*(a.astype(np.float32) for a in arrays))
+        np.testing.assert_allclose(
+            got.astype(np.float32), expected, rtol=2e-2, atol=2e-3
+        )

@@ -24,7 +24,9 @@ blocks of ``BLOCK_N`` (a ``scf.for``) carrying, per row, the running max
 After the walk ``m`` and ``l`` are the reductions' values, the factors
 (constant along the keys) multiply ``o``, and the result is the second
 matmul's, the anchor of the epilogue. ``p @ v``'s ``p`` is in ``P``'s dtype
-before the dot, as the matmul would read it.
+before the dot, as the matmul would read it; for 16-bit ``x`` the max, the
+sums, ``p`` and the product are float32 (the dots accumulate in it), rounded
+to the reductions' dtype where the graph reads them.
 
 The tiles are transposed: a program computes ``s.T`` (``[BLOCK_N,
 BLOCK_M]``) and ``o.T`` (``[BLOCK_DV, BLOCK_M]``), so that a per-row value,
@@ -202,7 +204,7 @@ class AttentionTiler(MatmulTiler):
     ) -> _Running:
         """The ``scf.for`` over blocks of keys, up to ``end``."""
         b, blocks = self.b, self.blocks
-        element = tensor_type(self.chain.exponent).element_type
+        element = accumulator_type(tensor_type(self.chain.exponent).element_type)
         output_element = tensor_type(self.chain.output.result).element_type
         per_row = [blocks.queries]
         start = _Running(
@@ -255,10 +257,11 @@ class AttentionTiler(MatmulTiler):
         score_index = (*self.score_batch, self.rows, keys)
         self.anchors[chain.scores.result] = (score_index, scores)
         self.mask = b.both(self.row_mask, key_mask)
+        element = loop.element_of(running.maximum.type)  # f32 for 16-bit x
         exponent = self._full_tile(
-            self.value_at(chain.exponent, score_index), (blocks.keys, blocks.queries)
+            b.cast(self.value_at(chain.exponent, score_index), element),
+            (blocks.keys, blocks.queries),
         )
-        element = loop.element_of(exponent.type)
         if key_mask is not None:  # masked keys count nothing
             exponent = b.select(key_mask, exponent, b.const(float("-inf"), element))
         block_max = b.create(loop.ReduceOp("max", exponent, 0))
@@ -322,7 +325,7 @@ class AttentionTiler(MatmulTiler):
         self.mask = self.row_mask
         self.anchors[chain.maximum.result] = (
             self._row_index(chain.maximum.result),
-            running.maximum,
+            b.cast(running.maximum, tensor_type(chain.maximum.result).element_type),
         )
         # A row whose max is -inf sums exp(-inf - -inf), NaN, as NumPy does.
         no_max = self._is_minus_inf(running.maximum)
@@ -330,11 +333,17 @@ class AttentionTiler(MatmulTiler):
             nan = b.const(float("nan"), loop.element_of(value.type))
             self.anchors[total.result] = (
                 self._row_index(total.result),
-                b.select(no_max, nan, value),
+                b.cast(
+                    b.select(no_max, nan, value),
+                    tensor_type(total.result).element_type,
+                ),
             )
         product = running.product
         for factor in chain.factors:
-            scale = self.value_at(factor.value, self._row_index(factor.value))
+            scale = b.cast(
+                self.value_at(factor.value, self._row_index(factor.value)),
+                loop.element_of(product.type),
+            )
             product = b.binary("div" if factor.divides else "mul", product, scale)
         columns, column_mask = self._head(
             "BLOCK_DV",
