@@ -319,7 +319,7 @@ def _softmax(x: Any) -> Any:
 
 
 def attention_no_mask(q: Any, k: Any, v: Any) -> Any:
-    return _softmax(q @ k.T / np.sqrt(q.shape[-1])) @ v
+    return _softmax(q @ k.T * q.shape[-1] ** -0.5) @ v
 
 
 def attention_bias(q: Any, k: Any, v: Any, bias: Any) -> Any:
@@ -549,11 +549,12 @@ def table(rows: Sequence[dict[str, Any]], ptx: dict[str, Any] | None) -> str:
             f"{row['dram_ratio']:.2f}",
         ]
         if ptx is not None:
-            facts = ptx.get(row["program"], {}).values()
-            cells += [
-                str(sum(f[key] for f in facts))
-                for key in ("vector_loads", "scalar_loads", "async_copies", "div64")
-            ]
+            keys = ("vector_loads", "scalar_loads", "async_copies", "div64")
+            if row["program"] in ptx:  # not the variants: not compiled
+                facts = ptx[row["program"]].values()
+                cells += [str(sum(f[key] for f in facts)) for key in keys]
+            else:
+                cells += ["-"] * len(keys)
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
