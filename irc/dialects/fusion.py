@@ -549,22 +549,14 @@ class AttentionChain:
         for reduction in _factor_reductions(factors, inside):
             if reduction is maximum or reduction in sums:
                 continue
-            summed = _shifted_by_max(reduction.input, keys, inside)
-            if (
-                not _is_sum_of(reduction, keys)
-                or summed is None
-                or summed[:2]
-                != (
-                    exponent,
-                    maximum,
-                )
-            ):
+            summed = _online_sum(reduction, exponent, maximum, keys, inside)
+            if summed is None:
                 return (
                     f"{reduction.name} feeds the per-row factors but is neither "
                     "max(x) nor a sum of exp(x - max(x)) along the keys"
                 )
             sums.append(reduction)
-            rescaled.update(summed[2])
+            rescaled.update(summed)
         return AttentionChain(
             scores,
             output,
@@ -598,19 +590,16 @@ def _row_factor(
     op = value.owner
     if not isinstance(op, MulOp | DivOp) or not inside(op):
         return None
-    sides = (
-        [(op.rhs, op.lhs)]
-        if isinstance(op, DivOp)
-        else [
-            (op.rhs, op.lhs),
-            (op.lhs, op.rhs),
-        ]
-    )
+    # A product has the factor on either side; a quotient divides by it.
+    sides = [(op.rhs, op.lhs)]
+    if isinstance(op, MulOp):
+        sides.append((op.lhs, op.rhs))
     for factor, rest in sides:
         row = _per_row(factor, keys)
         if row is not None:
-            ops = (op, factor.owner)
-            return RowFactor(row, isinstance(op, DivOp)), rest, ops  # type: ignore[return-value]
+            broadcast = factor.owner
+            assert isinstance(broadcast, BroadcastOp)
+            return RowFactor(row, isinstance(op, DivOp)), rest, (op, broadcast)
     return None
 
 
@@ -635,11 +624,26 @@ def _shifted_by_max(
         or maximum.input != sub.lhs
     ):
         return None
-    return sub.lhs, maximum, (exp, sub, sub.rhs.owner)  # type: ignore[return-value]
+    broadcast = sub.rhs.owner
+    assert isinstance(broadcast, BroadcastOp)
+    return sub.lhs, maximum, (exp, sub, broadcast)
 
 
-def _is_sum_of(reduction: ReduceOp, keys: RowStructure) -> bool:
-    return reduction.kind.data.value == "sum" and RowStructure.of(reduction) == keys
+def _online_sum(
+    reduction: ReduceOp,
+    exponent: SSAValue,
+    maximum: ReduceOp,
+    keys: RowStructure,
+    inside: Callable[[Operation], bool],
+) -> tuple[Operation, ...] | None:
+    """The ops of ``sum(exp(exponent - broadcast(maximum)))`` along the keys
+    if ``reduction`` is that sum."""
+    if reduction.kind.data.value != "sum" or RowStructure.of(reduction) != keys:
+        return None
+    summed = _shifted_by_max(reduction.input, keys, inside)
+    if summed is None or summed[:2] != (exponent, maximum):
+        return None
+    return summed[2]
 
 
 def _scores_of(
