@@ -266,12 +266,13 @@ class AttentionTiler(MatmulTiler):
             exponent = b.select(key_mask, exponent, b.const(float("-inf"), element))
         block_max = b.create(loop.ReduceOp("max", exponent, 0))
         maximum = b.binary(_combine("max"), running.maximum, block_max)
-        rescale = self._zero_where_minus_inf(
-            maximum, self._exp(b.binary("sub", running.maximum, maximum))
+        # 0 where the max is still -inf (nothing but masked or -inf terms so
+        # far), where the differences would be NaN.
+        no_max, zero = self._is_minus_inf(maximum), b.const(0.0, element)
+        rescale = b.select(
+            no_max, zero, self._exp(b.binary("sub", running.maximum, maximum))
         )
-        terms = self._zero_where_minus_inf(
-            maximum, self._exp(b.binary("sub", exponent, maximum))
-        )
+        terms = b.select(no_max, zero, self._exp(b.binary("sub", exponent, maximum)))
         block_sum = b.create(loop.ReduceOp("sum", terms, 0))
         sums = [
             b.binary("add", b.binary("mul", total, rescale), block_sum)
@@ -371,13 +372,6 @@ class AttentionTiler(MatmulTiler):
     def _is_minus_inf(self, value: SSAValue) -> SSAValue:
         element = loop.element_of(value.type)
         return self.b.compare("eq", value, self.b.const(float("-inf"), element))
-
-    def _zero_where_minus_inf(self, maximum: SSAValue, value: SSAValue) -> SSAValue:
-        """``value``, 0 where the running ``maximum`` is still ``-inf``
-        (nothing but masked or ``-inf`` terms so far: the differences
-        would be NaN)."""
-        zero = self.b.const(0.0, loop.element_of(value.type))
-        return self.b.select(self._is_minus_inf(maximum), zero, value)
 
 
 def _combine(kind: str) -> ElementwiseKind:
