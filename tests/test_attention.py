@@ -462,3 +462,20 @@ def test_16_bit_attention_accumulates_in_float32() -> None:
         np.testing.assert_allclose(
             got.astype(np.float32), expected, rtol=2e-2, atol=2e-3
         )
+
+
+def test_mixed_precision_attention_is_one_kernel() -> None:
+    """``mixed_precision="bfloat16"`` casts the matmuls' operands, the
+    probabilities included, to bfloat16: the chain still fuses (the kernel
+    rounds each block's terms), and agrees with the reference interpreter
+    of the same program within bfloat16 rounding."""
+    program = irc.compile(causal_where, *QKV, mixed_precision="bfloat16")
+    assert [k.kind_name for k in kernels(program)] == ["attention"]
+    for length in (5, 130):
+        arrays = _qkv(np.random.default_rng(length), length)
+        np.testing.assert_allclose(
+            program(*arrays, backend="interpret"),
+            program(*arrays, backend="reference"),
+            rtol=2**-7,
+            atol=2**-7,
+        )

@@ -491,8 +491,9 @@ class RowFactor:
 @dataclass(frozen=True)
 class AttentionChain:
     """``output = P @ v`` with ``P = exp(x - max(x)) * factors``, ``x`` (the
-    ``exponent``) an elementwise function of ``scores``' result: the
-    structure of an ``attention`` kernel (see the module docstring).
+    ``exponent``) an elementwise function of ``scores``' result (``P``
+    possibly cast to ``v``'s type, as mixed precision does): the structure
+    of an ``attention`` kernel (see the module docstring).
 
     ``keys`` are the scores' rows, reduced along their last axis (the key
     axis, which ``output`` contracts); ``maximum`` is ``max(x)`` along it,
@@ -529,6 +530,12 @@ class AttentionChain:
         rescaled: set[Operation] = set()
         factors: list[RowFactor] = []
         value = output.lhs
+        rounding = value.owner
+        if isinstance(rounding, CastOp) and inside(rounding):
+            # P rounded to the second matmul's operand type (mixed
+            # precision): the kernel rounds each block's terms instead.
+            rescaled.add(rounding)
+            value = rounding.operands[0]
         while (found := _row_factor(value, keys, inside)) is not None:
             factor, rest, ops = found
             factors.append(factor)
