@@ -5,7 +5,8 @@ Each variant is plain NumPy: no mask, a causal mask from ``np.tri`` (by
 ``np.where`` or added as ``(1 - tri) * -1e10``), a bias passed as an
 argument (ALiBi-style), another scale, a softmax written by hand, a
 reciprocal multiplied in, keys and values of another length than the
-queries, and batched heads (``[H, S, d]``, ``k.transpose(0, 2, 1)``). Each
+queries, batched heads (``[H, S, d]``, ``k.transpose(0, 2, 1)``) and
+batched queries over shared keys and values, and an epilogue. Each
 must be ONE ``attention`` kernel and agree with NumPy on the reference
 backend and on Triton's interpreter at several bindings of the symbolic
 sequence length: 1, below a block, past one block with a masked tail, and
@@ -92,6 +93,12 @@ def batched_causal(q, k, v):
     return (e / e.sum(-1, keepdims=True)) @ v
 
 
+def shared_keys(q, k, v):
+    """Several query heads over one head of keys and values (multi-query
+    attention): the batch dims broadcast."""
+    return softmax(q @ k.T * 0.25) @ v
+
+
 def with_epilogue(q, k, v, residual):
     return softmax(q @ k.T * 0.25) @ v * 2.0 + residual
 
@@ -145,6 +152,11 @@ VARIANTS: dict[str, tuple[Callable[..., Any], list[irc.TensorSpec], Any]] = {
         batched_causal,
         [_spec(HEADS, "S", HEAD_DIM)] * 3,
         _batched,
+    ),
+    "shared_keys": (
+        shared_keys,
+        [_spec(HEADS, "S", HEAD_DIM), _spec("S", HEAD_DIM), _spec("S", HEAD_DIM)],
+        lambda rng, s: [_batched(rng, s)[0], *_qkv(rng, s)[:2]],
     ),
     "with_epilogue": (
         with_epilogue,
