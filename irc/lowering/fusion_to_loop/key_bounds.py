@@ -24,8 +24,9 @@ unknown).
 Skipping is exact (the results equal those of the walk over every key) when
 each skipped term's exponential is exactly 0 and no skipped term is the
 row's max: float32's ``exp`` is 0 below -103.97, so when every row's max
-over its kept keys is above ``f + 104`` (a constant fill), or each masked
-score ``s`` is below that max ``- 104 - c`` (an additive ``c``). With a
+over its kept keys is above ``f + 104`` (a constant fill), or, at each
+masked position, the data added to ``c`` (the scaled score plus any bias
+read from memory) is below that max ``- 104 - c`` (an additive ``c``). With a
 fill of -1e9 or -1e10 that holds unless scores reach ~1e9. Every row keeps
 its key 0 (``0 <= i``), so no row is left with no key; the mask ``j < i``,
 which leaves row 0 none, is not skipped.
