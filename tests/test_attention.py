@@ -241,6 +241,13 @@ def test_returned_probabilities_keep_the_kernels_apart() -> None:
     assert any(
         "a reduction kernel never takes a matmul" in k.reason_text for k in found
     )
+    assert any(
+        "no attention kernel with the matmul -> row reduction -> graph.matmul"
+        in k.reason_text
+        and "graph.div" in k.reason_text
+        and "is also used outside it, so it is stored" in k.reason_text
+        for k in found
+    )
     arrays = _qkv(np.random.default_rng(1), 7)
     for got, expected in zip(program(*arrays), also_probabilities(*arrays)):
         np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
@@ -250,7 +257,12 @@ def test_symbolic_head_dim_is_not_an_attention_kernel() -> None:
     """The head dim must be static (a block of query rows stays in
     registers): with ``d`` symbolic the matmuls stay kernels of their own."""
     program = irc.compile(no_mask, *[_spec("S", "d")] * 3)
-    assert "attention" not in [k.kind_name for k in kernels(program)]
+    found = kernels(program)
+    assert "attention" not in [k.kind_name for k in found]
+    assert any(
+        "the first matmul's contracted dim (d) is not static" in k.reason_text
+        for k in found
+    )
 
 
 # Skipping the keys past a block's rows ----------------------------------------

@@ -279,6 +279,8 @@ class _Planner:
         #: Elementwise ops cloned into each group using them instead of
         #: being stored by one (rematerialised).
         self.recomputed: set[Operation] = set()
+        #: Why a matmul ending an attention chain roots no attention group.
+        self.unfused_chains: dict[MatmulOp, str] = {}
         #: The attention chains ending at each matmul, with the ops between.
         self.chains = self._attention_chains()
 
@@ -340,19 +342,21 @@ class _Planner:
             if isinstance(chain, str):
                 continue
             between = self._between(chain)
-            if between is not None:
-                shape = shape_of(op.result)
-                kinds[op] = Kind(
-                    "attention", shape, matmul=op, chain=chain, between=between
-                )
+            if isinstance(between, str):
+                self.unfused_chains[op] = between
+                continue
+            shape = shape_of(op.result)
+            kinds[op] = Kind(
+                "attention", shape, matmul=op, chain=chain, between=between
+            )
         return kinds
 
-    def _between(self, chain: AttentionChain) -> frozenset[Operation] | None:
+    def _between(self, chain: AttentionChain) -> frozenset[Operation] | str:
         """The ops computing the chain's second matmul's lhs from its first
         matmul, the chain's reductions and what else is recomputable at
-        each score (sources, a mask, a bias read at the score's index); None
-        when the chain's matmul or reductions have users outside it or the
-        ops do not form an attention kernel."""
+        each score (sources, a mask, a bias read at the score's index); or
+        why they form no attention kernel (an anchor of the chain is used
+        outside it, or the kernel would break the contract)."""
         anchors = {chain.scores, *chain.reductions}
         between: set[Operation] = set()
         pending = [chain.output.lhs]
@@ -369,16 +373,22 @@ class _Planner:
                     pending.extend(op.operands)
         # Users come later in block order: dropping an op used outside first
         # drops its producers used only by it.
+        reachable = between | {chain.output}
+        used_outside: list[Operation] = []
         for op in sorted(between, key=self.position.__getitem__, reverse=True):
             users = {use.operation for result in op.results for use in result.uses}
             if op not in self.duplicable and not users <= between | {chain.output}:
                 between.discard(op)
+                if not users <= reachable:
+                    used_outside.append(op)
         if not anchors <= between:
-            return None
+            if not used_outside:
+                return "its matmul and reductions are not all between its matmuls"
+            op = used_outside[0]  # the last in block order
+            return f"{describe(op)} is also used outside it, so it is stored"
         ops = sorted(between | {chain.output}, key=self.position.__getitem__)
-        if contract_violation("attention", ops, [chain.output.result]) is not None:
-            return None
-        return frozenset(between)
+        problem = contract_violation("attention", ops, [chain.output.result])
+        return frozenset(between) if problem is None else problem
 
     def _kind_of(self, op: Operation) -> Kind:
         """The kind of a group rooted at ``op``: its own nature, an
@@ -779,6 +789,13 @@ class _Reasons:
             )
         parts.extend(map(self._saved, group.saved_for))
         parts.extend(self._kept_out(note) for note in group.kept_out)
+        unfused = self.planner.unfused_chains
+        parts.extend(
+            f"no attention kernel with the matmul -> row reduction -> "
+            f"{describe(op)} chain: {unfused[op]}"
+            for op in own
+            if isinstance(op, MatmulOp) and op in unfused
+        )
         return "; ".join(parts)
 
     def _saved(self, saved: Saved) -> str:
