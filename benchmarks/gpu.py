@@ -450,7 +450,7 @@ def programs(small: bool = False) -> list[Program]:
         Program(
             "causal_attention",
             suite.Call((spec("S", HEAD_DIM),) * 3),
-            [{"S": 4096}],
+            [{"S": 2048}, {"S": 4096}],
             {"S": 6},
             lambda s, r: suite.Call(tuple(r(s["S"], HEAD_DIM) for _ in range(3))),
             MATMUL_TOLERANCE,

@@ -23,6 +23,27 @@ table's bindings; otherwise it is within a window's share of one period
 (``tests/test_traffic.py`` checks it against ``--full``, which runs every
 program).
 
+A second figure is the traffic a kernel moves from DRAM when the GPU's L2
+cache (50 MB on an H100) serves its re-reads: the *distinct* bytes each
+launch loads plus the distinct bytes it stores (``MB DRAM``). A tiled
+kernel requests the same tile many times (a matmul's operand tiles once per
+output tile; attention's keys and values once per block of queries), and
+the requested bytes count each request; a tensor that fits the L2 comes
+from DRAM once per launch. It is counted from the addresses of the lanes
+each load and store touches: per program, the distinct addresses (with the
+element size); per launch, the union over its programs. Where a grid is
+sampled, each distinct address counts for the smallest weight of the
+programs run that touched it: an address only one interior program (or one
+window of them) touched stands for its share of the interior, as the
+requested bytes do, while one the first programs touched too (a weight, a
+bias, the keys every query block reads) counts once. That is exact for
+full grids and for kernels whose programs read either their own tiles or
+data the first programs read too; a broadcast operand's part that only
+interior programs read counts for their weight (within 1% on
+``tests/test_traffic.py``'s cases). It assumes a launch's distinct
+footprint fits the L2 (``*`` marks a row where it does not: then re-reads
+may come from DRAM again and the figure is a lower bound).
+
 Then, in a second process (Triton fixes at import whether it interprets),
 every kernel is compiled for an H100 (sm_90) through Triton's real launch
 path under ``irc.testing.fake_driver`` at the same binding, with the
@@ -38,6 +59,7 @@ holds, or once per row for a row index).
     python benchmarks/traffic.py --only rotary adam_step
     python benchmarks/traffic.py --json traffic.json --no-ptx
     python benchmarks/traffic.py --full --only softmax   # every program id
+    python benchmarks/traffic.py --only causal_attention --variants --no-ptx
 """
 
 from __future__ import annotations
@@ -75,6 +97,9 @@ DIVISION_64 = re.compile(r"\b(?:div|rem)\.[su]64\b")
 DIVISION_32 = re.compile(r"\b(?:div|rem)\.[su]32\b")
 #: Asynchronous copies global -> shared (how matmul tiles are loaded).
 ASYNC_COPY = re.compile(r"\bcp\.async\.(?:ca|cg)\.shared\.global\b")
+#: The H100's L2 cache: a launch whose distinct bytes fit it reads each
+#: byte from DRAM once, however often its programs request it.
+L2_BYTES = 50 * 2**20
 
 
 # --------------------------------------------------------------------------
@@ -92,6 +117,58 @@ class KernelTraffic:
     launches: int = 0
     programs: int = 0
     programs_run: int = 0
+    #: Distinct bytes loaded and stored, summed over launches (each launch's
+    #: union over its programs), and the largest launch's footprint.
+    distinct_loaded: float = 0.0
+    distinct_stored: float = 0.0
+    footprint: float = 0.0
+
+
+@dataclass
+class Touched:
+    """The addresses (with their element sizes) the lanes of loads or of
+    stores touched: per program, then per launch, with each address's
+    weight (how many programs its program run stands for)."""
+
+    program: list[tuple[np.ndarray, int]] = field(default_factory=list)
+    launch: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(
+        default_factory=list
+    )
+
+    def add(self, addresses: np.ndarray, itemsize: int) -> None:
+        self.program.append((addresses, itemsize))
+
+    def end_program(self, weight: float) -> None:
+        """The program's distinct addresses join the launch's."""
+        if self.program:
+            addresses, sizes = _distinct(
+                np.concatenate([a for a, _ in self.program]),
+                np.concatenate([np.full(a.size, n) for a, n in self.program]),
+            )
+            self.launch.append((addresses, sizes, np.full(addresses.size, weight)))
+        self.program = []
+
+    def end_launch(self) -> float:
+        """The launch's distinct bytes, each address at the smallest weight
+        of the programs that touched it."""
+        if not self.launch:
+            return 0.0
+        addresses, sizes, weights = (
+            np.concatenate([part[k] for part in self.launch]) for k in range(3)
+        )
+        self.launch = []
+        order = np.lexsort((weights, addresses))  # by address, lightest first
+        addresses, sizes, weights = addresses[order], sizes[order], weights[order]
+        first = np.ones(addresses.size, bool)
+        first[1:] = addresses[1:] != addresses[:-1]
+        return float((sizes[first] * weights[first]).sum())
+
+
+def _distinct(
+    addresses: np.ndarray, sizes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    addresses, index = np.unique(addresses, return_index=True)
+    return addresses, sizes[index]
 
 
 @dataclass
@@ -104,17 +181,34 @@ class TrafficCounter:
     )
     kernel: str = ""
     weight: float = 1.0
+    loads: Touched = field(default_factory=Touched)
+    stores: Touched = field(default_factory=Touched)
 
     def count(self, loaded: bool, pointers: Any, mask: Any) -> None:
         from triton.runtime.interpreter import _get_np_dtype
 
         itemsize = np.dtype(_get_np_dtype(pointers.get_element_ty())).itemsize
-        lanes = int(np.broadcast_to(mask.data, np.shape(pointers.data)).sum())
+        lanes = np.broadcast_to(mask.data, np.shape(pointers.data))
         traffic = self.kernels[self.kernel]
+        requested = self.weight * int(lanes.sum()) * itemsize
+        touched = np.asarray(pointers.data)[lanes].astype(np.uint64)
         if loaded:
-            traffic.loaded += self.weight * lanes * itemsize
+            traffic.loaded += requested
+            self.loads.add(touched, itemsize)
         else:
-            traffic.stored += self.weight * lanes * itemsize
+            traffic.stored += requested
+            self.stores.add(touched, itemsize)
+
+    def end_program(self) -> None:
+        self.loads.end_program(self.weight)
+        self.stores.end_program(self.weight)
+
+    def end_launch(self) -> None:
+        traffic = self.kernels[self.kernel]
+        loaded, stored = self.loads.end_launch(), self.stores.end_launch()
+        traffic.distinct_loaded += loaded
+        traffic.distinct_stored += stored
+        traffic.footprint = max(traffic.footprint, loaded + stored)
 
 
 def sampled_axis(
@@ -195,6 +289,8 @@ def counting(
                 traffic.programs_run += 1
                 ti.interpreter_builder.set_grid_idx(x, y, z)
                 self.fn(**args)
+                counter.end_program()
+            counter.end_launch()
         finally:
             patch_scope.restore()
         self._restore_args_dev(args_dev, args_hst, kwargs, kwargs_hst)
@@ -209,6 +305,86 @@ def counting(
             masked_store,
         )
         ti.GridExecutor.__call__ = run_grid
+
+
+# --------------------------------------------------------------------------
+# Attention variants (``--variants``): plain NumPy forms that fuse into one
+# attention kernel as causal_attention does
+# --------------------------------------------------------------------------
+
+
+def _softmax(x: Any) -> Any:
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def attention_no_mask(q: Any, k: Any, v: Any) -> Any:
+    return _softmax(q @ k.T * q.shape[-1] ** -0.5) @ v
+
+
+def attention_bias(q: Any, k: Any, v: Any, bias: Any) -> Any:
+    return _softmax(q @ k.T * 0.125 + bias) @ v
+
+
+def attention_by_hand(q: Any, k: Any, v: Any) -> Any:
+    s = q @ k.T * 0.125
+    mask = (1 - np.tri(q.shape[0], dtype=q.dtype)) * -1e10
+    e = np.exp(s + mask - (s + mask).max(-1, keepdims=True))
+    return (e / e.sum(-1, keepdims=True)) @ v
+
+
+def attention_heads(q: Any, k: Any, v: Any) -> Any:
+    s = q @ k.transpose(0, 2, 1) * q.shape[-1] ** -0.5
+    s = np.where(np.tri(q.shape[1]) == 0, -1e9, s)
+    return _softmax(s) @ v
+
+
+ATTENTION_HEADS = 12
+
+
+def attention_variants() -> list[gpu.Program]:
+    """The variants at S = 2048, d = 64 (12 heads of S = 1024 batched)."""
+    d = gpu.HEAD_DIM
+    qkv = gpu.suite.Call((gpu.spec("S", d),) * 3)
+
+    def three(s: Any, r: Any) -> gpu.suite.Call:
+        return gpu.suite.Call(tuple(r(s["S"], d) for _ in range(3)))
+
+    def with_bias(s: Any, r: Any) -> gpu.suite.Call:
+        return gpu.suite.Call((*three(s, r).args, r(s["S"], s["S"])))
+
+    def heads(s: Any, r: Any) -> gpu.suite.Call:
+        return gpu.suite.Call(tuple(r(ATTENTION_HEADS, s["S"], d) for _ in range(3)))
+
+    def variant(name: str, function: Any, specs: Any, make: Any, sizes: Any) -> Any:
+        return gpu.Program(
+            name,
+            specs,
+            [sizes],
+            {"S": 6},
+            make,
+            gpu.MATMUL_TOLERANCE,
+            function=function,
+        )
+
+    return [
+        variant("attention_no_mask", attention_no_mask, qkv, three, {"S": 2048}),
+        variant(
+            "attention_bias",
+            attention_bias,
+            gpu.suite.Call((*qkv.args, gpu.spec("S", "S"))),
+            with_bias,
+            {"S": 2048},
+        ),
+        variant("attention_by_hand", attention_by_hand, qkv, three, {"S": 2048}),
+        variant(
+            "attention_heads",
+            attention_heads,
+            gpu.suite.Call((gpu.spec(ATTENTION_HEADS, "S", d),) * 3),
+            heads,
+            {"S": 1024},
+        ),
+    ]
 
 
 # --------------------------------------------------------------------------
@@ -261,10 +437,14 @@ def measure_traffic(
             "launches": traffic.launches,
             "programs": traffic.programs,
             "programs_run": traffic.programs_run,
+            "distinct_loaded": traffic.distinct_loaded,
+            "distinct_stored": traffic.distinct_stored,
+            "fits_l2": traffic.footprint <= L2_BYTES,
         }
         for name, traffic in counter.kernels.items()
     }
     total = sum(k["loaded"] + k["stored"] for k in kernels.values())
+    dram = sum(k["distinct_loaded"] + k["distinct_stored"] for k in kernels.values())
     return {
         "program": program.name,
         "sizes": dict(sizes),
@@ -272,6 +452,9 @@ def measure_traffic(
         "ideal": ideal,
         "bytes": total,
         "ratio": total / ideal,
+        "dram": dram,
+        "dram_ratio": dram / ideal,
+        "fits_l2": all(k["fits_l2"] for k in kernels.values()),
         "seconds": time.perf_counter() - start,
     }
 
@@ -343,8 +526,11 @@ def megabytes(n: float) -> str:
 
 
 def table(rows: Sequence[dict[str, Any]], ptx: dict[str, Any] | None) -> str:
-    header = "| program | sizes | kernels | MB loaded | MB stored | MB ideal | bytes / ideal |"
-    rule = "|---|---|---:|---:|---:|---:|---:|"
+    header = (
+        "| program | sizes | kernels | MB loaded | MB stored | MB ideal | "
+        "bytes / ideal | MB DRAM | DRAM / ideal |"
+    )
+    rule = "|---|---|---:|---:|---:|---:|---:|---:|---:|"
     if ptx is not None:
         header += " vector loads | scalar loads | cp.async | 64-bit div/rem |"
         rule += "---:|---:|---:|---:|"
@@ -359,13 +545,16 @@ def table(rows: Sequence[dict[str, Any]], ptx: dict[str, Any] | None) -> str:
             megabytes(sum(k["stored"] for k in kernels.values())),
             megabytes(row["ideal"]),
             f"{row['ratio']:.2f}",
+            megabytes(row["dram"]) + ("" if row["fits_l2"] else "*"),
+            f"{row['dram_ratio']:.2f}",
         ]
         if ptx is not None:
-            facts = ptx.get(row["program"], {}).values()
-            cells += [
-                str(sum(f[key] for f in facts))
-                for key in ("vector_loads", "scalar_loads", "async_copies", "div64")
-            ]
+            keys = ("vector_loads", "scalar_loads", "async_copies", "div64")
+            if row["program"] in ptx:  # not the variants: not compiled
+                facts = ptx[row["program"]].values()
+                cells += [str(sum(f[key] for f in facts)) for key in keys]
+            else:
+                cells += ["-"] * len(keys)
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -398,12 +587,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--full-limit", type=int, default=16)
     parser.add_argument("--window", type=int, default=32)
     parser.add_argument("--first-binding", action="store_true")
+    parser.add_argument(
+        "--variants", action="store_true", help="add the attention variants"
+    )
     parser.add_argument("--ptx-report", type=Path, help=argparse.SUPPRESS)
     options, names = parser.parse_known_args(argv)
     if options.ptx_report:
         options.ptx_report.write_text(json.dumps(ptx_report(names)))
         return
-    available = {p.name: p for p in gpu.programs()}
+    extra = attention_variants() if options.variants else []
+    available = {p.name: p for p in [*gpu.programs(), *extra]}
     unknown = set(options.only) - set(available)
     if unknown:
         sys.exit(
@@ -421,12 +614,13 @@ def main(argv: Sequence[str] | None = None) -> None:
                 program, binding, options.samples, full_limit, options.window
             )
             print(
-                f"{row['program']:22} {row['ratio']:6.2f} x ideal "
-                f"({row['seconds']:.1f} s)",
+                f"{row['program']:22} {row['ratio']:6.2f} x ideal requested, "
+                f"{row['dram_ratio']:6.2f} x from DRAM ({row['seconds']:.1f} s)",
                 flush=True,
             )
             rows.append(row)
-    ptx = None if options.no_ptx else run_ptx_report([p.name for p in selected])
+    suite_names = [p.name for p in selected if p not in extra]
+    ptx = None if options.no_ptx else run_ptx_report(suite_names)
     print("\n" + table(rows, ptx))
     print(per_kernel(rows, ptx))
     if options.json:

@@ -358,8 +358,9 @@ SUITE: dict[str, SuiteProgram] = {
         causal_attention,
         lambda: Call((_spec("S", HEAD_DIM),) * 3),
         lambda rng, S=6: Call(tuple(_normal(rng, S, HEAD_DIM) for _ in range(3))),
-        3,
-        "q @ k.T; scale, mask and softmax in one row kernel; @ v",
+        1,
+        "q @ k.T, scale, mask, softmax and @ v in one attention kernel (online "
+        "softmax over blocks of keys)",
     ),
     "head_split": SuiteProgram(
         head_split,
@@ -412,7 +413,7 @@ SUITE: dict[str, SuiteProgram] = {
         programs.transformer_block,
         _block_specs,
         _block_inputs,
-        9,
+        7,
         "see tests/test_fuse.py::test_gpt2_block",
     ),
 }

@@ -144,7 +144,7 @@ def test_fused_module_round_trips(fused: tuple[str, Fused]) -> None:
         ("gelu_linear", ["matmul"]),
         ("mlp", ["matmul", "matmul"]),
         ("swiglu", ["matmul", "matmul", "matmul"]),
-        ("causal_attention", ["matmul", "reduction", "matmul"]),
+        ("causal_attention", ["attention"]),
         ("head_split", ["pointwise"]),
         ("rotary", ["pointwise"]),
         ("adam_step", ["pointwise"]),
@@ -173,25 +173,29 @@ def test_embedding_keeps_its_guard_outside() -> None:
     assert result.body() == ["sym.guard", "fusion.kernel", "func.return"]
 
 
-def test_attention_mask_and_scale_join_the_softmax() -> None:
-    _, softmax, _ = Fused(SUITE["causal_attention"]).kernels
-    names = {op.name for op in softmax.body.walk()}
-    assert {"graph.iota", "graph.select", "graph.reduce"} <= names
-    assert "graph.matmul" not in names
+def test_attention_is_one_kernel_from_scores_to_output() -> None:
+    (kernel,) = Fused(SUITE["causal_attention"]).kernels
+    names = [op.name for op in kernel.body.walk()]
+    assert {"graph.iota", "graph.select", "graph.reduce"} <= set(names)
+    assert names.count("graph.matmul") == 2
+    assert [v.type for v in kernel.outputs] == [kernel.inputs[2].type]  # [S, 64]
+    assert kernel.reason_text.startswith("attention: matmul [S, 64] x [64, S]")
+    assert "so the [S, S] scores never reach memory" in kernel.reason_text
 
 
 def test_gpt2_block() -> None:
-    """9 kernels, each of them necessary under the kernel contracts:
+    """7 kernels, each of them necessary under the kernel contracts:
 
     - layer norm 1 (k0); its output feeds the qkv matmul's operand, which
       takes only layout ops and casts;
-    - the qkv matmul with its bias (k1): its result is read by 3 kernels;
-    - the heads, batched by ``horizontal-fusion`` over a leading head axis:
-      q @ k.T for every head (the q/k windows, reshaped and transposed to
-      [heads, seq, 8], are the matmul's prologue), the scaled, masked
-      softmax (a reduction kernel never takes a matmul; the causal mask,
-      shared by the heads, is recomputed in it), and p @ v;
-    - the projection with its bias and the residual add (k5), whose
+    - the qkv matmul with its bias (k1): its result is read by the
+      attention kernel's three operand sides;
+    - the heads, batched by ``horizontal-fusion`` over a leading head axis,
+      as one attention kernel: q @ k.T, the scaled, masked softmax and
+      p @ v (the q/k/v windows, reshaped and transposed to [heads, seq, 8],
+      are its prologue; the causal mask, shared by the heads, is recomputed
+      in it), so the [heads, seq, seq] scores never reach memory;
+    - the projection with its bias and the residual add (k3), whose
       prologue joins the heads (the transpose and reshape that replace
       their concatenation), and whose result the second layer norm and the
       final residual both read;
@@ -201,15 +205,13 @@ def test_gpt2_block() -> None:
     assert result.kinds == [
         "reduction",  # layer norm 1
         "matmul",  # qkv projection + bias
-        "matmul",  # every head: q @ k.T
-        "reduction",  # every head: scale, mask, softmax
-        "matmul",  # every head: p @ v
+        "attention",  # every head: softmax(q @ k.T * scale + mask) @ v
         "matmul",  # heads joined, attention projection + bias + residual
         "reduction",  # layer norm 2
         "matmul",  # c_fc + bias + GELU
         "matmul",  # c_proj + bias + residual
     ]
-    assert SUITE["gpt2_block"].kernels == 9
+    assert SUITE["gpt2_block"].kernels == 7
 
 
 # Joint functions: forward and backward in one graph -----------------------------

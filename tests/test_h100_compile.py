@@ -23,7 +23,8 @@ from suite_programs import SIZES, SUITE
 #: multiples of 16 (the third). Pointwise kernels tiled rows by columns
 #: vectorise along their consecutive columns, whatever the rows read: a
 #: transpose (head_split), concatenated slices (rotary), rows gathered by
-#: ``take`` (embedding).
+#: ``take`` (embedding). Attention kernels (causal_attention's k0, the GPT-2
+#: block's k2 and k3) load q, k and v tiles along their contiguous head dim.
 VECTORISED: dict[str, list[str]] = {
     **{
         name: ["kernel_k0"]
@@ -45,9 +46,9 @@ VECTORISED: dict[str, list[str]] = {
     },
     "mlp": ["kernel_k0", "kernel_k1"],
     "swiglu": ["kernel_k0", "kernel_k1", "kernel_k2"],
-    "causal_attention": ["kernel_k1"],
-    # The qkv projection, the heads' softmax, c_fc.
-    "gpt2_block": ["kernel_k1", "kernel_k3", "kernel_k7"],
+    "causal_attention": ["kernel_k0"],
+    # The qkv projection, the heads' attention, c_fc.
+    "gpt2_block": ["kernel_k1", "kernel_k2", "kernel_k5"],
 }
 DIVISIBLE = 2
 

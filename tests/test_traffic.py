@@ -1,5 +1,6 @@
-"""benchmarks/traffic.py counts what kernels load and store, and its
-sampled grids estimate the full run.
+"""benchmarks/traffic.py counts what kernels load and store (requested, and
+distinct as an L2 would serve re-reads), and its sampled grids estimate the
+full run.
 
 The benchmark runs only some program ids of large grids; these tests run
 it at small bindings both ways and require the same bytes, and check the
@@ -50,7 +51,9 @@ def test_sampled_programs_stand_for_the_whole_axis(
         ("head_split", {"N": 50}, 4, 0.0),
         # 3 column blocks a row block, the last one lighter: approximate.
         ("elementwise_broadcast", {"N": 600, "D": 300}, 32, 0.03),
-        ("causal_attention", {"S": 600}, 32, 0.03),
+        # 12 blocks of 64 queries, each reading the keys up to its last row:
+        # affine in the program id, sampled symmetrically about the middle.
+        ("causal_attention", {"S": 760}, 2, 0.0),
     ],
 )
 def test_sampled_grids_estimate_the_full_run(
@@ -62,9 +65,12 @@ def test_sampled_grids_estimate_the_full_run(
     assert any(k["programs_run"] < k["programs"] for k in sampled["kernels"].values())
     for kernel, counts in full["kernels"].items():
         assert counts["programs_run"] == counts["programs"]
-        for key in ("loaded", "stored"):
+        for key in ("loaded", "stored", "distinct_loaded", "distinct_stored"):
+            # A broadcast operand's part that only interior programs read
+            # counts for their weight: distinct bytes are within 1%.
+            rel = max(tolerance, 0.01) if key.startswith("distinct") else tolerance
             assert sampled["kernels"][kernel][key] == pytest.approx(
-                counts[key], rel=tolerance, abs=1e-6
+                counts[key], rel=rel, abs=1e-6
             ), (kernel, key)
 
 
@@ -88,3 +94,22 @@ def test_kernels_reading_each_element_once_move_the_ideal(
         assert 1.0 < row["ratio"] < 1.2, row
     else:
         assert row["bytes"] == row["ideal"], row
+
+
+def test_distinct_bytes_count_each_address_once_per_launch() -> None:
+    """The attention kernel requests k and v once per block of 64 queries,
+    but touches each element of q, k, v and the output once: its distinct
+    bytes are the ideal, and the requested bytes several times it."""
+    row = traffic.measure_traffic(
+        PROGRAMS["causal_attention"], {"S": 300}, full_limit=sys.maxsize
+    )
+    (kernel,) = row["kernels"].values()
+    assert kernel["distinct_loaded"] == 3 * 300 * 64 * 4
+    assert kernel["distinct_stored"] == 300 * 64 * 4
+    assert row["dram"] == row["ideal"] and row["fits_l2"]
+    assert row["ratio"] > 2
+
+
+def test_distinct_bytes_of_a_pointwise_kernel_are_its_requests() -> None:
+    row = traffic.measure_traffic(PROGRAMS["adam_step"], {"N": 5000})
+    assert row["dram"] == row["bytes"] == row["ideal"]

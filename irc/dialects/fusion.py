@@ -28,6 +28,20 @@ on and the verifier checks (see ``contract_violation``):
 - ``matmul``: one ``graph.matmul``; layout ops and casts on its operand side
   (they become the way tiles are loaded), elementwise ops on its result (the
   epilogue, computed on the accumulator tile).
+- ``attention``: two ``graph.matmul`` ops chained through a row reduction
+  along the first one's last axis (the *key* axis), which the second one
+  contracts (``AttentionChain``): ``P @ v`` with ``P = exp(x - max(x)) * f``,
+  ``x`` an elementwise function of the first matmul's result ``q @ k.T``
+  that reads no reduction, the max along the key axis, ``f`` per-row
+  factors (``1 / sum(exp(x - max(x)))``, a softmax's). The other reductions
+  are such sums; operand sides and the epilogue are a matmul kernel's. The
+  tiling walks the keys in blocks with an online max: ``exp(x - m)``, each
+  sum and the second product rescale by ``exp(m_old - m_new)`` when the
+  running max grows, and the factors, constant along the keys, multiply
+  the product after the walk; the scores are never stored. The head dims
+  (contracted by the first matmul, kept by the second) are static and at
+  most ``MAX_HEAD_DIM``: a block of query rows and of output rows stays in
+  registers.
 
 In every kind, guards and dense constants stay outside kernels (they become
 operands).
@@ -35,7 +49,7 @@ operands).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import StringAttr, SymbolNameConstraint
@@ -67,14 +81,18 @@ from irc.dialects.graph import (
     ConcatOp,
     ConstantOp,
     DimOp,
+    DivOp,
+    ExpOp,
     InsertSliceOp,
     IotaOp,
     MatmulOp,
+    MulOp,
     ReduceOp,
     ReshapeOp,
     ScanOp,
     SelectOp,
     SliceOp,
+    SubOp,
     TakeOp,
     TensorType,
     TransposeOp,
@@ -244,6 +262,8 @@ def contract_violation(
         return _pointwise_violation(ops, yielded)
     if kind == "reduction":
         return _reduction_violation(ops, yielded)
+    if kind == "attention":
+        return _attention_violation(ops, yielded)
     return _matmul_violation(ops, yielded)
 
 
@@ -403,7 +423,9 @@ def _matmul_violation(
                 f"a matmul kernel yields values of the matmul's result shape "
                 f"{shape_text(result_shape)}, not {shape_text(shape_of(value))}"
             )
-    return _epilogue_violation(ops, matmul) or _prologue_violation(ops, matmul)
+    return _epilogue_violation(ops, matmul) or _prologue_violation(
+        ops, [matmul.lhs, matmul.rhs]
+    )
 
 
 def _epilogue_violation(ops: Sequence[Operation], matmul: MatmulOp) -> str | None:
@@ -419,9 +441,13 @@ def _epilogue_violation(ops: Sequence[Operation], matmul: MatmulOp) -> str | Non
     return None
 
 
-def _prologue_violation(ops: Sequence[Operation], matmul: MatmulOp) -> str | None:
+def _prologue_violation(
+    ops: Sequence[Operation], operands: Sequence[SSAValue]
+) -> str | None:
+    """Whether what ``ops`` compute of a matmul's ``operands`` is layout ops
+    and casts only."""
     inside = set(ops)
-    pending = [matmul.lhs, matmul.rhs]
+    pending = list(operands)
     seen: set[Operation] = set()
     while pending:
         producer = pending.pop().owner
@@ -440,6 +466,327 @@ def _prologue_violation(ops: Sequence[Operation], matmul: MatmulOp) -> str | Non
 
 def _distinct(shapes: Iterable[Shape]) -> list[Shape]:
     return list(dict.fromkeys(shapes))
+
+
+# --------------------------------------------------------------------------
+# Attention chains: matmul -> row reduction -> matmul
+# --------------------------------------------------------------------------
+
+#: The largest head dim of an attention kernel (the first matmul's contracted
+#: extent, the second's result columns): a block of query rows and the
+#: running output block stay in registers across the walk over the keys.
+MAX_HEAD_DIM = 256
+
+
+@dataclass(frozen=True)
+class RowFactor:
+    """A per-row ``value`` multiplying the second matmul's lhs (dividing it
+    when ``divides``): constant along the keys, it moves after the
+    contraction."""
+
+    value: SSAValue
+    divides: bool
+
+
+@dataclass(frozen=True)
+class AttentionChain:
+    """``output = P @ v`` with ``P = exp(x - max(x)) * factors``, ``x`` (the
+    ``exponent``) an elementwise function of ``scores``' result (``P``
+    possibly cast to ``v``'s type, as mixed precision does): the structure
+    of an ``attention`` kernel (see the module docstring).
+
+    ``keys`` are the scores' rows, reduced along their last axis (the key
+    axis, which ``output`` contracts); ``maximum`` is ``max(x)`` along it,
+    ``sums`` the sums of ``exp(x - max(x))`` along it that the factors
+    read. ``rescaled`` are the score-shaped ops reading a reduction that
+    these forms account for (the broadcasts of the maximum and of the
+    factors, the subtractions, exponentials and products): the online
+    rescaling computes them; no other score-shaped op may read a reduction.
+    """
+
+    scores: MatmulOp
+    output: MatmulOp
+    exponent: SSAValue
+    maximum: ReduceOp
+    sums: tuple[ReduceOp, ...]
+    factors: tuple[RowFactor, ...]
+    keys: RowStructure
+    rescaled: frozenset[Operation]
+
+    @property
+    def reductions(self) -> tuple[ReduceOp, ...]:
+        return (self.maximum, *self.sums)
+
+    @staticmethod
+    def of(
+        output: MatmulOp, inside: Callable[[Operation], bool] = lambda _: True
+    ) -> AttentionChain | str:
+        """The chain ending at ``output`` among the ops for which ``inside``
+        holds (the values of others are inputs), or why there is none."""
+        shape = shape_of(output.lhs)
+        if len(shape) < 2:
+            return "the second matmul's lhs has no key axis"
+        keys = RowStructure(shape, (len(shape) - 1,))
+        rescaled: set[Operation] = set()
+        factors: list[RowFactor] = []
+        value = output.lhs
+        rounding = value.owner
+        if isinstance(rounding, CastOp) and inside(rounding):
+            # P rounded to the second matmul's operand type (mixed
+            # precision): the kernel rounds each block's terms instead.
+            rescaled.add(rounding)
+            value = rounding.operands[0]
+        while (found := _row_factor(value, keys, inside)) is not None:
+            factor, rest, ops = found
+            factors.append(factor)
+            rescaled.update(ops)
+            value = rest
+        shifted = _shifted_by_max(value, keys, inside)
+        if shifted is None:
+            return (
+                "the second matmul's lhs is not exp(x - max(x)) along the keys "
+                "times per-row factors"
+            )
+        exponent, maximum, ops = shifted
+        rescaled.update(ops)
+        scores = _scores_of(exponent, keys, inside)
+        if isinstance(scores, str):
+            return scores
+        sums: list[ReduceOp] = []
+        for reduction in _factor_reductions(factors, inside):
+            if reduction is maximum or reduction in sums:
+                continue
+            summed = _online_sum(reduction, exponent, maximum, keys, inside)
+            if summed is None:
+                return (
+                    f"{reduction.name} feeds the per-row factors but is neither "
+                    "max(x) nor a sum of exp(x - max(x)) along the keys"
+                )
+            sums.append(reduction)
+            rescaled.update(summed)
+        return AttentionChain(
+            scores,
+            output,
+            exponent,
+            maximum,
+            tuple(sums),
+            tuple(factors),
+            keys,
+            frozenset(rescaled),
+        )
+
+
+def _per_row(value: SSAValue, keys: RowStructure) -> SSAValue | None:
+    """The per-row value that ``value`` broadcasts onto the rows, if it is
+    such a broadcast."""
+    op = value.owner
+    if (
+        isinstance(op, BroadcastOp)
+        and shape_of(op.result) == keys.shape
+        and maps_rows(shape_of(op.input), keys.shape, keys.axes)
+    ):
+        return op.input
+    return None
+
+
+def _row_factor(
+    value: SSAValue, keys: RowStructure, inside: Callable[[Operation], bool]
+) -> tuple[RowFactor, SSAValue, tuple[Operation, ...]] | None:
+    """``value`` as ``rest * r`` or ``rest / r``, ``r`` broadcast per row:
+    the factor, ``rest`` and the ops of the product."""
+    op = value.owner
+    if not isinstance(op, MulOp | DivOp) or not inside(op):
+        return None
+    # A product has the factor on either side; a quotient divides by it.
+    sides = [(op.rhs, op.lhs)]
+    if isinstance(op, MulOp):
+        sides.append((op.lhs, op.rhs))
+    for factor, rest in sides:
+        row = _per_row(factor, keys)
+        if row is not None:
+            broadcast = factor.owner
+            assert isinstance(broadcast, BroadcastOp)
+            return RowFactor(row, isinstance(op, DivOp)), rest, (op, broadcast)
+    return None
+
+
+def _shifted_by_max(
+    value: SSAValue, keys: RowStructure, inside: Callable[[Operation], bool]
+) -> tuple[SSAValue, ReduceOp, tuple[Operation, ...]] | None:
+    """``value`` as ``exp(x - broadcast(max(x)))`` along the keys: ``x``,
+    the max and the ops of the form."""
+    exp = value.owner
+    if not isinstance(exp, ExpOp) or not inside(exp):
+        return None
+    sub = exp.input.owner
+    if not isinstance(sub, SubOp) or not inside(sub):
+        return None
+    row = _per_row(sub.rhs, keys)
+    maximum = row.owner if row is not None else None
+    if (
+        not isinstance(maximum, ReduceOp)
+        or not inside(maximum)
+        or maximum.kind.data.value != "max"
+        or RowStructure.of(maximum) != keys
+        or maximum.input != sub.lhs
+    ):
+        return None
+    broadcast = sub.rhs.owner
+    assert isinstance(broadcast, BroadcastOp)
+    return sub.lhs, maximum, (exp, sub, broadcast)
+
+
+def _online_sum(
+    reduction: ReduceOp,
+    exponent: SSAValue,
+    maximum: ReduceOp,
+    keys: RowStructure,
+    inside: Callable[[Operation], bool],
+) -> tuple[Operation, ...] | None:
+    """The ops of ``sum(exp(exponent - broadcast(maximum)))`` along the keys
+    if ``reduction`` is that sum."""
+    if reduction.kind.data.value != "sum" or RowStructure.of(reduction) != keys:
+        return None
+    summed = _shifted_by_max(reduction.input, keys, inside)
+    if summed is None or summed[:2] != (exponent, maximum):
+        return None
+    return summed[2]
+
+
+def _scores_of(
+    exponent: SSAValue, keys: RowStructure, inside: Callable[[Operation], bool]
+) -> MatmulOp | str:
+    """The one matmul of the keys' shape that ``exponent``'s elementwise
+    chain reads."""
+    found: list[MatmulOp] = []
+    seen: set[Operation] = set()
+    pending = [exponent]
+    while pending:
+        op = pending.pop().owner
+        if not isinstance(op, Operation) or op in seen or not inside(op):
+            continue
+        seen.add(op)
+        if isinstance(op, MatmulOp) and shape_of(op.result) == keys.shape:
+            found.append(op)
+        elif is_elementwise(op):
+            pending.extend(op.operands)
+    if len(found) != 1:
+        return (
+            f"the exponent reads {len(found)} matmuls of the scores' shape "
+            f"{shape_text(keys.shape)} through elementwise ops, not one"
+        )
+    return found[0]
+
+
+def _factor_reductions(
+    factors: Sequence[RowFactor], inside: Callable[[Operation], bool]
+) -> list[ReduceOp]:
+    """The reductions that the factors' per-row computations read (through
+    elementwise ops and reshapes; other values are inputs)."""
+    found: list[ReduceOp] = []
+    seen: set[Operation] = set()
+    pending = [factor.value for factor in factors]
+    while pending:
+        op = pending.pop().owner
+        if not isinstance(op, Operation) or op in seen or not inside(op):
+            continue
+        seen.add(op)
+        if isinstance(op, ReduceOp):
+            found.append(op)
+        elif is_elementwise(op) or isinstance(op, ReshapeOp):
+            pending.extend(op.operands)
+    return found
+
+
+def _attention_violation(
+    ops: Sequence[Operation], yielded: Sequence[SSAValue]
+) -> str | None:
+    matmuls = [op for op in ops if isinstance(op, MatmulOp)]
+    if len(matmuls) != 2:
+        return (
+            "an attention kernel holds two graph.matmul ops (the scores and the "
+            f"output), not {len(matmuls)}"
+        )
+    inside = set(ops)
+    chain = AttentionChain.of(matmuls[1], inside.__contains__)
+    if isinstance(chain, str):
+        return chain
+    if chain.scores is not matmuls[0]:
+        return "the first graph.matmul of an attention kernel is the one x reads"
+    for op in ops:
+        if isinstance(op, ROW_OPS) and op not in chain.reductions:
+            return (
+                f"{op.name} is neither max(x) nor a sum of exp(x - max(x)) along "
+                "the keys (the reductions an attention kernel rescales online)"
+            )
+    result_shape = shape_of(chain.output.result)
+    for value in yielded:
+        if shape_of(value) != result_shape:
+            return (
+                "an attention kernel yields values of the second matmul's result "
+                f"shape {shape_text(result_shape)}, not {shape_text(shape_of(value))}"
+            )
+    scores, output = chain.scores, chain.output
+    return (
+        _head_dims_violation(chain)
+        or _between_violation(ops, chain)
+        or _epilogue_violation(ops, output)
+        or _prologue_violation(ops, [scores.lhs, scores.rhs, output.rhs])
+    )
+
+
+def _head_dims_violation(chain: AttentionChain) -> str | None:
+    if shape_of(chain.scores.result) != chain.keys.shape:
+        return (
+            f"the scores {shape_text(shape_of(chain.scores.result))} and the second "
+            f"matmul's lhs {shape_text(chain.keys.shape)} differ in shape"
+        )
+    for what, dim in (
+        ("the first matmul's contracted dim", shape_of(chain.scores.lhs)[-1]),
+        ("the second matmul's result columns", shape_of(chain.output.result)[-1]),
+    ):
+        if dim.constant is None or dim.constant > MAX_HEAD_DIM:
+            return (
+                f"{what} ({dim}) is not static and at most {MAX_HEAD_DIM}: an "
+                "attention kernel keeps a block of query rows and of its output "
+                "in registers"
+            )
+    return None
+
+
+def _between_violation(ops: Sequence[Operation], chain: AttentionChain) -> str | None:
+    """Whether what reads the scores is computable from one block of keys at
+    a time: elementwise score-shaped ops that read no reduction (``x``),
+    the chain's reductions and rescaled forms, per-row ops of the
+    reductions (the factors) and the second matmul."""
+    keys = chain.keys
+    per_row = keys.reduced_shapes()
+    from_scores: set[SSAValue] = {chain.scores.result}
+    from_reductions: set[SSAValue] = set()
+    for op in ops:
+        reads_scores = any(v in from_scores for v in op.operands)
+        reads_reduction = any(v in from_reductions for v in op.operands)
+        if op is chain.output or not (reads_scores or reads_reduction):
+            continue  # the output's users are the epilogue's
+        from_scores.update(op.results)
+        if op in chain.reductions:
+            from_reductions.update(op.results)
+            continue
+        if reads_reduction:
+            from_reductions.update(op.results)
+        if op in chain.rescaled:
+            continue
+        shape = shape_of(op.results[0])
+        if shape == keys.shape and is_elementwise(op) and not reads_reduction:
+            continue
+        if shape in per_row and (is_elementwise(op) or _is_row_reshape(op, keys)):
+            continue
+        return (
+            f"{op.name} reads the scores, but is neither elementwise on them "
+            "(before the max), nor a per-row computation of the reductions, nor "
+            "exp(x - max(x)) times per-row factors feeding the second matmul"
+        )
+    return None
 
 
 # --------------------------------------------------------------------------

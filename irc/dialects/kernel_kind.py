@@ -29,6 +29,7 @@ class KernelKind(StrEnum):
     POINTWISE = "pointwise"
     REDUCTION = "reduction"
     MATMUL = "matmul"
+    ATTENTION = "attention"
 
 
 _NAMES = frozenset(KernelKind)

@@ -60,6 +60,13 @@ that does not verify):
   before it is scanned, the consumers after.
 - matmul: on its operand side, layout ops and casts; on the epilogue side,
   elementwise and layout ops of shapes that broadcast to its result.
+- attention: a matmul ending an ``AttentionChain`` (matmul -> row
+  reduction along the key axis -> matmul contracting it; see
+  ``irc.dialects.fusion``) roots an attention group instead of a matmul
+  group when the chain's ops between the two matmuls have no users outside
+  it (duplicable ops aside): found before the walk (``_attention_chains``),
+  they join it whole; operand sides and the epilogue join as a matmul
+  group's. The scores and ``exp(x - max)`` are then never stored.
 
 Each kernel says why it was formed in its ``reason``: what it is anchored
 on, what joined it, what was duplicated or recomputed in it, what it stores
@@ -95,6 +102,7 @@ from irc.dialects.fusion import (
     REDUCTION_OPS,
     ROW_OPS,
     SCAN_OPS,
+    AttentionChain,
     KernelOp,
     RowStructure,
     Shape,
@@ -128,7 +136,10 @@ class Kind:
     ``shape`` is a pointwise group's iteration space, a reduction group's
     row shape X (with ``rows`` its row structure and ``row_results`` the
     result shapes of its reductions so far; ``scans`` when its row ops are
-    scans), or a matmul group's result shape (with ``matmul`` its matmul).
+    scans), or a matmul group's result shape (with ``matmul`` its matmul);
+    an attention group's is its second matmul's (``matmul``), with
+    ``chain`` the chain it computes and ``between`` the ops from the first
+    matmul to the second one's lhs, which it takes whole.
     """
 
     name: str
@@ -137,6 +148,15 @@ class Kind:
     row_results: tuple[Shape, ...] = ()
     matmul: MatmulOp | None = None
     scans: bool = False
+    chain: AttentionChain | None = None
+    between: frozenset[Operation] = frozenset()
+
+    @property
+    def matmuls(self) -> tuple[MatmulOp, ...]:
+        """The matmuls whose operand sides the group loads."""
+        if self.chain is not None:
+            return (self.chain.scores, self.chain.output)
+        return () if self.matmul is None else (self.matmul,)
 
     @staticmethod
     def of(op: Operation) -> Kind:
@@ -259,6 +279,10 @@ class _Planner:
         #: Elementwise ops cloned into each group using them instead of
         #: being stored by one (rematerialised).
         self.recomputed: set[Operation] = set()
+        #: Why a matmul ending an attention chain roots no attention group.
+        self.unfused_chains: dict[MatmulOp, str] = {}
+        #: The attention chains ending at each matmul, with the ops between.
+        self.chains = self._attention_chains()
 
     def plan(self) -> list[Group]:
         for op in reversed(list(self.block.ops)):
@@ -304,6 +328,74 @@ class _Planner:
             ):
                 anywhere.add(op)
         return anywhere
+
+    def _attention_chains(self) -> dict[MatmulOp, Kind]:
+        """The kind of an attention group rooted at each matmul that ends a
+        chain whose ops between the matmuls can all be fused: none of them
+        is used outside the chain (a copy of a duplicable op aside), so the
+        scores and ``exp(x - max)`` are never stored."""
+        kinds: dict[MatmulOp, Kind] = {}
+        for op in self.block.ops:
+            if not isinstance(op, MatmulOp):
+                continue
+            chain = AttentionChain.of(op)
+            if isinstance(chain, str):
+                continue
+            between = self._between(chain)
+            if isinstance(between, str):
+                self.unfused_chains[op] = between
+                continue
+            shape = shape_of(op.result)
+            kinds[op] = Kind(
+                "attention", shape, matmul=op, chain=chain, between=between
+            )
+        return kinds
+
+    def _between(self, chain: AttentionChain) -> frozenset[Operation] | str:
+        """The ops computing the chain's second matmul's lhs from its first
+        matmul, the chain's reductions and what else is recomputable at
+        each score (sources, a mask, a bias read at the score's index); or
+        why they form no attention kernel (an anchor of the chain is used
+        outside it, or the kernel would break the contract)."""
+        anchors = {chain.scores, *chain.reductions}
+        between: set[Operation] = set()
+        pending = [chain.output.lhs]
+        while pending:
+            op = pending.pop().owner
+            if not isinstance(op, Operation) or op in between or _stays_outside(op):
+                continue
+            recomputable = not isinstance(op, (MatmulOp, *ROW_OPS)) and (
+                isinstance(op, (*ELEMENTWISE_OPS, *INDEXING_OPS)) or is_source(op)
+            )
+            if op in anchors or recomputable:
+                between.add(op)
+                if op is not chain.scores:
+                    pending.extend(op.operands)
+        # Users come later in block order: dropping an op used outside first
+        # drops its producers used only by it.
+        reachable = between | {chain.output}
+        used_outside: list[Operation] = []
+        for op in sorted(between, key=self.position.__getitem__, reverse=True):
+            users = {use.operation for result in op.results for use in result.uses}
+            if op not in self.duplicable and not users <= between | {chain.output}:
+                between.discard(op)
+                if not users <= reachable:
+                    used_outside.append(op)
+        if not anchors <= between:
+            if not used_outside:
+                return "its matmul and reductions are not all between its matmuls"
+            op = used_outside[0]  # the last in block order
+            return f"{describe(op)} is also used outside it, so it is stored"
+        ops = sorted(between | {chain.output}, key=self.position.__getitem__)
+        problem = contract_violation("attention", ops, [chain.output.result])
+        return frozenset(between) if problem is None else problem
+
+    def _kind_of(self, op: Operation) -> Kind:
+        """The kind of a group rooted at ``op``: its own nature, an
+        attention group's for the last matmul of a chain."""
+        if isinstance(op, MatmulOp) and op in self.chains:
+            return self.chains[op]
+        return Kind.of(op)
 
     def _users(self, op: Operation) -> tuple[list[Group], list[Operation], bool]:
         """The groups using ``op``; the ops using it outside any group (they
@@ -467,7 +559,9 @@ class _Planner:
             self._root(op, kept)
 
     def _root(self, op: Operation, kept_out: list[KeptOut]) -> None:
-        group = Group(op, Kind.of(op), yielded=list(op.results), kept_out=kept_out)
+        group = Group(
+            op, self._kind_of(op), yielded=list(op.results), kept_out=kept_out
+        )
         group.members.add(op)
         self.groups.append(group)
         self.groups_of.setdefault(op, []).append(group)
@@ -476,7 +570,11 @@ class _Planner:
     def _join(
         self, group: Group, op: Operation, kind: Kind, *, home: bool, returned: bool
     ) -> None:
-        if group.kind.matmul is not None and self._feeds_matmul(group, op):
+        if (
+            group.kind.matmuls
+            and op not in group.kind.between
+            and self._feeds_matmul(group, op)
+        ):
             group.operand_side.add(op)
         group.kind = kind
         group.members.add(op)
@@ -495,6 +593,8 @@ class _Planner:
             kind = self._pointwise_offer(group, op)
         elif group.kind.name == "reduction":
             kind = self._reduction_offer(group, op)
+        elif group.kind.name == "attention":
+            kind = self._attention_offer(group, op)
         else:
             kind = self._matmul_offer(group, op)
         if isinstance(kind, str):
@@ -504,9 +604,10 @@ class _Planner:
                 f"it is also returned, and a {kind.name} kernel yields values of "
                 f"shape {_shapes(kind.output_shapes())} only"
             )
-        if isinstance(op, (*ROW_OPS, MatmulOp)):
+        if isinstance(op, (*ROW_OPS, MatmulOp)) and kind.chain is None:
             # Only an anchor can break the contract: whatever joins later
-            # comes earlier in the block, so it cannot use the anchor.
+            # comes earlier in the block, so it cannot use the anchor. (An
+            # attention group's chain was checked whole when it was found.)
             yielded = group.yielded + (list(op.results) if returned else [])
             ops = sorted(group.members | {op}, key=self.position.__getitem__)
             problem = contract_violation(kind.name, ops, yielded)
@@ -539,7 +640,7 @@ class _Planner:
                     f"its result shape {shape_text(shape_of(op.result))} is not the "
                     f"kernel's iteration shape {shape_text(shape)}"
                 )
-            return Kind("matmul", shape, matmul=op)
+            return self._kind_of(op)
         return group.kind
 
     def _reduction_offer(self, group: Group, op: Operation) -> Offer:
@@ -574,6 +675,18 @@ class _Planner:
             )
         return group.kind
 
+    def _attention_offer(self, group: Group, op: Operation) -> Offer:
+        """The chain's ops between its matmuls, then operand sides and an
+        epilogue as a matmul group takes them."""
+        if op in group.kind.between:
+            return group.kind
+        if isinstance(op, (MatmulOp, *ROW_OPS)):
+            return (
+                "an attention kernel holds only its chain's two matmuls and "
+                "the reductions between them"
+            )
+        return self._matmul_offer(group, op)
+
     def _matmul_offer(self, group: Group, op: Operation) -> Offer:
         if isinstance(op, MatmulOp):
             return "a matmul kernel holds only one matmul"
@@ -598,7 +711,7 @@ class _Planner:
     def _feeds_matmul(self, group: Group, op: Operation) -> bool:
         """Whether ``op`` is on the operand side of ``group``'s matmul."""
         return any(
-            use.operation is group.kind.matmul or use.operation in group.operand_side
+            use.operation in group.kind.matmuls or use.operation in group.operand_side
             for result in op.results
             for use in result.uses
         )
@@ -676,6 +789,13 @@ class _Reasons:
             )
         parts.extend(map(self._saved, group.saved_for))
         parts.extend(self._kept_out(note) for note in group.kept_out)
+        unfused = self.planner.unfused_chains
+        parts.extend(
+            f"no attention kernel with the matmul -> row reduction -> "
+            f"{describe(op)} chain: {unfused[op]}"
+            for op in own
+            if isinstance(op, MatmulOp) and op in unfused
+        )
         return "; ".join(parts)
 
     def _saved(self, saved: Saved) -> str:
@@ -690,6 +810,8 @@ class _Reasons:
             anchors = ", ".join(describe(r) for r in reductions)
             what = "scan" if kind.scans else "reduction"
             return f"row {what} {kind.rows} ({anchors})"
+        if kind.chain is not None:
+            return _attention_anchor(kind.chain)
         if kind.matmul is not None:
             lhs, rhs = (shape_of(v) for v in kind.matmul.operands)
             return (
@@ -705,6 +827,8 @@ class _Reasons:
             anchors = [op for op in own if isinstance(op, ROW_OPS)]
             before, after = _dependencies(own, anchors), _dependents(own, anchors)
             labels = ("producers", "consumers", "side inputs")
+        elif kind.chain is not None:
+            return _attention_joined(group, own)
         elif kind.matmul is not None:
             anchors = [kind.matmul]
             before, after = group.operand_side, _dependents(own, anchors)
@@ -730,6 +854,47 @@ class _Reasons:
             return f"{text}, not recomputed: {note.detail}" if note.detail else text
         target = f" into {names}" if names else ""
         return f"{describe(note.op)} not {note.verb}{target}: {note.why}"
+
+
+def _attention_anchor(chain: AttentionChain) -> str:
+    """What an attention kernel computes, and why it is one kernel."""
+    scores, output = chain.scores, chain.output
+    lhs, rhs = (shape_text(shape_of(v)) for v in scores.operands)
+    keys = shape_text(chain.keys.shape)
+    reductions = ", ".join(describe(r) for r in chain.reductions)
+    return (
+        f"attention: matmul {lhs} x {rhs} -> {keys} ({describe(scores)}), its "
+        f"rows reduced along the key axis ({reductions}), contracted along the "
+        f"keys by matmul {keys} x {shape_text(shape_of(output.rhs))} -> "
+        f"{shape_text(shape_of(output.result))} ({describe(output)}); one "
+        "kernel (matmul -> row reduction -> matmul): it walks the keys in "
+        "blocks with a running max m, rescaling the sums and the second "
+        "product by exp(m_old - m_new) as m grows, and applies the per-row "
+        f"factors after the walk, so the {keys} scores never reach memory"
+    )
+
+
+def _attention_joined(group: Group, own: Sequence[Operation]) -> list[str]:
+    """What joined an attention kernel, by where it is."""
+    kind = group.kind
+    assert kind.chain is not None
+    anchors = {kind.chain.output, kind.chain.scores, *kind.chain.reductions}
+    after = _dependents(own, [kind.chain.output])
+    rest = [op for op in own if op not in anchors]
+    sides = (
+        [op for op in rest if op in group.operand_side],
+        [op for op in rest if op in kind.between],
+        [op for op in rest if op in after],
+        [
+            op
+            for op in rest
+            if op not in group.operand_side
+            and op not in kind.between
+            and op not in after
+        ],
+    )
+    labels = ("prologue", "between the matmuls", "epilogue", "epilogue inputs")
+    return [f"{label}: {_op_names(ops)}" for label, ops in zip(labels, sides) if ops]
 
 
 def _dependents(

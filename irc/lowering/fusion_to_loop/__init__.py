@@ -77,6 +77,7 @@ from irc.dialects import graph as g
 from irc.dialects.kernel_kind import MatmulPrecision
 from irc.dialects.tiles import is_power_of_two
 from irc.errors import IrcError
+from irc.lowering.fusion_to_loop.attention import AttentionTiler
 from irc.lowering.fusion_to_loop.device_loop import DeviceLoopTiler, device_loop_kernel
 from irc.lowering.fusion_to_loop.matmul import MatmulTiler
 from irc.lowering.fusion_to_loop.pointwise import PointwiseTiler
@@ -89,6 +90,7 @@ STRATEGIES: dict[str, type[KernelTiler]] = {
     "pointwise": PointwiseTiler,
     "reduction": ReductionTiler,
     "matmul": MatmulTiler,
+    "attention": AttentionTiler,
 }
 
 

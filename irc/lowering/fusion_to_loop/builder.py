@@ -392,9 +392,10 @@ class LoopBuilder:
         body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]],
         first: int | SSAValue = 0,
     ) -> list[SSAValue]:
-        """``scf.for`` from ``first`` to ``extent`` in steps of ``step``,
-        carrying ``inits``: ``body(start, carried)`` builds the loop body
-        (inserted in the loop's block) and returns the values it yields."""
+        """``scf.for`` from ``first`` to ``extent`` (a size, or an index value
+        the kernel computed) in steps of ``step``, carrying ``inits``:
+        ``body(start, carried)`` builds the loop body (inserted in the
+        loop's block) and returns the values it yields."""
         block = Block(arg_types=[self.index_type, *(v.type for v in inits)])
         start, *carried = block.args
         with self.at_end(block):

@@ -136,9 +136,9 @@ class MatmulTiler(KernelTiler):
             multiplier(tensor_type(lhs).element_type, precision),
             size_class(m_largest, n_largest),
         ]
-        bm = _clamp_block(m_largest, opts.matmul_block_m or config.block_m)
-        bn = _clamp_block(n_largest, opts.matmul_block_n or config.block_n)
-        bk = _clamp_block(k_largest, opts.matmul_block_k or config.block_k)
+        bm = clamp_block(m_largest, opts.matmul_block_m or config.block_m)
+        bn = clamp_block(n_largest, opts.matmul_block_n or config.block_n)
+        bk = clamp_block(k_largest, opts.matmul_block_k or config.block_k)
         self.launch_attributes = {
             MATMUL_PRECISION_ATTRIBUTE: StringAttr(precision),
             NUM_WARPS_ATTRIBUTE: IntegerAttr(config.num_warps, i64),
@@ -158,7 +158,7 @@ class MatmulTiler(KernelTiler):
         col_mask = b.in_bounds(cols, n_extent, bn)
 
         element = out.element_type
-        acc = b.splat(b.const(0, _accumulator_type(element)), [bm, bn])
+        acc = b.splat(b.const(0, accumulator_type(element)), [bm, bn])
 
         def k_step(start: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
             # ``start + range`` along K, as a row ([1, BK]) of the lhs tile and
@@ -204,7 +204,7 @@ class MatmulTiler(KernelTiler):
         return b.binary("add", zero, value)
 
 
-def _clamp_block(largest: int | None, block: int) -> int:
+def clamp_block(largest: int | None, block: int) -> int:
     """A matmul tile: ``block``, or less for an extent whose largest value
     (static, or bounded by facts) is small (>= 16)."""
     if largest is not None:
@@ -212,7 +212,7 @@ def _clamp_block(largest: int | None, block: int) -> int:
     return block
 
 
-def _accumulator_type(element: Attribute) -> Attribute:
+def accumulator_type(element: Attribute) -> Attribute:
     """Matmul accumulators: f32 for 16- and 32-bit floats, else the element."""
     if isinstance(element, Float16Type | BFloat16Type):
         return f32

@@ -7,7 +7,7 @@
 // Structure.
 
 func.func @unknown_kind(%a: !graph.tensor<[N], f32>) {
-  // expected-error@+1 {{kernel @k0: unknown kernel kind 'elementwise'; expected one of pointwise, reduction, matmul}}
+  // expected-error@+1 {{kernel @k0: unknown kernel kind 'elementwise'; expected one of pointwise, reduction, matmul, attention}}
   %0 = fusion.kernel @k0 elementwise (%a) : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>) reason "" {
   ^bb0(%x: !graph.tensor<[N], f32>):
     fusion.yield %x : !graph.tensor<[N], f32>
@@ -287,6 +287,67 @@ func.func @matmul_with_reduction(%a: !graph.tensor<[N, N], f32>) {
     %1 = graph.argmax %x [1] : !graph.tensor<[N, N], f32> -> !graph.tensor<[N], i64>
     %2 = graph.matmul %x, %x : (!graph.tensor<[N, N], f32>, !graph.tensor<[N, N], f32>) -> !graph.tensor<[N, N], f32>
     fusion.yield %2 : !graph.tensor<[N, N], f32>
+  }
+  func.return
+}
+
+// -----
+
+// Attention: the second matmul's lhs must be exp(x - max(x)) times per-row
+// factors; a softmax of the scores without the max shift is not.
+
+func.func @attention_without_max(%q: !graph.tensor<[S, 16], f32>, %k: !graph.tensor<[16, S], f32>, %v: !graph.tensor<[S, 16], f32>) {
+  // expected-error@+1 {{kernel @k0: the second matmul's lhs is not exp(x - max(x)) along the keys times per-row factors}}
+  %0 = fusion.kernel @k0 attention (%q, %k, %v) : (!graph.tensor<[S, 16], f32>, !graph.tensor<[16, S], f32>, !graph.tensor<[S, 16], f32>) -> (!graph.tensor<[S, 16], f32>) reason "" {
+  ^bb0(%a: !graph.tensor<[S, 16], f32>, %b: !graph.tensor<[16, S], f32>, %c: !graph.tensor<[S, 16], f32>):
+    %s = graph.matmul %a, %b : (!graph.tensor<[S, 16], f32>, !graph.tensor<[16, S], f32>) -> !graph.tensor<[S, S], f32>
+    %e = graph.exp %s : !graph.tensor<[S, S], f32>
+    %l = graph.reduce sum %e [1] : !graph.tensor<[S, S], f32> -> !graph.tensor<[S, 1], f32>
+    %lb = graph.broadcast %l : !graph.tensor<[S, 1], f32> -> !graph.tensor<[S, S], f32>
+    %p = graph.div %e, %lb : !graph.tensor<[S, S], f32>
+    %o = graph.matmul %p, %c : (!graph.tensor<[S, S], f32>, !graph.tensor<[S, 16], f32>) -> !graph.tensor<[S, 16], f32>
+    fusion.yield %o : !graph.tensor<[S, 16], f32>
+  }
+  func.return
+}
+
+// -----
+
+// A head dim must be static: the kernel keeps a block of query rows in
+// registers.
+
+func.func @attention_symbolic_head_dim(%q: !graph.tensor<[S, D], f32>, %k: !graph.tensor<[D, S], f32>, %v: !graph.tensor<[S, 16], f32>) {
+  // expected-error@+1 {{kernel @k0: the first matmul's contracted dim (D) is not static and at most 256: an attention kernel keeps a block of query rows and of its output in registers}}
+  %0 = fusion.kernel @k0 attention (%q, %k, %v) : (!graph.tensor<[S, D], f32>, !graph.tensor<[D, S], f32>, !graph.tensor<[S, 16], f32>) -> (!graph.tensor<[S, 16], f32>) reason "" {
+  ^bb0(%a: !graph.tensor<[S, D], f32>, %b: !graph.tensor<[D, S], f32>, %c: !graph.tensor<[S, 16], f32>):
+    %s = graph.matmul %a, %b : (!graph.tensor<[S, D], f32>, !graph.tensor<[D, S], f32>) -> !graph.tensor<[S, S], f32>
+    %m = graph.reduce max %s [1] : !graph.tensor<[S, S], f32> -> !graph.tensor<[S, 1], f32>
+    %mb = graph.broadcast %m : !graph.tensor<[S, 1], f32> -> !graph.tensor<[S, S], f32>
+    %d = graph.sub %s, %mb : !graph.tensor<[S, S], f32>
+    %e = graph.exp %d : !graph.tensor<[S, S], f32>
+    %o = graph.matmul %e, %c : (!graph.tensor<[S, S], f32>, !graph.tensor<[S, 16], f32>) -> !graph.tensor<[S, 16], f32>
+    fusion.yield %o : !graph.tensor<[S, 16], f32>
+  }
+  func.return
+}
+
+// -----
+
+// A score-shaped op reading a reduction, other than the online forms, is
+// not computable one block of keys at a time.
+
+func.func @attention_reads_the_max_across_keys(%q: !graph.tensor<[S, 16], f32>, %k: !graph.tensor<[16, S], f32>, %v: !graph.tensor<[S, 16], f32>) {
+  // expected-error@+1 {{kernel @k0: graph.add reads the scores, but is neither elementwise on them (before the max), nor a per-row computation of the reductions, nor exp(x - max(x)) times per-row factors feeding the second matmul}}
+  %0 = fusion.kernel @k0 attention (%q, %k, %v) : (!graph.tensor<[S, 16], f32>, !graph.tensor<[16, S], f32>, !graph.tensor<[S, 16], f32>) -> (!graph.tensor<[S, 16], f32>) reason "" {
+  ^bb0(%a: !graph.tensor<[S, 16], f32>, %b: !graph.tensor<[16, S], f32>, %c: !graph.tensor<[S, 16], f32>):
+    %s = graph.matmul %a, %b : (!graph.tensor<[S, 16], f32>, !graph.tensor<[16, S], f32>) -> !graph.tensor<[S, S], f32>
+    %m = graph.reduce max %s [1] : !graph.tensor<[S, S], f32> -> !graph.tensor<[S, 1], f32>
+    %mb = graph.broadcast %m : !graph.tensor<[S, 1], f32> -> !graph.tensor<[S, S], f32>
+    %d = graph.sub %s, %mb : !graph.tensor<[S, S], f32>
+    %e = graph.exp %d : !graph.tensor<[S, S], f32>
+    %w = graph.add %s, %mb : !graph.tensor<[S, S], f32>
+    %o = graph.matmul %e, %c : (!graph.tensor<[S, S], f32>, !graph.tensor<[S, 16], f32>) -> !graph.tensor<[S, 16], f32>
+    fusion.yield %o : !graph.tensor<[S, 16], f32>
   }
   func.return
 }

@@ -65,7 +65,7 @@ func.func @extra_parameter(%x: !loop.tile<[64], f32, f32>) {
 // Kernels.
 
 func.func @kind(%x: !graph.tensor<[N], f32>) {
-  // expected-error@+1 {{unknown kernel kind 'scan'; expected one of pointwise, reduction, matmul}}
+  // expected-error@+1 {{unknown kernel kind 'scan'; expected one of pointwise, reduction, matmul, attention}}
   %y = loop.kernel @k scan (%x) grid [N] tiles {} symbols [] reason "" : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>) {
   ^bb0(%t: !graph.tensor<[N], f32>):
     %p = loop.program_id 0 : i64

@@ -35,7 +35,7 @@ func.func @missing_strides(%x: !memory.buffer<[N], f32>) {
 
 // Kernels.
 
-// expected-error@+1 {{unknown kernel kind 'scan'; expected one of pointwise, reduction, matmul}}
+// expected-error@+1 {{unknown kernel kind 'scan'; expected one of pointwise, reduction, matmul, attention}}
 memory.kernel @k scan (%x: !memory.buffer<[N], [1], f32>) inputs 1 grid [N] tiles {} symbols [] reason "" {
 }
 

@@ -1,0 +1,203 @@
+"""Which keys an attention kernel's rows see: the range fact of a causal mask.
+
+An attention kernel (``irc.lowering.fusion_to_loop.attention``) walks the
+keys in blocks. When its exponent ``x`` masks every key ``j`` past the
+query row ``i`` with a *fill* that makes the term exactly zero after the
+exponential, the keys past a block's last row are never needed, and the
+walk of the program with rows ``[r, r + BLOCK_M)`` stops at
+``min(keys, r + BLOCK_M)``: the fully masked blocks are never loaded.
+
+The mask must be a comparison of two iotas, the rows' and the keys'
+(``np.tri`` captures as ``iota(1) <= iota(0)``), through casts, broadcasts
+and comparisons with constants (``np.tri(S) == 0``), that selects, for the
+keys past the row:
+
+- a constant fill ``f <= FILL_LIMIT`` (``np.where(tri == 0, -1e9, s)``), or
+- the scores plus a constant ``c <= FILL_LIMIT`` (``s + (1 - tri) * -1e10``,
+  GPT-2's additive mask),
+
+and the scores (plus nothing) for the keys up to the row. This is decided
+by evaluating ``x``'s ops on each side of the comparison (:func:`_side`:
+each value is a known constant, the data plus a known constant offset, or
+unknown).
+
+Skipping is exact (the results equal those of the walk over every key) when
+each skipped term's exponential is exactly 0 and no skipped term is the
+row's max: float32's ``exp`` is 0 below -103.97, so when every row's max
+over its kept keys is above ``f + 104`` (a constant fill), or, at each
+masked position, the data added to ``c`` (the scaled score plus any bias
+read from memory) is below that max ``- 104 - c`` (an additive ``c``). With a
+fill of -1e9 or -1e10 that holds unless scores reach ~1e9. Every row keeps
+its key 0 (``0 <= i``), so no row is left with no key; the mask ``j < i``,
+which leaves row 0 none, is not skipped.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.ir import Operation, SSAValue
+
+from irc.dialects import fusion
+from irc.dialects import graph as g
+
+#: A fill at or below this is taken to make its masked terms exactly 0
+#: after the exponential (see the module docstring for when that holds).
+FILL_LIMIT = -1e4
+
+
+@dataclass(frozen=True)
+class _Known:
+    """A value on one side of the mask: the constant ``constant``, or the
+    data (the scores, a bias read from memory) plus ``offset``."""
+
+    constant: float | None = None
+    offset: float | None = None
+
+    @property
+    def is_fill(self) -> bool:
+        bound = self.constant if self.constant is not None else self.offset
+        return bound is not None and bound <= FILL_LIMIT
+
+
+_DATA = _Known(offset=0.0)
+
+_COMPARE: dict[str, Callable[[float, float], bool]] = {
+    "eq": operator.eq,
+    "ne": operator.ne,
+    "lt": operator.lt,
+    "le": operator.le,
+    "gt": operator.gt,
+    "ge": operator.ge,
+}
+_ARITHMETIC: dict[type[Operation], Callable[[float, float], float]] = {
+    g.AddOp: operator.add,
+    g.SubOp: operator.sub,
+    g.MulOp: operator.mul,
+    g.DivOp: operator.truediv,
+}
+#: A comparison ``a pred b`` as ``b pred' a``.
+_SWAPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+
+
+def skips_keys_past_the_row(chain: fusion.AttentionChain) -> bool:
+    """Whether the chain's exponent masks every key past its row with a
+    fill (see the module docstring)."""
+    for mask in _row_key_comparisons(chain):
+        # The mask's truth where the key is past the row: "key > row" or
+        # not "key <= row". (Other relations keep other keys.)
+        past_the_row = {"gt": True, "le": False}.get(_key_predicate(mask, chain))
+        if past_the_row is None:
+            continue
+        masked = _side(chain.exponent, mask, past_the_row)
+        if masked is not None and masked.is_fill:
+            return True
+    return False
+
+
+def _row_key_comparisons(chain: fusion.AttentionChain) -> list[g.CompareOp]:
+    """The comparisons of the rows' iota with the keys' that the exponent's
+    elementwise chain (through broadcasts) reads."""
+    found: list[g.CompareOp] = []
+    pending, seen = [chain.exponent], set()
+    while pending:
+        op = pending.pop().owner
+        if not isinstance(op, Operation) or op in seen:
+            continue
+        seen.add(op)
+        if isinstance(op, g.CompareOp) and _key_predicate(op, chain) is not None:
+            found.append(op)
+        elif fusion.is_elementwise(op) or isinstance(op, g.BroadcastOp):
+            pending.extend(op.operands)
+    return found
+
+
+def _key_predicate(compare: g.CompareOp, chain: fusion.AttentionChain) -> str | None:
+    """``pred`` of ``compare`` as ``key pred row`` when it compares the
+    keys' iota with the rows' (right-aligned with the scores), else None."""
+    rank = len(chain.keys.shape)
+    axes = [_iota_axis(v, rank, chain) for v in compare.operands]
+    predicate = compare.predicate.data.value
+    if axes == [rank - 1, rank - 2]:
+        return predicate
+    if axes == [rank - 2, rank - 1]:
+        return _SWAPPED[predicate]
+    return None
+
+
+def _iota_axis(value: SSAValue, rank: int, chain: fusion.AttentionChain) -> int | None:
+    """The scores' axis that ``value``, an iota through casts, counts along
+    (right-aligned: broadcasting adds leading axes), if its extent is the
+    scores' there."""
+    op = value.owner
+    while isinstance(op, g.CastOp):
+        op = op.operands[0].owner
+    if not isinstance(op, g.IotaOp):
+        return None
+    dims = fusion.shape_of(op.result)
+    axis = op.axis.value.data + rank - len(dims)
+    if axis < 0 or dims[op.axis.value.data] != chain.keys.shape[axis]:
+        return None
+    return axis
+
+
+def _side(value: SSAValue, mask: g.CompareOp, truth: bool) -> _Known | None:
+    """``value`` where ``mask`` is ``truth``: known, or None."""
+    op = value.owner
+    if op is mask:
+        return _Known(constant=float(truth))
+    if isinstance(op, g.ConstantOp) and op.is_splat:
+        return _Known(constant=float(op.literal().item()))
+    if isinstance(op, g.CastOp | g.BroadcastOp):
+        return _side(op.operands[0], mask, truth)
+    if isinstance(op, g.SelectOp):
+        condition = _side(op.operands[0], mask, truth)
+        if condition is None or condition.constant is None:
+            return None
+        return _side(op.operands[1 if condition.constant else 2], mask, truth)
+    if isinstance(op, g.CompareOp):
+        lhs, rhs = (_side(v, mask, truth) for v in op.operands)
+        if lhs is None or rhs is None or None in (lhs.constant, rhs.constant):
+            return None
+        compare = _COMPARE[op.predicate.data.value]
+        return _Known(constant=float(compare(lhs.constant, rhs.constant)))
+    if type(op) in _ARITHMETIC:
+        lhs, rhs = (_side(v, mask, truth) for v in op.operands)
+        if lhs is None or rhs is None:
+            return None
+        return _arithmetic(type(op), lhs, rhs)
+    if not isinstance(op, Operation) or isinstance(
+        op, (g.MatmulOp, *fusion.LAYOUT_OPS)
+    ):
+        return _DATA  # the scores, or data read from memory
+    return None  # computed some other way: not followed
+
+
+def _arithmetic(kind: type[Operation], lhs: _Known, rhs: _Known) -> _Known | None:
+    """``lhs op rhs`` where each is known: constants fold; the data's offset
+    moves by an added or subtracted constant, and scales by a positive
+    one."""
+    if lhs.constant is not None and rhs.constant is not None:
+        try:
+            return _Known(constant=_ARITHMETIC[kind](lhs.constant, rhs.constant))
+        except ZeroDivisionError:
+            return None
+    data, other = (lhs, rhs) if lhs.offset is not None else (rhs, lhs)
+    if data.offset is None:
+        return None
+    if other.offset is not None:  # data + data (a bias)
+        return _Known(offset=data.offset + other.offset) if kind is g.AddOp else None
+    constant = other.constant
+    assert constant is not None
+    if kind is g.AddOp or (kind is g.SubOp and data is lhs):
+        shift = constant if kind is g.AddOp else -constant
+        return _Known(offset=data.offset + shift)
+    if kind is g.MulOp and constant > 0:
+        return _Known(offset=data.offset * constant)
+    if kind is g.MulOp and constant == 0:
+        return _Known(constant=0.0)
+    if kind is g.DivOp and data is lhs and constant > 0:
+        return _Known(offset=data.offset / constant)
+    return None
