@@ -131,6 +131,9 @@ def test_pickle_and_copy_keep_equality() -> None:
         ((2 * N) % 4, 2 * (N % 2)),
         ((N // 4) // 2, N // 8),
         ((N // M) // K, N // (M * K)),
+        (((N + 1) // 2 + 1) // 2, (N + 3) // 4),  # a slice with step 2 of one
+        ((N // 2 - 3) // 5, (N + 4) // 10 - 1),
+        ((N // M + 2) // K, (N + 2 * M) // (M * K)),
         ((N % 64) % 16, N % 16),
         (N // -4, (-N) // 4),
         (SymExpr.const(-7) // 2, -4),

@@ -750,11 +750,25 @@ def _floordiv_atom(r: SymExpr, q: SymExpr) -> SymExpr:
     common = math.gcd(_content(r), _content(q))
     if common > 1:
         r, q = _scale_down(r, common), _scale_down(q, common)
-    inner = r._single_op()
-    if inner is not None and inner.kind == "floordiv":
-        # floor(floor(a / b) / q) == floor(a / (b*q)) for a positive q.
-        return _floordiv(inner.args[0], _mul(inner.args[1], q))
+    inner, shift = _floordiv_plus_constant(r)
+    if inner is not None:
+        # floor((floor(a / b) + k) / q) == floor((a + k*b) / (b*q)) for an
+        # integer k and a positive q: nested divisions of sizes (a slice of
+        # a slice with steps) become one, so their bounds compare.
+        a, b = inner.args
+        return _floordiv(_add(a, _mul(_const(shift), b)), _mul(b, q))
     return _from_atom(_Op("floordiv", (r, q)))
+
+
+def _floordiv_plus_constant(r: SymExpr) -> tuple[_Op | None, int]:
+    """``(atom, k)`` when ``r`` is ``atom + k`` for a floordiv atom and an
+    integer ``k`` (0 included), else ``(None, 0)``."""
+    constant = sum(coef for mono, coef in r._terms if not mono)
+    rest = SymExpr._new(tuple(term for term in r._terms if term[0]))
+    inner = rest._single_op()
+    if inner is None or inner.kind != "floordiv":
+        return None, 0
+    return inner, constant
 
 
 def _mod(p: SymExpr, q: SymExpr) -> SymExpr:

@@ -18,6 +18,9 @@ from irc.testing.strategies.program import Program
 #: Integers are squashed into ``[0, _INT_SQUASH)`` by ``rem``.
 _INT_SQUASH = 8
 
+#: The bound of ``asin``'s and ``acos``' operands.
+_UNIT_BOUND = 0.9
+
 
 class Domains:
     """The domain fixes of the steps of ``program``."""
@@ -40,6 +43,18 @@ class Domains:
             return self.program.emit(g.TanhOp(value), (-1.0, 1.0))
         divisor = self.operands.splat(modulus, g.tensor_type(value))
         return self.program.emit(g.RemOp(value, divisor), (0.0, modulus - 1.0))
+
+    def well_conditioned_unit(self, value: SSAValue) -> SSAValue:
+        """A float ``value`` within ``[-0.9, 0.9]``, as is or as
+        ``0.9 * tanh(value)``: ``asin`` and ``acos`` are ill-conditioned
+        near +-1 (their slope grows without bound), where one rounding of
+        their operand moves them by far more than a tolerance, while their
+        slope is at most 2.3 within 0.9."""
+        if self.program.magnitude(value) <= _UNIT_BOUND:
+            return value
+        squashed = self.program.emit(g.TanhOp(value), (-1.0, 1.0))
+        bound = self.operands.splat(_UNIT_BOUND, g.tensor_type(value))
+        return self.program.emit(g.MulOp(squashed, bound), (-_UNIT_BOUND, _UNIT_BOUND))
 
     def positive(self, value: SSAValue, minimum: float) -> SSAValue:
         """``value`` if it is at least ``minimum``, else ``abs(value) + 1``."""

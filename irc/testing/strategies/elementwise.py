@@ -4,7 +4,8 @@
 Each keeps its op in its domain on its operands' ranges: ``log``,
 ``log2``, ``log10`` and ``rsqrt`` of ``abs(x) + 1`` unless ``x`` is known
 positive (``log1p`` unless ``x > -0.99``), ``sqrt`` of ``abs(x)``, ``asin``
-and ``acos`` of ``tanh(x)`` unless ``|x| <= 1``, division by ``abs(y) + 1``
+and ``acos`` of ``0.9 * tanh(x)`` unless ``|x| <= 0.9`` (they are
+ill-conditioned near +-1), division by ``abs(y) + 1``
 (or its negation) unless ``y`` is bounded away from zero, integer powers
 with exponents in ``[0, 2]``, float powers of positive bases, ``exp``,
 ``expm1``, ``sinh`` and ``cosh`` of ``tanh(x)`` when ``x`` could overflow
@@ -73,7 +74,7 @@ class ElementwiseSteps(Steps):
         if op is g.Log1pOp and low <= -0.99:
             return self.domains.positive(value, 0.01)
         if op in (g.AsinOp, g.AcosOp):
-            return self.domains.squash(value)  # into [-1, 1]
+            return self.domains.well_conditioned_unit(value)
         if op is g.SqrtOp and low < 0:
             return self.program.emit(
                 g.AbsOp(value), (0.0, self.program.magnitude(value))
