@@ -279,7 +279,8 @@ def _walks_to_the_last_row(program: irc.Compiled) -> bool:
     ("name", "skips"),
     [
         ("causal_where", True),
-        ("causal_additive", True),
+        # NumPy's NaN + -1e10 is NaN: skipping would hide a NaN score.
+        ("causal_additive", False),
         ("batched_causal", True),
         ("no_mask", False),
         ("alibi_bias", False),
@@ -314,6 +315,36 @@ def test_skipping_is_exact() -> None:
             skipping(*arrays, backend="interpret"),
             walking(*arrays, keep, backend="interpret"),
         )
+
+
+def test_non_finite_scores_past_the_row_reach_an_additive_masks_rows() -> None:
+    """NumPy's ``NaN + -1e10`` is NaN: a NaN key past every row but the
+    last makes every row NaN under the additive mask, as in NumPy."""
+    arrays = _qkv(np.random.default_rng(0), 130)
+    arrays[1][129] = np.nan
+    with np.errstate(invalid="ignore"):
+        expected = causal_additive(*arrays)
+    got = irc.compile(causal_additive, *QKV)(*arrays, backend="interpret")
+    assert np.isnan(expected).all(axis=1).all()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+
+
+def test_a_fill_near_the_scores_is_not_skipped() -> None:
+    """A fill of -1e4 with scores near -2e4: the masked terms are the
+    rows' max, and NumPy averages over them; they must be walked."""
+
+    def near_fill(q, k, v):
+        return softmax(np.where(np.tri(q.shape[0]) == 0, -1e4, q @ k.T)) @ v
+
+    length = 130
+    q = np.full((length, HEAD_DIM), 5.0, np.float32)
+    k = np.full((length, HEAD_DIM), -4e3 / HEAD_DIM, np.float32)  # scores -2e4
+    v = np.arange(length, dtype=np.float32)[:, None].repeat(HEAD_DIM, 1)
+    program = irc.compile(near_fill, *QKV)
+    assert not _walks_to_the_last_row(program)
+    np.testing.assert_allclose(
+        program(q, k, v, backend="interpret"), near_fill(q, k, v), rtol=RTOL, atol=ATOL
+    )
 
 
 def test_a_mask_leaving_row_zero_no_key_is_not_skipped() -> None:

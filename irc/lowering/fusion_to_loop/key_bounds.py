@@ -9,27 +9,24 @@ walk of the program with rows ``[r, r + BLOCK_M)`` stops at
 
 The mask must be a comparison of two iotas, the rows' and the keys'
 (``np.tri`` captures as ``iota(1) <= iota(0)``), through casts, broadcasts
-and comparisons with constants (``np.tri(S) == 0``), that selects, for the
-keys past the row:
-
-- a constant fill ``f <= FILL_LIMIT`` (``np.where(tri == 0, -1e9, s)``), or
-- the scores plus a constant ``c <= FILL_LIMIT`` (``s + (1 - tri) * -1e10``,
-  GPT-2's additive mask),
-
-and the scores (plus nothing) for the keys up to the row. This is decided
-by evaluating ``x``'s ops on each side of the comparison (:func:`_side`:
-each value is a known constant, the data plus a known constant offset, or
-unknown).
+and comparisons with constants (``np.tri(S) == 0``), that selects a
+constant fill ``f <= FILL_LIMIT`` for the keys past the row
+(``np.where(tri == 0, -1e9, s)``). This is decided by evaluating ``x``'s
+ops on each side of the comparison (:func:`_side`: each value is a known
+constant, the data plus a known constant offset, or unknown).
 
 Skipping is exact (the results equal those of the walk over every key) when
 each skipped term's exponential is exactly 0 and no skipped term is the
 row's max: float32's ``exp`` is 0 below -103.97, so when every row's max
-over its kept keys is above ``f + 104`` (a constant fill), or, at each
-masked position, the data added to ``c`` (the scaled score plus any bias
-read from memory) is below that max ``- 104 - c`` (an additive ``c``). With a
-fill of -1e9 or -1e10 that holds unless scores reach ~1e9. Every row keeps
-its key 0 (``0 <= i``), so no row is left with no key; the mask ``j < i``,
-which leaves row 0 none, is not skipped.
+over its kept keys is above ``f + 104``. With ``FILL_LIMIT`` at -1e8 that
+holds unless scores reach -1e8. A select never reads the scores it masks,
+so NaN or infinite scores past the row do not reach the result in NumPy
+either. An *additive* mask (``s + (1 - tri) * -1e10``, GPT-2's) is not
+skipped: NumPy's ``NaN + -1e10`` is NaN, so a non-finite score past the row
+makes the whole row NaN, which a walk that skips it would not see (for the
+same reason ``data * 0`` is not taken to be 0: ``inf * 0`` is NaN). Every
+row keeps its key 0 (``0 <= i``), so no row is left with no key; the mask
+``j < i``, which leaves row 0 none, is not skipped.
 """
 
 from __future__ import annotations
@@ -44,8 +41,10 @@ from irc.dialects import fusion
 from irc.dialects import graph as g
 
 #: A fill at or below this is taken to make its masked terms exactly 0
-#: after the exponential (see the module docstring for when that holds).
-FILL_LIMIT = -1e4
+#: after the exponential (see the module docstring for when that holds):
+#: -1e9 and -1e10, the fills of common code, are; -1e4 is not, as scores
+#: near -2e4 would make the masked terms the row's max.
+FILL_LIMIT = -1e8
 
 
 @dataclass(frozen=True)
@@ -58,8 +57,9 @@ class _Known:
 
     @property
     def is_fill(self) -> bool:
-        bound = self.constant if self.constant is not None else self.offset
-        return bound is not None and bound <= FILL_LIMIT
+        """A constant fill: data plus an offset is not one, since the data
+        may be NaN or infinite."""
+        return self.constant is not None and self.constant <= FILL_LIMIT
 
 
 _DATA = _Known(offset=0.0)
@@ -178,7 +178,7 @@ def _side(value: SSAValue, mask: g.CompareOp, truth: bool) -> _Known | None:
 def _arithmetic(kind: type[Operation], lhs: _Known, rhs: _Known) -> _Known | None:
     """``lhs op rhs`` where each is known: constants fold; the data's offset
     moves by an added or subtracted constant, and scales by a positive
-    one."""
+    one (the data times 0 is not 0: NaN and infinities are data)."""
     if lhs.constant is not None and rhs.constant is not None:
         try:
             return _Known(constant=_ARITHMETIC[kind](lhs.constant, rhs.constant))
@@ -196,8 +196,6 @@ def _arithmetic(kind: type[Operation], lhs: _Known, rhs: _Known) -> _Known | Non
         return _Known(offset=data.offset + shift)
     if kind is g.MulOp and constant > 0:
         return _Known(offset=data.offset * constant)
-    if kind is g.MulOp and constant == 0:
-        return _Known(constant=0.0)
     if kind is g.DivOp and data is lhs and constant > 0:
         return _Known(offset=data.offset / constant)
     return None
