@@ -20,7 +20,7 @@ from irc import cache as compile_cache
 from irc import logs, pytree
 from irc.capture import NO_RESULT, Captured, TensorSpec, capture
 from irc.capture.trace import facts_declared_with
-from irc.errors import BindingError, IrcError, TracingError
+from irc.errors import AllocationError, BindingError, IrcError, TracingError
 from irc.ir import print_module
 from irc.lowering import pipeline as pipeline_module
 from irc.runtime.arrays import (
@@ -323,29 +323,35 @@ class Compiled:
         values; only flattening and converting the results are left here.
 
         A call of torch tensors the launcher can take as they are takes the
-        fast path: one generated function flattens and tests it
-        (``_tensor_flattener``), the launcher runs on its tensors, and the
-        results are rebuilt by another (``_fast_results``). Any other
-        call, and one the launcher refuses, takes the general path, which
-        converts what it can and raises the precise error."""
+        fast path: one generated function (``pytree.call_dispatcher``)
+        flattens and tests it, runs the launcher on its tensors and rebuilds
+        the results. Any other call, and one the launcher refuses, takes the
+        general path, which converts what it can and raises the precise
+        error."""
         general = self._general_triton_call(launcher)
         if not self._input_names:
             return general
-        flatten_tensors = self._tensor_flattener(launcher)
-        launch, results = launcher.launch_as_given, self._fast_results
-
-        def call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-            try:
-                tensors = flatten_tensors(args, kwargs)
-            except AttributeError:  # a leaf that is no tensor
-                tensors = None
-            if tensors is not None:
-                outputs = launch(tensors)
-                if outputs is not None:
-                    return results(outputs, tensors)
-            return general(args, kwargs)
-
-        return call
+        captured = self.captured
+        static = captured.static_leaves
+        names = {f"_s{i}": value for i, value in static.items()}
+        names |= {"_same_static": _same_static, "_STRIDED": launcher.strided}
+        names |= {t.__name__: t for t in _PLAIN_STATIC_TYPES}
+        names |= {
+            "_launch": launcher.launch_given,
+            "_Refused": launcher.launch_error,
+            "_AllocationFailed": launcher.allocation_failed,
+            "_AllocationError": AllocationError,
+            "_results": self._results,
+        }
+        return pytree.call_dispatcher(
+            captured.in_tree,
+            then=lambda tensors: self._launch_lines(tensors, names),
+            otherwise=general,
+            refuse_leaf=self._fast_leaf_refusal(launcher),
+            keep=self._tensor_leaves,
+            names=names,
+            any_key_order=True,
+        )
 
     def _general_triton_call(
         self, launcher: Any
@@ -363,20 +369,14 @@ class Compiled:
 
         return call
 
-    def _tensor_flattener(self, launcher: Any) -> pytree.CallFlattener:
-        """The tensor inputs of a call the launcher can take as they are:
-        in the compiled structure (dicts' keys in any order), every
-        tensor leaf a strided torch tensor without ``requires_grad``, the
-        first on the launcher's kind of device (the launcher checks that the
-        others are on its device), every static leaf equal to the compiled
-        one; None (or ``AttributeError``, for a leaf that is no tensor) for
-        any other call."""
-        captured = self.captured
-        static = captured.static_leaves
-        first = next(i for i in range(len(captured.leaf_names)) if i not in static)
-        names = {f"_s{i}": value for i, value in static.items()}
-        names |= {"_same_static": _same_static, "_STRIDED": launcher.strided}
-        names |= {t.__name__: t for t in _PLAIN_STATIC_TYPES}
+    def _fast_leaf_refusal(self, launcher: Any) -> pytree.LeafRefusal:
+        """What sends a call off the fast path, leaf by leaf: a tensor leaf
+        that is no strided torch tensor without ``requires_grad`` (or, for
+        the first, is not on the launcher's kind of device: the launcher
+        checks that the others are on its device), a static leaf that is
+        not the compiled one."""
+        static = self.captured.static_leaves
+        first = next(i for i in range(len(self.captured.leaf_names)) if i not in static)
 
         def refuse(index: int, leaf: str) -> str:
             if index in static:
@@ -389,23 +389,27 @@ class Compiled:
                 refused += f" or not {leaf}.{launcher.device_flag}"
             return refused
 
-        return pytree.call_flattener(
-            captured.in_tree,
-            refuse_leaf=refuse,
-            keep=self._tensor_leaves,
-            names=names,
-            any_key_order=True,
-        )
+        return refuse
 
-    @functools.cached_property
-    def _fast_results(self) -> Callable[[Sequence[Any], Sequence[Any]], Any]:
-        """``_results`` for the fast path's torch outputs: rebuilt by a
-        generated function when the function writes into no input."""
+    def _launch_lines(self, tensors: Sequence[str], names: dict[str, Any]) -> list[str]:
+        """The fast path's lines after flattening: the launcher on the
+        tensors (a refusal takes the general path, which reports it), then
+        the results rebuilt in one expression (or by ``_results`` when the
+        function writes into inputs or returns nothing)."""
+        listed = ", ".join(tensors)
+        lines = [
+            "    try:",
+            f"        outputs = _launch({listed})",
+            "    except _Refused:",
+            "        return _otherwise(args, kwargs)",
+            "    except _AllocationFailed as error:",
+            "        raise _AllocationError(str(error)) from error",
+        ]
         captured = self.captured
         if captured.written_inputs or captured.out_tree == NO_RESULT:
-            return self._results
-        unflatten = pytree.unflattener(captured.out_tree)
-        return lambda outputs, inputs: unflatten(outputs)
+            return [*lines, f"    return _results(outputs, [{listed}])"]
+        results = pytree.unflatten_text(captured.out_tree, names, "outputs")
+        return [*lines, f"    return {results}"]
 
     def _results(self, outputs: Sequence[Any], inputs: Sequence[Any]) -> Any:
         """The outputs in the structure the function returned them, once the

@@ -135,36 +135,70 @@ def call_flattener(
     ``reorder_like`` gives them: the test is its size and a lookup per key,
     cheaper than comparing the keys in order.
     """
-    if treedef.kind != "tuple" or [c.kind for c in treedef.children] != [
-        "list",
-        "dict",
-    ]:
-        raise ValueError(f"{treedef} is not the structure of (args, kwargs)")
-    positional, keywords = treedef.children
-    emitter = _FlattenerEmitter(refuse_leaf, any_key_order)
-    lines = [
-        f"    if len(args) != {len(positional.children)}: return None",
-        f"    if len(kwargs) != {len(keywords.children)}: return None",
-    ]
-    if keywords.children and not any_key_order:
-        keys = emitter.constant(keywords.keys)
-        lines.append(f"    if tuple(kwargs) != {keys}: return None")
-    for index, child in enumerate(positional.children):
-        lines += emitter.visit(child, f"args[{index}]")
-    for key, child in zip(keywords.keys, keywords.children, strict=True):
-        lines += emitter.visit(child, f"kwargs[{emitter.constant(key)}]")
-    kept = emitter.leaves if keep is None else [emitter.leaves[i] for i in keep]
+    emitter = _FlattenerEmitter(refuse_leaf, any_key_order, "return None")
+    lines, kept = emitter.flatten(treedef, keep)
     lines.append(f"    return [{', '.join(kept)}]")
     if any_key_order:  # a key the call's dict lacks
         lines = ["    try:", *("    " + line for line in lines)]
         lines += ["    except KeyError:", "        return None"]
+    return _define("flatten", lines, emitter, names)
+
+
+def call_dispatcher(
+    treedef: TreeDef,
+    *,
+    then: Callable[[Sequence[str]], list[str]],
+    otherwise: Callable[[Sequence[Any], Mapping[str, Any]], Any],
+    refuse_leaf: LeafRefusal = refuse_container,
+    keep: Sequence[int] | None = None,
+    names: Mapping[str, Any] | None = None,
+    any_key_order: bool = False,
+) -> Callable[[Sequence[Any], Mapping[str, Any]], Any]:
+    """A function of ``(args, kwargs)`` that flattens the call as
+    ``call_flattener`` does (same arguments) and then runs ``then``'s lines,
+    given the Python variables holding the kept leaves, in the same
+    function; a call ``call_flattener`` would give None for (or whose
+    ``refuse_leaf`` test raises ``AttributeError``, as a NumPy array asked
+    for a tensor attribute does) returns ``otherwise(args, kwargs)``.
+
+    One generated function where a flattener and a caller would be two: a
+    fast call path saves the frame, the list of leaves and its unpacking.
+    ``then``'s lines are indented as a function body's (four spaces) and may
+    use ``args``, ``kwargs``, ``_otherwise`` and the ``names``.
+    """
+    emitter = _FlattenerEmitter(refuse_leaf, any_key_order, "raise _Mismatch")
+    lines, kept = emitter.flatten(treedef, keep)
+    lines = [
+        "    try:",
+        *("    " + line for line in lines),
+        "    except (_Mismatch, KeyError, AttributeError):",
+        "        return _otherwise(args, kwargs)",
+        *then(kept),
+    ]
+    names = {**(names or {}), "_Mismatch": _Mismatch, "_otherwise": otherwise}
+    return _define("dispatch", lines, emitter, names)
+
+
+class _Mismatch(Exception):
+    """Raised inside a ``call_dispatcher`` function: the call has another
+    structure."""
+
+
+def _define(
+    name: str,
+    body: list[str],
+    emitter: _FlattenerEmitter,
+    names: Mapping[str, Any] | None,
+) -> Any:
+    """The function ``name(args, kwargs)`` with ``body``, defined in a
+    namespace of the emitter's constants and ``names``."""
     namespace: dict[str, Any] = {
         "_CONTAINERS": CONTAINERS,
         **emitter.constants,
         **(names or {}),
     }
-    exec("\n".join(["def flatten(args, kwargs):", *lines]), namespace)
-    return namespace["flatten"]
+    exec("\n".join([f"def {name}(args, kwargs):", *body]), namespace)
+    return namespace[name]
 
 
 @dataclass
@@ -173,9 +207,37 @@ class _FlattenerEmitter:
 
     refuse_leaf: LeafRefusal
     any_key_order: bool
+    #: The statement for a call of another structure.
+    mismatch: str
     leaves: list[str] = dataclass_field(default_factory=list)
     constants: dict[str, Any] = dataclass_field(default_factory=dict)
     _names: Iterator[int] = dataclass_field(default_factory=itertools.count)
+
+    def flatten(
+        self, treedef: TreeDef, keep: Sequence[int] | None
+    ) -> tuple[list[str], list[str]]:
+        """The lines flattening a call of structure ``treedef`` (the
+        ``mismatch`` statement where it differs) and the variables of the
+        leaves at the indices ``keep`` (all by default)."""
+        if treedef.kind != "tuple" or [c.kind for c in treedef.children] != [
+            "list",
+            "dict",
+        ]:
+            raise ValueError(f"{treedef} is not the structure of (args, kwargs)")
+        positional, keywords = treedef.children
+        lines = [
+            f"    if len(args) != {len(positional.children)}: {self.mismatch}",
+            f"    if len(kwargs) != {len(keywords.children)}: {self.mismatch}",
+        ]
+        if keywords.children and not self.any_key_order:
+            keys = self.constant(keywords.keys)
+            lines.append(f"    if tuple(kwargs) != {keys}: {self.mismatch}")
+        for index, child in enumerate(positional.children):
+            lines += self.visit(child, f"args[{index}]")
+        for key, child in zip(keywords.keys, keywords.children, strict=True):
+            lines += self.visit(child, f"kwargs[{self.constant(key)}]")
+        kept = self.leaves if keep is None else [self.leaves[i] for i in keep]
+        return lines, kept
 
     def constant(self, value: Any) -> str:
         """A name for ``value`` in the function's namespace (dict keys may
@@ -191,16 +253,16 @@ class _FlattenerEmitter:
         if node.kind == "leaf":
             refused = self.refuse_leaf(len(self.leaves), var)
             self.leaves.append(var)
-            return [*lines, f"    if {refused}: return None"]
+            return [*lines, f"    if {refused}: {self.mismatch}"]
         if node.kind == "dict":
-            lines.append(f"    if {self._dict_refused(node, var)}: return None")
+            lines.append(f"    if {self._dict_refused(node, var)}: {self.mismatch}")
             items = [f"{var}[{self.constant(key)}]" for key in node.keys]
         else:
             kind = node.kind
             named = f" or hasattr({var}, '_fields')" if kind == "tuple" else ""
             lines.append(
                 f"    if not isinstance({var}, {kind}){named} or len({var}) != "
-                f"{count}: return None"
+                f"{count}: {self.mismatch}"
             )
             items = [f"{var}[{i}]" for i in range(count)]
         for child, item in zip(node.children, items, strict=True):
@@ -226,16 +288,28 @@ def unflattener(treedef: TreeDef) -> Callable[[Sequence[Any]], Any]:
     expression (a compiled function rebuilds its results on every call);
     the leaves must be as many as ``treedef`` has."""
     names: dict[str, Any] = {}
-    leaves = itertools.count()
+    exec(f"def unflatten(leaves):\n    return {unflatten_text(treedef, names)}", names)
+    return names["unflatten"]
+
+
+def unflatten_text(
+    treedef: TreeDef, names: dict[str, Any], leaves: str = "leaves"
+) -> str:
+    """``unflatten(treedef, leaves)`` as one Python expression over the
+    sequence variable ``leaves``; the dict keys it uses are added to
+    ``names`` (as ``_u`` and digits: any hashable key, never a literal)."""
+    indices = itertools.count()
 
     def build(node: TreeDef) -> str:
         if node.kind == "leaf":
-            return f"leaves[{next(leaves)}]"
+            return f"{leaves}[{next(indices)}]"
         items = [build(child) for child in node.children]
         if node.kind == "dict":
             entries = []
             for key, item in zip(node.keys, items, strict=True):
-                name = f"_k{len(names)}"  # any hashable key, never a literal
+                name = next(
+                    f"_u{n}" for n in itertools.count() if f"_u{n}" not in names
+                )
                 names[name] = key
                 entries.append(f"{name}: {item}")
             return "{" + ", ".join(entries) + "}"
@@ -243,8 +317,7 @@ def unflattener(treedef: TreeDef) -> Callable[[Sequence[Any]], Any]:
             return f"[{', '.join(items)}]"
         return f"({''.join(i + ', ' for i in items)})"
 
-    exec(f"def unflatten(leaves):\n    return {build(treedef)}", names)
-    return names["unflatten"]
+    return build(treedef)
 
 
 def leaf_paths(tree: Any, prefix: str = "") -> list[str]:

@@ -86,16 +86,19 @@ def expected_launches(module: ModuleOp, binding: dict[str, int]) -> list[Any]:
     return launches
 
 
-def _argument(value: Any) -> dict[str, Any]:
-    """A launch argument as the binder sees it: a pointer is anything with
-    ``data_ptr()`` and a torch ``dtype`` (a tensor, or a launcher's pointer
-    into its workspace)."""
+def _argument(value: Any, typed: str) -> dict[str, Any]:
+    """A launch argument as the binder sees it: a pointer is a tensor
+    (anything with ``data_ptr()`` and a torch ``dtype``) or the address of a
+    launcher's workspace intermediate, an ``int`` that Triton typed ``typed``
+    (a pointer type) from the parameter's annotation."""
     if hasattr(value, "data_ptr"):
         return {
             "kind": "pointer",
             "dtype": str(value.dtype).removeprefix("torch."),
             "aligned": value.data_ptr() % 16 == 0,
         }
+    if isinstance(value, int) and typed.startswith("*"):
+        return {"kind": "address", "typed": typed, "aligned": value % 16 == 0}
     if isinstance(value, bool | int):
         return {"kind": "int", "value": int(value)}
     return {"kind": type(value).__name__, "value": repr(value)}
@@ -118,7 +121,10 @@ def _launch_records(gpu: FakeCudaDriver, start: int, binaries: dict[str, Any]) -
         {
             "kernel": launch.kernel,
             "grid": list(launch.grid),
-            "args": {name: _argument(v) for name, v in launch.args.items()},
+            "args": {
+                name: _argument(v, launch.signature.get(name, ""))
+                for name, v in launch.args.items()
+            },
             "signature": launch.signature,
             "binary": _binary_facts(binaries[launch.metadata.hash]),
         }
@@ -198,6 +204,12 @@ def batched_matmul(a: Any, b: Any) -> Any:
     return a @ b
 
 
+def scaled_then_batched_matmul(a: Any, b: Any) -> Any:
+    """Two kernels: a pointwise one whose grid is within CUDA's limits, then
+    the batched matmul."""
+    return a * 2, a @ b
+
+
 def _refused(
     gpu: FakeCudaDriver, launch: Callable[[], Any], error: type[Exception]
 ) -> dict[str, Any]:
@@ -213,9 +225,10 @@ def _refused(
 
 def launch_beyond_grid_limits(gpu: FakeCudaDriver) -> dict[str, dict[str, Any]]:
     """A batched matmul whose batch (grid axis 1) exceeds CUDA's 65,535:
-    called (``irc``: the launcher must refuse it before launching), and its
-    kernel launched directly past that check (``raw``: the fake driver must
-    refuse it, as ``cuLaunchKernel`` would)."""
+    called (``irc``: the launcher must refuse it before launching; ``first``:
+    the same after a kernel whose grid is within the limits, which must not
+    be launched either), and its kernel launched directly past that check
+    (``raw``: the fake driver must refuse it, as ``cuLaunchKernel`` would)."""
     import torch
 
     from irc.runtime import triton_backend
@@ -228,10 +241,15 @@ def launch_beyond_grid_limits(gpu: FakeCudaDriver) -> dict[str, dict[str, Any]]:
     ((function, signature, constexprs),) = module.KERNELS.values()
     pointers = [torch.zeros(4) for kind in signature.values() if kind.startswith("*")]
     symbols = [70000 for kind in signature.values() if not kind.startswith("*")]
+    two = irc.compile(scaled_then_batched_matmul, spec, spec)
     return {
         "irc": _refused(
             gpu, lambda: compiled(a, a, backend="triton"), irc.BindingError
         ),
+        "first": {
+            "kernels": two.num_kernels,
+            **_refused(gpu, lambda: two(a, a, backend="triton"), irc.BindingError),
+        },
         "raw": _refused(
             gpu,
             lambda: function[(1, 70000, 1)](*pointers, *symbols, **constexprs),

@@ -82,7 +82,9 @@ def launch_tile(extent: int, declared: int) -> int:
 @pytest.mark.parametrize("name", sorted(SUITE))
 def test_launch_arguments(name: str, fake_gpu_report: dict[str, Any]) -> None:
     """Pointers of the declared types, 16-byte aligned (so Triton
-    specialises them as a GPU launch would); the constexprs the emitter
+    specialises them as a GPU launch would): tensors of the declared dtype,
+    and workspace addresses that Triton typed as the declared pointer from
+    the kernel's annotation; the constexprs the emitter
     declared, or for a tile the launch chooses the size the rule gives at
     the call's sizes; grids within CUDA's limits."""
     result = program_report(fake_gpu_report, name)
@@ -93,8 +95,10 @@ def test_launch_arguments(name: str, fake_gpu_report: dict[str, Any]) -> None:
             for param, kind in declared["signature"].items():
                 arg = launch["args"][param]
                 if kind.startswith("*"):
-                    assert arg["kind"] == "pointer", where
-                    assert POINTER[arg["dtype"]] == kind, where
+                    assert arg["kind"] in ("pointer", "address"), where
+                    if arg["kind"] == "pointer":
+                        assert POINTER[arg["dtype"]] == kind, where
+                    assert launch["signature"][param] == kind, where
                     assert arg["aligned"], f"{where}: {param} is not 16-byte aligned"
                 else:
                     assert arg["kind"] == "int", where
@@ -145,6 +149,19 @@ def test_grid_beyond_cuda_limits_is_refused_before_launch(
     assert result["error"] is not None
     for part in ("kernel @k0", "70000 programs along axis 1", "limit of 65535"):
         assert part in result["error"]
+
+
+def test_grids_are_checked_before_any_kernel_launches(
+    fake_gpu_report: dict[str, Any],
+) -> None:
+    """The grids of a call are tested before its first launch: a kernel
+    whose grid is within the limits is not launched when a later one's is
+    beyond them (nothing half-done)."""
+    result = fake_gpu_report["beyond_grid_limits"]["first"]
+    assert result["kernels"] == 2
+    assert result["launches"] == 0
+    assert result["error"] is not None
+    assert "70000 programs along axis 1" in result["error"]
 
 
 def test_the_fake_driver_refuses_grids_cuda_refuses(

@@ -149,8 +149,8 @@ def test_tiles_warps_and_stages_come_from_the_size_class(
         else config.block_m
     )
     source = compiled.triton_source
-    assert f"c_BLOCK_M={block_m}, " in source
-    assert f"c_BLOCK_K={config.block_k}, " in source
+    assert f"c_BLOCK_M: tl.constexpr = {block_m}, " in source
+    assert f"c_BLOCK_K: tl.constexpr = {config.block_k})" in source
     assert f"num_warps={config.num_warps}, num_stages={config.num_stages}" in source
 
 
@@ -164,7 +164,10 @@ def test_a_symbol_bounded_by_facts_gets_the_small_class_and_a_small_tile() -> No
     compiled = irc.compile(linear, spec_x, spec_w, facts=["N <= 32"])
     small = MATMUL_CONFIGS["tensor-core-16", "small"]
     source = compiled.triton_source
-    assert f"c_BLOCK_M={small.block_m}, c_BLOCK_N=32, " in source
+    assert (
+        f"c_BLOCK_M: tl.constexpr = {small.block_m}, c_BLOCK_N: tl.constexpr = 32, "
+        in source
+    )
     assert f"num_warps={small.num_warps}, " in source
     rng = np.random.default_rng(2)
     for m, n in [(3, 1), (70, 32)]:
@@ -190,7 +193,14 @@ def test_explicit_tile_options_replace_the_table() -> None:
     pipeline = "canonicalize,cse,fuse,tile{matmul-block-m=32 matmul-block-k=16},bufferize,cse,lower-memory-to-triton"
     source = irc.compile(linear, *_specs("float16"), pipeline=pipeline).triton_source
     config = MATMUL_CONFIGS["tensor-core-16", "large"]
-    assert f"c_BLOCK_M=32, c_BLOCK_N={config.block_n}, c_BLOCK_K=16" in source
+    blocks = (32, config.block_n, 16)
+    assert (
+        ", ".join(
+            f"c_BLOCK_{name}: tl.constexpr = {size}"
+            for name, size in zip("MNK", blocks)
+        )
+        in source
+    )
 
 
 def test_a_bad_precision_is_refused_with_the_choices() -> None:

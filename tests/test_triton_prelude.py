@@ -282,8 +282,6 @@ def test_constants_and_workspace_slices() -> None:
     view.fill_(1.5)  # the interpreter's: a view of the workspace
     assert workspace[256:280].view(torch.float32).tolist() == [1.5] * 6
     assert workspace[:256].eq(0).all() and workspace[280:].eq(0).all()
-    pointer = prelude._IrcPointer(1024, torch.float32)
-    assert pointer.data_ptr() == 1024 and pointer.dtype is torch.float32
 
 
 def test_allocation_names_the_buffer_it_could_not_allocate() -> None:

@@ -140,8 +140,12 @@ def load_source(source: str, *, interpret: bool) -> types.ModuleType:
         module = types.ModuleType(name)
         module.__file__ = filename
         module.__dict__[_MODE_ATTRIBUTE] = interpret
+        # dont_inherit: the module runs as written, not under this file's
+        # ``from __future__ import annotations``, which would turn the
+        # kernels' parameter annotations into strings Triton cannot read.
+        code = compile(source, filename, "exec", dont_inherit=True)
         with _interpret_mode(interpret):
-            exec(compile(source, filename, "exec"), module.__dict__)
+            exec(code, module.__dict__)
         _MODULES[key] = module
         return module
 
@@ -210,6 +214,10 @@ class Launcher:
         self.interpret = interpret
         self.names = list(names)
         self.launch = getattr(module, module.ENTRY)
+        #: The launcher run on tensors it may take as they are: the entry
+        #: itself for compiled kernels, under the interpreter's settings
+        #: for interpreted ones. It raises the module's own errors.
+        self.launch_given = self._interpreted if interpret else self.launch
         self.launch_error: type[Exception] = module.LaunchError
         #: A module that allocates nothing defines no AllocationFailed.
         self.allocation_failed: Any = getattr(module, "AllocationFailed", ())
@@ -239,33 +247,17 @@ class Launcher:
             isinstance(a, tensor) for a in arrays
         )
         try:
-            if self.interpret:
-                # The interpreter computes with NumPy: overflow, NaN and
-                # division by zero are values, as in the reference
-                # interpreters, not warnings.
-                with _interpret_mode(True), np.errstate(all="ignore"):
-                    return self.launch(*tensors), torch_in
-            return self.launch(*tensors), torch_in
+            return self.launch_given(*tensors), torch_in
         except self.launch_error as error:
             raise BindingError(str(error)) from error
         except self.allocation_failed as error:
             raise AllocationError(str(error)) from error
 
-    def launch_as_given(self, tensors: Sequence[Any]) -> tuple[Any, ...] | None:
-        """The results of a call on torch tensors passed to the launcher as
-        they are (strided, the first on the device's kind: see
-        ``irc.api.Compiled._tensor_flattener``), or None when the launcher
-        refuses them: then ``__call__``, which moves tensors to the device,
-        converts and reports, runs the call instead."""
-        try:
-            if self.interpret:
-                with _interpret_mode(True), np.errstate(all="ignore"):
-                    return self.launch(*tensors)
+    def _interpreted(self, *tensors: Any) -> tuple[Any, ...]:
+        # The interpreter computes with NumPy: overflow, NaN and division by
+        # zero are values, as in the reference interpreters, not warnings.
+        with _interpret_mode(True), np.errstate(all="ignore"):
             return self.launch(*tensors)
-        except self.launch_error:
-            return None
-        except self.allocation_failed as error:
-            raise AllocationError(str(error)) from error
 
     def _to_device(self, value: Any, index: int) -> Any:
         name = self.names[index] if index < len(self.names) else f"arg{index}"

@@ -1,10 +1,15 @@
 """The kernel printer: one ``triton.kernel`` as one ``@triton.jit`` function.
 
 ``KernelEmitter`` prints the kernel's parameters (``p_`` pointers, ``s_``
-symbols, ``c_`` constexpr tile sizes, in that order), then each op of its
+symbols, ``c_`` constexpr tile sizes, in that order: first the tiles the
+launch chooses, then the others, whose size is their default), then each op of its
 body as one statement, so the kernel reads like the IR; ``scf.for`` is a
 Python ``for`` over ``range``. It records the ``ASTSource`` signature and
 the constexprs' values for the launcher and ``KERNELS``.
+
+Pointers are annotated with their Triton type (``p_x: '*fp32'``): a launch
+passes a workspace intermediate as its address, a plain ``int``, which
+Triton then types by the annotation (still specialising its alignment).
 
 Symbols are scalar kernel arguments under their own names, and every
 ``triton.size`` casts them to its own type first: Triton passes an integer
@@ -168,7 +173,7 @@ class KernelEmitter:
             name = self.namer.fresh("p_", arg.name_hint or f"arg{index}")
             self.values[arg] = name
             self.signature[name] = signature_type(arg.type)
-            params.append(name)
+            params.append(f"{name}: {self.signature[name]!r}")
         for symbol, arg in zip(
             self.kernel.symbol_names, self.kernel.symbol_args, strict=True
         ):
@@ -176,10 +181,21 @@ class KernelEmitter:
             self.values[arg] = self.symbols[symbol] = name
             self.signature[name] = signature_type(arg.type)
             params.append(name)
+        chosen = launch_tile_extents(self.kernel)
         for tile in self.kernel.tile_sizes:
-            name = self.namer.fresh("c_", tile)
-            self.constexprs[tile] = name
-            params.append(f"{name}: tl.constexpr")
+            self.constexprs[tile] = self.namer.fresh("c_", tile)
+        # The launch passes the tiles it chooses; the others default to
+        # their size (a launch passes fewer keywords: host time per call).
+        params += [
+            f"{self.constexprs[tile]}: tl.constexpr"
+            for tile in self.kernel.tile_sizes
+            if tile in chosen
+        ]
+        params += [
+            f"{self.constexprs[tile]}: tl.constexpr = {size}"
+            for tile, size in self.kernel.tile_sizes.items()
+            if tile not in chosen
+        ]
         return params
 
     # Statements ----------------------------------------------------------

@@ -48,7 +48,7 @@ from irc.backend.triton.names import (
     safe_text,
     text_literal,
 )
-from irc.backend.triton.typenames import torch_type
+from irc.backend.triton.typenames import host_torch_type, torch_type
 from irc.dialects import memory, sym
 from irc.dialects import triton as tt
 from irc.dialects.kernel_kind import (
@@ -59,7 +59,7 @@ from irc.dialects.kernel_kind import (
 from irc.dialects.memory import BufferType
 from irc.dialects.sym import shape_text
 from irc.dtypes import dtype
-from irc.shapes import SymExpr
+from irc.shapes import Facts, SymExpr
 
 _FACT_OPERATORS = frozenset({"==", "<", "<=", ">", ">="})
 
@@ -127,6 +127,23 @@ def _aligned(size: SymExpr) -> SymExpr:
 #: CUDA's largest grid: 2**31 - 1 programs along axis 0, 65,535 along 1 and 2.
 MAX_GRID = (2**31 - 1, 65535, 65535)
 
+#: What the launcher may assume of every symbol: it is a size, at least 1
+#: (checked before any grid is computed).
+_SIZES = Facts()
+
+
+def _empty_grid(kernel: str, grid: Sequence[SymExpr]) -> bool:
+    """Whether ``grid`` is empty whatever the sizes (an axis of at most 0
+    programs); an axis beyond CUDA's limits whatever the sizes is an
+    ``EmitError``."""
+    for axis, (extent, limit) in enumerate(zip(grid, MAX_GRID, strict=True)):
+        if extent.is_constant and int(extent) > limit:
+            raise EmitError(
+                f"@{kernel}'s grid has {int(extent)} programs along axis {axis}, "
+                f"more than CUDA's limit of {limit}"
+            )
+    return any(extent.is_constant and int(extent) <= 0 for extent in grid)
+
 
 @dataclass(frozen=True)
 class _Dim:
@@ -177,12 +194,15 @@ class LauncherEmitter:
     _bound: set[str] = field(default_factory=set)
     #: How deep in host control flow the lines being emitted are.
     _depth: int = 0
+    #: Each distinct grid of the launches -> its variable.
+    grids: dict[tuple[SymExpr, ...], str] = field(default_factory=dict)
+    #: The grids tested against CUDA's limits before any launch.
+    _checked_grids: set[str] = field(default_factory=set)
 
     def emit(self) -> list[str]:
         self.namer.taken |= MODULE_NAMES | {
             "tensors",
             "device",
-            "grid",
             "refused",
             "workspace",
             "address",
@@ -194,6 +214,7 @@ class LauncherEmitter:
             '    """Checks, binds, allocates and launches (see the comment above)."""'
         )
         self._bind(dims)
+        self._plan_grids()
         self._plan_workspace()
         for op in self.function.body.block.ops:
             self._host_op(op)
@@ -280,7 +301,8 @@ class LauncherEmitter:
                 dim_tests.append(f"{variable} == {self._host(dim.expr)}")
             shapes[dim.argument].append(variable)
         tests = [
-            f"{tensor}.dtype is {torch_type(self._argument_buffer(arg, i).element_type)}"
+            f"{tensor}.dtype is "
+            f"{host_torch_type(self._argument_buffer(arg, i).element_type)}"
             for i, (arg, tensor) in enumerate(zip(args, tensors, strict=True))
         ]
         tests += symbol_tests + dim_tests
@@ -458,7 +480,7 @@ class LauncherEmitter:
             what = text_literal("the workspace of the intermediate buffers")
             self._emit(
                 f"    workspace = _irc_allocate({what}, ({size_text},), (1,), "
-                "torch.uint8, device)"
+                "_IRC_UINT8, device)"
             )
             self._emit("    address = workspace.data_ptr()")
 
@@ -513,8 +535,9 @@ class LauncherEmitter:
 
     def _slice(self, value: SSAValue) -> str:
         """The intermediate ``value`` in the workspace: a tensor view for the
-        interpreter, else a pointer made inline (no call of a helper: this
-        is per intermediate and per call)."""
+        interpreter, else its address, an ``int``, which the kernel's
+        parameter annotation types for Triton (no object per intermediate
+        and per call)."""
         buffer = memory.buffer_type(value)
         shape, strides = self._layout(buffer)
         element = torch_type(buffer.element_type)
@@ -522,7 +545,7 @@ class LauncherEmitter:
         address = "address" if offset == "0" else f"address + {offset}"
         return (
             f"_irc_view(workspace, {offset}, {element}, {shape}, {strides}) "
-            f"if _IRC_INTERPRETED else _IrcPointer({address}, {element})"
+            f"if _IRC_INTERPRETED else {address}"
         )
 
     def _results(self, values: Sequence[SSAValue]) -> list[str]:
@@ -551,7 +574,7 @@ class LauncherEmitter:
         """``value``'s buffer allocated on its own (an output, or a buffer
         the workspace does not hold)."""
         shape, strides = self._layout(memory.buffer_type(value))
-        element = torch_type(memory.buffer_type(value).element_type)
+        element = host_torch_type(memory.buffer_type(value).element_type)
         what = f"buffer {value.name_hint!r}" if value.name_hint else "an unnamed buffer"
         return (
             f"_irc_allocate({text_literal(what)}, {shape}, {strides}, {element}, "
@@ -559,48 +582,131 @@ class LauncherEmitter:
         )
 
     def _launch(self, op: memory.LaunchOp) -> None:
+        """``kernel.run(..., grid=grid_0, warmup=False)``: what
+        ``kernel[grid](...)`` calls, without the closure it makes per launch;
+        the constexprs the launch does not choose are the kernel's defaults.
+        A launch whose grid may be empty is tested (nothing to launch), and
+        so is one in host control flow whose grid was not checked up front."""
+        kernel = self._kernel(op)
+        device_loop = _device_loop_note(kernel.op)
+        if device_loop is not None:
+            self._emit(f"    # loop on the device, no host decision: {device_loop}")
+        grid = self.grids.get(self._grid(kernel))
+        if grid is None:
+            self._emit(
+                f"    # @{safe_text(op.kernel_name)}: its grid is empty, nothing to launch"
+            )
+            return
+        args = [self.values[a] for a in op.args]
+        args += [self._host(SymExpr.symbol(s)) for s in kernel.op.symbol_names]
+        args += [f"grid={grid}", "warmup=False"]
+        args += self._constexpr_args(kernel)
+        args += _launch_options(kernel.op)
+        args.append("enable_fp_fusion=False")
+        launch = f"{kernel.python_name}.run({', '.join(args)})"
+        tests, limited = self._grid_tests(grid, self._grid(kernel))
+        if not tests:
+            self._emit(f"    {launch}")
+            return
+        self._emit(f"    if {' and '.join(tests)}:")
+        self._emit(f"        {launch}")
+        if limited:
+            self._emit("    else:")
+            self._emit(
+                f"        _irc_check_grid({op.kernel_name!r}, {grid}, {MAX_GRID!r})"
+            )
+
+    def _kernel(self, op: memory.LaunchOp) -> EmittedKernel:
         kernel = self.kernels.get(op.kernel_name)
         if kernel is None:
             raise EmitError(
                 f"memory.launch @{op.kernel_name} in @{self.function.sym_name.data} "
                 "launches no triton.kernel of the module"
             )
-        grid = [*kernel.op.grid_exprs, *[SymExpr.const(1)] * 3][:3]
-        args = [self.values[a] for a in op.args]
-        args += [self._host(SymExpr.symbol(s)) for s in kernel.op.symbol_names]
-        args += self._constexpr_args(kernel)
-        args += _launch_options(kernel.op)
-        args.append("enable_fp_fusion=False")
-        launch = f"{kernel.python_name}[grid]({', '.join(args)})"
-        checks = self._grid_checks(op.kernel_name, grid)
-        device_loop = _device_loop_note(kernel.op)
-        if device_loop is not None:
-            self._emit(f"    # loop on the device, no host decision: {device_loop}")
-        if checks is None:
-            self._emit(
-                f"    # @{safe_text(op.kernel_name)}: its grid is empty, nothing to launch"
-            )
-            return
-        self._emit(f"    grid = ({', '.join(self._host(g) for g in grid)})")
-        if not checks:
-            self._emit(f"    {launch}")
-            return
-        self._emit(f"    if {' and '.join(checks)}:")
-        self._emit(f"        {launch}")
-        self._emit("    else:")
-        self._emit(f"        _irc_check_grid({op.kernel_name!r}, grid, {MAX_GRID!r})")
+        return kernel
+
+    @staticmethod
+    def _grid(kernel: EmittedKernel) -> tuple[SymExpr, ...]:
+        """The kernel's grid along CUDA's three axes."""
+        return (*kernel.op.grid_exprs, *[SymExpr.const(1)] * 3)[:3]
+
+    def _grid_tests(self, name: str, grid: Sequence[SymExpr]) -> tuple[list[str], bool]:
+        """The tests a launch over ``grid`` (named ``name``) needs: each
+        symbolic axis not provably at least 1 is ``0 < axis`` (an empty grid
+        launches nothing), and, unless the grid was checked up front, each
+        not provably within CUDA's limit is ``axis <= limit``; and whether
+        there is one of the latter."""
+        tests: list[str] = []
+        limited = False
+        for axis, (extent, limit) in enumerate(zip(grid, MAX_GRID, strict=True)):
+            if extent.is_constant:
+                continue
+            test = f"{name}[{axis}]"
+            if not _SIZES.prove_le(1, extent):
+                test = f"0 < {test}"
+            if name not in self._checked_grids and not _SIZES.prove_le(extent, limit):
+                test, limited = f"{test} <= {limit}", True
+            if test != f"{name}[{axis}]":
+                tests.append(test)
+        return tests, limited
+
+    def _plan_grids(self) -> None:
+        """Name each distinct grid of the launches once, computed from the
+        bound symbols, and test those of the launches outside host control
+        flow against CUDA's limits before any kernel runs: a call beyond
+        them raises ``_irc_check_grid``'s ``LaunchError`` with nothing
+        launched. A grid that is empty whatever the sizes is not named (its
+        launches launch nothing); one beyond the limits whatever the sizes
+        is an ``EmitError``."""
+        top_level = set(self.function.body.block.ops)
+        first_kernel: dict[str, str] = {}
+        for op in self.function.walk():
+            if not isinstance(op, memory.LaunchOp):
+                continue
+            grid = self._grid(self._kernel(op))
+            if _empty_grid(op.kernel_name, grid):
+                continue
+            name = self.grids.get(grid)
+            if name is None:
+                name = self.grids[grid] = self.namer.fresh(
+                    "grid_", str(len(self.grids))
+                )
+                self._emit(f"    {name} = ({', '.join(self._host(g) for g in grid)})")
+            if op in top_level:
+                first_kernel.setdefault(name, op.kernel_name)
+        checks: list[str] = []
+        reports: list[str] = []
+        for grid, name in self.grids.items():
+            if name not in first_kernel:
+                continue
+            tests = [
+                f"{name}[{axis}] <= {limit}"
+                for axis, (extent, limit) in enumerate(zip(grid, MAX_GRID, strict=True))
+                if not _SIZES.prove_le(extent, limit)
+            ]
+            checks += tests
+            if tests:
+                reports.append(
+                    f"        _irc_check_grid({first_kernel[name]!r}, {name}, "
+                    f"{MAX_GRID!r})"
+                )
+        self._checked_grids = set(first_kernel)
+        if checks:
+            self._emit(f"    if not ({' and '.join(checks)}):")
+            for report in reports:
+                self._emit(report)
 
     def _constexpr_args(self, kernel: EmittedKernel) -> list[str]:
-        """``c_BLOCK=1024``: each tile's size; a tile the launch chooses
-        (``launch_tiles``) computed from the call's symbols by
-        ``_irc_launch_tile``, with its warps (kernels/kernel.py's dims)."""
+        """``c_BLOCK_R=lanes_BLOCK_R``: each tile the launch chooses
+        (``launch_tiles``), computed from the call's symbols by
+        ``_irc_launch_tile``, with its warps (kernels/kernel.py's dims); the
+        other tiles' sizes are their constexprs' defaults."""
         chosen = launch_tile_extents(kernel.op)
         args: list[str] = []
         for (tile, size), (name, _) in zip(
             kernel.op.tile_sizes.items(), kernel.constexprs.items(), strict=True
         ):
             if tile not in chosen:
-                args.append(f"{name}={size}")
                 continue
             lanes = self.namer.fresh("lanes_", tile)
             self._emit(
@@ -611,24 +717,6 @@ class LauncherEmitter:
             if NUM_WARPS_ATTRIBUTE not in kernel.op.attributes:
                 args.append(f"num_warps=_irc_launch_warps({lanes})")
         return args
-
-    def _grid_checks(self, kernel: str, grid: Sequence[SymExpr]) -> list[str] | None:
-        """The run-time tests that ``grid`` is within CUDA's limits and not
-        empty (``0 < grid[i] <= limit``) for its symbolic axes, or None for a
-        grid that is empty whatever the sizes; an axis beyond the limits
-        whatever the sizes is an ``EmitError``."""
-        checks: list[str] = []
-        for axis, (extent, limit) in enumerate(zip(grid, MAX_GRID, strict=True)):
-            if not extent.is_constant:
-                checks.append(f"0 < grid[{axis}] <= {limit}")
-            elif int(extent) > limit:
-                raise EmitError(
-                    f"@{kernel}'s grid has {int(extent)} programs along axis {axis}, "
-                    f"more than CUDA's limit of {limit}"
-                )
-            elif int(extent) <= 0:
-                return None
-        return checks
 
     # Host control flow -----------------------------------------------------
 

@@ -440,24 +440,49 @@ _IRC_INTERPRETED = triton.knobs.runtime.interpret
 _IRC_INTERPRETED_KERNELS = tl.constexpr(triton.knobs.runtime.interpret)
 
 
-class _IrcPointer:
-    """An intermediate in a launcher's workspace as a compiled kernel reads
-    it: an address and a dtype (all Triton's binder and launcher ask of a
-    tensor argument), cheaper to make per call than a tensor view."""
+#: torch.bool as a module global: a launcher's checks and allocations read
+#: it per call, faster than an attribute of torch.
+_IRC_BOOL = torch.bool
 
-    __slots__ = ("address", "dtype")
 
-    def __init__(self, address, dtype):
-        self.address = address
-        self.dtype = dtype
+#: torch.int32 as a module global: a launcher's checks and allocations read
+#: it per call, faster than an attribute of torch.
+_IRC_INT32 = torch.int32
 
-    def data_ptr(self):
-        return self.address
+
+#: torch.int64 as a module global: a launcher's checks and allocations read
+#: it per call, faster than an attribute of torch.
+_IRC_INT64 = torch.int64
+
+
+#: torch.float16 as a module global: a launcher's checks and allocations read
+#: it per call, faster than an attribute of torch.
+_IRC_FLOAT16 = torch.float16
+
+
+#: torch.bfloat16 as a module global: a launcher's checks and allocations read
+#: it per call, faster than an attribute of torch.
+_IRC_BFLOAT16 = torch.bfloat16
+
+
+#: torch.float32 as a module global: a launcher's checks and allocations read
+#: it per call, faster than an attribute of torch.
+_IRC_FLOAT32 = torch.float32
+
+
+#: torch.float64 as a module global: a launcher's checks and allocations read
+#: it per call, faster than an attribute of torch.
+_IRC_FLOAT64 = torch.float64
+
+
+#: torch.uint8 as a module global: a launcher's checks and allocations read
+#: it per call, faster than an attribute of torch.
+_IRC_UINT8 = torch.uint8
 
 
 def _irc_view(workspace, offset, dtype, shape, strides):
     """The intermediate at byte `offset` of the workspace as the interpreter
-    reads it: a tensor view (compiled kernels get an _IrcPointer)."""
+    reads it: a tensor view (compiled kernels get its address, an int)."""
     return workspace[offset:].view(dtype).as_strided(shape, strides)
 
 

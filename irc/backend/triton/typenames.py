@@ -1,6 +1,7 @@
 """irc's element types as the emitted source spells them: Triton's ``tl``
 types (``tl.float32``; ``tl.int1`` for bool), ``ASTSource`` signature types
-(``*fp32``, ``i64``) and PyTorch's dtypes (``torch.float32``), and the
+(``*fp32``, ``i64``) and PyTorch's dtypes (``torch.float32``, or the
+prelude's global of it, ``_IRC_FLOAT32``, in a launcher's per-call code), and the
 family of code (float, int, bool) an element type takes. An element type
 with no counterpart is an ``EmitError``.
 """
@@ -67,3 +68,9 @@ _TORCH_TYPES = {d.name: f"torch.{d.name}" for d in ALL_DTYPES}
 
 def torch_type(element: Attribute) -> str:
     return _TORCH_TYPES[_dtype_name(element)]
+
+
+def host_torch_type(element: Attribute) -> str:
+    """``_IRC_FLOAT32`` for ``f32``: the prelude's global of its torch dtype,
+    which a launcher reads per call (faster than ``torch.float32``)."""
+    return f"_IRC_{_dtype_name(element).upper()}"

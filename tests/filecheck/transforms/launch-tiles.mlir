@@ -34,7 +34,7 @@ func.func @softmax(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32>
 // CHECK:         scf.for %{{.*}} = %[[BLOCK]] to %{{.*}} step %[[BLOCK]]
 // CHECK:         scf.for %{{.*}} = %[[BLOCK]] to %{{.*}} step %[[BLOCK]]
 
-// PY:       def kernel_k0(p_arg0, p_out, s_D, c_BLOCK_R: tl.constexpr):
+// PY:       def kernel_k0(p_arg0: '*fp32', p_out: '*fp32', s_D, c_BLOCK_R: tl.constexpr):
 // PY:         v[[BLOCK:[0-9]+]] = tl.full([], c_BLOCK_R, tl.int64)
 // PY:         tl.arange(0, c_BLOCK_R)
 // PY:         tl.broadcast_to(v{{[0-9]+}}, [c_BLOCK_R])
@@ -43,7 +43,7 @@ func.func @softmax(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32>
 // PY:         for v{{[0-9]+}} in range(v[[BLOCK]], v{{[0-9]+}}, v[[BLOCK]]):
 // PY:       def launch_softmax(*tensors):
 // PY:         lanes_BLOCK_R = _irc_launch_tile(s_D, 128, 8192)
-// PY:         kernel_k0[grid](t_x, v_r, s_D, c_BLOCK_R=lanes_BLOCK_R, num_warps=_irc_launch_warps(lanes_BLOCK_R), enable_fp_fusion=False)
+// PY:         kernel_k0.run(t_x, v_r, s_D, grid=grid_0, warmup=False, c_BLOCK_R=lanes_BLOCK_R, num_warps=_irc_launch_warps(lanes_BLOCK_R), enable_fp_fusion=False)
 // PY:       'kernel_k0': (kernel_k0, {{.*}}, {'c_BLOCK_R': 8192}),
 
 // SMALL:     loop.kernel @k0 reduction (%x) grid [N] tiles {BLOCK_R = 1024}

@@ -42,7 +42,7 @@ memory.kernel @k0 reduction (%x: !memory.buffer<[N], [1], f32>, %out: !memory.bu
   memory.store %t, %out[%zero] : f32, !memory.buffer<[1], [1], f32>[i64] loc("model.py":5:6)
 } loc("model.py":2:1)
 
-// PY:      def kernel_k0(p_x, p_out, s_N, c_BLOCK: tl.constexpr):
+// PY:      def kernel_k0(p_x: '*fp32', p_out: '*fp32', s_N, c_BLOCK: tl.constexpr = 16):
 // PY:          v_dead = tl.full([], 2.0, tl.float32)  # model.py:3
 // PY:          for v_k in range(v_zero, v_n, v_step):  # model.py:4
 // PY:              v_v = tl.load(p_x + v_col, mask=v_m, other=0)  # model.py:3

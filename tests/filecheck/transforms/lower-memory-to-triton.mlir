@@ -129,7 +129,7 @@ func.func @pipeline(%x: !memory.buffer<[N, D], [D, 1], f32>) -> !memory.buffer<[
 // PY:      # kernel @rowsum_k0 (reduction), grid ['N']
 // PY-NEXT: # x.sum(axis=1) at model.py:20
 // PY-NEXT: @triton.jit
-// PY-NEXT: def kernel_rowsum_k0(p_x, p_out, s_D, s_N, c_BLOCK: tl.constexpr):
+// PY-NEXT: def kernel_rowsum_k0(p_x: '*fp32', p_out: '*fp32', s_D, s_N, c_BLOCK: tl.constexpr = 32):
 // PY-NEXT:     v_row = tl.program_id(0).to(tl.int64)
 // PY-NEXT:     v_d = tl.cast(s_D, tl.int64)
 // PY-NEXT:     v_zero = tl.full([], 0, tl.int64)
@@ -154,7 +154,7 @@ func.func @pipeline(%x: !memory.buffer<[N, D], [D, 1], f32>) -> !memory.buffer<[
 // PY-NEXT:     v_c = v_i.to(tl.float32)
 // PY-NEXT:     v_t = (v_s + v_c)
 // PY-NEXT:     tl.store(p_out + v_row, v_t)
-// PY:      def kernel_dot_k0(p_a, p_b, p_o, c_BM: tl.constexpr, c_BK: tl.constexpr):
+// PY:      def kernel_dot_k0(p_a: '*fp16', p_b: '*fp16', p_o: '*fp32', c_BM: tl.constexpr = 16, c_BK: tl.constexpr = 16):
 // PY-NEXT:     v_rm = tl.arange(0, c_BM)[:, None]
 // PY-NEXT:     v_rk = tl.arange(0, c_BK)[None, :]
 // PY:          v_dot = tl.dot(v_lhs, v_lhs, v_acc)
@@ -178,41 +178,39 @@ func.func @pipeline(%x: !memory.buffer<[N, D], [D, 1], f32>) -> !memory.buffer<[
 // PY-NEXT:         (t_x, t_a) = tensors
 // PY-NEXT:         (s_N, s_D) = t_x.shape
 // PY-NEXT:         device = t_x.device
-// PY-NEXT:         refused = not (t_x.dtype is torch.float32 and t_a.dtype is torch.float16 and s_N >= 1 and s_D >= 1 and t_a.shape == (16, 16) and t_a.device == device and (s_N <= 4096))
+// PY-NEXT:         refused = not (t_x.dtype is _IRC_FLOAT32 and t_a.dtype is _IRC_FLOAT16 and s_N >= 1 and s_D >= 1 and t_a.shape == (16, 16) and t_a.device == device and (s_N <= 4096))
 // PY-NEXT:     except (TypeError, ValueError, AttributeError, ArithmeticError):
 // PY-NEXT:         refused = True
 // PY-NEXT:     if refused:
 // PY-NEXT:         refuse_host(tensors)
 // PY-NEXT:     t_x = t_x.contiguous()
 // PY-NEXT:     t_a = t_a.contiguous()
-// PY-NEXT:     v_t = _irc_allocate("buffer 't'", (s_N,), (1,), torch.float32, device)
-// PY-NEXT:     grid = (s_N, 1, 1)
-// PY-NEXT:     if 0 < grid[0] <= 2147483647:
-// PY-NEXT:         kernel_rowsum_k0[grid](t_x, v_t, s_D, s_N, c_BLOCK=32, enable_fp_fusion=False)
-// PY-NEXT:     else:
-// PY-NEXT:         _irc_check_grid('rowsum_k0', grid, (2147483647, 65535, 65535))
+// PY-NEXT:     grid_0 = (s_N, 1, 1)
+// PY-NEXT:     grid_1 = (1, 1, 1)
+// PY-NEXT:     if not (grid_0[0] <= 2147483647):
+// PY-NEXT:         _irc_check_grid('rowsum_k0', grid_0, (2147483647, 65535, 65535))
+// PY-NEXT:     v_t = _irc_allocate("buffer 't'", (s_N,), (1,), _IRC_FLOAT32, device)
+// PY-NEXT:     kernel_rowsum_k0.run(t_x, v_t, s_D, s_N, grid=grid_0, warmup=False, enable_fp_fusion=False)
 // PY-NEXT:     v_y = v_t.as_strided((s_N,), (1,))
-// PY-NEXT:     grid = (s_N, 1, 1)
-// PY-NEXT:     if 0 < grid[0] <= 2147483647:
-// PY-NEXT:         kernel_rowsum_k0[grid](t_x, v_y, s_D, s_N, c_BLOCK=32, enable_fp_fusion=False)
-// PY-NEXT:     else:
-// PY-NEXT:         _irc_check_grid('rowsum_k0', grid, (2147483647, 65535, 65535))
+// PY-NEXT:     kernel_rowsum_k0.run(t_x, v_y, s_D, s_N, grid=grid_0, warmup=False, enable_fp_fusion=False)
 // PY-NEXT:     v_b = _IRC_CONSTANTS[0].to(device, copy=True)
-// PY-NEXT:     v_o = _irc_allocate("buffer 'o'", (16, 16), (16, 1), torch.float32, device)
-// PY-NEXT:     grid = (1, 1, 1)
-// PY-NEXT:     kernel_dot_k0[grid](t_a, v_b, v_o, c_BM=16, c_BK=16, enable_fp_fusion=False)
+// PY-NEXT:     v_o = _irc_allocate("buffer 'o'", (16, 16), (16, 1), _IRC_FLOAT32, device)
+// PY-NEXT:     kernel_dot_k0.run(t_a, v_b, v_o, grid=grid_1, warmup=False, enable_fp_fusion=False)
 // PY-NEXT:     del v_b
 // PY-NEXT:     return (v_y, v_o)
 // PY:      def launch_pipeline(*tensors):
 // PY:          t_x = t_x.contiguous()
+// PY-NEXT:     grid_0 = (s_N, 1, 1)
+// PY-NEXT:     if not (grid_0[0] <= 2147483647):
+// PY-NEXT:         _irc_check_grid('rowsum_k0', grid_0, (2147483647, 65535, 65535))
 // PY-NEXT:     o_1 = (256 * (((4 * s_N) + 255) // 256))
-// PY-NEXT:     workspace = _irc_allocate('the workspace of the intermediate buffers', (o_1 + (256 * (((4 * s_N) + 255) // 256)),), (1,), torch.uint8, device)
+// PY-NEXT:     workspace = _irc_allocate('the workspace of the intermediate buffers', (o_1 + (256 * (((4 * s_N) + 255) // 256)),), (1,), _IRC_UINT8, device)
 // PY-NEXT:     address = workspace.data_ptr()
-// PY-NEXT:     v_t = _irc_view(workspace, 0, torch.float32, (s_N,), (1,)) if _IRC_INTERPRETED else _IrcPointer(address, torch.float32)
-// PY:          v_s = _irc_view(workspace, o_1, torch.float32, (s_N,), (1,)) if _IRC_INTERPRETED else _IrcPointer(address + o_1, torch.float32)
+// PY-NEXT:     v_t = _irc_view(workspace, 0, torch.float32, (s_N,), (1,)) if _IRC_INTERPRETED else address
+// PY:          v_s = _irc_view(workspace, o_1, torch.float32, (s_N,), (1,)) if _IRC_INTERPRETED else address + o_1
 // PY:          del v_s
-// PY-NEXT:     v_r = _irc_view(workspace, 0, torch.float32, (s_N,), (1,)) if _IRC_INTERPRETED else _IrcPointer(address, torch.float32)
-// PY:          v_y = _irc_allocate("buffer 'y'", (s_N,), (1,), torch.float32, device)
+// PY-NEXT:     v_r = _irc_view(workspace, 0, torch.float32, (s_N,), (1,)) if _IRC_INTERPRETED else address
+// PY:          v_y = _irc_allocate("buffer 'y'", (s_N,), (1,), _IRC_FLOAT32, device)
 // PY:      _IRC_CONSTANTS = (
 // PY-NEXT:     _irc_constant(b'\x00<\x00<
 // PY:      KERNELS = {

@@ -1,13 +1,15 @@
 // The emitted launcher runs control flow in Python: each decision says where
 // it runs and reads the device's predicate back once; the carries' buffers
-// are allocated before the loop and swap at its end.
+// are allocated before the loop and swap at its end. A launch in host
+// control flow tests its grid against CUDA's limits where it runs (the
+// grids of launches outside it are tested before any kernel runs).
 
 // RUN: irc-opt %s -p lower-to-triton -t triton | filecheck %s
 
 // CHECK-LABEL: def launch_classic(*tensors):
-// CHECK:         v_carry = _irc_allocate("buffer 'carry'", (), (), torch.int64, device)
+// CHECK:         v_carry = _irc_allocate("buffer 'carry'", (), (), _IRC_INT64, device)
 // CHECK:         v_carry_2.copy_(t_x)
-// CHECK:         v_q = _irc_allocate("buffer 'q'", (), (), torch.bool, device)
+// CHECK:         v_q = _irc_allocate("buffer 'q'", (), (), _IRC_BOOL, device)
 // CHECK-NEXT:    ([[CUR:.*]]) = (v_carry, v_carry_2, v_carry_next, v_carry_next_2)
 // CHECK-NEXT:    # loop on the host: each iteration's decision reads the predicate a kernel computed (one device->host read per iteration)
 // CHECK-NEXT:    while True:
@@ -21,13 +23,16 @@
 // CHECK:           # decision on the host: one device->host read
 // CHECK-NEXT:      v_decision_2 = v_q.item()
 // CHECK-NEXT:      if v_decision_2:
-// CHECK:               kernel_k4[grid]
+// CHECK-NEXT:          if [[GRID:grid_[0-9]+]][0] <= 2147483647:
+// CHECK-NEXT:              kernel_k4.run({{.*}}, grid=[[GRID]], warmup=False,
+// CHECK-NEXT:          else:
+// CHECK-NEXT:              _irc_check_grid('k4', [[GRID]], (2147483647, 65535, 65535))
 // CHECK:           else:
-// CHECK:               kernel_k5[grid]
+// CHECK:               kernel_k5.run({{.*}}, grid=[[GRID]], warmup=False,
 // CHECK-NOT:       _irc_allocate
 // CHECK:           ([[CUR]]) = (
 // CHECK-NEXT:    ({{.*}}) = ([[BODY]])
-// CHECK-NEXT:    v_r = _irc_allocate("buffer 'r'", (s_N,), (1,), torch.float32, device)
+// CHECK-NEXT:    v_r = _irc_allocate("buffer 'r'", (s_N,), (1,), _IRC_FLOAT32, device)
 // CHECK-NEXT:    v_r.copy_(
 // CHECK:         return (v_r,)
 func.func @classic(%x: !graph.tensor<[N], f32>, %n: !graph.tensor<[], i64>) -> !graph.tensor<[N], f32> {

@@ -48,7 +48,7 @@
 // TRITON:           triton.scan sum %{{.*}} 0 : !triton.tensor<[1024], f32>
 // TRITON:           scf.yield %{{.*}} : f32
 
-// PY-LABEL: def kernel_cumsum_exp_k0(p_arg0, p_out, s_D, c_BLOCK_R: tl.constexpr):
+// PY-LABEL: def kernel_cumsum_exp_k0(p_arg0: '*fp32', p_out: '*fp32', s_D, c_BLOCK_R: tl.constexpr = 1024):
 // PY:         for v{{.*}} in range(
 // PY:           v{{.*}} = tl.cumsum(v{{.*}}, 0)
 
@@ -73,7 +73,7 @@ func.func @cumsum_exp(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f
 // TILE-NEXT:    %[[NARROW:.*]] = loop.cast %[[SCAN]] : !loop.tile<[8], f32> -> !loop.tile<[8], f16>
 // TILE-NEXT:    loop.write %[[NARROW]] to 0
 
-// PY-LABEL: def kernel_cumprod_half_k0(p_arg0, p_out, c_BLOCK_R: tl.constexpr):
+// PY-LABEL: def kernel_cumprod_half_k0(p_arg0: '*fp16', p_out: '*fp16', c_BLOCK_R: tl.constexpr = 8):
 // PY-NOT:     for
 // PY:         tl.cumprod(v{{.*}}, 0)
 
