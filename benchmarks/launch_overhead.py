@@ -26,20 +26,22 @@ allocator is cheaper than its CUDA caching allocator (about 1 us against
     python benchmarks/launch_overhead.py                # the table
     python benchmarks/launch_overhead.py --only softmax mlp --json out.json
 
-Each figure is the minimum over ``--repeat`` rounds of ``--number`` calls,
-in microseconds. The process compiles Triton kernels (for the fake H100),
+Each figure is the best over ``--repeat`` rounds of ``--number`` calls, in
+microseconds, the rounds of the four calls of a program interleaved (a
+noisy stretch of a shared machine then slows all four alike). The process compiles Triton kernels (for the fake H100),
 so it must not have ``TRITON_INTERPRET=1`` set.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import sys
-import timeit
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+import time
+import types
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -60,29 +62,37 @@ BINDING = 2
 
 
 class _NoOpKernel:
-    """Stands for a ``@triton.jit`` function: ``kernel[grid](*args)`` does
-    nothing."""
+    """Stands for a ``@triton.jit`` function: a launch
+    (``kernel.run(*args, grid=..., warmup=False, **options)``) does nothing."""
 
-    def __getitem__(self, grid: Any) -> _NoOpKernel:
-        return self
-
-    def __call__(self, *args: Any, **kwargs: Any) -> None:
+    def run(self, *args: Any, grid: Any, warmup: bool, **options: Any) -> None:
         return None
 
 
-@contextmanager
-def no_op_kernels(module: Any) -> Iterator[None]:
-    """Every kernel of a loaded module replaced by a no-op for the block."""
-    saved = {name: module.__dict__[name] for name in module.KERNELS}
-    module.__dict__.update(dict.fromkeys(saved, _NoOpKernel()))
-    try:
-        yield
-    finally:
-        module.__dict__.update(saved)
+def no_op_module(module: types.ModuleType, source: str) -> types.ModuleType:
+    """A second copy of a loaded module (its launchers bound to the copy's
+    globals) whose every kernel is a no-op."""
+    copy = types.ModuleType(f"{module.__name__}_no_op")
+    code = compile(source, module.__file__ or "<irc>", "exec", dont_inherit=True)
+    exec(code, copy.__dict__)
+    copy.__dict__.update(dict.fromkeys(copy.KERNELS, _NoOpKernel()))
+    return copy
 
 
-def best_us(call: Callable[[], Any], number: int, repeat: int) -> float:
-    return min(timeit.repeat(call, number=number, repeat=repeat)) / number * 1e6
+def interleaved_best_us(
+    calls: dict[str, Callable[[], Any]], number: int, repeat: int
+) -> dict[str, float]:
+    """Each call's best time in microseconds over ``repeat`` rounds of
+    ``number`` calls, the rounds of all calls interleaved: a noisy stretch of
+    the machine hits every call alike instead of one figure."""
+    best = dict.fromkeys(calls, float("inf"))
+    for _ in range(repeat):
+        for name, call in calls.items():
+            start = time.perf_counter()
+            for _ in range(number):
+                call()
+            best[name] = min(best[name], (time.perf_counter() - start) / number)
+    return {name: seconds * 1e6 for name, seconds in best.items()}
 
 
 def measure(name: str, number: int, repeat: int) -> dict[str, Any]:
@@ -93,30 +103,41 @@ def measure(name: str, number: int, repeat: int) -> dict[str, Any]:
     args, kwargs = call.to_torch()
     tensors, _ = pytree.flatten((args, kwargs))
     tensors = [t for t in tensors if hasattr(t, "data_ptr")]
-    module = triton_backend.load_source(compiled.triton_source, interpret=False)
+    source = compiled.triton_source
+    module = triton_backend.load_source(source, interpret=False)
     launcher = getattr(module, module.ENTRY)
-
-    def public() -> Any:
-        return compiled(*args, backend="triton", **kwargs)
-
-    public()  # compiles the kernels and binds the backend
+    no_ops = no_op_module(module, source)
+    # The same compiled function bound to the no-op module: the public call
+    # with every kernel a no-op.
+    no_op_compiled = copy.copy(compiled)
+    no_op_compiled._calls = {
+        "triton": compiled._triton_call(
+            triton_backend.Launcher(no_ops, compiled._input_names, interpret=False)
+        )
+    }
+    compiled(*args, backend="triton", **kwargs)  # compiles the kernels
+    timed = interleaved_best_us(
+        {
+            "launcher": lambda: launcher(*tensors),
+            "public": lambda: compiled(*args, backend="triton", **kwargs),
+            "irc_launcher": lambda: getattr(no_ops, no_ops.ENTRY)(*tensors),
+            "irc_public": lambda: no_op_compiled(*args, backend="triton", **kwargs),
+        },
+        number,
+        repeat,
+    )
     kernels = compiled.num_kernels
-    launcher_us = best_us(lambda: launcher(*tensors), number, repeat)
-    public_us = best_us(public, number, repeat)
-    with no_op_kernels(module):
-        irc_launcher_us = best_us(lambda: launcher(*tensors), number, repeat)
-        irc_public_us = best_us(public, number, repeat)
-    dispatch_us = (launcher_us - irc_launcher_us) / kernels
+    dispatch_us = (timed["launcher"] - timed["irc_launcher"]) / kernels
     return {
         "program": name,
         "sizes": sizes,
         "kernels": kernels,
         "arguments": len(tensors),
-        "irc_launcher_us": irc_launcher_us,
+        "irc_launcher_us": timed["irc_launcher"],
         "dispatch_per_launch_us": dispatch_us,
-        "irc_public_us": irc_public_us,
-        "public_us": public_us,
-        "public_minus_dispatch_us": public_us - kernels * dispatch_us,
+        "irc_public_us": timed["irc_public"],
+        "public_us": timed["public"],
+        "public_minus_dispatch_us": timed["public"] - kernels * dispatch_us,
     }
 
 
@@ -146,8 +167,8 @@ def table(rows: list[dict[str, Any]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="*", default=sorted(SUITE))
-    parser.add_argument("--number", type=int, default=2000)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--number", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=50)
     parser.add_argument("--json", type=Path)
     options = parser.parse_args()
     if os.environ.get("TRITON_INTERPRET") == "1":
