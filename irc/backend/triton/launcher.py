@@ -10,12 +10,13 @@ expression (count, rank, dtype, device; every symbol bound from the shapes
 and at least 1, a dim named twice equal, an expression dim equal to its
 value, the guards), allocates the outputs on the inputs' device (with
 ``_irc_allocate``: ``torch.empty_strided``, whose failure names the buffer)
-and every intermediate in one workspace (a pointer into
-it for compiled kernels, a view for the interpreter; ``memory.reuse`` takes
-its source's place, ``memory.dealloc`` is a ``del``), copies the dense
-constants there, launches each kernel over its grid (nothing for an empty
-grid; a grid beyond CUDA's limits is refused) and returns a tuple of
-tensors. Host control flow (``scf.if``, ``scf.while``, ``scf.for`` over
+and every intermediate in one workspace (its address, an ``int``, for
+compiled kernels, a view for the interpreter; ``memory.reuse`` takes its
+source's place, ``memory.dealloc`` is a ``del``), copies the dense
+constants there, computes each distinct grid once and tests it against
+CUDA's limits before any kernel runs, launches each kernel with
+``kernel.run`` over its grid (nothing for an empty grid) and returns a
+tuple of tensors. Host control flow (``scf.if``, ``scf.while``, ``scf.for`` over
 buffers, from ``irc.lowering.host_control_flow``) becomes Python ``if``,
 ``while True: ... break`` and ``for ... in range(...)``, each commented with
 where its decision runs: a ``memory.read_scalar`` is ``.item()``, the one
