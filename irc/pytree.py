@@ -344,32 +344,34 @@ def reorder_like(tree: Any, treedef: TreeDef) -> Any | None:
     """``tree`` with every dict's items in ``treedef``'s key order, when it
     differs from ``treedef`` in nothing else (dicts are keyed, not ordered,
     to a caller); None otherwise."""
+    reordered = _reordered(tree, treedef)
+    return None if reordered is _MISMATCH else reordered
+
+
+#: What ``_reordered`` gives for another structure (None is a leaf value).
+_MISMATCH = object()
+
+
+def _reordered(tree: Any, treedef: TreeDef) -> Any:
     if treedef.kind == "leaf":
-        return (
-            None if isinstance(tree, CONTAINERS) and not _is_namedtuple(tree) else tree
-        )
+        is_container = isinstance(tree, CONTAINERS) and not _is_namedtuple(tree)
+        return _MISMATCH if is_container else tree
     if treedef.kind == "dict":
         if not isinstance(tree, dict) or set(tree) != set(treedef.keys):
-            return None
+            return _MISMATCH
         items = {
-            k: reorder_like(tree[k], c) for k, c in zip(treedef.keys, treedef.children)
+            k: _reordered(tree[k], c) for k, c in zip(treedef.keys, treedef.children)
         }
-        return (
-            None
-            if any(v is None and tree[k] is not None for k, v in items.items())
-            else items
-        )
+        return _MISMATCH if any(v is _MISMATCH for v in items.values()) else items
     kind = list if treedef.kind == "list" else tuple
     if (
         not isinstance(tree, kind)
         or _is_namedtuple(tree)
         or len(tree) != len(treedef.children)
     ):
-        return None
-    items = [reorder_like(t, c) for t, c in zip(tree, treedef.children)]
-    if any(v is None and t is not None for v, t in zip(items, tree)):
-        return None
-    return kind(items)
+        return _MISMATCH
+    items = [_reordered(t, c) for t, c in zip(tree, treedef.children)]
+    return _MISMATCH if any(item is _MISMATCH for item in items) else kind(items)
 
 
 def describe_mismatch(

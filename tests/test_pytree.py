@@ -1,5 +1,6 @@
 """Property tests of ``irc.pytree``: ``call_flattener`` against ``flatten``,
-and the ``flatten``/``unflatten`` round trip.
+``call_dispatcher`` against ``call_flattener``, and the
+``flatten``/``unflatten`` round trip.
 
 ``call_flattener(treedef)`` is generated straight-line code that a compiled
 function runs on every call instead of ``flatten`` and a ``TreeDef``
@@ -335,6 +336,17 @@ def test_call_flattener_in_any_key_order_is_reorder_like(
         assert _leaves_are(got, pytree.flatten(reordered)[0])
 
 
+def test_reorder_like_refuses_none_where_a_container_was() -> None:
+    """None is a leaf value, not "no match": a None where the structure has
+    an (empty) container is another structure (found by the property
+    above: ``compiled=([[], 0], {})``, ``called=([None, None], {})``)."""
+    _, treedef = pytree.flatten(([[], 0], {}))
+    assert pytree.reorder_like(([None, None], {}), treedef) is None
+    assert pytree.reorder_like(([[], None], {}), treedef) == ([[], None], {})
+    _, keyed = pytree.flatten(([], {"a": {"b": 1}}))
+    assert pytree.reorder_like(([], {"a": None}), keyed) is None
+
+
 def test_call_flattener_in_any_key_order_reads_plain_dicts_only() -> None:
     """A dict subclass may insert the key it is asked for (``defaultdict``):
     it is another structure to the flattener, and stays as it was."""
@@ -385,6 +397,78 @@ def test_call_flattener_tests_leaves_and_keeps_some(
         assert got is None
     else:
         assert _leaves_are(got, [leaves[i] for i in keep])
+
+
+def _fast(leaves: list[str]) -> list[str]:
+    """``call_dispatcher``'s lines after flattening, for the tests: the
+    kept leaves, marked as the fast path's."""
+    return [f"    return ('fast', [{''.join(leaf + ', ' for leaf in leaves)}])"]
+
+
+@given(call_trees, call_trees, st.data())
+def test_call_dispatcher_is_its_flattener_then_the_lines(
+    compiled: tuple[list[Any], dict[str, Any]],
+    called: tuple[list[Any], dict[str, Any]],
+    data: st.DataObject,
+) -> None:
+    """``call_dispatcher`` runs ``then``'s lines on exactly the leaves the
+    flattener of the same arguments gives, and ``otherwise`` on the call
+    itself where the flattener gives None."""
+    leaves, treedef = pytree.flatten(compiled)
+    refused = data.draw(st.sets(st.integers(0, max(len(leaves) - 1, 0))))
+    keep = data.draw(st.lists(st.integers(0, max(len(leaves) - 1, 0))))
+    assume(len(leaves) > max([*refused, *keep], default=-1))
+    options: dict[str, Any] = {
+        "refuse_leaf": lambda index, leaf: f"{index} in _REFUSED",
+        "keep": keep,
+        "names": {"_REFUSED": refused},
+        "any_key_order": data.draw(st.booleans()),
+    }
+    flattener = pytree.call_flattener(treedef, **options)
+    dispatch = pytree.call_dispatcher(
+        treedef, then=_fast, otherwise=lambda a, k: ("slow", a, k), **options
+    )
+    for args, kwargs in (compiled, called):
+        flattened = flattener(tuple(args), kwargs)
+        got = dispatch(tuple(args), kwargs)
+        if flattened is None:
+            assert got[0] == "slow" and got[1] == tuple(args) and got[2] is kwargs
+        else:
+            assert got[0] == "fast" and _leaves_are(got[1], flattened)
+
+
+def test_call_dispatcher_sends_a_leaf_its_test_cannot_ask_to_otherwise() -> None:
+    """A leaf whose test raises ``AttributeError`` (a NumPy array asked for
+    a tensor attribute) is not of the fast path: ``otherwise`` runs, once,
+    and what it raises reaches the caller."""
+    _, treedef = pytree.flatten(([1.0], {}))
+    calls: list[Any] = []
+
+    def otherwise(args: Any, kwargs: Any) -> Any:
+        calls.append(args)
+        raise KeyError("from otherwise")
+
+    dispatch = pytree.call_dispatcher(
+        treedef,
+        then=_fast,
+        otherwise=otherwise,
+        refuse_leaf=lambda index, leaf: f"{leaf}.requires_grad",
+    )
+    with pytest.raises(KeyError, match="from otherwise"):
+        dispatch((1.0,), {})
+    assert calls == [(1.0,)]
+
+
+@given(trees)
+def test_unflatten_text_is_unflatten(tree: Any) -> None:
+    """The expression ``unflatten_text`` gives, evaluated over a variable of
+    any name with the names it added, is ``unflatten``'s tree."""
+    leaves, treedef = pytree.flatten(tree)
+    names: dict[str, Any] = {"_u0": "taken"}
+    text = pytree.unflatten_text(treedef, names, "outputs")
+    assert names["_u0"] == "taken"
+    rebuilt = eval(text, {**names, "outputs": leaves})
+    assert _same_tree(rebuilt, pytree.unflatten(treedef, leaves))
 
 
 @given(trees)
