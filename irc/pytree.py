@@ -164,7 +164,9 @@ def call_dispatcher(
     One generated function where a flattener and a caller would be two: a
     fast call path saves the frame, the list of leaves and its unpacking.
     ``then``'s lines are indented as a function body's (four spaces) and may
-    use ``args``, ``kwargs``, ``_otherwise`` and the ``names``.
+    use ``args``, ``kwargs``, ``_otherwise`` and the ``names``, to which
+    ``then`` may add (it runs before they are read, as ``unflatten_text``
+    adds the keys of the dicts it builds).
     """
     emitter = _FlattenerEmitter(refuse_leaf, any_key_order, "raise _Mismatch")
     lines, kept = emitter.flatten(treedef, keep)

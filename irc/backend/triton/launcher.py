@@ -642,13 +642,14 @@ class LauncherEmitter:
         for axis, (extent, limit) in enumerate(zip(grid, MAX_GRID, strict=True)):
             if extent.is_constant:
                 continue
-            test = f"{name}[{axis}]"
-            if not _SIZES.prove_le(1, extent):
-                test = f"0 < {test}"
-            if name not in self._checked_grids and not _SIZES.prove_le(extent, limit):
-                test, limited = f"{test} <= {limit}", True
-            if test != f"{name}[{axis}]":
-                tests.append(test)
+            nonempty = _SIZES.prove_le(1, extent)
+            within = name in self._checked_grids or _SIZES.prove_le(extent, limit)
+            if nonempty and within:
+                continue
+            lower = "" if nonempty else "0 < "
+            upper = "" if within else f" <= {limit}"
+            tests.append(f"{lower}{name}[{axis}]{upper}")
+            limited = limited or not within
         return tests, limited
 
     def _plan_grids(self) -> None:
