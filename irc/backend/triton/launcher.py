@@ -592,7 +592,8 @@ class LauncherEmitter:
         device_loop = _device_loop_note(kernel.op)
         if device_loop is not None:
             self._emit(f"    # loop on the device, no host decision: {device_loop}")
-        grid = self.grids.get(self._grid(kernel))
+        extents = self._grid(kernel)
+        grid = self.grids.get(extents)
         if grid is None:
             self._emit(
                 f"    # @{safe_text(op.kernel_name)}: its grid is empty, nothing to launch"
@@ -605,7 +606,7 @@ class LauncherEmitter:
         args += _launch_options(kernel.op)
         args.append("enable_fp_fusion=False")
         launch = f"{kernel.python_name}.run({', '.join(args)})"
-        tests, limited = self._grid_tests(grid, self._grid(kernel))
+        tests, limited = self._grid_tests(grid, extents)
         if not tests:
             self._emit(f"    {launch}")
             return

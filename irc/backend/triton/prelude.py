@@ -440,43 +440,35 @@ _IRC_INTERPRETED = triton.knobs.runtime.interpret
 _IRC_INTERPRETED_KERNELS = tl.constexpr(triton.knobs.runtime.interpret)
 
 
-#: torch.bool as a module global: a launcher's checks and allocations read
-#: it per call, faster than an attribute of torch.
+#: torch.bool for a launcher's per-call checks and allocations (a global reads faster).
 _IRC_BOOL = torch.bool
 
 
-#: torch.int32 as a module global: a launcher's checks and allocations read
-#: it per call, faster than an attribute of torch.
+#: torch.int32 for a launcher's per-call checks and allocations (a global reads faster).
 _IRC_INT32 = torch.int32
 
 
-#: torch.int64 as a module global: a launcher's checks and allocations read
-#: it per call, faster than an attribute of torch.
+#: torch.int64 for a launcher's per-call checks and allocations (a global reads faster).
 _IRC_INT64 = torch.int64
 
 
-#: torch.float16 as a module global: a launcher's checks and allocations read
-#: it per call, faster than an attribute of torch.
+#: torch.float16 for a launcher's per-call checks and allocations (a global reads faster).
 _IRC_FLOAT16 = torch.float16
 
 
-#: torch.bfloat16 as a module global: a launcher's checks and allocations read
-#: it per call, faster than an attribute of torch.
+#: torch.bfloat16 for a launcher's per-call checks and allocations (a global reads faster).
 _IRC_BFLOAT16 = torch.bfloat16
 
 
-#: torch.float32 as a module global: a launcher's checks and allocations read
-#: it per call, faster than an attribute of torch.
+#: torch.float32 for a launcher's per-call checks and allocations (a global reads faster).
 _IRC_FLOAT32 = torch.float32
 
 
-#: torch.float64 as a module global: a launcher's checks and allocations read
-#: it per call, faster than an attribute of torch.
+#: torch.float64 for a launcher's per-call checks and allocations (a global reads faster).
 _IRC_FLOAT64 = torch.float64
 
 
-#: torch.uint8 as a module global: a launcher's checks and allocations read
-#: it per call, faster than an attribute of torch.
+#: torch.uint8 for a launcher's per-call checks and allocations (a global reads faster).
 _IRC_UINT8 = torch.uint8
 
 
