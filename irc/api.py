@@ -334,7 +334,7 @@ class Compiled:
         captured = self.captured
         static = captured.static_leaves
         names = {f"_s{i}": value for i, value in static.items()}
-        names |= {"_same_static": _same_static, "_STRIDED": launcher.strided}
+        names |= {"_same_static": _same_static}
         names |= {t.__name__: t for t in _PLAIN_STATIC_TYPES}
         names |= {
             "_launch": launcher.launch_given,
@@ -371,9 +371,9 @@ class Compiled:
 
     def _fast_leaf_refusal(self, launcher: Any) -> pytree.LeafRefusal:
         """What sends a call off the fast path, leaf by leaf: a tensor leaf
-        that is no strided torch tensor without ``requires_grad`` (or, for
-        the first, is not on the launcher's kind of device: the launcher
-        checks that the others are on its device), a static leaf that is
+        that is no torch tensor without ``requires_grad`` (or, for the
+        first, is not on the launcher's kind of device: the launcher checks
+        that the others are on its device, and dense), a static leaf that is
         not the compiled one."""
         static = self.captured.static_leaves
         first = next(i for i in range(len(self.captured.leaf_names)) if i not in static)
@@ -384,7 +384,7 @@ class Compiled:
                     kind = type(static[index]).__name__
                     return f"type({leaf}) is not {kind} or {leaf} != _s{index}"
                 return f"not _same_static({leaf}, _s{index})"
-            refused = f"{leaf}.requires_grad or {leaf}.layout is not _STRIDED"
+            refused = f"{leaf}.requires_grad"
             if index == first:
                 refused += f" or not {leaf}.{launcher.device_flag}"
             return refused

@@ -3,8 +3,8 @@
 A call of torch tensors in the compiled structure goes straight to the
 emitted launcher: one generated function flattens it and tests what the
 launcher does not (the structure, dicts' keys in any order, ``requires_grad``,
-dense layout, the first tensor's kind of device, the static values), and the
-launcher checks the rest. Anything else, and any call the launcher refuses,
+the first tensor's kind of device, the static values), and the launcher
+checks the rest (dense layout among it, and copies strided views). Anything else, and any call the launcher refuses,
 takes the general path, which converts what it can (NumPy arrays, dict
 subclasses, tensors on another device) and raises the precise error. Each test makes a
 good call first (so that the fast path is bound and has been taken), then
@@ -234,10 +234,28 @@ def test_plain_static_values_are_tested_as_the_general_path_does(
         assert str(refused.value) == _general_message(compiled, x, value)
 
 
-def test_a_sparse_tensor_after_a_good_call(compiled: irc.Compiled) -> None:
+@pytest.mark.parametrize("leaf", ["x", "w"])
+def test_a_sparse_tensor_after_a_good_call(compiled: irc.Compiled, leaf: str) -> None:
     x, params, scale = _arguments(BINDINGS[0])
-    message = _refused(compiled, x.to_sparse(), params, scale)
+    if leaf == "x":
+        x = x.to_sparse()
+    else:
+        params = {**params, "w": params["w"].to_sparse()}
+    message = _refused(compiled, x, params, scale)
     assert "layout torch.sparse_coo" in message
+
+
+def test_strided_views_take_the_fast_path(
+    compiled: irc.Compiled, general_calls: list[int]
+) -> None:
+    """The launcher copies a view that is not contiguous (a transpose, every
+    other element) and computes on the copy."""
+    x, params, scale = _arguments(BINDINGS[1])
+    wide = torch.stack([params["w"], params["w"]], dim=1)
+    args = (x.t().contiguous().t(), {**params, "w": wide[:, 0]}, scale)
+    assert not args[0].is_contiguous() and not args[1]["w"].is_contiguous()
+    _check_values(compiled(*args, backend=BACKEND), args)
+    assert general_calls == []
 
 
 def test_numpy_arrays_after_torch_tensors_take_the_general_path(

@@ -2,28 +2,33 @@
 
 Each host function of an emitted module becomes ``launch_<name>(*tensors)``,
 which tests a whole call in one expression (count, ranks, dtypes, devices,
-static dims, repeated symbols, guards) and, when that test fails, calls
-``refuse_<name>(tensors)``: the same checks one at a time, raising the
-module's ``LaunchError`` with a message naming what is wrong, or
-``LaunchError('internal error: ...')`` when it finds nothing. The two are
-printed separately, so they can drift apart, and either can drift from
-``irc.runtime.binding``, which the reference backend checks calls with.
+static dims, repeated symbols, guards, contiguity) and, when that test
+fails, runs again on what ``admit_<name>(tensors)`` gives: the same checks
+one at a time, raising the module's ``LaunchError`` with a message naming
+what is wrong, or the tensors made contiguous when a strided view is all
+that is wrong, or ``LaunchError('internal error: ...')`` when it finds
+nothing. The two are printed separately, so they can drift apart, and
+either can drift from ``irc.runtime.binding``, which the reference backend
+checks calls with.
 
 On random calls, right and wrong (argument count, rank, dtype, sizes that
-break a static dim, a repeated symbol or a guard, symbols of size 0), this
-checks that
+break a static dim, a repeated symbol or a guard, symbols of size 0, each
+tensor possibly a strided view), this checks that
 
 - the launcher accepts a call exactly when the reference backend does
   (which raises ``BindingError`` otherwise), and then returns its results;
 - a refused call's ``LaunchError`` is a precise one, never the internal
   error;
-- the refusal, called directly, raises the internal error exactly on the
-  calls that the reference backend accepts: it finds every fault that the
-  fast test finds, and none that the fast test does not.
+- the admission, called directly, raises the internal error exactly on the
+  calls of contiguous tensors that the reference backend accepts, and
+  returns contiguous copies of the same values for the other accepted
+  calls: it finds every fault that the fast test finds, and none that the
+  fast test does not.
 
 Calls that only the launcher refuses (NumPy arrays, Python values, tensors
-on two devices) are checked for a precise ``LaunchError``. Shapes are tiny
-(sizes 0 to 5): the accepted calls run on Triton's interpreter.
+on two devices, sparse tensors) are checked for a precise ``LaunchError``.
+Shapes are tiny (sizes 0 to 5): the accepted calls run on Triton's
+interpreter.
 """
 
 from __future__ import annotations
@@ -148,24 +153,25 @@ PROGRAMS: dict[str, Program] = {
 
 
 class Emitted(NamedTuple):
-    """A compiled program and the launcher and refusal of its emitted module."""
+    """A compiled program and the launcher and admission of its emitted
+    module."""
 
     compiled: irc.Compiled
     module: ModuleType
     launcher: Callable[..., Any]
-    refusal: Callable[[Sequence[Any]], Any]
+    admission: Callable[[Sequence[Any]], Any]
 
 
 @functools.cache
 def emitted(name: str) -> Emitted:
     """The program compiled, its emitted module loaded for the interpreter,
-    and the module's launcher and refusal."""
+    and the module's launcher and admission."""
     program = PROGRAMS[name]
     compiled = irc.compile(program.function, *program.specs, facts=program.facts)
     module = triton_backend.load_source(compiled.triton_source, interpret=True)
     launcher = getattr(module, module.ENTRY)
-    refusal = getattr(module, "refuse_" + module.ENTRY.removeprefix("launch_"))
-    return Emitted(compiled, module, launcher, refusal)
+    admission = getattr(module, "admit_" + module.ENTRY.removeprefix("launch_"))
+    return Emitted(compiled, module, launcher, admission)
 
 
 def _array(shape: Sequence[int], dtype: str) -> np.ndarray:
@@ -237,11 +243,36 @@ def _launch(program: Emitted, tensors: Sequence[Any]) -> Any:
         return err
 
 
-def _refusal_message(program: Emitted, tensors: Sequence[Any]) -> str:
-    """The message of the ``LaunchError`` the refusal raises (it always does)."""
+def _admission_message(program: Emitted, tensors: Sequence[Any]) -> str:
+    """The message of the ``LaunchError`` the admission raises (it does for
+    any call of contiguous tensors)."""
     with pytest.raises(program.module.LaunchError) as caught:
-        program.refusal(tuple(tensors))
+        program.admission(tuple(tensors))
     return str(caught.value)
+
+
+def _strided_view(tensor: torch.Tensor) -> torch.Tensor:
+    """``tensor``'s values in a view that is not contiguous: every other
+    element of a buffer twice as long."""
+    spread = torch.zeros((*tensor.shape[:-1], 2 * tensor.shape[-1]), dtype=tensor.dtype)
+    view = spread[..., ::2]
+    view.copy_(tensor)
+    return view
+
+
+def _check_admission(program: Emitted, tensors: Sequence[Any], accepted: bool) -> None:
+    """The admission refuses what the reference backend refuses, precisely;
+    of an accepted call, it says 'internal error' if its tensors are all
+    contiguous, else gives them back contiguous, with the same values."""
+    if not accepted or all(t.is_contiguous() for t in tensors):
+        internal = "internal error" in _admission_message(program, tensors)
+        assert internal == accepted
+        return
+    admitted = program.admission(tuple(tensors))
+    assert len(admitted) == len(tensors)
+    for tensor, copy in zip(tensors, admitted):
+        assert copy.is_contiguous()
+        assert torch.equal(copy, tensor)
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
@@ -250,11 +281,16 @@ def _refusal_message(program: Emitted, tensors: Sequence[Any]) -> str:
 def test_launcher_agrees_with_reference(name: str, data: st.DataObject) -> None:
     """The launcher accepts exactly the calls the reference backend accepts,
     then computes what it computes; a refusal is always a precise
-    ``LaunchError``; the refusal alone says 'internal error' exactly for the
-    calls that the fast test should have accepted."""
+    ``LaunchError``; the admission alone says 'internal error' exactly for
+    the calls that the fast test should have accepted, or copies their
+    strided views."""
     program = emitted(name)
     arrays = data.draw(calls(PROGRAMS[name].specs), label="arrays")
-    tensors = [torch.from_numpy(a.copy()) for a in arrays]
+    tensors = [
+        _strided_view(t) if t.numel() > 1 and data.draw(rarely, label="view") else t
+        for t in (torch.from_numpy(a.copy()) for a in arrays)
+    ]
+    event("strided view" if not all(t.is_contiguous() for t in tensors) else "dense")
     expected = _reference(program.compiled, arrays)
     got = _launch(program, tensors)
     accepted = not isinstance(expected, BindingError)
@@ -269,8 +305,7 @@ def test_launcher_agrees_with_reference(name: str, data: st.DataObject) -> None:
             assert tuple(result.shape) == reference.shape
             assert result.numpy().dtype == reference.dtype
             np.testing.assert_allclose(result.numpy(), reference, rtol=1e-6)
-    internal = "internal error" in _refusal_message(program, tensors)
-    assert internal == accepted
+    _check_admission(program, tensors, accepted)
 
 
 def _foreign(kind: str, tensor: Any) -> Any:
@@ -281,6 +316,8 @@ def _foreign(kind: str, tensor: Any) -> Any:
         return tensor.tolist()
     if kind == "meta":
         return tensor.to("meta")
+    if kind == "sparse":
+        return tensor.to_sparse()
     return {"float": 1.5, "none": None}[kind]
 
 
@@ -288,9 +325,10 @@ def _foreign(kind: str, tensor: Any) -> Any:
 def foreign_calls(
     draw: Callable[..., Any], specs: Sequence[irc.TensorSpec]
 ) -> tuple[str, list[Any]]:
-    """A call with every argument right but one that is not a CPU torch
-    tensor: a NumPy array, a Python value, or a tensor on the meta device
-    (only beside a CPU tensor, so that the call never runs on meta)."""
+    """A call with every argument right but one that is not a dense CPU
+    torch tensor: a NumPy array, a Python value, a sparse tensor, or a
+    tensor on the meta device (only beside a CPU tensor, so that the call
+    never runs on meta)."""
     binding = {d: 2 for s in specs for d in s.shape if isinstance(d, str)}
     tensors: list[Any] = [
         torch.from_numpy(_array([binding.get(d, d) for d in s.shape], s.dtype.name))
@@ -298,6 +336,7 @@ def foreign_calls(
     ]
     index = draw(st.integers(0, len(tensors) - 1))
     kinds = ["numpy", "float", "none", "list"] + (["meta"] if len(tensors) > 1 else [])
+    kinds += ["sparse"] if tensors[index].dim() >= 1 else []
     kind = draw(st.sampled_from(kinds))
     tensors[index] = _foreign(kind, tensors[index])
     return kind, tensors
@@ -309,20 +348,22 @@ def foreign_calls(
 def test_foreign_arguments_are_refused_precisely(
     name: str, data: st.DataObject
 ) -> None:
-    """An argument that is not a torch tensor, or one on another device,
-    is refused by a precise ``LaunchError``, by the launcher and the
-    refusal alike."""
+    """An argument that is not a torch tensor, one on another device, or a
+    sparse one is refused by a precise ``LaunchError``, by the launcher and
+    the admission alike."""
     program = emitted(name)
     kind, arguments = data.draw(foreign_calls(PROGRAMS[name].specs), label="call")
     got = _launch(program, arguments)
     assert isinstance(got, program.module.LaunchError)
-    message = _refusal_message(program, arguments)
+    message = _admission_message(program, arguments)
     assert str(got) == message
     assert "internal error" not in message
     if kind == "meta":
         assert "is on meta but argument 0 is on cpu" in message or (
             "is on cpu but argument 0 is on meta" in message
         ), message
+    elif kind == "sparse":
+        assert "is a sparse_coo tensor but the kernels read dense" in message, message
     else:
         foreign = next(a for a in arguments if not isinstance(a, torch.Tensor))
         assert f"must be a torch tensor, got {type(foreign).__name__}" in message
@@ -365,7 +406,7 @@ def test_known_calls(name: str, shapes: list[tuple[int, ...]], accepted: bool) -
     got = _launch(program, tensors)
     assert isinstance(expected, BindingError) is (not accepted), expected
     assert isinstance(got, Exception) is (not accepted), got
-    assert ("internal error" in _refusal_message(program, tensors)) is accepted
+    assert ("internal error" in _admission_message(program, tensors)) is accepted
 
 
 def sliced_matmul(x, w):

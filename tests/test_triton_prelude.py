@@ -221,6 +221,10 @@ def test_tensor_checks_name_the_argument_and_what_is_wrong() -> None:
         ),
         (([x], 0, "x", 3, "[N, 3, 4]", torch.float32), "has rank 2 (shape (2, 3))"),
         (([x], 0, "x", 2, "[N, 3]", torch.int64), "has dtype float32 but the function"),
+        (
+            ([x.to_sparse()], 0, "x", 2, "[N, 3]", torch.float32),
+            "is a sparse_coo tensor but the kernels read dense (strided) tensors",
+        ),
     ]
     for arguments, message in cases:
         with pytest.raises(prelude.LaunchError, match=re.escape(message)):
@@ -236,6 +240,18 @@ def test_tensor_checks_name_the_argument_and_what_is_wrong() -> None:
             device,
         )
     assert prelude._irc_device([1.0]) == device  # no tensor: where kernels run
+
+
+def test_a_call_is_admitted_contiguous_or_reported_as_an_internal_error() -> None:
+    """``_irc_contiguous`` ends an admission that found no fault: strided
+    views come back as contiguous copies, and a call of contiguous tensors
+    (which the launcher's test should have accepted) is irc's bug."""
+    x, y = torch.arange(6.0).reshape(2, 3), torch.arange(6.0).reshape(3, 2).t()
+    x_copy, y_copy = prelude._irc_contiguous((x, y))
+    assert x_copy is x
+    assert y_copy.is_contiguous() and torch.equal(y_copy, y)
+    with pytest.raises(prelude.LaunchError, match="internal error: the launcher"):
+        prelude._irc_contiguous((x, y_copy))
 
 
 def test_dims_symbols_guards_and_grids_are_refused_with_their_values() -> None:

@@ -222,7 +222,7 @@ class Launcher:
         #: A module that allocates nothing defines no AllocationFailed.
         self.allocation_failed: Any = getattr(module, "AllocationFailed", ())
         self._tensor = torch.Tensor
-        self.strided = torch.strided
+        self._strided = torch.strided
         #: Where tensors may stay as they are: on a CUDA device for a GPU
         #: (the launcher checks that all are on one), else on the CPU.
         self._on_cuda = device.type == "cuda"
@@ -233,7 +233,7 @@ class Launcher:
         """The results of a call on ``arrays`` (NumPy arrays or torch
         tensors), as torch tensors on the device, and whether any argument
         was a torch tensor."""
-        tensor, on_cuda, strided = self._tensor, self._on_cuda, self.strided
+        tensor, on_cuda, strided = self._tensor, self._on_cuda, self._strided
         tensors = [
             a
             if isinstance(a, tensor)

@@ -13,9 +13,9 @@ loads and runs:
   (``kernel``);
 - one launcher per host function, ``def launch_<name>(*tensors)``, which
   checks and binds a call, allocates, launches the kernels and returns a
-  tuple of tensors, and its refusal ``refuse_<name>(tensors)``, which raises
-  the module's ``LaunchError`` (a ``ValueError``) saying why a call was
-  refused (``launcher``);
+  tuple of tensors, and its admission ``admit_<name>(tensors)``, which
+  raises the module's ``LaunchError`` (a ``ValueError``) saying why a call
+  was refused, or copies the tensors that are strided views (``launcher``);
 - ``KERNELS`` (the ``@triton.jit`` function's name -> the function, its
   ``ASTSource`` signature and constexprs: enough for ``triton.compile``)
   and ``ENTRY``, the name of the first host function's launcher (``emit``).

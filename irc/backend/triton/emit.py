@@ -62,8 +62,10 @@ def emit_module(module: ModuleOp) -> str:
                     "remove it"
                 )
             python_name = namer.fresh("launch_", op.sym_name.data)
-            refusal_name = namer.fresh("refuse_", op.sym_name.data)
-            emitter = LauncherEmitter(op, python_name, refusal_name, kernels, constants)
+            admission_name = namer.fresh("admit_", op.sym_name.data)
+            emitter = LauncherEmitter(
+                op, python_name, admission_name, kernels, constants
+            )
             sections.append(emitter.emit())
             launchers.append(python_name)
     sections.append(

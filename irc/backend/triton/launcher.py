@@ -1,5 +1,5 @@
 """The launcher printer: one host function as ``launch_<name>`` and its
-refusal ``refuse_<name>``.
+admission ``admit_<name>``.
 
 A host function at the triton level is a schedule of memory ops
 (``memory.alloc``, ``memory.reuse``, ``memory.dealloc``, ``memory.constant``,
@@ -8,24 +8,27 @@ A host function at the triton level is a schedule of memory ops
 tensors and their shapes and tests the whole call in one plain-Python
 expression (count, rank, dtype, device; every symbol bound from the shapes
 and at least 1, a dim named twice equal, an expression dim equal to its
-value, the guards), allocates the outputs on the inputs' device (with
-``_irc_allocate``: ``torch.empty_strided``, whose failure names the buffer)
-and every intermediate in one workspace (its address, an ``int``, for
-compiled kernels, a view for the interpreter; ``memory.reuse`` takes its
-source's place, ``memory.dealloc`` is a ``del``), copies the dense
-constants there, computes each distinct grid once and tests it against
-CUDA's limits before any kernel runs, launches each kernel with
-``kernel.run`` over its grid (nothing for an empty grid) and returns a
-tuple of tensors. Host control flow (``scf.if``, ``scf.while``, ``scf.for`` over
+value, the guards; each tensor contiguous), allocates the outputs on the
+inputs' device (with ``_irc_allocate``: ``torch.empty_strided``, whose
+failure names the buffer) and every intermediate in one workspace (its
+address, an ``int``, for compiled kernels, a view for the interpreter;
+``memory.reuse`` takes its source's place, ``memory.dealloc`` is a ``del``),
+copies the dense constants there, computes each distinct grid once and tests
+it against CUDA's limits before any kernel runs, launches each kernel with
+``kernel.run`` over its grid (nothing for an empty grid) and returns a tuple
+of tensors. Host control flow (``scf.if``, ``scf.while``, ``scf.for`` over
 buffers, from ``irc.lowering.host_control_flow``) becomes Python ``if``,
 ``while True: ... break`` and ``for ... in range(...)``, each commented with
 where its decision runs: a ``memory.read_scalar`` is ``.item()``, the one
 device->host read of a decision; the buffers such ops touch are tensors of
-their own, outside the workspace. When the test fails it calls ``refuse_<name>(tensors)``, which
-checks one thing at a time and raises the module's ``LaunchError`` (a
-``ValueError``) naming the argument, axis, symbol and values, or the guard,
-its symbols' values and the compiler's reason for it. The checks and
-messages are the prelude's ``_irc_*`` host helpers, called by name.
+their own, outside the workspace. When the test fails the launcher runs
+again on ``admit_<name>(tensors)``, which checks one thing at a time and
+raises the module's ``LaunchError`` (a ``ValueError``) naming the argument,
+axis, symbol and values, or the guard, its symbols' values and the
+compiler's reason for it, or, when the only fault is a strided view the
+kernels cannot index, returns the tensors made contiguous (copies). The
+checks and messages are the prelude's ``_irc_*`` host helpers, called by
+name.
 """
 
 from __future__ import annotations
@@ -171,18 +174,20 @@ def _device_loop_note(kernel: tt.KernelOp) -> str | None:
 
 @dataclass
 class LauncherEmitter:
-    """Prints one host function as its launcher and the launcher's refusal.
+    """Prints one host function as its launcher and the launcher's admission.
 
     The launcher binds and checks a call in one expression of plain Python
     (shape unpacking, ``is`` on dtypes, integer comparisons), the per-call
     cost a GPU launch path can afford. When that expression is false it
-    calls the refusal function, which checks the same things one at a time
-    and raises the ``LaunchError`` naming the argument, axis, symbol, values
-    or guard; both are printed from the same dims and guards."""
+    runs again on what the admission function gives: it checks the same
+    things one at a time and raises the ``LaunchError`` naming the argument,
+    axis, symbol, values or guard, or gives the tensors made contiguous when
+    that is all they lack; both are printed from the same dims and
+    guards."""
 
     function: func.FuncOp
     python_name: str
-    refusal_name: str
+    admission_name: str
     kernels: Mapping[str, EmittedKernel]
     constants: Constants
     namer: Namer = field(default_factory=Namer)
@@ -209,7 +214,7 @@ class LauncherEmitter:
             "address",
         }
         dims = self._dims()
-        refusal = self._refusal(dims)
+        admission = self._admission(dims)
         self._emit(f"def {self.python_name}(*tensors):")
         self._emit(
             '    """Checks, binds, allocates and launches (see the comment above)."""'
@@ -221,7 +226,7 @@ class LauncherEmitter:
             self._host_op(op)
         return [
             *comment_lines(f"host function @{self.function.sym_name.data}"),
-            *refusal,
+            *admission,
             "",
             "",
             *self.lines,
@@ -309,6 +314,10 @@ class LauncherEmitter:
         tests += symbol_tests + dim_tests
         tests += [f"{tensor}.device == device" for tensor in tensors[1:]]
         tests += [self._guard_condition(op) for op in self._guards()]
+        # False for a strided view the kernels cannot index, and for a sparse
+        # tensor (another layout may raise RuntimeError): the admission
+        # copies the first and refuses the others.
+        tests += [f"{tensor}.is_contiguous()" for tensor in tensors]
         self._emit("    try:")
         self._emit(f"        {_tuple_text(tensors)} = tensors")
         for tensor, shape in zip(tensors, shapes, strict=True):
@@ -318,13 +327,14 @@ class LauncherEmitter:
         self._emit(f"        device = {device}")
         self._emit(f"        refused = not ({' and '.join(tests) or 'True'})")
         self._emit(
-            "    except (TypeError, ValueError, AttributeError, ArithmeticError):"
+            "    except (TypeError, ValueError, AttributeError, ArithmeticError, "
+            "RuntimeError):"
         )
         self._emit("        refused = True")
         self._emit("    if refused:")
-        self._emit(f"        {self.refusal_name}(tensors)")
-        for tensor in tensors:
-            self._emit(f"    {tensor} = {tensor}.contiguous()")
+        self._emit(
+            f"        return {self.python_name}(*{self.admission_name}(tensors))"
+        )
 
     def _static_shapes(self) -> dict[int, str]:
         """The shape, as a Python tuple, of each argument whose every dim is
@@ -358,16 +368,18 @@ class LauncherEmitter:
         fact = op.fact.fact
         return f"({self._host(fact.lhs)} {fact.op} {self._host(fact.rhs)})"
 
-    # The refusal: the same checks, one at a time -------------------------
+    # The admission: the same checks, one at a time ------------------------
 
-    def _refusal(self, dims: Sequence[_Dim]) -> list[str]:
-        """``def refuse_<name>(tensors)``: raises the ``LaunchError`` that
-        says why the launcher's fast test failed."""
+    def _admission(self, dims: Sequence[_Dim]) -> list[str]:
+        """``def admit_<name>(tensors)``: raises the ``LaunchError`` that
+        says why the launcher's fast test failed, or returns the tensors made
+        contiguous when the test failed for that alone."""
         args = self._arguments
         names = self._argument_names()
         lines = [
-            f"def {self.refusal_name}(tensors):",
-            f'    """Why {self.python_name} refuses a call: raises its LaunchError."""',
+            f"def {self.admission_name}(tensors):",
+            f'    """Why {self.python_name} refused a call: raises its LaunchError, or '
+            'returns\n    the tensors made contiguous if that is all they lack."""',
             f"    _irc_count(tensors, {len(args)}, {', '.join(names)!r})",
             "    device = _irc_device(tensors)",
         ]
@@ -384,10 +396,7 @@ class LauncherEmitter:
         lines += [self._check_expression(d, sources) for d in dims if d.is_expression]
         for op in self._guards():
             lines += self._check_guard(op)
-        lines.append(
-            "    raise LaunchError('internal error: the launcher refused a call that "
-            "passes every check; please report it')"
-        )
+        lines.append("    return _irc_contiguous(tensors)")
         return lines
 
     def _check_dim(self, dim: _Dim, sources: dict[str, _Dim]) -> str:

@@ -345,11 +345,14 @@ def _irc_mul(a, b):
 
 
 def _irc_tensor(tensors, index, name, rank, dims, dtype, device):
-    """Argument `index`, checked: a tensor of this rank and dtype on the
-    device of the others."""
+    """Argument `index`, checked: a dense tensor of this rank and dtype on
+    the device of the others."""
     tensor = tensors[index]
     if not isinstance(tensor, torch.Tensor):
         raise LaunchError(f"argument {name!r} must be a torch tensor, got {type(tensor).__name__}")
+    if tensor.layout is not torch.strided:
+        layout = str(tensor.layout).removeprefix("torch.")
+        raise LaunchError(f"argument {name!r} is a {layout} tensor but the kernels read dense (strided) tensors; pass it as .to_dense()")
     if tensor.dim() != rank:
         raise LaunchError(f"argument {name!r} has rank {tensor.dim()} (shape {tuple(tensor.shape)}) but the function expects rank {rank}: {dims}")
     if tensor.dtype != dtype:
@@ -368,6 +371,14 @@ def _irc_device(tensors):
     if _IRC_INTERPRETED:
         return torch.device("cpu")
     return triton.runtime.driver.active.get_active_torch_device()
+
+
+def _irc_contiguous(tensors):
+    """The tensors of a call that passes every check, each contiguous: the
+    kernels index row-major memory, so a strided view is copied."""
+    if all(tensor.is_contiguous() for tensor in tensors):
+        raise LaunchError("internal error: the launcher refused a call that passes every check; please report it")
+    return [tensor.contiguous() for tensor in tensors]
 
 
 def _irc_count(tensors, expected, names):

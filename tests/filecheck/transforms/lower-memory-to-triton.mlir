@@ -161,7 +161,7 @@ func.func @pipeline(%x: !memory.buffer<[N, D], [D, 1], f32>) -> !memory.buffer<[
 // PY-NEXT:     v_h = v_dot.to(tl.float16)
 // PY-NEXT:     v_w = v_h.to(tl.float32)
 // PY:      # host function @host
-// PY-NEXT: def refuse_host(tensors):
+// PY-NEXT: def admit_host(tensors):
 // PY:          _irc_count(tensors, 2, 'x, a')
 // PY-NEXT:     device = _irc_device(tensors)
 // PY-NEXT:     t_x = _irc_tensor(tensors, 0, 'x', 2, '[N, D]', torch.float32, device)
@@ -172,19 +172,17 @@ func.func @pipeline(%x: !memory.buffer<[N, D], [D, 1], f32>) -> !memory.buffer<[
 // PY-NEXT:     _irc_static_dim(t_a, 'a', 1, 16)
 // PY-NEXT:     if not (s_N <= 4096):
 // PY-NEXT:         _irc_guard_failed('N <= 4096', _irc_values(('N', s_N, '')), ': rows "fit"')
-// PY-NEXT:     raise LaunchError('internal error: {{.*}}')
+// PY-NEXT:     return _irc_contiguous(tensors)
 // PY:      def launch_host(*tensors):
 // PY:          try:
 // PY-NEXT:         (t_x, t_a) = tensors
 // PY-NEXT:         (s_N, s_D) = t_x.shape
 // PY-NEXT:         device = t_x.device
-// PY-NEXT:         refused = not (t_x.dtype is _IRC_FLOAT32 and t_a.dtype is _IRC_FLOAT16 and s_N >= 1 and s_D >= 1 and t_a.shape == (16, 16) and t_a.device == device and (s_N <= 4096))
-// PY-NEXT:     except (TypeError, ValueError, AttributeError, ArithmeticError):
+// PY-NEXT:         refused = not (t_x.dtype is _IRC_FLOAT32 and t_a.dtype is _IRC_FLOAT16 and s_N >= 1 and s_D >= 1 and t_a.shape == (16, 16) and t_a.device == device and (s_N <= 4096) and t_x.is_contiguous() and t_a.is_contiguous())
+// PY-NEXT:     except (TypeError, ValueError, AttributeError, ArithmeticError, RuntimeError):
 // PY-NEXT:         refused = True
 // PY-NEXT:     if refused:
-// PY-NEXT:         refuse_host(tensors)
-// PY-NEXT:     t_x = t_x.contiguous()
-// PY-NEXT:     t_a = t_a.contiguous()
+// PY-NEXT:         return launch_host(*admit_host(tensors))
 // PY-NEXT:     grid_0 = (s_N, 1, 1)
 // PY-NEXT:     grid_1 = (1, 1, 1)
 // PY-NEXT:     if not (grid_0[0] <= 2147483647):
@@ -199,7 +197,7 @@ func.func @pipeline(%x: !memory.buffer<[N, D], [D, 1], f32>) -> !memory.buffer<[
 // PY-NEXT:     del v_b
 // PY-NEXT:     return (v_y, v_o)
 // PY:      def launch_pipeline(*tensors):
-// PY:          t_x = t_x.contiguous()
+// PY:              return launch_pipeline(*admit_pipeline(tensors))
 // PY-NEXT:     grid_0 = (s_N, 1, 1)
 // PY-NEXT:     if not (grid_0[0] <= 2147483647):
 // PY-NEXT:         _irc_check_grid('rowsum_k0', grid_0, (2147483647, 65535, 65535))
