@@ -27,8 +27,13 @@ import numpy as np
 import pytest
 
 import irc
+from irc.backend.triton.launcher import TRITON_CUDA_DEFAULTS
 from irc.errors import IrcError
-from irc.lowering.fusion_to_loop.matmul import MATMUL_CONFIGS, SMALL_MATMUL_EXTENT
+from irc.lowering.fusion_to_loop.matmul import (
+    MATMUL_CONFIGS,
+    SMALL_MATMUL_EXTENT,
+    MatmulConfig,
+)
 
 #: The elements and precisions compiled for sm_90, and what their matmul must
 #: use there: wgmma (Hopper's tensor-core instruction) or no tensor core.
@@ -151,7 +156,28 @@ def test_tiles_warps_and_stages_come_from_the_size_class(
     source = compiled.triton_source
     assert f"c_BLOCK_M: tl.constexpr = {block_m}, " in source
     assert f"c_BLOCK_K: tl.constexpr = {config.block_k})" in source
-    assert f"num_warps={config.num_warps}, num_stages={config.num_stages}" in source
+    assert f"warmup=False, {_launch_options(config)}enable_fp_fusion=False" in source
+
+
+def _launch_options(config: MatmulConfig) -> str:
+    """The options a launch of this configuration passes, each followed by
+    ``", "``: those that Triton's CUDA backend does not take without them."""
+    chosen = {"num_warps": config.num_warps, "num_stages": config.num_stages}
+    return "".join(
+        f"{name}={value}, "
+        for name, value in chosen.items()
+        if value != TRITON_CUDA_DEFAULTS[name]
+    )
+
+
+def test_the_options_left_out_are_tritons_cuda_defaults() -> None:
+    """A launch leaves out an option equal to its default, so the defaults
+    irc assumes must be the installed Triton's."""
+    from triton.backends.nvidia.compiler import CUDAOptions
+
+    fields = CUDAOptions.__dataclass_fields__
+    defaults = {name: fields[name].default for name in TRITON_CUDA_DEFAULTS}
+    assert defaults == TRITON_CUDA_DEFAULTS
 
 
 def test_a_symbol_bounded_by_facts_gets_the_small_class_and_a_small_tile() -> None:
@@ -168,7 +194,7 @@ def test_a_symbol_bounded_by_facts_gets_the_small_class_and_a_small_tile() -> No
         f"c_BLOCK_M: tl.constexpr = {small.block_m}, c_BLOCK_N: tl.constexpr = 32, "
         in source
     )
-    assert f"num_warps={small.num_warps}, " in source
+    assert f"warmup=False, {_launch_options(small)}enable_fp_fusion=False" in source
     rng = np.random.default_rng(2)
     for m, n in [(3, 1), (70, 32)]:
         x, w = _operands(rng, "float16", m, 64, n)
