@@ -159,6 +159,16 @@ def _empty_grid(kernel: str, grid: Sequence[SymExpr]) -> bool:
     return any(extent.is_constant and int(extent) <= 0 for extent in grid)
 
 
+def _unproven_limits(grid: Sequence[SymExpr]) -> dict[int, int]:
+    """The axes of ``grid`` that the sizes' facts do not prove within CUDA's
+    limits, each with its limit: what a launcher must test per call."""
+    return {
+        axis: limit
+        for axis, (extent, limit) in enumerate(zip(grid, MAX_GRID, strict=True))
+        if not _SIZES.prove_le(extent, limit)
+    }
+
+
 @dataclass(frozen=True)
 class _Dim:
     """One dim of one argument, as the launcher binds or checks it."""
@@ -657,20 +667,16 @@ class LauncherEmitter:
         launches nothing), and, unless the grid was checked up front, each
         not provably within CUDA's limit is ``axis <= limit``; and whether
         there is one of the latter."""
+        limits = {} if name in self._checked_grids else _unproven_limits(grid)
         tests: list[str] = []
-        limited = False
-        for axis, (extent, limit) in enumerate(zip(grid, MAX_GRID, strict=True)):
-            if extent.is_constant:
-                continue
+        for axis, extent in enumerate(grid):
             nonempty = _SIZES.prove_le(1, extent)
-            within = name in self._checked_grids or _SIZES.prove_le(extent, limit)
-            if nonempty and within:
+            if nonempty and axis not in limits:
                 continue
             lower = "" if nonempty else "0 < "
-            upper = "" if within else f" <= {limit}"
+            upper = f" <= {limits[axis]}" if axis in limits else ""
             tests.append(f"{lower}{name}[{axis}]{upper}")
-            limited = limited or not within
-        return tests, limited
+        return tests, bool(limits)
 
     def _plan_grids(self) -> None:
         """Name each distinct grid of the launches once, computed from the
@@ -703,8 +709,7 @@ class LauncherEmitter:
                 continue
             tests = [
                 f"{name}[{axis}] <= {limit}"
-                for axis, (extent, limit) in enumerate(zip(grid, MAX_GRID, strict=True))
-                if not _SIZES.prove_le(extent, limit)
+                for axis, limit in _unproven_limits(grid).items()
             ]
             checks += tests
             if tests:
