@@ -199,3 +199,11 @@ def verify_element_kind(
             f"{op_name} is not defined on {_KIND_NAMES[kind]} tensors, only on "
             f"{defined} ones; cast them first"
         )
+
+
+def compute_dtype(value_dtype: np.dtype) -> np.dtype:
+    """Where 16-bit floats are computed and accumulated: float32, as on a
+    GPU."""
+    return (
+        FLOAT32.numpy if value_dtype in (FLOAT16.numpy, BFLOAT16.numpy) else value_dtype
+    )

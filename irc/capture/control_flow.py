@@ -35,6 +35,7 @@ from irc.dialects import graph
 from irc.dialects.sym import shape_text
 from irc.dtypes import dtype
 from irc.errors import IrcShapeError, IrcTypeError
+from irc.primitives.builtin import ADD
 from irc.shapes import SymExpr
 
 __all__ = ["cond", "fori_loop", "scan", "while_loop"]
@@ -500,7 +501,7 @@ def _static_fori_loop(
     def step(index: Tensor, carry: Any, x: Any) -> Any:
         if start != 0:
             offset = ops.emit(graph.DimOp(start, index.type.element_type))
-            index = ops.binary(graph.AddOp, index, offset)
+            index = ops.binary(ADD, index, offset)
         return body_fun(Tensor(index.value, weak=True), carry), None
 
     final, _ = _counted_loop(

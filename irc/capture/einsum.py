@@ -46,6 +46,7 @@ from irc.dialects import graph, sym
 from irc.dtypes import BOOL, INT64, DType, promote
 from irc.dtypes import dtype as to_dtype
 from irc.errors import IrcShapeError
+from irc.primitives.builtin import MUL
 from irc.shapes import SymExpr
 
 #: NumPy's labels, in the order an implicit output sorts them.
@@ -337,7 +338,7 @@ def _contract(
     labels = (*batch, *left, *right)
     if not summed:
         product = binary(
-            graph.MulOp, _aligned(lhs, labels, sizes), _aligned(rhs, labels, sizes)
+            MUL, _aligned(lhs, labels, sizes), _aligned(rhs, labels, sizes)
         )
         return _Term(product, labels)
     a = _grouped(lhs, (batch, left, summed), sizes)

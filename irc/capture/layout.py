@@ -30,6 +30,7 @@ from irc.capture.trace import current_trace, tracing_error
 from irc.capture.views import Broadcast, Reshape, Transpose, Window, copy, view_of
 from irc.dialects import graph, sym
 from irc.errors import IrcShapeError
+from irc.primitives.builtin import ADD, MUL
 from irc.shapes import ShapeError, SymExpr
 
 
@@ -307,7 +308,7 @@ def _wrapped_indices(indices: Tensor, extent: SymExpr) -> Tensor:
     """
     owner = indices.value.owner
     if not isinstance(owner, graph.ConstantOp) or owner.is_splat:
-        wrapped = binary(graph.AddOp, indices, SymDim(extent))
+        wrapped = binary(ADD, indices, SymDim(extent))
         return select(compare("lt", indices, 0), wrapped, indices)
     values = owner.literal()
     if not (values < 0).any():
@@ -315,8 +316,8 @@ def _wrapped_indices(indices: Tensor, extent: SymExpr) -> Tensor:
     if extent.is_constant:
         return dense_constant(np.where(values < 0, values + int(extent), values))
     negative = dense_constant((values < 0).astype(values.dtype))
-    shift = binary(graph.MulOp, negative, SymDim(extent))
-    return binary(graph.AddOp, indices, shift)
+    shift = binary(MUL, negative, SymDim(extent))
+    return binary(ADD, indices, shift)
 
 
 def is_index_array(item: Any) -> bool:

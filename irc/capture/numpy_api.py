@@ -49,10 +49,31 @@ from irc.capture.tensor import (
 )
 from irc.capture.trace import current_trace, tracing_error
 from irc.dialects import graph, sym
-from irc.dialects.elementwise import COMPARISONS, ComparisonPredicate
+from irc.dialects.elementwise import COMPARISONS, ComparisonPredicate, ReductionKind
 from irc.dtypes import BOOL, FLOAT64, INT64, DType, promote
 from irc.dtypes import dtype as to_dtype
 from irc.errors import IrcShapeError, IrcTypeError
+from irc.primitives.builtin import (
+    ABS,
+    ADD,
+    AND,
+    DIV,
+    ERF,
+    MAX,
+    MIN,
+    MUL,
+    NEG,
+    NOT,
+    OR,
+    POW,
+    RINT,
+    RSQRT,
+    SIGMOID,
+    SQRT,
+    SUB,
+    XOR,
+)
+from irc.primitives.declaration import Primitive, on_declare
 from irc.shapes import SymExpr
 
 
@@ -80,60 +101,46 @@ def _with_dtype(result: Tensor, requested: Any) -> Tensor:
 
 # ----- elementwise ufuncs --------------------------------------------------
 
-#: The graph op of each NumPy ufunc that is an elementwise kind's reference
-#: semantics (``irc.dialects.elementwise``): a kind whose NumPy function is
-#: a ufunc is captured from that ufunc with no line here.
-_UNARY: dict[np.ufunc, type[graph.UnaryOp]] = {
-    op.KIND.semantics.numpy: op
-    for op in graph.UNARY_OPS
-    if isinstance(op.KIND.semantics.numpy, np.ufunc)
-}
-_BINARY: dict[np.ufunc, type[graph.BinaryOp]] = {
-    op.KIND.semantics.numpy: op
-    for op in graph.BINARY_OPS
-    if isinstance(op.KIND.semantics.numpy, np.ufunc)
-}
-
-_LOGICAL: dict[np.ufunc, type[graph.BinaryOp]] = {
-    np.logical_and: graph.AndOp,
-    np.logical_or: graph.OrOp,
-    np.logical_xor: graph.XorOp,
-}
-
 #: The predicate of each NumPy comparison ufunc, from the table.
 _COMPARISONS: dict[np.ufunc, ComparisonPredicate] = {
     function: predicate for predicate, function in COMPARISONS.items()
 }
 
 
+def _register_primitive(kind: Primitive) -> None:
+    """Capture the ufunc that is ``kind``'s reference semantics, if it is
+    one (a primitive declared later is captured from then on)."""
+    if isinstance(kind.numpy, np.ufunc):
+        handler = _unary_handler if kind.arity == 1 else _binary_handler
+        UFUNC_HANDLERS[kind.numpy] = handler(kind)
+
+
 def _register_elementwise() -> None:
-    for ufunc, unary_kind in _UNARY.items():
-        UFUNC_HANDLERS[ufunc] = _unary_handler(unary_kind)
-    for ufunc, binary_kind in _BINARY.items():
-        UFUNC_HANDLERS[ufunc] = _binary_handler(binary_kind)
-    for ufunc, logical_kind in _LOGICAL.items():
-        UFUNC_HANDLERS[ufunc] = _logical_handler(logical_kind)
+    on_declare(_register_primitive)
+    UFUNC_HANDLERS[np.logical_and] = _logical_handler(AND)
+    UFUNC_HANDLERS[np.logical_or] = _logical_handler(OR)
+    UFUNC_HANDLERS[np.logical_xor] = _logical_handler(XOR)
     for ufunc, predicate in _COMPARISONS.items():
         UFUNC_HANDLERS[ufunc] = _compare_handler(predicate)
 
 
-def _unary_handler(kind: type[graph.UnaryOp]) -> Callable[..., Tensor]:
+def _unary_handler(kind: Primitive) -> Callable[..., Tensor]:
     def handler(value: Operand, dtype: Any = None) -> Tensor:
-        if kind is graph.NotOp and dtype_of(value).kind == "f":
+        if kind is NOT and dtype_of(value).kind == "f":
             raise tracing_error("bitwise not is not defined on floats")
         return _with_dtype(unary(kind, value), dtype)
 
     return handler
 
 
-def _binary_handler(kind: type[graph.BinaryOp]) -> Callable[..., Tensor]:
+def _binary_handler(kind: Primitive) -> Callable[..., Tensor]:
     def handler(lhs: Operand, rhs: Operand, dtype: Any = None) -> Tensor:
         return _with_dtype(binary(kind, lhs, rhs), dtype)
 
     return handler
 
 
-def _logical_handler(kind: type[graph.BinaryOp]) -> Callable[..., Tensor]:
+def _logical_handler(kind: Primitive) -> Callable[..., Tensor]:
     def handler(lhs: Operand, rhs: Operand) -> Tensor:
         return binary(kind, _truth(lhs), _truth(rhs))
 
@@ -163,7 +170,7 @@ def _logical_not(value: Operand) -> Tensor:
 
 @_ufunc(np.square)
 def _square(value: Operand) -> Tensor:
-    return binary(graph.MulOp, value, value)
+    return binary(MUL, value, value)
 
 
 @_ufunc(np.reciprocal)
@@ -173,7 +180,7 @@ def _reciprocal(value: Operand) -> Tensor:
             "np.reciprocal of integers (C division, 0 for most values) is not "
             "supported; cast to a float type first"
         )
-    return binary(graph.DivOp, 1.0, value)
+    return binary(DIV, 1.0, value)
 
 
 @_ufunc(np.positive)
@@ -207,7 +214,7 @@ def _isnan(value: Operand) -> Tensor:
 def _isinf(value: Operand) -> Tensor:
     if dtype_of(value).kind != "f":
         return splat(False, BOOL, shape_of(value))
-    return compare("eq", unary(graph.AbsOp, value), math.inf)
+    return compare("eq", unary(ABS, value), math.inf)
 
 
 @_ufunc(np.isfinite)
@@ -215,7 +222,7 @@ def _isfinite(value: Operand) -> Tensor:
     """``|x| < inf``, which NaN is not."""
     if dtype_of(value).kind != "f":
         return splat(True, BOOL, shape_of(value))
-    return compare("lt", unary(graph.AbsOp, value), math.inf)
+    return compare("lt", unary(ABS, value), math.inf)
 
 
 # ----- rounding and powers in float64 -----------------------------------------------
@@ -238,7 +245,7 @@ def round_to(tensor: Tensor, decimals: int) -> Tensor:
     if element.kind == "i" and decimals >= 0:
         return as_strong(tensor)
     if decimals == 0:
-        return unary(graph.RintOp, tensor)
+        return unary(RINT, tensor)
     if element == BOOL:
         raise tracing_error(
             f"np.round(..., {decimals}) of a bool array: NumPy cannot store the "
@@ -248,10 +255,10 @@ def round_to(tensor: Tensor, decimals: int) -> Tensor:
     working = cast(tensor, FLOAT64) if element.kind == "i" else tensor
     scale = _power_of_ten(abs(int(decimals)))
     if decimals > 0:
-        rounded = unary(graph.RintOp, binary(graph.MulOp, working, scale))
-        return cast(binary(graph.DivOp, rounded, scale), element)
-    rounded = unary(graph.RintOp, binary(graph.DivOp, working, scale))
-    return cast(binary(graph.MulOp, rounded, scale), element)
+        rounded = unary(RINT, binary(MUL, working, scale))
+        return cast(binary(DIV, rounded, scale), element)
+    rounded = unary(RINT, binary(DIV, working, scale))
+    return cast(binary(MUL, rounded, scale), element)
 
 
 def _power_of_ten(n: int) -> float:
@@ -273,7 +280,7 @@ def _float_power(base: Operand, exponent: Operand, dtype: Any = None) -> Tensor:
     shape = broadcast_shapes(shape_of(base), shape_of(exponent))
     element = _float_power_type(base, exponent)
     a, b = (materialize(v, element, shape) for v in (base, exponent))
-    return _with_dtype(emit(graph.PowOp(a.value, b.value)), dtype)
+    return _with_dtype(emit(graph.elementwise(POW, a.value, b.value)), dtype)
 
 
 def _float_power_type(base: Operand, exponent: Operand) -> DType:
@@ -354,7 +361,7 @@ def _dot(lhs: Operand, rhs: Operand) -> Tensor:
         raise tracing_error("np.dot of arrays of rank > 2: use np.matmul or @")
     if not shape_of(lhs) or not shape_of(rhs):
         # NumPy converts a Python scalar operand of dot to an array: strong.
-        return binary(graph.MulOp, _strong(lhs), _strong(rhs))
+        return binary(MUL, _strong(lhs), _strong(rhs))
     return matmul(lhs, rhs)
 
 
@@ -554,7 +561,7 @@ def mean(
     tensor = cast(tensor, element)
     axes = normalize_axes(axis, tensor.type.rank)
     total = reduce("sum", tensor, axes, keepdims)
-    return binary(graph.DivOp, total, _count(tensor, axes))
+    return binary(DIV, total, _count(tensor, axes))
 
 
 def _is_integral(requested: Any) -> bool:
@@ -564,7 +571,7 @@ def _is_integral(requested: Any) -> bool:
 def _truncated_quotient(total: Tensor, count: SymDim | int, requested: Any) -> Tensor:
     """``total / count`` in float64, cast to the integer (or bool) dtype the
     user asked for: NumPy divides into an array of that dtype."""
-    return cast(binary(graph.DivOp, total, count), to_dtype(requested))
+    return cast(binary(DIV, total, count), to_dtype(requested))
 
 
 def _float_result(element: DType, requested: Any) -> DType:
@@ -587,9 +594,9 @@ def var(
         return _integral_var(layout.as_tensor(value), axis, dtype, ddof, keepdims)
     tensor = cast(layout.as_tensor(value), _float_result(dtype_of(value), dtype))
     axes = normalize_axes(axis, tensor.type.rank)
-    centered = binary(graph.SubOp, tensor, mean(tensor, axes, keepdims=True))
-    squares = reduce("sum", binary(graph.MulOp, centered, centered), axes, keepdims)
-    return binary(graph.DivOp, squares, _count(tensor, axes) - ddof)
+    centered = binary(SUB, tensor, mean(tensor, axes, keepdims=True))
+    squares = reduce("sum", binary(MUL, centered, centered), axes, keepdims)
+    return binary(DIV, squares, _count(tensor, axes) - ddof)
 
 
 @_function(np.std)
@@ -603,7 +610,7 @@ def std(
 ) -> Tensor:
     variance = var(value, axis, dtype, out, ddof, keepdims)
     if not _is_integral(dtype):
-        return unary(graph.SqrtOp, variance)
+        return unary(SQRT, variance)
     if variance.type.rank:
         # NumPy takes the root of an array in place, which it refuses.
         raise tracing_error(
@@ -612,7 +619,7 @@ def std(
             "scalar result is truncated); pass a float dtype",
             IrcTypeError,
         )
-    return cast(unary(graph.SqrtOp, variance), to_dtype(dtype))
+    return cast(unary(SQRT, variance), to_dtype(dtype))
 
 
 def _integral_var(
@@ -623,8 +630,8 @@ def _integral_var(
     axes = normalize_axes(axis, tensor.type.rank)
     count = _count(tensor, axes)
     total = reduce("sum", tensor, axes, True, dtype)
-    centered = binary(graph.SubOp, tensor, _truncated_quotient(total, count, dtype))
-    squares = binary(graph.MulOp, centered, centered)
+    centered = binary(SUB, tensor, _truncated_quotient(total, count, dtype))
+    squares = binary(MUL, centered, centered)
     return _truncated_quotient(
         reduce("sum", squares, axes, keepdims, dtype), count - ddof, dtype
     )
@@ -657,21 +664,15 @@ def argmin(
     _refuse("np.argmin", out=out)
     tensor = layout.as_tensor(value)
     if tensor.irc_dtype.kind == "f":
-        reversed_order = emit(graph.NegOp(tensor.value))
+        reversed_order = emit(graph.elementwise(NEG, tensor.value))
     else:
-        reversed_order = emit(graph.NotOp(tensor.value))
+        reversed_order = emit(graph.elementwise(NOT, tensor.value))
     return argmax(reversed_order, axis, keepdims=keepdims)
 
 
 #: Where ``where=`` masks an element out, a reduction reads its identity
 #: (max and min have none: NumPy needs ``initial=`` for them).
 _IDENTITIES: dict[str, int] = {"sum": 0, "prod": 1}
-_COMBINE: dict[str, type[graph.BinaryOp]] = {
-    "sum": graph.AddOp,
-    "prod": graph.MulOp,
-    "max": graph.MaximumOp,
-    "min": graph.MinimumOp,
-}
 
 
 def _masked(kind: str, handler: Callable[..., Tensor]) -> Callable[..., Tensor]:
@@ -703,7 +704,9 @@ def _masked(kind: str, handler: Callable[..., Tensor]) -> Callable[..., Tensor]:
         result = handler(tensor, axis, *args, **options)
         if initial is None:
             return result
-        return binary(_COMBINE[kind], result, _scalar(initial, result.irc_dtype))
+        combine = ReductionKind(kind).semantics.combine
+        assert combine is not None, "sum, prod, max or min"
+        return binary(combine, result, _scalar(initial, result.irc_dtype))
 
     return reduction
 
@@ -773,8 +776,8 @@ def _norm(
             f"np.linalg.norm(..., ord={ord!r}) is not supported (irc computes "
             f"{kinds}); write other norms with np.abs, np.max and np.sum"
         )
-    squares = binary(graph.MulOp, tensor, tensor)
-    return unary(graph.SqrtOp, reduce("sum", squares, axes, keepdims))
+    squares = binary(MUL, tensor, tensor)
+    return unary(SQRT, reduce("sum", squares, axes, keepdims))
 
 
 # ----- layout ------------------------------------------------------------------
@@ -891,7 +894,7 @@ def _outer(a: Operand, b: Operand, out: Any = None) -> Tensor:
     # NumPy makes arrays of both operands: Python scalars are not weak here.
     rows = layout.reshape(layout.as_tensor(a), (-1, 1))
     columns = layout.reshape(layout.as_tensor(b), (1, -1))
-    return binary(graph.MulOp, rows, columns)
+    return binary(MUL, rows, columns)
 
 
 @_function(np.pad)
@@ -1038,9 +1041,9 @@ def _clip(value: Operand, a_min: Operand = None, a_max: Operand = None, **kw: An
     _refuse("np.clip", **kw)
     result: Operand = value
     if a_min is not None:
-        result = binary(graph.MaximumOp, result, a_min)
+        result = binary(MAX, result, a_min)
     if a_max is not None:
-        result = binary(graph.MinimumOp, result, a_max)
+        result = binary(MIN, result, a_max)
     return layout.as_tensor(result)
 
 
@@ -1051,7 +1054,7 @@ def _triangle(value: Operand, k: int, lower: bool) -> Tensor:
     rows, columns = tensor.type.dims[-2:]
     mask = diagonal_mask(rows, columns, k if lower else k - 1, "le")
     if not lower:
-        mask = unary(graph.NotOp, mask)
+        mask = unary(NOT, mask)
     # NumPy's zeros are of the array's own dtype (a bool array stays bool).
     return select(mask, tensor, splat(0, tensor.irc_dtype, ()))
 
@@ -1072,7 +1075,7 @@ def diagonal_mask(rows: SymExpr, columns: SymExpr, k: int, predicate: str) -> Te
     grid = graph.TensorType((rows, columns), INT64.ir_type)
     i = emit(graph.IotaOp(0, grid))
     j = emit(graph.IotaOp(1, grid))
-    return compare(predicate, j, binary(graph.AddOp, i, k) if k else i)
+    return compare(predicate, j, binary(ADD, i, k) if k else i)
 
 
 # ----- creation from traced arrays (the *_like functions) ----------------------
@@ -1169,9 +1172,9 @@ def _traced_arange(original: Callable[..., Any]) -> Callable[..., Any]:
             raise tracing_error("np.arange cannot produce bools")
         index = emit(graph.IotaOp(0, graph.TensorType((length,), element.ir_type)))
         if step != 1:
-            index = binary(graph.MulOp, index, step)
+            index = binary(MUL, index, step)
         if not (isinstance(start, int) and start == 0):
-            index = binary(graph.AddOp, index, start)
+            index = binary(ADD, index, start)
         return cast(index, element)
 
     return arange
@@ -1300,7 +1303,7 @@ def erf(value: Any) -> Any:
     """The error function; on NumPy arrays outside of tracing, computed with
     ``math.erf``."""
     if isinstance(value, Tensor | SymDim):
-        return unary(graph.ErfOp, value)
+        return unary(ERF, value)
     return np.vectorize(math.erf, otypes=[np.float64])(value).astype(
         np.result_type(value, np.float16)
     )
@@ -1308,11 +1311,11 @@ def erf(value: Any) -> Any:
 
 def sigmoid(value: Any) -> Any:
     if isinstance(value, Tensor | SymDim):
-        return unary(graph.SigmoidOp, value)
+        return unary(SIGMOID, value)
     return 1 / (1 + np.exp(-value))
 
 
 def rsqrt(value: Any) -> Any:
     if isinstance(value, Tensor | SymDim):
-        return unary(graph.RsqrtOp, value)
+        return unary(RSQRT, value)
     return 1 / np.sqrt(value)

@@ -18,7 +18,6 @@ from xdsl.ir import Operation
 from irc.capture.tensor import SymDim, Tensor
 from irc.capture.trace import current_trace, fact_hint, tracing_error
 from irc.dialects import graph
-from irc.dialects.elementwise import INTEGRAL_IDENTITIES, ElementwiseKind
 from irc.dtypes import (
     BOOL,
     FLOAT16,
@@ -31,6 +30,8 @@ from irc.dtypes import (
 )
 from irc.dtypes import dtype as to_dtype
 from irc.errors import IrcShapeError, IrcTypeError
+from irc.primitives.builtin import ABS, DIV, NEG
+from irc.primitives.declaration import Primitive, primitive, set_tracer
 from irc.shapes import ShapeError, SymExpr
 
 #: Larger NumPy arrays met during tracing should be arguments, not literals.
@@ -180,40 +181,36 @@ def _text(dims: Sequence[SymExpr]) -> str:
 
 # ----- elementwise ------------------------------------------------------
 
-_K = ElementwiseKind
 
-#: The kinds Python's operators reach (``-x``, ``abs(x)``, ``~x``, ``x + y``,
-#: ``x ** y``...): of weak values (standing for Python scalars) they are weak,
-#: as Python's operators give Python scalars. Every other function is strong
-#: on them, as NumPy's functions of Python scalars give NumPy scalars
-#: (``np.sqrt(3)`` is an ``np.float64``): so ``x / np.sqrt(x.shape[-1])`` has
-#: the same dtype whether that dim is static or symbolic. (An explicit
-#: ``np.negative`` or ``np.add`` of sizes is taken for its operator.)
-_OPERATOR_KINDS = frozenset(
-    {_K.NEG, _K.ABS, _K.NOT, _K.ADD, _K.SUB, _K.MUL, _K.DIV, _K.FLOORDIV, _K.REM}
-    | {_K.POW, _K.AND, _K.OR, _K.XOR}
-)
-
-
-def unary(kind: type[graph.UnaryOp], value: Operand) -> Tensor:
-    weak = is_weak(value) and kind.KIND in _OPERATOR_KINDS
+def unary(kind: Primitive, value: Operand) -> Tensor:
+    """``kind`` of ``value`` with NumPy 2's dtype rules. Of weak values
+    (Python scalars) a Python operator's result is weak, as Python's
+    operators give Python scalars; every other function is strong, as
+    NumPy's functions of Python scalars give NumPy scalars (``np.sqrt(3)``
+    is an ``np.float64``): so ``x / np.sqrt(x.shape[-1])`` has the same
+    dtype whether that dim is static or symbolic."""
+    weak = is_weak(value) and kind.python_operator
     element = dtype_of(value)
-    function = kind.KIND
-    if function.semantics.float_only and element.kind != "f":
-        if function in INTEGRAL_IDENTITIES:
+    if kind.float_only and element.kind != "f":
+        if kind.integral_identity:
             return as_strong(materialize(value, element, shape_of(value)))
         # NumPy computes float functions of ints in float64, of bools in float16.
         element = FLOAT16 if element == BOOL else FLOAT64
-    if function is ElementwiseKind.NEG and element == BOOL:
+    if element == BOOL and "b" not in kind.domain:
         raise tracing_error(
-            "negation of a bool array: use ~x or np.logical_not", IrcTypeError
+            f"{_function_name(kind)} of a bool array: use ~x or np.logical_not",
+            IrcTypeError,
         )
-    if function is ElementwiseKind.ABS and element == BOOL:
+    if kind is ABS and element == BOOL:
         return materialize(value, element, shape_of(value))
     tensor = materialize(value, element, shape_of(value))
-    result = emit(kind(tensor.value))
+    result = emit(graph.elementwise(kind, tensor.value))
     result.weak = weak
     return result
+
+
+def _function_name(kind: Primitive) -> str:
+    return "negation" if kind is NEG else kind.name
 
 
 def as_strong(value: Tensor) -> Tensor:
@@ -221,38 +218,30 @@ def as_strong(value: Tensor) -> Tensor:
     return Tensor(value.value) if value.weak else value
 
 
-def binary(kind: type[graph.BinaryOp], lhs: Operand, rhs: Operand) -> Tensor:
+def binary(kind: Primitive, lhs: Operand, rhs: Operand) -> Tensor:
+    """``kind`` of ``lhs`` and ``rhs``, broadcast, with NumPy 2's dtype
+    rules (weak as ``unary`` says)."""
     element = result_dtype([lhs, rhs])
-    if kind is graph.DivOp and element.kind != "f":
-        element = FLOAT64  # true division of ints and bools, as in NumPy
-    elif kind.KIND.semantics.float_only and element.kind != "f":
-        element = FLOAT16 if element == BOOL else FLOAT64  # as unary's
+    if kind.float_only and element.kind != "f":
+        # True division and float functions of ints and bools, as in NumPy.
+        element = FLOAT16 if element == BOOL and kind is not DIV else FLOAT64
     if element == BOOL:
-        kind = _BOOL_ARITHMETIC.get(kind, kind)
-        if "b" not in kind.KIND.semantics.domain:
+        kind = primitive(kind.on_bools) if kind.on_bools else kind
+        if "b" not in kind.domain:
             raise tracing_error(
-                f"{kind.name.removeprefix('graph.')} is not defined on bool "
+                f"{kind.name} is not defined on bool "
                 "arrays; cast them with .astype(np.int32) first",
                 IrcTypeError,
             )
-    elif kind in (graph.AndOp, graph.OrOp, graph.XorOp) and element.kind == "f":
+    elif "f" not in kind.domain and element.kind == "f":
         raise tracing_error(
-            "bitwise and/or/xor are not defined on floats", IrcTypeError
+            f"bitwise {kind.name} is not defined on floats", IrcTypeError
         )
     shape = broadcast_shapes(shape_of(lhs), shape_of(rhs))
     a, b = (materialize(v, element, shape) for v in (lhs, rhs))
-    result = emit(kind(a.value, b.value))
-    result.weak = is_weak(lhs) and is_weak(rhs) and kind.KIND in _OPERATOR_KINDS
+    result = emit(graph.elementwise(kind, a.value, b.value))
+    result.weak = is_weak(lhs) and is_weak(rhs) and kind.python_operator
     return result
-
-
-#: NumPy's arithmetic on bool arrays is logic.
-_BOOL_ARITHMETIC: dict[type[graph.BinaryOp], type[graph.BinaryOp]] = {
-    graph.AddOp: graph.OrOp,
-    graph.MulOp: graph.AndOp,
-    graph.MaximumOp: graph.OrOp,
-    graph.MinimumOp: graph.AndOp,
-}
 
 
 def compare(predicate: str, lhs: Operand, rhs: Operand) -> Tensor:
@@ -369,3 +358,19 @@ def normalize_axes(axis: Any, rank: int) -> tuple[int, ...]:
             raise tracing_error(f"repeated axis in {axis!r}")
         return axes
     return (normalize_axis(axis, rank),)
+
+
+def apply(kind: Primitive, *operands: Any) -> Any:
+    """``kind`` of ``operands``: graph IR where one is traced (with NumPy's
+    promotion and broadcasting), its NumPy semantics otherwise."""
+    if not any(isinstance(operand, Tensor | SymDim) for operand in operands):
+        return kind.numpy(*operands)
+    if len(operands) != kind.arity:
+        raise tracing_error(
+            f"{kind.name} takes {kind.arity} operand(s), not {len(operands)}",
+            IrcTypeError,
+        )
+    return unary(kind, *operands) if kind.arity == 1 else binary(kind, *operands)
+
+
+set_tracer(apply)

@@ -81,27 +81,25 @@ from irc.dialects.graph import (
     ConcatOp,
     ConstantOp,
     DimOp,
-    DivOp,
-    ExpOp,
     InsertSliceOp,
     IotaOp,
     MatmulOp,
-    MulOp,
     ReduceOp,
     ReshapeOp,
     ScanOp,
     SelectOp,
     SliceOp,
-    SubOp,
     TakeOp,
     TensorType,
     TransposeOp,
     UnaryOp,
+    is_elementwise_op,
     reduced_shape,
 )
 from irc.dialects.kernel_kind import KernelKindName, kernel_kind_error
 from irc.dialects.sym import GuardOp, shape_text
 from irc.dialects.syntax import InputTypes
+from irc.primitives.builtin import DIV, EXP, MUL, SUB
 from irc.shapes import SymExpr
 
 # --------------------------------------------------------------------------
@@ -595,18 +593,18 @@ def _row_factor(
     """``value`` as ``rest * r`` or ``rest / r``, ``r`` broadcast per row:
     the factor, ``rest`` and the ops of the product."""
     op = value.owner
-    if not isinstance(op, MulOp | DivOp) or not inside(op):
+    if not is_elementwise_op(op, MUL, DIV) or not inside(op):
         return None
     # A product has the factor on either side; a quotient divides by it.
     sides = [(op.rhs, op.lhs)]
-    if isinstance(op, MulOp):
+    if op.KIND is MUL:
         sides.append((op.lhs, op.rhs))
     for factor, rest in sides:
         row = _per_row(factor, keys)
         if row is not None:
             broadcast = factor.owner
             assert isinstance(broadcast, BroadcastOp)
-            return RowFactor(row, isinstance(op, DivOp)), rest, (op, broadcast)
+            return RowFactor(row, op.KIND is DIV), rest, (op, broadcast)
     return None
 
 
@@ -616,10 +614,10 @@ def _shifted_by_max(
     """``value`` as ``exp(x - broadcast(max(x)))`` along the keys: ``x``,
     the max and the ops of the form."""
     exp = value.owner
-    if not isinstance(exp, ExpOp) or not inside(exp):
+    if not is_elementwise_op(exp, EXP) or not inside(exp):
         return None
     sub = exp.input.owner
-    if not isinstance(sub, SubOp) or not inside(sub):
+    if not is_elementwise_op(sub, SUB) or not inside(sub):
         return None
     row = _per_row(sub.rhs, keys)
     maximum = row.owner if row is not None else None

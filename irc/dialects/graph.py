@@ -26,7 +26,8 @@ Conventions that keep later levels simple:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import ClassVar, cast
+from functools import cache
+from typing import ClassVar, TypeGuard, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -95,7 +96,6 @@ from xdsl.utils.exceptions import VerifyException
 from irc.dialects.elementwise import (
     ComparisonPredicate,
     ComparisonPredicateAttr,
-    ElementwiseKind,
     ReductionKind,
     ReductionKindAttr,
 )
@@ -120,6 +120,7 @@ from irc.dtypes import (
     is_int_type,
     verify_element_kind,
 )
+from irc.primitives.declaration import Primitive, on_declare
 from irc.shapes import Dim, Facts, ShapeError, SymExpr
 
 # --------------------------------------------------------------------------
@@ -357,9 +358,9 @@ class UnaryOp(GraphOp):
 
     assembly_format = "$input attr-dict `:` type($result)"
 
-    #: What the op computes: its row of ``irc.dialects.elementwise``'s table,
-    #: which also says which element kinds it is defined on.
-    KIND: ClassVar[ElementwiseKind]
+    #: What the op computes: its primitive (``irc.primitives``), which also
+    #: says which element kinds it is defined on.
+    KIND: ClassVar[Primitive]
 
     def __init__(self, value: SSAValue | Operation):
         value = SSAValue.get(value)
@@ -367,261 +368,7 @@ class UnaryOp(GraphOp):
 
     def verify_(self) -> None:
         element_type = tensor_type(self.input).element_type
-        verify_element_kind(self.name, element_type, self.KIND.semantics.domain)
-
-
-@irdl_op_definition
-class NegOp(UnaryOp):
-    """Elementwise negation."""
-
-    name = "graph.neg"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.NEG
-
-
-@irdl_op_definition
-class AbsOp(UnaryOp):
-    """Elementwise absolute value."""
-
-    name = "graph.abs"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.ABS
-
-
-@irdl_op_definition
-class ExpOp(UnaryOp):
-    """Elementwise e**x."""
-
-    name = "graph.exp"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.EXP
-
-
-@irdl_op_definition
-class LogOp(UnaryOp):
-    """Elementwise natural logarithm."""
-
-    name = "graph.log"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.LOG
-
-
-@irdl_op_definition
-class SqrtOp(UnaryOp):
-    """Elementwise square root."""
-
-    name = "graph.sqrt"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.SQRT
-
-
-@irdl_op_definition
-class RsqrtOp(UnaryOp):
-    """Elementwise 1/sqrt(x)."""
-
-    name = "graph.rsqrt"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.RSQRT
-
-
-@irdl_op_definition
-class TanhOp(UnaryOp):
-    """Elementwise hyperbolic tangent."""
-
-    name = "graph.tanh"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.TANH
-
-
-@irdl_op_definition
-class SigmoidOp(UnaryOp):
-    """Elementwise 1/(1+exp(-x))."""
-
-    name = "graph.sigmoid"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.SIGMOID
-
-
-@irdl_op_definition
-class ErfOp(UnaryOp):
-    """Elementwise error function."""
-
-    name = "graph.erf"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.ERF
-
-
-@irdl_op_definition
-class SinOp(UnaryOp):
-    """Elementwise sine."""
-
-    name = "graph.sin"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.SIN
-
-
-@irdl_op_definition
-class CosOp(UnaryOp):
-    """Elementwise cosine."""
-
-    name = "graph.cos"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.COS
-
-
-@irdl_op_definition
-class FloorOp(UnaryOp):
-    """Elementwise rounding towards -inf."""
-
-    name = "graph.floor"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.FLOOR
-
-
-@irdl_op_definition
-class CeilOp(UnaryOp):
-    """Elementwise rounding towards +inf."""
-
-    name = "graph.ceil"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.CEIL
-
-
-@irdl_op_definition
-class TruncOp(UnaryOp):
-    """Elementwise rounding towards zero."""
-
-    name = "graph.trunc"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.TRUNC
-
-
-@irdl_op_definition
-class RintOp(UnaryOp):
-    """Elementwise rounding to the nearest integer, halves to even."""
-
-    name = "graph.rint"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.RINT
-
-
-@irdl_op_definition
-class Log1pOp(UnaryOp):
-    """Elementwise log(1 + x), accurate for small x."""
-
-    name = "graph.log1p"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.LOG1P
-
-
-@irdl_op_definition
-class Expm1Op(UnaryOp):
-    """Elementwise exp(x) - 1, accurate for small x."""
-
-    name = "graph.expm1"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.EXPM1
-
-
-@irdl_op_definition
-class Log2Op(UnaryOp):
-    """Elementwise base-2 logarithm."""
-
-    name = "graph.log2"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.LOG2
-
-
-@irdl_op_definition
-class Log10Op(UnaryOp):
-    """Elementwise base-10 logarithm."""
-
-    name = "graph.log10"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.LOG10
-
-
-@irdl_op_definition
-class SinhOp(UnaryOp):
-    """Elementwise hyperbolic sine."""
-
-    name = "graph.sinh"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.SINH
-
-
-@irdl_op_definition
-class CoshOp(UnaryOp):
-    """Elementwise hyperbolic cosine."""
-
-    name = "graph.cosh"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.COSH
-
-
-@irdl_op_definition
-class AtanOp(UnaryOp):
-    """Elementwise inverse tangent (``np.arctan``)."""
-
-    name = "graph.atan"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.ATAN
-
-
-@irdl_op_definition
-class AsinOp(UnaryOp):
-    """Elementwise inverse sine (``np.arcsin``)."""
-
-    name = "graph.asin"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.ASIN
-
-
-@irdl_op_definition
-class AcosOp(UnaryOp):
-    """Elementwise inverse cosine (``np.arccos``)."""
-
-    name = "graph.acos"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.ACOS
-
-
-@irdl_op_definition
-class NotOp(UnaryOp):
-    """Elementwise logical (bool) or bitwise (ints) not."""
-
-    name = "graph.not"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.NOT
-
-
-UNARY_OPS: tuple[type[UnaryOp], ...] = (
-    NegOp,
-    AbsOp,
-    ExpOp,
-    LogOp,
-    SqrtOp,
-    RsqrtOp,
-    TanhOp,
-    SigmoidOp,
-    ErfOp,
-    SinOp,
-    CosOp,
-    FloorOp,
-    CeilOp,
-    TruncOp,
-    RintOp,
-    Log1pOp,
-    Expm1Op,
-    Log2Op,
-    Log10Op,
-    SinhOp,
-    CoshOp,
-    AtanOp,
-    AsinOp,
-    AcosOp,
-    NotOp,
-)
+        verify_element_kind(self.name, element_type, self.KIND.domain)
 
 
 class BinaryOp(GraphOp):
@@ -635,7 +382,7 @@ class BinaryOp(GraphOp):
     assembly_format = "$lhs `,` $rhs attr-dict `:` type($result)"
 
     #: What the op computes, as ``UnaryOp.KIND``.
-    KIND: ClassVar[ElementwiseKind]
+    KIND: ClassVar[Primitive]
 
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
         lhs = SSAValue.get(lhs)
@@ -643,147 +390,38 @@ class BinaryOp(GraphOp):
 
     def verify_(self) -> None:
         element_type = tensor_type(self.lhs).element_type
-        verify_element_kind(self.name, element_type, self.KIND.semantics.domain)
+        verify_element_kind(self.name, element_type, self.KIND.domain)
 
 
-@irdl_op_definition
-class AddOp(BinaryOp):
-    """Elementwise sum."""
-
-    name = "graph.add"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.ADD
+def _op_class_name(primitive: Primitive) -> str:
+    return "".join(part.capitalize() for part in primitive.name.split("_")) + "Op"
 
 
-@irdl_op_definition
-class SubOp(BinaryOp):
-    """Elementwise difference."""
-
-    name = "graph.sub"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.SUB
-
-
-@irdl_op_definition
-class MulOp(BinaryOp):
-    """Elementwise product."""
-
-    name = "graph.mul"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.MUL
+@cache
+def elementwise_op(primitive: Primitive) -> type[UnaryOp | BinaryOp]:
+    """The graph op of ``primitive`` (``graph.exp``), generated from its
+    declaration."""
+    base = UnaryOp if primitive.arity == 1 else BinaryOp
+    namespace = {
+        "__doc__": primitive.summary,
+        "__module__": __name__,
+        "__annotations__": {"KIND": ClassVar[Primitive]},
+        "name": f"graph.{primitive.name}",
+        "KIND": primitive,
+    }
+    return irdl_op_definition(type(_op_class_name(primitive), (base,), namespace))
 
 
-@irdl_op_definition
-class DivOp(BinaryOp):
-    """Elementwise true division (floats only)."""
-
-    name = "graph.div"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.DIV
+def elementwise(primitive: Primitive, *operands: SSAValue | Operation) -> GraphOp:
+    """A new ``graph.<primitive>`` op of ``operands``."""
+    return elementwise_op(primitive)(*operands)
 
 
-@irdl_op_definition
-class FloorDivOp(BinaryOp):
-    """Elementwise floor division (Python ``//``)."""
-
-    name = "graph.floordiv"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.FLOORDIV
-
-
-@irdl_op_definition
-class RemOp(BinaryOp):
-    """Elementwise modulo with the divisor's sign (Python ``%``)."""
-
-    name = "graph.rem"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.REM
-
-
-@irdl_op_definition
-class PowOp(BinaryOp):
-    """Elementwise power."""
-
-    name = "graph.pow"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.POW
-
-
-@irdl_op_definition
-class MaximumOp(BinaryOp):
-    """Elementwise maximum (NaN-propagating)."""
-
-    name = "graph.maximum"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.MAX
-
-
-@irdl_op_definition
-class MinimumOp(BinaryOp):
-    """Elementwise minimum (NaN-propagating)."""
-
-    name = "graph.minimum"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.MIN
-
-
-@irdl_op_definition
-class AndOp(BinaryOp):
-    """Elementwise logical (bool) or bitwise (ints) and."""
-
-    name = "graph.and"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.AND
-
-
-@irdl_op_definition
-class OrOp(BinaryOp):
-    """Elementwise logical (bool) or bitwise (ints) or."""
-
-    name = "graph.or"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.OR
-
-
-@irdl_op_definition
-class XorOp(BinaryOp):
-    """Elementwise logical (bool) or bitwise (ints) exclusive or."""
-
-    name = "graph.xor"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.XOR
-
-
-@irdl_op_definition
-class Atan2Op(BinaryOp):
-    """Elementwise arctan(lhs / rhs) in the quadrant of (rhs, lhs)
-    (``np.arctan2``)."""
-
-    name = "graph.atan2"
-
-    KIND: ClassVar[ElementwiseKind] = ElementwiseKind.ATAN2
-
-
-BINARY_OPS: tuple[type[BinaryOp], ...] = (
-    AddOp,
-    SubOp,
-    MulOp,
-    DivOp,
-    FloorDivOp,
-    RemOp,
-    PowOp,
-    MaximumOp,
-    MinimumOp,
-    AndOp,
-    OrOp,
-    XorOp,
-    Atan2Op,
-)
-
-#: The graph op of each elementwise kind.
-ELEMENTWISE_OPS: dict[ElementwiseKind, type[UnaryOp | BinaryOp]] = {
-    op.KIND: op for op in (*UNARY_OPS, *BINARY_OPS)
-}
+def is_elementwise_op(
+    op: Operation, *kinds: Primitive
+) -> TypeGuard[UnaryOp | BinaryOp]:
+    """Whether ``op`` is the graph op of a primitive (of one of ``kinds``)."""
+    return isinstance(op, UnaryOp | BinaryOp) and (not kinds or op.KIND in kinds)
 
 
 @irdl_op_definition
@@ -2108,35 +1746,32 @@ def yield_of(block: Block) -> YieldOp:
     return terminator
 
 
-Graph = Dialect(
-    "graph",
-    [
-        *UNARY_OPS,
-        *BINARY_OPS,
-        CompareOp,
-        SelectOp,
-        CastOp,
-        ConstantOp,
-        IotaOp,
-        DimOp,
-        BroadcastOp,
-        ReshapeOp,
-        ReduceOp,
-        ArgMaxOp,
-        ScanOp,
-        TransposeOp,
-        SliceOp,
-        InsertSliceOp,
-        ConcatOp,
-        TakeOp,
-        MatmulOp,
-        ScatterAddOp,
-        CondOp,
-        WhileOp,
-        ForOp,
-        YieldOp,
-    ],
-    [
-        TensorType,
-    ],
-)
+#: The dialect's ops: the graph op of every primitive, now and declared later,
+#: and the others.
+_OPERATIONS: list[type[Operation]] = [
+    CompareOp,
+    SelectOp,
+    CastOp,
+    ConstantOp,
+    IotaOp,
+    DimOp,
+    BroadcastOp,
+    ReshapeOp,
+    ReduceOp,
+    ArgMaxOp,
+    ScanOp,
+    TransposeOp,
+    SliceOp,
+    InsertSliceOp,
+    ConcatOp,
+    TakeOp,
+    MatmulOp,
+    ScatterAddOp,
+    CondOp,
+    WhileOp,
+    ForOp,
+    YieldOp,
+]
+on_declare(lambda primitive: _OPERATIONS.append(elementwise_op(primitive)))
+
+Graph = Dialect("graph", _OPERATIONS, [TensorType])

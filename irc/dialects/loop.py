@@ -307,7 +307,7 @@ class BinaryOp(BinaryOpBase, HasFolderInterface):
         element = element_of(self.result.type)
         if not isinstance(element, IntegerType) or element == i1:
             return None
-        kind = self.kind.data.value
+        kind = self.kind.data.name
         a, b = _constant_int(self.lhs), _constant_int(self.rhs)
         if a is not None and b is not None and kind in _INT_FOLDS:
             value = _INT_FOLDS[kind](a, b)

@@ -88,7 +88,6 @@ from xdsl.utils.exceptions import VerifyException
 from irc.dialects.elementwise import (
     ComparisonPredicate,
     ComparisonPredicateAttr,
-    ElementwiseKind,
     ElementwiseKindAttr,
     ReductionKind,
     ReductionKindAttr,
@@ -105,6 +104,7 @@ from irc.dialects.sym import (
     parse_sym_expr_list,
     shape_text,
 )
+from irc.primitives.declaration import Primitive, as_primitive, primitives
 from irc.shapes import ShapeError, SymExpr, as_expr
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -245,13 +245,13 @@ def verify_broadcast(
 # --------------------------------------------------------------------------
 
 
-def check_arity(op: Operation, kind: ElementwiseKind, arity: int) -> None:
+def check_arity(op: Operation, kind: Primitive, arity: int) -> None:
     """``kind`` takes ``arity`` operands."""
     if kind.arity != arity:
         operands = "one operand" if arity == 1 else "two operands"
         raise VerifyException(
             f"{op.name}: {kind} is not a function of {operands}; expected one of "
-            f"{sorted(k.value for k in ElementwiseKind if k.arity == arity)}"
+            f"{sorted(k.name for k in primitives(arity))}"
         )
 
 
@@ -782,7 +782,7 @@ class SplatOpBase(TileOp):
 
 
 class UnaryOpBase(TileOp):
-    """``<name> exp %x : T``: elementwise, of a unary ``ElementwiseKind``."""
+    """``<name> exp %x : T``: elementwise, of a unary primitive."""
 
     T: ClassVar = VarConstraint("T", AnyAttr())
     kind = prop_def(ElementwiseKindAttr)
@@ -791,10 +791,10 @@ class UnaryOpBase(TileOp):
     traits = traits_def(Pure())
     assembly_format = "$kind $input attr-dict `:` type($result)"
 
-    def __init__(self, kind: ElementwiseKind | str, value: SSAValue):
+    def __init__(self, kind: Primitive | str, value: SSAValue):
         super().__init__(
             operands=[value],
-            properties={"kind": ElementwiseKindAttr(ElementwiseKind(kind))},
+            properties={"kind": ElementwiseKindAttr(as_primitive(kind))},
             result_types=[value.type],
         )
 
@@ -840,7 +840,7 @@ class _KindedPairOp(TileOp):
 
 
 class BinaryOpBase(_KindedPairOp):
-    """Elementwise, of a binary ``ElementwiseKind``, with broadcasting; both
+    """Elementwise, of a binary primitive, with broadcasting; both
     operands have the result's element type."""
 
     kind = prop_def(ElementwiseKindAttr)
@@ -849,7 +849,7 @@ class BinaryOpBase(_KindedPairOp):
         return self.TILE_TYPE.element_of(lhs.type)
 
     def _kind_attribute(self, kind: str) -> Attribute:
-        return ElementwiseKindAttr(ElementwiseKind(kind))
+        return ElementwiseKindAttr(as_primitive(kind))
 
     def verify_(self) -> None:
         check_arity(self, self.kind.data, 2)

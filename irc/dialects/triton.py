@@ -37,7 +37,7 @@ and so that its verifier can state Triton's own limits (a block holds at
 most 2**20 elements); its dims are explicit, 1 included, because
 ``tl.arange(0, B)[:, None]`` and ``tl.arange(0, B)[None, :]`` differ.
 
-The kinds of ``unary`` and ``binary`` (``ElementwiseKind``) and the
+The kinds of ``unary`` and ``binary`` (primitives, ``irc.primitives``) and the
 predicates of ``cmp`` are ``irc.dialects.elementwise``'s, with its NumPy
 semantics, and those of ``reduce`` and ``scan`` the loop dialect's: the emitter spells
 each in Triton (``irc.backend.triton.elementwise``) so that it computes

@@ -22,6 +22,7 @@ computed in float32 and rounded once, as a GPU kernel accumulates them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -42,11 +43,9 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import InterpretationError
 
-from irc.dialects.elementwise import compute_dtype
 from irc.dialects.graph import (
-    BINARY_OPS,
-    UNARY_OPS,
     ArgMaxOp,
+    BinaryOp,
     BroadcastOp,
     CastOp,
     CompareOp,
@@ -58,7 +57,6 @@ from irc.dialects.graph import (
     InsertSliceOp,
     IotaOp,
     MatmulOp,
-    PowOp,
     ReduceOp,
     ReshapeOp,
     ScanOp,
@@ -70,11 +68,14 @@ from irc.dialects.graph import (
     TransposeOp,
     WhileOp,
     YieldOp,
+    elementwise_op,
 )
 from irc.dialects.sym import GuardOp
-from irc.dtypes import dtype
+from irc.dtypes import compute_dtype, dtype
 from irc.errors import AllocationError, BindingError, ExecutionError, IrcError
 from irc.interpreters.sym import SymFunctions
+from irc.primitives.builtin import POW
+from irc.primitives.declaration import Primitive, primitives
 from irc.runtime.binding import (
     argument_names,
     bind_arguments,
@@ -221,13 +222,18 @@ def _elementwise(function: Callable[..., Any]) -> Impl:
     return run
 
 
-#: The NumPy function computing each elementwise op: the reference semantics
-#: of ``irc.dialects.elementwise``, also used by canonicalization to fold
-#: constants exactly as this runs them.
-ELEMENTWISE_FUNCTIONS: dict[type[Operation], Callable[..., np.ndarray]] = {
-    **{op: op.KIND.semantics.numpy for op in (*UNARY_OPS, *BINARY_OPS)},
-    SelectOp: np.where,
-}
+@cache
+def _primitive_functions(declared: tuple[Primitive, ...]) -> InterpreterFunctions:
+    """An impl per graph op of the ``declared`` primitives: their NumPy
+    semantics, which canonicalization folds constants with too."""
+    namespace = {
+        f"run_{primitive.name}": impl(elementwise_op(primitive))(
+            _elementwise(primitive.numpy)
+        )
+        for primitive in declared
+    }
+    functions = type("PrimitiveFunctions", (InterpreterFunctions,), namespace)
+    return register_impls(functions)()
 
 
 def _check_not_empty(op: Operation, array: np.ndarray, axes: Sequence[int]) -> None:
@@ -309,28 +315,17 @@ def _check_take_indices(
 # --------------------------------------------------------------------------
 
 
-#: An impl per elementwise op, from ``ELEMENTWISE_FUNCTIONS``; a base class
-#: because ``register_impls`` collects impls along the class's MRO.
-_ElementwiseFunctions = type(
-    "_ElementwiseFunctions",
-    (InterpreterFunctions,),
-    {
-        f"run_{op_type.name.removeprefix('graph.')}": impl(op_type)(
-            _elementwise(function)
-        )
-        for op_type, function in ELEMENTWISE_FUNCTIONS.items()
-    },
-)
-
-
 @register_impls
-class GraphFunctions(_ElementwiseFunctions):
-    """NumPy implementations of the graph ops (``pow`` refines the table's:
-    a negative integer power is an error, not NumPy's exception)."""
+class GraphFunctions(InterpreterFunctions):
+    """NumPy implementations of the graph ops but the primitives' (``pow``
+    refines its primitive's: a negative integer power is an error, not
+    NumPy's exception)."""
 
-    @impl(PowOp)
+    run_select = impl(SelectOp)(_elementwise(np.where))
+
+    @impl(elementwise_op(POW))
     def run_pow(
-        self, interpreter: Interpreter, op: PowOp, args: PythonValues
+        self, interpreter: Interpreter, op: BinaryOp, args: PythonValues
     ) -> PythonValues:
         base, exponent = args
         if base.dtype.kind == "i" and (exponent < 0).any():
@@ -611,7 +606,8 @@ class SymbolicFuncFunctions(FuncFunctions):
 def graph_interpreter(module: ModuleOp) -> Interpreter:
     """An xDSL interpreter that runs graph-level ``module``."""
     interpreter = Interpreter(module)
-    interpreter.register_implementations(GraphFunctions())
+    interpreter.register_implementations(_primitive_functions(tuple(primitives())))
+    interpreter.register_implementations(GraphFunctions(), override=True)
     interpreter.register_implementations(SymbolicFuncFunctions())
     interpreter.register_implementations(SymFunctions())
     return interpreter

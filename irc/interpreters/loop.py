@@ -55,10 +55,10 @@ from xdsl.interpreter import (
 from xdsl.ir import Attribute, Operation, Region
 
 from irc.dialects import loop
-from irc.dialects.elementwise import ReductionKind, compute_dtype
+from irc.dialects.elementwise import ReductionKind
 from irc.dialects.graph import TensorType
 from irc.dialects.tiles import TiledKernelOp, enclosing_op
-from irc.dtypes import dtype
+from irc.dtypes import compute_dtype, dtype
 from irc.errors import ExecutionError
 from irc.interpreters.graph import (
     call_function,
@@ -335,7 +335,7 @@ class LoopTileFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: loop.UnaryOp, args: PythonValues
     ) -> PythonValues:
         with np.errstate(all="ignore"):
-            return (_result(op, op.kind.data.semantics.numpy(args[0])),)
+            return (_result(op, op.kind.data.numpy(args[0])),)
 
     @impl(loop.BinaryOp)
     def run_binary(
@@ -345,7 +345,7 @@ class LoopTileFunctions(InterpreterFunctions):
         with np.errstate(all="ignore"):
             if kind == "pow":
                 return (_result(op, _power(op, *args)),)
-            return (_result(op, kind.semantics.numpy(*args)),)
+            return (_result(op, kind.numpy(*args)),)
 
     @impl(loop.CompareOp)
     def run_cmp(

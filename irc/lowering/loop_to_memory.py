@@ -657,7 +657,7 @@ def _by_extent(value: SSAValue, kind: str) -> tuple[SSAValue, SymExpr] | None:
     """``(x, e)`` when ``value`` is ``loop.binary kind x, s`` with ``s`` a
     ``loop.size`` or integer constant of extent ``e``."""
     owner = value.owner
-    if not isinstance(owner, loop.BinaryOp) or owner.kind.data != kind:
+    if not isinstance(owner, loop.BinaryOp) or owner.kind.data.name != kind:
         return None
     extent = _size_value(owner.rhs)
     return None if extent is None else (owner.lhs, extent)

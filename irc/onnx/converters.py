@@ -28,6 +28,7 @@ from irc.onnx.shape_values import (
     materialize,
     shape_value,
 )
+from irc.primitives.declaration import Primitive, on_declare
 from irc.shapes import SymExpr, as_expr, smax, smin
 
 Value = Any
@@ -160,22 +161,11 @@ def numpy_dtype(onnx_type: int) -> np.dtype:
 
 # ----- elementwise -----------------------------------------------------------
 
+#: Elementwise operators that are no primitive's (a primitive declares the
+#: ONNX op types it imports as: ``OnnxForm.imports``).
 UNARY: dict[str, Callable[[Value], Value]] = {
-    "Neg": np.negative,
-    "Abs": np.abs,
-    "Exp": np.exp,
-    "Log": np.log,
-    "Sqrt": np.sqrt,
     "Reciprocal": np.reciprocal,
-    "Tanh": np.tanh,
-    "Sigmoid": numpy_api.sigmoid,
-    "Erf": numpy_api.erf,
-    "Sin": np.sin,
-    "Cos": np.cos,
-    "Floor": np.floor,
-    "Ceil": lambda x: -np.floor(-x),
     "Not": np.logical_not,
-    "BitwiseNot": np.invert,
     "Sign": np.sign,
     "Identity": lambda x: x,
     "Relu": lambda x: np.maximum(x, 0),
@@ -184,12 +174,6 @@ UNARY: dict[str, Callable[[Value], Value]] = {
 }
 
 BINARY: dict[str, Callable[[Value, Value], Value]] = {
-    "BitwiseAnd": np.bitwise_and,
-    "BitwiseOr": np.bitwise_or,
-    "BitwiseXor": np.bitwise_xor,
-    "Add": np.add,
-    "Sub": np.subtract,
-    "Mul": np.multiply,
     "And": np.logical_and,
     "Or": np.logical_or,
     "Xor": np.logical_xor,
@@ -199,6 +183,9 @@ BINARY: dict[str, Callable[[Value, Value], Value]] = {
     "LessOrEqual": np.less_equal,
     "GreaterOrEqual": np.greater_equal,
 }
+
+#: The primitive each ONNX op type imports as, from the declarations.
+PRIMITIVE_IMPORTS: dict[str, Primitive] = {}
 
 
 def _size_extremum(combine: Callable[..., SymExpr]) -> Callable[[Any, Any], Any]:
@@ -226,12 +213,17 @@ SIZE_ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
+def _elementwise(op_type: str) -> Callable[..., Value]:
+    return UNARY.get(op_type) or BINARY.get(op_type) or PRIMITIVE_IMPORTS[op_type]
+
+
 @converts(*UNARY)
 def unary(node: Node, operands: list[Value]) -> list[Value]:
     value = operands[0]
+    function = _elementwise(node.proto.op_type)
     if node.proto.op_type in ("Neg", "Identity") and is_symbolic(value):
-        return [shape_value(UNARY[node.proto.op_type](value.elements))]
-    return [UNARY[node.proto.op_type](tensor(value))]
+        return [shape_value(function(value.elements))]
+    return [function(tensor(value))]
 
 
 @converts(*BINARY)
@@ -242,7 +234,17 @@ def binary(node: Node, operands: list[Value]) -> list[Value]:
         folded = _fold_sizes(op_type, lhs, rhs)
         if folded is not None:
             return [folded]
-    return [BINARY[op_type](tensor(lhs), tensor(rhs))]
+    return [_elementwise(op_type)(tensor(lhs), tensor(rhs))]
+
+
+def _import_as(kind: Primitive) -> None:
+    """Convert the ONNX op types ``kind`` declares into it."""
+    for op_type in kind.onnx.imports:
+        PRIMITIVE_IMPORTS[op_type] = kind
+        CONVERTERS[op_type] = unary if kind.arity == 1 else binary
+
+
+on_declare(_import_as)
 
 
 def _fold_sizes(op_type: str, lhs: Value, rhs: Value) -> Value | None:

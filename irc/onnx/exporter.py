@@ -1,7 +1,7 @@
 """``irc.onnx.export``: irc's graph level written as an ONNX model.
 
-Each graph op becomes one ONNX node or a few (``ONNX_OPS`` for the
-elementwise ones, a function per other op in ``EXPORTERS``); a tensor's
+Each graph op becomes one ONNX node or a few (as a primitive's declaration
+says, ``OnnxForm.export``, and a function per other op in ``EXPORTERS``); a tensor's
 symbolic dims are ``dim_param``s. Where an op needs a shape or an offset
 that depends on symbols, the exporter computes it in the model from the
 inputs' shapes (``Shape`` of the input that has the symbol, then the
@@ -32,29 +32,6 @@ from irc.shapes import SymExpr
 OPSET = 18
 
 _INT64_MIN = -(2**63)
-
-#: ONNX's node for each elementwise op, by element kind where they differ
-#: (``"f"`` floats, ``"i"`` integers, ``"b"`` bools).
-ONNX_OPS: dict[str, dict[str, str]] = {
-    "graph.neg": {"*": "Neg"},
-    "graph.exp": {"*": "Exp"},
-    "graph.log": {"*": "Log"},
-    "graph.sqrt": {"*": "Sqrt"},
-    "graph.tanh": {"*": "Tanh"},
-    "graph.sigmoid": {"*": "Sigmoid"},
-    "graph.erf": {"*": "Erf"},
-    "graph.floor": {"*": "Floor"},
-    "graph.not": {"b": "Not", "i": "BitwiseNot"},
-    "graph.add": {"*": "Add"},
-    "graph.sub": {"*": "Sub"},
-    "graph.mul": {"*": "Mul"},
-    "graph.div": {"*": "Div"},
-    "graph.pow": {"*": "Pow"},
-    "graph.and": {"b": "And", "i": "BitwiseAnd"},
-    "graph.or": {"b": "Or", "i": "BitwiseOr"},
-    "graph.xor": {"b": "Xor", "i": "BitwiseXor"},
-    "graph.matmul": {"*": "MatMul"},
-}
 
 #: The graph ops (by name, with the kind where only some kinds lack one) that
 #: ONNX has no operator or exact composition for, and why: ``export`` refuses
@@ -112,6 +89,33 @@ class _Builder:
         name = self.fresh(hint)
         self.initializers.append(self.onnx.numpy_helper.from_array(array, name))
         return name
+
+    def kind(self, value: SSAValue) -> str:
+        """``"f"``, ``"i"`` or ``"b"``: the element kind of ``value``."""
+        return _kind(value)
+
+    def numpy_dtype(self, value: SSAValue) -> np.dtype:
+        return _numpy_dtype(graph.tensor_type(value))
+
+    def in_float32(
+        self, value: SSAValue, operand: str, compute: Callable[[str], str]
+    ) -> str:
+        """``compute`` of ``operand``, in float32 for 16-bit floats (which
+        onnxruntime's kernels often lack), rounded once, as NumPy computes
+        them (and as irc's scans of them accumulate)."""
+        numpy_type = self.numpy_dtype(value)
+        if _kind(value) != "f" or numpy_type.itemsize >= 4:
+            return compute(operand)
+        wide = self.node("Cast", [operand], to=self.onnx.TensorProto.FLOAT)
+        narrow = self.onnx.helper.np_dtype_to_tensor_dtype(numpy_type)
+        return self.node("Cast", [compute(wide)], to=narrow)
+
+    def float_constant(self, value: SSAValue, number: float) -> str:
+        """A 0-d constant of ``value``'s float type, at least float32 (the
+        type ``in_float32`` computes in)."""
+        numpy_type = self.numpy_dtype(value)
+        element = numpy_type if numpy_type.itemsize >= 4 else np.dtype(np.float32)
+        return self.constant(np.array(number, element), "float")
 
     def ints(self, values: Sequence[int]) -> str:
         return self.constant(np.array(values, np.int64), "ints")
@@ -261,10 +265,8 @@ def _export_op(builder: _Builder, op: Operation) -> None:
     if isinstance(op, ReturnOp | sym.GuardOp):
         return
     operands = [builder.names[v] for v in op.operands]
-    if op.name in ONNX_OPS:
-        table = ONNX_OPS[op.name]
-        op_type = table.get("*") or table[_kind(op.operands[0])]
-        builder.names[op.results[0]] = builder.node(op_type, operands)
+    if graph.is_elementwise_op(op):
+        builder.names[op.results[0]] = _export_primitive(builder, op, operands)
         return
     refused = no_onnx_equivalent(op)
     if refused is not None:
@@ -278,54 +280,27 @@ def _export_op(builder: _Builder, op: Operation) -> None:
     builder.names[op.results[0]] = exporter(builder, op, operands)
 
 
+def _export_primitive(
+    builder: _Builder, op: graph.UnaryOp | graph.BinaryOp, operands: list[str]
+) -> str:
+    """A primitive's op as its declaration exports it (``OnnxForm.export``)."""
+    export = op.KIND.onnx.export
+    if export is None:
+        raise IrcError(
+            f"irc.onnx.export cannot write {op.name} (at {op.location}): the "
+            f"primitive {op.KIND.name} declares no ONNX form"
+        )
+    if isinstance(export, str):
+        return builder.node(export, operands)
+    return export(builder, op, operands)
+
+
 def no_onnx_equivalent(op: Operation) -> str | None:
     """The key of ``NO_ONNX_EQUIVALENT`` that ``op`` falls under, if any."""
     if isinstance(op, graph.ScanOp):
         key = f"{op.name} {op.kind.data.value}"
         return key if key in NO_ONNX_EQUIVALENT else None
     return op.name if op.name in NO_ONNX_EQUIVALENT else None
-
-
-@exports(graph.SinOp, graph.CosOp)
-def _trigonometric(builder: _Builder, op: graph.SinOp, operands: list[str]) -> str:
-    op_type = "Sin" if isinstance(op, graph.SinOp) else "Cos"
-    if _numpy_dtype(graph.tensor_type(op.input)).name != "bfloat16":
-        return builder.node(op_type, operands)
-    # ONNX's Sin and Cos take no bfloat16: computed in float32, rounded once.
-    wide = builder.node("Cast", operands, to=builder.onnx.TensorProto.FLOAT)
-    narrow = builder.onnx.TensorProto.BFLOAT16
-    return builder.node("Cast", [builder.node(op_type, [wide])], to=narrow)
-
-
-@exports(graph.RsqrtOp)
-def _rsqrt(builder: _Builder, op: graph.RsqrtOp, operands: list[str]) -> str:
-    numpy_type = _numpy_dtype(graph.tensor_type(op.input))
-    if numpy_type.itemsize >= 4:
-        return builder.node("Reciprocal", [builder.node("Sqrt", operands)])
-    # irc rounds a 16-bit rsqrt once: computed in float32, then rounded.
-    wide = builder.node("Cast", operands, to=builder.onnx.TensorProto.FLOAT)
-    result = builder.node("Reciprocal", [builder.node("Sqrt", [wide])])
-    narrow = builder.onnx.helper.np_dtype_to_tensor_dtype(numpy_type)
-    return builder.node("Cast", [result], to=narrow)
-
-
-@exports(graph.FloorDivOp)
-def _floordiv(builder: _Builder, op: graph.FloorDivOp, operands: list[str]) -> str:
-    lhs, rhs = operands
-    if _kind(op.lhs) == "f":
-        return builder.node("Floor", [builder.node("Div", operands)])
-    remainder = builder.node("Mod", operands)  # fmod=0 floors, as NumPy does
-    return builder.node("Div", [builder.node("Sub", [lhs, remainder]), rhs])
-
-
-@exports(graph.RemOp)
-def _remainder(builder: _Builder, op: graph.RemOp, operands: list[str]) -> str:
-    if _kind(op.lhs) != "f":
-        return builder.node("Mod", operands)
-    # NumPy's float remainder has the sign of the divisor: x - y * floor(x / y).
-    lhs, rhs = operands
-    quotient = builder.node("Floor", [builder.node("Div", operands)])
-    return builder.node("Sub", [lhs, builder.node("Mul", [rhs, quotient])])
 
 
 @exports(graph.CompareOp)
@@ -340,20 +315,6 @@ def _compare(builder: _Builder, op: graph.CompareOp, operands: list[str]) -> str
 
 def _bool_as_int(builder: _Builder, value: str) -> str:
     return builder.node("Cast", [value], to=builder.onnx.TensorProto.INT32)
-
-
-@exports(graph.MaximumOp, graph.MinimumOp)
-def _extremum(builder: _Builder, op: graph.MaximumOp, operands: list[str]) -> str:
-    if _kind(op.lhs) == "b":  # ONNX's Max and Min take no bools
-        return builder.node(
-            "Or" if isinstance(op, graph.MaximumOp) else "And", operands
-        )
-    return builder.node("Max" if isinstance(op, graph.MaximumOp) else "Min", operands)
-
-
-@exports(graph.AbsOp)
-def _abs(builder: _Builder, op: graph.AbsOp, operands: list[str]) -> str:
-    return builder.node("Identity" if _kind(op.input) == "b" else "Abs", operands)
 
 
 @exports(graph.SelectOp)
@@ -518,173 +479,14 @@ def _concat(builder: _Builder, op: graph.ConcatOp, operands: list[str]) -> str:
     return builder.node("Concat", operands, axis=op.axis.value.data)
 
 
+@exports(graph.MatmulOp)
+def _matmul(builder: _Builder, op: graph.MatmulOp, operands: list[str]) -> str:
+    return builder.node("MatMul", operands)
+
+
 @exports(graph.TakeOp)
 def _take(builder: _Builder, op: graph.TakeOp, operands: list[str]) -> str:
     return builder.node("Gather", operands, axis=op.axis.value.data)
-
-
-# ----- elementwise ops that ONNX spells as a few nodes ------------------------
-
-
-def _in_float32(
-    builder: _Builder, value: SSAValue, operand: str, compute: Callable[[str], str]
-) -> str:
-    """``compute`` of ``operand``, in float32 for 16-bit floats (which
-    onnxruntime's kernels often lack), rounded once, as NumPy computes them
-    (and as irc's scans of them accumulate)."""
-    numpy_type = _numpy_dtype(graph.tensor_type(value))
-    if _kind(value) != "f" or numpy_type.itemsize >= 4:
-        return compute(operand)
-    wide = builder.node("Cast", [operand], to=builder.onnx.TensorProto.FLOAT)
-    narrow = builder.onnx.helper.np_dtype_to_tensor_dtype(numpy_type)
-    return builder.node("Cast", [compute(wide)], to=narrow)
-
-
-def _float_constant(builder: _Builder, value: SSAValue, number: float) -> str:
-    """A 0-d constant of ``value``'s float type, at least float32 (the type
-    ``_in_float32`` computes in)."""
-    numpy_type = _numpy_dtype(graph.tensor_type(value))
-    element = numpy_type if numpy_type.itemsize >= 4 else np.dtype(np.float32)
-    return builder.constant(np.array(number, element), "float")
-
-
-_PLAIN_UNARY = {
-    graph.CeilOp: "Ceil",
-    graph.RintOp: "Round",  # ONNX's Round rounds halves to even, as np.rint
-    graph.SinhOp: "Sinh",
-    graph.CoshOp: "Cosh",
-    graph.AtanOp: "Atan",
-    graph.AsinOp: "Asin",
-    graph.AcosOp: "Acos",
-}
-
-
-@exports(*_PLAIN_UNARY)
-def _plain_unary(builder: _Builder, op: graph.UnaryOp, operands: list[str]) -> str:
-    op_type = _PLAIN_UNARY[type(op)]
-    return _in_float32(
-        builder, op.input, operands[0], lambda x: builder.node(op_type, [x])
-    )
-
-
-@exports(graph.TruncOp)
-def _trunc(builder: _Builder, op: graph.TruncOp, operands: list[str]) -> str:
-    # Rounding towards zero: sign(x) * floor(|x|) (keeps inf and nan; a zero
-    # result may lose its sign, as onnxruntime drops it in places).
-    def trunc(x: str) -> str:
-        floor = builder.node("Floor", [builder.node("Abs", [x])])
-        return builder.node("Mul", [builder.node("Sign", [x]), floor])
-
-    return _in_float32(builder, op.input, operands[0], trunc)
-
-
-@exports(graph.Log1pOp)
-def _log1p(builder: _Builder, op: graph.Log1pOp, operands: list[str]) -> str:
-    # Kahan's log1p: with u = 1 + x rounded, log(u) * x / (u - 1) corrects
-    # the rounding of u; where u is 1, x is the answer; inf stays inf.
-    def log1p(x: str) -> str:
-        one = _float_constant(builder, op.input, 1.0)
-        u = builder.node("Add", [one, x])
-        ratio = builder.node("Div", [x, builder.node("Sub", [u, one])])
-        corrected = builder.node("Mul", [builder.node("Log", [u]), ratio])
-        finite = builder.node(
-            "Where", [builder.node("IsInf", [u], detect_negative=0), u, corrected]
-        )
-        return builder.node("Where", [builder.node("Equal", [u, one]), x, finite])
-
-    return _in_float32(builder, op.input, operands[0], log1p)
-
-
-@exports(graph.Expm1Op)
-def _expm1(builder: _Builder, op: graph.Expm1Op, operands: list[str]) -> str:
-    # Kahan's expm1: with u = exp(x), (u - 1) * x / log(u) corrects the
-    # rounding of u; where u is 1, x is the answer; where u - 1 is -1, -1;
-    # where u is inf, inf.
-    def expm1(x: str) -> str:
-        one = _float_constant(builder, op.input, 1.0)
-        minus_one = _float_constant(builder, op.input, -1.0)
-        u = builder.node("Exp", [x])
-        u_minus_one = builder.node("Sub", [u, one])
-        ratio = builder.node("Div", [x, builder.node("Log", [u])])
-        corrected = builder.node("Mul", [u_minus_one, ratio])
-        saturated = builder.node(
-            "Where",
-            [builder.node("Equal", [u_minus_one, minus_one]), minus_one, corrected],
-        )
-        finite = builder.node(
-            "Where", [builder.node("IsInf", [u], detect_negative=0), u, saturated]
-        )
-        return builder.node("Where", [builder.node("Equal", [u, one]), x, finite])
-
-    return _in_float32(builder, op.input, operands[0], expm1)
-
-
-@exports(graph.Log2Op, graph.Log10Op)
-def _log_base(builder: _Builder, op: graph.Log2Op, operands: list[str]) -> str:
-    base = 2.0 if isinstance(op, graph.Log2Op) else 10.0
-
-    def log_base(x: str) -> str:
-        ln_base = _float_constant(builder, op.input, float(np.log(base)))
-        return builder.node("Div", [builder.node("Log", [x]), ln_base])
-
-    return _in_float32(builder, op.input, operands[0], log_base)
-
-
-@exports(graph.Atan2Op)
-def _atan2(builder: _Builder, op: graph.Atan2Op, operands: list[str]) -> str:
-    # atan(y / x), moved by +-pi (the sign of y) where x's sign bit is set;
-    # where both are zeros the quotient's angle is y itself (a signed zero),
-    # and where both are infinities, their signs stand in for them (+-pi/4).
-    # This gives C's atan2 (NumPy's) for every signed zero, infinity and nan.
-    def atan2(y: str, x: str) -> str:
-        zero = _float_constant(builder, op.lhs, 0.0)
-        one = _float_constant(builder, op.lhs, 1.0)
-        pi = _float_constant(builder, op.lhs, float(np.pi))
-
-        def sign_bit(v: str) -> str:
-            negative = builder.node("Less", [v, zero])
-            # -0.0 has its sign bit set: 1 / -0.0 is -inf.
-            reciprocal = builder.node("Div", [one, v])
-            return builder.node(
-                "Or", [negative, builder.node("Less", [reciprocal, zero])]
-            )
-
-        both_inf = builder.node(
-            "And", [builder.node("IsInf", [y]), builder.node("IsInf", [x])]
-        )
-        y_part = builder.node("Where", [both_inf, builder.node("Sign", [y]), y])
-        x_part = builder.node("Where", [both_inf, builder.node("Sign", [x]), x])
-        angle = builder.node("Atan", [builder.node("Div", [y_part, x_part])])
-        both_zero = builder.node(
-            "And",
-            [builder.node("Equal", [y, zero]), builder.node("Equal", [x, zero])],
-        )
-        angle = builder.node("Where", [both_zero, y, angle])
-        turn = builder.node("Where", [sign_bit(y), builder.node("Neg", [pi]), pi])
-        turned = builder.node("Add", [angle, turn])
-        result = builder.node("Where", [sign_bit(x), turned, angle])
-        # onnxruntime's Where (and its optimizer, which drops a + 0) lose
-        # the sign of zeros: the sign is put back by a product, |result| *
-        # -1 where the result is negative, or a zero and y's sign bit is set.
-        zero_result = builder.node("Equal", [result, zero])
-        negative = builder.node(
-            "Or",
-            [
-                builder.node("Less", [result, zero]),
-                builder.node("And", [zero_result, sign_bit(y)]),
-            ],
-        )
-        minus_one = _float_constant(builder, op.lhs, -1.0)
-        factor = builder.node("Where", [negative, minus_one, one])
-        return builder.node("Mul", [builder.node("Abs", [result]), factor])
-
-    numpy_type = _numpy_dtype(graph.tensor_type(op.lhs))
-    if numpy_type.itemsize >= 4:
-        return atan2(*operands)
-    float32 = builder.onnx.TensorProto.FLOAT
-    wide = [builder.node("Cast", [o], to=float32) for o in operands]
-    narrow = builder.onnx.helper.np_dtype_to_tensor_dtype(numpy_type)
-    return builder.node("Cast", [atan2(*wide)], to=narrow)
 
 
 # ----- scans, scatters and window writes -------------------------------------
@@ -694,8 +496,8 @@ def _atan2(builder: _Builder, op: graph.Atan2Op, operands: list[str]) -> str:
 def _scan(builder: _Builder, op: graph.ScanOp, operands: list[str]) -> str:
     # Only sums reach here (NO_ONNX_EQUIVALENT refuses the others).
     axis = builder.constant(np.array(op.axis_index, np.int64), "axis")
-    return _in_float32(
-        builder, op.input, operands[0], lambda x: builder.node("CumSum", [x, axis])
+    return builder.in_float32(
+        op.input, operands[0], lambda x: builder.node("CumSum", [x, axis])
     )
 
 

@@ -2,8 +2,9 @@
 
 ``irc-opt -p 'auto-mixed-precision{dtype=bf16}'`` (``dtype=f16`` for half
 precision; ``irc.compile(..., mixed_precision="bf16")``). The pass walks each
-function in order and decides per op, from one table (:data:`POLICY`, an
-allow/deny list in the manner of ``torch.autocast``), where it computes:
+function in order and decides per op where it computes: a primitive by its
+declaration (``Primitive.precision``), other ops by :data:`POLICY` (an
+allow/deny list in the manner of ``torch.autocast``):
 
 - ``LOW``: matmuls. Their float32 operands are cast to the low type and the
   matmul runs in it (the reference interpreter, like tensor cores,
@@ -44,7 +45,6 @@ See docs/mixed-precision.md.
 # types at run time to parse ``auto-mixed-precision{dtype=f16}``.
 
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import ClassVar
 
 from xdsl.context import Context
@@ -62,6 +62,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from irc.dialects import graph as g
+from irc.primitives.declaration import Precision
 
 __all__ = [
     "LOW_TYPES",
@@ -82,15 +83,6 @@ POLICY_ATTRIBUTE = "irc.mixed_precision"
 REASON_ATTRIBUTE = "amp"
 
 
-class Precision(Enum):
-    """Where an op computes under mixed precision (see the module's docstring)."""
-
-    LOW = "low"
-    FOLLOW = "follow"
-    FULL = "full"
-    KEEP = "keep"
-
-
 #: The policy as data: every graph op not named here is ``FOLLOW``.
 POLICY: dict[type[Operation], Precision] = {
     g.MatmulOp: Precision.LOW,
@@ -99,33 +91,19 @@ POLICY: dict[type[Operation], Precision] = {
     g.ReduceOp: Precision.FULL,
     g.ScanOp: Precision.FULL,
     g.ScatterAddOp: Precision.FULL,
-    # Exponentials and logarithms amplify their operand's rounding error (or
-    # overflow f16 at exp(11.1)); softmax and log-softmax are chains of these.
-    g.ExpOp: Precision.FULL,
-    g.Expm1Op: Precision.FULL,
-    g.LogOp: Precision.FULL,
-    g.Log1pOp: Precision.FULL,
-    g.Log2Op: Precision.FULL,
-    g.Log10Op: Precision.FULL,
-    g.PowOp: Precision.FULL,
-    g.SinhOp: Precision.FULL,
-    g.CoshOp: Precision.FULL,
-    # Reciprocals and roots: normalisations (layer norm, attention scaling)
-    # and the unscaling of gradients by a loss scale stay exact to float32.
-    g.DivOp: Precision.FULL,
-    g.SqrtOp: Precision.FULL,
-    g.RsqrtOp: Precision.FULL,
     # Decisions: a rounded operand would flip comparisons near a tie.
     g.CompareOp: Precision.FULL,
     g.ArgMaxOp: Precision.FULL,
-    g.FloorDivOp: Precision.FULL,
-    g.RemOp: Precision.FULL,
 }
 
 
 def precision_of(op: Operation) -> Precision:
-    """``op``'s row of :data:`POLICY`; ops of other dialects take their
-    operands in their original types (``FULL``)."""
+    """A primitive's declared precision (``Primitive.precision``: FULL for
+    exponentials, logarithms, divisions, roots and the decisions floordiv
+    and rem), else ``op``'s row of :data:`POLICY`; ops of other dialects
+    take their operands in their original types (``FULL``)."""
+    if g.is_elementwise_op(op):
+        return op.KIND.precision
     if isinstance(op, g.GraphOp):
         return POLICY.get(type(op), Precision.FOLLOW)
     return Precision.FULL

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 from xdsl.ir import Block, Operation, Region, SSAValue
@@ -53,71 +54,44 @@ from xdsl.traits import is_side_effect_free
 from irc.dialects.elementwise import ComparisonPredicate, ReductionKind
 from irc.dialects.graph import (
     INDEX_TYPE,
-    AbsOp,
-    AcosOp,
-    AddOp,
-    AndOp,
-    AsinOp,
-    Atan2Op,
-    AtanOp,
     BinaryOp,
     BroadcastOp,
     CastOp,
-    CeilOp,
     CompareOp,
     ConcatOp,
     CondOp,
     ConstantOp,
-    CoshOp,
-    CosOp,
     DimOp,
-    DivOp,
-    ErfOp,
-    Expm1Op,
-    ExpOp,
-    FloorDivOp,
-    FloorOp,
     ForOp,
     InsertSliceOp,
     IotaOp,
-    Log1pOp,
-    Log2Op,
-    Log10Op,
-    LogOp,
     MatmulOp,
-    MaximumOp,
-    MinimumOp,
-    MulOp,
-    NegOp,
-    NotOp,
-    OrOp,
-    PowOp,
     ReduceOp,
-    RemOp,
     ReshapeOp,
-    RintOp,
-    RsqrtOp,
     ScanOp,
     SelectOp,
-    SigmoidOp,
-    SinhOp,
-    SinOp,
     SliceOp,
-    SqrtOp,
-    SubOp,
-    TanhOp,
     TensorType,
     TransposeOp,
-    TruncOp,
     UnaryOp,
     WhileOp,
-    XorOp,
     YieldOp,
+    elementwise,
+    is_elementwise_op,
     tensor_type,
     yield_of,
 )
 from irc.dialects.sym import provable_in_scope
 from irc.dtypes import DType, dtype
+from irc.primitives.builtin import NOT
+from irc.primitives.declaration import (
+    Identity,
+    Primitive,
+    Splat,
+    Term,
+    Var,
+    primitive,
+)
 
 # --------------------------------------------------------------------------
 # Constants
@@ -244,7 +218,7 @@ class FoldElementwise(RewritePattern):
         if isinstance(op, SelectOp):
             _fold(op, rewriter, np.where)
         else:
-            _fold(op, rewriter, op.KIND.semantics.numpy)
+            _fold(op, rewriter, op.KIND.numpy)
 
 
 class FoldCompare(RewritePattern):
@@ -288,166 +262,69 @@ class DenseToSplat(RewritePattern):
 
 
 class MoveConstantRight(RewritePattern):
-    """``c op x -> x op c`` for ops that commute exactly (add, mul, and, or,
-    xor), so the identities only look at the right operand. Not maximum or
-    minimum: NumPy's ``maximum(-0.0, 0.0)`` is ``0.0`` but
-    ``maximum(0.0, -0.0)`` is ``-0.0``."""
+    """``c op x -> x op c`` for primitives that commute exactly (add, mul,
+    and, or, xor: ``Primitive.commutative``), so the identities only look at
+    the right operand."""
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(
-        self, op: AddOp | MulOp | AndOp | OrOp | XorOp, rewriter: PatternRewriter, /
-    ) -> None:
-        if isinstance(op.lhs.owner, ConstantOp) and not isinstance(
-            op.rhs.owner, ConstantOp
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if (
+            isinstance(op, BinaryOp)
+            and isinstance(op.lhs.owner, ConstantOp)
+            and not isinstance(op.rhs.owner, ConstantOp)
         ):
             _replace(rewriter, op, type(op)(op.rhs, op.lhs))
 
 
 @dataclass(frozen=True)
-class RightIdentity(RewritePattern):
-    """``x op e -> x`` where the splat ``e`` is a right identity of the op
-    for the element kinds in ``kinds`` ("f" float, "i" integer, "b" bool)."""
+class ApplyIdentity(RewritePattern):
+    """One of a primitive's declared identities (``Primitive.identities``):
+    where the op's operands match the identity's, the op is its result."""
 
-    identity: float
-    kinds: str = "fib"
+    identity: Identity
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: BinaryOp, rewriter: PatternRewriter, /) -> None:
-        if _dtype(op.lhs).kind in self.kinds and _is_splat_of(op.rhs, self.identity):
-            _replace(rewriter, op, op.lhs)
-
-
-@dataclass(frozen=True)
-class RightAbsorbing(RewritePattern):
-    """``x op z -> z`` where the splat ``z`` absorbs every ``x`` of the
-    element kinds in ``kinds`` (``x * 0`` on integers, ``x & 0``, ``x | -1``)."""
-
-    absorbing: float
-    kinds: str = "ib"
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: BinaryOp, rewriter: PatternRewriter, /) -> None:
-        if _dtype(op.lhs).kind in self.kinds and _is_splat_of(op.rhs, self.absorbing):
-            _replace(rewriter, op, op.rhs)
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if _dtype(op.operands[0]).kind not in self.identity.kinds:
+            return
+        bound: dict[str, SSAValue] = {}
+        pairs = zip(self.identity.operands, op.operands, strict=True)
+        if all(_matches(term, value, bound) for term, value in pairs):
+            result = _built(self.identity.result, bound, op, rewriter)
+            _replace(rewriter, op, result)
 
 
-class MulDivByMinusOne(RewritePattern):
-    """``x * -1`` and ``x / -1`` are ``neg(x)``: exact on floats, and the same
-    wrap-around on integers (``INT_MIN * -1`` is ``INT_MIN``)."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(
-        self, op: MulOp | DivOp, rewriter: PatternRewriter, /
-    ) -> None:
-        if _is_splat_of(op.rhs, -1):
-            _replace(rewriter, op, NegOp(op.lhs))
-
-
-class SubFromZero(RewritePattern):
-    """``-0.0 - x`` (``0 - x`` on integers) is ``neg(x)``. ``0.0 - x`` is not:
-    it gives ``+0.0`` for ``x = 0.0``, where ``neg`` gives ``-0.0``."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: SubOp, rewriter: PatternRewriter, /) -> None:
-        if _is_splat_of(op.lhs, -0.0):
-            _replace(rewriter, op, NegOp(op.rhs))
+def _matches(term: Term, value: SSAValue, bound: dict[str, SSAValue]) -> bool:
+    """Whether ``value`` has the form ``term``, binding its variables."""
+    if isinstance(term, Var):
+        return bound.setdefault(term.name, value) == value
+    if isinstance(term, Splat):
+        return _is_splat_of(value, term.value)
+    op = value.owner
+    if not is_elementwise_op(op, primitive(term.primitive)):
+        return False
+    if term.bind is not None and bound.setdefault(term.bind, value) != value:
+        return False
+    pairs = zip(term.operands, op.operands, strict=True)
+    return all(_matches(inner, operand, bound) for inner, operand in pairs)
 
 
-class RemByOne(RewritePattern):
-    """``x % 1`` and ``x % -1`` are 0 for every integer ``x``."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: RemOp, rewriter: PatternRewriter, /) -> None:
-        if _dtype(op.lhs).kind == "i" and (
-            _is_splat_of(op.rhs, 1) or _is_splat_of(op.rhs, -1)
-        ):
-            _replace(rewriter, op, ConstantOp.splat(0, tensor_type(op.result)))
-
-
-class PowZero(RewritePattern):
-    """``x ** 0`` is 1 for every ``x``, NaN and 0 included (C's ``pow``)."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: PowOp, rewriter: PatternRewriter, /) -> None:
-        if _is_splat_of(op.rhs, 0):
-            _replace(rewriter, op, ConstantOp.splat(1, tensor_type(op.result)))
-
-
-class XorAllOnes(RewritePattern):
-    """``x ^ -1`` (``x ^ true`` on bool) is ``not(x)``."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: XorOp, rewriter: PatternRewriter, /) -> None:
-        if _is_splat_of(op.rhs, -1):
-            _replace(rewriter, op, NotOp(op.lhs))
-
-
-class SameOperandsIdempotent(RewritePattern):
-    """``op(x, x) -> x`` for maximum, minimum (NaN-propagating, so NaN stays
-    NaN), and, or."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(
-        self, op: MaximumOp | MinimumOp | AndOp | OrOp, rewriter: PatternRewriter, /
-    ) -> None:
-        if op.lhs == op.rhs:
-            _replace(rewriter, op, op.lhs)
-
-
-class SameOperandsZero(RewritePattern):
-    """``x - x`` on integers and ``x ^ x`` are 0. Not ``x - x`` on floats:
-    ``inf - inf`` is NaN."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(
-        self, op: SubOp | XorOp, rewriter: PatternRewriter, /
-    ) -> None:
-        if op.lhs == op.rhs and _dtype(op.lhs).kind in "ib":
-            _replace(rewriter, op, ConstantOp.splat(0, tensor_type(op.result)))
-
-
-# --------------------------------------------------------------------------
-# Unary identities
-# --------------------------------------------------------------------------
-
-
-class Involution(RewritePattern):
-    """``neg(neg(x))`` and ``not(not(x))`` are ``x`` (integer negation wraps
-    both ways)."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(
-        self, op: NegOp | NotOp, rewriter: PatternRewriter, /
-    ) -> None:
-        inner = op.input.owner
-        if type(inner) is type(op):
-            assert isinstance(inner, UnaryOp)
-            _replace(rewriter, op, inner.input)
-
-
-class Idempotent(RewritePattern):
-    """``abs(abs(x))`` and a rounding of a rounding (``floor(floor(x))``)
-    are the inner op."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(
-        self,
-        op: AbsOp | FloorOp | CeilOp | TruncOp | RintOp,
-        rewriter: PatternRewriter,
-        /,
-    ) -> None:
-        if type(op.input.owner) is type(op):
-            _replace(rewriter, op, op.input)
-
-
-class AbsOfNeg(RewritePattern):
-    """``abs(neg(x))`` is ``abs(x)`` (also for ``INT_MIN``, which both leave
-    as is)."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: AbsOp, rewriter: PatternRewriter, /) -> None:
-        if isinstance(inner := op.input.owner, NegOp):
-            _replace(rewriter, op, AbsOp(inner.input))
+def _built(
+    term: Term, bound: dict[str, SSAValue], op: Operation, rewriter: PatternRewriter
+) -> SSAValue | Operation:
+    """The value ``term`` stands for: a bound value, or a new op (its inner
+    ops inserted before ``op``, at its location)."""
+    if isinstance(term, Var):
+        return bound[term.name]
+    if isinstance(term, Splat):
+        return ConstantOp.splat(term.value, tensor_type(op.results[0]))
+    operands = []
+    for inner in term.operands:
+        built = _built(inner, bound, op, rewriter)
+        if isinstance(built, Operation):
+            built.location = op.location
+            rewriter.insert(built, InsertPoint.before(op))
+            built = built.results[0]
+        operands.append(built)
+    return elementwise(primitive(term.primitive), *operands)
 
 
 # --------------------------------------------------------------------------
@@ -519,7 +396,7 @@ class SelectNotCondition(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: SelectOp, rewriter: PatternRewriter, /) -> None:
-        if isinstance(inner := op.condition.owner, NotOp):
+        if is_elementwise_op(inner := op.condition.owner, NOT):
             _replace(rewriter, op, SelectOp(inner.input, op.false_value, op.true_value))
 
 
@@ -533,7 +410,7 @@ class SelectOfBools(RewritePattern):
         if _is_splat_of(op.true_value, 1) and _is_splat_of(op.false_value, 0):
             _replace(rewriter, op, op.condition)
         elif _is_splat_of(op.true_value, 0) and _is_splat_of(op.false_value, 1):
-            _replace(rewriter, op, NotOp(op.condition))
+            _replace(rewriter, op, elementwise(NOT, op.condition))
 
 
 # --------------------------------------------------------------------------
@@ -1279,72 +1156,13 @@ class HoistLoopInvariant(RewritePattern):
 
 
 def _registry() -> dict[type[Operation], tuple[RewritePattern, ...]]:
-    fold = FoldElementwise()
-    commute = MoveConstantRight()
-    involution, idempotent = Involution(), Idempotent()
-    same_idempotent, same_zero = SameOperandsIdempotent(), SameOperandsZero()
-    by_minus_one = MulDivByMinusOne()
+    """The patterns of the graph ops but the primitives' (``_primitive_patterns``)."""
     shape_of_splat, shape_of_dense = ShapeOfSplat(), ShapeOfDense()
     shape_to_same = ShapeToSameType()
     patterns: dict[type[Operation], Sequence[RewritePattern]] = {
-        NegOp: [fold, involution],
-        NotOp: [fold, involution],
-        AbsOp: [fold, idempotent, AbsOfNeg()],
-        **{op: [fold, idempotent] for op in (FloorOp, CeilOp, TruncOp, RintOp)},
-        **{
-            op: [fold]
-            for op in (
-                ExpOp,
-                LogOp,
-                SqrtOp,
-                RsqrtOp,
-                TanhOp,
-                SigmoidOp,
-                ErfOp,
-                SinOp,
-                CosOp,
-                Log1pOp,
-                Expm1Op,
-                Log2Op,
-                Log10Op,
-                SinhOp,
-                CoshOp,
-                AtanOp,
-                AsinOp,
-                AcosOp,
-            )
-        },
-        # x + -0.0 on floats, x + 0 on integers (-0.0 is 0 there).
-        AddOp: [fold, commute, RightIdentity(-0.0)],
-        SubOp: [fold, RightIdentity(0.0), SubFromZero(), same_zero],
-        MulOp: [fold, commute, RightIdentity(1), RightAbsorbing(0), by_minus_one],
-        DivOp: [fold, RightIdentity(1), by_minus_one],
-        # Not on floats: NumPy's inf // 1 is NaN.
-        FloorDivOp: [fold, RightIdentity(1, kinds="i")],
-        RemOp: [fold, RemByOne()],
-        PowOp: [fold, RightIdentity(1), PowZero()],
-        MaximumOp: [fold, same_idempotent],
-        MinimumOp: [fold, same_idempotent],
-        # -1 is all ones on integers and true on bool.
-        AndOp: [
-            fold,
-            commute,
-            same_idempotent,
-            RightIdentity(-1, kinds="ib"),
-            RightAbsorbing(0),
-        ],
-        OrOp: [
-            fold,
-            commute,
-            same_idempotent,
-            RightIdentity(0, kinds="ib"),
-            RightAbsorbing(-1),
-        ],
-        XorOp: [fold, commute, same_zero, RightIdentity(0, kinds="ib"), XorAllOnes()],
-        Atan2Op: [fold],
         CompareOp: [FoldCompare(), CompareConstantRight(), CompareSameOperands()],
         SelectOp: [
-            fold,
+            FoldElementwise(),
             SelectConstantCondition(),
             SelectSameValues(),
             SelectNotCondition(),
@@ -1387,7 +1205,21 @@ def _registry() -> dict[type[Operation], tuple[RewritePattern, ...]]:
 _PATTERNS = _registry()
 
 
+_FOLD, _COMMUTE = FoldElementwise(), MoveConstantRight()
+
+
+@cache
+def _primitive_patterns(kind: Primitive) -> tuple[RewritePattern, ...]:
+    """Constant folding, then (if it commutes) constants to the right, then
+    the identities its declaration states, in their order."""
+    commute = (_COMMUTE,) if kind.commutative else ()
+    identities = tuple(ApplyIdentity(identity) for identity in kind.identities)
+    return (_FOLD, *commute, *identities)
+
+
 def patterns_for(op_type: type[Operation]) -> tuple[RewritePattern, ...]:
     """The canonicalization patterns rooted at ``op_type`` (none for ops
     without any)."""
+    if issubclass(op_type, UnaryOp | BinaryOp):
+        return _primitive_patterns(op_type.KIND)
     return _PATTERNS.get(op_type, ())

@@ -282,7 +282,7 @@ class _Matcher:
             # Pure ops of one function of one set of operands: one value
             # (each head's constants, when cse has not merged them).
             return Shared(values[0])
-        if type(first) not in BATCHING_RULES:
+        if batching_rule(first) is None:
             raise _Refused(f"{first.name} has no batching rule")
         self._claim(values, ops)
         batched = Batched(tuple(ops), operands)
@@ -307,7 +307,7 @@ def _same_computation(a: Operation, b: Operation) -> bool:
 # --------------------------------------------------------------------------
 
 #: Ops computing each element from the same index of operands of its shape.
-_ELEMENTWISE_OPS = (*g.UNARY_OPS, *g.BINARY_OPS, g.CompareOp, g.SelectOp, g.CastOp)
+_ELEMENTWISE_OPS = (g.UnaryOp, g.BinaryOp, g.CompareOp, g.SelectOp, g.CastOp)
 
 
 class _Builder:
@@ -464,6 +464,15 @@ BATCHING_RULES: dict[type[Operation], Rule] = {
     g.MatmulOp: _matmul,
 }
 
+
+def batching_rule(op: Operation) -> Rule | None:
+    """The rule of ``op``'s class or of the nearest base that has one (a
+    primitive's op takes ``UnaryOp``'s or ``BinaryOp``'s)."""
+    return next(
+        (BATCHING_RULES[c] for c in type(op).__mro__ if c in BATCHING_RULES), None
+    )
+
+
 #: Ops that only move elements: batching nothing but these saves no work.
 _LAYOUT_OPS = (g.SliceOp, g.ReshapeOp, g.TransposeOp, g.BroadcastOp)
 
@@ -555,7 +564,9 @@ def _sliced_value(sliced: Sliced, heads: int, build: _Builder) -> SSAValue:
 
 def _batched_op(batched: Batched, heads: int, build: _Builder) -> SSAValue:
     first = batched.ops[0]
-    operands, properties = BATCHING_RULES[type(first)](first, batched.operands, build)
+    rule = batching_rule(first)
+    assert rule is not None, "matched"
+    operands, properties = rule(first, batched.operands, build)
     result = g.tensor_type(first.results[0])
     op = type(first).create(
         operands=operands,

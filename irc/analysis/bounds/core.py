@@ -407,13 +407,13 @@ class KernelIntervals:
                 None if a.low is None or b.low is None else smin(a.low, b.low),
                 None if a.high is None or b.high is None else smax(a.high, b.high),
             )
-        if isinstance(op, UnaryOpBase) and op.kind.data.value == "neg":
+        if isinstance(op, UnaryOpBase) and op.kind.data.name == "neg":
             x = of(op.input)
             return Interval(
                 None if x.high is None else -x.high, None if x.low is None else -x.low
             )
         if isinstance(op, BinaryOpBase):
-            return self._binary(op.kind.data.value, of(op.lhs), of(op.rhs))
+            return self._binary(op.kind.data.name, of(op.lhs), of(op.rhs))
         if isinstance(op, ReduceOpBase) and op.kind.data.value in ("max", "min"):
             # The lanes of a reduction's input are not the access's lanes:
             # no refinement reaches through it.

@@ -50,12 +50,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
-from irc.backend.triton.elementwise import (
-    COMPARISON_OPERATORS,
-    elementwise_text,
-    narrow,
-    wide,
-)
+from irc.backend.triton.elementwise import COMPARISON_OPERATORS, elementwise_text
 from irc.backend.triton.errors import EmitError
 from irc.backend.triton.expressions import ExprRenderer
 from irc.backend.triton.names import (
@@ -80,6 +75,7 @@ from irc.dialects.kernel_kind import (
 )
 from irc.dialects.sym import SymExprAttr
 from irc.dtypes import dtype
+from irc.primitives.spelling import narrow, wide
 from irc.shapes import SymExpr
 
 

@@ -45,7 +45,7 @@ from xdsl.ir import SSAValue
 
 from irc.dialects import fusion, loop, sym
 from irc.dialects import graph as g
-from irc.dialects.elementwise import ElementwiseKind, ReductionKind
+from irc.dialects.elementwise import ReductionKind
 from irc.dialects.kernel_kind import (
     MATMUL_PRECISION_ATTRIBUTE,
     NUM_STAGES_ATTRIBUTE,
@@ -59,6 +59,7 @@ from irc.lowering.fusion_to_loop.matmul import (
     accumulator_type,
     clamp_block,
 )
+from irc.primitives.declaration import Primitive
 from irc.shapes import SymExpr
 
 #: Query rows and keys per block (Triton's flash-attention tutorial's
@@ -374,7 +375,7 @@ class AttentionTiler(MatmulTiler):
         return self.b.compare("eq", value, self.b.const(float("-inf"), element))
 
 
-def _combine(kind: str) -> ElementwiseKind:
+def _combine(kind: str) -> Primitive:
     combine = ReductionKind(kind).semantics.combine
     assert combine is not None
     return combine

@@ -39,6 +39,8 @@ from xdsl.ir import Operation, SSAValue
 
 from irc.dialects import fusion
 from irc.dialects import graph as g
+from irc.primitives.builtin import ADD, DIV, MUL, SUB
+from irc.primitives.declaration import Primitive
 
 #: A fill at or below this is taken to make its masked terms exactly 0
 #: after the exponential (see the module docstring for when that holds):
@@ -72,12 +74,8 @@ _COMPARE: dict[str, Callable[[float, float], bool]] = {
     "gt": operator.gt,
     "ge": operator.ge,
 }
-_ARITHMETIC: dict[type[Operation], Callable[[float, float], float]] = {
-    g.AddOp: operator.add,
-    g.SubOp: operator.sub,
-    g.MulOp: operator.mul,
-    g.DivOp: operator.truediv,
-}
+#: The arithmetic whose constants fold and whose offsets are followed.
+_ARITHMETIC = (ADD, SUB, MUL, DIV)
 #: A comparison ``a pred b`` as ``b pred' a``.
 _SWAPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
 
@@ -163,11 +161,11 @@ def _side(value: SSAValue, mask: g.CompareOp, truth: bool) -> _Known | None:
             return None
         compare = _COMPARE[op.predicate.data.value]
         return _Known(constant=float(compare(lhs.constant, rhs.constant)))
-    if type(op) in _ARITHMETIC:
+    if g.is_elementwise_op(op, *_ARITHMETIC):
         lhs, rhs = (_side(v, mask, truth) for v in op.operands)
         if lhs is None or rhs is None:
             return None
-        return _arithmetic(type(op), lhs, rhs)
+        return _arithmetic(op.KIND, lhs, rhs)
     if not isinstance(op, Operation) or isinstance(
         op, (g.MatmulOp, *fusion.LAYOUT_OPS)
     ):
@@ -175,27 +173,26 @@ def _side(value: SSAValue, mask: g.CompareOp, truth: bool) -> _Known | None:
     return None  # computed some other way: not followed
 
 
-def _arithmetic(kind: type[Operation], lhs: _Known, rhs: _Known) -> _Known | None:
+def _arithmetic(kind: Primitive, lhs: _Known, rhs: _Known) -> _Known | None:
     """``lhs op rhs`` where each is known: constants fold; the data's offset
     moves by an added or subtracted constant, and scales by a positive
     one (the data times 0 is not 0: NaN and infinities are data)."""
     if lhs.constant is not None and rhs.constant is not None:
-        try:
-            return _Known(constant=_ARITHMETIC[kind](lhs.constant, rhs.constant))
-        except ZeroDivisionError:
+        if kind is DIV and rhs.constant == 0:
             return None
+        return _Known(constant=float(kind.numpy(lhs.constant, rhs.constant)))
     data, other = (lhs, rhs) if lhs.offset is not None else (rhs, lhs)
     if data.offset is None:
         return None
     if other.offset is not None:  # data + data (a bias)
-        return _Known(offset=data.offset + other.offset) if kind is g.AddOp else None
+        return _Known(offset=data.offset + other.offset) if kind is ADD else None
     constant = other.constant
     assert constant is not None
-    if kind is g.AddOp or (kind is g.SubOp and data is lhs):
-        shift = constant if kind is g.AddOp else -constant
+    if kind is ADD or (kind is SUB and data is lhs):
+        shift = constant if kind is ADD else -constant
         return _Known(offset=data.offset + shift)
-    if kind is g.MulOp and constant > 0:
+    if kind is MUL and constant > 0:
         return _Known(offset=data.offset * constant)
-    if kind is g.DivOp and data is lhs and constant > 0:
+    if kind is DIV and data is lhs and constant > 0:
         return _Known(offset=data.offset / constant)
     return None

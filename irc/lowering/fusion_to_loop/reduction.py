@@ -53,13 +53,15 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from irc.dialects import fusion, loop, sym
 from irc.dialects import graph as g
-from irc.dialects.elementwise import ElementwiseKind, ReductionKind
+from irc.dialects.elementwise import ReductionKind
 from irc.dialects.fusion import RowStructure
 from irc.dialects.kernel_kind import LAUNCH_TILES_ATTRIBUTE
 from irc.dialects.sym import SymExprAttr
 from irc.lowering.fusion_to_loop.builder import I32_LIMIT, next_power_of_two
 from irc.lowering.fusion_to_loop.index_maps import Index, tensor_type
 from irc.lowering.fusion_to_loop.tiler import KernelTiler
+from irc.primitives.builtin import EXP, MUL, SUB
+from irc.primitives.declaration import Primitive
 
 if TYPE_CHECKING:
     from irc.lowering.fusion_to_loop import TilePass
@@ -641,7 +643,7 @@ def _reduction_kind(op: Operation) -> str:
     return op.kind.data.value
 
 
-def _combine(kind: str) -> ElementwiseKind:
+def _combine(kind: str) -> Primitive:
     """The loop.binary kind that combines two partial results of ``kind``."""
     combine = ReductionKind(kind).semantics.combine
     assert combine is not None, "argmax keeps an index as well"
@@ -676,12 +678,12 @@ def _online_sums(reductions: Sequence[Operation]) -> dict[Operation, Operation]:
         if not isinstance(total, g.ReduceOp) or total.kind.data.value != "sum":
             continue
         exp = total.operands[0].owner
-        if not isinstance(exp, g.ExpOp) or not isinstance(
+        if not g.is_elementwise_op(exp, EXP) or not isinstance(
             tensor_type(exp.input).element_type, AnyFloat
         ):
             continue
         shifted = exp.input.owner
-        if not isinstance(shifted, g.SubOp):
+        if not g.is_elementwise_op(shifted, SUB):
             continue
         maximum = maxima.get((shifted.lhs, tuple(total.axis_list)))
         spread = shifted.rhs.owner
@@ -794,7 +796,7 @@ def _picked_form(total: Operation) -> _Picked | None:
         return None
     per_row = RowStructure.of(total).reduced_shapes()
     base, offsets = choice.true_value, []
-    while isinstance(base.owner, g.SubOp):
+    while g.is_elementwise_op(base.owner, SUB):
         spread = base.owner.rhs.owner
         if not isinstance(spread, g.BroadcastOp):
             break
@@ -855,10 +857,10 @@ def _centered_form(total: Operation) -> _Centered | None:
     if not isinstance(total, g.ReduceOp) or total.kind.data.value != "sum":
         return None
     square = total.operands[0].owner
-    if not isinstance(square, g.MulOp) or square.lhs != square.rhs:
+    if not g.is_elementwise_op(square, MUL) or square.lhs != square.rhs:
         return None
     deviation = square.lhs.owner
-    if not isinstance(deviation, g.SubOp) or not isinstance(
+    if not g.is_elementwise_op(deviation, SUB) or not isinstance(
         tensor_type(deviation.lhs).element_type, AnyFloat
     ):
         return None

@@ -307,7 +307,7 @@ def _block_of(value: SSAValue) -> Block | None:
 def _conjuncts(mask: SSAValue) -> list[SSAValue]:
     """The factors of a mask built by ``and``s."""
     op = mask.owner
-    if isinstance(op, loop.BinaryOp) and op.kind.data.value == "and":
+    if isinstance(op, loop.BinaryOp) and op.kind.data.name == "and":
         return [f for operand in op.operands for f in _conjuncts(operand)]
     return [mask]
 

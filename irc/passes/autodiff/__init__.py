@@ -48,10 +48,22 @@ from irc.dialects import graph as g
 from irc.dtypes import is_float_type
 from irc.passes.autodiff.control_flow import control_flow_vjp
 from irc.passes.autodiff.emitter import Emitter
-from irc.passes.autodiff.rules import NO_GRADIENT, VJP_RULES
+from irc.passes.autodiff.rules import (
+    NO_GRADIENT,
+    VJP_RULES,
+    carries_no_gradient,
+    vjp_rule,
+)
 from irc.runtime.binding import op_location
 
-__all__ = ["NO_GRADIENT", "VJP_RULES", "AutodiffPass", "differentiate"]
+__all__ = [
+    "NO_GRADIENT",
+    "VJP_RULES",
+    "AutodiffPass",
+    "carries_no_gradient",
+    "differentiate",
+    "vjp_rule",
+]
 
 
 @dataclass(frozen=True)
@@ -250,11 +262,12 @@ def _pull_back(
     wanted = [o in active and is_differentiable(o) for o in op.operands]
     if cotangent is None or not any(wanted):
         return
-    rule = VJP_RULES.get(type(op))
+    rule = vjp_rule(type(op))
     if rule is None:
         raise PassFailedException(
-            f"autodiff: no VJP rule for {op_location(op)}; add one to "
-            "irc.passes.autodiff.rules.VJP_RULES, or keep the op off the path "
+            f"autodiff: no VJP rule for {op_location(op)}; declare one (a "
+            "primitive's gradient, or irc.passes.autodiff.rules.VJP_RULES), or "
+            "keep the op off the path "
             "from the differentiated arguments to the differentiated results"
         )
     emit.location = op.location

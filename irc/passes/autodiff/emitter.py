@@ -16,6 +16,8 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from irc.dialects import graph as g
 from irc.dialects.elementwise import ComparisonPredicate, ReductionKind
+from irc.primitives.builtin import ADD, DIV, MUL, NEG, SUB
+from irc.primitives.declaration import Primitive
 from irc.shapes import Dim, SymExpr
 
 
@@ -52,28 +54,24 @@ class Emitter:
 
     # ----- elementwise -----------------------------------------------------
 
-    def unary(self, op_type: type[g.UnaryOp], value: SSAValue) -> SSAValue:
-        return self.emit(op_type(value))
-
-    def binary(
-        self, op_type: type[g.BinaryOp], lhs: SSAValue, rhs: SSAValue
-    ) -> SSAValue:
-        return self.emit(op_type(lhs, rhs))
+    def apply(self, kind: Primitive, *operands: SSAValue) -> SSAValue:
+        """The primitive ``kind`` of ``operands`` (of one type)."""
+        return self.emit(g.elementwise(kind, *operands))
 
     def add(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-        return self.binary(g.AddOp, lhs, rhs)
+        return self.apply(ADD, lhs, rhs)
 
     def sub(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-        return self.binary(g.SubOp, lhs, rhs)
+        return self.apply(SUB, lhs, rhs)
 
     def mul(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-        return self.binary(g.MulOp, lhs, rhs)
+        return self.apply(MUL, lhs, rhs)
 
     def div(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-        return self.binary(g.DivOp, lhs, rhs)
+        return self.apply(DIV, lhs, rhs)
 
     def neg(self, value: SSAValue) -> SSAValue:
-        return self.unary(g.NegOp, value)
+        return self.apply(NEG, value)
 
     def scale(self, value: SSAValue, factor: float) -> SSAValue:
         return self.mul(value, self.constant_like(factor, value))

@@ -1,4 +1,5 @@
-"""The VJP rules of the graph ops: one table, keyed by op class.
+"""The VJP rules of the graph ops but the primitives': one table, keyed by
+op class (a primitive's rule is in its declaration, ``irc.primitives``).
 
 A rule takes the forward op, the cotangent ``g`` of its result and which
 operands want a cotangent (float operands that depend on a differentiated
@@ -6,11 +7,6 @@ argument), and returns one cotangent per operand: a value of the operand's
 type, or None for zero (an operand not wanted, or one the result does not
 vary with, as ``floor``'s). Rules build graph ops through an
 :class:`~irc.passes.autodiff.emitter.Emitter`.
-
-The rules of the elementwise kinds live here, not beside their semantics in
-``irc.dialects.elementwise``: that table is level-neutral (every level reads
-it, down to triton), while a rule builds graph ops, which only the graph
-level may know (``tests/test_layering.py``).
 
 Non-differentiable points follow JAX:
 
@@ -34,7 +30,6 @@ Non-differentiable points follow JAX:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects.builtin import i64
@@ -53,7 +48,6 @@ Rule = Callable[[Emitter, Operation, SSAValue, Sequence[bool]], Cotangents]
 OperandRule = Callable[[Emitter, Operation, SSAValue], SSAValue | None]
 
 _EQ = ComparisonPredicate.EQ
-_GE = ComparisonPredicate.GE
 
 
 def per_operand(*rules: OperandRule | None) -> Rule:
@@ -71,183 +65,9 @@ def per_operand(*rules: OperandRule | None) -> Rule:
     return rule
 
 
-def _zero(emit: Emitter, op: Operation, cotangent: SSAValue) -> None:
-    """A piecewise constant function: zero derivative."""
-    return None
-
-
-def _identity(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
-    return cotangent
-
-
-def _negated(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
-    return emit.neg(cotangent)
-
-
-def _times(
-    factor: Callable[[Emitter, SSAValue, SSAValue], SSAValue],
-) -> OperandRule:
-    """``g * factor(x, z)`` for a unary op ``z = f(x)``."""
-
-    def rule(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
-        return emit.mul(cotangent, factor(emit, op.operands[0], op.results[0]))
-
-    return rule
-
-
 # --------------------------------------------------------------------------
-# Elementwise
+# Select and cast (the primitives' rules are in their declarations)
 # --------------------------------------------------------------------------
-
-
-def _abs(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
-    (x,) = op.operands
-    non_negative = emit.compare(_GE, x, emit.constant_like(0, x))
-    return emit.select(non_negative, cotangent, emit.neg(cotangent))
-
-
-def _one_minus(emit: Emitter, value: SSAValue) -> SSAValue:
-    return emit.sub(emit.constant_like(1, value), value)
-
-
-def _erf_slope(emit: Emitter, x: SSAValue, z: SSAValue) -> SSAValue:
-    gauss = emit.unary(g.ExpOp, emit.neg(emit.mul(x, x)))
-    return emit.scale(gauss, 2 / math.sqrt(math.pi))
-
-
-def _reciprocal_of(
-    denominator: Callable[[Emitter, SSAValue, SSAValue], SSAValue],
-) -> OperandRule:
-    """``g / denominator(x, z)`` for a unary op ``z = f(x)``."""
-
-    def rule(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
-        return emit.div(cotangent, denominator(emit, op.operands[0], op.results[0]))
-
-    return rule
-
-
-def _one_plus(emit: Emitter, value: SSAValue) -> SSAValue:
-    return emit.add(emit.constant_like(1, value), value)
-
-
-def _sqrt_one_minus_square(emit: Emitter, x: SSAValue, z: SSAValue) -> SSAValue:
-    """``sqrt(1 - x**2)``: 0 at +-1, where ``asin``/``acos`` have an infinite
-    slope (the cotangent divides by it, as JAX's)."""
-    return emit.unary(g.SqrtOp, _one_minus(emit, emit.mul(x, x)))
-
-
-UNARY_RULES: dict[type[g.UnaryOp], OperandRule] = {
-    g.NegOp: _negated,
-    g.AbsOp: _abs,
-    g.ExpOp: _times(lambda emit, x, z: z),
-    g.LogOp: lambda emit, op, ct: emit.div(ct, op.operands[0]),
-    g.SqrtOp: lambda emit, op, ct: emit.div(emit.scale(ct, 0.5), op.results[0]),
-    g.RsqrtOp: _times(lambda emit, x, z: emit.scale(emit.div(z, x), -0.5)),
-    g.TanhOp: _times(lambda emit, x, z: _one_minus(emit, emit.mul(z, z))),
-    g.SigmoidOp: _times(lambda emit, x, z: emit.mul(z, _one_minus(emit, z))),
-    g.ErfOp: _times(_erf_slope),
-    g.SinOp: _times(lambda emit, x, z: emit.unary(g.CosOp, x)),
-    g.CosOp: _times(lambda emit, x, z: emit.neg(emit.unary(g.SinOp, x))),
-    g.FloorOp: _zero,
-    g.CeilOp: _zero,
-    g.TruncOp: _zero,
-    g.RintOp: _zero,
-    g.Log1pOp: _reciprocal_of(lambda emit, x, z: _one_plus(emit, x)),
-    g.Expm1Op: _times(lambda emit, x, z: _one_plus(emit, z)),
-    g.Log2Op: _reciprocal_of(lambda emit, x, z: emit.scale(x, math.log(2))),
-    g.Log10Op: _reciprocal_of(lambda emit, x, z: emit.scale(x, math.log(10))),
-    g.SinhOp: _times(lambda emit, x, z: emit.unary(g.CoshOp, x)),
-    g.CoshOp: _times(lambda emit, x, z: emit.unary(g.SinhOp, x)),
-    g.AtanOp: _reciprocal_of(lambda emit, x, z: _one_plus(emit, emit.mul(x, x))),
-    g.AsinOp: _reciprocal_of(_sqrt_one_minus_square),
-    g.AcosOp: lambda emit, op, ct: emit.neg(
-        _reciprocal_of(_sqrt_one_minus_square)(emit, op, ct)
-    ),
-}
-
-
-def _lhs_times_rhs(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
-    return emit.mul(cotangent, op.operands[1])
-
-
-def _rhs_times_lhs(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
-    return emit.mul(cotangent, op.operands[0])
-
-
-def _div_rhs(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
-    """``-g * (x / y) / y``."""
-    quotient, y = op.results[0], op.operands[1]
-    return emit.neg(emit.div(emit.mul(cotangent, quotient), y))
-
-
-def _rem_rhs(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
-    """``x % y = x - y * floor(x / y)``: ``-g * floor(x / y)``."""
-    x, y = op.operands
-    quotient = emit.unary(g.FloorOp, emit.div(x, y))
-    return emit.neg(emit.mul(cotangent, quotient))
-
-
-def _pow_lhs(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
-    """``g * y * x**(y - 1)``, 0 where ``y == 0`` (as JAX)."""
-    x, y = op.operands
-    lowered = emit.binary(g.PowOp, x, emit.sub(y, emit.constant_like(1, y)))
-    slope = emit.where_zero(
-        emit.compare(_EQ, y, emit.constant_like(0, y)), emit.mul(y, lowered)
-    )
-    return emit.mul(cotangent, slope)
-
-
-def _pow_rhs(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
-    """``g * x**y * log(x)``, with ``log(1)`` where ``x == 0`` (as JAX)."""
-    x = op.operands[0]
-    zero_base = emit.compare(_EQ, x, emit.constant_like(0, x))
-    safe = emit.select(zero_base, emit.constant_like(1, x), x)
-    log = emit.unary(g.LogOp, safe)
-    return emit.mul(cotangent, emit.mul(op.results[0], log))
-
-
-def _chooser(index: int) -> OperandRule:
-    """Operand ``index`` of ``maximum``/``minimum``: the whole cotangent
-    where it alone is the result, half of it on a tie (JAX's rule)."""
-
-    def rule(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
-        mine, other = op.operands[index], op.operands[1 - index]
-        result = op.results[0]
-        chosen = emit.compare(_EQ, mine, result)
-        tie = emit.compare(_EQ, other, result)
-        share = emit.select(
-            tie, emit.constant_like(0.5, result), emit.constant_like(1, result)
-        )
-        return emit.mul(cotangent, emit.select(chosen, share, emit.zeros_like(share)))
-
-    return rule
-
-
-def _atan2_part(index: int) -> OperandRule:
-    """``atan2(y, x)``: ``g * x / (x**2 + y**2)`` for ``y``, ``-g * y / (x**2
-    + y**2)`` for ``x`` (at the origin both divide by zero, as JAX's)."""
-
-    def rule(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
-        y, x = op.operands
-        norm = emit.add(emit.mul(x, x), emit.mul(y, y))
-        share = emit.div(x, norm) if index == 0 else emit.neg(emit.div(y, norm))
-        return emit.mul(cotangent, share)
-
-    return rule
-
-
-BINARY_RULES: dict[type[g.BinaryOp], tuple[OperandRule, OperandRule]] = {
-    g.AddOp: (_identity, _identity),
-    g.SubOp: (_identity, _negated),
-    g.MulOp: (_lhs_times_rhs, _rhs_times_lhs),
-    g.DivOp: (lambda emit, op, ct: emit.div(ct, op.operands[1]), _div_rhs),
-    g.FloorDivOp: (_zero, _zero),
-    g.RemOp: (_identity, _rem_rhs),
-    g.PowOp: (_pow_lhs, _pow_rhs),
-    g.MaximumOp: (_chooser(0), _chooser(1)),
-    g.MinimumOp: (_chooser(0), _chooser(1)),
-    g.Atan2Op: (_atan2_part(0), _atan2_part(1)),
-}
 
 
 def _select_branch(taken: bool) -> OperandRule:
@@ -536,8 +356,6 @@ def _matmul_rhs(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
 
 #: The VJP rule of every differentiable graph op.
 VJP_RULES: dict[type[Operation], Rule] = {
-    **{op: per_operand(rule) for op, rule in UNARY_RULES.items()},
-    **{op: per_operand(*rules) for op, rules in BINARY_RULES.items()},
     g.SelectOp: per_operand(None, _select_branch(True), _select_branch(False)),
     g.CastOp: per_operand(_cast),
     g.BroadcastOp: per_operand(_broadcast),
@@ -554,17 +372,30 @@ VJP_RULES: dict[type[Operation], Rule] = {
 }
 
 #: Graph ops that carry no gradient: their results are integers or bools
-#: (comparisons, argmax, bitwise ops), or they have no operands (sources).
+#: (comparisons, argmax), or they have no operands (sources). Primitives
+#: without one (bitwise ops) declare ``gradient=None``.
 NO_GRADIENT: frozenset[type[Operation]] = frozenset(
     {
         g.CompareOp,
         g.ArgMaxOp,
-        g.NotOp,
-        g.AndOp,
-        g.OrOp,
-        g.XorOp,
         g.ConstantOp,
         g.IotaOp,
         g.DimOp,
     }
 )
+
+
+def vjp_rule(op_type: type[Operation]) -> Rule | None:
+    """The VJP rule of ``op_type``'s ops: its primitive's declared gradient,
+    else its row of ``VJP_RULES``; None if it has none."""
+    if issubclass(op_type, g.UnaryOp | g.BinaryOp):
+        gradient = op_type.KIND.gradient
+        return None if gradient is None else per_operand(*gradient)
+    return VJP_RULES.get(op_type)
+
+
+def carries_no_gradient(op_type: type[Operation]) -> bool:
+    """Whether ``op_type``'s results have no gradient by nature."""
+    if issubclass(op_type, g.UnaryOp | g.BinaryOp):
+        return op_type.KIND.gradient is None
+    return op_type in NO_GRADIENT

@@ -27,6 +27,7 @@ from xdsl.ir import Block, Region, SSAValue
 from irc.dialects import graph as g
 from irc.dialects.elementwise import ComparisonPredicate
 from irc.dtypes import dtype
+from irc.primitives import builtin as p
 from irc.shapes import SymExpr
 from irc.testing.strategies.ranges import _Range
 from irc.testing.strategies.steps import Steps
@@ -160,18 +161,18 @@ def _splat(block: Block, number: float, like: SSAValue) -> SSAValue:
 
 
 def _add(block: Block, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-    op = g.AddOp(lhs, rhs)
+    op = g.elementwise(p.ADD, lhs, rhs)
     block.add_op(op)
     return op.result
 
 
 def _mul(block: Block, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-    op = g.MulOp(lhs, rhs)
+    op = g.elementwise(p.MUL, lhs, rhs)
     block.add_op(op)
     return op.result
 
 
 def _neg(block: Block, value: SSAValue) -> SSAValue:
-    op = g.NegOp(value)
+    op = g.elementwise(p.NEG, value)
     block.add_op(op)
     return op.result

@@ -12,6 +12,7 @@ from __future__ import annotations
 from xdsl.ir import SSAValue
 
 from irc.dialects import graph as g
+from irc.primitives import builtin as p
 from irc.testing.strategies.operands import Operands
 from irc.testing.strategies.program import Program
 
@@ -40,9 +41,11 @@ class Domains:
         if kind == "f":
             if self.program.magnitude(value) <= 1:
                 return value
-            return self.program.emit(g.TanhOp(value), (-1.0, 1.0))
+            return self.program.emit(g.elementwise(p.TANH, value), (-1.0, 1.0))
         divisor = self.operands.splat(modulus, g.tensor_type(value))
-        return self.program.emit(g.RemOp(value, divisor), (0.0, modulus - 1.0))
+        return self.program.emit(
+            g.elementwise(p.REM, value, divisor), (0.0, modulus - 1.0)
+        )
 
     def well_conditioned_unit(self, value: SSAValue) -> SSAValue:
         """A float ``value`` within ``[-0.9, 0.9]``, as is or as
@@ -52,20 +55,23 @@ class Domains:
         slope is at most 2.3 within 0.9."""
         if self.program.magnitude(value) <= _UNIT_BOUND:
             return value
-        squashed = self.program.emit(g.TanhOp(value), (-1.0, 1.0))
+        squashed = self.program.emit(g.elementwise(p.TANH, value), (-1.0, 1.0))
         bound = self.operands.splat(_UNIT_BOUND, g.tensor_type(value))
-        return self.program.emit(g.MulOp(squashed, bound), (-_UNIT_BOUND, _UNIT_BOUND))
+        return self.program.emit(
+            g.elementwise(p.MUL, squashed, bound), (-_UNIT_BOUND, _UNIT_BOUND)
+        )
 
     def positive(self, value: SSAValue, minimum: float) -> SSAValue:
         """``value`` if it is at least ``minimum``, else ``abs(value) + 1``."""
         if self.program.ranges[value][0] >= minimum:
             return value
         absolute = self.program.emit(
-            g.AbsOp(value), (0.0, self.program.magnitude(value))
+            g.elementwise(p.ABS, value), (0.0, self.program.magnitude(value))
         )
         one = self.operands.splat(1, g.tensor_type(value))
         return self.program.emit(
-            g.AddOp(absolute, one), (1.0, self.program.magnitude(value) + 1)
+            g.elementwise(p.ADD, absolute, one),
+            (1.0, self.program.magnitude(value) + 1),
         )
 
     def nonzero(self, value: SSAValue) -> SSAValue:
@@ -80,4 +86,4 @@ class Domains:
         if not self.choices.flag():
             return value
         lo, hi = self.program.ranges[value]
-        return self.program.emit(g.NegOp(value), (-hi, -lo))
+        return self.program.emit(g.elementwise(p.NEG, value), (-hi, -lo))

@@ -23,17 +23,13 @@ from xdsl.ir import SSAValue
 from irc.dialects import graph as g
 from irc.dialects.elementwise import ComparisonPredicate
 from irc.dtypes import BOOL, dtype, is_bool_type
+from irc.primitives import builtin as p
+from irc.primitives.declaration import OperandDomain, primitives
+from irc.primitives.ranges import additive_growth
 from irc.testing.strategies.domains import Domains
 from irc.testing.strategies.operands import Operands
 from irc.testing.strategies.program import Program
-from irc.testing.strategies.ranges import (
-    MAGNITUDE_LIMIT,
-    _binary_range,
-    _growth,
-    _span,
-    _unary_range,
-    _union,
-)
+from irc.testing.strategies.ranges import MAGNITUDE_LIMIT, _span, _union
 from irc.testing.strategies.steps import StepMemory, Steps
 
 
@@ -54,9 +50,9 @@ class ElementwiseSteps(Steps):
     def unary(self) -> bool:
         op = self.memory.op_class("unary", self._unary_ops(), self.choices)
         value = self._in_domain(op, self.operands.operand(_domain(op)))
-        value_range = _unary_range(
-            op, self.program.ranges[value], self.program.kind(value)
-        )
+        rule = op.KIND.test.range
+        assert rule is not None, "unary primitives declare their range"
+        value_range = rule(self.program.ranges[value], self.program.kind(value))
         self.program.emit(op(value), value_range)
         return True
 
@@ -65,38 +61,42 @@ class ElementwiseSteps(Steps):
         could grow it past ``MAGNITUDE_LIMIT``."""
         low, high = self.program.ranges[value]
         growth = math.log(MAGNITUDE_LIMIT)
-        if op in (g.ExpOp, g.Expm1Op) and high > growth:
+        domain = op.KIND.test.operands
+        if domain is OperandDomain.EXPONENT and high > growth:
             return self.domains.squash(value)
-        if op in (g.SinhOp, g.CoshOp) and max(-low, high) > growth:
+        if domain is OperandDomain.TWO_SIDED_EXPONENT and max(-low, high) > growth:
             return self.domains.squash(value)
-        if op in (g.LogOp, g.RsqrtOp, g.Log2Op, g.Log10Op):
+        if domain is OperandDomain.POSITIVE:
             return self.domains.positive(value, 0.01)
-        if op is g.Log1pOp and low <= -0.99:
+        if domain is OperandDomain.ABOVE_MINUS_ONE and low <= -0.99:
             return self.domains.positive(value, 0.01)
-        if op in (g.AsinOp, g.AcosOp):
+        if domain is OperandDomain.UNIT:
             return self.domains.well_conditioned_unit(value)
-        if op is g.SqrtOp and low < 0:
+        if domain is OperandDomain.NON_NEGATIVE and low < 0:
             return self.program.emit(
-                g.AbsOp(value), (0.0, self.program.magnitude(value))
+                g.elementwise(p.ABS, value), (0.0, self.program.magnitude(value))
             )
         return value
 
-    def _unary_ops(self) -> list[type[g.UnaryOp]]:
-        if not self.options.smooth:
-            return list(g.UNARY_OPS)
-        return [op for op in g.UNARY_OPS if op not in _ROUNDINGS]
+    def _unary_ops(self) -> list[type[g.UnaryOp | g.BinaryOp]]:
+        return self._ops(1)
 
-    def _binary_ops(self) -> list[type[g.BinaryOp]]:
-        # arctan2 jumps by 2 pi where its first operand crosses 0 (x < 0).
-        if not self.options.smooth:
-            return list(g.BINARY_OPS)
-        return [op for op in g.BINARY_OPS if op is not g.Atan2Op]
+    def _binary_ops(self) -> list[type[g.UnaryOp | g.BinaryOp]]:
+        return self._ops(2)
+
+    def _ops(self, arity: int) -> list[type[g.UnaryOp | g.BinaryOp]]:
+        """The ops of the primitives of ``arity``; in ``smooth`` programs the
+        continuous ones only (roundings jump where a float crosses an
+        integer, arctan2 where its first operand crosses 0)."""
+        return [
+            g.elementwise_op(kind)
+            for kind in primitives(arity)
+            if kind.test.smooth or not self.options.smooth
+        ]
 
     def binary(self) -> bool:
         op = self.memory.op_class("binary", self._binary_ops(), self.choices)
-        lhs = self.operands.operand(
-            _domain(op), discontinuous=op in (g.FloorDivOp, g.RemOp)
-        )
+        lhs = self.operands.operand(_domain(op), discontinuous=op.KIND.test.steps)
         self._apply_binary(op, lhs, self.operands.operand_like(lhs))
         return True
 
@@ -105,18 +105,19 @@ class ElementwiseSteps(Steps):
     ) -> SSAValue:
         """``op(lhs, rhs)``, squashing the operands first if the result could
         grow too large, and keeping divisors and powers in their domains."""
-        if (
-            _growth(op, self.program.magnitude(lhs), self.program.magnitude(rhs))
-            > MAGNITUDE_LIMIT
-        ):
+        test = op.KIND.test
+        growth = test.growth or additive_growth
+        magnitudes = self.program.magnitude(lhs), self.program.magnitude(rhs)
+        if growth(*magnitudes) > MAGNITUDE_LIMIT:
             lhs, rhs = self.domains.squash(lhs), self.domains.squash(rhs)
-        if op is g.PowOp:
+        if test.operands is OperandDomain.POWER:
             return self._power(lhs, rhs)
-        if op in (g.DivOp, g.FloorDivOp, g.RemOp):
+        if test.operands is OperandDomain.DIVISOR:
             rhs = self.domains.nonzero(rhs)
+        assert test.range is not None, "binary primitives but pow declare a range"
         kind = self.program.kind(lhs)
-        value_range = _binary_range(
-            op, self.program.ranges[lhs], self.program.ranges[rhs], kind
+        value_range = test.range(
+            self.program.ranges[lhs], self.program.ranges[rhs], kind
         )
         return self.program.emit(op(lhs, rhs), value_range)
 
@@ -137,19 +138,21 @@ class ElementwiseSteps(Steps):
             base = self.domains.squash(base)
         lo, hi = self.program.ranges[base]
         values = [lo**power, hi**power] + ([0.0] if lo < 0 < hi else [])
-        return self.program.emit(g.PowOp(base, exponent), _span(values))
+        return self.program.emit(g.elementwise(p.POW, base, exponent), _span(values))
 
     def _integer_power(self, base: SSAValue, exponent: SSAValue) -> SSAValue:
         """``base ** (exponent rem 3)`` unless ``exponent`` is in ``[0, 2]``."""
         low, high = self.program.ranges[exponent]
         if not 0 <= low <= high <= 2:
             three = self.operands.splat(3, g.tensor_type(exponent))
-            exponent = self.program.emit(g.RemOp(exponent, three), (0.0, 2.0))
+            exponent = self.program.emit(
+                g.elementwise(p.REM, exponent, three), (0.0, 2.0)
+            )
         top = self.program.ranges[exponent][1]
         if max(self.program.magnitude(base), 1) ** top > MAGNITUDE_LIMIT:
             base = self.domains.squash(base)
         bound = max(self.program.magnitude(base), 1) ** top
-        return self.program.emit(g.PowOp(base, exponent), (-bound, bound))
+        return self.program.emit(g.elementwise(p.POW, base, exponent), (-bound, bound))
 
     def _float_power(self, base: SSAValue, exponent: SSAValue) -> SSAValue:
         """A positive ``base`` to an ``exponent`` squashed if it could
@@ -165,7 +168,7 @@ class ElementwiseSteps(Steps):
             for b in self.program.ranges[base]
             for e in self.program.ranges[exponent]
         ]
-        return self.program.emit(g.PowOp(base, exponent), _span(corners))
+        return self.program.emit(g.elementwise(p.POW, base, exponent), _span(corners))
 
     def compare(self) -> bool:
         lhs = self.operands.operand("bif", discontinuous=True)
@@ -219,13 +222,9 @@ class ElementwiseSteps(Steps):
         return True
 
 
-#: The unary ops that jump where a float crosses an integer (or a half).
-_ROUNDINGS = (g.FloorOp, g.CeilOp, g.TruncOp, g.RintOp)
-
-
 def _domain(op: type[g.UnaryOp | g.BinaryOp]) -> str:
     """The element kinds ``op`` is defined on, as ``Operands`` takes them."""
-    return "".join(k for k in "bif" if k in op.KIND.semantics.domain)
+    return "".join(k for k in "bif" if k in op.KIND.domain)
 
 
 def is_bool(tensor: g.TensorType) -> bool:

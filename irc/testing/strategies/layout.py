@@ -14,6 +14,7 @@ from xdsl.ir import SSAValue
 from irc.dialects import graph as g
 from irc.dialects import sym
 from irc.dtypes import dtype
+from irc.primitives import builtin as p
 from irc.shapes import ShapeError, SymExpr
 from irc.testing.strategies.ranges import MAGNITUDE_LIMIT, _union
 from irc.testing.strategies.steps import Steps
@@ -234,7 +235,7 @@ class LayoutSteps(Steps):
             if tensor.rank:
                 divisor = self.program.emit(g.BroadcastOp(divisor, tensor.dims), size)
         top = self.program.largest(extent) - 1
-        return self.program.emit(g.RemOp(indices, divisor), (0.0, top))
+        return self.program.emit(g.elementwise(p.REM, indices, divisor), (0.0, top))
 
 
 def _prime_factors(value: int) -> list[int]:
