@@ -19,8 +19,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter
 
 from irc.dialects import loop
-from irc.dialects.elementwise import BINARY_KINDS, UNARY_KINDS, ComparisonPredicate
-from irc.dialects.graph import ELEMENTWISE_OPS
+from irc.dialects.elementwise import ComparisonPredicate
 from irc.errors import BindingError, ExecutionError
 from irc.interpreters.graph import find_function, run_graph
 from irc.interpreters.loop import (
@@ -30,6 +29,8 @@ from irc.interpreters.loop import (
     set_program_context,
 )
 from irc.ir import parse_module
+from irc.primitives import Primitive, primitives
+from irc.primitives.declaration import as_primitive
 from irc.testing.interpreters import entry_signature, level_of, run_module
 
 # Arithmetic on NaN, infinities and zero divisors must not warn.
@@ -154,7 +155,7 @@ def graph_op(inputs: Sequence[str], result: str, body: str) -> ModuleOp:
 SIZES = (1, 5, 8, 13)
 
 FLOATS = ("f16", "bf16", "f32", "f64")
-UNARY_FLOAT = sorted(k for k in UNARY_KINDS if "f" in k.semantics.domain)
+UNARY_FLOAT = sorted(k for k in primitives(1) if "f" in k.domain)
 UNARY_CASES = (
     [(kind, e) for kind in UNARY_FLOAT for e in FLOATS]
     + [(kind, e) for kind in ("neg", "abs", "not") for e in ("i32", "i64")]
@@ -163,20 +164,22 @@ UNARY_CASES = (
 
 
 @pytest.mark.parametrize(("kind", "element"), UNARY_CASES)
-def test_unary_kinds_match_the_graph_interpreter(kind: str, element: str) -> None:
+def test_unary_kinds_match_the_graph_interpreter(
+    kind: Primitive | str, element: str
+) -> None:
     tiled = pointwise(
         [element], element, f"%r = loop.unary {kind} %v0 : {tile('8', element)}"
     )
     reference = graph_op(
-        [element], element, f"%r = {ELEMENTWISE_OPS[kind].name} %x0 : {t('N', element)}"
+        [element], element, f"%r = {as_primitive(kind).op_name} %x0 : {t('N', element)}"
     )
     for n in SIZES:
         x = values(element, n)
         assert_same(run_loop(tiled, [x])[0], run_graph(reference, [x])[0])
 
 
-BINARY_FLOAT = sorted(k for k in BINARY_KINDS if "f" in k.semantics.domain)
-BINARY_INT = sorted(k for k in BINARY_KINDS if "i" in k.semantics.domain)
+BINARY_FLOAT = sorted(k for k in primitives(2) if "f" in k.domain)
+BINARY_INT = sorted(k for k in primitives(2) if "i" in k.domain)
 BINARY_CASES = (
     [(kind, e) for kind in BINARY_FLOAT for e in FLOATS]
     + [(kind, e) for kind in BINARY_INT for e in ("i32", "i64")]
@@ -187,7 +190,7 @@ BINARY_CASES = (
 @pytest.mark.parametrize("scalar_rhs", [False, True], ids=["tile", "scalar"])
 @pytest.mark.parametrize(("kind", "element"), BINARY_CASES)
 def test_binary_kinds_match_the_graph_interpreter(
-    kind: str, element: str, scalar_rhs: bool
+    kind: Primitive | str, element: str, scalar_rhs: bool
 ) -> None:
     rhs = element if scalar_rhs else tile("8", element)
     tiled = pointwise(
@@ -197,13 +200,13 @@ def test_binary_kinds_match_the_graph_interpreter(
         f"{tile('8', element)}",
         scalar_last=scalar_rhs,
     )
-    name = ELEMENTWISE_OPS[kind].name
+    name = as_primitive(kind).op_name
     reference = graph_op(
         [element, element], element, f"%r = {name} %x0, %x1 : {t('N', element)}"
     )
     for n in SIZES:
-        x = values(element, n, positive=kind == "pow")
-        y = values(element, 1 if scalar_rhs else n, positive=kind == "pow")
+        x = values(element, n, positive=str(kind) == "pow")
+        y = values(element, 1 if scalar_rhs else n, positive=str(kind) == "pow")
         expected = run_graph(reference, [x, np.broadcast_to(y, (n,)).copy()])[0]
         assert_same(run_loop(tiled, [x, y])[0], expected)
 

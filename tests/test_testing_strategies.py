@@ -29,6 +29,7 @@ from irc.dtypes import dtype
 from irc.errors import IrcError
 from irc.interpreters.graph import find_function
 from irc.ir import parse_module, print_module
+from irc.primitives import OperandDomain, primitive, primitives
 from irc.shapes import Fact
 from irc.testing import interpreters
 from irc.testing.check import Case, cases
@@ -238,7 +239,7 @@ def test_programs_respect_their_parameters() -> None:
             assert {s for d in arg_type.dims for s in d.symbols} <= {"B"}
             assert arg_type.rank <= 2
         names = {op.name for op in body(module)}
-        assert names & {"graph.reduce", *(op.name for op in g.BINARY_OPS)}
+        assert names & {"graph.reduce", *(k.op_name for k in primitives(2))}
 
 
 @pytest.mark.parametrize(
@@ -376,11 +377,11 @@ def test_a_registered_level_runs_its_modules() -> None:
     assert testing.level_of(identity_module()).name == "graph"
 
 
-def test_every_elementwise_kind_has_a_range_rule() -> None:
-    """The generator bounds each op's values by its kind's rule (powers by
-    their own step), so a new kind must say how its values range."""
-    from irc.dialects.elementwise import BINARY_KINDS, UNARY_KINDS, ElementwiseKind
-    from irc.testing.strategies.ranges import _BINARY_RULES, _UNARY_RULES
-
-    assert set(_UNARY_RULES) == UNARY_KINDS
-    assert set(_BINARY_RULES) == BINARY_KINDS - {ElementwiseKind.POW}
+def test_every_primitive_has_a_range_rule() -> None:
+    """The generator bounds each op's values by its primitive's declared
+    rule (powers by their own step), so a primitive must say how its values
+    range."""
+    without = {k.name for k in primitives() if k.test.range is None}
+    assert without == {"pow"}
+    power = primitive("pow").test.operands
+    assert power is OperandDomain.POWER

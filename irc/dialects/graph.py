@@ -120,6 +120,7 @@ from irc.dtypes import (
     is_int_type,
     verify_element_kind,
 )
+from irc.primitives import builtin
 from irc.primitives.declaration import Primitive, on_declare
 from irc.shapes import Dim, Facts, ShapeError, SymExpr
 
@@ -394,7 +395,8 @@ class BinaryOp(GraphOp):
 
 
 def _op_class_name(primitive: Primitive) -> str:
-    return "".join(part.capitalize() for part in primitive.name.split("_")) + "Op"
+    name = primitive.op_name.removeprefix("graph.")
+    return "".join(part.capitalize() for part in name.split("_")) + "Op"
 
 
 @cache
@@ -406,10 +408,53 @@ def elementwise_op(primitive: Primitive) -> type[UnaryOp | BinaryOp]:
         "__doc__": primitive.summary,
         "__module__": __name__,
         "__annotations__": {"KIND": ClassVar[Primitive]},
-        "name": f"graph.{primitive.name}",
+        "name": primitive.op_name,
         "KIND": primitive,
     }
     return irdl_op_definition(type(_op_class_name(primitive), (base,), namespace))
+
+
+# The op classes of irc's own primitives under Python names, for isinstance
+# tests and pattern annotations (``graph.AddOp``); any primitive's class is
+# ``elementwise_op(primitive)``.
+NegOp = elementwise_op(builtin.NEG)
+AbsOp = elementwise_op(builtin.ABS)
+ExpOp = elementwise_op(builtin.EXP)
+LogOp = elementwise_op(builtin.LOG)
+SqrtOp = elementwise_op(builtin.SQRT)
+RsqrtOp = elementwise_op(builtin.RSQRT)
+TanhOp = elementwise_op(builtin.TANH)
+SigmoidOp = elementwise_op(builtin.SIGMOID)
+ErfOp = elementwise_op(builtin.ERF)
+SinOp = elementwise_op(builtin.SIN)
+CosOp = elementwise_op(builtin.COS)
+FloorOp = elementwise_op(builtin.FLOOR)
+CeilOp = elementwise_op(builtin.CEIL)
+TruncOp = elementwise_op(builtin.TRUNC)
+RintOp = elementwise_op(builtin.RINT)
+Log1pOp = elementwise_op(builtin.LOG1P)
+Expm1Op = elementwise_op(builtin.EXPM1)
+Log2Op = elementwise_op(builtin.LOG2)
+Log10Op = elementwise_op(builtin.LOG10)
+SinhOp = elementwise_op(builtin.SINH)
+CoshOp = elementwise_op(builtin.COSH)
+AtanOp = elementwise_op(builtin.ATAN)
+AsinOp = elementwise_op(builtin.ASIN)
+AcosOp = elementwise_op(builtin.ACOS)
+NotOp = elementwise_op(builtin.NOT)
+AddOp = elementwise_op(builtin.ADD)
+SubOp = elementwise_op(builtin.SUB)
+MulOp = elementwise_op(builtin.MUL)
+DivOp = elementwise_op(builtin.DIV)
+FloorDivOp = elementwise_op(builtin.FLOORDIV)
+RemOp = elementwise_op(builtin.REM)
+PowOp = elementwise_op(builtin.POW)
+MaximumOp = elementwise_op(builtin.MAX)
+MinimumOp = elementwise_op(builtin.MIN)
+AndOp = elementwise_op(builtin.AND)
+OrOp = elementwise_op(builtin.OR)
+XorOp = elementwise_op(builtin.XOR)
+Atan2Op = elementwise_op(builtin.ATAN2)
 
 
 def elementwise(primitive: Primitive, *operands: SSAValue | Operation) -> GraphOp:

@@ -698,6 +698,7 @@ MAX = _binary(
     onnx=OnnxForm((), onnx.extremum("Max", "Or")),
     aten=("aten.maximum",),
     on_bools="or",
+    graph_name="maximum",
 )
 MIN = _binary(
     "min",
@@ -715,6 +716,7 @@ MIN = _binary(
     onnx=OnnxForm((), onnx.extremum("Min", "And")),
     aten=("aten.minimum",),
     on_bools="and",
+    graph_name="minimum",
 )
 AND = _binary(
     "and",

@@ -201,7 +201,8 @@ class Primitive:
     ``numpy`` is the reference semantics: it takes arrays of one dtype and
     returns an array of that dtype; overflow, division by zero and invalid
     values give NumPy's IEEE (or wrapped integer) results, which are data,
-    not errors. Equality is identity: the registry holds one per name.
+    not errors. A primitive equals its name, as the enums of kinds do
+    (``op.kind.data == "add"``); the registry holds one per name.
     """
 
     #: The op's name: ``graph.<name>``, and the kind of the tile-level ops.
@@ -231,6 +232,9 @@ class Primitive:
     integral_identity: bool = False
     #: The primitive NumPy computes instead on bools (``add`` is ``or``).
     on_bools: str | None = None
+    #: The graph op's name when it differs from the kind's (``graph.maximum``
+    #: for ``max``, which also names reductions).
+    graph_name: str | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -249,6 +253,11 @@ class Primitive:
             )
 
     @property
+    def op_name(self) -> str:
+        """The graph op's name: ``graph.exp``."""
+        return f"graph.{self.graph_name or self.name}"
+
+    @property
     def float_only(self) -> bool:
         """Defined on floats alone: NumPy computes it in floating point for
         integer and bool operands (capture promotes them first)."""
@@ -259,6 +268,16 @@ class Primitive:
 
     def __str__(self) -> str:
         return self.name
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Primitive):
+            return self is other
+        if isinstance(other, str):
+            return self.name == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.name)
 
     def __lt__(self, other: Primitive) -> bool:
         return self.name < other.name

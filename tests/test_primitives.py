@@ -1,11 +1,11 @@
-"""Every elementwise kind and comparison, through every level.
+"""Every primitive and comparison, through every level.
 
-``irc.dialects.elementwise`` defines each kind once; the graph op classes,
-the tile-level ops, the interpreters, folding and the Triton backend read
-it. Here each kind, on each element kind it is defined on, is lowered from
+``irc.primitives`` declares each primitive once; the graph op classes, the
+tile-level ops, the interpreters, folding and the Triton backend read it.
+Here each primitive, on each element kind it is defined on, is lowered from
 a one-op graph program down to the triton level, and every level's module
 (the last one as emitted Triton source, under Triton's interpreter) computes
-what the kind's NumPy function computes.
+what the primitive's NumPy function computes.
 """
 
 from __future__ import annotations
@@ -20,21 +20,21 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import irc
-from irc.backend.triton.elementwise import COMPARISON_OPERATORS, SPELLINGS
+from irc.backend.triton.elementwise import COMPARISON_OPERATORS
 from irc.dialects.elementwise import (
     COMPARISONS,
     REDUCTIONS,
-    SEMANTICS,
     ComparisonPredicate,
-    ElementwiseKind,
     ReductionKind,
 )
-from irc.dialects.graph import ELEMENTWISE_OPS, BinaryOp, UnaryOp
+from irc.dialects.graph import BinaryOp, UnaryOp, elementwise_op
 from irc.dtypes import BFLOAT16
 from irc.dtypes import dtype as irc_dtype
 from irc.errors import IrcError
 from irc.ir import default_context, parse_module
 from irc.lowering.pipeline import LEVEL_NAMES, passes_after
+from irc.primitives import Primitive, primitives
+from irc.primitives import builtin as K
 from irc.testing.interpreters import level_of, run_module
 
 #: One element type per element kind (``irc.dtypes.DType.kind``).
@@ -42,43 +42,47 @@ ELEMENTS = {"f": ("f32", np.float32), "i": ("i32", np.int32), "b": ("i1", np.boo
 SIZE = 7
 
 
-def cases() -> list[tuple[ElementwiseKind, str]]:
+def cases() -> list[tuple[Primitive, str]]:
     return [
         (kind, element)
-        for kind in ElementwiseKind
+        for kind in primitives()
         for element in "fib"
-        if element in kind.semantics.domain
+        if element in kind.domain
     ]
 
 
-def test_every_kind_has_one_row_everywhere() -> None:
-    """The semantics, the graph op and the Triton spelling of each kind."""
-    assert set(SEMANTICS) == set(ElementwiseKind)
-    assert set(ELEMENTWISE_OPS) == set(ElementwiseKind)
-    assert set(SPELLINGS) == set(ElementwiseKind)
+SPELLING_FIELDS = {"f": "floats", "i": "integers", "b": "bools"}
+
+
+def test_every_primitive_has_an_op_and_a_spelling_on_its_domain() -> None:
+    """The graph op of each primitive, and a Triton spelling for each element
+    kind it is defined on; comparisons and reductions have their rows."""
     assert set(COMPARISONS) == set(COMPARISON_OPERATORS) == set(ComparisonPredicate)
     assert set(REDUCTIONS) == set(ReductionKind)
     for reduction in REDUCTIONS.values():
         assert reduction.combine is None or reduction.combine.arity == 2
-    for kind, op in ELEMENTWISE_OPS.items():
-        assert op.KIND is kind
+    for kind in primitives():
+        op = elementwise_op(kind)
+        assert op.KIND is kind and op.name == kind.op_name
         assert issubclass(op, UnaryOp if kind.arity == 1 else BinaryOp)
+        for element in kind.domain:
+            assert getattr(kind.triton, SPELLING_FIELDS[element]), (kind, element)
 
 
-def program(kind: ElementwiseKind, element: str) -> str:
+def program(kind: Primitive, element: str) -> str:
     tensor = f"!graph.tensor<[N], {element}>"
     args = ", ".join(f"%x{i}: {tensor}" for i in range(kind.arity))
     operands = ", ".join(f"%x{i}" for i in range(kind.arity))
     return (
         f"func.func @main({args}) -> {tensor} {{\n"
-        f"  %y = {ELEMENTWISE_OPS[kind].name} {operands} : {tensor}\n"
+        f"  %y = {elementwise_op(kind).name} {operands} : {tensor}\n"
         f"  func.return %y : {tensor}\n"
         "}\n"
     )
 
 
-def inputs(kind: ElementwiseKind, element: str) -> list[np.ndarray]:
-    rng = np.random.default_rng(sorted(ElementwiseKind).index(kind))
+def inputs(kind: Primitive, element: str) -> list[np.ndarray]:
+    rng = np.random.default_rng(sorted(primitives()).index(kind))
     numpy_type = ELEMENTS[element][1]
     if element == "b":
         return [rng.integers(0, 2, SIZE).astype(np.bool_) for _ in range(kind.arity)]
@@ -91,12 +95,12 @@ def inputs(kind: ElementwiseKind, element: str) -> list[np.ndarray]:
 
 @pytest.mark.parametrize(("kind", "element"), cases())
 def test_kind_computes_its_numpy_function_at_every_level(
-    kind: ElementwiseKind, element: str
+    kind: Primitive, element: str
 ) -> None:
     module = parse_module(program(kind, ELEMENTS[element][0]))
     arrays = inputs(kind, element)
     with np.errstate(all="ignore"):
-        expected = kind.semantics.numpy(*arrays)
+        expected = kind.numpy(*arrays)
     seen = []
     for lowering in [None, *passes_after("graph")]:
         if lowering is not None:
@@ -127,7 +131,7 @@ def test_comparison_computes_its_numpy_function_at_every_level(
         f"  func.return %y : {result}\n"
         "}\n"
     )
-    x, y = inputs(ElementwiseKind.ADD, element)
+    x, y = inputs(K.ADD, element)
     y[::2] = x[::2]  # ties, where eq, le and ge differ from ne, lt and gt
     expected = predicate.numpy(x, y)
     levels = []
@@ -142,11 +146,10 @@ def test_comparison_computes_its_numpy_function_at_every_level(
 
 # ----- the kinds of irc issue 10, at every float dtype -------------------------
 
-K = ElementwiseKind
 #: Each kind with the interval its operands are drawn from and the special
 #: values it must get right (zeros of both signs, infinities, NaN, the edges
 #: of its domain, the points where an implementation switches formulas).
-FLOAT_KINDS: dict[ElementwiseKind, tuple[tuple[float, float], list[float]]] = {
+FLOAT_KINDS: dict[Primitive, tuple[tuple[float, float], list[float]]] = {
     K.CEIL: ((-4.0, 4.0), [-0.0, -0.5, 0.5, 2.0, -2.0]),
     K.TRUNC: ((-4.0, 4.0), [-0.0, -0.5, 0.5, 2.0, -2.0]),
     K.RINT: ((-4.0, 4.0), [-0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.4999]),
@@ -171,7 +174,7 @@ FLOAT_DTYPES = {
 SIZES = (5, 40)
 
 
-def special_inputs(kind: ElementwiseKind, numpy_type: Any, size: int) -> list[Any]:
+def special_inputs(kind: Primitive, numpy_type: Any, size: int) -> list[Any]:
     """``size`` values of the kind's interval with its special values first;
     for arctan2 every pair of special values and random ones."""
     (low, high), special = FLOAT_KINDS[kind]
@@ -217,13 +220,13 @@ def assert_like_numpy(
 @pytest.mark.parametrize("element", sorted(FLOAT_DTYPES))
 @pytest.mark.parametrize("kind", list(FLOAT_KINDS))
 def test_new_kinds_match_numpy_at_every_float_dtype_and_level(
-    kind: ElementwiseKind, element: str
+    kind: Primitive, element: str
 ) -> None:
     numpy_type, rtol = FLOAT_DTYPES[element]
     module = parse_module(program(kind, element))
     cases = [special_inputs(kind, numpy_type, size) for size in SIZES]
     with np.errstate(all="ignore"):
-        expected = [kind.semantics.numpy(*arrays) for arrays in cases]
+        expected = [kind.numpy(*arrays) for arrays in cases]
     seen = []
     for lowering in [None, *passes_after("graph")]:
         if lowering is not None:
@@ -334,7 +337,7 @@ def test_float_predicates_are_comparisons_that_fuse() -> None:
 
 
 @functools.cache
-def triton_level(kind: ElementwiseKind) -> Any:
+def triton_level(kind: Primitive) -> Any:
     """The one-op float64 program of ``kind``, lowered to the triton level
     (run as emitted Triton source under Triton's interpreter)."""
     module = parse_module(program(kind, "f64"))
@@ -351,7 +354,7 @@ ANY_FLOAT64 = hnp.arrays(np.float64, st.integers(1, 24), elements=st.floats(widt
 @settings(max_examples=40, deadline=None)
 @given(data=st.data())
 def test_new_kinds_match_numpy_on_any_float64(
-    kind: ElementwiseKind, data: st.DataObject
+    kind: Primitive, data: st.DataObject
 ) -> None:
     """The emitted kernel of each new kind agrees with NumPy on every
     float64 (subnormals, huge values, both zeros, infinities, NaN) to 2 ulp
@@ -366,6 +369,6 @@ def test_new_kinds_match_numpy_on_any_float64(
             )
         )
     with np.errstate(all="ignore"):
-        expected = kind.semantics.numpy(*arrays)
+        expected = kind.numpy(*arrays)
         (result,) = run_module(triton_level(kind), arrays)
     assert_like_numpy(result, expected, 1e-14, f"{kind} of {arrays}", atol=0.0)
