@@ -672,7 +672,7 @@ class KernelIntervals:
             return self._divisor_cache
         found: dict[SymExpr, None] = {}
         for op in self.kernel.walk():
-            if isinstance(op, BinaryOpBase) and op.kind.data.value in (
+            if isinstance(op, BinaryOpBase) and op.kind.data.name in (
                 "floordiv",
                 "rem",
             ):
@@ -803,7 +803,7 @@ def _is_conjunction(op: Operation | None) -> bool:
     of i1 are too)."""
     return (
         isinstance(op, BinaryOpBase)
-        and op.kind.data.value in ("and", "mul", "min")
+        and op.kind.data.name in ("and", "mul", "min")
         and _integer_width(op.result.type) == 1
     )
 
@@ -1015,36 +1015,16 @@ class _Concrete:
         if isinstance(op, SelectOpBase):
             return np.where(of(op.condition) != 0, of(op.on_true), of(op.on_false))
         if isinstance(op, CompareOpBase):
-            return _COMPARE[op.kind.data.value](of(op.lhs), of(op.rhs))
-        if isinstance(op, BinaryOpBase) and op.kind.data.value in _ARITHMETIC:
+            return op.kind.data.numpy(of(op.lhs), of(op.rhs))
+        if isinstance(op, BinaryOpBase) and "i" in op.kind.data.domain:
             lhs, rhs = of(op.lhs), of(op.rhs)
-            if op.kind.data.value in ("floordiv", "rem") and (rhs == 0).any():
+            if op.kind.data in ("floordiv", "rem") and (rhs == 0).any():
                 raise _Unknown
-            return _ARITHMETIC[op.kind.data.value](lhs, rhs)
+            try:
+                return op.kind.data.numpy(lhs, rhs)
+            except ValueError:  # a negative integer power
+                raise _Unknown from None
         raise _Unknown
-
-
-_COMPARE = {
-    "lt": np.less,
-    "le": np.less_equal,
-    "gt": np.greater,
-    "ge": np.greater_equal,
-    "eq": np.equal,
-    "ne": np.not_equal,
-}
-
-_ARITHMETIC = {
-    "add": np.add,
-    "sub": np.subtract,
-    "mul": np.multiply,
-    "floordiv": np.floor_divide,
-    "rem": np.remainder,
-    "max": np.maximum,
-    "min": np.minimum,
-    "and": np.bitwise_and,
-    "or": np.bitwise_or,
-    "xor": np.bitwise_xor,
-}
 
 
 def _value_name(value: SSAValue, depth: int) -> str:
