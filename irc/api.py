@@ -103,7 +103,8 @@ class Compiled:
             graph=lambda: self.module,
             source=lambda: self.triton_source,
         )
-        #: What a call runs, per backend: the caller's, read first by calls.
+        #: The caller's bound calls, per backend, read here by ``__call__``
+        #: (one attribute read less per call).
         self._calls = self._caller.bound
 
     @property
