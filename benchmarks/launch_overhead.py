@@ -110,9 +110,10 @@ def measure(name: str, number: int, repeat: int) -> dict[str, Any]:
     # The same compiled function bound to the no-op module: the public call
     # with every kernel a no-op.
     no_op_compiled = copy.copy(compiled)
+    input_names = compiled.compilation.input_names
     no_op_compiled._calls = {
-        "triton": compiled._triton_call(
-            triton_backend.Launcher(no_ops, compiled._input_names, interpret=False)
+        "triton": compiled._caller.triton_call(
+            triton_backend.Launcher(no_ops, input_names, interpret=False)
         )
     }
     compiled(*args, backend="triton", **kwargs)  # compiles the kernels

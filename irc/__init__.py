@@ -17,8 +17,7 @@ Capture a NumPy-style function with symbolic dims, inspect its IR, run it::
 """
 
 from irc import viz
-from irc.api import Compiled, Jitted, compile, jit, trace
-from irc.artifact import load
+from irc.api import Compiled, Jitted, compile, jit, load, trace
 from irc.autodiff import grad, value_and_grad, vjp
 from irc.capture.control_flow import cond, fori_loop, scan, while_loop
 from irc.capture.numpy_api import erf, rsqrt, sigmoid

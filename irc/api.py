@@ -3,40 +3,40 @@
 from __future__ import annotations
 
 import functools
-import importlib.util
 import inspect
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, PassPipeline
-from xdsl.utils.exceptions import ArgSpecParseError
+from xdsl.passes import ModulePass
 
+from irc import artifact, logs, pytree, viz
 from irc import cache as compile_cache
-from irc import logs, pytree
-from irc.capture import NO_RESULT, Captured, TensorSpec, capture
+from irc.capture import Captured, TensorSpec, capture
 from irc.capture.trace import facts_declared_with
-from irc.errors import AllocationError, BindingError, IrcError, TracingError
-from irc.ir import print_module
-from irc.lowering import pipeline as pipeline_module
-from irc.runtime.arrays import (
-    check_writable,
-    is_torch_tensor,
-    to_numpy,
-    to_torch,
-    write_back,
-)
+from irc.compilation import Compilation, StoredLevels
+from irc.driver import Driver
+from irc.errors import IrcError, TracingError
+from irc.lowering.pipeline import DEFAULT_PIPELINE, Pipeline
+from irc.runtime.arrays import is_torch_tensor
+from irc.runtime.calls import BACKENDS, Caller, is_nan, same_static
 
-#: What ``irc.compile`` runs on the captured graph: clean-ups, then the
-#: lowering to triton (``irc.lowering.pipeline``).
-DEFAULT_PIPELINE = pipeline_module.DEFAULT_PIPELINE
-
-#: ``"auto"`` picks the first available of the others, in this order.
-BACKENDS = ("auto", "triton", "interpret", "reference")
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_PIPELINE",
+    "MIXED_PRECISION_TYPES",
+    "Compiled",
+    "Jitted",
+    "compile",
+    "jit",
+    "load",
+    "low_float_name",
+    "trace",
+    "with_mixed_precision",
+]
 
 
 def trace(
@@ -61,7 +61,7 @@ class Compiled:
     a Triton backend), so that the reference backend never depends on them.
     The module is kept at every level it passes through. A pipeline that
     stops above triton is finished with the default lowering, so the result
-    always runs on every backend.
+    always runs on every backend (``irc.driver``).
 
     With the on-disk compile cache on (``irc.cache``: ``IRC_CACHE_DIR``,
     ``IRC_CACHE=0``), a compilation of the same captured IR with the same
@@ -71,197 +71,111 @@ class Compiled:
     module is first emitted.
     """
 
-    def __init__(self, captured: Captured, pipeline: str | Sequence[ModulePass]):
-        self._start(captured)
-        passes = _parse_pipeline(pipeline)
-        self._cache_entry = compile_cache.entry_for(
-            captured.module, captured.function_name, passes
-        )
-        stored = self._cache_entry.load() if self._cache_entry else None
+    def __init__(
+        self, captured: Captured, pipeline: str | Sequence[ModulePass] | Pipeline
+    ):
+        session = logs.Session(captured)
+        parsed = Pipeline.parse(pipeline)
+        entry = compile_cache.entry_for(captured.module, captured.function_name, parsed)
+        stored = entry.load() if entry else None
         if stored is not None:
-            self._restore(stored)
-            return
-        self._working = captured.module.clone()
-        lowering = next(
-            (
-                i
-                for i, p in enumerate(passes)
-                if p.name in pipeline_module.LOWERING_PASSES
-            ),
-            len(passes),
-        )
-        self._pending = list(passes[lowering:])
-        self._lowered = False
-        self._lowering_failure: Exception | None = None
-        self._level = "graph"
-        self._levels["graph"] = self._working.clone()
-        _apply(self._working, passes[:lowering], self._keep_level, self._logs)
-        self._logs.level_reached("graph", self._levels["graph"])
+            driver = Driver.restore(captured, parsed, stored, [session])
+        else:
+            listeners = [session] if entry is None else [session, entry]
+            driver = Driver.start(captured, parsed, listeners)
+        self._attach(driver)
 
     @classmethod
-    def from_stored(
-        cls, captured: Captured, stored: compile_cache.StoredLevels
-    ) -> Compiled:
+    def from_stored(cls, captured: Captured, stored: StoredLevels) -> Compiled:
         """A compilation restored from its stored levels and emitted module
         (a saved artefact, ``irc.load``), running no pass."""
         compiled = cls.__new__(cls)
-        compiled._start(captured)
-        compiled._cache_entry = None
-        compiled._restore(stored)
+        session = logs.Session(captured)
+        compiled._attach(Driver.restore(captured, None, stored, [session]))
         return compiled
 
-    def _start(self, captured: Captured) -> None:
-        self.captured = captured
-        self._logs = logs.Session(captured.function_name)
-        _log_guards(self._logs, captured)
-        self._levels: dict[str, ModuleOp] = {}
-        #: The levels' text when restored (the compile cache, an artefact).
-        self._stored: compile_cache.StoredLevels | None = None
-        self._source: str | None = None
-        #: What a call runs, per backend (see ``_bind_backend``).
-        self._calls: dict[str, Callable[[tuple[Any, ...], dict[str, Any]], Any]] = {}
-
-    def _restore(self, stored: compile_cache.StoredLevels) -> None:
-        """Take every level and the emitted module from ``stored``: nothing
-        is left to lower (the modules are parsed when first asked for)."""
-        self._stored = stored
-        self._source = stored.source
-        self._pending = []
-        self._lowered = True
-        self._lowering_failure = None
-        for level in stored.texts:
-            self._logs.level_text(level, stored.text(level, locations=False))
-        self._logs.source_emitted(stored.source)
-
-    def _lower(self) -> None:
-        """Run the rest of the pipeline and the default lowering after it,
-        once; a lowering that failed fails again the same way."""
-        if self._lowering_failure is not None:
-            raise self._lowering_failure
-        if self._lowered:
-            return
-        self._lowered = True
-        try:
-            _apply(self._working, self._pending, self._keep_level, self._logs)
-            _apply(
-                self._working,
-                pipeline_module.passes_after(self._level),
-                self._keep_level,
-                self._logs,
-            )
-        except Exception as failure:
-            self._lowering_failure = failure
-            raise
-        finally:  # what was reached, also when a lowering failed
-            for level in pipeline_module.LEVEL_NAMES[1:]:
-                if level in self._levels:
-                    self._logs.level_reached(level, self._levels[level])
-            if "fusion" in self._levels:
-                _log_kernels(self._logs, self._levels["fusion"])
-
-    def _keep_level(self, module: ModuleOp, applied: ModulePass) -> None:
-        """Keep a copy of ``module`` as the IR of its level: the last pass
-        that leaves a module at a level gives that level's IR. The level is
-        what the module's ops and types show, or what the pass lowers to
-        (a function returning its argument shows nothing)."""
-        self._level = pipeline_module.lowest_level(
-            self._level,
-            pipeline_module.module_level(module),
-            pipeline_module.LEVEL_AFTER.get(applied.name, "graph"),
+    def _attach(self, driver: Driver) -> None:
+        self._driver = driver
+        record = driver.compilation
+        self._caller = Caller(
+            record.captured,
+            record.input_names,
+            graph=lambda: self.module,
+            source=lambda: self.triton_source,
         )
-        self._levels[self._level] = module.clone()
+        #: The caller's bound calls, per backend, read here by ``__call__``
+        #: (one attribute read less per call).
+        self._calls = self._caller.bound
+
+    @property
+    def captured(self) -> Captured:
+        return self._driver.compilation.captured
+
+    @property
+    def compilation(self) -> Compilation:
+        """This compilation's record (``irc.compilation``), lowered: what
+        the artefact, the pictures and the compile cache read."""
+        return self._driver.lowered()
 
     @property
     def restored(self) -> bool:
         """Whether this compilation was restored (from the compile cache or
         a saved artefact) rather than lowered in this process."""
-        return self._stored is not None
+        return self._driver.compilation.restored
 
     @property
     def module(self) -> ModuleOp:
         """The graph-level module (after the graph passes of the pipeline)."""
-        return self._module("graph")
+        return self._driver.compilation.module("graph")
 
     @property
     def levels(self) -> tuple[str, ...]:
         """The levels whose IR ``ir`` returns, highest first."""
-        self._lower()
-        present = self._levels if self._stored is None else self._stored.texts
-        return tuple(lv for lv in pipeline_module.LEVEL_NAMES if lv in present)
+        return self.compilation.levels
 
     def ir(self, level: str = "graph", *, locations: bool = False) -> str:
         """The IR text at ``level`` (graph, fusion, loop, memory, triton);
         with ``locations``, each op's ``loc(file:line:col)`` of the Python
         line that made it."""
-        if self._stored is not None and level in self._stored.texts:
-            return self._stored.text(level, locations=locations)
-        return print_module(self._module(level), locations=locations)
+        return self._record_at(level).ir(level, locations=locations)
 
     def module_at(self, level: str = "graph") -> ModuleOp:
         """A copy of the module at ``level``, as ``ir(level)`` prints it."""
-        return self._module(level).clone()
+        return self._record_at(level).module(level).clone()
 
-    def _module(self, level: str) -> ModuleOp:
-        if level != "graph":
-            self._lower()
-        stored = self._stored
-        if level not in self._levels and stored is not None and level in stored.texts:
-            self._levels[level] = stored.module(level)
-        if level not in self._levels:
-            known = ", ".join(repr(k) for k in self.levels)
-            raise IrcError(f"no IR at level {level!r}; available levels: {known}")
-        return self._levels[level]
+    def _record_at(self, level: str) -> Compilation:
+        """The record, lowered unless ``level`` is the graph level."""
+        if level == "graph":
+            return self._driver.compilation
+        return self._driver.lowered()
 
     def save(self, path: str | Path) -> Path:
         """Write this compilation as a self-contained artefact directory
         (``irc.artifact``): the emitted module, the IR of every level, a
         manifest and a loader that runs it with only torch and Triton
         installed; ``irc.load(path)`` restores it."""
-        from irc import artifact
-
-        return artifact.save(self, path)
+        return artifact.save(self._driver.emitted(), path)
 
     def show(self) -> None:
         """The picture and the IR of every level (``irc.viz``): inline in
         Jupyter, else in a web browser."""
-        from irc import viz
-
-        viz.show(self)
+        viz.show(self.compilation)
 
     def _repr_html_(self) -> str:
         """Jupyter's rich view: the picture, the kernels and each level's IR."""
-        from irc import viz
-
-        return viz.to_html(self)
+        return viz.to_html(self.compilation)
 
     @property
     def triton_source(self) -> str:
         """The emitted Python module: ``@triton.jit`` kernels and a launcher."""
-        if self._source is None:
-            from irc.backend.triton import emit_module
-
-            self._lower()
-            self._source = emit_module(self._levels["triton"])
-            self._logs.source_emitted(self._source)
-            if self._cache_entry is not None:
-                self._cache_entry.store(
-                    compile_cache.StoredLevels.of(
-                        {lv: self._levels[lv] for lv in self.levels},
-                        self._source,
-                        self.num_kernels,
-                    )
-                )
-        return self._source
+        source = self._driver.emitted().source
+        assert source is not None
+        return source
 
     @property
     def num_kernels(self) -> int:
         """The number of kernel launches per call."""
-        from irc.dialects.memory import LaunchOp
-
-        if self._stored is not None:
-            return self._stored.num_kernels
-        self._lower()
-        return sum(isinstance(op, LaunchOp) for op in self._levels["triton"].walk())
+        return self.compilation.num_kernels
 
     def __call__(self, *args: Any, backend: str = "auto", **kwargs: Any) -> Any:
         """Run on arrays (NumPy arrays give NumPy results, torch tensors
@@ -270,351 +184,13 @@ class Compiled:
         first of them available when this object is first called."""
         call = self._calls.get(backend)
         if call is None:
-            call = self._calls[backend] = self._bind_backend(backend)
+            call = self._caller.bind(backend)
         return call(args, kwargs)
 
-    def _bind_backend(
-        self, backend: str
-    ) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
-        """What a call on ``backend`` runs, prepared once: the loaded emitted
-        module and its device for a Triton backend."""
-        if backend not in BACKENDS:
-            raise IrcError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
-        if backend == "auto":
-            resolved = _auto_backend()
-            call = self._calls.get(resolved) or self._bind_backend(resolved)
-            self._calls[resolved] = call
-            return call
-        if backend == "reference":
-            return self._call_reference
-        missing = [
-            m for m in ("torch", "triton") if importlib.util.find_spec(m) is None
-        ]
-        if missing:
-            raise IrcError(
-                f"backend {backend!r} runs the emitted Triton module, which needs "
-                f"{' and '.join(missing)}: pip install torch==2.13.0 triton (torch "
-                "first, for its CPU build), or call with backend='reference'"
-            )
-        from irc.runtime import triton_backend
 
-        interpret = backend == "interpret"
-        module = triton_backend.load_source(self.triton_source, interpret=interpret)
-        launcher = triton_backend.Launcher(
-            module, self._input_names, interpret=interpret
-        )
-        return self._triton_call(launcher)
-
-    def _call_reference(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        from irc.interpreters.graph import run_graph
-
-        leaves = self._flatten(args, kwargs)
-        arrays = [to_numpy(leaf, name) for leaf, name in zip(leaves, self._input_names)]
-        outputs = run_graph(self.module, arrays, self.captured.function_name)
-        if any(is_torch_tensor(leaf) for leaf in leaves):
-            outputs = [to_torch(o) for o in outputs]
-        return self._results(outputs, leaves)
-
-    def _triton_call(
-        self, launcher: Any
-    ) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
-        """A call through ``launcher``, which checks and binds the call
-        itself, with messages that name the argument, axis, symbol and
-        values; only flattening and converting the results are left here.
-
-        A call of torch tensors the launcher can take as they are takes the
-        fast path: one generated function (``pytree.call_dispatcher``)
-        flattens and tests it, runs the launcher on its tensors and rebuilds
-        the results. Any other call, and one the launcher refuses, takes the
-        general path, which converts what it can and raises the precise
-        error."""
-        general = self._general_triton_call(launcher)
-        if not self._input_names:
-            return general
-        captured = self.captured
-        static = captured.static_leaves
-        names = {f"_s{i}": value for i, value in static.items()}
-        names |= {"_same_static": _same_static}
-        names |= {t.__name__: t for t in _PLAIN_STATIC_TYPES}
-        names |= {
-            "_launch": launcher.launch_given,
-            "_Refused": launcher.launch_error,
-            "_AllocationFailed": launcher.allocation_failed,
-            "_AllocationError": AllocationError,
-            "_results": self._results,
-        }
-        return pytree.call_dispatcher(
-            captured.in_tree,
-            then=lambda tensors: self._launch_lines(tensors, names),
-            otherwise=general,
-            refuse_leaf=self._fast_leaf_refusal(launcher),
-            keep=self._tensor_leaves,
-            names=names,
-            any_key_order=True,
-        )
-
-    def _general_triton_call(
-        self, launcher: Any
-    ) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
-        """Any call through ``launcher``: the structure checked (and dicts
-        reordered), NumPy arrays converted, tensors moved to the device."""
-        flatten, results = self._flatten, self._results
-
-        def call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-            leaves = flatten(args, kwargs)
-            outputs, torch_in = launcher(leaves)
-            if not torch_in:
-                outputs = [to_numpy(o, "result") for o in outputs]
-            return results(outputs, leaves)
-
-        return call
-
-    def _fast_leaf_refusal(self, launcher: Any) -> pytree.LeafRefusal:
-        """What sends a call off the fast path, leaf by leaf: a tensor leaf
-        that is no torch tensor without ``requires_grad`` (or, for the
-        first, is not on the launcher's kind of device: the launcher checks
-        that the others are on its device, and dense), a static leaf that is
-        not the compiled one."""
-        static = self.captured.static_leaves
-        first = next(i for i in range(len(self.captured.leaf_names)) if i not in static)
-
-        def refuse(index: int, leaf: str) -> str:
-            if index in static:
-                if type(static[index]) in _PLAIN_STATIC_TYPES:
-                    kind = type(static[index]).__name__
-                    return f"type({leaf}) is not {kind} or {leaf} != _s{index}"
-                return f"not _same_static({leaf}, _s{index})"
-            refused = f"{leaf}.requires_grad"
-            if index == first:
-                refused += f" or not {leaf}.{launcher.device_flag}"
-            return refused
-
-        return refuse
-
-    def _launch_lines(self, tensors: Sequence[str], names: dict[str, Any]) -> list[str]:
-        """The fast path's lines after flattening: the launcher on the
-        tensors (a refusal takes the general path, which reports it), then
-        the results rebuilt in one expression (or by ``_results`` when the
-        function writes into inputs or returns nothing)."""
-        listed = ", ".join(tensors)
-        lines = [
-            "    try:",
-            f"        outputs = _launch({listed})",
-            "    except _Refused:",
-            "        return _otherwise(args, kwargs)",
-            "    except _AllocationFailed as error:",
-            "        raise _AllocationError(str(error)) from error",
-        ]
-        captured = self.captured
-        if captured.written_inputs or captured.out_tree == NO_RESULT:
-            return [*lines, f"    return _results(outputs, [{listed}])"]
-        results = pytree.unflatten_text(captured.out_tree, names, "outputs")
-        return [*lines, f"    return {results}"]
-
-    def _results(self, outputs: Sequence[Any], inputs: Sequence[Any]) -> Any:
-        """The outputs in the structure the function returned them, once the
-        final values of the inputs it writes into are copied into the
-        caller's arrays (the last outputs, one per written input)."""
-        written = self.captured.written_inputs
-        if written:
-            names = [self._input_names[position] for position in written]
-            for name, position in zip(names, written):
-                check_writable(inputs[position], name)
-            count = len(outputs) - len(written)
-            for name, position, value in zip(names, written, outputs[count:]):
-                write_back(name, inputs[position], value)
-            outputs = outputs[:count]
-        out_tree = self.captured.out_tree
-        if out_tree == NO_RESULT:
-            return None
-        return (
-            outputs[0]
-            if out_tree is pytree.LEAF
-            else pytree.unflatten(out_tree, outputs)
-        )
-
-    @functools.cached_property
-    def _input_names(self) -> list[str]:
-        captured = self.captured
-        return [
-            name
-            for index, name in enumerate(captured.leaf_names)
-            if index not in captured.static_leaves
-        ]
-
-    @functools.cached_property
-    def _flattener(self) -> pytree.CallFlattener:
-        return pytree.call_flattener(self.captured.in_tree)
-
-    @functools.cached_property
-    def _tensor_leaves(self) -> list[int] | None:
-        """The leaf indices of the tensor inputs; None when every leaf is one."""
-        captured = self.captured
-        if not captured.static_leaves:
-            return None
-        count = len(captured.leaf_names)
-        return [i for i in range(count) if i not in captured.static_leaves]
-
-    def _flatten_reordered(
-        self, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> list[Any]:
-        """The leaves of a call whose dicts (keyword arguments included) list
-        their keys in another order than the compiled call did; any other
-        difference is a ``BindingError`` saying in words where it is."""
-        in_tree = self.captured.in_tree
-        reordered = pytree.reorder_like((list(args), dict(kwargs)), in_tree)
-        if reordered is not None:
-            leaves, _ = pytree.flatten(reordered)
-            return leaves
-        _, given = pytree.flatten((list(args), dict(kwargs)))
-        where = pytree.describe_mismatch(in_tree, given, self.captured.parameters)
-        raise BindingError(
-            f"the arguments do not have the structure {self.captured.function_name}() "
-            f"was compiled for: {where}"
-        )
-
-    def _flatten(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
-        """The tensor inputs, as given (NumPy arrays or torch tensors), after
-        checking the call's structure and static values against the
-        compiled ones."""
-        captured = self.captured
-        leaves = self._flattener(args, kwargs)
-        if leaves is None:
-            leaves = self._flatten_reordered(args, kwargs)
-        _refuse_autograd(leaves, captured.leaf_names)
-        if self._tensor_leaves is None:
-            return leaves
-        for index, expected in captured.static_leaves.items():
-            _check_static(captured.leaf_names[index], leaves[index], expected)
-        return [leaves[i] for i in self._tensor_leaves]
-
-
-def _refuse_autograd(leaves: Sequence[Any], names: Sequence[str]) -> None:
-    """irc runs outside torch.autograd: a result computed from a tensor that
-    requires grad would silently have none, so such a tensor is refused."""
-    for leaf, name in zip(leaves, names):
-        if getattr(leaf, "requires_grad", False) is True and is_torch_tensor(leaf):
-            raise BindingError(
-                f"argument {name!r} is a torch tensor with requires_grad=True, but "
-                "irc does not record its operations for torch.autograd, so the "
-                "result would have no gradient: take gradients with irc.grad, "
-                f"irc.value_and_grad or irc.vjp, or pass {name}.detach()"
-            )
-
-
-def _auto_backend() -> str:
-    """The first available backend: a GPU, else Triton's interpreter (torch
-    and triton installed), else the NumPy reference."""
-    if (
-        importlib.util.find_spec("torch") is None
-        or importlib.util.find_spec("triton") is None
-    ):
-        return "reference"
-    from irc.runtime import triton_backend
-
-    return "interpret" if triton_backend.gpu_device() is None else "triton"
-
-
-def _parse_pipeline(pipeline: str | Sequence[ModulePass]) -> list[ModulePass]:
-    """A pipeline as ``irc-opt -p`` takes it, or pass instances, as passes."""
-    from irc.passes.registry import get_all_passes
-
-    if not isinstance(pipeline, str):
-        return list(pipeline)
-    if not pipeline:
-        return []
-    try:
-        return list(PassPipeline.parse_spec(get_all_passes(), pipeline).passes)
-    except (Exception, ArgSpecParseError) as err:
-        raise IrcError(f"invalid pass pipeline {pipeline!r}: {err}") from None
-
-
-def _apply(
-    module: ModuleOp,
-    passes: Iterable[ModulePass],
-    after_each: Callable[[ModuleOp, ModulePass], None],
-    session: logs.Session,
-) -> None:
-    from irc.ir import default_context
-
-    ctx = default_context()
-    for each in passes:
-        start = time.perf_counter()
-        each.apply(ctx, module)
-        session.pass_ran(each.name, time.perf_counter() - start)
-        after_each(module, each)
-
-
-def _log_guards(session: logs.Session, captured: Captured) -> None:
-    """The declared facts and the guards capture left for the runtime."""
-    if not session.wants("guards"):
-        return
-    from irc.dialects.sym import GuardOp
-
-    facts = ", ".join(str(fact) for fact in captured.facts) or "none"
-    lines = [f"{captured.function_name}: facts declared: {facts}"]
-    for op in captured.module.walk():
-        if isinstance(op, GuardOp):
-            reason = f" ({op.reason.data})" if op.reason else ""
-            lines.append(f"  guard {op.fact}{reason}, checked at every call")
-    if len(lines) == 1:
-        lines.append("  no guards: every shape fact was proven at compile time")
-    session.log("guards", "\n".join(lines))
-
-
-def _log_kernels(session: logs.Session, fusion_module: ModuleOp) -> None:
-    """Each kernel ``fuse`` formed: its name, kind and reason."""
-    if not session.wants("kernels"):
-        return
-    from irc.dialects.fusion import KernelOp
-
-    kernels = [op for op in fusion_module.walk() if isinstance(op, KernelOp)]
-    lines = [f"{len(kernels)} kernel(s)"]
-    lines += [
-        f"  @{op.sym_name.data} {op.kind.data}: {op.reason.data}" for op in kernels
-    ]
-    session.log("kernels", "\n".join(lines))
-
-
-#: Static values that ``_same_static`` compares by type and ``==`` alone (no
-#: NaN, no arrays): the fast path tests them inline.
-_PLAIN_STATIC_TYPES = (int, bool, str, bytes, type(None))
-
-
-def _check_static(name: str, value: Any, expected: Any) -> None:
-    if not _same_static(value, expected):
-        raise BindingError(
-            f"static argument {name!r} was {expected!r} when compiled but is "
-            f"{value!r} now; compile again (or use irc.jit, which recompiles)"
-        )
-
-
-def _same_static(value: Any, expected: Any) -> bool:
-    """Whether a static argument equals the one compiled in (arrays by value,
-    dtype and shape; other values by type and ``==``)."""
-    if type(value) is not type(expected):
-        return False
-    if isinstance(value, np.ndarray):
-        if value.dtype != expected.dtype:
-            return False
-        try:  # NaN where NaN was compiled in is the same static value
-            return np.array_equal(value, expected, equal_nan=True)
-        except TypeError:  # a dtype without NaN (objects, strings)
-            return np.array_equal(value, expected)
-    if _is_nan(value) and _is_nan(expected):
-        return True
-    try:
-        return bool(value == expected)
-    except (TypeError, ValueError):  # an ``==`` that is not a truth value
-        return value is expected
-
-
-def _is_nan(value: Any) -> bool:
-    """Whether ``value`` is a float (or complex) NaN scalar: a static
-    argument that was NaN when compiled accepts NaN, though ``nan != nan``."""
-    if not isinstance(value, float | complex | np.floating | np.complexfloating):
-        return False
-    return bool(np.isnan(value))
+def load(path: str | Path) -> Compiled:
+    """The compilation saved at ``path`` (``Compiled.save``), restored."""
+    return Compiled.from_stored(*artifact.read(path))
 
 
 def compile(
@@ -642,37 +218,32 @@ def compile(
     pipeline's ``tile{matmul-precision=...}`` option; None keeps the
     pipeline's. 16-bit matmuls always run on tensor cores.
     """
-    passes = with_mixed_precision(_parse_pipeline(pipeline), mixed_precision)
-    passes = _with_matmul_precision(passes, matmul_precision)
-    return Compiled(capture(function, args, kwargs, facts), passes)
+    parsed = with_mixed_precision(Pipeline.parse(pipeline), mixed_precision)
+    parsed = _with_matmul_precision(parsed, matmul_precision)
+    return Compiled(capture(function, args, kwargs, facts), parsed)
 
 
-def _with_matmul_precision(
-    passes: list[ModulePass], precision: str | None
-) -> list[ModulePass]:
-    """``passes`` with ``precision`` as every ``tile`` pass's
+def _with_matmul_precision(pipeline: Pipeline, precision: str | None) -> Pipeline:
+    """``pipeline`` with ``precision`` as every ``tile`` pass's
     ``matmul-precision`` (unchanged for None)."""
     from irc.dialects.kernel_kind import MatmulPrecision
     from irc.lowering.fusion_to_loop import TilePass
 
     if precision is None:
-        return passes
+        return pipeline
     if precision not in set(MatmulPrecision):
         raise IrcError(
             f"matmul_precision={precision!r} is not one of "
             f'{", ".join(repr(str(p)) for p in MatmulPrecision)}; pass "ieee" '
             'for IEEE float32 matmuls (the default) or "tf32" for TF32 tensor cores'
         )
-    if not any(isinstance(p, TilePass) for p in passes):
+    if not any(isinstance(p, TilePass) for p in pipeline.passes):
         raise IrcError(
             f"matmul_precision={precision!r} sets the tile pass's matmul-precision "
             "option, but the pipeline has no tile pass; add "
             f"tile{{matmul-precision={precision}}} to the pipeline instead"
         )
-    return [
-        replace(p, matmul_precision=precision) if isinstance(p, TilePass) else p
-        for p in passes
-    ]
+    return pipeline.with_options(TilePass, matmul_precision=precision)
 
 
 #: ``mixed_precision=`` values, by the low type's name in the IR.
@@ -698,29 +269,20 @@ def low_float_name(mixed_precision: str | None) -> str | None:
     return low
 
 
-def with_mixed_precision(
-    passes: Sequence[ModulePass], mixed_precision: str | None
-) -> list[ModulePass]:
-    """``passes`` with ``auto-mixed-precision`` (and a ``canonicalize`` that
-    folds its casts of constants) before the first lowering pass; the same
-    passes for ``mixed_precision=None``."""
+def with_mixed_precision(pipeline: Pipeline, mixed_precision: str | None) -> Pipeline:
+    """``pipeline`` with ``auto-mixed-precision`` (and a ``canonicalize``
+    that folds its casts of constants) after its graph passes; the same
+    pipeline for ``mixed_precision=None``."""
     low = low_float_name(mixed_precision)
     if low is None:
-        return list(passes)
+        return pipeline
     from xdsl.transforms.canonicalize import CanonicalizePass
 
     from irc.passes.auto_mixed_precision import AutoMixedPrecisionPass
 
-    lowering = next(
-        (i for i, p in enumerate(passes) if p.name in pipeline_module.LOWERING_PASSES),
-        len(passes),
+    return pipeline.with_graph_passes(
+        AutoMixedPrecisionPass(dtype=low), CanonicalizePass()
     )
-    return [
-        *passes[:lowering],
-        AutoMixedPrecisionPass(dtype=low),
-        CanonicalizePass(),
-        *passes[lowering:],
-    ]
 
 
 class Jitted:
@@ -932,7 +494,7 @@ class _CallPlan:
         for value, leaf in zip(values, self.leaves):
             kind = leaf[0]
             if kind is None:
-                if not _same_static(value, leaf[1]):
+                if not same_static(value, leaf[1]):
                     return False
                 continue
             _, dtype, rank, static = leaf
@@ -1004,7 +566,7 @@ def _hashable(leaf: Any) -> Any:
     by identity (a new object compiles again)."""
     if isinstance(leaf, np.ndarray):
         return ("array", leaf.dtype.str, leaf.shape, leaf.tobytes())
-    if _is_nan(leaf):  # every NaN is one key, as ``_same_static`` says
+    if is_nan(leaf):  # every NaN is one key, as ``same_static`` says
         return (type(leaf), "nan")
     try:
         hash(leaf)

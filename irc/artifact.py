@@ -1,4 +1,5 @@
-"""Saved artefacts: ``Compiled.save(path)`` and ``irc.load(path)``.
+"""Saved artefacts: ``Compiled.save(path)`` and ``irc.load(path)`` write and
+read a compilation's record (``irc.compilation``).
 
 An artefact is a directory (not a zip: Triton reads a kernel's source from
 its file, a directory is importable as it is, and every part can be read
@@ -15,7 +16,7 @@ and diffed with ordinary tools)::
 Where only torch and Triton are installed, ``import softmax_artifact;
 softmax_artifact.load()(x)`` runs it: the launcher checks the call and its
 guards itself. With irc installed, ``irc.load(path)`` gives a ``Compiled``
-restored from it, on every backend (the reference backend runs the saved
+restored from what ``read`` reads back, on every backend (the reference backend runs the saved
 graph IR), with its ``ir(level)``, ``triton_source`` and ``num_kernels``.
 
 Static arguments are saved by value when they are ``None``, a ``bool``,
@@ -34,18 +35,16 @@ import shutil
 import tempfile
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from irc import pytree
-from irc.cache import StoredLevels, versions
+from irc.cache import versions
 from irc.capture import Captured, TensorSpec
+from irc.compilation import Compilation, StoredLevels
 from irc.errors import IrcError
 from irc.shapes import Facts
-
-if TYPE_CHECKING:
-    from irc.api import Compiled
 
 #: The layout of an artefact; ``irc.load`` refuses another.
 FORMAT = 1
@@ -55,9 +54,9 @@ LOADER = "__init__.py"
 IR_DIRECTORY = "ir"
 
 
-def save(compiled: Compiled, path: str | Path) -> Path:
-    """Write ``compiled`` as an artefact directory at ``path`` (replacing an
-    artefact already there) and return its path."""
+def save(compiled: Compilation, path: str | Path) -> Path:
+    """Write ``compiled``, lowered and emitted, as an artefact directory at
+    ``path`` (replacing an artefact already there) and return its path."""
     target = Path(path)
     if target.exists() and not (target / MANIFEST).is_file():
         raise IrcError(
@@ -78,10 +77,11 @@ def save(compiled: Compiled, path: str | Path) -> Path:
     return target
 
 
-def _write(directory: Path, compiled: Compiled, manifest: dict[str, Any]) -> None:
+def _write(directory: Path, compiled: Compilation, manifest: dict[str, Any]) -> None:
+    assert compiled.source is not None
     loader = resources.files("irc.runtime").joinpath("standalone.py")
     (directory / LOADER).write_text(loader.read_text("utf-8"), encoding="utf-8")
-    (directory / KERNELS).write_text(compiled.triton_source, encoding="utf-8")
+    (directory / KERNELS).write_text(compiled.source, encoding="utf-8")
     levels = directory / IR_DIRECTORY
     levels.mkdir()
     for level in compiled.levels:
@@ -92,11 +92,11 @@ def _write(directory: Path, compiled: Compiled, manifest: dict[str, Any]) -> Non
     (directory / MANIFEST).write_text(text, encoding="utf-8")
 
 
-def _manifest(compiled: Compiled) -> dict[str, Any]:
+def _manifest(compiled: Compilation) -> dict[str, Any]:
     captured = compiled.captured
     inputs = [
         {"name": name, "shape": list(spec.shape), "dtype": spec.dtype.name}
-        for name, spec in zip(compiled._input_names, captured.specs, strict=True)
+        for name, spec in zip(compiled.input_names, captured.specs, strict=True)
     ]
     return {
         "format": FORMAT,
@@ -134,24 +134,25 @@ def _installed(distribution: str) -> str:
         return "not installed"
 
 
-def _guards(compiled: Compiled) -> list[dict[str, str]]:
+def _guards(compiled: Compilation) -> list[dict[str, str]]:
     """The facts the runtime checks at every call, with the reason."""
     from irc.dialects.sym import GuardOp
 
     return [
         {"fact": str(op.fact), "reason": op.reason.data if op.reason else ""}
-        for op in compiled.module.walk()
+        for op in compiled.module("graph").walk()
         if isinstance(op, GuardOp)
     ]
 
 
-def _outputs(compiled: Compiled) -> list[dict[str, Any]]:
+def _outputs(compiled: Compilation) -> list[dict[str, Any]]:
     """Each result's shape (symbols by name) and dtype."""
     from xdsl.dialects import func
 
     from irc.dtypes import dtype
 
-    entry = next(op for op in compiled.module.ops if isinstance(op, func.FuncOp))
+    graph = compiled.module("graph")
+    entry = next(op for op in graph.ops if isinstance(op, func.FuncOp))
     found = []
     for result in entry.function_type.outputs.data:
         shape = [d.constant if d.is_constant else str(d) for d in result.dims]
@@ -215,9 +216,9 @@ def _unsaveable(name: str, value: Any) -> IrcError:
     )
 
 
-def load(path: str | Path) -> Compiled:
-    """The compilation saved at ``path`` (``Compiled.save``), restored."""
-    from irc.api import Compiled
+def read(path: str | Path) -> tuple[Captured, StoredLevels]:
+    """The captured function and the stored levels of the compilation saved
+    at ``path`` (``Compiled.save``), which ``irc.load`` restores."""
     from irc.runtime.standalone import decode_static
 
     directory = Path(path)
@@ -259,4 +260,4 @@ def load(path: str | Path) -> Compiled:
         out_tree=tree_from_json(manifest["out_tree"]),
         facts=Facts(manifest["facts"]) if manifest["facts"] else Facts(),
     )
-    return Compiled.from_stored(captured, stored)
+    return captured, stored

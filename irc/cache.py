@@ -38,16 +38,16 @@ import importlib.metadata
 import json
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
 
 from irc import logs
-from irc.ir import parse_module, print_module
+from irc.compilation import Compilation, Listener, StoredLevels
+from irc.ir import print_module
+from irc.lowering.pipeline import Pipeline
 
 DIR_VARIABLE = "IRC_CACHE_DIR"
 SWITCH_VARIABLE = "IRC_CACHE"
@@ -96,60 +96,10 @@ def _package_source_digest() -> str:
     return digest.hexdigest()
 
 
-@dataclass
-class StoredLevels:
-    """A compilation's IR at every level and its emitted module, as text:
-    what an entry (or a saved artefact, ``irc.artifact``) restores. A
-    level's module is parsed only when it is first asked for (parsing every
-    level costs more than lowering a small program)."""
-
-    #: Per level, highest first: ``(text, text with locations)``.
-    texts: dict[str, tuple[str, str]]
-    source: str
-    num_kernels: int
-
-    def __post_init__(self) -> None:
-        self._modules: dict[str, ModuleOp] = {}
-
-    def text(self, level: str, *, locations: bool) -> str:
-        plain, located = self.texts[level]
-        return located if locations else plain
-
-    def module(self, level: str) -> ModuleOp:
-        """The module at ``level``, parsed from its text with locations
-        (``ir`` prints it back to the same text)."""
-        module = self._modules.get(level)
-        if module is None:
-            module = parse_module(self.texts[level][1], name=f"<{level} IR>")
-            self._modules[level] = module
-        return module
-
-    @staticmethod
-    def of(
-        modules: Mapping[str, ModuleOp], source: str, num_kernels: int
-    ) -> StoredLevels:
-        texts = {
-            level: (print_module(m), print_module(m, locations=True))
-            for level, m in modules.items()
-        }
-        return StoredLevels(texts, source, num_kernels)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "levels": [[level, *pair] for level, pair in self.texts.items()],
-            "source": self.source,
-            "num_kernels": self.num_kernels,
-        }
-
-    @staticmethod
-    def from_json(data: Mapping[str, Any]) -> StoredLevels:
-        texts = {level: (plain, located) for level, plain, located in data["levels"]}
-        return StoredLevels(texts, data["source"], int(data["num_kernels"]))
-
-
 @dataclass(frozen=True)
-class Entry:
-    """One compilation's place in the cache."""
+class Entry(Listener):
+    """One compilation's place in the cache: a listener of its driver
+    (``irc.driver``) that writes the entry when the module is emitted."""
 
     key: str
     path: Path
@@ -172,6 +122,13 @@ class Entry:
             return None
         self._log(f"compile cache hit: {self.path}")
         return stored
+
+    def source_emitted(self, compilation: Compilation) -> None:
+        assert compilation.source is not None
+        modules = {level: compilation.modules[level] for level in compilation.levels}
+        self.store(
+            StoredLevels.of(modules, compilation.source, compilation.num_kernels)
+        )
 
     def store(self, stored: StoredLevels) -> None:
         """Write the entry atomically; a cache that cannot be written is a
@@ -206,19 +163,20 @@ class Entry:
 
 
 def entry_for(
-    captured_module: ModuleOp, function_name: str, passes: Sequence[ModulePass]
+    captured_module: ModuleOp, function_name: str, pipeline: Pipeline
 ) -> Entry | None:
-    """The entry of compiling ``captured_module`` with ``passes``, or None
+    """The entry of compiling ``captured_module`` with ``pipeline``, or None
     when the cache is off or a pass comes from outside irc and xDSL."""
     directory = cache_directory()
     if directory is None:
         return None
+    passes = pipeline.passes
     if any(not type(p).__module__.startswith(("irc.", "xdsl.")) for p in passes):
         return None
     key_material = {
         "format": FORMAT,
         "graph": print_module(captured_module, locations=True),
-        "pipeline": [str(p.pipeline_pass_spec()) for p in passes],
+        "pipeline": pipeline.spec(),
         "versions": versions(),
     }
     key = _digest(key_material)

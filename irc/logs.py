@@ -31,13 +31,14 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
 
+from irc.capture import Captured
+from irc.compilation import Compilation, Listener
 from irc.errors import IrcError
-from irc.ir import print_module
 
 LEVELS = ("graph", "fusion", "loop", "memory", "triton")
 TOPICS = (*LEVELS, "source", "passes", "kernels", "guards", "cache")
@@ -92,15 +93,18 @@ def logger(topic: str) -> logging.Logger:
     return logging.getLogger(f"irc.{topic}")
 
 
-class Session:
-    """What one compilation logs and dumps, decided when it starts."""
+class Session(Listener):
+    """What one compilation logs and dumps, decided when it starts: a
+    listener of its driver (``irc.driver``)."""
 
-    def __init__(self, function_name: str):
+    def __init__(self, captured: Captured):
         self.topics = active_topics()
-        self.dump_dir = _dump_directory(function_name)
+        self.dump_dir = _dump_directory(captured.function_name)
         self._pass_times: list[str] = []
         if self.topics:
             ensure_handler()
+        if self.wants("guards"):
+            self.log("guards", _guards_text(captured))
 
     def wants(self, topic: str) -> bool:
         return topic in self.topics
@@ -109,26 +113,33 @@ class Session:
         if topic in self.topics:
             logger(topic).info("%s", message)
 
-    def pass_ran(self, name: str, seconds: float) -> None:
-        line = f"{name}: {seconds * 1e3:.2f} ms"
+    def pass_ran(
+        self, compilation: Compilation, applied: ModulePass, seconds: float
+    ) -> None:
+        line = f"{applied.name}: {seconds * 1e3:.2f} ms"
         self.log("passes", line)
         if self.dump_dir is not None:
             self._pass_times.append(line)
             self.write("passes.txt", "\n".join(self._pass_times) + "\n")
 
-    def level_reached(self, level: str, module: ModuleOp) -> None:
-        if not self.wants(level) and self.dump_dir is None:
-            return  # printing a module costs milliseconds
-        self.level_text(level, print_module(module))
+    def levels_reached(self, compilation: Compilation, levels: Sequence[str]) -> None:
+        for level in levels:
+            if self.wants(level) or self.dump_dir is not None:
+                # printing a module costs milliseconds: only when wanted
+                self._level_text(level, compilation.ir(level))
+        # the kernels ``fuse`` formed in this process (not restored ones)
+        formed = "fusion" in levels and "fusion" in compilation.modules
+        if formed and self.wants("kernels"):
+            self.log("kernels", _kernels_text(compilation))
 
-    def level_text(self, level: str, text: str) -> None:
-        """A level's IR, already printed (a compilation restored from the
-        compile cache or a saved artefact)."""
+    def _level_text(self, level: str, text: str) -> None:
         self.log(level, f"{level} IR:\n{text}")
         if self.dump_dir is not None:
             self.write(f"{level}.mlir", text)
 
-    def source_emitted(self, source: str) -> None:
+    def source_emitted(self, compilation: Compilation) -> None:
+        source = compilation.source
+        assert source is not None
         self.log("source", f"emitted module:\n{source}")
         if self.dump_dir is not None:
             self.write("kernels.py", source)
@@ -136,6 +147,34 @@ class Session:
     def write(self, name: str, text: str) -> None:
         assert self.dump_dir is not None
         (self.dump_dir / name).write_text(text, encoding="utf-8")
+
+
+def _guards_text(captured: Captured) -> str:
+    """The declared facts and the guards capture left for the runtime."""
+    from irc.dialects.sym import GuardOp
+
+    facts = ", ".join(str(fact) for fact in captured.facts) or "none"
+    lines = [f"{captured.function_name}: facts declared: {facts}"]
+    for op in captured.module.walk():
+        if isinstance(op, GuardOp):
+            reason = f" ({op.reason.data})" if op.reason else ""
+            lines.append(f"  guard {op.fact}{reason}, checked at every call")
+    if len(lines) == 1:
+        lines.append("  no guards: every shape fact was proven at compile time")
+    return "\n".join(lines)
+
+
+def _kernels_text(compilation: Compilation) -> str:
+    """Each kernel ``fuse`` formed: its name, kind and reason."""
+    from irc.dialects.fusion import KernelOp
+
+    fusion = compilation.modules["fusion"]
+    kernels = [op for op in fusion.walk() if isinstance(op, KernelOp)]
+    lines = [f"{len(kernels)} kernel(s)"]
+    lines += [
+        f"  @{op.sym_name.data} {op.kind.data}: {op.reason.data}" for op in kernels
+    ]
+    return "\n".join(lines)
 
 
 def _dump_directory(function_name: str) -> Path | None:

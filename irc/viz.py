@@ -27,18 +27,28 @@ import webbrowser
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
 
+from irc.compilation import Compilation
 from irc.dialects.fusion import KernelOp, YieldOp
 from irc.dialects.graph import TensorType
 from irc.errors import IrcError
 
-if TYPE_CHECKING:
-    from irc.api import Compiled
+
+class HasCompilation(Protocol):
+    """What holds a compilation, lowered when asked (``irc.Compiled``)."""
+
+    @property
+    def compilation(self) -> Compilation: ...
+
+
+#: A compilation (drawn from its fusion level), what holds one, or a module
+#: at any level.
+Drawable = Compilation | HasCompilation | ModuleOp
 
 #: Fill colours of the kernels' clusters, in turn (also the HTML view's).
 PALETTE = (
@@ -63,7 +73,7 @@ _DOT_TIMEOUT_S = 60
 # ----- DOT -------------------------------------------------------------------
 
 
-def to_dot(source: Compiled | ModuleOp) -> str:
+def to_dot(source: Drawable) -> str:
     """The DOT text of a compiled function (drawn from its fusion level) or
     of a module at any level: one ``digraph`` per function."""
     module = _module_to_draw(source)
@@ -71,10 +81,14 @@ def to_dot(source: Compiled | ModuleOp) -> str:
     return "\n".join(_FunctionDrawing(f).dot() for f in functions)
 
 
-def _module_to_draw(source: Compiled | ModuleOp) -> ModuleOp:
+def _module_to_draw(source: Drawable) -> ModuleOp:
     if isinstance(source, ModuleOp):
         return source
-    return source.module_at("fusion")
+    return _compilation(source).module("fusion")
+
+
+def _compilation(source: Compilation | HasCompilation) -> Compilation:
+    return source if isinstance(source, Compilation) else source.compilation
 
 
 @dataclass
@@ -251,12 +265,12 @@ def run_graphviz(dot: str, output_format: str) -> bytes:
     return run.stdout
 
 
-def to_svg(source: Compiled | ModuleOp) -> str:
+def to_svg(source: Drawable) -> str:
     """The picture as SVG text (needs Graphviz)."""
     return run_graphviz(to_dot(source), "svg").decode()
 
 
-def render(source: Compiled | ModuleOp, path: str | Path) -> Path:
+def render(source: Drawable, path: str | Path) -> Path:
     """Write the picture to ``path``: ``.dot``/``.gv`` as DOT text, ``.svg``,
     ``.png`` or ``.pdf`` through Graphviz. Returns the path."""
     target = Path(path)
@@ -275,7 +289,7 @@ def render(source: Compiled | ModuleOp, path: str | Path) -> Path:
     return target
 
 
-def show(compiled: Compiled) -> None:
+def show(compiled: Compilation | HasCompilation) -> None:
     """Show the HTML view: inline in Jupyter/IPython, else in a web browser
     (a file in the temporary directory)."""
     page = to_html(compiled)
@@ -307,11 +321,12 @@ def _ipython_display():  # type: ignore[no-untyped-def]
 _KERNEL_START = re.compile(r"^(\s*)(?:%\S+ = )?\w+\.kernel @(\w+)")
 
 
-def to_html(compiled: Compiled) -> str:
+def to_html(source: Compilation | HasCompilation) -> str:
     """A self-contained HTML view: the picture (or its DOT text without
     Graphviz), each kernel with its colour, kind, reason and Python lines,
     and the IR of every level with each kernel's lines in its colour."""
-    fusion = compiled.module_at("fusion")
+    compiled = _compilation(source)
+    fusion = compiled.module("fusion")
     kernels = [op for op in fusion.walk() if isinstance(op, KernelOp)]
     colours = {
         k.sym_name.data: PALETTE[i % len(PALETTE)] for i, k in enumerate(kernels)
@@ -332,7 +347,7 @@ def to_html(compiled: Compiled) -> str:
     return "\n".join(parts)
 
 
-def _picture_html(compiled: Compiled) -> str:
+def _picture_html(compiled: Compilation) -> str:
     if dot_available():
         try:
             svg = to_svg(compiled)

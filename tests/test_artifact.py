@@ -24,7 +24,7 @@ from suite_programs import SIZES, SUITE
 
 import irc
 from irc import artifact, pytree
-from irc.runtime import standalone
+from irc.runtime import calls, standalone
 
 
 def head(x):
@@ -172,7 +172,7 @@ def test_static_values_come_back_equal_and_of_their_type(value):
     back = standalone.decode_static(artefact_form(value))
     assert type(back) is type(value)
     assert standalone.same_static(back, value)
-    assert irc.api._same_static(back, value)
+    assert calls.same_static(back, value)
 
 
 def artefact_form(value: Any) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from suite_programs import SIZES, SUITE, SuiteProgram
 import irc
 import irc.api
 import irc.backend.triton
+import irc.driver
 from irc.errors import BindingError
 from irc.passes.registry import get_all_passes
 from irc.runtime import triton_backend
@@ -146,11 +147,14 @@ def counters() -> Iterator[dict[str, mock.MagicMock]]:
     """Spies on capture, the passes of the pipeline and the emitter.
 
     ``irc.compile`` calls the ``capture`` it imported into ``irc.api``, so
-    the spy sits there; ``Compiled.triton_source`` imports ``emit_module``
-    from its module on use, so that one is patched in place."""
+    the spy sits there; the driver runs passes through its ``apply_passes``
+    and imports ``emit_module`` from its module on use, so those are
+    patched in place."""
     with (
         mock.patch.object(irc.api, "capture", wraps=irc.api.capture) as capture,
-        mock.patch.object(irc.api, "_apply", wraps=irc.api._apply) as apply,
+        mock.patch.object(
+            irc.driver, "apply_passes", wraps=irc.driver.apply_passes
+        ) as apply,
         mock.patch.object(
             irc.backend.triton, "emit_module", wraps=irc.backend.triton.emit_module
         ) as emit,

@@ -89,11 +89,11 @@ def _general_message(compiled: irc.Compiled, *args: Any, **kwargs: Any) -> str:
     """The message of the general path alone, for a call that fails."""
     launcher = triton_backend.Launcher(
         triton_backend.load_source(compiled.triton_source, interpret=True),
-        compiled._input_names,
+        compiled.compilation.input_names,
         interpret=True,
     )
     with pytest.raises(BindingError) as refused:
-        compiled._general_triton_call(launcher)(args, kwargs)
+        compiled._caller.general_triton_call(launcher)(args, kwargs)
     return str(refused.value)
 
 

@@ -9,14 +9,19 @@ source, and each level's knowledge stays in its level:
   and the level-neutral modules; a lowering imports those of the two levels
   it connects.
 
-The test reads every import statement of the package (``ast``), so a broken
-rule is reported as the import that breaks it.
+The modules around the levels (the API, the driver and the record it fills,
+the compile cache, artefacts, pictures, logs, the runtime) import each other
+one way too: no import cycle passes through them.
+
+The test reads every import statement of the package (``ast``), those inside
+functions and ``TYPE_CHECKING`` blocks included, so a broken rule is reported
+as the import that breaks it.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -238,3 +243,76 @@ def test_a_lowering_package_connects_its_two_levels() -> None:
     """Every module of a lowering split into a package gets both levels."""
     for name in ("irc.lowering.fusion_to_loop", "irc.lowering.fusion_to_loop.tiler"):
         assert levels_of(name) == ("fusion", "loop")
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Per module of the package, the modules of the package it imports
+    (a name imported from a package counts as an import of the package)."""
+    paths = dict(modules())
+
+    def owner(imported: str) -> str | None:
+        while imported and imported not in paths:
+            imported = imported.rpartition(".")[0]
+        return imported or None
+
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        found = {owner(imported) for imported, _ in imports(name, path)}
+        graph[name] = {m for m in found if m is not None and m != name}
+    return graph
+
+
+def cycles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
+    """The strongly connected components of ``graph`` with more than one
+    module, each sorted: every import cycle lies within one (Tarjan)."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        for imported in graph.get(module, ()):
+            if imported not in order:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in stack:
+                low[module] = min(low[module], order[imported])
+        if low[module] == order[module]:
+            component = stack[stack.index(module) :]
+            del stack[stack.index(module) :]
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in graph:
+        if module not in order:
+            visit(module)
+    return found
+
+
+def is_driver_side(module: str) -> bool:
+    """The modules around the levels: the package's own top-level modules
+    (``irc.api``, ``irc.driver``, ``irc.compilation``, ``irc.cache``,
+    ``irc.artifact``, ``irc.viz``, ``irc.logs``, ...), the runtime and the
+    pipeline."""
+    return (
+        module.count(".") <= 1 and not (PACKAGE / module.split(".")[-1]).is_dir()
+    ) or module.startswith(("irc.runtime", "irc.lowering.pipeline"))
+
+
+def test_no_import_cycle_passes_through_the_driver_side() -> None:
+    graph = import_graph()
+    for module in ("irc.api", "irc.artifact", "irc.viz", "irc.driver"):
+        assert is_driver_side(module) and module in graph
+    assert [c for c in cycles(graph) if any(map(is_driver_side, c))] == []
+
+
+def test_the_cycle_check_sees_imports_inside_functions(tmp_path: Path) -> None:
+    """A cycle closed by an import inside a function body is a cycle."""
+    source = tmp_path / "probe.py"
+    source.write_text("def save():\n    from irc.api import Compiled\n")
+    graph = import_graph()
+    graph["irc.probe"] = {m for m, _ in imports("irc.probe", source)}
+    graph["irc.api"] = graph["irc.api"] | {"irc.probe"}
+    assert ["irc.api", "irc.probe"] in cycles(graph)

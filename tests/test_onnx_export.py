@@ -82,7 +82,7 @@ def test_suite_program_exports_and_matches_onnxruntime(name: str) -> None:
             assert str(dim) in text  # a symbol's name, or the static size
     for sizes in (SIZES[name][1], SIZES[name][-1]):
         call = program.inputs(np.random.default_rng(0), **sizes)
-        arrays = compiled._flatten(tuple(call.args), dict(call.kwargs))
+        arrays = compiled._caller.flatten(tuple(call.args), dict(call.kwargs))
         feeds = {i.name: np.asarray(a) for i, a in zip(session.get_inputs(), arrays)}
         actual = session.run(None, feeds)
         result = compiled(*call.args, **call.kwargs, backend="reference")
@@ -110,7 +110,7 @@ def test_export_then_import_gives_the_same_function(name: str) -> None:
     reimported = irc.onnx.load(irc.onnx.export(compiled), initializers="constants")
     again = reimported.compile()
     call = program.inputs(np.random.default_rng(1), **SIZES[name][-1])
-    arrays = compiled._flatten(tuple(call.args), dict(call.kwargs))
+    arrays = compiled._caller.flatten(tuple(call.args), dict(call.kwargs))
     expected, _ = pytree.flatten(
         compiled(*call.args, **call.kwargs, backend="reference")
     )

@@ -9,12 +9,16 @@ runnable program.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.utils.exceptions import ArgSpecParseError
 
+from irc.errors import IrcError
 from irc.ir import used_dialects
 
 #: The levels, highest first; each level's dialect has its name, and its
@@ -53,6 +57,70 @@ DEFAULT_PIPELINE = ",".join(
         *(name for names in LOWERING for name in names),
     ]
 )
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """A pass pipeline, parsed once: its passes and where the graph passes
+    end and the lowering begins (the first pass that leaves the graph
+    level), which every part of a compilation reads from here."""
+
+    passes: tuple[ModulePass, ...]
+    #: The index of the first lowering pass; ``len(passes)`` when none is.
+    lowering_start: int
+
+    @staticmethod
+    def of(passes: Iterable[ModulePass]) -> Pipeline:
+        passes = tuple(passes)
+        start = next(
+            (i for i, p in enumerate(passes) if p.name in LOWERING_PASSES),
+            len(passes),
+        )
+        return Pipeline(passes, start)
+
+    @staticmethod
+    def parse(pipeline: str | Sequence[ModulePass] | Pipeline) -> Pipeline:
+        """A pipeline as ``irc-opt -p`` takes it, or pass instances; an
+        invalid spec is an ``IrcError``."""
+        if isinstance(pipeline, Pipeline):
+            return pipeline
+        if not isinstance(pipeline, str):
+            return Pipeline.of(pipeline)
+        if not pipeline:
+            return Pipeline.of(())
+        from irc.passes.registry import get_all_passes
+
+        try:
+            parsed = PassPipeline.parse_spec(get_all_passes(), pipeline)
+        except (Exception, ArgSpecParseError) as err:
+            raise IrcError(f"invalid pass pipeline {pipeline!r}: {err}") from None
+        return Pipeline.of(parsed.passes)
+
+    @property
+    def graph_passes(self) -> tuple[ModulePass, ...]:
+        return self.passes[: self.lowering_start]
+
+    @property
+    def lowering_passes(self) -> tuple[ModulePass, ...]:
+        return self.passes[self.lowering_start :]
+
+    def with_graph_passes(self, *added: ModulePass) -> Pipeline:
+        """This pipeline with ``added`` run after its graph passes."""
+        start = self.lowering_start
+        passes = (*self.passes[:start], *added, *self.passes[start:])
+        return Pipeline(passes, start + len(added))
+
+    def with_options(self, kind: type[ModulePass], **options: Any) -> Pipeline:
+        """This pipeline with ``options`` set on each pass of type ``kind``
+        (options leave a pass's name, hence the lowering start, as it is)."""
+        passes = tuple(
+            replace(p, **options) if isinstance(p, kind) else p for p in self.passes
+        )
+        return Pipeline(passes, self.lowering_start)
+
+    def spec(self) -> list[str]:
+        """Each pass's canonical spec (``tile{...}`` with its options)."""
+        return [str(p.pipeline_pass_spec()) for p in self.passes]
 
 
 def module_level(module: ModuleOp) -> str:

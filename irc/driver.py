@@ -1,0 +1,146 @@
+"""The compiler driver: runs a pipeline on a captured function and fills its
+record (``irc.compilation``), telling its listeners (the logs, the compile
+cache) as it goes.
+
+The graph passes run when the driver starts; the lowering passes (from the
+pipeline's first one that leaves the graph level) run once, when a lower
+level is first needed, so that the reference backend never depends on them.
+A pipeline that stops above triton is finished with the default lowering,
+so the result always runs on every backend. The module is kept at every
+level it passes through.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
+
+from irc.capture import Captured
+from irc.compilation import Compilation, Listener, StoredLevels
+from irc.ir import default_context
+from irc.lowering import pipeline as levels
+from irc.lowering.pipeline import Pipeline
+
+#: What runs after each pass: the pass, the module, its wall time.
+AfterPass = Callable[[ModulePass, ModuleOp, float], None]
+
+
+def apply_passes(
+    module: ModuleOp, passes: Sequence[ModulePass], after_each: AfterPass
+) -> None:
+    """Run ``passes`` on ``module`` as an xDSL ``PassPipeline``, whose
+    callback between passes times each one and hands it to ``after_each``."""
+    started = time.perf_counter()
+
+    def between(
+        previous: ModulePass | None, module: ModuleOp, _next: ModulePass | None
+    ) -> None:
+        nonlocal started
+        if previous is not None:
+            after_each(previous, module, time.perf_counter() - started)
+        started = time.perf_counter()
+
+    PassPipeline(tuple(passes), between).apply(default_context(), module)
+
+
+class Driver:
+    """One compilation under way: its record, the working module, and how
+    far down it is."""
+
+    def __init__(self, compilation: Compilation, listeners: Sequence[Listener]):
+        self.compilation = compilation
+        self._listeners = tuple(listeners)
+        self._working: ModuleOp | None = None
+        #: The level the working module is at.
+        self._level = "graph"
+        self._lowered = compilation.restored
+        self._failure: Exception | None = None
+
+    @staticmethod
+    def start(
+        captured: Captured, pipeline: Pipeline, listeners: Sequence[Listener]
+    ) -> Driver:
+        """A driver that has run the graph passes of ``pipeline``."""
+        driver = Driver(Compilation(captured, pipeline), listeners)
+        driver._run_graph_passes()
+        return driver
+
+    @staticmethod
+    def restore(
+        captured: Captured,
+        pipeline: Pipeline | None,
+        stored: StoredLevels,
+        listeners: Sequence[Listener],
+    ) -> Driver:
+        """A driver whose record is ``stored``: nothing is left to run."""
+        compilation = Compilation(
+            captured, pipeline, stored=stored, source=stored.source
+        )
+        driver = Driver(compilation, listeners)
+        driver._tell_levels(compilation.levels)
+        for listener in driver._listeners:
+            listener.source_emitted(compilation)
+        return driver
+
+    def _run_graph_passes(self) -> None:
+        compilation = self.compilation
+        assert compilation.pipeline is not None
+        self._working = compilation.captured.module.clone()
+        compilation.modules["graph"] = self._working.clone()
+        apply_passes(self._working, compilation.pipeline.graph_passes, self._ran)
+        self._tell_levels(["graph"])
+
+    def lowered(self) -> Compilation:
+        """The record with every level: the rest of the pipeline and the
+        default lowering after it run the first time; a lowering that
+        failed fails again the same way."""
+        if self._failure is not None:
+            raise self._failure
+        if self._lowered:
+            return self.compilation
+        self._lowered = True
+        pipeline = self.compilation.pipeline
+        assert self._working is not None and pipeline is not None
+        try:
+            apply_passes(self._working, pipeline.lowering_passes, self._ran)
+            apply_passes(self._working, levels.passes_after(self._level), self._ran)
+        except Exception as failure:
+            self._failure = failure
+            raise
+        finally:  # what was reached, also when a lowering failed
+            reached = self.compilation.modules
+            self._tell_levels([lv for lv in levels.LEVEL_NAMES[1:] if lv in reached])
+        return self.compilation
+
+    def emitted(self) -> Compilation:
+        """The record with its emitted module, emitted the first time."""
+        compilation = self.lowered()
+        if compilation.source is None:
+            from irc.backend.triton import emit_module
+
+            compilation.source = emit_module(compilation.modules["triton"])
+            for listener in self._listeners:
+                listener.source_emitted(compilation)
+        return compilation
+
+    def _ran(self, applied: ModulePass, module: ModuleOp, seconds: float) -> None:
+        """Tell the listeners, and keep a copy of ``module`` as the IR of its
+        level: the last pass that leaves a module at a level gives that
+        level's IR. The level is what the module's ops and types show, or
+        what the pass lowers to (a function returning its argument shows
+        nothing)."""
+        for listener in self._listeners:
+            listener.pass_ran(self.compilation, applied, seconds)
+        self._level = levels.lowest_level(
+            self._level,
+            levels.module_level(module),
+            levels.LEVEL_AFTER.get(applied.name, "graph"),
+        )
+        self.compilation.modules[self._level] = module.clone()
+
+    def _tell_levels(self, reached: Sequence[str]) -> None:
+        for listener in self._listeners:
+            listener.levels_reached(self.compilation, reached)
