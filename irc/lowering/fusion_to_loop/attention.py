@@ -47,6 +47,7 @@ from irc.dialects import fusion, loop, sym
 from irc.dialects import graph as g
 from irc.dialects.elementwise import ElementwiseKind, ReductionKind
 from irc.dialects.kernel_kind import (
+    ATTENTION,
     MATMUL_PRECISION_ATTRIBUTE,
     NUM_STAGES_ATTRIBUTE,
     NUM_WARPS_ATTRIBUTE,
@@ -59,6 +60,7 @@ from irc.lowering.fusion_to_loop.matmul import (
     accumulator_type,
     clamp_block,
 )
+from irc.lowering.fusion_to_loop.tiler import STRATEGIES
 from irc.shapes import SymExpr
 
 #: Query rows and keys per block (Triton's flash-attention tutorial's
@@ -103,6 +105,7 @@ class _Running:
         return _Running(values[0], values[1:-1], values[-1])
 
 
+@STRATEGIES.register(ATTENTION)
 class AttentionTiler(MatmulTiler):
     """Tiles an ``attention`` fusion kernel."""
 
