@@ -23,6 +23,7 @@ from irc import pytree, testing
 from irc.api import DEFAULT_PIPELINE
 from irc.dialects import graph as g
 from irc.dialects.fusion import KernelOp, YieldOp, maps_rows
+from irc.dialects.kernel_kind import POINTWISE
 from irc.errors import BindingError
 from irc.interpreters.fusion import run_fusion
 from irc.interpreters.graph import run_graph
@@ -340,9 +341,7 @@ def test_kernel_op_builds_from_its_body() -> None:
     add = g.AddOp(*block.args)
     block.add_ops([add, YieldOp([add.result, block.args[0]])])
     function_block = Block(arg_types=[tensor, tensor])
-    kernel = KernelOp(
-        "k0", "pointwise", list(function_block.args), Region(block), "why"
-    )
+    kernel = KernelOp("k0", POINTWISE, list(function_block.args), Region(block), "why")
     function_block.add_ops([kernel, func.ReturnOp(*kernel.outputs)])
     module = ModuleOp(
         [func.FuncOp("f", ([tensor, tensor], [tensor, tensor]), Region(function_block))]

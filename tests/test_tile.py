@@ -7,15 +7,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from suite_programs import SUITE
-from xdsl.dialects.builtin import ModuleOp, i32, i64
+from xdsl.dialects.builtin import ModuleOp, StringAttr, i32, i64
 from xdsl.traits import ConstantLike, HasFolder
 
 from irc import pytree, testing
 from irc.dialects import loop
+from irc.dialects.fusion import IDIOM_ATTRIBUTE, RowIdioms
 from irc.errors import IrcError
 from irc.interpreters.graph import run_graph
 from irc.interpreters.loop import run_loop
-from irc.ir import default_context, parse_module
+from irc.ir import default_context, parse_module, print_module
 from irc.lowering.fusion_to_loop import TilePass
 from irc.lowering.graph_to_fusion import FusePass
 
@@ -181,6 +182,41 @@ def test_welford_variance_matches_numpy(columns: int) -> None:
         np.testing.assert_allclose(
             variance, x.var(1, keepdims=True), rtol=1e-4, equal_nan=True
         )
+
+
+def _fused_variance() -> ModuleOp:
+    """``VARIANCE`` fused: its sum of squares recorded as ``centred_sum``."""
+    module = parse_module(VARIANCE)
+    FusePass().apply(default_context(), module)
+    records = [
+        op.attributes[IDIOM_ATTRIBUTE]
+        for op in module.walk()
+        if IDIOM_ATTRIBUTE in op.attributes
+    ]
+    assert records == [StringAttr("centred_sum")]
+    return module
+
+
+def _looped(module: ModuleOp) -> str:
+    TilePass(max_persistent=64, reduction_block=32).apply(default_context(), module)
+    return print_module(module)
+
+
+def test_tile_reads_the_recorded_idioms(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``tile`` takes the idioms ``fuse`` recorded without recognising them
+    again; a kernel without records (written by hand) is decided by the
+    same recogniser, and tiles the same."""
+    fused = _fused_variance()
+    stripped = _fused_variance()
+    for op in stripped.walk():
+        op.attributes.pop(IDIOM_ATTRIBUTE, None)
+    expected = _looped(stripped)
+
+    def recognise(_: object) -> RowIdioms:
+        raise AssertionError("tile recognised a recorded kernel's idioms again")
+
+    monkeypatch.setattr(RowIdioms, "recognise", staticmethod(recognise))
+    assert _looped(fused) == expected
 
 
 def test_index_width_follows_the_guards() -> None:

@@ -44,15 +44,25 @@ on and the verifier checks (see ``contract_violation``):
   registers.
 
 In every kind, guards and dense constants stay outside kernels (they become
-operands).
+operands). Each kind is a ``KernelKind`` (``irc.dialects.kernel_kind``); its
+contract here is its entry in ``CONTRACTS``.
+
+A reduction may carry the *idiom* that computes it (``Idiom``, recorded by
+``fuse`` as ``{fusion.idiom = "online_sum"}``): an online sum of
+``exp(a - max(a))`` in its max's walk (also an attention kernel's sums), a
+centred sum of squares Welford's way, a one-hot pick. ``RowIdioms`` and
+``online_sum`` are the one recogniser ``fuse`` decides with; ``tile`` reads
+the records, and the verifier checks that each names an idiom whose form
+the reduction has.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
-from xdsl.dialects.builtin import StringAttr, SymbolNameConstraint
+from xdsl.dialects.builtin import AnyFloat, StringAttr, SymbolNameConstraint
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -71,6 +81,7 @@ from xdsl.traits import (
     RecursiveMemoryEffect,
 )
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
 from irc.dialects.graph import (
     ArgMaxOp,
@@ -96,7 +107,17 @@ from irc.dialects.graph import (
     is_elementwise_op,
     reduced_shape,
 )
-from irc.dialects.kernel_kind import KernelKindName, kernel_kind_error
+from irc.dialects.kernel_kind import (
+    ATTENTION,
+    MATMUL,
+    POINTWISE,
+    REDUCTION,
+    KernelKind,
+    KernelKindName,
+    KindTable,
+    kernel_kind,
+    kernel_kind_error,
+)
 from irc.dialects.sym import GuardOp, shape_text
 from irc.dialects.syntax import InputTypes
 from irc.primitives.builtin import DIV, EXP, MUL, SUB
@@ -241,8 +262,16 @@ def maps_rows(
 # --------------------------------------------------------------------------
 
 
+#: Why graph ops (in a valid order, producers first) yielding some values
+#: cannot be a kernel of a kind, or None when they can.
+Contract = Callable[[Sequence[Operation], Sequence[SSAValue]], str | None]
+
+#: The contract of each kernel kind (see the module docstring).
+CONTRACTS: KindTable[Contract] = KindTable("kernel contract")
+
+
 def contract_violation(
-    kind: str, ops: Sequence[Operation], yielded: Sequence[SSAValue]
+    kind: KernelKind, ops: Sequence[Operation], yielded: Sequence[SSAValue]
 ) -> str | None:
     """Why graph ``ops`` (in a valid order, producers first) yielding
     ``yielded`` cannot be a kernel of ``kind``, or None when they can.
@@ -251,18 +280,10 @@ def contract_violation(
     a kernel) share this function, so the pass never forms a kernel that
     does not verify.
     """
-    if problem := kernel_kind_error(kind):
-        return problem
     for op in ops:
         if problem := _never_inside(op):
             return problem
-    if kind == "pointwise":
-        return _pointwise_violation(ops, yielded)
-    if kind == "reduction":
-        return _reduction_violation(ops, yielded)
-    if kind == "attention":
-        return _attention_violation(ops, yielded)
-    return _matmul_violation(ops, yielded)
+    return CONTRACTS[kind](ops, yielded)
 
 
 def _never_inside(op: Operation) -> str | None:
@@ -275,6 +296,7 @@ def _never_inside(op: Operation) -> str | None:
     return None
 
 
+@CONTRACTS.register(POINTWISE)
 def _pointwise_violation(
     ops: Sequence[Operation], yielded: Sequence[SSAValue]
 ) -> str | None:
@@ -290,6 +312,7 @@ def _pointwise_violation(
     return None
 
 
+@CONTRACTS.register(REDUCTION)
 def _reduction_violation(
     ops: Sequence[Operation], yielded: Sequence[SSAValue]
 ) -> str | None:
@@ -404,6 +427,7 @@ def _is_row_reshape(op: Operation, rows: RowStructure) -> bool:
     )
 
 
+@CONTRACTS.register(MATMUL)
 def _matmul_violation(
     ops: Sequence[Operation], yielded: Sequence[SSAValue]
 ) -> str | None:
@@ -554,14 +578,14 @@ class AttentionChain:
         for reduction in _factor_reductions(factors, inside):
             if reduction is maximum or reduction in sums:
                 continue
-            summed = _online_sum(reduction, exponent, maximum, keys, inside)
-            if summed is None:
+            summed = online_sum(reduction, inside)
+            if summed is None or summed.maximum is not maximum:
                 return (
                     f"{reduction.name} feeds the per-row factors but is neither "
                     "max(x) nor a sum of exp(x - max(x)) along the keys"
                 )
             sums.append(reduction)
-            rescaled.update(summed)
+            rescaled.update(summed.ops)
         return AttentionChain(
             scores,
             output,
@@ -634,23 +658,6 @@ def _shifted_by_max(
     return sub.lhs, maximum, (exp, sub, broadcast)
 
 
-def _online_sum(
-    reduction: ReduceOp,
-    exponent: SSAValue,
-    maximum: ReduceOp,
-    keys: RowStructure,
-    inside: Callable[[Operation], bool],
-) -> tuple[Operation, ...] | None:
-    """The ops of ``sum(exp(exponent - broadcast(maximum)))`` along the keys
-    if ``reduction`` is that sum."""
-    if reduction.kind.data.value != "sum" or RowStructure.of(reduction) != keys:
-        return None
-    summed = _shifted_by_max(reduction.input, keys, inside)
-    if summed is None or summed[:2] != (exponent, maximum):
-        return None
-    return summed[2]
-
-
 def _scores_of(
     exponent: SSAValue, keys: RowStructure, inside: Callable[[Operation], bool]
 ) -> MatmulOp | str:
@@ -696,6 +703,7 @@ def _factor_reductions(
     return found
 
 
+@CONTRACTS.register(ATTENTION)
 def _attention_violation(
     ops: Sequence[Operation], yielded: Sequence[SSAValue]
 ) -> str | None:
@@ -788,6 +796,399 @@ def _between_violation(ops: Sequence[Operation], chain: AttentionChain) -> str |
 
 
 # --------------------------------------------------------------------------
+# Idioms: how a kernel's reductions are computed, decided once
+# --------------------------------------------------------------------------
+
+
+class Idiom(StrEnum):
+    """A reduction that a row walk computes other than one walk of its own
+    (see ``irc.lowering.fusion_to_loop.reduction``), as ``fuse`` records it
+    on the ``graph.reduce`` (``IDIOM_ATTRIBUTE``) and ``tile`` reads it."""
+
+    #: ``sum(exp(a - max(a)))`` along the rows: in the max's walk, each
+    #: lane's sum rescaled as its running max grows (``online_sum``).
+    ONLINE_SUM = "online_sum"
+    #: ``sum((a - c)**2)``, ``c`` per row, Welford's way in an earlier walk
+    #: than the centre's own (``centred_sum``).
+    CENTRED_SUM = "centred_sum"
+    #: ``sum(where(label == lane, base - o1 - ..., 0))``, the offsets per
+    #: row, in the walk reading ``base`` (``one_hot_pick``).
+    ONE_HOT_PICK = "one_hot_pick"
+
+
+#: The discardable attribute of a reduction naming its ``Idiom``
+#: (``{fusion.idiom = "online_sum"}``).
+IDIOM_ATTRIBUTE = "fusion.idiom"
+
+
+@dataclass(frozen=True)
+class OnlineSum:
+    """A float ``sum(exp(a - broadcast(maximum)))``, ``maximum = max(a)``
+    over the same rows; ``ops`` are the exponential, the subtraction and
+    the broadcast of the form."""
+
+    maximum: ReduceOp
+    ops: tuple[Operation, ...]
+
+
+@dataclass(frozen=True)
+class CentredSum:
+    """A float ``sum((values - broadcast(center))**2)``, ``center`` a
+    per-row value: the sum of squared deviations of ``values`` from it."""
+
+    values: SSAValue
+    center: SSAValue
+
+    @property
+    def reads(self) -> tuple[SSAValue, ...]:
+        """What the walk accumulating it reads at each lane."""
+        return (self.values,)
+
+    @property
+    def needs(self) -> tuple[SSAValue, ...]:
+        """The per-row values its result needs after the walk."""
+        return (self.center,)
+
+
+@dataclass(frozen=True)
+class OneHotPick:
+    """A float ``sum(where(label == lane, base - o1 - o2 ..., 0))`` whose
+    condition holds on at most one lane of a row (a per-row label compared
+    with the lane's index: cross-entropy's one-hot pick), the ``offsets``
+    per-row values: the sum is the picked ``base`` minus the offsets, in
+    that order (NumPy's value, rounded the same), or 0 if no lane is
+    picked."""
+
+    condition: SSAValue
+    base: SSAValue
+    offsets: tuple[SSAValue, ...]
+
+    @property
+    def reads(self) -> tuple[SSAValue, ...]:
+        return (self.condition, self.base)
+
+    @property
+    def needs(self) -> tuple[SSAValue, ...]:
+        return self.offsets
+
+
+#: A reduction computed in an earlier walk than its operand's dependencies
+#: allow, from what it ``reads`` there and what it ``needs`` after.
+Deferred = CentredSum | OneHotPick
+
+
+def _always(_: Operation) -> bool:
+    return True
+
+
+def online_sum(
+    total: Operation, inside: Callable[[Operation], bool] = _always
+) -> OnlineSum | None:
+    """``total`` as an online sum (``OnlineSum``) among the ops for which
+    ``inside`` holds, or None: the one rule of both the reduction kernels'
+    online sums and an attention kernel's."""
+    if not isinstance(total, ReduceOp) or total.kind.data.value != "sum":
+        return None
+    shifted = _shifted_by_max(total.input, RowStructure.of(total), inside)
+    if shifted is None or not isinstance(
+        _element_type(shifted[0]), AnyFloat
+    ):  # an integer exp would not rescale
+        return None
+    _, maximum, ops = shifted
+    return OnlineSum(maximum, ops)
+
+
+def centred_sum(total: Operation) -> CentredSum | None:
+    """``total`` as a sum of squares about a per-row value, or None."""
+    if not isinstance(total, ReduceOp) or total.kind.data.value != "sum":
+        return None
+    square = total.input.owner
+    if not is_elementwise_op(square, MUL) or square.lhs != square.rhs:
+        return None
+    deviation = square.lhs.owner
+    if not is_elementwise_op(deviation, SUB) or not isinstance(
+        _element_type(deviation.lhs), AnyFloat
+    ):
+        return None
+    spread = deviation.rhs.owner
+    if not isinstance(spread, BroadcastOp):
+        return None
+    center = spread.input
+    if shape_of(center) not in RowStructure.of(total).reduced_shapes():
+        return None
+    return CentredSum(deviation.lhs, center)
+
+
+def one_hot_pick(total: Operation) -> OneHotPick | None:
+    """``total`` as a one-hot pick minus per-row offsets (at least one:
+    else nothing comes after the walk and no walk is saved), or None."""
+    if not isinstance(total, ReduceOp) or total.kind.data.value != "sum":
+        return None
+    choice = total.input.owner
+    if not isinstance(choice, SelectOp) or not _is_zero(choice.false_value):
+        return None
+    if not isinstance(_element_type(choice.true_value), AnyFloat):
+        return None
+    if not _picks_one_lane(choice.condition, total):
+        return None
+    per_row = RowStructure.of(total).reduced_shapes()
+    base, offsets = choice.true_value, []
+    while is_elementwise_op(base.owner, SUB):
+        spread = base.owner.rhs.owner
+        if not isinstance(spread, BroadcastOp) or shape_of(spread.input) not in per_row:
+            break
+        offsets.insert(0, spread.input)
+        base = base.owner.lhs
+    if not offsets:
+        return None
+    return OneHotPick(choice.condition, base, tuple(offsets))
+
+
+def _element_type(value: SSAValue) -> Attribute | None:
+    value_type = value.type
+    return value_type.element_type if isinstance(value_type, TensorType) else None
+
+
+def _is_zero(value: SSAValue) -> bool:
+    constant = value.owner
+    return (
+        isinstance(constant, ConstantOp)
+        and constant.is_splat
+        and constant.literal().item() == 0
+    )
+
+
+def _picks_one_lane(condition: SSAValue, total: ReduceOp) -> bool:
+    """Whether ``condition`` is ``per-row value == lane index`` along the
+    one reduced axis (either way round): true on at most one lane a row."""
+    compare = condition.owner
+    rows = RowStructure.of(total)
+    if not isinstance(compare, CompareOp) or len(rows.axes) != 1:
+        return False
+    if compare.predicate.data.value != "eq":
+        return False
+    per_row = rows.reduced_shapes()
+    rank = len(shape_of(condition))
+
+    def is_row_value(value: SSAValue) -> bool:
+        spread = value.owner
+        return isinstance(spread, BroadcastOp) and shape_of(spread.input) in per_row
+
+    def is_lane_index(value: SSAValue) -> bool:
+        spread = value.owner
+        if isinstance(spread, BroadcastOp):
+            value = spread.input
+        iota = value.owner
+        if not isinstance(iota, IotaOp):
+            return False
+        shift = rank - len(shape_of(value))  # broadcasting aligns right
+        return iota.axis.value.data + shift == rows.axes[0]
+
+    lhs, rhs = compare.lhs, compare.rhs
+    return (is_row_value(lhs) and is_lane_index(rhs)) or (
+        is_row_value(rhs) and is_lane_index(lhs)
+    )
+
+
+@dataclass(frozen=True)
+class RowIdioms:
+    """How the reductions of a reduction kernel's row walks are computed:
+    the ``online`` sums with the max each joins, and the ``deferred`` ones
+    (centred sums, one-hot picks) with their forms."""
+
+    online: dict[Operation, ReduceOp]
+    deferred: dict[Operation, Deferred]
+
+    @staticmethod
+    def recognise(reductions: Sequence[Operation]) -> RowIdioms:
+        """The recogniser that ``fuse`` decides with: every online sum whose
+        max is among ``reductions`` (a reduction kernel's, in block order);
+        then each centred sum and one-hot pick that its form lets an
+        earlier walk compute than its operand's dependencies allow (a
+        variance with its mean, cross-entropy's pick with the max)."""
+        online: dict[Operation, ReduceOp] = {}
+        for total in reductions:
+            summed = online_sum(total)
+            if summed is not None and summed.maximum in reductions:
+                online[total] = summed.maximum
+        idioms = RowIdioms(online, {})
+        for form_of in (centred_sum, one_hot_pick):
+            for total in reductions:
+                form = form_of(total)
+                if form is None:
+                    continue
+                plain = idioms.levels(reductions)[total]
+                idioms.deferred[total] = form
+                if idioms.levels(reductions)[total] >= plain:
+                    del idioms.deferred[total]  # no walk saved
+        return idioms
+
+    @staticmethod
+    def recorded(reductions: Sequence[Operation]) -> RowIdioms:
+        """The idioms that the reductions' records name (verified: each
+        has its form)."""
+        online: dict[Operation, ReduceOp] = {}
+        deferred: dict[Operation, Deferred] = {}
+        for total in reductions:
+            idiom = recorded_idiom(total)
+            if idiom is Idiom.ONLINE_SUM:
+                summed = online_sum(total)
+                assert summed is not None, "verified"
+                online[total] = summed.maximum
+            elif idiom is not None:
+                form = _DEFERRED_FORMS[idiom](total)
+                assert form is not None, "verified"
+                deferred[total] = form
+        return RowIdioms(online, deferred)
+
+    def records(self) -> dict[Operation, Idiom]:
+        """The record of each reduction computed by an idiom."""
+        records = dict.fromkeys(self.online, Idiom.ONLINE_SUM)
+        for total, form in self.deferred.items():
+            centred = isinstance(form, CentredSum)
+            records[total] = Idiom.CENTRED_SUM if centred else Idiom.ONE_HOT_PICK
+        return records
+
+    def walks(self, reductions: Sequence[Operation]) -> list[list[Operation]]:
+        """``reductions`` grouped so that each group depends only on
+        earlier ones: a group is one walk over the row."""
+        depth = self.levels(reductions)
+        walks: list[list[Operation]] = [[] for _ in range(max(depth.values()) + 1)]
+        for reduction in reductions:
+            walks[depth[reduction]].append(reduction)
+        return walks
+
+    def levels(self, reductions: Sequence[Operation]) -> dict[Operation, int]:
+        """The walk of each reduction: one after the last reduction it
+        reads; an online sum in its max's (after it); a deferred one in the
+        first walk that can read what it reads and, afterwards, evaluate
+        what it needs (the centre; the offsets)."""
+        depth: dict[Operation, int] = {}
+
+        def after(value: SSAValue) -> int:
+            """The deepest walk of the reductions ``value`` reads (-1: none)."""
+            owner = value.owner
+            return max(
+                (
+                    depth[r]
+                    for r in depth
+                    if owner is r
+                    or (isinstance(owner, Operation) and _depends_on(owner, r))
+                ),
+                default=-1,
+            )
+
+        for reduction in reductions:  # block order is topological
+            if reduction in self.online:
+                depth[reduction] = depth[self.online[reduction]]
+            elif reduction in self.deferred:
+                form = self.deferred[reduction]
+                depth[reduction] = max(
+                    1 + max(after(v) for v in form.reads),
+                    *(after(v) for v in form.needs),
+                    0,
+                )
+            else:
+                depth[reduction] = 1 + max(
+                    (depth[r] for r in depth if _depends_on(reduction, r)), default=-1
+                )
+        return depth
+
+
+_DEFERRED_FORMS: dict[Idiom, Callable[[Operation], Deferred | None]] = {
+    Idiom.CENTRED_SUM: centred_sum,
+    Idiom.ONE_HOT_PICK: one_hot_pick,
+}
+
+
+def _depends_on(op: Operation, earlier: Operation) -> bool:
+    stack = list(op.operands)
+    seen: set[SSAValue] = set()
+    while stack:
+        value = stack.pop()
+        if value in seen:
+            continue
+        seen.add(value)
+        owner = value.owner
+        if owner is earlier:
+            return True
+        if isinstance(owner, Operation):
+            stack.extend(owner.operands)
+    return False
+
+
+def recorded_idiom(op: Operation) -> Idiom | None:
+    """The idiom recorded on ``op`` (a verified kernel's), if any."""
+    record = op.attributes.get(IDIOM_ATTRIBUTE)
+    return None if record is None else Idiom(cast(StringAttr, record).data)
+
+
+def kernel_idioms(kind: KernelKind, ops: Sequence[Operation]) -> dict[Operation, Idiom]:
+    """What the recogniser decides for a kernel of ``kind`` holding ``ops``
+    (the verified contract's): the row idioms of a reduction kernel, the
+    online sums of an attention kernel's chain."""
+    if kind is ATTENTION:
+        output = [op for op in ops if isinstance(op, MatmulOp)][-1]
+        chain = AttentionChain.of(output, set(ops).__contains__)
+        assert isinstance(chain, AttentionChain), "verified"
+        return dict.fromkeys(chain.sums, Idiom.ONLINE_SUM)
+    reductions = [op for op in ops if isinstance(op, REDUCTION_OPS)]
+    if kind is not REDUCTION or not reductions:
+        return {}
+    return RowIdioms.recognise(reductions).records()
+
+
+def _idiom_violation(kind: KernelKind, ops: Sequence[Operation]) -> str | None:
+    """Why a record of an idiom in a kernel of ``kind`` holding ``ops`` is
+    wrong: an unknown idiom, or one whose form the op does not have."""
+    recognisable: dict[Operation, Idiom] | None = None
+    for op in ops:
+        record = op.attributes.get(IDIOM_ATTRIBUTE)
+        if record is None:
+            continue
+        names = ", ".join(Idiom)
+        if not isinstance(record, StringAttr) or record.data not in set(Idiom):
+            return f"{op.name} records {IDIOM_ATTRIBUTE} {record}, not one of {names}"
+        if recognisable is None:
+            recognisable = _recognisable(kind, ops)
+        if recognisable.get(op) != record.data:
+            return (
+                f"{op.name} records the idiom {record.data}, but it is not "
+                f"{_IDIOM_FORMS[Idiom(record.data)]} in this {kind} kernel"
+            )
+    return None
+
+
+def _recognisable(kind: KernelKind, ops: Sequence[Operation]) -> dict[Operation, Idiom]:
+    """The idiom each op of the kernel may record: its form's, when the
+    kernel computes it that way (a sum whose max is in the kernel)."""
+    if kind is ATTENTION:
+        return kernel_idioms(kind, ops)
+    if kind is not REDUCTION:
+        return {}
+    reductions = [op for op in ops if isinstance(op, REDUCTION_OPS)]
+    forms: dict[Operation, Idiom] = {}
+    for total in reductions:
+        summed = online_sum(total)
+        if summed is not None and summed.maximum in reductions:
+            forms[total] = Idiom.ONLINE_SUM
+        elif centred_sum(total) is not None:
+            forms[total] = Idiom.CENTRED_SUM
+        elif one_hot_pick(total) is not None:
+            forms[total] = Idiom.ONE_HOT_PICK
+    return forms
+
+
+_IDIOM_FORMS: dict[Idiom, str] = {
+    Idiom.ONLINE_SUM: "a float sum(exp(a - max(a))) with its max",
+    Idiom.CENTRED_SUM: "a float sum((a - c)**2) about a per-row c",
+    Idiom.ONE_HOT_PICK: (
+        "a float sum(where(label == lane, base - offsets, 0)) with per-row offsets"
+    ),
+}
+
+
+# --------------------------------------------------------------------------
 # The ops
 # --------------------------------------------------------------------------
 
@@ -832,7 +1233,7 @@ class KernelOp(IRDLOperation):
     def __init__(
         self,
         name: str,
-        kind: str,
+        kind: KernelKind,
         inputs: Sequence[SSAValue],
         body: Region,
         reason: str,
@@ -847,7 +1248,7 @@ class KernelOp(IRDLOperation):
             result_types=[[value.type for value in terminator.values]],
             properties={
                 "sym_name": StringAttr(name),
-                "kind": StringAttr(kind),
+                "kind": StringAttr(kind.name),
                 "reason": StringAttr(reason),
             },
             regions=[body],
@@ -860,6 +1261,11 @@ class KernelOp(IRDLOperation):
     @property
     def kind_name(self) -> str:
         return self.kind.data
+
+    @property
+    def kernel_kind(self) -> KernelKind:
+        """The kernel's kind (of a verified kernel: its name is known)."""
+        return kernel_kind(self.kind_name)
 
     @property
     def reason_text(self) -> str:
@@ -878,8 +1284,12 @@ class KernelOp(IRDLOperation):
         if not isinstance(terminator, YieldOp):
             raise VerifyException("a fusion.kernel body must end with fusion.yield")
         self._verify_yield(terminator)
+        if problem := kernel_kind_error(self.kind_name):
+            raise VerifyException(f"kernel @{self.kernel_name}: {problem}")
         ops = [op for op in block.ops if op is not terminator]
-        problem = contract_violation(self.kind_name, ops, terminator.values)
+        problem = contract_violation(
+            self.kernel_kind, ops, terminator.values
+        ) or _idiom_violation(self.kernel_kind, ops)
         if problem is not None:
             raise VerifyException(f"kernel @{self.kernel_name}: {problem}")
 
@@ -926,5 +1336,7 @@ class YieldOp(IRDLOperation):
     def __init__(self, values: Sequence[SSAValue]):
         super().__init__(operands=[values])
 
+
+CONTRACTS.check_complete()
 
 Fusion = Dialect("fusion", [KernelOp, YieldOp], [])

@@ -8,6 +8,9 @@ it on, so that each level's verifier and each pass read the same names.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
 from xdsl.dialects.builtin import StringAttr
 from xdsl.irdl import IRDLOperation
 from xdsl.irdl.declarative_assembly_format import (
@@ -22,25 +25,85 @@ from xdsl.printer import Printer
 from xdsl.utils.str_enum import StrEnum
 
 
-class KernelKind(StrEnum):
-    """A kernel's kind, as the kernels' syntax spells it (in the order
-    verifiers list them)."""
+class KernelKind:
+    """One kind of kernel, the one object every level names it by.
 
-    POINTWISE = "pointwise"
-    REDUCTION = "reduction"
-    MATMUL = "matmul"
-    ATTENTION = "attention"
+    The kind's behaviour at each level is defined by that level, in a
+    ``KindTable`` keyed by these objects: the fusion dialect's contract
+    (``irc.dialects.fusion.CONTRACTS``), what a group of the kind admits in
+    ``fuse`` (``irc.lowering.graph_to_fusion``) and its strategy in ``tile``
+    (``irc.lowering.fusion_to_loop.STRATEGIES``). A level-neutral module
+    cannot hold them: a dialect may not import lowering code. A new kind is
+    an object here, listed in ``KERNEL_KINDS``, and an entry in each table;
+    a table left without it fails when the level's module loads.
+    """
+
+    def __init__(self, name: str):
+        #: The kind as the kernels' syntax spells it.
+        self.name = name
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"KernelKind({self.name!r})"
 
 
-_NAMES = frozenset(KernelKind)
+T = TypeVar("T")
+
+POINTWISE = KernelKind("pointwise")
+REDUCTION = KernelKind("reduction")
+MATMUL = KernelKind("matmul")
+ATTENTION = KernelKind("attention")
+
+#: Every kernel kind by its name (in the order verifiers list them).
+KERNEL_KINDS: dict[str, KernelKind] = {
+    kind.name: kind for kind in (POINTWISE, REDUCTION, MATMUL, ATTENTION)
+}
 
 
 def kernel_kind_error(kind: str) -> str | None:
-    """Why ``kind`` is not a kernel kind, or None if it is one."""
-    if kind in _NAMES:
+    """Why ``kind`` is not a kernel kind's name, or None if it is one."""
+    if kind in KERNEL_KINDS:
         return None
-    known = ", ".join(KernelKind)
-    return f"unknown kernel kind '{kind}'; expected one of {known}"
+    return f"unknown kernel kind '{kind}'; expected one of {', '.join(KERNEL_KINDS)}"
+
+
+def kernel_kind(name: str) -> KernelKind:
+    """The kind named ``name`` (a verified kernel's: the verifier checks it
+    with ``kernel_kind_error``)."""
+    return KERNEL_KINDS[name]
+
+
+class KindTable(Generic[T]):
+    """What one level knows of every kernel kind (its ``T``), filled by
+    that level's module with ``register`` and complete once it has loaded
+    (``check_complete``), so that a new kind cannot be forgotten by a
+    level."""
+
+    def __init__(self, what: str):
+        #: What the table holds, for its errors (``the tiling strategy``).
+        self.what = what
+        self._entries: dict[KernelKind, T] = {}
+
+    def register(self, kind: KernelKind) -> Callable[[T], T]:
+        """A decorator making its argument the entry of ``kind``."""
+
+        def add(entry: T) -> T:
+            assert kind not in self._entries, f"{self.what} of {kind} given twice"
+            self._entries[kind] = entry
+            return entry
+
+        return add
+
+    def __getitem__(self, kind: KernelKind) -> T:
+        return self._entries[kind]
+
+    def check_complete(self) -> None:
+        missing = [
+            kind.name for kind in KERNEL_KINDS.values() if kind not in self._entries
+        ]
+        assert not missing, f"no {self.what} for the kernel kinds {', '.join(missing)}"
 
 
 def parse_kernel_kind(parser: Parser) -> str:
@@ -49,7 +112,7 @@ def parse_kernel_kind(parser: Parser) -> str:
     kind = parser.parse_optional_identifier_or_str_literal()
     if kind is None:
         parser.raise_error(
-            f"identifier expected (the kernel kind: {', '.join(KernelKind)})"
+            f"identifier expected (the kernel kind: {', '.join(KERNEL_KINDS)})"
         )
     return kind
 

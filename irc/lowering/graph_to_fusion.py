@@ -85,18 +85,19 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from irc.dialects.fusion import (
     ELEMENTWISE_OPS,
+    IDIOM_ATTRIBUTE,
     INDEXING_OPS,
     LAYOUT_OPS,
     REDUCTION_OPS,
@@ -110,6 +111,7 @@ from irc.dialects.fusion import (
     contract_violation,
     is_dense_constant,
     is_source,
+    kernel_idioms,
     shape_of,
 )
 from irc.dialects.graph import (
@@ -121,6 +123,14 @@ from irc.dialects.graph import (
     ScanOp,
 )
 from irc.dialects.graph import YieldOp as RegionYieldOp
+from irc.dialects.kernel_kind import (
+    ATTENTION,
+    MATMUL,
+    POINTWISE,
+    REDUCTION,
+    KernelKind,
+    KindTable,
+)
 from irc.dialects.sym import GuardOp, shape_text
 from irc.lowering.scatter_add import decompose_scatter_adds
 
@@ -131,7 +141,7 @@ from irc.lowering.scatter_add import decompose_scatter_adds
 
 @dataclass(frozen=True)
 class Kind:
-    """A group's kind and what anchors it.
+    """A group's kind (``kernel``) and what anchors it.
 
     ``shape`` is a pointwise group's iteration space, a reduction group's
     row shape X (with ``rows`` its row structure and ``row_results`` the
@@ -142,7 +152,7 @@ class Kind:
     matmul to the second one's lhs, which it takes whole.
     """
 
-    name: str
+    kernel: KernelKind
     shape: Shape
     rows: RowStructure | None = None
     row_results: tuple[Shape, ...] = ()
@@ -166,22 +176,22 @@ class Kind:
         if isinstance(op, SCAN_OPS):
             return Kind.scan(op)
         if isinstance(op, MatmulOp):
-            return Kind("matmul", shape_of(op.result), matmul=op)
-        return Kind("pointwise", shape_of(op.results[0]))
+            return Kind(MATMUL, shape_of(op.result), matmul=op)
+        return Kind(POINTWISE, shape_of(op.results[0]))
 
     @staticmethod
     def scan(op: Operation) -> Kind:
         """The kind of a reduction group of scans with ``op``: it yields
         values of the rows' shape only."""
         rows = RowStructure.of(op)
-        return Kind("reduction", rows.shape, rows, scans=True)
+        return Kind(REDUCTION, rows.shape, rows, scans=True)
 
     @staticmethod
     def reduction(op: Operation, joined: Kind | None = None) -> Kind:
         """The kind of a reduction group with ``op`` (joining ``joined``)."""
         rows = RowStructure.of(op)
         results = joined.row_results if joined is not None else ()
-        return Kind("reduction", rows.shape, rows, (*results, shape_of(op.results[0])))
+        return Kind(REDUCTION, rows.shape, rows, (*results, shape_of(op.results[0])))
 
     def output_shapes(self) -> tuple[Shape, ...]:
         """The shapes the kernel contract lets the group yield."""
@@ -261,6 +271,13 @@ CHAIN_LIMIT = 64
 #: What ``_Planner._offer`` returns: the group's kind with the op, or why the
 #: group refuses the op.
 Offer = Kind | str
+
+#: What a group of each kernel kind admits: the planner's method giving the
+#: group's kind with an op, or why the group refuses it (the kind's own
+#: contract is checked after it, in ``_Planner._offer``).
+ADMISSIONS: KindTable[Callable[[_Planner, Group, Operation], Offer]] = KindTable(
+    "admission"
+)
 
 
 class _Planner:
@@ -346,9 +363,7 @@ class _Planner:
                 self.unfused_chains[op] = between
                 continue
             shape = shape_of(op.result)
-            kinds[op] = Kind(
-                "attention", shape, matmul=op, chain=chain, between=between
-            )
+            kinds[op] = Kind(ATTENTION, shape, matmul=op, chain=chain, between=between)
         return kinds
 
     def _between(self, chain: AttentionChain) -> frozenset[Operation] | str:
@@ -387,7 +402,7 @@ class _Planner:
             op = used_outside[0]  # the last in block order
             return f"{describe(op)} is also used outside it, so it is stored"
         ops = sorted(between | {chain.output}, key=self.position.__getitem__)
-        problem = contract_violation("attention", ops, [chain.output.result])
+        problem = contract_violation(ATTENTION, ops, [chain.output.result])
         return frozenset(between) if problem is None else problem
 
     def _kind_of(self, op: Operation) -> Kind:
@@ -524,7 +539,7 @@ class _Planner:
         and sum of exponentials) is computed by the first of them."""
         earliest = min(groups, key=lambda group: self.position[group.root])
         if (
-            earliest.kind.name == "reduction"
+            earliest.kind.rows is not None
             and isinstance(op, ELEMENTWISE_OPS)
             and self._reads_a_matmul(op)
         ):
@@ -589,19 +604,12 @@ class _Planner:
     def _offer(self, group: Group, op: Operation, returned: bool) -> Offer:
         """The kind of ``group`` with ``op`` in it (yielding ``op``'s result
         when ``returned``), or why ``group`` refuses ``op``."""
-        if group.kind.name == "pointwise":
-            kind = self._pointwise_offer(group, op)
-        elif group.kind.name == "reduction":
-            kind = self._reduction_offer(group, op)
-        elif group.kind.name == "attention":
-            kind = self._attention_offer(group, op)
-        else:
-            kind = self._matmul_offer(group, op)
+        kind = ADMISSIONS[group.kind.kernel](self, group, op)
         if isinstance(kind, str):
             return kind
         if returned and shape_of(op.results[0]) not in kind.output_shapes():
             return (
-                f"it is also returned, and a {kind.name} kernel yields values of "
+                f"it is also returned, and a {kind.kernel} kernel yields values of "
                 f"shape {_shapes(kind.output_shapes())} only"
             )
         if isinstance(op, (*ROW_OPS, MatmulOp)) and kind.chain is None:
@@ -610,11 +618,12 @@ class _Planner:
             # attention group's chain was checked whole when it was found.)
             yielded = group.yielded + (list(op.results) if returned else [])
             ops = sorted(group.members | {op}, key=self.position.__getitem__)
-            problem = contract_violation(kind.name, ops, yielded)
+            problem = contract_violation(kind.kernel, ops, yielded)
             if problem is not None:
                 return problem
         return kind
 
+    @ADMISSIONS.register(POINTWISE)
     def _pointwise_offer(self, group: Group, op: Operation) -> Offer:
         shape = group.kind.shape
         if isinstance(op, REDUCTION_OPS):
@@ -643,6 +652,7 @@ class _Planner:
             return self._kind_of(op)
         return group.kind
 
+    @ADMISSIONS.register(REDUCTION)
     def _reduction_offer(self, group: Group, op: Operation) -> Offer:
         rows = group.kind.rows
         assert rows is not None
@@ -675,6 +685,7 @@ class _Planner:
             )
         return group.kind
 
+    @ADMISSIONS.register(ATTENTION)
     def _attention_offer(self, group: Group, op: Operation) -> Offer:
         """The chain's ops between its matmuls, then operand sides and an
         epilogue as a matmul group takes them."""
@@ -687,6 +698,7 @@ class _Planner:
             )
         return self._matmul_offer(group, op)
 
+    @ADMISSIONS.register(MATMUL)
     def _matmul_offer(self, group: Group, op: Operation) -> Offer:
         if isinstance(op, MatmulOp):
             return "a matmul kernel holds only one matmul"
@@ -715,6 +727,9 @@ class _Planner:
             for result in op.results
             for use in result.uses
         )
+
+
+ADMISSIONS.check_complete()
 
 
 def _used_outside(users: Sequence[Operation]) -> str:
@@ -971,9 +986,18 @@ class _Builder:
         # A root's results are read outside its group, a joined op's only
         # when it is returned: the yielded values are exactly those.
         outputs = sorted(group.yielded, key=lambda v: self.position[v.owner])
+        _record_idioms(group.kind.kernel, list(block.ops))
         block.add_op(YieldOp([mapping[v] for v in outputs]))
-        kernel = KernelOp(group.name, group.kind.name, inputs, Region(block), reason)
+        kernel = KernelOp(group.name, group.kind.kernel, inputs, Region(block), reason)
         return kernel, outputs
+
+
+def _record_idioms(kind: KernelKind, ops: Sequence[Operation]) -> None:
+    """Write on the kernel's reductions the idioms that compute them
+    (online sums, centred sums, one-hot picks), so that ``tile`` reads the
+    decision instead of making it again."""
+    for op, idiom in kernel_idioms(kind, ops).items():
+        op.attributes[IDIOM_ATTRIBUTE] = StringAttr(idiom)
 
 
 def merge_sibling_reductions(planner: _Planner, groups: list[Group]) -> None:
@@ -1015,9 +1039,7 @@ def _can_merge(planner: _Planner, first: Group, second: Group) -> bool:
             if _read_before(planner, use.operation, after, (first, second)):
                 return False
     ops = sorted(first.members | second.members, key=planner.position.__getitem__)
-    return (
-        contract_violation("reduction", ops, [*first.yielded, *second.yielded]) is None
-    )
+    return contract_violation(REDUCTION, ops, [*first.yielded, *second.yielded]) is None
 
 
 def _read_before(

@@ -74,24 +74,28 @@ from xdsl.utils.exceptions import PassFailedException
 
 from irc.dialects import fusion
 from irc.dialects import graph as g
-from irc.dialects.kernel_kind import MatmulPrecision
+from irc.dialects.kernel_kind import REDUCTION, MatmulPrecision
 from irc.dialects.tiles import is_power_of_two
 from irc.errors import IrcError
-from irc.lowering.fusion_to_loop.attention import AttentionTiler
+
+# The strategies' modules register them in ``STRATEGIES`` when they load.
+from irc.lowering.fusion_to_loop import attention, matmul, pointwise  # noqa: F401
 from irc.lowering.fusion_to_loop.device_loop import DeviceLoopTiler, device_loop_kernel
-from irc.lowering.fusion_to_loop.matmul import MatmulTiler
-from irc.lowering.fusion_to_loop.pointwise import PointwiseTiler
 from irc.lowering.fusion_to_loop.reduction import ReductionTiler
 from irc.lowering.fusion_to_loop.scan import ScanTiler
-from irc.lowering.fusion_to_loop.tiler import KernelTiler
+from irc.lowering.fusion_to_loop.tiler import STRATEGIES, KernelTiler
 
-#: The strategy of each fusion kernel kind.
-STRATEGIES: dict[str, type[KernelTiler]] = {
-    "pointwise": PointwiseTiler,
-    "reduction": ReductionTiler,
-    "matmul": MatmulTiler,
-    "attention": AttentionTiler,
-}
+
+@STRATEGIES.register(REDUCTION)
+def _row_strategy(kernel: fusion.KernelOp, options: TilePass) -> KernelTiler:
+    """A reduction kernel whose row ops are scans (the contract lets them
+    share a kernel with no reduction) is walked in order by ``ScanTiler``."""
+    if any(isinstance(op, fusion.SCAN_OPS) for op in kernel.body.block.ops):
+        return ScanTiler(kernel, options)
+    return ReductionTiler(kernel, options)
+
+
+STRATEGIES.check_complete()
 
 
 @dataclass(frozen=True)
@@ -140,10 +144,8 @@ class TilePass(ModulePass):
         _check_fused(op)
         lower_device_loops(op, self)
         for kernel in [k for k in op.walk() if isinstance(k, fusion.KernelOp)]:
-            strategy = _strategy(kernel)
-            if strategy is None:
-                raise IrcError(f"tile: unknown fusion kernel kind {kernel.kind_name!r}")
-            Rewriter.replace_op(kernel, strategy(kernel, self).tile())
+            tiler = STRATEGIES[kernel.kernel_kind](kernel, self)
+            Rewriter.replace_op(kernel, tiler.tile())
 
 
 def lower_device_loops(module: ModuleOp, options: TilePass) -> None:
@@ -154,18 +156,6 @@ def lower_device_loops(module: ModuleOp, options: TilePass) -> None:
         kernel = device_loop_kernel(op)
         if kernel is not None:
             Rewriter.replace_op(op, DeviceLoopTiler(op, kernel, options).tile())
-
-
-def _strategy(kernel: fusion.KernelOp) -> type[KernelTiler] | None:
-    """The strategy of ``kernel``'s kind; a reduction kernel whose row ops
-    are scans (the contract lets them share a kernel with no reduction) is
-    walked in order by ``ScanTiler``."""
-    strategy = STRATEGIES.get(kernel.kind_name)
-    if strategy is ReductionTiler and any(
-        isinstance(op, fusion.SCAN_OPS) for op in kernel.body.block.ops
-    ):
-        return ScanTiler
-    return strategy
 
 
 def _check_fused(module: ModuleOp) -> None:

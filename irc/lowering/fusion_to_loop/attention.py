@@ -47,6 +47,7 @@ from irc.dialects import fusion, loop, sym
 from irc.dialects import graph as g
 from irc.dialects.elementwise import ReductionKind
 from irc.dialects.kernel_kind import (
+    ATTENTION,
     MATMUL_PRECISION_ATTRIBUTE,
     NUM_STAGES_ATTRIBUTE,
     NUM_WARPS_ATTRIBUTE,
@@ -59,6 +60,7 @@ from irc.lowering.fusion_to_loop.matmul import (
     accumulator_type,
     clamp_block,
 )
+from irc.lowering.fusion_to_loop.tiler import STRATEGIES
 from irc.primitives.declaration import Primitive
 from irc.shapes import SymExpr
 
@@ -104,6 +106,7 @@ class _Running:
         return _Running(values[0], values[1:-1], values[-1])
 
 
+@STRATEGIES.register(ATTENTION)
 class AttentionTiler(MatmulTiler):
     """Tiles an ``attention`` fusion kernel."""
 

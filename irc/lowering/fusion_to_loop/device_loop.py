@@ -27,6 +27,7 @@ from xdsl.ir import Block, BlockArgument, Region, SSAValue
 
 from irc.dialects import fusion, loop, sym
 from irc.dialects import graph as g
+from irc.dialects.kernel_kind import POINTWISE
 from irc.lowering.fusion_to_loop.builder import LoopBuilder
 from irc.lowering.fusion_to_loop.index_maps import Index, tensor_type
 from irc.lowering.fusion_to_loop.pointwise import PointwiseTiler
@@ -46,7 +47,7 @@ def device_loop_kernel(op: g.ForOp) -> fusion.KernelOp | None:
         return None
     kernel, terminator = ops[0], ops[1]
     yielded = list(terminator.operands)
-    if kernel.kind_name != "pointwise" or set(yielded) != set(kernel.outputs):
+    if kernel.kernel_kind is not POINTWISE or set(yielded) != set(kernel.outputs):
         return None
     shape = tensor_type(kernel.outputs[0]).dims
     slots = [*body.args[1:], *kernel.outputs]
@@ -85,7 +86,7 @@ class DeviceLoopTiler(KernelTiler):
         op = self.loop
         return loop.KernelOp(
             self.kernel.kernel_name,
-            "pointwise",
+            POINTWISE.name,
             list(op.operands),
             [tensor_type(v) for v in op.outputs],
             grid,

@@ -39,6 +39,7 @@ from xdsl.ir import Attribute, SSAValue
 from irc.dialects import graph as g
 from irc.dialects import loop, sym
 from irc.dialects.kernel_kind import (
+    MATMUL,
     MATMUL_PRECISION_ATTRIBUTE,
     NUM_STAGES_ATTRIBUTE,
     NUM_WARPS_ATTRIBUTE,
@@ -46,7 +47,7 @@ from irc.dialects.kernel_kind import (
 )
 from irc.lowering.fusion_to_loop.builder import next_power_of_two
 from irc.lowering.fusion_to_loop.index_maps import Index, batch_broadcast, tensor_type
-from irc.lowering.fusion_to_loop.tiler import KernelTiler
+from irc.lowering.fusion_to_loop.tiler import STRATEGIES, KernelTiler
 from irc.shapes import SymExpr
 
 
@@ -106,6 +107,7 @@ def size_class(m_largest: int | None, n_largest: int | None) -> str:
     return "small" if any(e <= SMALL_MATMUL_EXTENT for e in bounded) else "large"
 
 
+@STRATEGIES.register(MATMUL)
 class MatmulTiler(KernelTiler):
     """Tiles a ``matmul`` fusion kernel."""
 

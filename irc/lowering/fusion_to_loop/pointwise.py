@@ -31,10 +31,11 @@ from __future__ import annotations
 
 from irc.dialects import fusion, sym
 from irc.dialects import graph as g
+from irc.dialects.kernel_kind import POINTWISE
 from irc.lowering.fusion_to_loop.builder import next_power_of_two
 from irc.lowering.fusion_to_loop.index_maps import Index, tensor_type
 from irc.lowering.fusion_to_loop.pieces import Pieces, concat_pieces
-from irc.lowering.fusion_to_loop.tiler import KernelTiler
+from irc.lowering.fusion_to_loop.tiler import STRATEGIES, KernelTiler
 from irc.shapes import SymExpr
 
 #: Columns of a block when the innermost dim is symbolic: a warp's 32 lanes
@@ -50,6 +51,7 @@ MIN_COLUMNS = 16
 MIN_PIECE_BLOCK = 4 * SYMBOLIC_COLUMNS
 
 
+@STRATEGIES.register(POINTWISE)
 class PointwiseTiler(KernelTiler):
     """Tiles a ``pointwise`` fusion kernel."""
 

@@ -37,6 +37,9 @@ the row with the reduced dims pinned to 0.
   ``sum(squares + count * (mean - m)**2)`` is the sum, exactly in exact
   arithmetic and without the cancellation of ``sum(a*a) - n*m*m``.
 
+Which sums are online, centred or picks is ``fuse``'s decision, recorded on
+them (``irc.dialects.fusion.Idiom``) and read here (``_idioms``).
+
 ``argmax`` keeps the first maximum as NumPy does (a NaN counting as the
 greatest, the first NaN winning): across chunks the best value and its lane
 are carried, and strict comparison keeps the earlier chunk on ties.
@@ -44,23 +47,27 @@ are carried, and strict comparison keeps the earlier chunk on ties.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from xdsl.dialects.builtin import AnyFloat, DictionaryAttr, IntegerType, i1, i32
+from xdsl.dialects.builtin import DictionaryAttr, IntegerType, i1, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from irc.dialects import fusion, loop, sym
 from irc.dialects import graph as g
 from irc.dialects.elementwise import ReductionKind
-from irc.dialects.fusion import RowStructure
+from irc.dialects.fusion import (
+    IDIOM_ATTRIBUTE,
+    CentredSum,
+    OneHotPick,
+    RowIdioms,
+)
 from irc.dialects.kernel_kind import LAUNCH_TILES_ATTRIBUTE
 from irc.dialects.sym import SymExprAttr
 from irc.lowering.fusion_to_loop.builder import I32_LIMIT, next_power_of_two
 from irc.lowering.fusion_to_loop.index_maps import Index, tensor_type
 from irc.lowering.fusion_to_loop.tiler import KernelTiler
-from irc.primitives.builtin import EXP, MUL, SUB
 from irc.primitives.declaration import Primitive
 
 if TYPE_CHECKING:
@@ -122,11 +129,11 @@ class ReductionTiler(KernelTiler):
                     {"BLOCK_R": SymExprAttr(extent)}
                 )
         #: The online sums of the looped strategy, with the max each reads.
-        self.online: dict[Operation, Operation] = {}
+        self.online: dict[Operation, g.ReduceOp] = {}
         #: Its sums of squares about a per-row value, Welford's way.
-        self.centered: dict[Operation, _Centered] = {}
+        self.centered: dict[Operation, CentredSum] = {}
         #: Its one-hot picks, in the walk of what they subtract.
-        self.picked: dict[Operation, _Picked] = {}
+        self.picked: dict[Operation, OneHotPick] = {}
         pid = self.b.program_id(0)
         # The first block's lanes, the same for every row of the program.
         lanes = self.b.range("BLOCK_R", block)
@@ -285,13 +292,16 @@ class ReductionTiler(KernelTiler):
     # ----- looped ----------------------------------------------------------
 
     def _looped(self, rows: _Rows) -> None:
-        self.online = _online_sums(rows.reductions)
-        self.centered = _centered_sums(rows.reductions, self.online)
-        self.picked = _picked_sums(rows.reductions, self.online, self.centered)
-        deferred = {**self.centered, **self.picked}
+        idioms = _idioms(rows.reductions)
+        self.online = idioms.online
+        for total, form in idioms.deferred.items():
+            if isinstance(form, CentredSum):
+                self.centered[total] = form
+            else:
+                self.picked[total] = form
         first = self._first_block(rows)
-        for level in _dependency_levels(rows.reductions, self.online, deferred):
-            self._reduce_in_one_loop(rows, level, first)
+        for walk in idioms.walks(rows.reductions):
+            self._reduce_in_one_loop(rows, walk, first)
         row_outputs = [v for v in self.yielded if self._is_row_value(rows, v)]
         for number, value in enumerate(self.yielded):
             if value not in row_outputs:
@@ -452,7 +462,7 @@ class ReductionTiler(KernelTiler):
         self._set_anchor(reduction, b.create(loop.ReduceOp("sum", spread, 0)))
 
     def _accumulate_pick(
-        self, state: list[SSAValue], form: _Picked, block: _Block
+        self, state: list[SSAValue], form: OneHotPick, block: _Block
     ) -> list[SSAValue]:
         """Each lane's picked ``base`` and count of picks after this block
         (masked lanes pick nothing, whatever their label)."""
@@ -664,281 +674,12 @@ def _identity(kind: str, element: Attribute) -> int | float | bool:
     return float("-inf") if kind in ("max", "argmax") else float("inf")
 
 
-def _online_sums(reductions: Sequence[Operation]) -> dict[Operation, Operation]:
-    """The float sums of ``exp(a - broadcast(max(a)))`` among ``reductions``,
-    each with the max it reads (the same reduced ``a``, the same axes): they
-    accumulate online, in the max's loop."""
-    maxima = {
-        (r.operands[0], tuple(r.axis_list)): r
-        for r in reductions
-        if isinstance(r, g.ReduceOp) and r.kind.data.value == "max"
-    }
-    online: dict[Operation, Operation] = {}
-    for total in reductions:
-        if not isinstance(total, g.ReduceOp) or total.kind.data.value != "sum":
-            continue
-        exp = total.operands[0].owner
-        if not g.is_elementwise_op(exp, EXP) or not isinstance(
-            tensor_type(exp.input).element_type, AnyFloat
-        ):
-            continue
-        shifted = exp.input.owner
-        if not g.is_elementwise_op(shifted, SUB):
-            continue
-        maximum = maxima.get((shifted.lhs, tuple(total.axis_list)))
-        spread = shifted.rhs.owner
-        if (
-            maximum is not None
-            and isinstance(spread, g.BroadcastOp)
-            and spread.operands[0] == maximum.results[0]
-        ):
-            online[total] = maximum
-    return online
-
-
-@dataclass(frozen=True)
-class _Centered:
-    """A float ``sum((values - broadcast(center))**2)``, ``center`` a
-    per-row value: the sum of squared deviations of ``values`` from it."""
-
-    values: SSAValue
-    center: SSAValue
-
-    @property
-    def reads(self) -> tuple[SSAValue, ...]:
-        """What the walk accumulating it reads at each lane."""
-        return (self.values,)
-
-    @property
-    def needs(self) -> tuple[SSAValue, ...]:
-        """The per-row values its result needs after the walk."""
-        return (self.center,)
-
-
-@dataclass(frozen=True)
-class _Picked:
-    """A float ``sum(where(label == lane, base - o1 - o2 ..., 0))`` whose
-    condition holds on at most one lane of a row (a per-row label compared
-    with the lane's index: cross-entropy's one-hot pick), the ``offsets``
-    per-row values: the sum is the picked ``base`` minus the offsets, in
-    that order (NumPy's value, rounded the same), or 0 if no lane is
-    picked. The walk reading ``base`` accumulates the picked ``base`` and
-    the count of picks per lane; the offsets come after it."""
-
-    condition: SSAValue
-    base: SSAValue
-    offsets: tuple[SSAValue, ...]
-
-    @property
-    def reads(self) -> tuple[SSAValue, ...]:
-        return (self.condition, self.base)
-
-    @property
-    def needs(self) -> tuple[SSAValue, ...]:
-        return self.offsets
-
-
-#: A reduction computed in an earlier walk than its operand's dependencies
-#: allow, from what it ``reads`` there and what it ``needs`` after.
-_Deferred = _Centered | _Picked
-
-
-def _centered_sums(
-    reductions: Sequence[Operation], online: dict[Operation, Operation]
-) -> dict[Operation, _Centered]:
-    """The sums of squares about a per-row value (a variance's, about the
-    mean) that Welford's lane-wise counts, means and squared deviations
-    compute in an earlier loop than the centre's own: the loop reading
-    ``values``, once the centre's reductions are done (layer norm's mean
-    and variance in one loop)."""
-    centered: dict[Operation, _Centered] = {}
-    for total in reductions:
-        form = _centered_form(total)
-        if form is None:
-            continue
-        plain = _levels(reductions, online, centered)[total]
-        centered[total] = form
-        if _levels(reductions, online, centered)[total] >= plain:
-            del centered[total]  # no loop saved
-    return centered
-
-
-def _picked_sums(
-    reductions: Sequence[Operation],
-    online: dict[Operation, Operation],
-    centered: dict[Operation, _Centered],
-) -> dict[Operation, _Picked]:
-    """The one-hot picks (``_Picked``) whose walk is earlier than their
-    operand's: cross-entropy's picked log-probability in the walk of the
-    max and the sum of exponentials it subtracts."""
-    picked: dict[Operation, _Picked] = {}
-    for total in reductions:
-        form = _picked_form(total)
-        if form is None:
-            continue
-        deferred: dict[Operation, _Deferred] = {**centered, **picked}
-        plain = _levels(reductions, online, deferred)[total]
-        deferred[total] = form
-        if _levels(reductions, online, deferred)[total] < plain:
-            picked[total] = form
-    return picked
-
-
-def _picked_form(total: Operation) -> _Picked | None:
-    if not isinstance(total, g.ReduceOp) or total.kind.data.value != "sum":
-        return None
-    choice = total.operands[0].owner
-    if not isinstance(choice, g.SelectOp) or not _is_zero(choice.false_value):
-        return None
-    if not isinstance(tensor_type(choice.true_value).element_type, AnyFloat):
-        return None
-    if not _picks_one_lane(choice.condition, total):
-        return None
-    per_row = RowStructure.of(total).reduced_shapes()
-    base, offsets = choice.true_value, []
-    while g.is_elementwise_op(base.owner, SUB):
-        spread = base.owner.rhs.owner
-        if not isinstance(spread, g.BroadcastOp):
-            break
-        offset = spread.operands[0]
-        if tuple(tensor_type(offset).dims) not in per_row:
-            break
-        offsets.insert(0, offset)
-        base = base.owner.lhs
-    if not offsets:
-        return None  # nothing after the walk: no walk to save
-    return _Picked(choice.condition, base, tuple(offsets))
-
-
-def _is_zero(value: SSAValue) -> bool:
-    constant = value.owner
-    return (
-        isinstance(constant, g.ConstantOp)
-        and constant.is_splat
-        and constant.literal().item() == 0
-    )
-
-
-def _picks_one_lane(condition: SSAValue, total: Operation) -> bool:
-    """Whether ``condition`` is ``per-row value == lane index`` along the
-    one reduced axis (either way round): true on at most one lane a row."""
-    compare = condition.owner
-    axes = _reduction_axes(total)
-    if not isinstance(compare, g.CompareOp) or len(axes) != 1:
-        return False
-    if compare.predicate.data.value != "eq":
-        return False
-    per_row = RowStructure.of(total).reduced_shapes()
-    rank = len(tensor_type(condition).dims)
-
-    def is_row_value(value: SSAValue) -> bool:
-        spread = value.owner
-        return isinstance(spread, g.BroadcastOp) and (
-            tuple(tensor_type(spread.operands[0]).dims) in per_row
-        )
-
-    def is_lane_index(value: SSAValue) -> bool:
-        spread = value.owner
-        if isinstance(spread, g.BroadcastOp):
-            value = spread.operands[0]
-        iota = value.owner
-        if not isinstance(iota, g.IotaOp):
-            return False
-        shift = rank - len(tensor_type(value).dims)  # broadcasting aligns right
-        return iota.axis.value.data + shift == axes[0]
-
-    lhs, rhs = compare.lhs, compare.rhs
-    return (is_row_value(lhs) and is_lane_index(rhs)) or (
-        is_row_value(rhs) and is_lane_index(lhs)
-    )
-
-
-def _centered_form(total: Operation) -> _Centered | None:
-    if not isinstance(total, g.ReduceOp) or total.kind.data.value != "sum":
-        return None
-    square = total.operands[0].owner
-    if not g.is_elementwise_op(square, MUL) or square.lhs != square.rhs:
-        return None
-    deviation = square.lhs.owner
-    if not g.is_elementwise_op(deviation, SUB) or not isinstance(
-        tensor_type(deviation.lhs).element_type, AnyFloat
-    ):
-        return None
-    spread = deviation.rhs.owner
-    if not isinstance(spread, g.BroadcastOp):
-        return None
-    center = spread.operands[0]
-    if tuple(tensor_type(center).dims) not in RowStructure.of(total).reduced_shapes():
-        return None
-    return _Centered(deviation.lhs, center)
-
-
-def _dependency_levels(
-    reductions: Sequence[Operation],
-    online: dict[Operation, Operation],
-    deferred: Mapping[Operation, _Deferred],
-) -> list[list[Operation]]:
-    """Reductions grouped so that each group depends only on earlier ones:
-    a group is one loop over the data."""
-    depth = _levels(reductions, online, deferred)
-    levels: list[list[Operation]] = [[] for _ in range(max(depth.values()) + 1)]
-    for reduction in reductions:
-        levels[depth[reduction]].append(reduction)
-    return levels
-
-
-def _levels(
-    reductions: Sequence[Operation],
-    online: dict[Operation, Operation],
-    deferred: Mapping[Operation, _Deferred],
-) -> dict[Operation, int]:
-    """The loop of each reduction: one after the last reduction it reads;
-    an online sum in its max's (after it); a centred sum or a one-hot pick
-    in the first loop that can read what it reads and, afterwards, evaluate
-    what it needs (the centre; the offsets)."""
-    depth: dict[Operation, int] = {}
-
-    def after(value: SSAValue) -> int:
-        """The deepest loop of the reductions ``value`` reads (-1: none)."""
-        owner = value.owner
-        return max(
-            (
-                depth[r]
-                for r in depth
-                if owner is r
-                or (isinstance(owner, Operation) and _depends_on(owner, r))
-            ),
-            default=-1,
-        )
-
-    for reduction in reductions:  # block order is topological
-        if reduction in online:
-            depth[reduction] = depth[online[reduction]]
-        elif reduction in deferred:
-            form = deferred[reduction]
-            depth[reduction] = max(
-                1 + max(after(v) for v in form.reads),
-                *(after(v) for v in form.needs),
-                0,
-            )
-        else:
-            depth[reduction] = 1 + max(
-                (depth[r] for r in depth if _depends_on(reduction, r)), default=-1
-            )
-    return depth
-
-
-def _depends_on(op: Operation, earlier: Operation) -> bool:
-    stack = list(op.operands)
-    seen: set[SSAValue] = set()
-    while stack:
-        value = stack.pop()
-        if value in seen:
-            continue
-        seen.add(value)
-        owner = value.owner
-        if owner is earlier:
-            return True
-        if isinstance(owner, Operation):
-            stack.extend(owner.operands)
-    return False
+def _idioms(reductions: Sequence[Operation]) -> RowIdioms:
+    """The idioms ``fuse`` recorded on the kernel's reductions. A kernel
+    with no record (fusion IR written by hand, or by another frontend) has
+    not been decided: the same recogniser decides it here, so that it tiles
+    as ``fuse``'s would. The verifier has checked every record's form, so a
+    record is never taken on trust."""
+    if any(IDIOM_ATTRIBUTE in reduction.attributes for reduction in reductions):
+        return RowIdioms.recorded(reductions)
+    return RowIdioms.recognise(reductions)

@@ -2,8 +2,8 @@
 
 :class:`KernelTiler` holds what the tiling of one ``fusion.kernel`` shares
 whatever its kind, and builds the ``loop.kernel`` (:meth:`KernelTiler.tile`).
-A kind's strategy (``pointwise``, ``reduction``, ``matmul``: a subclass, one
-module each) sets up the iteration space in :meth:`KernelTiler.iterate` and
+A kind's strategy (``pointwise``, ``reduction``, ``matmul``, ``attention``:
+a subclass, one module each, registered for its kind in ``STRATEGIES``) sets up the iteration space in :meth:`KernelTiler.iterate` and
 returns the grid. Its contract with this module:
 
 - :meth:`KernelTiler.value_at` is the loop value of a graph value at an index
@@ -32,6 +32,7 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 from irc.dialects import fusion, loop, sym
 from irc.dialects import graph as g
+from irc.dialects.kernel_kind import KindTable
 from irc.dialects.tiles import broadcast_tile_shapes
 from irc.errors import IrcError
 from irc.lowering.fusion_to_loop.builder import I32_LIMIT, LoopBuilder
@@ -42,6 +43,13 @@ if TYPE_CHECKING:
     from irc.lowering.fusion_to_loop import TilePass
 
 _CacheKey = tuple[SSAValue, Index, SSAValue | None]
+
+#: How ``tile`` lowers a kernel of a kind: the tiler of the kernel under the
+#: pass's options (a ``KernelTiler`` subclass, or a function choosing one).
+Strategy = Callable[[fusion.KernelOp, "TilePass"], "KernelTiler"]
+
+#: The strategy of each kernel kind (``irc.dialects.kernel_kind``).
+STRATEGIES: KindTable[Strategy] = KindTable("tiling strategy")
 
 
 class KernelTiler:

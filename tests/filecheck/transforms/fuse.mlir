@@ -7,16 +7,17 @@
 // RUN: irc-opt %s --split-input-file -p fuse --check-semantics --check-semantics-runs=4 | filecheck %s
 
 // Softmax: max and sum share their rows, so one reduction kernel; the reason
-// names the reductions and where they come from.
+// names the reductions and where they come from. The sum of exp(x - max(x))
+// is recorded as an online sum (fusion.idiom), which tile reads.
 
 // CHECK-LABEL: func.func @softmax(
 // CHECK-NEXT:    %y = fusion.kernel @k0 reduction (%x) : (!graph.tensor<[N, D], f32>) -> (!graph.tensor<[N, D], f32>) reason "row reduction over [1] of [N, D] (graph.reduce max %m at softmax.py:3, graph.reduce sum %s at softmax.py:4); producers: graph.broadcast, graph.sub, graph.exp; consumers: graph.broadcast, graph.div" {
 // CHECK-NEXT:    ^bb0(%x_1: !graph.tensor<[N, D], f32>):
-// CHECK-NEXT:      %m = graph.reduce max %x_1 [1]
+// CHECK-NEXT:      %m = graph.reduce max %x_1 [1] :
 // CHECK-NEXT:      %mb = graph.broadcast %m
 // CHECK-NEXT:      %d = graph.sub %x_1, %mb
 // CHECK-NEXT:      %e = graph.exp %d
-// CHECK-NEXT:      %s = graph.reduce sum %e [1]
+// CHECK-NEXT:      %s = graph.reduce sum %e [1] {fusion.idiom = "online_sum"} :
 // CHECK-NEXT:      %sb = graph.broadcast %s
 // CHECK-NEXT:      %y_1 = graph.div %e, %sb
 // CHECK-NEXT:      fusion.yield %y_1 : !graph.tensor<[N, D], f32>
