@@ -55,14 +55,15 @@ DIALECT_LEVELS: dict[str, str] = {
     "triton": "triton",
 }
 
-#: Modules every level may use: symbolic sizes, elementwise kinds, element
-#: types, errors, the shape algebra.
+#: Modules every level may use: symbolic sizes, elementwise kinds, the
+#: primitives' declarations, element types, errors, the shape algebra.
 NEUTRAL = (
     "irc.dialects.sym",
     "irc.dialects.elementwise",
     "irc.dialects.kernel_kind",
     "irc.dialects.syntax",
     "irc.interpreters.sym",
+    "irc.primitives",
     "irc.dtypes",
     "irc.errors",
     "irc.shapes",
