@@ -16,7 +16,7 @@ Capture a NumPy-style function with symbolic dims, inspect its IR, run it::
     c = irc.load("softmax_artifact")
 """
 
-from irc import viz
+from irc import nn, primitives, viz
 from irc.api import Compiled, Jitted, compile, jit, load, trace
 from irc.autodiff import grad, value_and_grad, vjp
 from irc.capture.control_flow import cond, fori_loop, scan, while_loop
@@ -63,6 +63,8 @@ __all__ = [
     "grad",
     "jit",
     "load",
+    "nn",
+    "primitives",
     "rsqrt",
     "scan",
     "set_logs",

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-import irc.capture.numpy_api as numpy_api
+from irc import nn
 from irc.capture import layout
 from irc.capture.intercept import CREATION
 from irc.capture.tensor import SymDim, dim_proxy
@@ -168,9 +168,9 @@ UNARY: dict[str, Callable[[Value], Value]] = {
     "Not": np.logical_not,
     "Sign": np.sign,
     "Identity": lambda x: x,
-    "Relu": lambda x: np.maximum(x, 0),
-    "Softsign": lambda x: x / (np.abs(x) + 1),
-    "Softplus": lambda x: np.log(np.exp(x) + 1),
+    "Relu": nn.relu,
+    "Softsign": nn.softsign,
+    "Softplus": nn.softplus,
 }
 
 BINARY: dict[str, Callable[[Value, Value], Value]] = {
@@ -371,34 +371,27 @@ def activation(node: Node, operands: list[Value]) -> list[Value]:
     x = tensor(operands[0])
     op_type = node.proto.op_type
     if op_type == "LeakyRelu":
-        return [np.where(np.less(x, 0), x * node.attr("alpha", 0.01), x)]
+        return [nn.leaky_relu(x, node.attr("alpha", 0.01))]
     if op_type == "Elu":
-        alpha = node.attr("alpha", 1.0)
-        return [np.where(np.less(x, 0), (np.exp(x) - 1) * alpha, x)]
+        return [nn.elu(x, node.attr("alpha", 1.0))]
     if op_type == "Celu":
-        alpha = node.attr("alpha", 1.0)
-        negative = (np.exp(x / alpha) - 1) * alpha
-        return [np.maximum(x, 0) + np.minimum(negative, 0)]
+        return [nn.celu(x, node.attr("alpha", 1.0))]
     if op_type == "Selu":
-        alpha = node.attr("alpha", 1.67326319217681884765625)
-        gamma = node.attr("gamma", 1.05070102214813232421875)
-        return [np.where(np.less_equal(x, 0), (np.exp(x) - 1) * alpha, x) * gamma]
+        alpha = node.attr("alpha", nn.SELU_ALPHA)
+        return [nn.selu(x, alpha, node.attr("gamma", nn.SELU_SCALE))]
     if op_type == "ThresholdedRelu":
-        return [np.where(np.greater(x, node.attr("alpha", 1.0)), x, x * 0)]
-    alpha, beta = node.attr("alpha", 0.2), node.attr("beta", 0.5)
-    return [np.clip(x * alpha + beta, 0, 1)]
+        return [nn.thresholded_relu(x, node.attr("alpha", 1.0))]
+    return [nn.hard_sigmoid(x, node.attr("alpha", 0.2), node.attr("beta", 0.5))]
 
 
 @converts("HardSwish")
 def hard_swish(node: Node, operands: list[Value]) -> list[Value]:
-    x = tensor(operands[0])
-    return [x * np.clip(x * (1 / 6) + 0.5, 0, 1)]
+    return [nn.hard_swish(tensor(operands[0]))]
 
 
 @converts("Mish")
 def mish(node: Node, operands: list[Value]) -> list[Value]:
-    x = tensor(operands[0])
-    return [x * np.tanh(np.log(np.exp(x) + 1))]
+    return [nn.mish(tensor(operands[0]))]
 
 
 @converts("PRelu")
@@ -409,11 +402,7 @@ def prelu(node: Node, operands: list[Value]) -> list[Value]:
 
 @converts("Gelu")
 def gelu(node: Node, operands: list[Value]) -> list[Value]:
-    x = tensor(operands[0])
-    if node.attr("approximate", "none") == "tanh":
-        inner = (x + x * x * x * 0.044715) * math.sqrt(2 / math.pi)
-        return [x * (np.tanh(inner) + 1) * 0.5]
-    return [x * (numpy_api.erf(x * (1 / math.sqrt(2))) + 1) * 0.5]
+    return [nn.gelu(tensor(operands[0]), node.attr("approximate", "none"))]
 
 
 @converts("Clip")
