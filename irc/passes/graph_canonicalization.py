@@ -1,38 +1,15 @@
 """Canonicalization patterns of the graph dialect.
 
-xDSL's ``canonicalize`` pass asks each op carrying the ``GraphCanonicalization``
-trait for ``patterns_for(type(op))``: the patterns rooted at that op class.
-
-Every rewrite keeps the results of the reference interpreter
-(``irc.interpreters.graph``: NumPy in the exact element type) bit for bit,
-NaN, infinities, signed zeros and integer wrap-around included. Only NaN
-payloads and signs may change, which no graph op can observe. In particular:
-
-- Float identities respect signed zeros. ``x + -0.0`` and ``x - 0.0`` are
-  ``x`` for every ``x``; ``x + 0.0`` is not (``-0.0 + 0.0`` is ``+0.0``, and
-  ``1 / x`` tells the two apart), so it stays. ``x * 0`` and ``x - x`` fold
-  only on integers: on floats NaN and infinities make them NaN.
-- Folding evaluates the op with the NumPy function of its kind
-  (``irc.dialects.elementwise.SEMANTICS``, which every interpreter runs) in
-  its element type
-  (``ml_dtypes`` for bfloat16), so a folded constant is what the interpreter
-  computes, float32 and float16 rounding included. That holds for the
-  composites (rsqrt, sigmoid, erf) too; a GPU backend may round their last
-  bit differently, folded or not. Integer operations NumPy flags (division
-  by zero, ``INT_MIN // -1``, a negative integer power) and casts of NaN or
-  out-of-range floats to integers are left to run time: NumPy's answer there
-  is not a GPU's, so folding them would make a result depend on whether a
-  constant was visible.
-- A rewrite that replaces an op whose run could fail (a slice out of bounds,
-  a max over an empty axis) by one that cannot only applies where the guards
-  in scope prove the failure impossible (``irc.shapes.Facts`` takes every
-  symbol to be at least 1): a failure that a used result depends on stays a
-  failure. An op whose results are unused is deleted whether or not it
-  would fail, as any ``Pure`` op is (see ``irc.dialects.graph``).
-- An op a rewrite creates takes the source location of the op it replaces.
-
-Binary patterns expect constants on the right: ``MoveConstantRight`` puts
-them there for commutative ops, so ``1 * x`` and ``0 + x`` fold as well.
+xDSL's ``canonicalize`` asks each op with the ``GraphCanonicalization`` trait
+for ``patterns_for(type(op))``: a primitive's op gets constant folding (its
+NumPy semantics, as every interpreter runs it), constants moved right where
+it commutes, and the identities its declaration states (docs/primitives.md);
+the other ops get the patterns of ``_registry``. Every rewrite keeps the
+reference interpreter's results bit for bit, NaN, infinities, signed zeros
+and wrap-around included. Integer operations NumPy flags (division by zero,
+a negative integer power) and casts of NaN are left to run time; a rewrite
+removing an op that could fail applies only where the guards in scope prove
+the failure impossible; a created op takes its source op's location.
 """
 
 from __future__ import annotations
