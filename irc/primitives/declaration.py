@@ -283,8 +283,9 @@ class Primitive:
         return self.name < other.name
 
     def __call__(self, *operands: Any) -> Any:
-        """Applied to traced values inside a captured function, or to NumPy
-        arrays (its reference semantics, after NumPy's promotion)."""
+        """Applied to traced values inside a captured function (with NumPy's
+        promotion and broadcasting), or to NumPy arrays of one dtype (its
+        reference semantics)."""
         if _tracer is not None:
             return _tracer(self, *operands)
         return self.numpy(*operands)
