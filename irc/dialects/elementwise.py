@@ -38,7 +38,7 @@ class ElementwiseKindAttr(Data[Primitive], SpacedOpaqueSyntaxAttribute):
     @classmethod
     def parse_parameter(cls, parser: AttrParser) -> Primitive:
         position = parser.pos
-        name = parser.parse_optional_identifier()
+        name = parser.parse_optional_identifier_or_str_literal()
         if name is None:
             parser.raise_error("expected an elementwise kind (an identifier)")
         try:
@@ -47,7 +47,7 @@ class ElementwiseKindAttr(Data[Primitive], SpacedOpaqueSyntaxAttribute):
             parser.raise_error(str(error), position, parser.pos)
 
     def print_parameter(self, printer: Printer) -> None:
-        printer.print_string(self.data.name)
+        printer.print_identifier_or_string_literal(self.data.name)
 
 
 # --------------------------------------------------------------------------
