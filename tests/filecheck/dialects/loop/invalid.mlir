@@ -342,7 +342,7 @@ func.func @range_type() {
 // -----
 
 func.func @range_scalar() {
-  // expected-error@+1 {{i64 should be of base attribute loop.tile}}
+  // expected-error@+1 {{i64 should be of attribute subclassing `TileShapedType`}}
   %r = tile.range "B" : i64
   func.return
 }

@@ -84,7 +84,7 @@ triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 1 grid [1] tiles {} sym
 
 triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 1 grid [1] tiles {} symbols [] reason "" {
   %a = tile.constant 1.0 : f32
-  // expected-error@+1 {{Expected `neg`, `abs`, `exp`}}
+  // expected-error@+1 {{unknown elementwise kind 'cube'}}
   %c = tile.unary cube %a : f32
 }
 
@@ -102,8 +102,26 @@ triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 1 grid [1] tiles {B = 1
 triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 1 grid [1] tiles {B = 16} symbols [] reason "" {
   %r = tile.range "B" : !triton.tensor<[16], i64>
   %a = tile.cast %r : !triton.tensor<[16], i64> -> !triton.tensor<[16], f32>
-  // expected-error@+1 {{tile.reduce argmax yields i32 or i64}}
+  // expected-error@+1 {{tile.reduce argmax yields integers}}
   %i = tile.reduce argmax %a 0 : !triton.tensor<[16], f32> -> f32
+}
+
+// -----
+
+// Triton indexes with i32 or i64.
+// expected-error@+1 {{tile.reduce yields i32 or i64}}
+triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 1 grid [1] tiles {B = 16} symbols [] reason "" {
+  %r = tile.range "B" : !triton.tensor<[16], i64>
+  %a = tile.cast %r : !triton.tensor<[16], i64> -> !triton.tensor<[16], f32>
+  %i = tile.reduce argmax %a 0 : !triton.tensor<[16], f32> -> i16
+}
+
+// -----
+
+// A triton kernel computes on triton's blocks.
+// expected-error@+1 {{tile.range in a triton.kernel yields !loop.tile<[16], i64>; the tiles of this level are triton.tensor}}
+triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 1 grid [1] tiles {B = 16} symbols [] reason "" {
+  %r = tile.range "B" : !loop.tile<[16], i64>
 }
 
 // -----
