@@ -68,9 +68,7 @@ def grow_grid(text: str, level: str) -> str | None:
 
 def loosen_bound(text: str, level: str) -> str | None:
     """The first ``cmp lt`` against a size (a mask's bound) made ``le``."""
-    sizes = set(
-        re.findall(rf"(%[\w]+) = {level if level != 'memory' else 'loop'}\.size ", text)
-    )
+    sizes = set(re.findall(r"(%[\w]+) = tile\.size ", text))
     for index, line in enumerate(text.splitlines()):
         match = re.search(r"\.cmp lt (%[\w]+), (%[\w]+) ", line)
         if match and match.group(2) in sizes:

@@ -270,9 +270,9 @@ def test_symbolic_head_dim_is_not_an_attention_kernel() -> None:
 
 def _walks_to_the_last_row(program: irc.Compiled) -> bool:
     """Whether the attention kernel's walk over the keys stops at its
-    program's last row (``loop.binary min`` bounds the ``scf.for``)."""
+    program's last row (``tile.binary min`` bounds the ``scf.for``)."""
     text = program.ir("loop")
-    return "the keys past it are masked" in text and "loop.binary min" in text
+    return "the keys past it are masked" in text and "tile.binary min" in text
 
 
 @pytest.mark.parametrize(

@@ -291,7 +291,7 @@ def test_an_access_through_loaded_values_is_reported_unproven() -> None:
     bound: reported with the interval derived, never proven."""
     text = """
 memory.kernel @k0 pointwise (%ids: !memory.buffer<[N], [1], i64>, %w: !memory.buffer<[50], [1], f32>, %out: !memory.buffer<[N], [1], f32>) inputs 2 grid [N] tiles {BLOCK = 1} symbols [N] reason "gather" {
-  %pid = loop.program_id 0 : i64
+  %pid = tile.program_id 0 : i64
   %i = memory.load %ids[%pid] : !memory.buffer<[N], [1], i64>[i64] -> i64
   %v = memory.load %w[%i] : !memory.buffer<[50], [1], f32>[i64] -> f32
   memory.store %v, %out[%pid] : f32, !memory.buffer<[N], [1], f32>[i64]
@@ -308,9 +308,9 @@ memory.kernel @k0 pointwise (%ids: !memory.buffer<[N], [1], i64>, %w: !memory.bu
 def test_a_loop_from_a_loaded_bound_is_unbounded_below() -> None:
     text = """
 memory.kernel @k0 pointwise (%x: !memory.buffer<[N], [1], i64>, %out: !memory.buffer<[N], [1], i64>) inputs 1 grid [1] tiles {} symbols [N] reason "loop" {
-  %zero = loop.constant 0 : i64
-  %one = loop.constant 1 : i64
-  %n = loop.size N : i64
+  %zero = tile.constant 0 : i64
+  %one = tile.constant 1 : i64
+  %n = tile.size N : i64
   %start = memory.load %x[%zero] : !memory.buffer<[N], [1], i64>[i64] -> i64
   scf.for %i = %start to %n step %one : i64 {
     %v = memory.load %x[%i] : !memory.buffer<[N], [1], i64>[i64] -> i64
@@ -326,9 +326,9 @@ def test_a_kernel_with_an_empty_grid_accesses_nothing() -> None:
     divides by its zero dim is not out of bounds."""
     text = """
 memory.kernel @k0 pointwise (%x: !memory.buffer<[0, 0], [0, 1], f32>) inputs 1 grid [0] tiles {} symbols [] reason "empty" {
-  %zero = loop.constant 0 : i64
-  %pid = loop.program_id 0 : i64
-  %row = loop.binary floordiv %pid, %zero : (i64, i64) -> i64
+  %zero = tile.constant 0 : i64
+  %pid = tile.program_id 0 : i64
+  %row = tile.binary floordiv %pid, %zero : (i64, i64) -> i64
   %v = memory.load %x[%row] : !memory.buffer<[0, 0], [0, 1], f32>[i64] -> f32
 }
 """
@@ -346,7 +346,7 @@ memory.kernel @k0 pointwise (%x: !memory.buffer<[4], [1], f32>) inputs 1 grid [{
 
 def _grid_module(grid: str) -> str:
     kernel = _GRID_KERNEL.format(grid=grid)
-    return kernel.replace("{\n", "{\n  %c = loop.constant 0 : i64\n", 1)
+    return kernel.replace("{\n", "{\n  %c = tile.constant 0 : i64\n", 1)
 
 
 @pytest.mark.parametrize(

@@ -53,15 +53,15 @@ def pointwise(name: str, source: str, kind: str, size: str = "N") -> str:
     return f"""
   %{name} = loop.kernel @{name} pointwise (%{source}) grid [({size} + 63) floordiv 64] tiles {{B = 64}} symbols [{size}] reason "" : ({tensor}) -> ({tensor}) {{
   ^bb0(%a: {tensor}):
-    %p = loop.program_id 0 : i64
-    %r = loop.range "B" : {index}
-    %c64 = loop.size 64 : i64
-    %base = loop.binary mul %p, %c64 : (i64, i64) -> i64
-    %i = loop.binary add %base, %r : (i64, {index}) -> {index}
-    %n = loop.size {size} : i64
-    %m = loop.cmp lt %i, %n : ({index}, i64) -> {mask}
+    %p = tile.program_id 0 : i64
+    %r = tile.range "B" : {index}
+    %c64 = tile.size 64 : i64
+    %base = tile.binary mul %p, %c64 : (i64, i64) -> i64
+    %i = tile.binary add %base, %r : (i64, {index}) -> {index}
+    %n = tile.size {size} : i64
+    %m = tile.cmp lt %i, %n : ({index}, i64) -> {mask}
     %v = loop.read %a[%i] mask %m : {tensor}[{index}] mask {mask} -> {tile}
-    %e = loop.unary {kind} %v : {tile}
+    %e = tile.unary {kind} %v : {tile}
     loop.write %e to 0[%i] mask %m : {tile}[{index}] mask {mask}
   }}"""
 
@@ -266,7 +266,7 @@ def test_a_graph_op_among_kernels_is_an_error() -> None:
 
 HOST = """
 memory.kernel @copy pointwise (%a: !memory.buffer<[N], [1], f32>, %out: !memory.buffer<[N], [1], f32>) inputs 1 grid [{grid}] tiles {{}} symbols [N] reason "" {{
-  %p = loop.program_id 0 : i64
+  %p = tile.program_id 0 : i64
   {load}
   memory.store %v, %out[%p] : f32, !memory.buffer<[N], [1], f32>[i64]
 }}
@@ -336,8 +336,8 @@ def test_an_output_left_unwritten_is_an_error() -> None:
 
 
 def test_an_unmasked_out_of_bounds_load_is_an_error() -> None:
-    load = f"""%one = loop.size 1 : i64
-  %q = loop.binary add %p, %one : (i64, i64) -> i64
+    load = f"""%one = tile.size 1 : i64
+  %q = tile.binary add %p, %one : (i64, i64) -> i64
   %v = memory.load %a[%q] : {BUF}[i64] -> f32"""
     module = host(
         f"""%y = memory.alloc : {BUF}
@@ -353,10 +353,10 @@ def test_an_unmasked_out_of_bounds_load_is_an_error() -> None:
 
 def test_masked_lanes_touch_no_memory() -> None:
     """Lanes past the end are masked off: they read 0 and never fault."""
-    load = f"""%one = loop.size 1 : i64
-  %q = loop.binary add %p, %one : (i64, i64) -> i64
-  %n = loop.size N : i64
-  %m = loop.cmp lt %q, %n : (i64, i64) -> i1
+    load = f"""%one = tile.size 1 : i64
+  %q = tile.binary add %p, %one : (i64, i64) -> i64
+  %n = tile.size N : i64
+  %m = tile.cmp lt %q, %n : (i64, i64) -> i1
   %v = memory.load %a[%q] mask %m : {BUF}[i64] mask i1 -> f32"""
     module = host(
         f"""%y = memory.alloc : {BUF}

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import irc
 from irc import testing
-from irc.dialects import loop
+from irc.dialects import loop, tile
 from irc.interpreters.loop import run_loop
 from irc.interpreters.memory import run_memory
 from irc.ir import parse_module
@@ -295,7 +295,7 @@ def test_piecewise_kernels_select_nothing(name: str) -> None:
     kernel = the_kernel(compiled(name))
     pieces = PROGRAMS[name][4]
     writes = ops_of(kernel, loop.WriteOp)
-    selects = ops_of(kernel, loop.SelectOp)
+    selects = ops_of(kernel, tile.SelectOp)
     assert ("pieces of" in kernel.reason.data) == pieces, kernel.reason.data
     if pieces:
         assert len(writes) > 1 and not selects, str(kernel)

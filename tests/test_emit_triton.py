@@ -100,22 +100,22 @@ def assert_same(got: np.ndarray, want: np.ndarray, rtol: float = 0.0) -> None:
 
 SOFTMAX = """
 memory.kernel @softmax_k0 reduction (%x: !memory.buffer<[N, D], [D, 1], f32>, %out: !memory.buffer<[N, D], [D, 1], f32>) inputs 1 grid [N] tiles {BLOCK = 128} symbols [D, N] reason "softmax at model.py:12" {
-  %row = loop.program_id 0 : i64
-  %d = loop.size D : i64
-  %r = loop.range "BLOCK" : !loop.tile<[128], i64>
-  %m = loop.cmp lt %r, %d : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i1>
-  %base = loop.binary mul %row, %d : (i64, i64) -> i64
-  %off = loop.binary add %r, %base : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i64>
+  %row = tile.program_id 0 : i64
+  %d = tile.size D : i64
+  %r = tile.range "BLOCK" : !loop.tile<[128], i64>
+  %m = tile.cmp lt %r, %d : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i1>
+  %base = tile.binary mul %row, %d : (i64, i64) -> i64
+  %off = tile.binary add %r, %base : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i64>
   %v = memory.load %x[%off] mask %m : !memory.buffer<[N, D], [D, 1], f32>[!loop.tile<[128], i64>] mask !loop.tile<[128], i1> -> !loop.tile<[128], f32>
-  %ninf = loop.constant 0xFF800000 : f32
-  %vm = loop.select %m, %v, %ninf : (!loop.tile<[128], i1>, !loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
-  %mx = loop.reduce max %vm 0 : !loop.tile<[128], f32> -> f32
-  %dd = loop.binary sub %v, %mx : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
-  %e = loop.unary exp %dd : !loop.tile<[128], f32>
-  %zero = loop.constant 0.000000e+00 : f32
-  %em = loop.select %m, %e, %zero : (!loop.tile<[128], i1>, !loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
-  %s = loop.reduce sum %em 0 : !loop.tile<[128], f32> -> f32
-  %y = loop.binary div %e, %s : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
+  %ninf = tile.constant 0xFF800000 : f32
+  %vm = tile.select %m, %v, %ninf : (!loop.tile<[128], i1>, !loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
+  %mx = tile.reduce max %vm 0 : !loop.tile<[128], f32> -> f32
+  %dd = tile.binary sub %v, %mx : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
+  %e = tile.unary exp %dd : !loop.tile<[128], f32>
+  %zero = tile.constant 0.000000e+00 : f32
+  %em = tile.select %m, %e, %zero : (!loop.tile<[128], i1>, !loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
+  %s = tile.reduce sum %em 0 : !loop.tile<[128], f32> -> f32
+  %y = tile.binary div %e, %s : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
   memory.store %y, %out[%off] mask %m : !loop.tile<[128], f32>, !memory.buffer<[N, D], [D, 1], f32>[!loop.tile<[128], i64>] mask !loop.tile<[128], i1>
 }
 func.func @softmax(%x: !memory.buffer<[N, D], [D, 1], f32>) -> !memory.buffer<[N, D], [D, 1], f32> {
@@ -128,23 +128,23 @@ func.func @softmax(%x: !memory.buffer<[N, D], [D, 1], f32>) -> !memory.buffer<[N
 
 ROW_SUM = """
 memory.kernel @rowsum_k0 reduction (%x: !memory.buffer<[N, D], [D, 1], f32>, %out: !memory.buffer<[N], [1], f32>) inputs 1 grid [N] tiles {BLOCK = 32} symbols [D, N] reason "x.sum(axis=1) at model.py:20" {
-  %row = loop.program_id 0 : i64
-  %d = loop.size D : i64
-  %zero = loop.constant 0 : i64
-  %step = loop.constant 32 : i64
-  %r = loop.range "BLOCK" : !loop.tile<[32], i64>
-  %fz = loop.constant 0.000000e+00 : f32
-  %init = loop.splat %fz : f32 -> !loop.tile<[32], f32>
-  %base = loop.binary mul %row, %d : (i64, i64) -> i64
+  %row = tile.program_id 0 : i64
+  %d = tile.size D : i64
+  %zero = tile.constant 0 : i64
+  %step = tile.constant 32 : i64
+  %r = tile.range "BLOCK" : !loop.tile<[32], i64>
+  %fz = tile.constant 0.000000e+00 : f32
+  %init = tile.splat %fz : f32 -> !loop.tile<[32], f32>
+  %base = tile.binary mul %row, %d : (i64, i64) -> i64
   %acc = scf.for %k = %zero to %d step %step iter_args(%a = %init) -> (!loop.tile<[32], f32>) : i64 {
-    %col = loop.binary add %r, %k : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i64>
-    %m = loop.cmp lt %col, %d : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i1>
-    %off = loop.binary add %col, %base : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i64>
+    %col = tile.binary add %r, %k : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i64>
+    %m = tile.cmp lt %col, %d : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i1>
+    %off = tile.binary add %col, %base : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i64>
     %v = memory.load %x[%off] mask %m : !memory.buffer<[N, D], [D, 1], f32>[!loop.tile<[32], i64>] mask !loop.tile<[32], i1> -> !loop.tile<[32], f32>
-    %n = loop.binary add %a, %v : (!loop.tile<[32], f32>, !loop.tile<[32], f32>) -> !loop.tile<[32], f32>
+    %n = tile.binary add %a, %v : (!loop.tile<[32], f32>, !loop.tile<[32], f32>) -> !loop.tile<[32], f32>
     scf.yield %n : !loop.tile<[32], f32>
   }
-  %s = loop.reduce sum %acc 0 : !loop.tile<[32], f32> -> f32
+  %s = tile.reduce sum %acc 0 : !loop.tile<[32], f32> -> f32
   memory.store %s, %out[%row] : f32, !memory.buffer<[N], [1], f32>[i64]
 }
 func.func @rowsum(%x: !memory.buffer<[N, D], [D, 1], f32>) -> !memory.buffer<[N], [1], f32> {
@@ -158,23 +158,23 @@ func.func @rowsum(%x: !memory.buffer<[N, D], [D, 1], f32>) -> !memory.buffer<[N]
 #: test of the program id with the block test of the offsets.
 SCALE_BIAS = """
 memory.kernel @scale_k0 pointwise (%x: !memory.buffer<[N, D], [D, 1], f32>, %s: !memory.buffer<[D], [1], f32>, %y: !memory.buffer<[N, D], [D, 1], f32>) inputs 2 grid [(D*N + 255) floordiv 256] tiles {BLOCK = 256} symbols [D, N] reason "x * s + 1 at model.py:30" {
-  %pid = loop.program_id 0 : i64
-  %block = loop.size 256 : i64
-  %start = loop.binary mul %pid, %block : (i64, i64) -> i64
-  %r = loop.range "BLOCK" : !loop.tile<[256], i64>
-  %off = loop.binary add %r, %start : (!loop.tile<[256], i64>, i64) -> !loop.tile<[256], i64>
-  %total = loop.size D*N : i64
-  %programs = loop.size (D*N + 255) floordiv 256 : i64
-  %live = loop.cmp lt %pid, %programs : (i64, i64) -> i1
-  %inside = loop.cmp lt %off, %total : (!loop.tile<[256], i64>, i64) -> !loop.tile<[256], i1>
-  %m = loop.binary and %live, %inside : (i1, !loop.tile<[256], i1>) -> !loop.tile<[256], i1>
-  %d = loop.size D : i64
-  %col = loop.binary rem %off, %d : (!loop.tile<[256], i64>, i64) -> !loop.tile<[256], i64>
+  %pid = tile.program_id 0 : i64
+  %block = tile.size 256 : i64
+  %start = tile.binary mul %pid, %block : (i64, i64) -> i64
+  %r = tile.range "BLOCK" : !loop.tile<[256], i64>
+  %off = tile.binary add %r, %start : (!loop.tile<[256], i64>, i64) -> !loop.tile<[256], i64>
+  %total = tile.size D*N : i64
+  %programs = tile.size (D*N + 255) floordiv 256 : i64
+  %live = tile.cmp lt %pid, %programs : (i64, i64) -> i1
+  %inside = tile.cmp lt %off, %total : (!loop.tile<[256], i64>, i64) -> !loop.tile<[256], i1>
+  %m = tile.binary and %live, %inside : (i1, !loop.tile<[256], i1>) -> !loop.tile<[256], i1>
+  %d = tile.size D : i64
+  %col = tile.binary rem %off, %d : (!loop.tile<[256], i64>, i64) -> !loop.tile<[256], i64>
   %xv = memory.load %x[%off] mask %m : !memory.buffer<[N, D], [D, 1], f32>[!loop.tile<[256], i64>] mask !loop.tile<[256], i1> -> !loop.tile<[256], f32>
   %sv = memory.load %s[%col] mask %m : !memory.buffer<[D], [1], f32>[!loop.tile<[256], i64>] mask !loop.tile<[256], i1> -> !loop.tile<[256], f32>
-  %p = loop.binary mul %xv, %sv : (!loop.tile<[256], f32>, !loop.tile<[256], f32>) -> !loop.tile<[256], f32>
-  %one = loop.constant 1.000000e+00 : f32
-  %q = loop.binary add %p, %one : (!loop.tile<[256], f32>, f32) -> !loop.tile<[256], f32>
+  %p = tile.binary mul %xv, %sv : (!loop.tile<[256], f32>, !loop.tile<[256], f32>) -> !loop.tile<[256], f32>
+  %one = tile.constant 1.000000e+00 : f32
+  %q = tile.binary add %p, %one : (!loop.tile<[256], f32>, f32) -> !loop.tile<[256], f32>
   memory.store %q, %y[%off] mask %m : !loop.tile<[256], f32>, !memory.buffer<[N, D], [D, 1], f32>[!loop.tile<[256], i64>] mask !loop.tile<[256], i1>
 }
 func.func @scale_bias(%x: !memory.buffer<[N, D], [D, 1], f32>, %s: !memory.buffer<[D], [1], f32>) -> !memory.buffer<[N, D], [D, 1], f32> {
@@ -202,44 +202,44 @@ def matmul_module(element: str, accumulator: str) -> str:
     zero = "0.000000e+00" if accumulator.startswith("f") else "0"
     return f"""
 memory.kernel @mm_k0 matmul (%a: {a}, %b: {b}, %c: {c}) inputs 2 grid [(M + 15) floordiv 16, (N + 15) floordiv 16] tiles {{BM = 16, BN = 16, BK = 16}} symbols [K, M, N] reason "a @ b at mm.py:5" {{
-  %pm = loop.program_id 0 : i64
-  %pn = loop.program_id 1 : i64
-  %c16 = loop.constant 16 : i64
-  %m0 = loop.binary mul %pm, %c16 : (i64, i64) -> i64
-  %n0 = loop.binary mul %pn, %c16 : (i64, i64) -> i64
-  %rm = loop.range "BM" : {row}
-  %rn = loop.range "BN" : {col}
-  %rka = loop.range "BK" : {col}
-  %rkb = loop.range "BK" : {row}
-  %rows = loop.binary add %rm, %m0 : ({row}, i64) -> {row}
-  %cols = loop.binary add %rn, %n0 : ({col}, i64) -> {col}
-  %M = loop.size M : i64
-  %N = loop.size N : i64
-  %K = loop.size K : i64
-  %rmask = loop.cmp lt %rows, %M : ({row}, i64) -> {crow}
-  %cmask = loop.cmp lt %cols, %N : ({col}, i64) -> {ccol}
-  %zero = loop.constant {zero} : {accumulator}
-  %acc0 = loop.splat %zero : {accumulator} -> {acc}
-  %k0 = loop.constant 0 : i64
+  %pm = tile.program_id 0 : i64
+  %pn = tile.program_id 1 : i64
+  %c16 = tile.constant 16 : i64
+  %m0 = tile.binary mul %pm, %c16 : (i64, i64) -> i64
+  %n0 = tile.binary mul %pn, %c16 : (i64, i64) -> i64
+  %rm = tile.range "BM" : {row}
+  %rn = tile.range "BN" : {col}
+  %rka = tile.range "BK" : {col}
+  %rkb = tile.range "BK" : {row}
+  %rows = tile.binary add %rm, %m0 : ({row}, i64) -> {row}
+  %cols = tile.binary add %rn, %n0 : ({col}, i64) -> {col}
+  %M = tile.size M : i64
+  %N = tile.size N : i64
+  %K = tile.size K : i64
+  %rmask = tile.cmp lt %rows, %M : ({row}, i64) -> {crow}
+  %cmask = tile.cmp lt %cols, %N : ({col}, i64) -> {ccol}
+  %zero = tile.constant {zero} : {accumulator}
+  %acc0 = tile.splat %zero : {accumulator} -> {acc}
+  %k0 = tile.constant 0 : i64
   %acc = scf.for %k = %k0 to %K step %c16 iter_args(%acc_i = %acc0) -> ({acc}) : i64 {{
-    %ka = loop.binary add %rka, %k : ({col}, i64) -> {col}
-    %kb = loop.binary add %rkb, %k : ({row}, i64) -> {row}
-    %kam = loop.cmp lt %ka, %K : ({col}, i64) -> {ccol}
-    %kbm = loop.cmp lt %kb, %K : ({row}, i64) -> {crow}
-    %am = loop.binary and %rmask, %kam : ({crow}, {ccol}) -> {csq}
-    %bm = loop.binary and %kbm, %cmask : ({crow}, {ccol}) -> {csq}
-    %arow = loop.binary mul %rows, %K : ({row}, i64) -> {row}
-    %aoff = loop.binary add %arow, %ka : ({row}, {col}) -> {sq}
-    %brow = loop.binary mul %kb, %N : ({row}, i64) -> {row}
-    %boff = loop.binary add %brow, %cols : ({row}, {col}) -> {sq}
+    %ka = tile.binary add %rka, %k : ({col}, i64) -> {col}
+    %kb = tile.binary add %rkb, %k : ({row}, i64) -> {row}
+    %kam = tile.cmp lt %ka, %K : ({col}, i64) -> {ccol}
+    %kbm = tile.cmp lt %kb, %K : ({row}, i64) -> {crow}
+    %am = tile.binary and %rmask, %kam : ({crow}, {ccol}) -> {csq}
+    %bm = tile.binary and %kbm, %cmask : ({crow}, {ccol}) -> {csq}
+    %arow = tile.binary mul %rows, %K : ({row}, i64) -> {row}
+    %aoff = tile.binary add %arow, %ka : ({row}, {col}) -> {sq}
+    %brow = tile.binary mul %kb, %N : ({row}, i64) -> {row}
+    %boff = tile.binary add %brow, %cols : ({row}, {col}) -> {sq}
     %av = memory.load %a[%aoff] mask %am : {a}[{sq}] mask {csq} -> {tile}
     %bv = memory.load %b[%boff] mask %bm : {b}[{sq}] mask {csq} -> {tile}
-    %next = loop.dot %av, %bv, %acc_i : ({tile}, {tile}, {acc}) -> {acc}
+    %next = tile.dot %av, %bv, %acc_i : ({tile}, {tile}, {acc}) -> {acc}
     scf.yield %next : {acc}
   }}
-  %crow = loop.binary mul %rows, %N : ({row}, i64) -> {row}
-  %coff = loop.binary add %crow, %cols : ({row}, {col}) -> {sq}
-  %cm = loop.binary and %rmask, %cmask : ({crow}, {ccol}) -> {csq}
+  %crow = tile.binary mul %rows, %N : ({row}, i64) -> {row}
+  %coff = tile.binary add %crow, %cols : ({row}, {col}) -> {sq}
+  %cm = tile.binary and %rmask, %cmask : ({crow}, {ccol}) -> {csq}
   memory.store %acc, %c[%coff] mask %cm : {acc}, {c}[{sq}] mask {csq}
 }}
 func.func @matmul(%a: {a}, %b: {b}) -> {c} {{
@@ -251,7 +251,7 @@ func.func @matmul(%a: {a}, %b: {b}) -> {c} {{
 
 
 def row_reduce_module(kind: str, element: str, result: str, identity: str) -> str:
-    """One ``loop.reduce`` of [4, 64] blocks of rows along axis 1 (masked
+    """One ``tile.reduce`` of [4, 64] blocks of rows along axis 1 (masked
     lanes hold ``identity``): four rows per program, D <= 64 columns."""
     x = f"!memory.buffer<[N, D], [D, 1], {element}>"
     y = f"!memory.buffer<[N], [1], {result}>"
@@ -263,26 +263,26 @@ def row_reduce_module(kind: str, element: str, result: str, identity: str) -> st
     )
     return f"""
 memory.kernel @reduce_k0 reduction (%x: {x}, %y: {y}) inputs 1 grid [(N + 3) floordiv 4] tiles {{BR = 4, BD = 64}} symbols [D, N] reason "reduce" {{
-  %pid = loop.program_id 0 : i64
-  %c4 = loop.constant 4 : i64
-  %r0 = loop.binary mul %pid, %c4 : (i64, i64) -> i64
-  %rr = loop.range "BR" : {row}
-  %rows = loop.binary add %rr, %r0 : ({row}, i64) -> {row}
-  %cols = loop.range "BD" : {col}
-  %N = loop.size N : i64
-  %D = loop.size D : i64
-  %rm = loop.cmp lt %rows, %N : ({row}, i64) -> !loop.tile<[4, 1], i1>
-  %cm = loop.cmp lt %cols, %D : ({col}, i64) -> !loop.tile<[1, 64], i1>
-  %m = loop.binary and %rm, %cm : (!loop.tile<[4, 1], i1>, !loop.tile<[1, 64], i1>) -> !loop.tile<[4, 64], i1>
-  %base = loop.binary mul %rows, %D : ({row}, i64) -> {row}
-  %off = loop.binary add %base, %cols : ({row}, {col}) -> {sq}
+  %pid = tile.program_id 0 : i64
+  %c4 = tile.constant 4 : i64
+  %r0 = tile.binary mul %pid, %c4 : (i64, i64) -> i64
+  %rr = tile.range "BR" : {row}
+  %rows = tile.binary add %rr, %r0 : ({row}, i64) -> {row}
+  %cols = tile.range "BD" : {col}
+  %N = tile.size N : i64
+  %D = tile.size D : i64
+  %rm = tile.cmp lt %rows, %N : ({row}, i64) -> !loop.tile<[4, 1], i1>
+  %cm = tile.cmp lt %cols, %D : ({col}, i64) -> !loop.tile<[1, 64], i1>
+  %m = tile.binary and %rm, %cm : (!loop.tile<[4, 1], i1>, !loop.tile<[1, 64], i1>) -> !loop.tile<[4, 64], i1>
+  %base = tile.binary mul %rows, %D : ({row}, i64) -> {row}
+  %off = tile.binary add %base, %cols : ({row}, {col}) -> {sq}
   %v = memory.load %x[%off] mask %m : {x}[{sq}] mask !loop.tile<[4, 64], i1> -> {tile}
-  %id = loop.constant {identity} : {element}
-  %vm = loop.select %m, %v, %id : (!loop.tile<[4, 64], i1>, {tile}, {element}) -> {tile}
-  %r = loop.reduce {kind} %vm 1 : {tile} -> !loop.tile<[4], {result}>
-  %rows1 = loop.range "BR" : !loop.tile<[4], i64>
-  %out = loop.binary add %rows1, %r0 : (!loop.tile<[4], i64>, i64) -> !loop.tile<[4], i64>
-  %om = loop.cmp lt %out, %N : (!loop.tile<[4], i64>, i64) -> !loop.tile<[4], i1>
+  %id = tile.constant {identity} : {element}
+  %vm = tile.select %m, %v, %id : (!loop.tile<[4, 64], i1>, {tile}, {element}) -> {tile}
+  %r = tile.reduce {kind} %vm 1 : {tile} -> !loop.tile<[4], {result}>
+  %rows1 = tile.range "BR" : !loop.tile<[4], i64>
+  %out = tile.binary add %rows1, %r0 : (!loop.tile<[4], i64>, i64) -> !loop.tile<[4], i64>
+  %om = tile.cmp lt %out, %N : (!loop.tile<[4], i64>, i64) -> !loop.tile<[4], i1>
   memory.store %r, %y[%out] mask %om : !loop.tile<[4], {result}>, {y}[!loop.tile<[4], i64>] mask !loop.tile<[4], i1>
 }}
 func.func @reduce(%x: {x}) -> {y} {{
@@ -298,18 +298,18 @@ func.func @reduce(%x: {x}) -> {y} {{
 #: floor division, modulo, max and min of a negative numerator.
 SIZES = """
 memory.kernel @sizes_k0 pointwise (%out: !memory.buffer<[6], [1], i64>) inputs 0 grid [1] tiles {} symbols [M, N] reason "sizes" {
-  %s0 = loop.size N*N*N + 7 : i64
-  %s1 = loop.size (N - 5) floordiv 3 : i64
-  %s2 = loop.size (N - 5) mod 3 : i64
-  %s3 = loop.size max(M, N) - 2*min(M, N) : i64
-  %s4 = loop.size 65536*M*N : i64
-  %s5 = loop.size (M*N + 15) floordiv 16 : i64
-  %c0 = loop.constant 0 : i64
-  %c1 = loop.constant 1 : i64
-  %c2 = loop.constant 2 : i64
-  %c3 = loop.constant 3 : i64
-  %c4 = loop.constant 4 : i64
-  %c5 = loop.constant 5 : i64
+  %s0 = tile.size N*N*N + 7 : i64
+  %s1 = tile.size (N - 5) floordiv 3 : i64
+  %s2 = tile.size (N - 5) mod 3 : i64
+  %s3 = tile.size max(M, N) - 2*min(M, N) : i64
+  %s4 = tile.size 65536*M*N : i64
+  %s5 = tile.size (M*N + 15) floordiv 16 : i64
+  %c0 = tile.constant 0 : i64
+  %c1 = tile.constant 1 : i64
+  %c2 = tile.constant 2 : i64
+  %c3 = tile.constant 3 : i64
+  %c4 = tile.constant 4 : i64
+  %c5 = tile.constant 5 : i64
   memory.store %s0, %out[%c0] : i64, !memory.buffer<[6], [1], i64>[i64]
   memory.store %s1, %out[%c1] : i64, !memory.buffer<[6], [1], i64>[i64]
   memory.store %s2, %out[%c2] : i64, !memory.buffer<[6], [1], i64>[i64]
@@ -348,23 +348,23 @@ def _chain_kernel(name: str, op: str, second: str) -> str:
     idx = "!loop.tile<[4], i64>"
     mask = "!loop.tile<[4], i1>"
     lines = {
-        "exp": f"%r = loop.unary exp %v : {tile}",
-        "addc": f"""%col = loop.binary rem %off, %three : ({idx}, i64) -> {idx}
+        "exp": f"%r = tile.unary exp %v : {tile}",
+        "addc": f"""%col = tile.binary rem %off, %three : ({idx}, i64) -> {idx}
   %cv = memory.load %c[%col] mask %m : {other}[{idx}] mask {mask} -> {tile}
-  %r = loop.binary add %v, %cv : ({tile}, {tile}) -> {tile}""",
-        "double": f"""%two = loop.constant 2.000000e+00 : f32
-  %r = loop.binary mul %v, %two : ({tile}, f32) -> {tile}""",
+  %r = tile.binary add %v, %cv : ({tile}, {tile}) -> {tile}""",
+        "double": f"""%two = tile.constant 2.000000e+00 : f32
+  %r = tile.binary mul %v, %two : ({tile}, f32) -> {tile}""",
     }[op]
     return f"""
 memory.kernel @{name} pointwise ({args}) inputs {inputs} grid [(3*N + 3) floordiv 4] tiles {{B = 4}} symbols [N] reason "{op}" {{
-  %pid = loop.program_id 0 : i64
-  %four = loop.constant 4 : i64
-  %three = loop.constant 3 : i64
-  %s = loop.binary mul %pid, %four : (i64, i64) -> i64
-  %r0 = loop.range "B" : {idx}
-  %off = loop.binary add %r0, %s : ({idx}, i64) -> {idx}
-  %n = loop.size 3*N : i64
-  %m = loop.cmp lt %off, %n : ({idx}, i64) -> {mask}
+  %pid = tile.program_id 0 : i64
+  %four = tile.constant 4 : i64
+  %three = tile.constant 3 : i64
+  %s = tile.binary mul %pid, %four : (i64, i64) -> i64
+  %r0 = tile.range "B" : {idx}
+  %off = tile.binary add %r0, %s : ({idx}, i64) -> {idx}
+  %n = tile.size 3*N : i64
+  %m = tile.cmp lt %off, %n : ({idx}, i64) -> {mask}
   %v = memory.load %x[%off] mask %m : {buf}[{idx}] mask {mask} -> {tile}
   {lines}
   memory.store %r, %y[%off] mask %m : {tile}, {buf}[{idx}] mask {mask}
@@ -377,12 +377,12 @@ CHAIN = (
     + _chain_kernel("k_double", "double", "")
     + """
 memory.kernel @k_diff pointwise (%x: !memory.buffer<[N], [1], f32>, %y: !memory.buffer<[N - 1], [1], f32>) inputs 1 grid [N - 1] tiles {} symbols [N] reason "x[1:] - x[:-1]" {
-  %i = loop.program_id 0 : i64
-  %one = loop.constant 1 : i64
-  %j = loop.binary add %i, %one : (i64, i64) -> i64
+  %i = tile.program_id 0 : i64
+  %one = tile.constant 1 : i64
+  %j = tile.binary add %i, %one : (i64, i64) -> i64
   %a = memory.load %x[%i] : !memory.buffer<[N], [1], f32>[i64] -> f32
   %b = memory.load %x[%j] : !memory.buffer<[N], [1], f32>[i64] -> f32
-  %d = loop.binary sub %b, %a : (f32, f32) -> f32
+  %d = tile.binary sub %b, %a : (f32, f32) -> f32
   memory.store %d, %y[%i] : f32, !memory.buffer<[N - 1], [1], f32>[i64]
 }
 func.func @chain(%x: !memory.buffer<[N, 3], [3, 1], f32>, %v: !memory.buffer<[N], [1], f32>) -> (!memory.buffer<[N, 3], [3, 1], f32>, !memory.buffer<[N - 1], [1], f32>) {
@@ -604,13 +604,13 @@ def test_launcher_refuses_bad_calls(arrays: list[np.ndarray], message: str) -> N
 EMPTY_GRID = r"""
 builtin.module {
   triton.kernel @"k0\n    print('INJECTED')\n    #" pointwise (%0: !triton.ptr<f32>, %out: !triton.ptr<f32>) inputs 1 grid [0] tiles {BLOCK = 1} symbols [] reason "pointwise over [0] (graph.add %z); pointwise over [0] in blocks of 1" {
-    %1 = triton.constant 0 : i32
-    %2 = triton.program_id 0 : i32
-    %3 = triton.arange "BLOCK" : !triton.tensor<[1], i32>
-    %4 = triton.binary add %2, %3 : (i32, !triton.tensor<[1], i32>) -> !triton.tensor<[1], i32>
-    %5 = triton.cmp lt %4, %1 : (!triton.tensor<[1], i32>, i32) -> !triton.tensor<[1], i1>
+    %1 = tile.constant 0 : i32
+    %2 = tile.program_id 0 : i32
+    %3 = tile.range "BLOCK" : !triton.tensor<[1], i32>
+    %4 = tile.binary add %2, %3 : (i32, !triton.tensor<[1], i32>) -> !triton.tensor<[1], i32>
+    %5 = tile.cmp lt %4, %1 : (!triton.tensor<[1], i32>, i32) -> !triton.tensor<[1], i1>
     %6 = triton.load %0[%4] mask %5 : !triton.ptr<f32>[!triton.tensor<[1], i32>] mask !triton.tensor<[1], i1> -> !triton.tensor<[1], f32>
-    %7 = triton.binary add %6, %6 : (!triton.tensor<[1], f32>, !triton.tensor<[1], f32>) -> !triton.tensor<[1], f32>
+    %7 = tile.binary add %6, %6 : (!triton.tensor<[1], f32>, !triton.tensor<[1], f32>) -> !triton.tensor<[1], f32>
     triton.store %7, %out[%4] mask %5 : !triton.tensor<[1], f32>, !triton.ptr<f32>[!triton.tensor<[1], i32>] mask !triton.tensor<[1], i1>
   }
   func.func @f(%x: !memory.buffer<[0], [1], f32>) -> !memory.buffer<[0], [1], f32> {
@@ -794,18 +794,18 @@ def elementwise_module(
     results = ["i1" if op == "cmp" else element for op, _ in ops]
     outs = [f"!memory.buffer<[N], [1], {t}>" for t in results]
     body = [
-        "%pid = loop.program_id 0 : i64",
-        "%block = loop.constant 64 : i64",
-        "%start = loop.binary mul %pid, %block : (i64, i64) -> i64",
-        f'%r = loop.range "BLOCK" : {idx}',
-        f"%off = loop.binary add %r, %start : ({idx}, i64) -> {idx}",
-        "%n = loop.size N : i64",
-        f"%m = loop.cmp lt %off, %n : ({idx}, i64) -> {mask}",
+        "%pid = tile.program_id 0 : i64",
+        "%block = tile.constant 64 : i64",
+        "%start = tile.binary mul %pid, %block : (i64, i64) -> i64",
+        f'%r = tile.range "BLOCK" : {idx}',
+        f"%off = tile.binary add %r, %start : ({idx}, i64) -> {idx}",
+        "%n = tile.size N : i64",
+        f"%m = tile.cmp lt %off, %n : ({idx}, i64) -> {mask}",
         f"%x = memory.load %a[%off] mask %m : {buf}[{idx}] mask {mask} -> {tile}",
     ]
     if scalar_rhs:
         body += [
-            "%z = loop.constant 0 : i64",
+            "%z = tile.constant 0 : i64",
             f"%y = memory.load %b[%z] : {buf}[i64] -> {element}",
         ]
     else:
@@ -816,7 +816,7 @@ def elementwise_module(
     for i, (op, kind) in enumerate(ops):
         result = f"!loop.tile<[64], {results[i]}>"
         if op == "unary":
-            body.append(f"%r{i} = loop.unary {kind} %x : {tile}")
+            body.append(f"%r{i} = tile.unary {kind} %x : {tile}")
         else:
             body.append(
                 f'%r{i} = loop.{op} "{kind}" %x, %y : ({tile}, {y_type}) -> {result}'
@@ -1008,8 +1008,8 @@ def test_casts_are_numpys_astype(source: str, target: str) -> None:
     text = (
         elementwise_module(source, [("unary", "neg")])
         .replace(
-            f"%r0 = loop.unary neg %x : !loop.tile<[64], {source}>",
-            f"%r0 = loop.cast %x : !loop.tile<[64], {source}> -> !loop.tile<[64], {target}>",
+            f"%r0 = tile.unary neg %x : !loop.tile<[64], {source}>",
+            f"%r0 = tile.cast %x : !loop.tile<[64], {source}> -> !loop.tile<[64], {target}>",
         )
         .replace(
             f"%o0: !memory.buffer<[N], [1], {source}>",
@@ -1070,13 +1070,13 @@ HOSTILE_REASON = (
 )
 HOSTILE = f"""
 memory.kernel @"k\\"); import os #" pointwise (%x: !memory.buffer<[tl, range], [range, 1], f32>, %y: !memory.buffer<[tl, range], [range, 1], f32>) inputs 1 grid [tl] tiles {{B = 8}} symbols [__import__, range, tl] reason "{HOSTILE_REASON}" {{
-  %row = loop.program_id 0 : i64
-  %d = loop.size range : i64
-  %junk = loop.size __import__ : i64
-  %r = loop.range "B" : !loop.tile<[8], i64>
-  %m = loop.cmp lt %r, %d : (!loop.tile<[8], i64>, i64) -> !loop.tile<[8], i1>
-  %base = loop.binary mul %row, %d : (i64, i64) -> i64
-  %off = loop.binary add %r, %base : (!loop.tile<[8], i64>, i64) -> !loop.tile<[8], i64>
+  %row = tile.program_id 0 : i64
+  %d = tile.size range : i64
+  %junk = tile.size __import__ : i64
+  %r = tile.range "B" : !loop.tile<[8], i64>
+  %m = tile.cmp lt %r, %d : (!loop.tile<[8], i64>, i64) -> !loop.tile<[8], i1>
+  %base = tile.binary mul %row, %d : (i64, i64) -> i64
+  %off = tile.binary add %r, %base : (!loop.tile<[8], i64>, i64) -> !loop.tile<[8], i64>
   %v = memory.load %x[%off] mask %m : !memory.buffer<[tl, range], [range, 1], f32>[!loop.tile<[8], i64>] mask !loop.tile<[8], i1> -> !loop.tile<[8], f32> loc("evil\\nimport os\\n.py":3:1)
   memory.store %v, %y[%off] mask %m : !loop.tile<[8], f32>, !memory.buffer<[tl, range], [range, 1], f32>[!loop.tile<[8], i64>] mask !loop.tile<[8], i1>
 }}

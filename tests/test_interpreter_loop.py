@@ -125,14 +125,14 @@ def pointwise(
 func.func @main({args}) -> {out} {{
   %0 = loop.kernel @k pointwise ({", ".join(f"%x{i}" for i in range(count))}) grid [(N + 7) floordiv 8] tiles {{B = 8}} symbols [N] reason "test" : ({", ".join(arg_types)}) -> ({out}) {{
   ^bb0({block_args}):
-    %p = loop.program_id 0 : i64
-    %lanes = loop.range "B" : {tile("8", "i64")}
-    %c0 = loop.constant 0 : i64
-    %c8 = loop.constant 8 : i64
-    %base = loop.binary mul %p, %c8 : (i64, i64) -> i64
-    %i = loop.binary add %lanes, %base : ({tile("8", "i64")}, i64) -> {tile("8", "i64")}
-    %n = loop.size N : i64
-    %m = loop.cmp lt %i, %n : ({tile("8", "i64")}, i64) -> {tile("8", "i1")}
+    %p = tile.program_id 0 : i64
+    %lanes = tile.range "B" : {tile("8", "i64")}
+    %c0 = tile.constant 0 : i64
+    %c8 = tile.constant 8 : i64
+    %base = tile.binary mul %p, %c8 : (i64, i64) -> i64
+    %i = tile.binary add %lanes, %base : ({tile("8", "i64")}, i64) -> {tile("8", "i64")}
+    %n = tile.size N : i64
+    %m = tile.cmp lt %i, %n : ({tile("8", "i64")}, i64) -> {tile("8", "i1")}
 {chr(10).join(reads)}
     {compute}
     loop.write %r to 0[%i] mask %m : {tile("8", result)}[{tile("8", "i64")}] mask {tile("8", "i1")}
@@ -168,7 +168,7 @@ def test_unary_kinds_match_the_graph_interpreter(
     kind: Primitive | str, element: str
 ) -> None:
     tiled = pointwise(
-        [element], element, f"%r = loop.unary {kind} %v0 : {tile('8', element)}"
+        [element], element, f"%r = tile.unary {kind} %v0 : {tile('8', element)}"
     )
     reference = graph_op(
         [element], element, f"%r = {as_primitive(kind).op_name} %x0 : {t('N', element)}"
@@ -196,7 +196,7 @@ def test_binary_kinds_match_the_graph_interpreter(
     tiled = pointwise(
         [element, element],
         element,
-        f"%r = loop.binary {kind} %v0, %v1 : ({tile('8', element)}, {rhs}) -> "
+        f"%r = tile.binary {kind} %v0, %v1 : ({tile('8', element)}, {rhs}) -> "
         f"{tile('8', element)}",
         scalar_last=scalar_rhs,
     )
@@ -219,7 +219,7 @@ def test_pow_by_a_scalar_takes_no_numpy_shortcut(exponent: float) -> None:
     tiled = pointwise(
         ["f32", "f32"],
         "f32",
-        f"%r = loop.binary pow %v0, %v1 : ({tile('8', 'f32')}, f32) -> "
+        f"%r = tile.binary pow %v0, %v1 : ({tile('8', 'f32')}, f32) -> "
         f"{tile('8', 'f32')}",
         scalar_last=True,
     )
@@ -236,11 +236,11 @@ def test_integer_to_a_negative_power_is_an_irc_error() -> None:
     tiled = pointwise(
         ["i64", "i64"],
         "i64",
-        f"%r = loop.binary pow %v0, %v1 : ({tile('8', 'i64')}, {tile('8', 'i64')})"
+        f"%r = tile.binary pow %v0, %v1 : ({tile('8', 'i64')}, {tile('8', 'i64')})"
         f" -> {tile('8', 'i64')}",
     )
     x, y = np.array([2, 3], np.int64), np.array([1, -2], np.int64)
-    with pytest.raises(ExecutionError, match=r"loop.binary in @main .*negative power"):
+    with pytest.raises(ExecutionError, match=r"tile.binary in @main .*negative power"):
         run_loop(tiled, [x, y])
 
 
@@ -250,7 +250,7 @@ def test_compare_kinds_match_the_graph_interpreter(kind: str, element: str) -> N
     tiled = pointwise(
         [element, element],
         "i1",
-        f"%r = loop.cmp {kind} %v0, %v1 : ({tile('8', element)}, "
+        f"%r = tile.cmp {kind} %v0, %v1 : ({tile('8', element)}, "
         f"{tile('8', element)}) -> {tile('8', 'i1')}",
     )
     reference = graph_op(
@@ -270,7 +270,7 @@ def test_select_with_a_scalar_branch() -> None:
     tiled = pointwise(
         ["i1", "bf16", "bf16"],
         "bf16",
-        f"%r = loop.select %v0, %v1, %v2 : ({tile('8', 'i1')}, {tile('8', 'bf16')}, "
+        f"%r = tile.select %v0, %v1, %v2 : ({tile('8', 'i1')}, {tile('8', 'bf16')}, "
         f"bf16) -> {tile('8', 'bf16')}",
         scalar_last=True,
     )
@@ -298,7 +298,7 @@ def test_cast_is_the_graph_cast(source: str, target: str, inputs: list) -> None:
     tiled = pointwise(
         [source],
         target,
-        f"%r = loop.cast %v0 : {tile('8', source)} -> {tile('8', target)}",
+        f"%r = tile.cast %v0 : {tile('8', source)} -> {tile('8', target)}",
     )
     reference = graph_op(
         [source], target, f"%r = graph.cast %x0 : {t('N', source)} -> {t('N', target)}"
@@ -326,11 +326,11 @@ def one_tile(element: str, result: str, compute: str, axis: int) -> ModuleOp:
 func.func @main(%x: {source}) -> {out} {{
   %0 = loop.kernel @k reduction (%x) grid [1] tiles {{R = 4, C = 8}} symbols [] reason "" : ({source}) -> ({out}) {{
   ^bb0(%a: {source}):
-    %rows = loop.range "R" : {tile("4, 1", "i64")}
-    %cols = loop.range "C" : {tile("1, 8", "i64")}
+    %rows = tile.range "R" : {tile("4, 1", "i64")}
+    %cols = tile.range "C" : {tile("1, 8", "i64")}
     %v = loop.read %a[%rows, %cols] : {source}[{tile("4, 1", "i64")}, {tile("1, 8", "i64")}] -> {tile("4, 8", element)}
     {compute}
-    %k = loop.range "{"C" if axis == 0 else "R"}" : {tile(kept, "i64")}
+    %k = tile.range "{"C" if axis == 0 else "R"}" : {tile(kept, "i64")}
     loop.write %r to 0[%k] : {tile(kept, result)}[{tile(kept, "i64")}]
   }}
   func.return %0 : {out}
@@ -348,7 +348,7 @@ def test_reduce_matches_the_graph_interpreter(
     module = one_tile(
         element,
         element,
-        f"%r = loop.reduce {kind} %v {axis} : {tile('4, 8', element)} -> "
+        f"%r = tile.reduce {kind} %v {axis} : {tile('4, 8', element)} -> "
         f"{tile(kept, element)}",
         axis,
     )
@@ -371,7 +371,7 @@ def test_argmax_takes_the_first_maximum(axis: int, index: str) -> None:
     module = one_tile(
         "f32",
         index,
-        f"%r = loop.reduce argmax %v {axis} : {tile('4, 8', 'f32')} -> "
+        f"%r = tile.reduce argmax %v {axis} : {tile('4, 8', 'f32')} -> "
         f"{tile(kept, index)}",
         axis,
     )
@@ -394,15 +394,15 @@ def test_dot_accumulates_in_the_accumulator_type(element: str, acc: str) -> None
 func.func @main(%x: {source}) -> {out} {{
   %0 = loop.kernel @k matmul (%x) grid [1] tiles {{R = 4, C = 8}} symbols [] reason "" : ({source}) -> ({out}) {{
   ^bb0(%a: {source}):
-    %rows = loop.range "R" : {index["r"]}
-    %cols = loop.range "C" : {index["c"]}
-    %krow = loop.range "C" : {tile("8, 1", "i64")}
-    %ncol = loop.range "R" : {tile("1, 4", "i64")}
+    %rows = tile.range "R" : {index["r"]}
+    %cols = tile.range "C" : {index["c"]}
+    %krow = tile.range "C" : {tile("8, 1", "i64")}
+    %ncol = tile.range "R" : {tile("1, 4", "i64")}
     %lhs = loop.read %a[%rows, %cols] : {source}[{index["r"]}, {index["c"]}] -> {tile("4, 8", element)}
     %rhs = loop.read %a[%ncol, %krow] : {source}[{tile("1, 4", "i64")}, {tile("8, 1", "i64")}] -> {tile("8, 4", element)}
-    %one = loop.constant 1 : {acc}
-    %init = loop.splat %one : {acc} -> {tile("4, 4", acc)}
-    %r = loop.dot %lhs, %rhs, %init : ({tile("4, 8", element)}, {tile("8, 4", element)}, {tile("4, 4", acc)}) -> {tile("4, 4", acc)}
+    %one = tile.constant 1 : {acc}
+    %init = tile.splat %one : {acc} -> {tile("4, 4", acc)}
+    %r = tile.dot %lhs, %rhs, %init : ({tile("4, 8", element)}, {tile("8, 4", element)}, {tile("4, 4", acc)}) -> {tile("4, 4", acc)}
     loop.write %r to 0[%rows, %ncol] : {tile("4, 4", acc)}[{index["r"]}, {tile("1, 4", "i64")}]
   }}
   func.return %0 : {out}
@@ -426,20 +426,20 @@ SOFTMAX = """
 func.func @softmax(%x: !graph.tensor<[N, 128], f32>) -> !graph.tensor<[N, 128], f32> {
   %0 = loop.kernel @k0 reduction (%x) grid [N] tiles {BLOCK_R = 128} symbols [N] reason "rows fit a tile" : (!graph.tensor<[N, 128], f32>) -> (!graph.tensor<[N, 128], f32>) {
   ^bb0(%a: !graph.tensor<[N, 128], f32>):
-    %row = loop.program_id 0 : i64
-    %r = loop.range "BLOCK_R" : !loop.tile<[128], i64>
-    %c128 = loop.size 128 : i64
-    %m = loop.cmp lt %r, %c128 : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i1>
+    %row = tile.program_id 0 : i64
+    %r = tile.range "BLOCK_R" : !loop.tile<[128], i64>
+    %c128 = tile.size 128 : i64
+    %m = tile.cmp lt %r, %c128 : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i1>
     %v = loop.read %a[%row, %r] mask %m : !graph.tensor<[N, 128], f32>[i64, !loop.tile<[128], i64>] mask !loop.tile<[128], i1> -> !loop.tile<[128], f32>
-    %ninf = loop.constant 0xFF800000 : f32
-    %vm = loop.select %m, %v, %ninf : (!loop.tile<[128], i1>, !loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
-    %mx = loop.reduce max %vm 0 : !loop.tile<[128], f32> -> f32
-    %d = loop.binary sub %v, %mx : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
-    %e = loop.unary exp %d : !loop.tile<[128], f32>
-    %zero = loop.constant 0.000000e+00 : f32
-    %em = loop.select %m, %e, %zero : (!loop.tile<[128], i1>, !loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
-    %s = loop.reduce sum %em 0 : !loop.tile<[128], f32> -> f32
-    %y = loop.binary div %e, %s : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
+    %ninf = tile.constant 0xFF800000 : f32
+    %vm = tile.select %m, %v, %ninf : (!loop.tile<[128], i1>, !loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
+    %mx = tile.reduce max %vm 0 : !loop.tile<[128], f32> -> f32
+    %d = tile.binary sub %v, %mx : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
+    %e = tile.unary exp %d : !loop.tile<[128], f32>
+    %zero = tile.constant 0.000000e+00 : f32
+    %em = tile.select %m, %e, %zero : (!loop.tile<[128], i1>, !loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
+    %s = tile.reduce sum %em 0 : !loop.tile<[128], f32> -> f32
+    %y = tile.binary div %e, %s : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
     loop.write %y to 0[%row, %r] mask %m : !loop.tile<[128], f32>[i64, !loop.tile<[128], i64>] mask !loop.tile<[128], i1>
   }
   func.return %0 : !graph.tensor<[N, 128], f32>
@@ -461,21 +461,21 @@ ROW_SUM = """
 func.func @rowsum(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N], f32> {
   %0 = loop.kernel @k0 reduction (%x) grid [N] tiles {BLOCK = 4} symbols [D, N] reason "looped" : (!graph.tensor<[N, D], f32>) -> (!graph.tensor<[N], f32>) {
   ^bb0(%a: !graph.tensor<[N, D], f32>):
-    %row = loop.program_id 0 : i64
-    %r = loop.range "BLOCK" : !loop.tile<[4], i64>
-    %d = loop.size D : i64
-    %c0 = loop.constant 0 : i64
-    %c4 = loop.constant 4 : i64
-    %z = loop.constant 0.0 : f32
-    %init = loop.splat %z : f32 -> !loop.tile<[4], f32>
+    %row = tile.program_id 0 : i64
+    %r = tile.range "BLOCK" : !loop.tile<[4], i64>
+    %d = tile.size D : i64
+    %c0 = tile.constant 0 : i64
+    %c4 = tile.constant 4 : i64
+    %z = tile.constant 0.0 : f32
+    %init = tile.splat %z : f32 -> !loop.tile<[4], f32>
     %acc = scf.for %k = %c0 to %d step %c4 iter_args(%s = %init) -> (!loop.tile<[4], f32>) : i64 {
-      %col = loop.binary add %r, %k : (!loop.tile<[4], i64>, i64) -> !loop.tile<[4], i64>
-      %m = loop.cmp lt %col, %d : (!loop.tile<[4], i64>, i64) -> !loop.tile<[4], i1>
+      %col = tile.binary add %r, %k : (!loop.tile<[4], i64>, i64) -> !loop.tile<[4], i64>
+      %m = tile.cmp lt %col, %d : (!loop.tile<[4], i64>, i64) -> !loop.tile<[4], i1>
       %v = loop.read %a[%row, %col] mask %m : !graph.tensor<[N, D], f32>[i64, !loop.tile<[4], i64>] mask !loop.tile<[4], i1> -> !loop.tile<[4], f32>
-      %n = loop.binary add %s, %v : (!loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], f32>
+      %n = tile.binary add %s, %v : (!loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], f32>
       scf.yield %n : !loop.tile<[4], f32>
     }
-    %sum = loop.reduce sum %acc 0 : !loop.tile<[4], f32> -> f32
+    %sum = tile.reduce sum %acc 0 : !loop.tile<[4], f32> -> f32
     loop.write %sum to 0[%row] : f32[i64]
   }
   func.return %0 : !graph.tensor<[N], f32>
@@ -501,20 +501,20 @@ FLAT = """
 func.func @scale(%x: !graph.tensor<[N, D], f32>, %b: !graph.tensor<[D], f32>) -> !graph.tensor<[N, D], f32> {
   %0 = loop.kernel @k0 pointwise (%x, %b) grid [(D*N + 15) floordiv 16] tiles {BLOCK = 16} symbols [D, N] reason "flattened" : (!graph.tensor<[N, D], f32>, !graph.tensor<[D], f32>) -> (!graph.tensor<[N, D], f32>) {
   ^bb0(%a: !graph.tensor<[N, D], f32>, %bias: !graph.tensor<[D], f32>):
-    %p = loop.program_id 0 : i32
-    %r = loop.range "BLOCK" : !loop.tile<[16], i32>
-    %c16 = loop.constant 16 : i32
-    %base = loop.binary mul %p, %c16 : (i32, i32) -> i32
-    %offs = loop.binary add %base, %r : (i32, !loop.tile<[16], i32>) -> !loop.tile<[16], i32>
-    %numel = loop.size D*N : i32
-    %m = loop.cmp lt %offs, %numel : (!loop.tile<[16], i32>, i32) -> !loop.tile<[16], i1>
-    %d = loop.size D : i32
-    %row = loop.binary floordiv %offs, %d : (!loop.tile<[16], i32>, i32) -> !loop.tile<[16], i32>
-    %col = loop.binary rem %offs, %d : (!loop.tile<[16], i32>, i32) -> !loop.tile<[16], i32>
+    %p = tile.program_id 0 : i32
+    %r = tile.range "BLOCK" : !loop.tile<[16], i32>
+    %c16 = tile.constant 16 : i32
+    %base = tile.binary mul %p, %c16 : (i32, i32) -> i32
+    %offs = tile.binary add %base, %r : (i32, !loop.tile<[16], i32>) -> !loop.tile<[16], i32>
+    %numel = tile.size D*N : i32
+    %m = tile.cmp lt %offs, %numel : (!loop.tile<[16], i32>, i32) -> !loop.tile<[16], i1>
+    %d = tile.size D : i32
+    %row = tile.binary floordiv %offs, %d : (!loop.tile<[16], i32>, i32) -> !loop.tile<[16], i32>
+    %col = tile.binary rem %offs, %d : (!loop.tile<[16], i32>, i32) -> !loop.tile<[16], i32>
     %v = loop.read %a[%row, %col] mask %m : !graph.tensor<[N, D], f32>[!loop.tile<[16], i32>, !loop.tile<[16], i32>] mask !loop.tile<[16], i1> -> !loop.tile<[16], f32>
     %w = loop.read %bias[%col] mask %m : !graph.tensor<[D], f32>[!loop.tile<[16], i32>] mask !loop.tile<[16], i1> -> !loop.tile<[16], f32>
-    %s = loop.unary sigmoid %v : !loop.tile<[16], f32>
-    %y = loop.binary mul %s, %w : (!loop.tile<[16], f32>, !loop.tile<[16], f32>) -> !loop.tile<[16], f32>
+    %s = tile.unary sigmoid %v : !loop.tile<[16], f32>
+    %y = tile.binary mul %s, %w : (!loop.tile<[16], f32>, !loop.tile<[16], f32>) -> !loop.tile<[16], f32>
     loop.write %y to 0[%row, %col] mask %m : !loop.tile<[16], f32>[!loop.tile<[16], i32>, !loop.tile<[16], i32>] mask !loop.tile<[16], i1>
   }
   func.return %0 : !graph.tensor<[N, D], f32>
@@ -551,50 +551,50 @@ def matmul_module(element: str) -> ModuleOp:
     else:
         result, cast = (
             "%out",
-            f"%out = loop.cast %acc : {acc} -> {tile('4, 4', element)}",
+            f"%out = tile.cast %acc : {acc} -> {tile('4, 4', element)}",
         )
     return parse(
         f"""
 func.func @bmm(%x: {a}, %y: {b}) -> {c} {{
   %0 = loop.kernel @k0 matmul (%x, %y) grid [((M + 3) floordiv 4) * ((N + 3) floordiv 4), B] tiles {{BM = 4, BN = 4, BK = 8}} symbols [B, K, M, N] reason "" : ({a}, {b}) -> ({c}) {{
   ^bb0(%lhs: {a}, %rhs: {b}):
-    %pid = loop.program_id 0 : i64
-    %batch = loop.program_id 1 : i64
-    %m = loop.size M : i64
-    %n = loop.size N : i64
-    %k = loop.size K : i64
-    %ntiles = loop.size (N + 3) floordiv 4 : i64
-    %c0 = loop.constant 0 : i64
-    %c4 = loop.constant 4 : i64
-    %c8 = loop.constant 8 : i64
-    %pm = loop.binary floordiv %pid, %ntiles : (i64, i64) -> i64
-    %pn = loop.binary rem %pid, %ntiles : (i64, i64) -> i64
-    %bm = loop.binary mul %pm, %c4 : (i64, i64) -> i64
-    %bn = loop.binary mul %pn, %c4 : (i64, i64) -> i64
-    %ar = loop.range "BM" : {col}
-    %ac = loop.range "BN" : {row}
-    %rm = loop.binary add %ar, %bm : ({col}, i64) -> {col}
-    %rn = loop.binary add %ac, %bn : ({row}, i64) -> {row}
-    %mm = loop.cmp lt %rm, %m : ({col}, i64) -> {tile("4, 1", "i1")}
-    %mn = loop.cmp lt %rn, %n : ({row}, i64) -> {tile("1, 4", "i1")}
-    %kr = loop.range "BK" : {krow}
-    %kc = loop.range "BK" : {kcol}
-    %f0 = loop.constant 0.0 : f32
-    %zeros = loop.splat %f0 : f32 -> {acc}
+    %pid = tile.program_id 0 : i64
+    %batch = tile.program_id 1 : i64
+    %m = tile.size M : i64
+    %n = tile.size N : i64
+    %k = tile.size K : i64
+    %ntiles = tile.size (N + 3) floordiv 4 : i64
+    %c0 = tile.constant 0 : i64
+    %c4 = tile.constant 4 : i64
+    %c8 = tile.constant 8 : i64
+    %pm = tile.binary floordiv %pid, %ntiles : (i64, i64) -> i64
+    %pn = tile.binary rem %pid, %ntiles : (i64, i64) -> i64
+    %bm = tile.binary mul %pm, %c4 : (i64, i64) -> i64
+    %bn = tile.binary mul %pn, %c4 : (i64, i64) -> i64
+    %ar = tile.range "BM" : {col}
+    %ac = tile.range "BN" : {row}
+    %rm = tile.binary add %ar, %bm : ({col}, i64) -> {col}
+    %rn = tile.binary add %ac, %bn : ({row}, i64) -> {row}
+    %mm = tile.cmp lt %rm, %m : ({col}, i64) -> {tile("4, 1", "i1")}
+    %mn = tile.cmp lt %rn, %n : ({row}, i64) -> {tile("1, 4", "i1")}
+    %kr = tile.range "BK" : {krow}
+    %kc = tile.range "BK" : {kcol}
+    %f0 = tile.constant 0.0 : f32
+    %zeros = tile.splat %f0 : f32 -> {acc}
     %acc = scf.for %k0 = %c0 to %k step %c8 iter_args(%sum = %zeros) -> ({acc}) : i64 {{
-      %ka = loop.binary add %kr, %k0 : ({krow}, i64) -> {krow}
-      %kb = loop.binary add %kc, %k0 : ({kcol}, i64) -> {kcol}
-      %ina = loop.cmp lt %ka, %k : ({krow}, i64) -> {tile("1, 8", "i1")}
-      %inb = loop.cmp lt %kb, %k : ({kcol}, i64) -> {tile("8, 1", "i1")}
-      %ma = loop.binary and %mm, %ina : ({tile("4, 1", "i1")}, {tile("1, 8", "i1")}) -> {tile("4, 8", "i1")}
-      %mb = loop.binary and %inb, %mn : ({tile("8, 1", "i1")}, {tile("1, 4", "i1")}) -> {tile("8, 4", "i1")}
+      %ka = tile.binary add %kr, %k0 : ({krow}, i64) -> {krow}
+      %kb = tile.binary add %kc, %k0 : ({kcol}, i64) -> {kcol}
+      %ina = tile.cmp lt %ka, %k : ({krow}, i64) -> {tile("1, 8", "i1")}
+      %inb = tile.cmp lt %kb, %k : ({kcol}, i64) -> {tile("8, 1", "i1")}
+      %ma = tile.binary and %mm, %ina : ({tile("4, 1", "i1")}, {tile("1, 8", "i1")}) -> {tile("4, 8", "i1")}
+      %mb = tile.binary and %inb, %mn : ({tile("8, 1", "i1")}, {tile("1, 4", "i1")}) -> {tile("8, 4", "i1")}
       %ta = loop.read %lhs[%batch, %rm, %ka] mask %ma : {a}[i64, {col}, {krow}] mask {tile("4, 8", "i1")} -> {tile("4, 8", element)}
       %tb = loop.read %rhs[%batch, %kb, %rn] mask %mb : {b}[i64, {kcol}, {row}] mask {tile("8, 4", "i1")} -> {tile("8, 4", element)}
-      %next = loop.dot %ta, %tb, %sum : ({tile("4, 8", element)}, {tile("8, 4", element)}, {acc}) -> {acc}
+      %next = tile.dot %ta, %tb, %sum : ({tile("4, 8", element)}, {tile("8, 4", element)}, {acc}) -> {acc}
       scf.yield %next : {acc}
     }}
     {cast}
-    %mo = loop.binary and %mm, %mn : ({tile("4, 1", "i1")}, {tile("1, 4", "i1")}) -> {tile("4, 4", "i1")}
+    %mo = tile.binary and %mm, %mn : ({tile("4, 1", "i1")}, {tile("1, 4", "i1")}) -> {tile("4, 4", "i1")}
     loop.write {result} to 0[%batch, %rm, %rn] mask %mo : {tile("4, 4", element)}[i64, {col}, {row}] mask {tile("4, 4", "i1")}
   }}
   func.return %0 : {c}
@@ -628,17 +628,17 @@ GRID_3D = """
 func.func @ids(%x: !graph.tensor<[A, B, C], i64>) -> !graph.tensor<[A, B, C], i64> {
   %0 = loop.kernel @k0 pointwise (%x) grid [A, B, C] tiles {} symbols [] reason "" : (!graph.tensor<[A, B, C], i64>) -> (!graph.tensor<[A, B, C], i64>) {
   ^bb0(%a: !graph.tensor<[A, B, C], i64>):
-    %p0 = loop.program_id 0 : i64
-    %p1 = loop.program_id 1 : i64
-    %p2 = loop.program_id 2 : i64
-    %c10 = loop.constant 10 : i64
-    %c100 = loop.constant 100 : i64
-    %h = loop.binary mul %p0, %c100 : (i64, i64) -> i64
-    %t = loop.binary mul %p1, %c10 : (i64, i64) -> i64
-    %ht = loop.binary add %h, %t : (i64, i64) -> i64
-    %id = loop.binary add %ht, %p2 : (i64, i64) -> i64
+    %p0 = tile.program_id 0 : i64
+    %p1 = tile.program_id 1 : i64
+    %p2 = tile.program_id 2 : i64
+    %c10 = tile.constant 10 : i64
+    %c100 = tile.constant 100 : i64
+    %h = tile.binary mul %p0, %c100 : (i64, i64) -> i64
+    %t = tile.binary mul %p1, %c10 : (i64, i64) -> i64
+    %ht = tile.binary add %h, %t : (i64, i64) -> i64
+    %id = tile.binary add %ht, %p2 : (i64, i64) -> i64
     %v = loop.read %a[%p0, %p1, %p2] : !graph.tensor<[A, B, C], i64>[i64, i64, i64] -> i64
-    %r = loop.binary add %id, %v : (i64, i64) -> i64
+    %r = tile.binary add %id, %v : (i64, i64) -> i64
     loop.write %r to 0[%p0, %p1, %p2] : i64[i64, i64, i64]
   }
   func.return %0 : !graph.tensor<[A, B, C], i64>
@@ -677,14 +677,14 @@ def shifted_read(
 func.func @main(%x: {t("N", "f32")}) -> {t(out, "f32")} {{
   %0 = loop.kernel @k0 pointwise (%x) grid [1] tiles {{B = 8}} symbols [N] reason "" : ({t("N", "f32")}) -> ({t(out, "f32")}) {{
   ^bb0(%a: {t("N", "f32")}):
-    %j = loop.range "B" : {tile8}
-    %c2 = loop.constant 2 : i64
-    %c0 = loop.constant 0 : i64
-    %n = loop.size N : i64
-    %i = loop.binary sub %j, %c2 : ({tile8}, i64) -> {tile8}
-    %low = loop.cmp ge %i, %c0 : ({tile8}, i64) -> {tile("8", "i1")}
-    %high = loop.cmp lt %i, %n : ({tile8}, i64) -> {tile("8", "i1")}
-    %m = loop.binary and %low, %high : ({tile("8", "i1")}, {tile("8", "i1")}) -> {tile("8", "i1")}
+    %j = tile.range "B" : {tile8}
+    %c2 = tile.constant 2 : i64
+    %c0 = tile.constant 0 : i64
+    %n = tile.size N : i64
+    %i = tile.binary sub %j, %c2 : ({tile8}, i64) -> {tile8}
+    %low = tile.cmp ge %i, %c0 : ({tile8}, i64) -> {tile("8", "i1")}
+    %high = tile.cmp lt %i, %n : ({tile8}, i64) -> {tile("8", "i1")}
+    %m = tile.binary and %low, %high : ({tile("8", "i1")}, {tile("8", "i1")}) -> {tile("8", "i1")}
     %v = loop.read %a[%i]{masked} : {t("N", "f32")}[{tile8}]{mask_type} -> {tile("8", "f32")}
     loop.write %v to 0[{write_index}] : {tile("8", "f32")}[{write_index_type}]
   }}
@@ -718,8 +718,8 @@ def test_an_unmasked_out_of_bounds_write_is_an_irc_error() -> None:
 func.func @main(%x: {t("N", "f32")}) -> {t("N", "f32")} {{
   %0 = loop.kernel @k0 pointwise (%x) grid [1] tiles {{B = 8}} symbols [] reason "" : ({t("N", "f32")}) -> ({t("N", "f32")}) {{
   ^bb0(%a: {t("N", "f32")}):
-    %j = loop.range "B" : {tile("8", "i64")}
-    %z = loop.constant 0.0 : f32
+    %j = tile.range "B" : {tile("8", "i64")}
+    %z = tile.constant 0.0 : f32
     loop.write %z to 0[%j] : f32[{tile("8", "i64")}]
   }}
   func.return %0 : {t("N", "f32")}
@@ -743,10 +743,10 @@ def test_an_output_element_no_program_writes_is_an_irc_error() -> None:
 def test_writing_an_element_twice_is_an_irc_error() -> None:
     """Program 2 of 3 writes row min(2, 1) = 1 again."""
     twice = SOFTMAX.replace("grid [N]", "grid [N + 1]").replace(
-        "%row = loop.program_id 0 : i64",
-        "%pid = loop.program_id 0 : i64\n"
-        "    %one = loop.constant 1 : i64\n"
-        "    %row = loop.binary min %pid, %one : (i64, i64) -> i64",
+        "%row = tile.program_id 0 : i64",
+        "%pid = tile.program_id 0 : i64\n"
+        "    %one = tile.constant 1 : i64\n"
+        "    %row = tile.binary min %pid, %one : (i64, i64) -> i64",
     )
     with pytest.raises(
         ExecutionError,
@@ -772,16 +772,16 @@ func.func @main(%s: !graph.tensor<[], f32>, %y: !graph.tensor<[N], f32>) -> (!gr
   %c = graph.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32> -> !graph.tensor<[4], f32>
   %0, %1 = loop.kernel @k0 pointwise (%s, %y, %c) grid [1] tiles {B = 4} symbols [N] reason "" : (!graph.tensor<[], f32>, !graph.tensor<[N], f32>, !graph.tensor<[4], f32>) -> (!graph.tensor<[N], f32>, !graph.tensor<[], f32>) {
   ^bb0(%as: !graph.tensor<[], f32>, %ay: !graph.tensor<[N], f32>, %ac: !graph.tensor<[4], f32>):
-    %i = loop.range "B" : !loop.tile<[4], i64>
-    %n = loop.size N : i64
-    %m = loop.cmp lt %i, %n : (!loop.tile<[4], i64>, i64) -> !loop.tile<[4], i1>
+    %i = tile.range "B" : !loop.tile<[4], i64>
+    %n = tile.size N : i64
+    %m = tile.cmp lt %i, %n : (!loop.tile<[4], i64>, i64) -> !loop.tile<[4], i1>
     %sv = loop.read %as[] : !graph.tensor<[], f32>[] -> f32
     %yv = loop.read %ay[%i] mask %m : !graph.tensor<[N], f32>[!loop.tile<[4], i64>] mask !loop.tile<[4], i1> -> !loop.tile<[4], f32>
     %cv = loop.read %ac[%i] : !graph.tensor<[4], f32>[!loop.tile<[4], i64>] -> !loop.tile<[4], f32>
-    %p = loop.binary mul %yv, %sv : (!loop.tile<[4], f32>, f32) -> !loop.tile<[4], f32>
-    %r = loop.binary add %p, %cv : (!loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], f32>
+    %p = tile.binary mul %yv, %sv : (!loop.tile<[4], f32>, f32) -> !loop.tile<[4], f32>
+    %r = tile.binary add %p, %cv : (!loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], f32>
     loop.write %r to 0[%i] mask %m : !loop.tile<[4], f32>[!loop.tile<[4], i64>] mask !loop.tile<[4], i1>
-    %t = loop.reduce sum %r 0 : !loop.tile<[4], f32> -> f32
+    %t = tile.reduce sum %r 0 : !loop.tile<[4], f32> -> f32
     loop.write %t to 1[] : f32[]
   }
   func.return %0, %1 : !graph.tensor<[N], f32>, !graph.tensor<[], f32>
@@ -865,6 +865,6 @@ def test_tile_functions_run_under_a_program_context_set_by_the_caller() -> None:
 
 def test_erf_kind_uses_math_erf() -> None:
     """A spot check of one composite function against its definition."""
-    tiled = pointwise(["f64"], "f64", f"%r = loop.unary erf %v0 : {tile('8', 'f64')}")
+    tiled = pointwise(["f64"], "f64", f"%r = tile.unary erf %v0 : {tile('8', 'f64')}")
     x = np.array([-1.0, 0.0, 0.5, 3.0])
     assert_same(run_loop(tiled, [x])[0], np.array([math.erf(v) for v in x]))

@@ -32,25 +32,25 @@ LEVELS = ("graph", "fusion", "loop", "memory", "triton")
 
 #: The dialects whose ops and types a module at each level holds: fusion
 #: kernels hold graph ops, loop functions graph tensors and constants, the
-#: tile-level dialects share ``tiles``' bases, memory kernels compute with
-#: loop ops (and a memory function states its signature, for the runtime, in
-#: the graph tensor types its buffers hold), and the triton level keeps
-#: memory's host schedule.
+#: kernels of the three tile levels compute with the ``tile`` dialect's ops
+#: (memory kernels on loop's tiles; a memory function states its signature,
+#: for the runtime, in the graph tensor types its buffers hold), and the
+#: triton level keeps memory's host schedule.
 LEVEL_DIALECTS: dict[str, frozenset[str]] = {
     "graph": frozenset({"graph"}),
     "fusion": frozenset({"fusion", "graph"}),
-    "loop": frozenset({"loop", "tiles", "graph"}),
-    "memory": frozenset({"memory", "loop", "tiles", "graph"}),
-    "triton": frozenset({"triton", "memory", "tiles"}),
+    "loop": frozenset({"loop", "tile", "graph"}),
+    "memory": frozenset({"memory", "loop", "tile", "graph"}),
+    "triton": frozenset({"triton", "memory", "tile"}),
 }
 
-#: The level of each dialect module (``tiles``: the bases of the tile-level
-#: dialects, first used by the loop level).
+#: The level of each dialect module (``tile``: the compute of the tile
+#: levels, first used by the loop level).
 DIALECT_LEVELS: dict[str, str] = {
     "graph": "graph",
     "fusion": "fusion",
     "loop": "loop",
-    "tiles": "loop",
+    "tile": "loop",
     "memory": "memory",
     "triton": "triton",
 }

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import irc
-from irc.dialects import loop
+from irc.dialects import loop, tile
 from irc.ir import parse_module
 
 pytest.importorskip("torch")
@@ -140,12 +140,12 @@ def test_no_division_per_element(name: str) -> None:
     module = parse_module(compiled(name).ir("memory"))
     for op in module.walk():
         if not (
-            isinstance(op, loop.BinaryOp) and op.kind.data.value in ("floordiv", "rem")
+            isinstance(op, tile.BinaryOp) and op.kind.data.value in ("floordiv", "rem")
         ):
             continue
         assert name != "same_shape", f"{name} divides: {op}"
         if name == "narrow_rows":
-            assert isinstance(op.operands[1].owner, loop.ConstantOp), str(op)
+            assert isinstance(op.operands[1].owner, tile.ConstantOp), str(op)
             continue
         shape = loop.shape_of(op.results[0].type)
         assert not shape or shape[-1] == 1, f"{name} divides lanes: {op}"

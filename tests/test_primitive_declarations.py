@@ -148,7 +148,7 @@ OUTSIDE = textwrap.dedent(
     # 3. Printing and parsing, and the kind below the graph level.
     module = irc.ir.parse_module(graph)
     assert irc.ir.print_module(module) == graph
-    assert "loop.unary exp2" in compiled.ir("loop")
+    assert "tile.unary exp2" in compiled.ir("loop")
 
     # 4. Gradients against finite differences (and applied eagerly).
     f64 = irc.TensorSpec(("N",), "float64")
@@ -254,9 +254,9 @@ def test_an_unknown_kind_in_ir_text_is_a_parse_error() -> None:
 
     compiled = irc.compile(np.exp, irc.TensorSpec(("N",), "float32"))
     text = compiled.ir("loop")
-    assert "loop.unary exp" in text
+    assert "tile.unary exp" in text
     with pytest.raises(ParseError, match="unknown elementwise kind 'cube'"):
-        parse_module(text.replace("loop.unary exp", "loop.unary cube"))
+        parse_module(text.replace("tile.unary exp", "tile.unary cube"))
     with pytest.raises(ParseError, match="graph.cube is not registered"):
         parse_module(compiled.ir("graph").replace("graph.exp", "graph.cube"))
 

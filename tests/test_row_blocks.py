@@ -87,7 +87,7 @@ def test_row_program_at_every_block_size(
 @pytest.mark.parametrize("name", ["softmax", "layer_norm", "cross_entropy"])
 def test_loop_and_memory_levels_run_the_declared_block(name: str) -> None:
     """The reference interpreters of the levels that hold the row kernel run
-    its declared 8192-lane tiles and ``loop.block_size`` as 8192."""
+    its declared 8192-lane tiles and ``tile.block_size`` as 8192."""
     program = SUITE[name]
     module = program.compile().module.clone()
     modules = {}

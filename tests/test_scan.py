@@ -220,7 +220,7 @@ def test_symbolic_rows_loop_with_a_carry_and_static_rows_take_one_tile() -> None
     looped = irc.compile(lambda x: np.cumsum(x, 1), irc.TensorSpec(("N", "D"), "f4"))
     loop_ir = looped.ir("loop")
     assert "looped scan over D lanes per row, 1024 at a time" in loop_ir
-    assert "iter_args" in loop_ir and "loop.scan sum" in loop_ir
+    assert "iter_args" in loop_ir and "tile.scan sum" in loop_ir
     static = irc.compile(lambda x: np.cumsum(x, 1), irc.TensorSpec(("N", 5), "f4"))
     static_ir = static.ir("loop")
     assert "persistent scan of 5 lanes per row" in static_ir
@@ -249,7 +249,7 @@ def test_every_level_round_trips_with_scans() -> None:
             assert print_module(module, locations=locations) == text
             generic = print_module(module, generic=True, locations=locations)
             assert print_module(parse_module(generic), locations=locations) == text
-    assert "triton.scan sum" in compiled.ir("triton")
+    assert "tile.scan sum" in compiled.ir("triton")
 
 
 # ----- errors ----------------------------------------------------------------------

@@ -11,7 +11,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, i32, i64
 from xdsl.traits import ConstantLike, HasFolder
 
 from irc import pytree, testing
-from irc.dialects import loop
+from irc.dialects import loop, tile
 from irc.dialects.fusion import IDIOM_ATTRIBUTE, RowIdioms
 from irc.errors import IrcError
 from irc.interpreters.graph import run_graph
@@ -235,7 +235,7 @@ def test_index_width_follows_the_guards() -> None:
         FusePass().apply(default_context(), module)
         TilePass().apply(default_context(), module)
         (kernel,) = kernels(module)
-        pid = next(op for op in kernel.walk() if isinstance(op, loop.ProgramIdOp))
+        pid = next(op for op in kernel.walk() if isinstance(op, tile.ProgramIdOp))
         assert pid.result.type == index_type
 
 

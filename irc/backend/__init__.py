@@ -4,5 +4,5 @@ One subpackage per target; ``irc.backend.triton`` prints a triton-level
 module as the source of a Python module of ``@triton.jit`` kernels and
 their launchers. A backend knows its own level's dialects, the memory
 level's host ops and the level-neutral modules (``irc.shapes``,
-``irc.dtypes``, ``irc.errors``, ``irc.dialects.tiles``), nothing above.
+``irc.dtypes``, ``irc.errors``, ``irc.dialects.tile``), nothing above.
 """

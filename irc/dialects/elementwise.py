@@ -1,7 +1,7 @@
 """The elementwise attributes every level shares: kinds, predicates, reductions.
 
 An elementwise function (``exp``, ``add``...) is the same function at every
-level: a ``graph.exp`` op, a ``loop.unary exp`` on tiles, the same under
+level: a ``graph.exp`` op, a ``tile.unary exp`` on tiles, the same under
 ``memory`` and ``triton``. Below the graph level its kind is an
 ``ElementwiseKindAttr`` (``#elementwise<kind exp>`` in generic form, a bare
 ``exp`` in the ops' own syntax) naming a primitive declared in

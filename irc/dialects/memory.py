@@ -8,8 +8,9 @@ f32>``: symbolic shape, symbolic element strides, element type), and each
 - a module-level ``memory.kernel`` whose arguments are buffers (its inputs,
   then one per output) and whose body is the loop kernel's body with tensor
   reads and writes turned into ``memory.load`` / ``memory.store`` at linear
-  element offsets; the tile compute ops of the loop dialect (and ``scf.for``)
-  stay as they are, as MLIR keeps ``arith`` through bufferization;
+  element offsets; the ``tile`` dialect's compute on ``!loop.tile`` values
+  (and ``scf.for``) stays as it is, as MLIR keeps ``arith`` through
+  bufferization;
 - in the host function, the allocation of its outputs (``memory.alloc``, or
   ``memory.reuse`` of the storage of a dead intermediate) and a
   ``memory.launch``.
@@ -88,7 +89,7 @@ from irc.dialects.sym import (
     product,
     shape_text,
 )
-from irc.dialects.tiles import (
+from irc.dialects.tile import (
     ModuleKernelOp,
     enclosing_op,
 )
@@ -230,6 +231,7 @@ class KernelOp(ModuleKernelOp):
     name = "memory.kernel"
 
     SORTED_SYMBOLS: ClassVar = True
+    TILE_TYPE: ClassVar = TileType
 
     @property
     def input_args(self) -> tuple[BlockArgument, ...]:

@@ -1,31 +1,33 @@
-"""The triton dialect: kernels as Triton writes them, one op per ``tl`` call.
+"""The triton dialect: kernels as Triton writes them.
 
 This is the last level before Python source. ``lower-memory-to-triton``
 turns every ``memory.kernel`` into a ``triton.kernel`` whose arguments are
 what a ``@triton.jit`` function receives: one ``!triton.ptr<f32>`` per
 buffer (inputs first, then outputs), then one integer scalar per symbol the
 body uses, named by the symbol; the tile sizes are its constexprs. The body
-mirrors ``triton.language`` one to one, so the emitter
-(``irc.backend.triton``) is a printer:
+computes with the ``tile`` dialect's ops, as the loop and memory levels do,
+on this level's blocks; this dialect holds what is Triton's own: pointers,
+blocks, masked loads and stores, and the kernel. Every op of a body is one
+``tl`` call, so the emitter (``irc.backend.triton``) is a printer:
 
 ==================================  ==========================================
 op                                  Triton
 ==================================  ==========================================
-``triton.program_id 0 : i64``       ``tl.program_id(0)`` (widened to i64)
-``triton.arange "B" : T<[B, 1]>``   ``tl.arange(0, B)[:, None]``
-``triton.size 4*N + 1 : i64``       ``4 * N + 1`` over the symbol arguments
-``triton.constant 1.5 : f32``       ``tl.full([], 1.5, tl.float32)``
-``triton.full %s : f32 -> T``       ``tl.broadcast_to(s, [..])`` (a splat)
-``triton.unary exp %x``             ``tl.exp(x)`` (and NumPy-exact helpers)
-``triton.binary add %a, %b``        ``a + b``
-``triton.cmp lt %a, %b``            ``a < b``
-``triton.where %c, %a, %b``         ``tl.where(c, a, b)``
-``triton.cast %x : T1 -> T2``       ``x.to(tl.int64)``
+``tile.program_id 0 : i64``         ``tl.program_id(0)`` (widened to i64)
+``tile.range "B" : T<[B, 1]>``      ``tl.arange(0, B)[:, None]``
+``tile.size 4*N + 1 : i64``         ``4 * N + 1`` over the symbol arguments
+``tile.constant 1.5 : f32``         ``tl.full([], 1.5, tl.float32)``
+``tile.splat %s : f32 -> T``        ``tl.broadcast_to(s, [..])``
+``tile.unary exp %x``               ``tl.exp(x)`` (and NumPy-exact helpers)
+``tile.binary add %a, %b``          ``a + b``
+``tile.cmp lt %a, %b``              ``a < b``
+``tile.select %c, %a, %b``          ``tl.where(c, a, b)``
+``tile.cast %x : T1 -> T2``         ``x.to(tl.int64)``
 ``triton.load %p[%off] mask %m``    ``tl.load(p + off, mask=m, other=0)``
 ``triton.store %v, %p[%off]``       ``tl.store(p + off, v, mask=m)``
-``triton.dot %a, %b, %acc``         ``tl.dot(a, b, acc, input_precision="ieee")``
-``triton.reduce sum %t 0``        ``tl.sum(t, axis=0)``
-``triton.scan sum %t 0``          ``tl.cumsum(t, 0)``
+``tile.dot %a, %b, %acc``           ``tl.dot(a, b, acc, input_precision="ieee")``
+``tile.reduce sum %t 0``            ``tl.sum(t, axis=0)``
+``tile.scan sum %t 0``              ``tl.cumsum(t, 0)``
 ``scf.for`` / ``scf.yield``         ``for k in range(lb, ub, step):``
 ==================================  ==========================================
 
@@ -34,14 +36,15 @@ or blocks, ``!triton.tensor<[128, 1], f32>``. The block type is this
 dialect's own rather than ``loop.tile`` so that a triton-level module
 depends on no other level's types (only the host functions keep memory ops)
 and so that its verifier can state Triton's own limits (a block holds at
-most 2**20 elements); its dims are explicit, 1 included, because
-``tl.arange(0, B)[:, None]`` and ``tl.arange(0, B)[None, :]`` differ.
+most 2**20 elements; indices are i32 or i64); its dims are explicit, 1
+included, because ``tl.arange(0, B)[:, None]`` and ``tl.arange(0, B)[None,
+:]`` differ.
 
-The kinds of ``unary`` and ``binary`` (primitives, ``irc.primitives``) and the
-predicates of ``cmp`` are ``irc.dialects.elementwise``'s, with its NumPy
-semantics, and those of ``reduce`` and ``scan`` the loop dialect's: the emitter spells
-each in Triton (``irc.backend.triton.elementwise``) so that it computes
-what NumPy computes.
+The kinds of ``tile.unary`` and ``tile.binary`` (primitives,
+``irc.primitives``), the predicates of ``tile.cmp`` and the reductions of
+``tile.reduce`` and ``tile.scan`` keep their NumPy semantics: the emitter
+spells each in Triton (``irc.backend.triton.elementwise``) so that it
+computes what NumPy computes.
 """
 
 from __future__ import annotations
@@ -80,28 +83,14 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from irc.dialects.tiles import (
-    BinaryOpBase,
-    BlockSizeOpBase,
-    CastOpBase,
-    CompareOpBase,
-    ConstantOpBase,
-    DotOpBase,
+from irc.dialects.tile import (
     ModuleKernelOp,
-    ProgramIdOpBase,
-    RangeOpBase,
-    ReduceOpBase,
-    ScanOpBase,
-    SelectOpBase,
-    SizeOpBase,
-    SplatOpBase,
     TileShapedType,
-    UnaryOpBase,
     enclosing_op,
 )
 
 # Exported from here too: the emitter broadcasts as ``tt.broadcast_tile_shapes``.
-from irc.dialects.tiles import broadcast_tile_shapes as broadcast_tile_shapes
+from irc.dialects.tile import broadcast_tile_shapes as broadcast_tile_shapes
 from irc.dtypes import ELEMENT_TYPES
 
 #: Triton's limit on the number of elements of one block.
@@ -213,6 +202,8 @@ class KernelOp(ModuleKernelOp):
 
     name = "triton.kernel"
 
+    TILE_TYPE: ClassVar = BlockType
+
     @property
     def pointer_args(self) -> tuple[BlockArgument, ...]:
         """The buffers' pointers: inputs, then outputs."""
@@ -285,154 +276,6 @@ class KernelOp(ModuleKernelOp):
 def enclosing_kernel(op: Operation) -> KernelOp | None:
     """The ``triton.kernel`` that holds ``op``, if any."""
     return enclosing_op(op, KernelOp)
-
-
-# --------------------------------------------------------------------------
-# Indices and sizes
-# --------------------------------------------------------------------------
-
-
-@irdl_op_definition
-class ProgramIdOp(ProgramIdOpBase):
-    """``triton.program_id 0 : i64``: ``tl.program_id(0)``, in the result's
-    integer type (Triton's is i32; i64 widens it before any arithmetic)."""
-
-    name = "triton.program_id"
-    TILE_TYPE: ClassVar = BlockType
-
-
-@irdl_op_definition
-class SizeOp(SizeOpBase):
-    """``triton.size 4*N + 1 : i64``: arithmetic on the kernel's symbol
-    arguments, computed in the result type (the symbols are cast to it
-    first, so an i64 size never wraps at 2**31 even when Triton passes a
-    symbol as i32)."""
-
-    name = "triton.size"
-    TILE_TYPE: ClassVar = BlockType
-
-
-@irdl_op_definition
-class ArangeOp(RangeOpBase):
-    """``triton.arange "BLOCK" : !triton.tensor<[1, 64], i64>``:
-    ``tl.arange(0, BLOCK)[None, :]``, laid along the one dim that is not 1."""
-
-    name = "triton.arange"
-    TILE_TYPE: ClassVar = BlockType
-    result = result_def(BlockType)
-
-
-@irdl_op_definition
-class BlockSizeOp(BlockSizeOpBase):
-    """``triton.block_size "BLOCK_R" : i64``: the tile's ``tl.constexpr``
-    (chosen by the launcher where the kernel's ``launch_tiles`` names it),
-    in the result type."""
-
-    name = "triton.block_size"
-    TILE_TYPE: ClassVar = BlockType
-
-
-# --------------------------------------------------------------------------
-# Compute
-# --------------------------------------------------------------------------
-
-
-@irdl_op_definition
-class ConstantOp(ConstantOpBase):
-    """``triton.constant 1.5 : f32``: a typed scalar constant."""
-
-    name = "triton.constant"
-    TILE_TYPE: ClassVar = BlockType
-
-
-@irdl_op_definition
-class FullOp(SplatOpBase):
-    """``triton.full %s : f32 -> !triton.tensor<[64, 64], f32>``: a block
-    with the scalar in every lane (a splat)."""
-
-    name = "triton.full"
-    TILE_TYPE: ClassVar = BlockType
-    result = result_def(BlockType)
-
-
-@irdl_op_definition
-class UnaryOp(UnaryOpBase):
-    """``triton.unary exp %x : !triton.tensor<[128], f32>``; kinds and
-    semantics are ``loop.unary``'s."""
-
-    name = "triton.unary"
-    TILE_TYPE: ClassVar = BlockType
-
-
-@irdl_op_definition
-class BinaryOp(BinaryOpBase):
-    """``triton.binary add %a, %b : (f32, !triton.tensor<[128], f32>) ->
-    !triton.tensor<[128], f32>``: elementwise with block broadcasting; kinds
-    and semantics (``floordiv``, ``rem``, ``pow``, ``max`` as NumPy) are
-    ``loop.binary``'s."""
-
-    name = "triton.binary"
-    TILE_TYPE: ClassVar = BlockType
-
-
-@irdl_op_definition
-class CompareOp(CompareOpBase):
-    """``triton.cmp lt %a, %b : (T1, T2) -> !triton.tensor<[128], i1>``."""
-
-    name = "triton.cmp"
-    TILE_TYPE: ClassVar = BlockType
-
-
-@irdl_op_definition
-class WhereOp(SelectOpBase):
-    """``triton.where %c, %a, %b : (Tc, Ta, Tb) -> T``: ``tl.where``."""
-
-    name = "triton.where"
-    TILE_TYPE: ClassVar = BlockType
-
-
-@irdl_op_definition
-class CastOp(CastOpBase):
-    """``triton.cast %x : !triton.tensor<[128], f32> -> !triton.tensor<[128],
-    i64>``: NumPy's ``astype`` (float to int truncates; to i1 is ``!= 0``)."""
-
-    name = "triton.cast"
-    TILE_TYPE: ClassVar = BlockType
-
-
-@irdl_op_definition
-class ReduceOp(ReduceOpBase):
-    """``triton.reduce sum %t 0 : !triton.tensor<[128], f32> -> f32``:
-    ``tl.sum(t, axis=0)``; the kinds and their NumPy semantics (NaN
-    propagates through max and min; argmax is the first maximum) are
-    ``loop.reduce``'s."""
-
-    name = "triton.reduce"
-    TILE_TYPE: ClassVar = BlockType
-    input = operand_def(BlockType)
-
-
-@irdl_op_definition
-class ScanOp(ScanOpBase):
-    """``triton.scan sum %t 0 : !triton.tensor<[128], f32>``:
-    ``tl.cumsum(t, 0)`` (``tl.cumprod`` for ``prod``); the semantics are
-    ``loop.scan``'s."""
-
-    name = "triton.scan"
-    TILE_TYPE: ClassVar = BlockType
-
-
-@irdl_op_definition
-class DotOp(DotOpBase):
-    """``triton.dot %a, %b, %acc``: ``acc + a @ b`` on 2-D blocks, computed
-    in ``acc``'s type (IEEE fp32 for float inputs, as NumPy does)."""
-
-    name = "triton.dot"
-    TILE_TYPE: ClassVar = BlockType
-    lhs = operand_def(BlockType)
-    rhs = operand_def(BlockType)
-    acc = operand_def(BlockType)
-    result = result_def(BlockType)
 
 
 # --------------------------------------------------------------------------
@@ -549,20 +392,6 @@ Triton = Dialect(
     "triton",
     [
         KernelOp,
-        ProgramIdOp,
-        SizeOp,
-        ArangeOp,
-        BlockSizeOp,
-        ConstantOp,
-        FullOp,
-        UnaryOp,
-        BinaryOp,
-        CompareOp,
-        WhereOp,
-        CastOp,
-        ReduceOp,
-        ScanOp,
-        DotOp,
         LoadOp,
         StoreOp,
     ],

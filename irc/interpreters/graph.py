@@ -252,7 +252,7 @@ _SCANS: dict[str, Callable[..., np.ndarray]] = {"sum": np.cumsum, "prod": np.cum
 
 
 def scan_numpy(kind: str, array: np.ndarray, axis: int) -> np.ndarray:
-    """The reference semantics of a scan (``graph.scan``, ``loop.scan``):
+    """The reference semantics of a scan (``graph.scan``, ``tile.scan``):
     NumPy's running sum or product along ``axis``, 16-bit floats accumulated
     in float32 and each element rounded once, in ``array``'s dtype."""
     with np.errstate(all="ignore"):  # overflow and NaN are values

@@ -16,8 +16,8 @@ interpreter does, so an inconsistent IR fails at the op that shows it.
 Two classes of implementations, so that the memory level can reuse the
 compute without the tensor access:
 
-- ``LoopTileFunctions``: the tile compute (``loop.program_id`` ...
-  ``loop.scan``, ``loop.dot``) and ``scf.for``/``scf.yield``. Elementwise kinds use the
+- ``LoopTileFunctions``: the tile compute (``tile.program_id`` ...
+  ``tile.scan``, ``tile.dot``) and ``scf.for``/``scf.yield``. Elementwise kinds use the
   graph interpreter's NumPy functions, so both levels compute the same
   numbers. What a program needs to know about its launch (symbol values,
   program ids) comes from a ``ProgramContext`` that whoever launches the
@@ -54,10 +54,10 @@ from xdsl.interpreter import (
 )
 from xdsl.ir import Attribute, Operation, Region
 
-from irc.dialects import loop
+from irc.dialects import loop, tile
 from irc.dialects.elementwise import ReductionKind
 from irc.dialects.graph import TensorType
-from irc.dialects.tiles import TiledKernelOp, enclosing_op
+from irc.dialects.tile import TiledKernelOp, enclosing_op
 from irc.dtypes import compute_dtype, dtype
 from irc.errors import ExecutionError
 from irc.interpreters.graph import (
@@ -111,9 +111,9 @@ def _result(op: Operation, value: Any) -> Any:
 class ProgramContext:
     """What the tile ops of one kernel launch read besides their operands.
 
-    ``binding`` holds the values of the kernel's symbols (``loop.size``
+    ``binding`` holds the values of the kernel's symbols (``tile.size``
     evaluates under it); ``program_id`` is the running program's coordinate
-    on each of the three grid axes. ``sizes`` caches ``loop.size`` results,
+    on each of the three grid axes. ``sizes`` caches ``tile.size`` results,
     which do not change during a launch.
     """
 
@@ -237,7 +237,7 @@ def _reduce(kind: str, tile: np.ndarray, axis: int, result_dtype: np.dtype) -> A
 
 
 def _scalar_value(attr: IntegerAttr | FloatAttr, result_dtype: np.dtype) -> Any:
-    """A ``loop.constant``'s value in its dtype (``true`` is stored as -1;
+    """A ``tile.constant``'s value in its dtype (``true`` is stored as -1;
     ``astype`` makes it ``True``, as a cast to i1 means ``!= 0``)."""
     with np.errstate(all="ignore"):
         return np.asarray(attr.value.data).astype(result_dtype)[()]
@@ -268,17 +268,17 @@ class LoopTileFunctions(InterpreterFunctions):
     NaN and division by zero give NumPy's values, as at the graph level.
     """
 
-    @impl(loop.ProgramIdOp)
+    @impl(tile.ProgramIdOp)
     def run_program_id(
-        self, interpreter: Interpreter, op: loop.ProgramIdOp, args: PythonValues
+        self, interpreter: Interpreter, op: tile.ProgramIdOp, args: PythonValues
     ) -> PythonValues:
         _, index_dtype = value_layout(op.result.type)
         program = program_context(interpreter).program_id[op.axis.value.data]
         return (_result(op, index_dtype.type(program)),)
 
-    @impl(loop.SizeOp)
+    @impl(tile.SizeOp)
     def run_size(
-        self, interpreter: Interpreter, op: loop.SizeOp, args: PythonValues
+        self, interpreter: Interpreter, op: tile.SizeOp, args: PythonValues
     ) -> PythonValues:
         context = program_context(interpreter)
         value = context.sizes.get(op)
@@ -288,9 +288,9 @@ class LoopTileFunctions(InterpreterFunctions):
             value = context.sizes[op] = _result(op, index_dtype.type(size))
         return (value,)
 
-    @impl(loop.RangeOp)
+    @impl(tile.RangeOp)
     def run_range(
-        self, interpreter: Interpreter, op: loop.RangeOp, args: PythonValues
+        self, interpreter: Interpreter, op: tile.RangeOp, args: PythonValues
     ) -> PythonValues:
         invariants = _invariants(interpreter)
         value = invariants.get(op)
@@ -301,9 +301,9 @@ class LoopTileFunctions(InterpreterFunctions):
             invariants[op] = value
         return (value,)
 
-    @impl(loop.BlockSizeOp)
+    @impl(tile.BlockSizeOp)
     def run_block_size(
-        self, interpreter: Interpreter, op: loop.BlockSizeOp, args: PythonValues
+        self, interpreter: Interpreter, op: tile.BlockSizeOp, args: PythonValues
     ) -> PythonValues:
         # The declared size: the interpreters run the tiles the types hold
         # (a launch may choose a smaller one, masking the same lanes out).
@@ -312,9 +312,9 @@ class LoopTileFunctions(InterpreterFunctions):
         _, index_dtype = value_layout(op.result.type)
         return (index_dtype.type(kernel.tile_sizes[op.block.data]),)
 
-    @impl(loop.ConstantOp)
+    @impl(tile.ConstantOp)
     def run_constant(
-        self, interpreter: Interpreter, op: loop.ConstantOp, args: PythonValues
+        self, interpreter: Interpreter, op: tile.ConstantOp, args: PythonValues
     ) -> PythonValues:
         invariants = _invariants(interpreter)
         value = invariants.get(op)
@@ -323,23 +323,23 @@ class LoopTileFunctions(InterpreterFunctions):
             value = invariants[op] = _scalar_value(op.value, result_dtype)
         return (value,)
 
-    @impl(loop.SplatOp)
+    @impl(tile.SplatOp)
     def run_splat(
-        self, interpreter: Interpreter, op: loop.SplatOp, args: PythonValues
+        self, interpreter: Interpreter, op: tile.SplatOp, args: PythonValues
     ) -> PythonValues:
         shape, result_dtype = value_layout(op.result.type)
         return (_result(op, np.full(shape, args[0], dtype=result_dtype)),)
 
-    @impl(loop.UnaryOp)
+    @impl(tile.UnaryOp)
     def run_unary(
-        self, interpreter: Interpreter, op: loop.UnaryOp, args: PythonValues
+        self, interpreter: Interpreter, op: tile.UnaryOp, args: PythonValues
     ) -> PythonValues:
         with np.errstate(all="ignore"):
             return (_result(op, op.kind.data.numpy(args[0])),)
 
-    @impl(loop.BinaryOp)
+    @impl(tile.BinaryOp)
     def run_binary(
-        self, interpreter: Interpreter, op: loop.BinaryOp, args: PythonValues
+        self, interpreter: Interpreter, op: tile.BinaryOp, args: PythonValues
     ) -> PythonValues:
         kind = op.kind.data
         with np.errstate(all="ignore"):
@@ -347,46 +347,46 @@ class LoopTileFunctions(InterpreterFunctions):
                 return (_result(op, _power(op, *args)),)
             return (_result(op, kind.numpy(*args)),)
 
-    @impl(loop.CompareOp)
+    @impl(tile.CompareOp)
     def run_cmp(
-        self, interpreter: Interpreter, op: loop.CompareOp, args: PythonValues
+        self, interpreter: Interpreter, op: tile.CompareOp, args: PythonValues
     ) -> PythonValues:
         with np.errstate(invalid="ignore"):  # NaN compares false (ne: true)
             return (_result(op, op.kind.data.numpy(*args)),)
 
-    @impl(loop.SelectOp)
+    @impl(tile.SelectOp)
     def run_select(
-        self, interpreter: Interpreter, op: loop.SelectOp, args: PythonValues
+        self, interpreter: Interpreter, op: tile.SelectOp, args: PythonValues
     ) -> PythonValues:
         return (_result(op, np.where(*args)),)
 
-    @impl(loop.CastOp)
+    @impl(tile.CastOp)
     def run_cast(
-        self, interpreter: Interpreter, op: loop.CastOp, args: PythonValues
+        self, interpreter: Interpreter, op: tile.CastOp, args: PythonValues
     ) -> PythonValues:
         _, result_dtype = value_layout(op.result.type)
         # NaN and out-of-range floats cast to ints as NumPy does, silently.
         with np.errstate(all="ignore"):
             return (_result(op, np.asarray(args[0]).astype(result_dtype)),)
 
-    @impl(loop.ReduceOp)
+    @impl(tile.ReduceOp)
     def run_reduce(
-        self, interpreter: Interpreter, op: loop.ReduceOp, args: PythonValues
+        self, interpreter: Interpreter, op: tile.ReduceOp, args: PythonValues
     ) -> PythonValues:
         _, result_dtype = value_layout(op.result.type)
         with np.errstate(all="ignore"):
             value = _reduce(op.kind.data, args[0], op.axis.value.data, result_dtype)
         return (_result(op, value),)
 
-    @impl(loop.ScanOp)
+    @impl(tile.ScanOp)
     def run_scan(
-        self, interpreter: Interpreter, op: loop.ScanOp, args: PythonValues
+        self, interpreter: Interpreter, op: tile.ScanOp, args: PythonValues
     ) -> PythonValues:
         return (_result(op, scan_numpy(op.kind.data, args[0], op.axis.value.data)),)
 
-    @impl(loop.DotOp)
+    @impl(tile.DotOp)
     def run_dot(
-        self, interpreter: Interpreter, op: loop.DotOp, args: PythonValues
+        self, interpreter: Interpreter, op: tile.DotOp, args: PythonValues
     ) -> PythonValues:
         lhs, rhs, acc = args
         with np.errstate(all="ignore"):

@@ -5,8 +5,8 @@ Tensors become row-major buffers and every ``loop.kernel`` is split in two:
 - its body moves to a module-level ``memory.kernel`` whose arguments are the
   buffers of its inputs, then one buffer per output. Each ``loop.read`` /
   ``loop.write`` becomes a ``memory.load`` / ``memory.store`` at the linear
-  element offset ``sum(index_k * stride_k)``, computed with ``loop.binary``
-  in the indices' own integer type (strides are ``loop.size`` ops, hoisted to
+  element offset ``sum(index_k * stride_k)``, computed with ``tile.binary``
+  in the indices' own integer type (strides are ``tile.size`` ops, hoisted to
   the top of the kernel; a stride of 1 multiplies nothing). The other loop
   ops stay: they already compute on scalars and tiles.
 - in the host function, its outputs get storage and a ``memory.launch``
@@ -60,10 +60,10 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from irc.dialects import graph, loop, memory, sym
+from irc.dialects import graph, loop, memory, sym, tile
 from irc.dialects.graph import TensorType
 from irc.dialects.memory import BufferType
-from irc.dialects.tiles import broadcast_tile_shapes
+from irc.dialects.tile import broadcast_tile_shapes
 from irc.lowering.host_control_flow import HostControlFlow
 from irc.shapes import Facts, ShapeError, SymExpr
 
@@ -549,7 +549,7 @@ class KernelBufferizer:
         if known is not None and _visible(known, access):
             return known
         offset = self._sum_of_terms(access, terms, index_type)
-        if isinstance(offset.owner, loop.BinaryOp | loop.CastOp) and all(
+        if isinstance(offset.owner, tile.BinaryOp | tile.CastOp) and all(
             offset is not index for index, _ in terms
         ):
             offset.name_hint = "off"
@@ -577,24 +577,24 @@ class KernelBufferizer:
     ) -> SSAValue:
         if loop.element_of(value.type) == index_type:
             return value
-        cast = loop.CastOp(value, index_type)
+        cast = tile.CastOp(value, index_type)
         self._insert(cast, access)
         return cast.result
 
     def _binary(
         self, kind: str, lhs: SSAValue, rhs: SSAValue, access: Operation
     ) -> SSAValue:
-        op = loop.BinaryOp(kind, lhs, rhs)
+        op = tile.BinaryOp(kind, lhs, rhs)
         self._insert(op, access)
         return op.result
 
     def _size(self, expr: SymExpr, index_type: IntegerType) -> SSAValue:
-        """A ``loop.size`` for ``expr``, one per kernel, at its top (so that
+        """A ``tile.size`` for ``expr``, one per kernel, at its top (so that
         it is computed once, outside any loop); its symbols join the
         kernel's."""
         key = (expr, index_type)
         if key not in self.sizes:
-            size = loop.SizeOp(expr, index_type)
+            size = tile.SizeOp(expr, index_type)
             size.location = self.op.location
             if self.last_size is not None:
                 self.block.insert_op_after(size, self.last_size)
@@ -654,21 +654,21 @@ class _Digit:
 
 
 def _by_extent(value: SSAValue, kind: str) -> tuple[SSAValue, SymExpr] | None:
-    """``(x, e)`` when ``value`` is ``loop.binary kind x, s`` with ``s`` a
-    ``loop.size`` or integer constant of extent ``e``."""
+    """``(x, e)`` when ``value`` is ``tile.binary kind x, s`` with ``s`` a
+    ``tile.size`` or integer constant of extent ``e``."""
     owner = value.owner
-    if not isinstance(owner, loop.BinaryOp) or owner.kind.data.name != kind:
+    if not isinstance(owner, tile.BinaryOp) or owner.kind.data.name != kind:
         return None
     extent = _size_value(owner.rhs)
     return None if extent is None else (owner.lhs, extent)
 
 
 def _size_value(value: SSAValue) -> SymExpr | None:
-    """The extent a ``loop.size`` or integer ``loop.constant`` stands for."""
+    """The extent a ``tile.size`` or integer ``tile.constant`` stands for."""
     owner = value.owner
-    if isinstance(owner, loop.SizeOp):
+    if isinstance(owner, tile.SizeOp):
         return owner.expr.data
-    if isinstance(owner, loop.ConstantOp) and isinstance(owner.value, IntegerAttr):
+    if isinstance(owner, tile.ConstantOp) and isinstance(owner.value, IntegerAttr):
         return SymExpr.const(owner.value.value.data)
     return None
 

@@ -9,16 +9,14 @@ name, so the host functions' ``memory.launch`` ops now launch it:
   symbol, named after it: the launcher passes the symbols' values there;
 - ``memory.load`` / ``memory.store`` become ``triton.load`` /
   ``triton.store`` at pointer + offset;
-- each loop compute op becomes the triton op that mirrors it
-  (``loop.size`` -> ``triton.size`` over the symbol arguments,
-  ``loop.range`` -> ``triton.arange``, ``loop.select`` -> ``triton.where``,
-  ``loop.splat`` -> ``triton.full``, ...), and ``scf.for`` stays, with its
-  tiles retyped as ``!triton.tensor``.
+- the compute, the ``tile`` dialect's, stays as it is, and so does
+  ``scf.for``: only their tiles are retyped, ``!loop.tile`` ->
+  ``!triton.tensor``, as the levels differ in their types only.
 
 The host functions keep their memory ops (alloc, reuse, dealloc, constant,
 guard, launch): the emitter turns them into the launcher. The conversion
-is one to one, so a kernel that holds an op with no triton counterpart is
-an error (``PassFailedException``, which ``irc-opt`` reports as the pass
+is one to one, so a kernel that holds an op that is neither a tile op, an
+access nor ``scf.for`` is an error (``PassFailedException``, which ``irc-opt`` reports as the pass
 failing) naming that op and its kernel rather than something
 half-lowered: the pass checks every kernel before it rewrites any, and
 leaves the module as it was when one fails. Nothing is removed or
@@ -31,15 +29,13 @@ by one ``PatternRewriteWalker``:
 
 - ``LowerKernel``: ``memory.kernel`` -> ``triton.kernel``, its body moved
   over with the arguments retyped and the symbol arguments appended;
-- ``LowerOneToOne``: the one generic pattern for the ops that map one to
-  one, from the table ``ONE_TO_ONE``: the tile compute ops (``TILE_OPS``:
-  a loop op and its triton op share a base in ``irc.dialects.tiles``,
-  hence operands, properties and results) and the accesses
-  (``ACCESS_OPS``: ``memory.load`` / ``memory.store``, whose buffer
-  operand is the kernel argument that ``LowerKernel`` makes a pointer);
+- ``LowerAccess``: ``memory.load`` / ``memory.store`` -> ``triton.load`` /
+  ``triton.store`` (``ACCESS_OPS``), with the same operands (the buffer
+  operand is the kernel argument that ``LowerKernel`` makes a pointer) and
+  properties;
 - ``TilesToTensors``: the ``TypeConversionPattern`` from ``!loop.tile`` to
-  ``!triton.tensor`` for the ops that stay (``scf.for``'s results and
-  block arguments).
+  ``!triton.tensor`` for the ops that stay (the tile ops, ``scf.for``'s
+  results and block arguments).
 
 Each pattern rewrites one op whatever the others have done yet (result
 types are converted from the old results, not inferred from operands), so
@@ -68,10 +64,9 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import PassFailedException
 
-from irc.dialects import loop, memory
+from irc.dialects import loop, memory, tile
 from irc.dialects import triton as tt
 from irc.dialects.memory import BufferType
-from irc.dialects.tiles import TileOp
 
 
 @dataclass(frozen=True)
@@ -87,7 +82,7 @@ class LowerMemoryToTritonPass(ModulePass):
                 check_lowerable(kernel)
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [LowerKernel(), LowerOneToOne(), TilesToTensors()],
+                [LowerKernel(), LowerAccess(), TilesToTensors()],
                 # A kernel keeps every op, used or not, in its order.
                 dce_enabled=False,
             ),
@@ -103,26 +98,6 @@ class LowerMemoryToTritonPass(ModulePass):
 # What can be lowered
 # --------------------------------------------------------------------------
 
-#: The tile compute ops and the triton op that mirrors each: both derive
-#: from the same base in ``irc.dialects.tiles``, so they have the same
-#: operands and properties, and results of the same shape.
-TILE_OPS: Mapping[type[TileOp], type[TileOp]] = {
-    loop.ProgramIdOp: tt.ProgramIdOp,
-    loop.SizeOp: tt.SizeOp,
-    loop.RangeOp: tt.ArangeOp,
-    loop.BlockSizeOp: tt.BlockSizeOp,
-    loop.ConstantOp: tt.ConstantOp,
-    loop.SplatOp: tt.FullOp,
-    loop.UnaryOp: tt.UnaryOp,
-    loop.BinaryOp: tt.BinaryOp,
-    loop.CompareOp: tt.CompareOp,
-    loop.SelectOp: tt.WhereOp,
-    loop.CastOp: tt.CastOp,
-    loop.ReduceOp: tt.ReduceOp,
-    loop.ScanOp: tt.ScanOp,
-    loop.DotOp: tt.DotOp,
-}
-
 #: The memory accesses and their triton ops: the same operands (buffer or
 #: pointer, offset, optional mask) and properties.
 ACCESS_OPS: Mapping[type[Operation], type[Operation]] = {
@@ -130,10 +105,7 @@ ACCESS_OPS: Mapping[type[Operation], type[Operation]] = {
     memory.StoreOp: tt.StoreOp,
 }
 
-#: Every op that becomes one triton op with the same operands.
-ONE_TO_ONE: Mapping[type[Operation], type[Operation]] = {**TILE_OPS, **ACCESS_OPS}
-
-#: The ops a kernel body keeps, retyped.
+#: The ops a kernel body keeps, retyped, besides the tile dialect's.
 KEPT_OPS: tuple[type[Operation], ...] = (scf.ForOp, scf.YieldOp)
 
 
@@ -147,12 +119,21 @@ def check_lowerable(kernel: memory.KernelOp) -> None:
                 f"@{kernel.kernel_name} has type {arg.type}, not a !memory.buffer"
             )
     for op in kernel.body.walk():
-        if not isinstance(op, KEPT_OPS) and type(op) not in ONE_TO_ONE:
+        if not _lowerable(op):
             raise PassFailedException(
                 f"lower-memory-to-triton: {op.name} in memory.kernel "
                 f"@{kernel.kernel_name} has no triton counterpart; a memory.kernel "
-                "holds loop compute ops, memory.load/store and scf.for"
+                "holds tile ops, memory.load/store and scf.for"
             )
+
+
+def _lowerable(op: Operation) -> bool:
+    """Whether the patterns lower or keep ``op``."""
+    return (
+        type(op) in ACCESS_OPS
+        or isinstance(op, KEPT_OPS)
+        or op.dialect_name() == tile.Tile.name
+    )
 
 
 # --------------------------------------------------------------------------
@@ -228,13 +209,13 @@ class LowerKernel(RewritePattern):
 
 
 @dataclass
-class LowerOneToOne(RewritePattern):
-    """The one generic pattern: an op of ``ONE_TO_ONE`` -> its triton op,
-    with the same operands, properties and attributes, the results
-    retyped."""
+class LowerAccess(RewritePattern):
+    """``memory.load`` / ``memory.store`` -> ``triton.load`` /
+    ``triton.store``, with the same operands, properties and attributes, the
+    results retyped."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
-        counterpart = ONE_TO_ONE.get(type(op))
+        counterpart = ACCESS_OPS.get(type(op))
         if counterpart is not None:
             rewriter.replace(op, rebuilt(op, counterpart))
 

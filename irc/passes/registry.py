@@ -46,6 +46,7 @@ _DIALECTS: dict[str, str] = {
     "graph": "irc.dialects.graph:Graph",
     "fusion": "irc.dialects.fusion:Fusion",
     "loop": "irc.dialects.loop:Loop",
+    "tile": "irc.dialects.tile:Tile",
     "memory": "irc.dialects.memory:Memory",
     "triton": "irc.dialects.triton:Triton",
     # Upstream dialects that irc's IR embeds (functions, scalars, loops).

@@ -119,12 +119,14 @@ register_level(
     Level("fusion", frozenset({"fusion", "graph"}), run_fusion, _graph_signature)
 )
 register_level(
-    Level("loop", frozenset({"loop", "graph", "scf"}), run_loop, _graph_signature)
+    Level(
+        "loop", frozenset({"loop", "tile", "graph", "scf"}), run_loop, _graph_signature
+    )
 )
 register_level(
     Level(
         "memory",
-        frozenset({"memory", "loop", "scf", "arith"}),
+        frozenset({"memory", "loop", "tile", "scf", "arith"}),
         run_memory,
         memory_signature,
     )
@@ -132,7 +134,7 @@ register_level(
 register_level(
     Level(
         "triton",
-        frozenset({"triton", "memory", "scf", "arith"}),
+        frozenset({"triton", "memory", "tile", "scf", "arith"}),
         triton_backend.run_triton,
         memory_signature,
     )

@@ -10,9 +10,8 @@ one is found), and the grids beyond CUDA's limits. The proof is
 (``--check-bounds``) and docs/testing.md (``check_pass``).
 
 Layout: the checker spans three levels, and each level's knowledge stays
-in its level (``tests/test_layering.py``): :mod:`.core` works on the op
-bases the tile dialects share (``irc.dialects.tiles``) and the shape
-algebra, and one module per level (:mod:`.loop`, :mod:`.memory`,
+in its level (``tests/test_layering.py``): :mod:`.core` works on the ops
+the tile levels share (``irc.dialects.tile``) and the shape algebra, and one module per level (:mod:`.loop`, :mod:`.memory`,
 :mod:`.triton`) says what its accesses and buffers are, importing only its
 level's dialects. This package's ``__init__`` drives the three by name, as
 the pipeline drives the lowerings.

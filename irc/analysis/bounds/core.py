@@ -2,14 +2,13 @@
 kernel's integer values, the proof that an access stays inside its buffer,
 and the search for a binding that breaks it.
 
-The tile-level dialects (``loop`` ops inside ``loop.kernel`` and
-``memory.kernel``, ``triton`` ops inside ``triton.kernel``) share the op
-bases of :mod:`irc.dialects.tiles`, so one abstract interpreter over those
-bases serves all three levels; each level's module (:mod:`.loop`,
-:mod:`.memory`, :mod:`.triton`) only says what its accesses are and how large
-the buffers they touch are. This module imports no dialect but ``tiles``
-(which every tile level may use) and ``sym``, so it keeps to the layering
-rules of ``tests/test_layering.py``.
+The tile levels (``loop.kernel``, ``memory.kernel`` and ``triton.kernel``)
+compute with the ops of one dialect, :mod:`irc.dialects.tile`, so one
+abstract interpreter over those ops serves all three levels; each level's
+module (:mod:`.loop`, :mod:`.memory`, :mod:`.triton`) only says what its
+accesses are and how large the buffers they touch are. This module imports
+no dialect but ``tile`` (which every tile level may use) and ``sym``, so it
+keeps to the layering rules of ``tests/test_layering.py``.
 
 Every integer SSA value gets an :class:`Interval` of irc ``SymExpr`` bounds
 over the kernel's symbols: a program id spans ``0 .. grid - 1``, a range
@@ -39,21 +38,21 @@ from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, IntegerAttr, Intege
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from irc.dialects.sym import GuardOp
-from irc.dialects.tiles import (
-    BinaryOpBase,
-    BlockSizeOpBase,
-    CastOpBase,
-    CompareOpBase,
-    ConstantOpBase,
-    ProgramIdOpBase,
-    RangeOpBase,
-    ReduceOpBase,
-    SelectOpBase,
-    SizeOpBase,
-    SplatOpBase,
+from irc.dialects.tile import (
+    BinaryOp,
+    BlockSizeOp,
+    CastOp,
+    CompareOp,
+    ConstantOp,
+    ProgramIdOp,
+    RangeOp,
+    ReduceOp,
+    SelectOp,
+    SizeOp,
+    SplatOp,
     TiledKernelOp,
     TileShapedType,
-    UnaryOpBase,
+    UnaryOp,
     enclosing_op,
 )
 from irc.shapes import Fact, Facts, ShapeError, SymExpr, as_expr, smax, smin
@@ -307,7 +306,7 @@ class KernelIntervals:
             computed = self._op_interval(op, of, depth)
         except ShapeError:  # a bound too large to expand: no bound
             return UNBOUNDED
-        if isinstance(op, ProgramIdOpBase):  # below CUDA's grid limits: no wrap
+        if isinstance(op, ProgramIdOp):  # below CUDA's grid limits: no wrap
             return computed
         return self._without_wrapping(computed, width)
 
@@ -380,47 +379,47 @@ class KernelIntervals:
     def _op_interval(
         self, op: Operation, of: Callable[[SSAValue], Interval], depth: int
     ) -> Interval:
-        if isinstance(op, ConstantOpBase):
+        if isinstance(op, ConstantOp):
             if isinstance(op.value, IntegerAttr):
                 constant = as_expr(op.value.value.data)
                 return Interval(constant, constant)
             return UNBOUNDED
-        if isinstance(op, SizeOpBase):
+        if isinstance(op, SizeOp):
             size = op.expr.data
             return Interval(size, size)
-        if isinstance(op, ProgramIdOpBase):
+        if isinstance(op, ProgramIdOp):
             axis = op.axis.value.data
             if axis >= len(self.grid):
                 return UNBOUNDED
             return Interval(as_expr(0), self.grid[axis] - 1)
-        if isinstance(op, RangeOpBase):
+        if isinstance(op, RangeOp):
             return Interval(as_expr(0), as_expr(max(_shape(op.result), default=1) - 1))
-        if isinstance(op, BlockSizeOpBase):
+        if isinstance(op, BlockSizeOp):
             return Interval(as_expr(1), as_expr(_declared_block(op)))
-        if isinstance(op, SplatOpBase):
+        if isinstance(op, SplatOp):
             return of(op.input)
-        if isinstance(op, CastOpBase):
+        if isinstance(op, CastOp):
             return self._cast(op, of(op.input))
-        if isinstance(op, SelectOpBase):
+        if isinstance(op, SelectOp):
             a, b = of(op.on_true), of(op.on_false)
             return Interval(
                 None if a.low is None or b.low is None else smin(a.low, b.low),
                 None if a.high is None or b.high is None else smax(a.high, b.high),
             )
-        if isinstance(op, UnaryOpBase) and op.kind.data.name == "neg":
+        if isinstance(op, UnaryOp) and op.kind.data.name == "neg":
             x = of(op.input)
             return Interval(
                 None if x.high is None else -x.high, None if x.low is None else -x.low
             )
-        if isinstance(op, BinaryOpBase):
+        if isinstance(op, BinaryOp):
             return self._binary(op.kind.data.name, of(op.lhs), of(op.rhs))
-        if isinstance(op, ReduceOpBase) and op.kind.data.value in ("max", "min"):
+        if isinstance(op, ReduceOp) and op.kind.data.value in ("max", "min"):
             # The lanes of a reduction's input are not the access's lanes:
             # no refinement reaches through it.
             return self.interval(op.input, None, None, depth + 1)
         return UNBOUNDED
 
-    def _cast(self, op: CastOpBase, x: Interval) -> Interval:
+    def _cast(self, op: CastOp, x: Interval) -> Interval:
         """An integer cast keeps the value (a narrowing one up to wrapping,
         which ``_without_wrapping`` accounts for); a boolean becomes 0 or
         1; a float is unbounded."""
@@ -482,7 +481,7 @@ class KernelIntervals:
                     refined.setdefault(x, []).append(bound)
         return refined
 
-    def _bounds_of(self, compare: CompareOpBase) -> Iterator[tuple[SSAValue, Interval]]:
+    def _bounds_of(self, compare: CompareOp) -> Iterator[tuple[SSAValue, Interval]]:
         """What ``compare`` holding says of each operand: ``x < y`` bounds
         ``x`` above by ``y``'s upper bound less one, ``y`` below by ``x``'s
         lower bound plus one."""
@@ -672,7 +671,7 @@ class KernelIntervals:
             return self._divisor_cache
         found: dict[SymExpr, None] = {}
         for op in self.kernel.walk():
-            if isinstance(op, BinaryOpBase) and op.kind.data.name in (
+            if isinstance(op, BinaryOp) and op.kind.data.name in (
                 "floordiv",
                 "rem",
             ):
@@ -780,20 +779,20 @@ _FACT_RELATIONS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "=="}
 none that facts can hold)."""
 
 
-def _conjuncts(mask: SSAValue) -> list[CompareOpBase]:
+def _conjuncts(mask: SSAValue) -> list[CompareOp]:
     """The comparisons a mask is the conjunction of (``and``, or ``mul`` and
     ``min`` of booleans, and splats of them); others are not used."""
-    found: list[CompareOpBase] = []
+    found: list[CompareOp] = []
     pending = [mask]
     while pending:
         value = pending.pop()
         op = value.owner
-        if isinstance(op, CompareOpBase):
+        if isinstance(op, CompareOp):
             found.append(op)
-        elif isinstance(op, SplatOpBase):
+        elif isinstance(op, SplatOp):
             pending.append(op.input)
         elif _is_conjunction(op):
-            assert isinstance(op, BinaryOpBase)
+            assert isinstance(op, BinaryOp)
             pending.extend((op.lhs, op.rhs))
     return found
 
@@ -802,7 +801,7 @@ def _is_conjunction(op: Operation | None) -> bool:
     """Whether ``op`` is a lanewise ``and`` of booleans (``mul`` and ``min``
     of i1 are too)."""
     return (
-        isinstance(op, BinaryOpBase)
+        isinstance(op, BinaryOp)
         and op.kind.data.name in ("and", "mul", "min")
         and _integer_width(op.result.type) == 1
     )
@@ -825,7 +824,7 @@ def _symbols_of(intervals: KernelIntervals, access: Access) -> list[str]:
     for expr in (*intervals.grid, *access.extents, *intervals.symbol_args.values()):
         names |= expr.symbols
     for op in intervals.kernel.walk():
-        if isinstance(op, SizeOpBase):
+        if isinstance(op, SizeOp):
             names |= op.expr.data.symbols
     return sorted(names)
 
@@ -998,25 +997,25 @@ class _Concrete:
         def of(v: SSAValue) -> np.ndarray:
             return np.asarray(self.value(v, memo), dtype=np.int64)
 
-        if isinstance(op, ConstantOpBase) and not isinstance(op.value, FloatAttr):
+        if isinstance(op, ConstantOp) and not isinstance(op.value, FloatAttr):
             return int(op.value.value.data)
-        if isinstance(op, SizeOpBase):
+        if isinstance(op, SizeOp):
             return op.expr.data.evaluate(self.binding)
-        if isinstance(op, ProgramIdOpBase):
+        if isinstance(op, ProgramIdOp):
             return self.program[op.axis.value.data]
-        if isinstance(op, BlockSizeOpBase):
+        if isinstance(op, BlockSizeOp):
             return _declared_block(op)
-        if isinstance(op, RangeOpBase):
+        if isinstance(op, RangeOp):
             shape = _shape(op.result)
             return np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
-        if isinstance(op, SplatOpBase | CastOpBase):
+        if isinstance(op, SplatOp | CastOp):
             value = of(op.input)
             return value != 0 if _integer_width(op.result.type) == 1 else value
-        if isinstance(op, SelectOpBase):
+        if isinstance(op, SelectOp):
             return np.where(of(op.condition) != 0, of(op.on_true), of(op.on_false))
-        if isinstance(op, CompareOpBase):
+        if isinstance(op, CompareOp):
             return op.kind.data.numpy(of(op.lhs), of(op.rhs))
-        if isinstance(op, BinaryOpBase) and "i" in op.kind.data.domain:
+        if isinstance(op, BinaryOp) and "i" in op.kind.data.domain:
             lhs, rhs = of(op.lhs), of(op.rhs)
             if op.kind.data in ("floordiv", "rem") and (rhs == 0).any():
                 raise _Unknown
@@ -1032,7 +1031,7 @@ def _value_name(value: SSAValue, depth: int) -> str:
     return f"%{value.name_hint}" if value.name_hint else f"the index of loop {depth}"
 
 
-def _declared_block(op: BlockSizeOpBase) -> int:
+def _declared_block(op: BlockSizeOp) -> int:
     """The declared size of the tile ``op`` names (a launch chooses it or
     less: the lanes' bounds hold either way)."""
     kernel = enclosing_op(op, TiledKernelOp)

@@ -40,7 +40,7 @@ COMPARISON_OPERATORS: dict[ComparisonPredicate, str] = {
 
 
 def elementwise_text(kind: Primitive, element: Attribute, *operands: str) -> str:
-    """``triton.unary``/``triton.binary`` of ``kind`` on ``element`` values
+    """``tile.unary``/``tile.binary`` of ``kind`` on ``element`` values
     named ``operands``."""
     spelling = _spelling(kind, element)
     if spelling is None:

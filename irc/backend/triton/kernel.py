@@ -12,7 +12,7 @@ passes a workspace intermediate as its address, a plain ``int``, which
 Triton then types by the annotation (still specialising its alignment).
 
 Symbols are scalar kernel arguments under their own names, and every
-``triton.size`` casts them to its own type first: Triton passes an integer
+``tile.size`` casts them to its own type first: Triton passes an integer
 argument as i32 when it fits (and as a constexpr when it is 1), so an i64
 offset is computed in 64 bits whatever value a symbol has. Masks are the
 IR's: every load and store the IR masks is masked, and only those.
@@ -66,6 +66,7 @@ from irc.backend.triton.typenames import (
     signature_type,
     tl_type,
 )
+from irc.dialects import tile
 from irc.dialects import triton as tt
 from irc.dialects.elementwise import ComparisonPredicate
 from irc.dialects.kernel_kind import (
@@ -178,19 +179,19 @@ class KernelEmitter:
             self.signature[name] = signature_type(arg.type)
             params.append(name)
         chosen = launch_tile_extents(self.kernel)
-        for tile in self.kernel.tile_sizes:
-            self.constexprs[tile] = self.namer.fresh("c_", tile)
+        for block in self.kernel.tile_sizes:
+            self.constexprs[block] = self.namer.fresh("c_", block)
         # The launch passes the tiles it chooses; the others default to
         # their size (a launch passes fewer keywords: host time per call).
         params += [
-            f"{self.constexprs[tile]}: tl.constexpr"
-            for tile in self.kernel.tile_sizes
-            if tile in chosen
+            f"{self.constexprs[block]}: tl.constexpr"
+            for block in self.kernel.tile_sizes
+            if block in chosen
         ]
         params += [
-            f"{self.constexprs[tile]}: tl.constexpr = {size}"
-            for tile, size in self.kernel.tile_sizes.items()
-            if tile not in chosen
+            f"{self.constexprs[block]}: tl.constexpr = {size}"
+            for block, size in self.kernel.tile_sizes.items()
+            if block not in chosen
         ]
         return params
 
@@ -261,7 +262,7 @@ class KernelEmitter:
     def v(self, value: SSAValue) -> str:
         return self.values[value]
 
-    def program_id(self, op: tt.ProgramIdOp) -> str:
+    def program_id(self, op: tile.ProgramIdOp) -> str:
         text = f"tl.program_id({op.axis.value.data})"
         return (
             text
@@ -269,7 +270,7 @@ class KernelEmitter:
             else f"{text}.to({tl_type(op.result.type)})"
         )
 
-    def size(self, op: tt.SizeOp) -> str:
+    def size(self, op: tile.SizeOp) -> str:
         index_type = tl_type(op.result.type)
         expr = op.expr.data
         if expr.is_constant:
@@ -277,42 +278,42 @@ class KernelEmitter:
         renderer = ExprRenderer(self.symbols, in_kernel=True, index_type=index_type)
         return renderer.render(expr)
 
-    def arange(self, op: tt.ArangeOp) -> str:
+    def arange(self, op: tile.RangeOp) -> str:
         shape = tt.shape_of(op.result.type)
         text = f"tl.arange(0, {self.constexprs[op.block.data]})"
         text += _index_suffix(shape, op.axis)
         element = tt.element_of(op.result.type)
         return text if element == IntegerType(32) else f"{text}.to({tl_type(element)})"
 
-    def block_size(self, op: tt.BlockSizeOp) -> str:
+    def block_size(self, op: tile.BlockSizeOp) -> str:
         index_type = tl_type(op.result.type)
         return f"tl.full([], {self.constexprs[op.block.data]}, {index_type})"
 
-    def constant(self, op: tt.ConstantOp) -> str:
+    def constant(self, op: tile.ConstantOp) -> str:
         return constant_text(op.value, op.result.type)
 
-    def full(self, op: tt.FullOp) -> str:
+    def full(self, op: tile.SplatOp) -> str:
         return (
             f"tl.broadcast_to({self.v(op.input)}, "
             f"{self._shape_text(tt.shape_of(op.result.type))})"
         )
 
-    def unary(self, op: tt.UnaryOp) -> str:
+    def unary(self, op: tile.UnaryOp) -> str:
         element = tt.element_of(op.result.type)
         return elementwise_text(op.kind.data, element, self.v(op.input))
 
-    def binary(self, op: tt.BinaryOp) -> str:
+    def binary(self, op: tile.BinaryOp) -> str:
         element = tt.element_of(op.result.type)
         return elementwise_text(op.kind.data, element, self.v(op.lhs), self.v(op.rhs))
 
-    def compare(self, op: tt.CompareOp) -> str:
+    def compare(self, op: tile.CompareOp) -> str:
         element = tt.element_of(op.lhs.type)
         return compare_text(op.kind.data, self.v(op.lhs), self.v(op.rhs), element)
 
-    def where(self, op: tt.WhereOp) -> str:
+    def where(self, op: tile.SelectOp) -> str:
         return f"tl.where({self.v(op.condition)}, {self.v(op.on_true)}, {self.v(op.on_false)})"
 
-    def cast(self, op: tt.CastOp) -> str:
+    def cast(self, op: tile.CastOp) -> str:
         source = tt.element_of(op.input.type)
         text = self.v(op.input)
         if _is_induction_variable(op.input):
@@ -320,7 +321,7 @@ class KernelEmitter:
             text = f"tl.cast({text}, {tl_type(source)})"
         return cast_text(text, source, tt.element_of(op.result.type))
 
-    def reduce(self, op: tt.ReduceOp) -> str:
+    def reduce(self, op: tile.ReduceOp) -> str:
         return reduce_text(
             op.kind.data,
             self.v(op.input),
@@ -330,7 +331,7 @@ class KernelEmitter:
             tt.element_of(op.result.type),
         )
 
-    def scan(self, op: tt.ScanOp) -> str:
+    def scan(self, op: tile.ScanOp) -> str:
         return scan_text(
             op.kind.data,
             self.v(op.input),
@@ -338,7 +339,7 @@ class KernelEmitter:
             op.axis.value.data,
         )
 
-    def dot(self, op: tt.DotOp) -> str:
+    def dot(self, op: tile.DotOp) -> str:
         return dot_text(
             self.v(op.lhs),
             self.v(op.rhs),
@@ -391,20 +392,20 @@ class KernelEmitter:
 
 
 _EXPRESSIONS: dict[type[Operation], Callable[[KernelEmitter, Operation], str]] = {
-    tt.ProgramIdOp: KernelEmitter.program_id,
-    tt.SizeOp: KernelEmitter.size,
-    tt.ArangeOp: KernelEmitter.arange,
-    tt.BlockSizeOp: KernelEmitter.block_size,
-    tt.ConstantOp: KernelEmitter.constant,
-    tt.FullOp: KernelEmitter.full,
-    tt.UnaryOp: KernelEmitter.unary,
-    tt.BinaryOp: KernelEmitter.binary,
-    tt.CompareOp: KernelEmitter.compare,
-    tt.WhereOp: KernelEmitter.where,
-    tt.CastOp: KernelEmitter.cast,
-    tt.ReduceOp: KernelEmitter.reduce,
-    tt.ScanOp: KernelEmitter.scan,
-    tt.DotOp: KernelEmitter.dot,
+    tile.ProgramIdOp: KernelEmitter.program_id,
+    tile.SizeOp: KernelEmitter.size,
+    tile.RangeOp: KernelEmitter.arange,
+    tile.BlockSizeOp: KernelEmitter.block_size,
+    tile.ConstantOp: KernelEmitter.constant,
+    tile.SplatOp: KernelEmitter.full,
+    tile.UnaryOp: KernelEmitter.unary,
+    tile.BinaryOp: KernelEmitter.binary,
+    tile.CompareOp: KernelEmitter.compare,
+    tile.SelectOp: KernelEmitter.where,
+    tile.CastOp: KernelEmitter.cast,
+    tile.ReduceOp: KernelEmitter.reduce,
+    tile.ScanOp: KernelEmitter.scan,
+    tile.DotOp: KernelEmitter.dot,
     tt.LoadOp: KernelEmitter.load,
 }  # type: ignore[dict-item]
 
@@ -418,7 +419,7 @@ _EXPRESSIONS: dict[type[Operation], Callable[[KernelEmitter, Operation], str]] =
 def compare_text(
     predicate: ComparisonPredicate, a: str, b: str, element: Attribute
 ) -> str:
-    """``triton.cmp`` (NaN compares false, ``ne`` true)."""
+    """``tile.cmp`` (NaN compares false, ``ne`` true)."""
     operator = COMPARISON_OPERATORS[predicate]
     return f"({wide(a, element)} {operator} {wide(b, element)})"
 
@@ -457,7 +458,7 @@ def reduce_text(
     axis: int,
     result: Attribute,
 ) -> str:
-    """``loop.reduce`` semantics in Triton (16-bit floats reduced in float32
+    """``tile.reduce`` semantics in Triton (16-bit floats reduced in float32
     and rounded once; the result cast to its type, as Triton widens small
     types)."""
     family = element_kind(element)
@@ -484,7 +485,7 @@ def reduce_text(
 
 
 def scan_text(kind: str, x: str, element: Attribute, axis: int) -> str:
-    """``loop.scan`` semantics in Triton: ``tl.cumsum``/``tl.cumprod``, which
+    """``tile.scan`` semantics in Triton: ``tl.cumsum``/``tl.cumprod``, which
     the interpreter runs as NumPy's and the compiler as an in-register scan
     (16-bit floats scanned in float32 and rounded once; Triton keeps 32- and
     64-bit types)."""

@@ -32,7 +32,7 @@ The kernel's kind fixes the iteration space:
   over chunks carrying each scan's running value; its outputs are written
   chunk by chunk.
 - ``matmul``: ``[BLOCK_M, BLOCK_N]`` output tiles (grid axis 0) per batch
-  element (grid axis 1) and a K loop of ``loop.dot`` into an accumulator;
+  element (grid axis 1) and a K loop of ``tile.dot`` into an accumulator;
   the epilogue is evaluated on the accumulator tile.
 
 Index arithmetic is 64-bit unless the guards in scope prove every extent
@@ -75,7 +75,7 @@ from xdsl.utils.exceptions import PassFailedException
 from irc.dialects import fusion
 from irc.dialects import graph as g
 from irc.dialects.kernel_kind import REDUCTION, MatmulPrecision
-from irc.dialects.tiles import is_power_of_two
+from irc.dialects.tile import is_power_of_two
 from irc.errors import IrcError
 
 # The strategies' modules register them in ``STRATEGIES`` when they load.

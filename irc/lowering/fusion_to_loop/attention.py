@@ -11,7 +11,7 @@ blocks of ``BLOCK_N`` (a ``scf.for``) carrying, per row, the running max
 ``m``, each sum ``l`` relative to it, and the running product ``o``
 (``BLOCK_DV`` columns, the output's, static). For each block of keys:
 
-- ``s`` is one ``loop.dot`` of the keys' rows of ``k`` and the program's
+- ``s`` is one ``tile.dot`` of the keys' rows of ``k`` and the program's
   rows of ``q`` (loaded once, before the walk: the contracted head dim is
   static, one ``BLOCK_D`` tile), ``x`` is evaluated on it (masked keys are
   ``-inf``, so that they count nothing);
@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, i64
 from xdsl.ir import SSAValue
 
-from irc.dialects import fusion, loop, sym
+from irc.dialects import fusion, loop, sym, tile
 from irc.dialects import graph as g
 from irc.dialects.elementwise import ReductionKind
 from irc.dialects.kernel_kind import (
@@ -268,7 +268,7 @@ class AttentionTiler(MatmulTiler):
         )
         if key_mask is not None:  # masked keys count nothing
             exponent = b.select(key_mask, exponent, b.const(float("-inf"), element))
-        block_max = b.create(loop.ReduceOp("max", exponent, 0))
+        block_max = b.create(tile.ReduceOp("max", exponent, 0))
         maximum = b.binary(_combine("max"), running.maximum, block_max)
         # 0 where the max is still -inf (nothing but masked or -inf terms so
         # far), where the differences would be NaN.
@@ -277,7 +277,7 @@ class AttentionTiler(MatmulTiler):
             no_max, zero, self._exp(b.binary("sub", running.maximum, maximum))
         )
         terms = b.select(no_max, zero, self._exp(b.binary("sub", exponent, maximum)))
-        block_sum = b.create(loop.ReduceOp("sum", terms, 0))
+        block_sum = b.create(tile.ReduceOp("sum", terms, 0))
         sums = [
             b.binary("add", b.binary("mul", total, rescale), block_sum)
             for total in running.sums
@@ -285,7 +285,7 @@ class AttentionTiler(MatmulTiler):
         values = self._values(first, k_extent)
         lhs_element = tensor_type(chain.output.lhs).element_type
         product = b.create(
-            loop.DotOp(
+            tile.DotOp(
                 values,
                 b.cast(terms, lhs_element),
                 b.binary("mul", running.product, rescale),
@@ -310,7 +310,7 @@ class AttentionTiler(MatmulTiler):
         zero = b.splat(
             b.const(0, accumulator_type(element)), [blocks.keys, blocks.queries]
         )
-        return b.cast(b.create(loop.DotOp(keys_tile, queries, zero)), element)
+        return b.cast(b.create(tile.DotOp(keys_tile, queries, zero)), element)
 
     def _values(self, first: SSAValue, k_extent: SymExpr) -> SSAValue:
         """``v.T`` at the block's keys (``[BLOCK_DV, BLOCK_N]``)."""
@@ -371,7 +371,7 @@ class AttentionTiler(MatmulTiler):
         return index if rank == len(index) else (*index, self.b.index(0))
 
     def _exp(self, value: SSAValue) -> SSAValue:
-        return self.b.create(loop.UnaryOp("exp", value))
+        return self.b.create(tile.UnaryOp("exp", value))
 
     def _is_minus_inf(self, value: SSAValue) -> SSAValue:
         element = loop.element_of(value.type)

@@ -51,7 +51,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import ConstantLike, HasFolder
 
-from irc.dialects import loop, sym
+from irc.dialects import loop, sym, tile
 from irc.shapes import SymExpr, as_expr
 
 #: Largest index that 32-bit index arithmetic may hold.
@@ -175,7 +175,7 @@ class LoopBuilder:
                 attr: IntegerAttr | FloatAttr = IntegerAttr(int(value), element_type)
             else:
                 attr = FloatAttr(float(value), element_type)  # type: ignore[arg-type]
-            self._constants[key] = self._hoist.insert(loop.ConstantOp(attr)).result
+            self._constants[key] = self._hoist.insert(tile.ConstantOp(attr)).result
         return self._constants[key]
 
     def index(self, value: int) -> SSAValue:
@@ -193,11 +193,11 @@ class LoopBuilder:
         return value if isinstance(value, SSAValue) else self.index(value)
 
     def block_size(self, block: str) -> SSAValue:
-        """The size of tile ``block`` as an index value (``loop.block_size``:
+        """The size of tile ``block`` as an index value (``tile.block_size``:
         what the launch chose, where the kernel lets it choose; hoisted, one
         op per tile)."""
         if block not in self._block_sizes:
-            op = self._hoist.insert(loop.BlockSizeOp(block, self.index_type))
+            op = self._hoist.insert(tile.BlockSizeOp(block, self.index_type))
             self._block_sizes[block] = op.result
         return self._block_sizes[block]
 
@@ -212,7 +212,7 @@ class LoopBuilder:
             return self.const(expr.constant, value_type)
         key = (expr, value_type)
         if key not in self._sizes:
-            op = self._hoist.insert(loop.SizeOp(expr, value_type))
+            op = self._hoist.insert(tile.SizeOp(expr, value_type))
             self._sizes[key] = op.result
             self.symbols |= expr.symbols
         return self._sizes[key]
@@ -220,11 +220,11 @@ class LoopBuilder:
     # ----- tile compute ----------------------------------------------------------
 
     def binary(self, kind: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-        """``loop.binary`` (index arithmetic folds through its folder)."""
-        return self.create(loop.BinaryOp(kind, lhs, rhs))
+        """``tile.binary`` (index arithmetic folds through its folder)."""
+        return self.create(tile.BinaryOp(kind, lhs, rhs))
 
     def compare(self, kind: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-        return self.create(loop.CompareOp(kind, lhs, rhs))
+        return self.create(tile.CompareOp(kind, lhs, rhs))
 
     def both(self, lhs: SSAValue | None, rhs: SSAValue | None) -> SSAValue | None:
         """The conjunction of two optional masks."""
@@ -234,16 +234,16 @@ class LoopBuilder:
 
     def cast(self, value: SSAValue, element_type: Attribute) -> SSAValue:
         """``value`` as ``element_type`` (a cast to its own type folds away)."""
-        return self.create(loop.CastOp(value, element_type))
+        return self.create(tile.CastOp(value, element_type))
 
     def splat(self, value: SSAValue, shape: Sequence[int]) -> SSAValue:
-        return self.create(loop.SplatOp(value, shape))
+        return self.create(tile.SplatOp(value, loop.TileType(shape, value.type)))
 
     def select(self, condition: SSAValue, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-        return self.create(loop.SelectOp(condition, lhs, rhs))
+        return self.create(tile.SelectOp(condition, lhs, rhs))
 
     def program_id(self, axis: int) -> SSAValue:
-        return self.create(loop.ProgramIdOp(axis, self.index_type))
+        return self.create(tile.ProgramIdOp(axis, self.index_type))
 
     # ----- index arithmetic --------------------------------------------------
 
@@ -253,7 +253,7 @@ class LoopBuilder:
         self.tiles[block] = size
         shape = [1] * rank
         shape[axis] = size
-        return self.create(loop.RangeOp(block, shape, self.index_type))
+        return self.create(tile.RangeOp(block, loop.TileType(shape, self.index_type)))
 
     def lanes(
         self, start: SSAValue, block: str, size: int, axis: int = 0, rank: int = 1

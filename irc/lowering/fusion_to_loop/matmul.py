@@ -1,4 +1,4 @@
-"""The ``matmul`` strategy: output tiles, a K loop of ``loop.dot``, the epilogue.
+"""The ``matmul`` strategy: output tiles, a K loop of ``tile.dot``, the epilogue.
 
 Each program computes one ``[BLOCK_M, BLOCK_N]`` tile of the kernel's
 ``graph.matmul`` (grid axis 0: ``ceil(M / BLOCK_M) * ceil(N / BLOCK_N)``
@@ -6,7 +6,7 @@ programs, row-major over the tiles) for one batch element (grid axis 1: the
 product of the batch dims, when there are any). A ``scf.for`` over K in
 steps of ``BLOCK_K`` reads an lhs tile and an rhs tile under their bounds
 masks (masked lanes read 0, which adds nothing) and accumulates
-``loop.dot`` into an accumulator (f32 for 16-bit floats). The matmul is an
+``tile.dot`` into an accumulator (f32 for 16-bit floats). The matmul is an
 anchor valid at the output tile; the epilogue, the rest of the kernel, is
 evaluated there, and the outputs written under the tile's mask.
 
@@ -37,7 +37,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 
 from irc.dialects import graph as g
-from irc.dialects import loop, sym
+from irc.dialects import loop, sym, tile
 from irc.dialects.kernel_kind import (
     MATMUL,
     MATMUL_PRECISION_ATTRIBUTE,
@@ -178,7 +178,7 @@ class MatmulTiler(KernelTiler):
             )
             self.whole_mask_reads = False
             x, y = self._full_tile(x, (bm, bk)), self._full_tile(y, (bk, bn))
-            return [b.create(loop.DotOp(x, y, carried[0]))]
+            return [b.create(tile.DotOp(x, y, carried[0]))]
 
         (product,) = self.for_chunks(k_extent, bk, [acc], k_step)
 

@@ -23,7 +23,7 @@ the row with the reduced dims pinned to 0.
   static extent; for a symbolic one the launch chooses it (the kernel's
   ``launch_tiles`` attribute: the extent's next power of two, at most the
   declared ``max-row-block``), so the loops start and step by
-  ``loop.block_size``.
+  ``tile.block_size``.
 - A sum of ``exp(a - max(a))`` (softmax's, logsumexp's, cross-entropy's
   denominator) is *online*: it joins the loop of the max it reads, each lane
   carrying its running max ``m`` and a sum ``s`` relative to it, rescaled
@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING
 from xdsl.dialects.builtin import DictionaryAttr, IntegerType, i1, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from irc.dialects import fusion, loop, sym
+from irc.dialects import fusion, loop, sym, tile
 from irc.dialects import graph as g
 from irc.dialects.elementwise import ReductionKind
 from irc.dialects.fusion import (
@@ -265,7 +265,7 @@ class ReductionTiler(KernelTiler):
         kind = _reduction_kind(reduction)
         element = tensor_type(reduction.results[0]).element_type
         result = self.b.create(
-            loop.ReduceOp(
+            tile.ReduceOp(
                 kind, values, 0, self.index_type if kind == "argmax" else None
             )
         )
@@ -459,7 +459,7 @@ class ReductionTiler(KernelTiler):
         spread = b.binary(
             "add", squares, b.binary("mul", count, b.binary("mul", off, off))
         )
-        self._set_anchor(reduction, b.create(loop.ReduceOp("sum", spread, 0)))
+        self._set_anchor(reduction, b.create(tile.ReduceOp("sum", spread, 0)))
 
     def _accumulate_pick(
         self, state: list[SSAValue], form: OneHotPick, block: _Block
@@ -485,8 +485,8 @@ class ReductionTiler(KernelTiler):
         rounds it: the sum of one picked lane is that lane), or 0 where no
         lane was picked."""
         b = self.b
-        picked = b.create(loop.ReduceOp("sum", state[0], 0))
-        count = b.create(loop.ReduceOp("sum", state[1], 0))
+        picked = b.create(tile.ReduceOp("sum", state[0], 0))
+        count = b.create(tile.ReduceOp("sum", state[1], 0))
         loop_mask, self.mask = self.mask, None
         result = picked
         for offset in self.picked[reduction].offsets:
@@ -559,14 +559,14 @@ class ReductionTiler(KernelTiler):
         assert row_max is not None
         rescaled = b.binary("mul", sums, self._exp(b.binary("sub", lanes, row_max)))
         summed = b.create(
-            loop.ReduceOp("sum", self._zero_where_minus_inf(lanes, rescaled), 0)
+            tile.ReduceOp("sum", self._zero_where_minus_inf(lanes, rescaled), 0)
         )
         element = loop.element_of(summed.type)
         nan = b.const(float("nan"), element)
         self._set_anchor(total, b.select(self._is_minus_inf(row_max), nan, summed))
 
     def _exp(self, value: SSAValue) -> SSAValue:
-        return self.b.create(loop.UnaryOp("exp", value))
+        return self.b.create(tile.UnaryOp("exp", value))
 
     def _is_minus_inf(self, value: SSAValue) -> SSAValue:
         element = loop.element_of(value.type)
@@ -582,12 +582,12 @@ class ReductionTiler(KernelTiler):
         kind = _reduction_kind(reduction)
         element = tensor_type(reduction.results[0]).element_type
         if kind != "argmax":
-            self._set_anchor(reduction, b.create(loop.ReduceOp(kind, state[0], 0)))
+            self._set_anchor(reduction, b.create(tile.ReduceOp(kind, state[0], 0)))
             return
         best, where = state
         # The max propagates NaN: then the lanes holding a NaN are the
         # candidates, else those holding the max.
-        top = b.create(loop.ReduceOp("max", best, 0))
+        top = b.create(tile.ReduceOp("max", best, 0))
         holds_top = b.compare("eq", best, top)
         if not isinstance(loop.element_of(best.type), IntegerType):
             holds_top = b.binary("or", holds_top, b.compare("ne", best, best))
@@ -597,7 +597,7 @@ class ReductionTiler(KernelTiler):
             b.index(I32_LIMIT if self.index_type == i32 else 2**63 - 1),
         )
         self._set_anchor(
-            reduction, b.cast(b.create(loop.ReduceOp("min", candidates, 0)), element)
+            reduction, b.cast(b.create(tile.ReduceOp("min", candidates, 0)), element)
         )
 
 
@@ -654,7 +654,7 @@ def _reduction_kind(op: Operation) -> str:
 
 
 def _combine(kind: str) -> Primitive:
-    """The loop.binary kind that combines two partial results of ``kind``."""
+    """The tile.binary kind that combines two partial results of ``kind``."""
     combine = ReductionKind(kind).semantics.combine
     assert combine is not None, "argmax keeps an index as well"
     return combine

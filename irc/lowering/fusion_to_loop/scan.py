@@ -7,10 +7,10 @@ one axis A; the other dims of X are the rows (one program each, grid
 
 - A static scanned extent of at most ``max-persistent`` lanes is one tile
   (``BLOCK_R``, the extent rounded up to a power of two): each scan is one
-  ``loop.scan`` of it.
+  ``tile.scan`` of it.
 - Otherwise an ``scf.for`` walks the row in order, ``reduction-block``
   lanes at a time, each scan carrying its running value (an ``iter_arg``):
-  a block's scan is ``carry (+) loop.scan(block)`` and the next carry is its
+  a block's scan is ``carry (+) tile.scan(block)`` and the next carry is its
   last lane.
 
 Masked lanes hold the identity (``-0.0`` for float sums, the identity of
@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import IntegerType, bf16, f16, f32
 from xdsl.ir import Attribute, SSAValue
 
 from irc.dialects import graph as g
-from irc.dialects import loop, sym
+from irc.dialects import loop, sym, tile
 from irc.dialects.elementwise import ReductionKind
 from irc.lowering.fusion_to_loop.index_maps import Index, tensor_type
 from irc.lowering.fusion_to_loop.reduction import row_blocks
@@ -101,7 +101,7 @@ class ScanTiler(KernelTiler):
         is_last = self._is_last_lane(rows.block) if carried is not None else None
         for position, scan in enumerate(rows.scans):
             values = self._lanes(scan, index, rows.block)
-            scanned = self.b.create(loop.ScanOp(scan.kind.data.value, values, 0))
+            scanned = self.b.create(tile.ScanOp(scan.kind.data.value, values, 0))
             if carried is not None:
                 combine = scan.kind.data.semantics.combine
                 assert combine is not None, "sums and products combine"
@@ -150,7 +150,7 @@ class ScanTiler(KernelTiler):
         else:
             lowest = float("-inf")
         picked = self.b.select(is_last, scanned, self.b.const(lowest, element))
-        return self.b.create(loop.ReduceOp("max", picked, 0))
+        return self.b.create(tile.ReduceOp("max", picked, 0))
 
 
 def _compute_type(element: Attribute) -> Attribute:

@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING
 from xdsl.dialects.builtin import IntegerType, i32, i64
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
-from irc.dialects import fusion, loop, sym
+from irc.dialects import fusion, loop, sym, tile
 from irc.dialects import graph as g
 from irc.dialects.kernel_kind import KindTable
-from irc.dialects.tiles import broadcast_tile_shapes
+from irc.dialects.tile import broadcast_tile_shapes
 from irc.errors import IrcError
 from irc.lowering.fusion_to_loop.builder import I32_LIMIT, LoopBuilder
 from irc.lowering.fusion_to_loop.index_maps import LAYOUT_RULES, Index, tensor_type
@@ -211,7 +211,7 @@ class KernelTiler:
                 )
             return b.const(op.literal().item(), element)
         if isinstance(op, g.UnaryOp):
-            return b.create(loop.UnaryOp(op.KIND, self.value_at(op.input, index)))
+            return b.create(tile.UnaryOp(op.KIND, self.value_at(op.input, index)))
         if isinstance(op, g.BinaryOp):
             lhs, rhs = (self.value_at(o, index) for o in op.operands)
             return b.binary(op.KIND, lhs, rhs)
@@ -315,7 +315,7 @@ def _block_of(value: SSAValue) -> Block | None:
 def _conjuncts(mask: SSAValue) -> list[SSAValue]:
     """The factors of a mask built by ``and``s."""
     op = mask.owner
-    if isinstance(op, loop.BinaryOp) and op.kind.data.name == "and":
+    if isinstance(op, tile.BinaryOp) and op.kind.data.name == "and":
         return [f for operand in op.operands for f in _conjuncts(operand)]
     return [mask]
 

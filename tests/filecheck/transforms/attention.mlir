@@ -22,22 +22,22 @@
 
 // TILE-LABEL: func.func @causal(
 // TILE:         loop.kernel @k0 attention (%k, %q, %v) grid [(S + 63) floordiv 64] tiles {BLOCK_M = 64, BLOCK_D = 16, BLOCK_N = 64, BLOCK_DV = 16} symbols [S] reason "{{.*}}attention: 64 query rows per program, keys in blocks of 64, up to the program's last row (the keys past it are masked), with online rescaling"
-// TILE:         %[[ROWS:.*]] = loop.binary add %[[START:.*]], %{{.*}} : (i64, !loop.tile<[1, 64], i64>)
+// TILE:         %[[ROWS:.*]] = tile.binary add %[[START:.*]], %{{.*}} : (i64, !loop.tile<[1, 64], i64>)
 // TILE:         %[[QT:.*]] = loop.read %{{.*}}[%[[ROWS]], %{{.*}}] mask {{.*}} -> !loop.tile<[16, 64], f32>
-// TILE:         %[[LAST:.*]] = loop.binary add %[[START]], %{{.*}} : (i64, i64) -> i64
-// TILE:         %[[END:.*]] = loop.binary min %{{.*}}, %[[LAST]] : (i64, i64) -> i64
+// TILE:         %[[LAST:.*]] = tile.binary add %[[START]], %{{.*}} : (i64, i64) -> i64
+// TILE:         %[[END:.*]] = tile.binary min %{{.*}}, %[[LAST]] : (i64, i64) -> i64
 // TILE:         scf.for %{{.*}} = %{{.*}} to %[[END]] step %{{.*}} iter_args(%[[M:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}}, %[[O:.*]] = %{{.*}}) -> (!loop.tile<[64], f32>, !loop.tile<[64], f32>, !loop.tile<[16, 64], f32>)
-// TILE:           %[[ST:.*]] = loop.dot %{{.*}}, %[[QT]], %{{.*}} : (!loop.tile<[64, 16], f32>, !loop.tile<[16, 64], f32>, !loop.tile<[64, 64], f32>)
-// TILE:           %[[BMAX:.*]] = loop.reduce max %{{.*}} 0 : !loop.tile<[64, 64], f32> -> !loop.tile<[64], f32>
-// TILE:           %[[MNEW:.*]] = loop.binary max %[[M]], %[[BMAX]]
-// TILE:           loop.binary sub %[[M]], %[[MNEW]]
-// TILE:           loop.unary exp
-// TILE:           loop.reduce sum
-// TILE:           loop.binary mul %[[L]],
-// TILE:           loop.binary mul %[[O]],
-// TILE:           loop.dot {{.*}} : (!loop.tile<[16, 64], f32>, !loop.tile<[64, 64], f32>, !loop.tile<[16, 64], f32>)
+// TILE:           %[[ST:.*]] = tile.dot %{{.*}}, %[[QT]], %{{.*}} : (!loop.tile<[64, 16], f32>, !loop.tile<[16, 64], f32>, !loop.tile<[64, 64], f32>)
+// TILE:           %[[BMAX:.*]] = tile.reduce max %{{.*}} 0 : !loop.tile<[64, 64], f32> -> !loop.tile<[64], f32>
+// TILE:           %[[MNEW:.*]] = tile.binary max %[[M]], %[[BMAX]]
+// TILE:           tile.binary sub %[[M]], %[[MNEW]]
+// TILE:           tile.unary exp
+// TILE:           tile.reduce sum
+// TILE:           tile.binary mul %[[L]],
+// TILE:           tile.binary mul %[[O]],
+// TILE:           tile.dot {{.*}} : (!loop.tile<[16, 64], f32>, !loop.tile<[64, 64], f32>, !loop.tile<[16, 64], f32>)
 // TILE:           scf.yield %[[MNEW]],
-// TILE:         loop.binary div
+// TILE:         tile.binary div
 // TILE:         loop.write
 func.func @causal(%q: !graph.tensor<[S, 16], f32>, %k: !graph.tensor<[S, 16], f32>, %v: !graph.tensor<[S, 16], f32>) -> !graph.tensor<[S, 16], f32> {
   %kt = graph.transpose %k [1, 0] : !graph.tensor<[S, 16], f32> -> !graph.tensor<[16, S], f32>

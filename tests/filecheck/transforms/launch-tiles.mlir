@@ -3,7 +3,7 @@
 // size its tile types hold and the reference interpreters run) and names it
 // in launch_tiles with the extent its lanes walk. The emitted kernel spells
 // every dim of that size as the constexpr c_BLOCK_R and steps its loops by
-// it (triton.block_size); the launcher passes the next power of two of D,
+// it (tile.block_size); the launcher passes the next power of two of D,
 // between 128 and 8192, with warps to match, so one compiled module serves
 // every D (Triton compiles one variant per power of two it is launched with).
 
@@ -29,8 +29,8 @@ func.func @softmax(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32>
 // CHECK:       triton.kernel @k0 reduction
 // CHECK-SAME:  tiles {BLOCK_R = 8192}
 // CHECK-SAME:  attributes {launch_tiles = {BLOCK_R = #sym.expr<D>}}
-// CHECK:         %[[BLOCK:.*]] = triton.block_size "BLOCK_R" : i64
-// CHECK:         triton.arange "BLOCK_R" : !triton.tensor<[8192], i64>
+// CHECK:         %[[BLOCK:.*]] = tile.block_size "BLOCK_R" : i64
+// CHECK:         tile.range "BLOCK_R" : !triton.tensor<[8192], i64>
 // CHECK:         scf.for %{{.*}} = %[[BLOCK]] to %{{.*}} step %[[BLOCK]]
 // CHECK:         scf.for %{{.*}} = %[[BLOCK]] to %{{.*}} step %[[BLOCK]]
 

@@ -6,39 +6,39 @@
 // RUN: irc-opt %s -p lower-memory-to-triton -t triton | filecheck %s --check-prefix=PY
 
 // CHECK:       triton.kernel @k0 reduction (%x: !triton.ptr<f32> loc(unknown), %out: !triton.ptr<f32> loc(unknown), %N: i64 loc(unknown)) inputs 1 grid [1] tiles {BLOCK = 16} symbols [N] reason "x.sum() at model.py:3" {
-// CHECK-NEXT:    %zero = triton.constant 0 : i64 loc("model.py":3:1)
-// CHECK-NEXT:    %n = triton.size N : i64 loc("model.py":3:2)
-// CHECK-NEXT:    %step = triton.constant 16 : i64 loc(unknown)
-// CHECK-NEXT:    %dead = triton.constant 2.000000e+00 : f32 {note = "unused"} loc("model.py":3:3)
-// CHECK-NEXT:    %r = triton.arange "BLOCK" : !triton.tensor<[16], i64> loc(unknown)
-// CHECK-NEXT:    %fz = triton.constant 0.000000e+00 : f32 loc(unknown)
-// CHECK-NEXT:    %init = triton.full %fz : f32 -> !triton.tensor<[16], f32> loc(unknown)
+// CHECK-NEXT:    %zero = tile.constant 0 : i64 loc("model.py":3:1)
+// CHECK-NEXT:    %n = tile.size N : i64 loc("model.py":3:2)
+// CHECK-NEXT:    %step = tile.constant 16 : i64 loc(unknown)
+// CHECK-NEXT:    %dead = tile.constant 2.000000e+00 : f32 {note = "unused"} loc("model.py":3:3)
+// CHECK-NEXT:    %r = tile.range "BLOCK" : !triton.tensor<[16], i64> loc(unknown)
+// CHECK-NEXT:    %fz = tile.constant 0.000000e+00 : f32 loc(unknown)
+// CHECK-NEXT:    %init = tile.splat %fz : f32 -> !triton.tensor<[16], f32> loc(unknown)
 // CHECK-NEXT:    %acc = scf.for %k = %zero to %n step %step iter_args(%a = %init) -> (!triton.tensor<[16], f32>) : i64 {
-// CHECK-NEXT:      %col = triton.binary add %r, %k : (!triton.tensor<[16], i64>, i64) -> !triton.tensor<[16], i64> loc(unknown)
-// CHECK-NEXT:      %m = triton.cmp lt %col, %n : (!triton.tensor<[16], i64>, i64) -> !triton.tensor<[16], i1> loc(unknown)
+// CHECK-NEXT:      %col = tile.binary add %r, %k : (!triton.tensor<[16], i64>, i64) -> !triton.tensor<[16], i64> loc(unknown)
+// CHECK-NEXT:      %m = tile.cmp lt %col, %n : (!triton.tensor<[16], i64>, i64) -> !triton.tensor<[16], i1> loc(unknown)
 // CHECK-NEXT:      %v = triton.load %x[%col] mask %m : !triton.ptr<f32>[!triton.tensor<[16], i64>] mask !triton.tensor<[16], i1> -> !triton.tensor<[16], f32> loc("model.py":3:4)
-// CHECK-NEXT:      %s = triton.binary add %a, %v : (!triton.tensor<[16], f32>, !triton.tensor<[16], f32>) -> !triton.tensor<[16], f32> loc(unknown)
+// CHECK-NEXT:      %s = tile.binary add %a, %v : (!triton.tensor<[16], f32>, !triton.tensor<[16], f32>) -> !triton.tensor<[16], f32> loc(unknown)
 // CHECK-NEXT:      scf.yield %s : !triton.tensor<[16], f32> loc(unknown)
 // CHECK-NEXT:    } {note = "loop"} loc("model.py":4:5)
-// CHECK-NEXT:    %t = triton.reduce sum %acc 0 : !triton.tensor<[16], f32> -> f32 loc(unknown)
+// CHECK-NEXT:    %t = tile.reduce sum %acc 0 : !triton.tensor<[16], f32> -> f32 loc(unknown)
 // CHECK-NEXT:    triton.store %t, %out[%zero] : f32, !triton.ptr<f32>[i64] loc("model.py":5:6)
 // CHECK-NEXT:  } loc("model.py":2:1)
 memory.kernel @k0 reduction (%x: !memory.buffer<[N], [1], f32>, %out: !memory.buffer<[1], [1], f32>) inputs 1 grid [1] tiles {BLOCK = 16} symbols [N] reason "x.sum() at model.py:3" {
-  %zero = loop.constant 0 : i64 loc("model.py":3:1)
-  %n = loop.size N : i64 loc("model.py":3:2)
-  %step = loop.constant 16 : i64
-  %dead = loop.constant 2.000000e+00 : f32 {note = "unused"} loc("model.py":3:3)
-  %r = loop.range "BLOCK" : !loop.tile<[16], i64>
-  %fz = loop.constant 0.000000e+00 : f32
-  %init = loop.splat %fz : f32 -> !loop.tile<[16], f32>
+  %zero = tile.constant 0 : i64 loc("model.py":3:1)
+  %n = tile.size N : i64 loc("model.py":3:2)
+  %step = tile.constant 16 : i64
+  %dead = tile.constant 2.000000e+00 : f32 {note = "unused"} loc("model.py":3:3)
+  %r = tile.range "BLOCK" : !loop.tile<[16], i64>
+  %fz = tile.constant 0.000000e+00 : f32
+  %init = tile.splat %fz : f32 -> !loop.tile<[16], f32>
   %acc = scf.for %k = %zero to %n step %step iter_args(%a = %init) -> (!loop.tile<[16], f32>) : i64 {
-    %col = loop.binary add %r, %k : (!loop.tile<[16], i64>, i64) -> !loop.tile<[16], i64>
-    %m = loop.cmp lt %col, %n : (!loop.tile<[16], i64>, i64) -> !loop.tile<[16], i1>
+    %col = tile.binary add %r, %k : (!loop.tile<[16], i64>, i64) -> !loop.tile<[16], i64>
+    %m = tile.cmp lt %col, %n : (!loop.tile<[16], i64>, i64) -> !loop.tile<[16], i1>
     %v = memory.load %x[%col] mask %m : !memory.buffer<[N], [1], f32>[!loop.tile<[16], i64>] mask !loop.tile<[16], i1> -> !loop.tile<[16], f32> loc("model.py":3:4)
-    %s = loop.binary add %a, %v : (!loop.tile<[16], f32>, !loop.tile<[16], f32>) -> !loop.tile<[16], f32>
+    %s = tile.binary add %a, %v : (!loop.tile<[16], f32>, !loop.tile<[16], f32>) -> !loop.tile<[16], f32>
     scf.yield %s : !loop.tile<[16], f32>
   } {note = "loop"} loc("model.py":4:5)
-  %t = loop.reduce sum %acc 0 : !loop.tile<[16], f32> -> f32
+  %t = tile.reduce sum %acc 0 : !loop.tile<[16], f32> -> f32
   memory.store %t, %out[%zero] : f32, !memory.buffer<[1], [1], f32>[i64] loc("model.py":5:6)
 } loc("model.py":2:1)
 

@@ -10,76 +10,76 @@
 // RUN: not irc-opt %s -t triton 2>&1 | filecheck %s --check-prefix=UNLOWERED
 
 // CHECK-LABEL: triton.kernel @rowsum_k0 reduction (%x: !triton.ptr<f32>, %out: !triton.ptr<f32>, %D: i64, %N: i64) inputs 1 grid [N] tiles {BLOCK = 32} symbols [D, N] reason "x.sum(axis=1) at model.py:20" {
-// CHECK-NEXT:    %row = triton.program_id 0 : i64
-// CHECK-NEXT:    %d = triton.size D : i64
-// CHECK-NEXT:    %zero = triton.constant 0 : i64
-// CHECK-NEXT:    %step = triton.constant 32 : i64
-// CHECK-NEXT:    %r = triton.arange "BLOCK" : !triton.tensor<[32], i64>
-// CHECK-NEXT:    %fz = triton.constant 0.000000e+00 : f32
-// CHECK-NEXT:    %init = triton.full %fz : f32 -> !triton.tensor<[32], f32>
-// CHECK-NEXT:    %base = triton.binary mul %row, %d : (i64, i64) -> i64
+// CHECK-NEXT:    %row = tile.program_id 0 : i64
+// CHECK-NEXT:    %d = tile.size D : i64
+// CHECK-NEXT:    %zero = tile.constant 0 : i64
+// CHECK-NEXT:    %step = tile.constant 32 : i64
+// CHECK-NEXT:    %r = tile.range "BLOCK" : !triton.tensor<[32], i64>
+// CHECK-NEXT:    %fz = tile.constant 0.000000e+00 : f32
+// CHECK-NEXT:    %init = tile.splat %fz : f32 -> !triton.tensor<[32], f32>
+// CHECK-NEXT:    %base = tile.binary mul %row, %d : (i64, i64) -> i64
 // CHECK-NEXT:    %acc = scf.for %k = %zero to %d step %step iter_args(%a = %init) -> (!triton.tensor<[32], f32>) : i64 {
-// CHECK-NEXT:      %col = triton.binary add %r, %k : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i64>
-// CHECK-NEXT:      %m = triton.cmp lt %col, %d : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i1>
-// CHECK-NEXT:      %off = triton.binary add %col, %base : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i64>
+// CHECK-NEXT:      %col = tile.binary add %r, %k : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i64>
+// CHECK-NEXT:      %m = tile.cmp lt %col, %d : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i1>
+// CHECK-NEXT:      %off = tile.binary add %col, %base : (!triton.tensor<[32], i64>, i64) -> !triton.tensor<[32], i64>
 // CHECK-NEXT:      %v = triton.load %x[%off] mask %m : !triton.ptr<f32>[!triton.tensor<[32], i64>] mask !triton.tensor<[32], i1> -> !triton.tensor<[32], f32>
-// CHECK-NEXT:      %e = triton.unary exp %v : !triton.tensor<[32], f32>
-// CHECK-NEXT:      %z = triton.where %m, %e, %fz : (!triton.tensor<[32], i1>, !triton.tensor<[32], f32>, f32) -> !triton.tensor<[32], f32>
-// CHECK-NEXT:      %n = triton.binary add %a, %z : (!triton.tensor<[32], f32>, !triton.tensor<[32], f32>) -> !triton.tensor<[32], f32>
+// CHECK-NEXT:      %e = tile.unary exp %v : !triton.tensor<[32], f32>
+// CHECK-NEXT:      %z = tile.select %m, %e, %fz : (!triton.tensor<[32], i1>, !triton.tensor<[32], f32>, f32) -> !triton.tensor<[32], f32>
+// CHECK-NEXT:      %n = tile.binary add %a, %z : (!triton.tensor<[32], f32>, !triton.tensor<[32], f32>) -> !triton.tensor<[32], f32>
 // CHECK-NEXT:      scf.yield %n : !triton.tensor<[32], f32>
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %s = triton.reduce sum %acc 0 : !triton.tensor<[32], f32> -> f32
-// CHECK-NEXT:    %i = triton.reduce argmax %acc 0 : !triton.tensor<[32], f32> -> i64
-// CHECK-NEXT:    %c = triton.cast %i : i64 -> f32
-// CHECK-NEXT:    %t = triton.binary add %s, %c : (f32, f32) -> f32
+// CHECK-NEXT:    %s = tile.reduce sum %acc 0 : !triton.tensor<[32], f32> -> f32
+// CHECK-NEXT:    %i = tile.reduce argmax %acc 0 : !triton.tensor<[32], f32> -> i64
+// CHECK-NEXT:    %c = tile.cast %i : i64 -> f32
+// CHECK-NEXT:    %t = tile.binary add %s, %c : (f32, f32) -> f32
 // CHECK-NEXT:    triton.store %t, %out[%row] : f32, !triton.ptr<f32>[i64]
 // CHECK-NEXT:  }
 memory.kernel @rowsum_k0 reduction (%x: !memory.buffer<[N, D], [D, 1], f32>, %out: !memory.buffer<[N], [1], f32>) inputs 1 grid [N] tiles {BLOCK = 32} symbols [D, N] reason "x.sum(axis=1) at model.py:20" {
-  %row = loop.program_id 0 : i64
-  %d = loop.size D : i64
-  %zero = loop.constant 0 : i64
-  %step = loop.constant 32 : i64
-  %r = loop.range "BLOCK" : !loop.tile<[32], i64>
-  %fz = loop.constant 0.000000e+00 : f32
-  %init = loop.splat %fz : f32 -> !loop.tile<[32], f32>
-  %base = loop.binary mul %row, %d : (i64, i64) -> i64
+  %row = tile.program_id 0 : i64
+  %d = tile.size D : i64
+  %zero = tile.constant 0 : i64
+  %step = tile.constant 32 : i64
+  %r = tile.range "BLOCK" : !loop.tile<[32], i64>
+  %fz = tile.constant 0.000000e+00 : f32
+  %init = tile.splat %fz : f32 -> !loop.tile<[32], f32>
+  %base = tile.binary mul %row, %d : (i64, i64) -> i64
   %acc = scf.for %k = %zero to %d step %step iter_args(%a = %init) -> (!loop.tile<[32], f32>) : i64 {
-    %col = loop.binary add %r, %k : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i64>
-    %m = loop.cmp lt %col, %d : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i1>
-    %off = loop.binary add %col, %base : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i64>
+    %col = tile.binary add %r, %k : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i64>
+    %m = tile.cmp lt %col, %d : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i1>
+    %off = tile.binary add %col, %base : (!loop.tile<[32], i64>, i64) -> !loop.tile<[32], i64>
     %v = memory.load %x[%off] mask %m : !memory.buffer<[N, D], [D, 1], f32>[!loop.tile<[32], i64>] mask !loop.tile<[32], i1> -> !loop.tile<[32], f32>
-    %e = loop.unary exp %v : !loop.tile<[32], f32>
-    %z = loop.select %m, %e, %fz : (!loop.tile<[32], i1>, !loop.tile<[32], f32>, f32) -> !loop.tile<[32], f32>
-    %n = loop.binary add %a, %z : (!loop.tile<[32], f32>, !loop.tile<[32], f32>) -> !loop.tile<[32], f32>
+    %e = tile.unary exp %v : !loop.tile<[32], f32>
+    %z = tile.select %m, %e, %fz : (!loop.tile<[32], i1>, !loop.tile<[32], f32>, f32) -> !loop.tile<[32], f32>
+    %n = tile.binary add %a, %z : (!loop.tile<[32], f32>, !loop.tile<[32], f32>) -> !loop.tile<[32], f32>
     scf.yield %n : !loop.tile<[32], f32>
   }
-  %s = loop.reduce sum %acc 0 : !loop.tile<[32], f32> -> f32
-  %i = loop.reduce argmax %acc 0 : !loop.tile<[32], f32> -> i64
-  %c = loop.cast %i : i64 -> f32
-  %t = loop.binary add %s, %c : (f32, f32) -> f32
+  %s = tile.reduce sum %acc 0 : !loop.tile<[32], f32> -> f32
+  %i = tile.reduce argmax %acc 0 : !loop.tile<[32], f32> -> i64
+  %c = tile.cast %i : i64 -> f32
+  %t = tile.binary add %s, %c : (f32, f32) -> f32
   memory.store %t, %out[%row] : f32, !memory.buffer<[N], [1], f32>[i64]
 }
 
 // CHECK-LABEL: triton.kernel @dot_k0 matmul (%a: !triton.ptr<f16>, %b: !triton.ptr<f16>, %o: !triton.ptr<f32>) inputs 2 grid [1] tiles {BM = 16, BK = 16} symbols [] reason "" {
-// CHECK:         %rm = triton.arange "BM" : !triton.tensor<[16, 1], i32>
-// CHECK-NEXT:    %rk = triton.arange "BK" : !triton.tensor<[1, 16], i32>
+// CHECK:         %rm = tile.range "BM" : !triton.tensor<[16, 1], i32>
+// CHECK-NEXT:    %rk = tile.range "BK" : !triton.tensor<[1, 16], i32>
 // CHECK:         %lhs = triton.load %a[%off] : !triton.ptr<f16>[!triton.tensor<[16, 16], i32>] -> !triton.tensor<[16, 16], f16>
-// CHECK:         %dot = triton.dot %lhs, %lhs, %acc : (!triton.tensor<[16, 16], f16>, !triton.tensor<[16, 16], f16>, !triton.tensor<[16, 16], f32>) -> !triton.tensor<[16, 16], f32>
-// CHECK-NEXT:    %h = triton.cast %dot : !triton.tensor<[16, 16], f32> -> !triton.tensor<[16, 16], f16>
-// CHECK-NEXT:    %w = triton.cast %h : !triton.tensor<[16, 16], f16> -> !triton.tensor<[16, 16], f32>
+// CHECK:         %dot = tile.dot %lhs, %lhs, %acc : (!triton.tensor<[16, 16], f16>, !triton.tensor<[16, 16], f16>, !triton.tensor<[16, 16], f32>) -> !triton.tensor<[16, 16], f32>
+// CHECK-NEXT:    %h = tile.cast %dot : !triton.tensor<[16, 16], f32> -> !triton.tensor<[16, 16], f16>
+// CHECK-NEXT:    %w = tile.cast %h : !triton.tensor<[16, 16], f16> -> !triton.tensor<[16, 16], f32>
 // CHECK-NEXT:    triton.store %w, %o[%off] : !triton.tensor<[16, 16], f32>, !triton.ptr<f32>[!triton.tensor<[16, 16], i32>]
 memory.kernel @dot_k0 matmul (%a: !memory.buffer<[16, 16], [16, 1], f16>, %b: !memory.buffer<[16, 16], [16, 1], f16>, %o: !memory.buffer<[16, 16], [16, 1], f32>) inputs 2 grid [1] tiles {BM = 16, BK = 16} symbols [] reason "" {
-  %rm = loop.range "BM" : !loop.tile<[16, 1], i32>
-  %rk = loop.range "BK" : !loop.tile<[1, 16], i32>
-  %c16 = loop.constant 16 : i32
-  %rows = loop.binary mul %rm, %c16 : (!loop.tile<[16, 1], i32>, i32) -> !loop.tile<[16, 1], i32>
-  %off = loop.binary add %rows, %rk : (!loop.tile<[16, 1], i32>, !loop.tile<[1, 16], i32>) -> !loop.tile<[16, 16], i32>
+  %rm = tile.range "BM" : !loop.tile<[16, 1], i32>
+  %rk = tile.range "BK" : !loop.tile<[1, 16], i32>
+  %c16 = tile.constant 16 : i32
+  %rows = tile.binary mul %rm, %c16 : (!loop.tile<[16, 1], i32>, i32) -> !loop.tile<[16, 1], i32>
+  %off = tile.binary add %rows, %rk : (!loop.tile<[16, 1], i32>, !loop.tile<[1, 16], i32>) -> !loop.tile<[16, 16], i32>
   %lhs = memory.load %a[%off] : !memory.buffer<[16, 16], [16, 1], f16>[!loop.tile<[16, 16], i32>] -> !loop.tile<[16, 16], f16>
-  %zero = loop.constant 0.000000e+00 : f32
-  %acc = loop.splat %zero : f32 -> !loop.tile<[16, 16], f32>
-  %dot = loop.dot %lhs, %lhs, %acc : (!loop.tile<[16, 16], f16>, !loop.tile<[16, 16], f16>, !loop.tile<[16, 16], f32>) -> !loop.tile<[16, 16], f32>
-  %h = loop.cast %dot : !loop.tile<[16, 16], f32> -> !loop.tile<[16, 16], f16>
-  %w = loop.cast %h : !loop.tile<[16, 16], f16> -> !loop.tile<[16, 16], f32>
+  %zero = tile.constant 0.000000e+00 : f32
+  %acc = tile.splat %zero : f32 -> !loop.tile<[16, 16], f32>
+  %dot = tile.dot %lhs, %lhs, %acc : (!loop.tile<[16, 16], f16>, !loop.tile<[16, 16], f16>, !loop.tile<[16, 16], f32>) -> !loop.tile<[16, 16], f32>
+  %h = tile.cast %dot : !loop.tile<[16, 16], f32> -> !loop.tile<[16, 16], f16>
+  %w = tile.cast %h : !loop.tile<[16, 16], f16> -> !loop.tile<[16, 16], f32>
   memory.store %w, %o[%off] : !loop.tile<[16, 16], f32>, !memory.buffer<[16, 16], [16, 1], f32>[!loop.tile<[16, 16], i32>]
 }
 

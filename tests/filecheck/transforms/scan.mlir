@@ -1,8 +1,8 @@
 // graph.scan through the levels: fuse makes it a reduction kernel of scans
 // (producers and consumers join; a reduction does not), tile walks each row
 // in order (one tile for a short static row; an scf.for carrying the running
-// value for a symbolic one), and lower-to-triton spells loop.scan as
-// triton.scan, emitted as tl.cumsum / tl.cumprod. --check-semantics runs the
+// value for a symbolic one), and lower-to-triton spells tile.scan as
+// tile.scan, emitted as tl.cumsum / tl.cumprod. --check-semantics runs the
 // interpreters before and after each pass. The carry starts at -0.0 (the
 // identity of float addition) and the next one is the last lane, picked
 // exactly by a max over a tile holding -inf elsewhere.
@@ -24,28 +24,28 @@
 // TILE-LABEL: func.func @cumsum_exp(
 // TILE:         loop.kernel @k0 reduction (%x) grid [N] tiles {BLOCK_R = 1024} symbols [D]
 // TILE-SAME:    looped scan over D lanes per row, 1024 at a time, carrying each scan's running value
-// TILE-DAG:     %[[ZERO:.*]] = loop.constant -0.000000e+00 : f32
-// TILE-DAG:     %[[LAST:.*]] = loop.constant 1023 : i64
-// TILE-DAG:     %[[LOWEST:.*]] = loop.constant 0xff800000 : f32
-// TILE-DAG:     %[[ROW:.*]] = loop.program_id 0 : i64
+// TILE-DAG:     %[[ZERO:.*]] = tile.constant -0.000000e+00 : f32
+// TILE-DAG:     %[[LAST:.*]] = tile.constant 1023 : i64
+// TILE-DAG:     %[[LOWEST:.*]] = tile.constant 0xff800000 : f32
+// TILE-DAG:     %[[ROW:.*]] = tile.program_id 0 : i64
 // TILE:         %{{.*}} = scf.for %[[START:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[CARRY:.*]] = %[[ZERO]]) -> (f32) : i64 {
-// TILE:           %[[LANES:.*]] = loop.binary add %[[START]], %{{.*}}
-// TILE:           %[[MASK:.*]] = loop.cmp lt %[[LANES]], %{{.*}}
-// TILE:           %[[IS_LAST:.*]] = loop.cmp eq %{{.*}}, %[[LAST]]
+// TILE:           %[[LANES:.*]] = tile.binary add %[[START]], %{{.*}}
+// TILE:           %[[MASK:.*]] = tile.cmp lt %[[LANES]], %{{.*}}
+// TILE:           %[[IS_LAST:.*]] = tile.cmp eq %{{.*}}, %[[LAST]]
 // TILE:           %[[READ:.*]] = loop.read %{{.*}}[%[[ROW]], %[[LANES]]] mask %[[MASK]]
-// TILE-NEXT:      %[[EXP:.*]] = loop.unary exp %[[READ]]
-// TILE-NEXT:      %[[MASKED:.*]] = loop.select %[[MASK]], %[[EXP]], %[[ZERO]]
-// TILE-NEXT:      %[[SCAN:.*]] = loop.scan sum %[[MASKED]] 0 : !loop.tile<[1024], f32>
-// TILE-NEXT:      %[[RUNNING:.*]] = loop.binary add %[[CARRY]], %[[SCAN]] : (f32, !loop.tile<[1024], f32>) -> !loop.tile<[1024], f32>
-// TILE-NEXT:      %[[PICKED:.*]] = loop.select %[[IS_LAST]], %[[RUNNING]], %[[LOWEST]]
-// TILE-NEXT:      %[[NEXT:.*]] = loop.reduce max %[[PICKED]] 0 : !loop.tile<[1024], f32> -> f32
-// TILE-NEXT:      %[[TWICE:.*]] = loop.binary mul %[[RUNNING]], %{{.*}}
+// TILE-NEXT:      %[[EXP:.*]] = tile.unary exp %[[READ]]
+// TILE-NEXT:      %[[MASKED:.*]] = tile.select %[[MASK]], %[[EXP]], %[[ZERO]]
+// TILE-NEXT:      %[[SCAN:.*]] = tile.scan sum %[[MASKED]] 0 : !loop.tile<[1024], f32>
+// TILE-NEXT:      %[[RUNNING:.*]] = tile.binary add %[[CARRY]], %[[SCAN]] : (f32, !loop.tile<[1024], f32>) -> !loop.tile<[1024], f32>
+// TILE-NEXT:      %[[PICKED:.*]] = tile.select %[[IS_LAST]], %[[RUNNING]], %[[LOWEST]]
+// TILE-NEXT:      %[[NEXT:.*]] = tile.reduce max %[[PICKED]] 0 : !loop.tile<[1024], f32> -> f32
+// TILE-NEXT:      %[[TWICE:.*]] = tile.binary mul %[[RUNNING]], %{{.*}}
 // TILE-NEXT:      loop.write %[[TWICE]] to 0[%[[ROW]], %[[LANES]]] mask %[[MASK]]
 // TILE-NEXT:      scf.yield %[[NEXT]] : f32
 
 // TRITON-LABEL: triton.kernel @cumsum_exp_k0 reduction
 // TRITON:         scf.for
-// TRITON:           triton.scan sum %{{.*}} 0 : !triton.tensor<[1024], f32>
+// TRITON:           tile.scan sum %{{.*}} 0 : !triton.tensor<[1024], f32>
 // TRITON:           scf.yield %{{.*}} : f32
 
 // PY-LABEL: def kernel_cumsum_exp_k0(p_arg0: '*fp32', p_out: '*fp32', s_D, c_BLOCK_R: tl.constexpr = 1024):
@@ -67,10 +67,10 @@ func.func @cumsum_exp(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f
 // TILE:         loop.kernel @k0 reduction (%x) grid [N] tiles {BLOCK_R = 8} symbols []
 // TILE-SAME:    persistent scan of 5 lanes per row
 // TILE-NOT:     scf.for
-// TILE:         %[[WIDE:.*]] = loop.cast %{{.*}} : !loop.tile<[8], f16> -> !loop.tile<[8], f32>
-// TILE-NEXT:    %[[MASKED:.*]] = loop.select %{{.*}}, %[[WIDE]], %{{.*}}
-// TILE-NEXT:    %[[SCAN:.*]] = loop.scan prod %[[MASKED]] 0 : !loop.tile<[8], f32>
-// TILE-NEXT:    %[[NARROW:.*]] = loop.cast %[[SCAN]] : !loop.tile<[8], f32> -> !loop.tile<[8], f16>
+// TILE:         %[[WIDE:.*]] = tile.cast %{{.*}} : !loop.tile<[8], f16> -> !loop.tile<[8], f32>
+// TILE-NEXT:    %[[MASKED:.*]] = tile.select %{{.*}}, %[[WIDE]], %{{.*}}
+// TILE-NEXT:    %[[SCAN:.*]] = tile.scan prod %[[MASKED]] 0 : !loop.tile<[8], f32>
+// TILE-NEXT:    %[[NARROW:.*]] = tile.cast %[[SCAN]] : !loop.tile<[8], f32> -> !loop.tile<[8], f16>
 // TILE-NEXT:    loop.write %[[NARROW]] to 0
 
 // PY-LABEL: def kernel_cumprod_half_k0(p_arg0: '*fp16', p_out: '*fp16', c_BLOCK_R: tl.constexpr = 8):

@@ -24,20 +24,20 @@ func.func @rotary(%x: !graph.tensor<[S, 16], f32>, %cos: !graph.tensor<[S, 16], 
 // CHECK-LABEL: func.func @rotary
 // CHECK:       loop.kernel @k0 pointwise (%x, %cos, %sin) grid [(S + 63) floordiv 64] tiles {BLOCK_R = 64, BLOCK_C = 8} symbols [S]
 // CHECK-SAME:  reason "rope; pointwise over [S, 16] in blocks of 64 rows by 8 columns in each of 2 pieces of 8 columns"
-// CHECK:         %[[EIGHT:.*]] = loop.constant 8 : i64
-// CHECK:         %[[ROWS:.*]] = loop.binary add %{{.*}}, %{{.*}} : (i64, !loop.tile<[64, 1], i64>)
-// CHECK:         %[[LOW:.*]] = loop.range "BLOCK_C" : !loop.tile<[1, 8], i64>
-// CHECK:         %[[MASK:.*]] = loop.cmp lt %[[ROWS]], %{{.*}} : (!loop.tile<[64, 1], i64>, i64)
-// CHECK-NOT:     loop.select
+// CHECK:         %[[EIGHT:.*]] = tile.constant 8 : i64
+// CHECK:         %[[ROWS:.*]] = tile.binary add %{{.*}}, %{{.*}} : (i64, !loop.tile<[64, 1], i64>)
+// CHECK:         %[[LOW:.*]] = tile.range "BLOCK_C" : !loop.tile<[1, 8], i64>
+// CHECK:         %[[MASK:.*]] = tile.cmp lt %[[ROWS]], %{{.*}} : (!loop.tile<[64, 1], i64>, i64)
+// CHECK-NOT:     tile.select
 // CHECK:         %[[X_LOW:.*]] = loop.read %[[XA:[0-9]+]][%[[ROWS]], %[[LOW]]] mask %[[MASK]]
-// CHECK:         %[[HIGH:.*]] = loop.binary add %[[LOW]], %[[EIGHT]]
+// CHECK:         %[[HIGH:.*]] = tile.binary add %[[LOW]], %[[EIGHT]]
 // CHECK:         %[[X_HIGH:.*]] = loop.read %[[XA]][%[[ROWS]], %[[HIGH]]] mask %[[MASK]]
-// CHECK:         %[[NEG:.*]] = loop.unary neg %[[X_HIGH]]
+// CHECK:         %[[NEG:.*]] = tile.unary neg %[[X_HIGH]]
 // CHECK:         loop.write %{{.*}} to 0[%[[ROWS]], %[[LOW]]] mask %[[MASK]]
 // CHECK-NOT:     loop.read %[[XA]]{{\[}}
-// CHECK:         loop.binary mul %[[X_HIGH]], %{{.*}}
+// CHECK:         tile.binary mul %[[X_HIGH]], %{{.*}}
 // CHECK-NOT:     loop.read %[[XA]]{{\[}}
-// CHECK:         loop.binary mul %[[X_LOW]], %{{.*}}
+// CHECK:         tile.binary mul %[[X_LOW]], %{{.*}}
 // CHECK:         loop.write %{{.*}} to 0[%[[ROWS]], %[[HIGH]]] mask %[[MASK]]
 
 // -----
@@ -60,7 +60,7 @@ func.func @roll(%x: !graph.tensor<[S, 16], f32>) -> !graph.tensor<[S, 16], f32> 
 // CHECK-LABEL: func.func @roll
 // CHECK:       loop.kernel @k0 pointwise (%x) grid [(S + 63) floordiv 64] tiles {BLOCK_R = 64, BLOCK_C = 16}
 // CHECK-SAME:  reason "roll; pointwise over [S, 16] in blocks of 64 rows by 16 columns"
-// CHECK:         loop.select
+// CHECK:         tile.select
 // CHECK:         loop.write
 // CHECK-NOT:     loop.write
 
@@ -92,16 +92,16 @@ func.func @gptj(%x: !graph.tensor<[S, 16], f32>, %cos: !graph.tensor<[S, 16], f3
 // CHECK-LABEL: func.func @gptj
 // CHECK:       loop.kernel @k0 pointwise (%x, %cos, %sin) grid [(S + 63) floordiv 64] tiles {BLOCK_R = 64, BLOCK_C = 8} symbols [S]
 // CHECK-SAME:  reason "gpt-j; pointwise over [S, 16] in blocks of 64 rows by 8 columns in each of 2 interleaved pieces of 8 columns"
-// CHECK-DAG:     %[[ONE:.*]] = loop.constant 1 : i64
-// CHECK-DAG:     %[[TWO:.*]] = loop.constant 2 : i64
-// CHECK:         %[[ROWS:.*]] = loop.binary add %{{.*}}, %{{.*}} : (i64, !loop.tile<[64, 1], i64>)
-// CHECK:         %[[J:.*]] = loop.range "BLOCK_C" : !loop.tile<[1, 8], i64>
-// CHECK:         %[[MASK:.*]] = loop.cmp lt %[[ROWS]], %{{.*}} : (!loop.tile<[64, 1], i64>, i64)
+// CHECK-DAG:     %[[ONE:.*]] = tile.constant 1 : i64
+// CHECK-DAG:     %[[TWO:.*]] = tile.constant 2 : i64
+// CHECK:         %[[ROWS:.*]] = tile.binary add %{{.*}}, %{{.*}} : (i64, !loop.tile<[64, 1], i64>)
+// CHECK:         %[[J:.*]] = tile.range "BLOCK_C" : !loop.tile<[1, 8], i64>
+// CHECK:         %[[MASK:.*]] = tile.cmp lt %[[ROWS]], %{{.*}} : (!loop.tile<[64, 1], i64>, i64)
 // CHECK-NOT:     floordiv
-// CHECK-NOT:     loop.select
-// CHECK:         %[[EVEN:.*]] = loop.binary mul %[[J]], %[[TWO]]
+// CHECK-NOT:     tile.select
+// CHECK:         %[[EVEN:.*]] = tile.binary mul %[[J]], %[[TWO]]
 // CHECK:         %[[X_EVEN:.*]] = loop.read %[[XA:[0-9]+]][%[[ROWS]], %[[EVEN]]] mask %[[MASK]]
-// CHECK:         %[[ODD:.*]] = loop.binary add %[[EVEN]], %[[ONE]]
+// CHECK:         %[[ODD:.*]] = tile.binary add %[[EVEN]], %[[ONE]]
 // CHECK:         %[[X_ODD:.*]] = loop.read %[[XA]][%[[ROWS]], %[[ODD]]] mask %[[MASK]]
 // CHECK:         loop.write %{{.*}} to 0[%[[ROWS]], %[[EVEN]]] mask %[[MASK]]
 // CHECK-NOT:     loop.read %[[XA]]{{\[}}

@@ -18,13 +18,13 @@ func.func @heads(%x: !graph.tensor<[N, 768], f32>) -> !graph.tensor<[12, N, 64],
 // CHECK-LABEL: func.func @heads
 // CHECK:       loop.kernel @k0 pointwise (%x) grid [(12*N + 15) floordiv 16] tiles {BLOCK_R = 16, BLOCK_C = 64} symbols [N]
 // CHECK-SAME:  reason "head split; pointwise over [12, N, 64] in blocks of 16 rows by 64 columns"
-// CHECK:         %[[PID:.*]] = loop.program_id 0 : i64
-// CHECK:         %[[ROWS:.*]] = loop.binary add %{{.*}}, %{{.*}} : (i64, !loop.tile<[16, 1], i64>)
-// CHECK:         %[[D:.*]] = loop.range "BLOCK_C" : !loop.tile<[1, 64], i64>
-// CHECK:         %[[MASK:.*]] = loop.cmp lt %[[ROWS]], %{{.*}} : (!loop.tile<[16, 1], i64>, i64)
-// CHECK:         %[[N:.*]] = loop.binary rem %[[ROWS]], %{{.*}} : (!loop.tile<[16, 1], i64>, i64)
-// CHECK:         %[[H:.*]] = loop.binary floordiv %[[ROWS]], %{{.*}} : (!loop.tile<[16, 1], i64>, i64)
-// CHECK:         %[[HD:.*]] = loop.binary add %[[D]], %{{.*}}
+// CHECK:         %[[PID:.*]] = tile.program_id 0 : i64
+// CHECK:         %[[ROWS:.*]] = tile.binary add %{{.*}}, %{{.*}} : (i64, !loop.tile<[16, 1], i64>)
+// CHECK:         %[[D:.*]] = tile.range "BLOCK_C" : !loop.tile<[1, 64], i64>
+// CHECK:         %[[MASK:.*]] = tile.cmp lt %[[ROWS]], %{{.*}} : (!loop.tile<[16, 1], i64>, i64)
+// CHECK:         %[[N:.*]] = tile.binary rem %[[ROWS]], %{{.*}} : (!loop.tile<[16, 1], i64>, i64)
+// CHECK:         %[[H:.*]] = tile.binary floordiv %[[ROWS]], %{{.*}} : (!loop.tile<[16, 1], i64>, i64)
+// CHECK:         %[[HD:.*]] = tile.binary add %[[D]], %{{.*}}
 // CHECK:         %[[V:.*]] = loop.read %{{.*}}[%[[N]], %[[HD]]] mask %[[MASK]]
 // CHECK:         loop.write %[[V]] to 0[%[[H]], %[[N]], %[[D]]] mask %[[MASK]]
 
@@ -51,15 +51,15 @@ func.func @softmax(%x: !graph.tensor<[N, 100], f32>) -> !graph.tensor<[N, 100], 
 // CHECK-LABEL: func.func @softmax
 // CHECK:       loop.kernel @k0 reduction (%x) grid [N] tiles {BLOCK_R = 128} symbols []
 // CHECK-SAME:  persistent reduction of 100 lanes per row
-// CHECK:         %[[NEG_INF:.*]] = loop.constant 0xff800000 : f32
-// CHECK:         %[[ROW:.*]] = loop.program_id 0 : i64
-// CHECK:         %[[R:.*]] = loop.range "BLOCK_R" : !loop.tile<[128], i64>
-// CHECK:         %[[M:.*]] = loop.cmp lt %[[R]], %{{.*}}
+// CHECK:         %[[NEG_INF:.*]] = tile.constant 0xff800000 : f32
+// CHECK:         %[[ROW:.*]] = tile.program_id 0 : i64
+// CHECK:         %[[R:.*]] = tile.range "BLOCK_R" : !loop.tile<[128], i64>
+// CHECK:         %[[M:.*]] = tile.cmp lt %[[R]], %{{.*}}
 // CHECK:         %[[X:.*]] = loop.read %{{.*}}[%[[ROW]], %[[R]]] mask %[[M]]
-// CHECK:         %[[XM:.*]] = loop.select %[[M]], %[[X]], %[[NEG_INF]]
-// CHECK:         %[[MAX:.*]] = loop.reduce max %[[XM]] 0
-// CHECK:         loop.binary sub %[[X]], %[[MAX]]
-// CHECK:         loop.reduce sum
+// CHECK:         %[[XM:.*]] = tile.select %[[M]], %[[X]], %[[NEG_INF]]
+// CHECK:         %[[MAX:.*]] = tile.reduce max %[[XM]] 0
+// CHECK:         tile.binary sub %[[X]], %[[MAX]]
+// CHECK:         tile.reduce sum
 // CHECK-NOT:     loop.read
 // CHECK:         loop.write %{{.*}} to 0[%[[ROW]], %[[R]]] mask %[[M]]
 
@@ -72,7 +72,7 @@ func.func @softmax(%x: !graph.tensor<[N, 100], f32>) -> !graph.tensor<[N, 100], 
 // next power of two of D, at most the declared max-row-block 8192, which the
 // tile types hold); each walk takes the row's first block from the one read
 // of it in the kernel body, then loops over the blocks after it, in steps of
-// loop.block_size: a row that fits the block is read once.
+// tile.block_size: a row that fits the block is read once.
 
 func.func @softmax(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32> {
   %r = fusion.kernel @k0 reduction (%x) : (!graph.tensor<[N, D], f32>) -> (!graph.tensor<[N, D], f32>) reason "softmax" {
@@ -93,33 +93,33 @@ func.func @softmax(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32>
 // CHECK:       loop.kernel @k0 reduction (%x) grid [N] tiles {BLOCK_R = 8192} symbols [D]
 // CHECK-SAME:  looped reduction over D lanes per row, BLOCK_R (chosen at launch, at most 8192) at a time, the first block kept in registers
 // CHECK-SAME:  attributes {launch_tiles = {BLOCK_R = #sym.expr<D>}}
-// CHECK:         %[[D:.*]] = loop.size D : i64
-// CHECK:         %[[BLOCK:.*]] = loop.block_size "BLOCK_R" : i64
-// CHECK:         %[[ROW:.*]] = loop.program_id 0 : i64
-// CHECK:         %[[R:.*]] = loop.range "BLOCK_R" : !loop.tile<[8192], i64>
-// CHECK:         %[[M:.*]] = loop.cmp lt %[[R]], %[[D]]
+// CHECK:         %[[D:.*]] = tile.size D : i64
+// CHECK:         %[[BLOCK:.*]] = tile.block_size "BLOCK_R" : i64
+// CHECK:         %[[ROW:.*]] = tile.program_id 0 : i64
+// CHECK:         %[[R:.*]] = tile.range "BLOCK_R" : !loop.tile<[8192], i64>
+// CHECK:         %[[M:.*]] = tile.cmp lt %[[R]], %[[D]]
 // CHECK:         %[[FIRST:.*]] = loop.read %{{.*}}[%[[ROW]], %[[R]]] mask %[[M]]
-// CHECK:         %[[FIRST_MAX:.*]] = loop.binary max
+// CHECK:         %[[FIRST_MAX:.*]] = tile.binary max
 // CHECK:         %[[MAXES:.*]], %[[SUMS:.*]] = scf.for %{{.*}} = %[[BLOCK]] to %[[D]] step %[[BLOCK]] iter_args(%[[OLD:.*]] = %[[FIRST_MAX]], %[[RUNNING:.*]] = %{{.*}}) -> (!loop.tile<[8192], f32>, !loop.tile<[8192], f32>)
 // CHECK:           loop.read
-// CHECK:           %[[NEW:.*]] = loop.binary max %[[OLD]], %{{.*}}
-// CHECK:           %[[GROWTH:.*]] = loop.binary sub %[[OLD]], %[[NEW]]
-// CHECK:           %[[SCALE:.*]] = loop.unary exp %[[GROWTH]]
-// CHECK:           loop.binary mul %[[RUNNING]], %[[SCALE]]
+// CHECK:           %[[NEW:.*]] = tile.binary max %[[OLD]], %{{.*}}
+// CHECK:           %[[GROWTH:.*]] = tile.binary sub %[[OLD]], %[[NEW]]
+// CHECK:           %[[SCALE:.*]] = tile.unary exp %[[GROWTH]]
+// CHECK:           tile.binary mul %[[RUNNING]], %[[SCALE]]
 // CHECK:           scf.yield %[[NEW]], %{{.*}}
-// CHECK:         %[[MAX:.*]] = loop.reduce max %[[MAXES]] 0
-// CHECK:         loop.binary sub %[[MAXES]], %[[MAX]]
-// CHECK:         loop.binary mul %[[SUMS]]
-// CHECK:         %[[LANE_SUMS:.*]] = loop.reduce sum
-// CHECK:         %[[SUM:.*]] = loop.select %{{.*}}, %{{.*}}, %[[LANE_SUMS]]
+// CHECK:         %[[MAX:.*]] = tile.reduce max %[[MAXES]] 0
+// CHECK:         tile.binary sub %[[MAXES]], %[[MAX]]
+// CHECK:         tile.binary mul %[[SUMS]]
+// CHECK:         %[[LANE_SUMS:.*]] = tile.reduce sum
+// CHECK:         %[[SUM:.*]] = tile.select %{{.*}}, %{{.*}}, %[[LANE_SUMS]]
 // CHECK-NOT:     loop.read
-// CHECK:         %[[SHIFTED:.*]] = loop.binary sub %[[FIRST]], %[[MAX]]
-// CHECK:         %[[E:.*]] = loop.unary exp %[[SHIFTED]]
-// CHECK:         %[[Y:.*]] = loop.binary div %[[E]], %[[SUM]]
+// CHECK:         %[[SHIFTED:.*]] = tile.binary sub %[[FIRST]], %[[MAX]]
+// CHECK:         %[[E:.*]] = tile.unary exp %[[SHIFTED]]
+// CHECK:         %[[Y:.*]] = tile.binary div %[[E]], %[[SUM]]
 // CHECK:         loop.write %[[Y]] to 0[%[[ROW]], %[[R]]] mask %[[M]]
 // CHECK:         scf.for %{{.*}} = %[[BLOCK]] to %[[D]] step %[[BLOCK]]
 // CHECK:           loop.read
-// CHECK:           loop.binary div %{{.*}}, %[[SUM]]
+// CHECK:           tile.binary div %{{.*}}, %[[SUM]]
 // CHECK:           loop.write
 // CHECK-NOT:     scf.for
 
@@ -147,25 +147,25 @@ func.func @variance(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, 1], f32
 // CHECK-LABEL: func.func @variance
 // CHECK:         %[[SUMS:.*]], %[[COUNTS:.*]], %[[MEANS:.*]], %[[SQUARES:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %[[COUNT:.*]] = %{{.*}}, %[[MEAN:.*]] = %{{.*}}, %[[SQUARE:.*]] = %{{.*}})
 // CHECK:           %[[X:.*]] = loop.read
-// CHECK:           %[[N:.*]] = loop.binary add %[[COUNT]], %{{.*}}
-// CHECK:           %[[DELTA:.*]] = loop.binary sub %[[X]], %[[MEAN]]
-// CHECK:           %[[STEP:.*]] = loop.binary div %[[DELTA]], %[[N]]
-// CHECK:           %[[MOVED:.*]] = loop.binary add %[[MEAN]], %[[STEP]]
-// CHECK:           %[[AFTER:.*]] = loop.binary sub %[[X]], %[[MOVED]]
-// CHECK:           %[[GROWTH:.*]] = loop.binary mul %[[DELTA]], %[[AFTER]]
-// CHECK:           loop.binary add %[[SQUARE]], %[[GROWTH]]
-// CHECK:         %[[CENTRE:.*]] = loop.reduce sum %[[SUMS]] 0
-// CHECK:         %[[OFF:.*]] = loop.binary sub %[[MEANS]], %[[CENTRE]]
-// CHECK:         %[[OFF2:.*]] = loop.binary mul %[[OFF]], %[[OFF]]
-// CHECK:         %[[WEIGHTED:.*]] = loop.binary mul %[[COUNTS]], %[[OFF2]]
-// CHECK:         %[[SPREAD:.*]] = loop.binary add %[[SQUARES]], %[[WEIGHTED]]
-// CHECK:         %[[TOTAL:.*]] = loop.reduce sum %[[SPREAD]] 0
+// CHECK:           %[[N:.*]] = tile.binary add %[[COUNT]], %{{.*}}
+// CHECK:           %[[DELTA:.*]] = tile.binary sub %[[X]], %[[MEAN]]
+// CHECK:           %[[STEP:.*]] = tile.binary div %[[DELTA]], %[[N]]
+// CHECK:           %[[MOVED:.*]] = tile.binary add %[[MEAN]], %[[STEP]]
+// CHECK:           %[[AFTER:.*]] = tile.binary sub %[[X]], %[[MOVED]]
+// CHECK:           %[[GROWTH:.*]] = tile.binary mul %[[DELTA]], %[[AFTER]]
+// CHECK:           tile.binary add %[[SQUARE]], %[[GROWTH]]
+// CHECK:         %[[CENTRE:.*]] = tile.reduce sum %[[SUMS]] 0
+// CHECK:         %[[OFF:.*]] = tile.binary sub %[[MEANS]], %[[CENTRE]]
+// CHECK:         %[[OFF2:.*]] = tile.binary mul %[[OFF]], %[[OFF]]
+// CHECK:         %[[WEIGHTED:.*]] = tile.binary mul %[[COUNTS]], %[[OFF2]]
+// CHECK:         %[[SPREAD:.*]] = tile.binary add %[[SQUARES]], %[[WEIGHTED]]
+// CHECK:         %[[TOTAL:.*]] = tile.reduce sum %[[SPREAD]] 0
 // CHECK:         loop.write %[[TOTAL]]
 // CHECK-NOT:     scf.for
 
 // -----
 
-// matmul with a bias and ReLU epilogue: 2-D tiles, a K loop of loop.dot, the
+// matmul with a bias and ReLU epilogue: 2-D tiles, a K loop of tile.dot, the
 // epilogue on the accumulator tile.
 
 func.func @f(%x: !graph.tensor<[N, 8], f32>, %w: !graph.tensor<[8, 16], f32>, %b: !graph.tensor<[16], f32>) -> !graph.tensor<[N, 16], f32> {
@@ -185,16 +185,16 @@ func.func @f(%x: !graph.tensor<[N, 8], f32>, %w: !graph.tensor<[8, 16], f32>, %b
 // CHECK:       loop.kernel @k0 matmul (%x, %w, %b) grid [(N + 63) floordiv 64] tiles {BLOCK_M = 64, BLOCK_N = 16, BLOCK_K = 16} symbols [N]
 // The size-class table's launch and the default IEEE precision, as attributes.
 // CHECK-SAME:    attributes {matmul_precision = "ieee", num_warps = 4 : i64, num_stages = 3 : i64}
-// CHECK:         %[[ROWS:.*]] = loop.binary add %{{.*}}, %{{.*}} : (i64, !loop.tile<[64, 1], i64>)
+// CHECK:         %[[ROWS:.*]] = tile.binary add %{{.*}}, %{{.*}} : (i64, !loop.tile<[64, 1], i64>)
 // One column tile: the columns are the range itself.
-// CHECK:         %[[COLS:.*]] = loop.range "BLOCK_N" : !loop.tile<[1, 16], i64>
+// CHECK:         %[[COLS:.*]] = tile.range "BLOCK_N" : !loop.tile<[1, 16], i64>
 // CHECK:         %[[ACC:.*]] = scf.for {{.*}} -> (!loop.tile<[64, 16], f32>)
 // CHECK:           %[[A:.*]] = loop.read %{{.*}}[%[[ROWS]], %{{.*}}]
 // CHECK:           %[[B:.*]] = loop.read %{{.*}}[%{{.*}}, %[[COLS]]]
-// CHECK:           loop.dot %[[A]], %[[B]], %{{.*}} : (!loop.tile<[64, 16], f32>, !loop.tile<[16, 16], f32>, !loop.tile<[64, 16], f32>)
+// CHECK:           tile.dot %[[A]], %[[B]], %{{.*}} : (!loop.tile<[64, 16], f32>, !loop.tile<[16, 16], f32>, !loop.tile<[64, 16], f32>)
 // CHECK:         %[[BIAS:.*]] = loop.read %{{.*}}[%[[COLS]]]
-// CHECK:         %[[SUM:.*]] = loop.binary add %[[ACC]], %[[BIAS]]
-// CHECK:         %[[RELU:.*]] = loop.binary max %[[SUM]]
+// CHECK:         %[[SUM:.*]] = tile.binary add %[[ACC]], %[[BIAS]]
+// CHECK:         %[[RELU:.*]] = tile.binary max %[[SUM]]
 // CHECK:         loop.write %[[RELU]] to 0[%[[ROWS]], %[[COLS]]]
 
 // -----
@@ -203,8 +203,8 @@ func.func @f(%x: !graph.tensor<[N, 8], f32>, %w: !graph.tensor<[8, 16], f32>, %b
 // dim beyond i32 stays an i64 constant, while indices are i32.
 
 // CHECK-LABEL: func.func @large_dim(
-// CHECK-DAG:     loop.constant 4294967296 : i64
-// CHECK-DAG:     loop.program_id 0 : i32
+// CHECK-DAG:     tile.constant 4294967296 : i64
+// CHECK-DAG:     tile.program_id 0 : i32
 func.func @large_dim(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], i64> {
   sym.guard N <= 1024
   %b = fusion.kernel @k0 pointwise () : () -> (!graph.tensor<[N], i64>) reason "a dim" {
@@ -233,23 +233,23 @@ func.func @insert(%x: !graph.tensor<[N, D], f32>, %v: !graph.tensor<[L, D], f32>
 
 // CHECK-LABEL: func.func @insert
 // CHECK:         loop.kernel @k0 pointwise (%x, %v) grid [((D + 127) floordiv 128)*((N + 7) floordiv 8)] tiles {BLOCK_R = 8, BLOCK_C = 128}
-// CHECK:         %[[ROW:.*]] = loop.binary add %{{.*}}, %{{.*}} : (i64, !loop.tile<[8, 1], i64>)
-// CHECK:         %[[COL:.*]] = loop.binary add %{{.*}}, %{{.*}} : (i64, !loop.tile<[1, 128], i64>)
-// CHECK:         %[[ROW_MASK:.*]] = loop.cmp lt %[[ROW]], %{{.*}}
-// CHECK:         %[[COL_MASK:.*]] = loop.cmp lt %[[COL]], %{{.*}}
-// CHECK:         %[[MASK:.*]] = loop.binary and %[[ROW_MASK]], %[[COL_MASK]]
-// CHECK:         %[[ALONG:.*]] = loop.binary sub %[[ROW]], %{{.*}}
-// CHECK:         %[[LOW:.*]] = loop.cmp ge %[[ALONG]], %{{.*}}
-// CHECK:         %[[HIGH:.*]] = loop.cmp lt %[[ALONG]], %{{.*}}
-// CHECK:         %[[SPAN:.*]] = loop.binary and %[[LOW]], %[[HIGH]]
-// CHECK:         %[[ODD:.*]] = loop.binary rem %[[ALONG]], %{{.*}}
-// CHECK:         %[[ON:.*]] = loop.cmp eq %[[ODD]], %{{.*}}
-// CHECK:         %[[INSIDE:.*]] = loop.binary and %[[SPAN]], %[[ON]]
-// CHECK:         %[[SRC_ROW:.*]] = loop.binary floordiv %[[ALONG]], %{{.*}}
+// CHECK:         %[[ROW:.*]] = tile.binary add %{{.*}}, %{{.*}} : (i64, !loop.tile<[8, 1], i64>)
+// CHECK:         %[[COL:.*]] = tile.binary add %{{.*}}, %{{.*}} : (i64, !loop.tile<[1, 128], i64>)
+// CHECK:         %[[ROW_MASK:.*]] = tile.cmp lt %[[ROW]], %{{.*}}
+// CHECK:         %[[COL_MASK:.*]] = tile.cmp lt %[[COL]], %{{.*}}
+// CHECK:         %[[MASK:.*]] = tile.binary and %[[ROW_MASK]], %[[COL_MASK]]
+// CHECK:         %[[ALONG:.*]] = tile.binary sub %[[ROW]], %{{.*}}
+// CHECK:         %[[LOW:.*]] = tile.cmp ge %[[ALONG]], %{{.*}}
+// CHECK:         %[[HIGH:.*]] = tile.cmp lt %[[ALONG]], %{{.*}}
+// CHECK:         %[[SPAN:.*]] = tile.binary and %[[LOW]], %[[HIGH]]
+// CHECK:         %[[ODD:.*]] = tile.binary rem %[[ALONG]], %{{.*}}
+// CHECK:         %[[ON:.*]] = tile.cmp eq %[[ODD]], %{{.*}}
+// CHECK:         %[[INSIDE:.*]] = tile.binary and %[[SPAN]], %[[ON]]
+// CHECK:         %[[SRC_ROW:.*]] = tile.binary floordiv %[[ALONG]], %{{.*}}
 // CHECK:         %[[KEPT:.*]] = loop.read %{{.*}}[%[[ROW]], %[[COL]]] mask %[[MASK]]
-// CHECK:         %[[READ_MASK:.*]] = loop.binary and %[[MASK]], %[[INSIDE]]
+// CHECK:         %[[READ_MASK:.*]] = tile.binary and %[[MASK]], %[[INSIDE]]
 // CHECK:         %[[WRITTEN:.*]] = loop.read %{{.*}}[%[[SRC_ROW]], %[[COL]]] mask %[[READ_MASK]]
-// CHECK:         %[[V:.*]] = loop.select %[[INSIDE]], %[[WRITTEN]], %[[KEPT]]
+// CHECK:         %[[V:.*]] = tile.select %[[INSIDE]], %[[WRITTEN]], %[[KEPT]]
 // CHECK:         loop.write %[[V]] to 0[%[[ROW]], %[[COL]]] mask %[[MASK]]
 
 // -----
@@ -287,25 +287,25 @@ func.func @cross_entropy(%logits: !graph.tensor<[N, V], f32>, %labels: !graph.te
 }
 
 // CHECK-LABEL: func.func @cross_entropy
-// CHECK:         %[[ZERO:.*]] = loop.constant 0.000000e+00 : f32
-// CHECK:         %[[ONE:.*]] = loop.constant 1.000000e+00 : f32
+// CHECK:         %[[ZERO:.*]] = tile.constant 0.000000e+00 : f32
+// CHECK:         %[[ONE:.*]] = tile.constant 1.000000e+00 : f32
 // CHECK:         %[[X:.*]] = loop.read %{{.*}}[%[[ROW:.*]], %[[R:.*]]] mask %[[M:.*]] :
 // CHECK:         %[[LABEL:.*]] = loop.read %{{.*}}[%[[ROW]]] :
-// CHECK:         %[[IS:.*]] = loop.cmp eq %[[LABEL]], %[[R]]
-// CHECK:         %[[CHOSEN:.*]] = loop.binary and %[[IS]], %[[M]]
-// CHECK:         %[[PICK:.*]] = loop.select %[[CHOSEN]], %[[X]], %[[ZERO]]
-// CHECK:         loop.select %[[CHOSEN]], %[[ONE]], %[[ZERO]]
+// CHECK:         %[[IS:.*]] = tile.cmp eq %[[LABEL]], %[[R]]
+// CHECK:         %[[CHOSEN:.*]] = tile.binary and %[[IS]], %[[M]]
+// CHECK:         %[[PICK:.*]] = tile.select %[[CHOSEN]], %[[X]], %[[ZERO]]
+// CHECK:         tile.select %[[CHOSEN]], %[[ONE]], %[[ZERO]]
 // CHECK:         %[[MAXES:.*]], %[[SUMS:.*]], %[[PICKS:.*]], %[[COUNTS:.*]] = scf.for
-// CHECK:         %[[MAX:.*]] = loop.reduce max %[[MAXES]] 0
-// CHECK:         %[[LANE_SUMS:.*]] = loop.reduce sum
-// CHECK:         %[[SUM:.*]] = loop.select %{{.*}}, %{{.*}}, %[[LANE_SUMS]]
-// CHECK:         %[[PICKED:.*]] = loop.reduce sum %[[PICKS]] 0
-// CHECK:         %[[COUNT:.*]] = loop.reduce sum %[[COUNTS]] 0
-// CHECK:         %[[SHIFTED:.*]] = loop.binary sub %[[PICKED]], %[[MAX]]
-// CHECK:         %[[LOG:.*]] = loop.unary log %[[SUM]]
-// CHECK:         %[[LOGP:.*]] = loop.binary sub %[[SHIFTED]], %[[LOG]]
-// CHECK:         %[[NONE:.*]] = loop.cmp eq %[[COUNT]], %[[ZERO]]
-// CHECK:         %[[RESULT:.*]] = loop.select %[[NONE]], %[[ZERO]], %[[LOGP]]
+// CHECK:         %[[MAX:.*]] = tile.reduce max %[[MAXES]] 0
+// CHECK:         %[[LANE_SUMS:.*]] = tile.reduce sum
+// CHECK:         %[[SUM:.*]] = tile.select %{{.*}}, %{{.*}}, %[[LANE_SUMS]]
+// CHECK:         %[[PICKED:.*]] = tile.reduce sum %[[PICKS]] 0
+// CHECK:         %[[COUNT:.*]] = tile.reduce sum %[[COUNTS]] 0
+// CHECK:         %[[SHIFTED:.*]] = tile.binary sub %[[PICKED]], %[[MAX]]
+// CHECK:         %[[LOG:.*]] = tile.unary log %[[SUM]]
+// CHECK:         %[[LOGP:.*]] = tile.binary sub %[[SHIFTED]], %[[LOG]]
+// CHECK:         %[[NONE:.*]] = tile.cmp eq %[[COUNT]], %[[ZERO]]
+// CHECK:         %[[RESULT:.*]] = tile.select %[[NONE]], %[[ZERO]], %[[LOGP]]
 // CHECK:         loop.write %[[RESULT]] to 0[%[[ROW]]]
 // CHECK-NOT:     scf.for
 
@@ -335,15 +335,15 @@ func.func @rms_norm(%x: !graph.tensor<[N, D], f32>, %g: !graph.tensor<[D], f32>)
 // CHECK-LABEL: func.func @rms_norm
 // CHECK:       loop.kernel @k0 reduction (%x, %g) grid [(N + 15) floordiv 16]
 // CHECK-SAME:  16 rows per program, which read the inputs broadcast along the rows once
-// CHECK:         %[[PID:.*]] = loop.program_id 0
-// CHECK:         %[[R:.*]] = loop.range "BLOCK_R"
-// CHECK:         %[[M:.*]] = loop.cmp lt %[[R]]
-// CHECK:         %[[FIRST:.*]] = loop.binary mul %[[PID]], %[[SIXTEEN:.*]] :
-// CHECK:         %[[NEXT:.*]] = loop.binary add %[[FIRST]], %[[SIXTEEN]]
-// CHECK:         %[[END:.*]] = loop.binary min %[[NEXT]], %[[N:.*]] :
+// CHECK:         %[[PID:.*]] = tile.program_id 0
+// CHECK:         %[[R:.*]] = tile.range "BLOCK_R"
+// CHECK:         %[[M:.*]] = tile.cmp lt %[[R]]
+// CHECK:         %[[FIRST:.*]] = tile.binary mul %[[PID]], %[[SIXTEEN:.*]] :
+// CHECK:         %[[NEXT:.*]] = tile.binary add %[[FIRST]], %[[SIXTEEN]]
+// CHECK:         %[[END:.*]] = tile.binary min %[[NEXT]], %[[N:.*]] :
 // CHECK:         %[[G:.*]] = loop.read %{{.*}}[%[[R]]] mask %[[M]]
 // CHECK:         scf.for %[[ROW:.*]] = %[[FIRST]] to %[[END]] step %{{.*}}
 // CHECK:           loop.read %{{.*}}[%[[ROW]], %[[R]]] mask %[[M]]
 // CHECK-NOT:       loop.read %{{.*}}[%[[R]]]
-// CHECK:           loop.binary mul %{{.*}}, %[[G]]
+// CHECK:           tile.binary mul %{{.*}}, %[[G]]
 // CHECK:           loop.write %{{.*}} to 0[%[[ROW]], %[[R]]] mask %[[M]]

@@ -1,7 +1,7 @@
 // The loop dialect's folders (xDSL's HasFolderInterface), run by canonicalize:
 // the integer identities that hold for every value, which the tile pass also
-// applies to every op it builds. loop.binary folds on integers other than i1,
-// loop.cast to its own type folds to its input, loop.constant is ConstantLike.
+// applies to every op it builds. tile.binary folds on integers other than i1,
+// tile.cast to its own type folds to its input, tile.constant is ConstantLike.
 // Folds to an operand keep the result's type (constants are scalars); a fold
 // to 0 of a tile result is left (the dialect materialises scalar constants).
 
@@ -16,15 +16,15 @@
 // CHECK-NEXT:    func.return %i, %i, %i, %i, %i, %s : !loop.tile<[1, 64], i64>, !loop.tile<[1, 64], i64>, !loop.tile<[1, 64], i64>, !loop.tile<[1, 64], i64>, !loop.tile<[1, 64], i64>, i32
 // CHECK-NEXT:  }
 func.func @identities(%i: !loop.tile<[1, 64], i64>, %s: i32) -> (!loop.tile<[1, 64], i64>, !loop.tile<[1, 64], i64>, !loop.tile<[1, 64], i64>, !loop.tile<[1, 64], i64>, !loop.tile<[1, 64], i64>, i32) {
-  %zero = loop.constant 0 : i64
-  %one = loop.constant 1 : i64
-  %one32 = loop.constant 1 : i32
-  %0 = loop.binary add %i, %zero : (!loop.tile<[1, 64], i64>, i64) -> !loop.tile<[1, 64], i64>
-  %1 = loop.binary add %zero, %i : (i64, !loop.tile<[1, 64], i64>) -> !loop.tile<[1, 64], i64>
-  %2 = loop.binary mul %i, %one : (!loop.tile<[1, 64], i64>, i64) -> !loop.tile<[1, 64], i64>
-  %3 = loop.binary mul %one, %i : (i64, !loop.tile<[1, 64], i64>) -> !loop.tile<[1, 64], i64>
-  %4 = loop.binary floordiv %i, %one : (!loop.tile<[1, 64], i64>, i64) -> !loop.tile<[1, 64], i64>
-  %5 = loop.binary floordiv %s, %one32 : (i32, i32) -> i32
+  %zero = tile.constant 0 : i64
+  %one = tile.constant 1 : i64
+  %one32 = tile.constant 1 : i32
+  %0 = tile.binary add %i, %zero : (!loop.tile<[1, 64], i64>, i64) -> !loop.tile<[1, 64], i64>
+  %1 = tile.binary add %zero, %i : (i64, !loop.tile<[1, 64], i64>) -> !loop.tile<[1, 64], i64>
+  %2 = tile.binary mul %i, %one : (!loop.tile<[1, 64], i64>, i64) -> !loop.tile<[1, 64], i64>
+  %3 = tile.binary mul %one, %i : (i64, !loop.tile<[1, 64], i64>) -> !loop.tile<[1, 64], i64>
+  %4 = tile.binary floordiv %i, %one : (!loop.tile<[1, 64], i64>, i64) -> !loop.tile<[1, 64], i64>
+  %5 = tile.binary floordiv %s, %one32 : (i32, i32) -> i32
   func.return %0, %1, %2, %3, %4, %5 : !loop.tile<[1, 64], i64>, !loop.tile<[1, 64], i64>, !loop.tile<[1, 64], i64>, !loop.tile<[1, 64], i64>, !loop.tile<[1, 64], i64>, i32
 }
 
@@ -32,17 +32,17 @@ func.func @identities(%i: !loop.tile<[1, 64], i64>, %s: i32) -> (!loop.tile<[1, 
 
 // x * 0, 0 * x and x rem 1 are 0: a new scalar constant for a scalar result.
 // CHECK-LABEL: func.func @zeros(%s: i64) -> (i64, i64, i64) {
-// CHECK-NEXT:    %0 = loop.constant 0 : i64
-// CHECK-NEXT:    %1 = loop.constant 0 : i64
-// CHECK-NEXT:    %2 = loop.constant 0 : i64
+// CHECK-NEXT:    %0 = tile.constant 0 : i64
+// CHECK-NEXT:    %1 = tile.constant 0 : i64
+// CHECK-NEXT:    %2 = tile.constant 0 : i64
 // CHECK-NEXT:    func.return %0, %1, %2 : i64, i64, i64
 // CHECK-NEXT:  }
 func.func @zeros(%s: i64) -> (i64, i64, i64) {
-  %zero = loop.constant 0 : i64
-  %one = loop.constant 1 : i64
-  %0 = loop.binary mul %s, %zero : (i64, i64) -> i64
-  %1 = loop.binary mul %zero, %s : (i64, i64) -> i64
-  %2 = loop.binary rem %s, %one : (i64, i64) -> i64
+  %zero = tile.constant 0 : i64
+  %one = tile.constant 1 : i64
+  %0 = tile.binary mul %s, %zero : (i64, i64) -> i64
+  %1 = tile.binary mul %zero, %s : (i64, i64) -> i64
+  %2 = tile.binary rem %s, %one : (i64, i64) -> i64
   func.return %0, %1, %2 : i64, i64, i64
 }
 
@@ -50,21 +50,21 @@ func.func @zeros(%s: i64) -> (i64, i64, i64) {
 
 // Two constants added, subtracted or multiplied, wrapping at the type's width.
 // CHECK-LABEL: func.func @constants() -> (i64, i64, i64, i32) {
-// CHECK-NEXT:    %0 = loop.constant 10 : i64
-// CHECK-NEXT:    %1 = loop.constant -4 : i64
-// CHECK-NEXT:    %2 = loop.constant 21 : i64
-// CHECK-NEXT:    %3 = loop.constant -2147483648 : i32
+// CHECK-NEXT:    %0 = tile.constant 10 : i64
+// CHECK-NEXT:    %1 = tile.constant -4 : i64
+// CHECK-NEXT:    %2 = tile.constant 21 : i64
+// CHECK-NEXT:    %3 = tile.constant -2147483648 : i32
 // CHECK-NEXT:    func.return %0, %1, %2, %3 : i64, i64, i64, i32
 // CHECK-NEXT:  }
 func.func @constants() -> (i64, i64, i64, i32) {
-  %three = loop.constant 3 : i64
-  %seven = loop.constant 7 : i64
-  %max = loop.constant 2147483647 : i32
-  %one = loop.constant 1 : i32
-  %0 = loop.binary add %three, %seven : (i64, i64) -> i64
-  %1 = loop.binary sub %three, %seven : (i64, i64) -> i64
-  %2 = loop.binary mul %three, %seven : (i64, i64) -> i64
-  %3 = loop.binary add %max, %one : (i32, i32) -> i32
+  %three = tile.constant 3 : i64
+  %seven = tile.constant 7 : i64
+  %max = tile.constant 2147483647 : i32
+  %one = tile.constant 1 : i32
+  %0 = tile.binary add %three, %seven : (i64, i64) -> i64
+  %1 = tile.binary sub %three, %seven : (i64, i64) -> i64
+  %2 = tile.binary mul %three, %seven : (i64, i64) -> i64
+  %3 = tile.binary add %max, %one : (i32, i32) -> i32
   func.return %0, %1, %2, %3 : i64, i64, i64, i32
 }
 
@@ -72,12 +72,12 @@ func.func @constants() -> (i64, i64, i64, i32) {
 
 // A cast to the input's own type is the input; other casts stay.
 // CHECK-LABEL: func.func @casts(%x: !loop.tile<[128], f32>) -> (!loop.tile<[128], f32>, !loop.tile<[128], i32>) {
-// CHECK-NEXT:    %0 = loop.cast %x : !loop.tile<[128], f32> -> !loop.tile<[128], i32>
+// CHECK-NEXT:    %0 = tile.cast %x : !loop.tile<[128], f32> -> !loop.tile<[128], i32>
 // CHECK-NEXT:    func.return %x, %0 : !loop.tile<[128], f32>, !loop.tile<[128], i32>
 // CHECK-NEXT:  }
 func.func @casts(%x: !loop.tile<[128], f32>) -> (!loop.tile<[128], f32>, !loop.tile<[128], i32>) {
-  %0 = loop.cast %x : !loop.tile<[128], f32> -> !loop.tile<[128], f32>
-  %1 = loop.cast %x : !loop.tile<[128], f32> -> !loop.tile<[128], i32>
+  %0 = tile.cast %x : !loop.tile<[128], f32> -> !loop.tile<[128], f32>
+  %1 = tile.cast %x : !loop.tile<[128], f32> -> !loop.tile<[128], i32>
   func.return %0, %1 : !loop.tile<[128], f32>, !loop.tile<[128], i32>
 }
 
@@ -87,30 +87,30 @@ func.func @casts(%x: !loop.tile<[128], f32>) -> (!loop.tile<[128], f32>, !loop.t
 // (x + 0.0 is not x for x = -0.0), i1, and the kinds without a constant fold
 // (floordiv, rem, sub of two constants; x - 0 is not among the identities).
 // CHECK-LABEL: func.func @kept(%i: !loop.tile<[64], i64>, %f: f32, %b: i1) -> (!loop.tile<[64], i64>, f32, i1, i64, i64, !loop.tile<[64], i64>) {
-// CHECK-NEXT:    %zero = loop.constant 0 : i64
-// CHECK-NEXT:    %fzero = loop.constant 0.000000e+00 : f32
-// CHECK-NEXT:    %true = loop.constant true
-// CHECK-NEXT:    %six = loop.constant 6 : i64
-// CHECK-NEXT:    %four = loop.constant 4 : i64
-// CHECK-NEXT:    %0 = loop.binary mul %i, %zero : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i64>
-// CHECK-NEXT:    %1 = loop.binary add %f, %fzero : (f32, f32) -> f32
-// CHECK-NEXT:    %2 = loop.binary and %b, %true : (i1, i1) -> i1
-// CHECK-NEXT:    %3 = loop.binary floordiv %six, %four : (i64, i64) -> i64
-// CHECK-NEXT:    %4 = loop.binary rem %six, %four : (i64, i64) -> i64
-// CHECK-NEXT:    %5 = loop.binary sub %i, %zero : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i64>
+// CHECK-NEXT:    %zero = tile.constant 0 : i64
+// CHECK-NEXT:    %fzero = tile.constant 0.000000e+00 : f32
+// CHECK-NEXT:    %true = tile.constant true
+// CHECK-NEXT:    %six = tile.constant 6 : i64
+// CHECK-NEXT:    %four = tile.constant 4 : i64
+// CHECK-NEXT:    %0 = tile.binary mul %i, %zero : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i64>
+// CHECK-NEXT:    %1 = tile.binary add %f, %fzero : (f32, f32) -> f32
+// CHECK-NEXT:    %2 = tile.binary and %b, %true : (i1, i1) -> i1
+// CHECK-NEXT:    %3 = tile.binary floordiv %six, %four : (i64, i64) -> i64
+// CHECK-NEXT:    %4 = tile.binary rem %six, %four : (i64, i64) -> i64
+// CHECK-NEXT:    %5 = tile.binary sub %i, %zero : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i64>
 // CHECK-NEXT:    func.return %0, %1, %2, %3, %4, %5 : !loop.tile<[64], i64>, f32, i1, i64, i64, !loop.tile<[64], i64>
 // CHECK-NEXT:  }
 func.func @kept(%i: !loop.tile<[64], i64>, %f: f32, %b: i1) -> (!loop.tile<[64], i64>, f32, i1, i64, i64, !loop.tile<[64], i64>) {
-  %zero = loop.constant 0 : i64
-  %fzero = loop.constant 0.000000e+00 : f32
-  %true = loop.constant true
-  %six = loop.constant 6 : i64
-  %four = loop.constant 4 : i64
-  %0 = loop.binary mul %i, %zero : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i64>
-  %1 = loop.binary add %f, %fzero : (f32, f32) -> f32
-  %2 = loop.binary and %b, %true : (i1, i1) -> i1
-  %3 = loop.binary floordiv %six, %four : (i64, i64) -> i64
-  %4 = loop.binary rem %six, %four : (i64, i64) -> i64
-  %5 = loop.binary sub %i, %zero : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i64>
+  %zero = tile.constant 0 : i64
+  %fzero = tile.constant 0.000000e+00 : f32
+  %true = tile.constant true
+  %six = tile.constant 6 : i64
+  %four = tile.constant 4 : i64
+  %0 = tile.binary mul %i, %zero : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i64>
+  %1 = tile.binary add %f, %fzero : (f32, f32) -> f32
+  %2 = tile.binary and %b, %true : (i1, i1) -> i1
+  %3 = tile.binary floordiv %six, %four : (i64, i64) -> i64
+  %4 = tile.binary rem %six, %four : (i64, i64) -> i64
+  %5 = tile.binary sub %i, %zero : (!loop.tile<[64], i64>, i64) -> !loop.tile<[64], i64>
   func.return %0, %1, %2, %3, %4, %5 : !loop.tile<[64], i64>, f32, i1, i64, i64, !loop.tile<[64], i64>
 }

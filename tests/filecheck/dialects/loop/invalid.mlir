@@ -1,6 +1,6 @@
-// The loop dialect's verifiers and type syntax, and those of the shared tile
-// bases it builds on (irc/dialects/tiles.py), reject bad IR with a message
-// that says what is wrong. Each chunk holds one error.
+// The loop dialect's verifiers and type syntax, and those of the tile
+// dialect it computes with (irc/dialects/tile.py), reject bad IR with a
+// message that says what is wrong. Each chunk holds one error.
 
 // RUN: irc-opt %s --split-input-file --verify-diagnostics
 
@@ -68,7 +68,7 @@ func.func @kind(%x: !graph.tensor<[N], f32>) {
   // expected-error@+1 {{unknown kernel kind 'scan'; expected one of pointwise, reduction, matmul, attention}}
   %y = loop.kernel @k scan (%x) grid [N] tiles {} symbols [] reason "" : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>) {
   ^bb0(%t: !graph.tensor<[N], f32>):
-    %p = loop.program_id 0 : i64
+    %p = tile.program_id 0 : i64
     %v = loop.read %t[%p] : !graph.tensor<[N], f32>[i64] -> f32
     loop.write %v to 0[%p] : f32[i64]
   }
@@ -150,7 +150,7 @@ func.func @block_arguments(%x: !graph.tensor<[N], f32>) {
 func.func @no_block_arguments(%x: !graph.tensor<[N], f32>) {
   // expected-error@+1 {{loop.kernel block arguments must match its inputs}}
   loop.kernel @k pointwise (%x) grid [N] tiles {} symbols [] reason "" : (!graph.tensor<[N], f32>) -> () {
-    %p = loop.program_id 0 : i64
+    %p = tile.program_id 0 : i64
   }
   func.return
 }
@@ -210,7 +210,7 @@ func.func @unwritten(%x: !graph.tensor<[N], f32>) {
   // expected-error@+1 {{loop.kernel never writes outputs [1]}}
   %y, %z = loop.kernel @k pointwise (%x) grid [N] tiles {} symbols [] reason "" : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>, !graph.tensor<[N], f32>) {
   ^bb0(%t: !graph.tensor<[N], f32>):
-    %p = loop.program_id 0 : i64
+    %p = tile.program_id 0 : i64
     %v = loop.read %t[%p] : !graph.tensor<[N], f32>[i64] -> f32
     loop.write %v to 0[%p] : f32[i64]
   }
@@ -220,10 +220,10 @@ func.func @unwritten(%x: !graph.tensor<[N], f32>) {
 // -----
 
 func.func @size_symbols() {
-  // expected-error@+1 {{loop.size uses ['D', 'M'], not among the kernel's symbols}}
+  // expected-error@+1 {{tile.size uses ['D', 'M'], not among the kernel's symbols}}
   loop.kernel @k pointwise () grid [N] tiles {} symbols [N] reason "" : () -> () {
   ^bb0:
-    %s = loop.size D * N + M : i64
+    %s = tile.size D * N + M : i64
   }
   func.return
 }
@@ -231,10 +231,10 @@ func.func @size_symbols() {
 // -----
 
 func.func @range_tile() {
-  // expected-error@+1 {{loop.range names unknown tile 'C'}}
+  // expected-error@+1 {{tile.range names unknown tile 'C'}}
   loop.kernel @k pointwise () grid [N] tiles {B = 64} symbols [] reason "" : () -> () {
   ^bb0:
-    %r = loop.range "C" : !loop.tile<[64], i64>
+    %r = tile.range "C" : !loop.tile<[64], i64>
   }
   func.return
 }
@@ -242,10 +242,10 @@ func.func @range_tile() {
 // -----
 
 func.func @block_size_tile() {
-  // expected-error@+1 {{loop.block_size names unknown tile 'C'}}
+  // expected-error@+1 {{tile.block_size names unknown tile 'C'}}
   loop.kernel @k pointwise () grid [N] tiles {B = 64} symbols [] reason "" : () -> () {
   ^bb0:
-    %b = loop.block_size "C" : i64
+    %b = tile.block_size "C" : i64
   }
   func.return
 }
@@ -253,10 +253,10 @@ func.func @block_size_tile() {
 // -----
 
 func.func @range_span() {
-  // expected-error@+1 {{loop.range 'B' must span 64 lanes}}
+  // expected-error@+1 {{tile.range 'B' must span 64 lanes}}
   loop.kernel @k pointwise () grid [N] tiles {B = 64} symbols [] reason "" : () -> () {
   ^bb0:
-    %r = loop.range "B" : !loop.tile<[1, 32], i64>
+    %r = tile.range "B" : !loop.tile<[1, 32], i64>
   }
   func.return
 }
@@ -268,8 +268,8 @@ func.func @range_span() {
 func.func @program_id_axis() {
   loop.kernel @k pointwise () grid [1] tiles {} symbols [] reason "" : () -> () {
   ^bb0:
-    // expected-error@+1 {{loop.program_id axis must be 0, 1 or 2}}
-    %p = loop.program_id 3 : i64
+    // expected-error@+1 {{tile.program_id axis must be 0, 1 or 2}}
+    %p = tile.program_id 3 : i64
   }
   func.return
 }
@@ -279,8 +279,8 @@ func.func @program_id_axis() {
 func.func @program_id_negative_axis() {
   loop.kernel @k pointwise () grid [1] tiles {} symbols [] reason "" : () -> () {
   ^bb0:
-    // expected-error@+1 {{loop.program_id axis must be 0, 1 or 2}}
-    %p = loop.program_id -1 : i64
+    // expected-error@+1 {{tile.program_id axis must be 0, 1 or 2}}
+    %p = tile.program_id -1 : i64
   }
   func.return
 }
@@ -289,7 +289,7 @@ func.func @program_id_negative_axis() {
 
 func.func @program_id_type() {
   // expected-error@+1 {{f32 should be of base attribute integer_type}}
-  %p = loop.program_id 0 : f32
+  %p = tile.program_id 0 : f32
   func.return
 }
 
@@ -297,7 +297,7 @@ func.func @program_id_type() {
 
 func.func @size_type() {
   // expected-error@+1 {{f32 should be of base attribute integer_type}}
-  %s = loop.size N : f32
+  %s = tile.size N : f32
   func.return
 }
 
@@ -305,7 +305,7 @@ func.func @size_type() {
 
 "func.func"() <{sym_name = "size_generic_type", function_type = () -> ()}> ({
   // expected-error@+1 {{f32 should be of base attribute integer_type}}
-  %s = "loop.size"() <{expr = #sym.expr<N>}> : () -> f32
+  %s = "tile.size"() <{expr = #sym.expr<N>}> : () -> f32
   "func.return"() : () -> ()
 }) : () -> ()
 
@@ -313,7 +313,7 @@ func.func @size_type() {
 
 func.func @size_syntax() {
   // expected-error@+1 {{expected a shape expression (integer, symbol or '(')}}
-  %s = loop.size N + : i64
+  %s = tile.size N + : i64
   func.return
 }
 
@@ -322,8 +322,8 @@ func.func @size_syntax() {
 func.func @range_dims() {
   loop.kernel @k pointwise () grid [1] tiles {B = 64} symbols [] reason "" : () -> () {
   ^bb0:
-    // expected-error@+1 {{loop.range spans one dim of its tile}}
-    %r = loop.range "B" : !loop.tile<[64, 64], i64>
+    // expected-error@+1 {{tile.range spans one dim of its tile}}
+    %r = tile.range "B" : !loop.tile<[64, 64], i64>
   }
   func.return
 }
@@ -333,8 +333,8 @@ func.func @range_dims() {
 func.func @range_type() {
   loop.kernel @k pointwise () grid [1] tiles {B = 64} symbols [] reason "" : () -> () {
   ^bb0:
-    // expected-error@+1 {{loop.range yields integers}}
-    %r = loop.range "B" : !loop.tile<[64], f32>
+    // expected-error@+1 {{tile.range yields integers}}
+    %r = tile.range "B" : !loop.tile<[64], f32>
   }
   func.return
 }
@@ -342,8 +342,8 @@ func.func @range_type() {
 // -----
 
 func.func @range_scalar() {
-  // expected-error@+1 {{i64 should be of base attribute loop.tile}}
-  %r = loop.range "B" : i64
+  // expected-error@+1 {{i64 should be of attribute subclassing `TileShapedType`}}
+  %r = tile.range "B" : i64
   func.return
 }
 
@@ -352,56 +352,56 @@ func.func @range_scalar() {
 // Tile compute.
 
 func.func @constant_value() {
-  // expected-error@+1 {{loop.constant takes a typed integer or float}}
-  %c = loop.constant "one"
+  // expected-error@+1 {{tile.constant takes a typed integer or float}}
+  %c = tile.constant "one"
   func.return
 }
 
 // -----
 
 "func.func"() <{sym_name = "constant_type", function_type = () -> ()}> ({
-  // expected-error@+1 {{loop.constant result type must be the value's type}}
-  %c = "loop.constant"() <{value = 1.000000e+00 : f32}> : () -> f64
+  // expected-error@+1 {{tile.constant result type must be the value's type}}
+  %c = "tile.constant"() <{value = 1.000000e+00 : f32}> : () -> f64
   "func.return"() : () -> ()
 }) : () -> ()
 
 // -----
 
 func.func @splat_tile(%x: !loop.tile<[4], f32>) {
-  // expected-error@+1 {{loop.splat takes a scalar}}
-  %s = loop.splat %x : !loop.tile<[4], f32> -> !loop.tile<[4], f32>
+  // expected-error@+1 {{tile.splat takes a scalar}}
+  %s = tile.splat %x : !loop.tile<[4], f32> -> !loop.tile<[4], f32>
   func.return
 }
 
 // -----
 
 func.func @splat_type(%x: f32) {
-  // expected-error@+1 {{loop.splat keeps the element type}}
-  %s = loop.splat %x : f32 -> !loop.tile<[4], f64>
+  // expected-error@+1 {{tile.splat keeps the element type}}
+  %s = tile.splat %x : f32 -> !loop.tile<[4], f64>
   func.return
 }
 
 // -----
 
 func.func @splat_to_scalar(%x: f32) {
-  // expected-error@+1 {{f32 should be of base attribute loop.tile}}
-  %s = loop.splat %x : f32 -> f32
+  // expected-error@+1 {{f32 should be of attribute subclassing `TileShapedType`}}
+  %s = tile.splat %x : f32 -> f32
   func.return
 }
 
 // -----
 
 func.func @unary_kind(%x: !loop.tile<[4], f32>) {
-  // expected-error@+1 {{Expected `neg`, `abs`, `exp`, `log`, `sqrt`, `rsqrt`, `tanh`, `sigmoid`, `erf`, `sin`, `cos`, `floor`, `ceil`, `trunc`, `rint`, `log1p`, `expm1`, `log2`, `log10`, `sinh`, `cosh`, `atan`, `asin`, `acos`, `not`, `add`}}
-  %y = loop.unary exp2 %x : !loop.tile<[4], f32>
+  // expected-error@+1 {{unknown elementwise kind 'exp2'}}
+  %y = tile.unary exp2 %x : !loop.tile<[4], f32>
   func.return
 }
 
 // -----
 
 func.func @unary_arity(%x: !loop.tile<[4], f32>) {
-  // expected-error@+1 {{loop.unary: add is not a function of one operand; expected one of ['abs', 'acos', 'asin', 'atan', 'ceil', 'cos', 'cosh', 'erf', 'exp', 'expm1', 'floor', 'log', 'log10', 'log1p', 'log2', 'neg', 'not', 'rint', 'rsqrt', 'sigmoid', 'sin', 'sinh', 'sqrt', 'tanh', 'trunc']}}
-  %y = loop.unary add %x : !loop.tile<[4], f32>
+  // expected-error@+1 {{tile.unary: add is not a function of one operand; expected one of ['abs', 'acos', 'asin', 'atan', 'ceil', 'cos', 'cosh', 'erf', 'exp', 'expm1', 'floor', 'log', 'log10', 'log1p', 'log2', 'neg', 'not', 'rint', 'rsqrt', 'sigmoid', 'sin', 'sinh', 'sqrt', 'tanh', 'trunc']}}
+  %y = tile.unary add %x : !loop.tile<[4], f32>
   func.return
 }
 
@@ -410,55 +410,55 @@ func.func @unary_arity(%x: !loop.tile<[4], f32>) {
 "func.func"() <{sym_name = "unary_type", function_type = (f32) -> ()}> ({
 ^bb0(%x: f32):
   // expected-error@+1 {{attribute f32 expected from variable 'T', but got f64}}
-  %y = "loop.unary"(%x) <{kind = "exp"}> : (f32) -> f64
+  %y = "tile.unary"(%x) <{kind = "exp"}> : (f32) -> f64
   "func.return"() : () -> ()
 }) : () -> ()
 
 // -----
 
 func.func @binary_kind(%x: !loop.tile<[4], f32>) {
-  // expected-error@+1 {{Expected `neg`, `abs`, `exp`}}
-  %y = loop.binary plus %x, %x : (!loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], f32>
+  // expected-error@+1 {{unknown elementwise kind 'plus'}}
+  %y = tile.binary plus %x, %x : (!loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], f32>
   func.return
 }
 
 // -----
 
 func.func @binary_arity(%x: !loop.tile<[4], f32>) {
-  // expected-error@+1 {{loop.binary: exp is not a function of two operands; expected one of ['add', 'and', 'atan2', 'div', 'floordiv', 'max', 'min', 'mul', 'or', 'pow', 'rem', 'sub', 'xor']}}
-  %y = loop.binary exp %x, %x : (!loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], f32>
+  // expected-error@+1 {{tile.binary: exp is not a function of two operands; expected one of ['add', 'and', 'atan2', 'div', 'floordiv', 'max', 'min', 'mul', 'or', 'pow', 'rem', 'sub', 'xor']}}
+  %y = tile.binary exp %x, %x : (!loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], f32>
   func.return
 }
 
 // -----
 
 func.func @binary_types(%x: !loop.tile<[4], f32>, %s: f64) {
-  // expected-error@+1 {{loop.binary operands must have the result's element type}}
-  %y = loop.binary add %x, %s : (!loop.tile<[4], f32>, f64) -> !loop.tile<[4], f32>
+  // expected-error@+1 {{tile.binary operands must have the result's element type}}
+  %y = tile.binary add %x, %s : (!loop.tile<[4], f32>, f64) -> !loop.tile<[4], f32>
   func.return
 }
 
 // -----
 
 func.func @binary_broadcast(%x: !loop.tile<[4], f32>, %z: !loop.tile<[8], f32>) {
-  // expected-error@+1 {{loop.binary: tile shapes [4], [8] do not broadcast}}
-  %y = loop.binary add %x, %z : (!loop.tile<[4], f32>, !loop.tile<[8], f32>) -> !loop.tile<[8], f32>
+  // expected-error@+1 {{tile.binary: tile shapes [4], [8] do not broadcast}}
+  %y = tile.binary add %x, %z : (!loop.tile<[4], f32>, !loop.tile<[8], f32>) -> !loop.tile<[8], f32>
   func.return
 }
 
 // -----
 
 func.func @binary_shape(%x: !loop.tile<[4, 1], f32>, %z: !loop.tile<[1, 8], f32>) {
-  // expected-error@+1 {{loop.binary: result shape [4, 1] must be the broadcast shape [4, 8]}}
-  %y = loop.binary add %x, %z : (!loop.tile<[4, 1], f32>, !loop.tile<[1, 8], f32>) -> !loop.tile<[4, 1], f32>
+  // expected-error@+1 {{tile.binary: result shape [4, 1] must be the broadcast shape [4, 8]}}
+  %y = tile.binary add %x, %z : (!loop.tile<[4, 1], f32>, !loop.tile<[1, 8], f32>) -> !loop.tile<[4, 1], f32>
   func.return
 }
 
 // -----
 
 func.func @binary_scalar_result(%x: !loop.tile<[4], f32>, %s: f32) {
-  // expected-error@+1 {{loop.binary: result shape [] must be the broadcast shape [4]}}
-  %y = loop.binary mul %x, %s : (!loop.tile<[4], f32>, f32) -> f32
+  // expected-error@+1 {{tile.binary: result shape [] must be the broadcast shape [4]}}
+  %y = tile.binary mul %x, %s : (!loop.tile<[4], f32>, f32) -> f32
   func.return
 }
 
@@ -466,87 +466,87 @@ func.func @binary_scalar_result(%x: !loop.tile<[4], f32>, %s: f32) {
 
 func.func @cmp_kind(%x: !loop.tile<[4], f32>) {
   // expected-error@+1 {{Expected `eq`, `ne`, `lt`, `le`, `gt`, or `ge`.}}
-  %y = loop.cmp lte %x, %x : (!loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], i1>
+  %y = tile.cmp lte %x, %x : (!loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], i1>
   func.return
 }
 
 // -----
 
 func.func @cmp_types(%x: !loop.tile<[4], i64>, %s: i32) {
-  // expected-error@+1 {{loop.cmp operands must share an element type}}
-  %y = loop.cmp lt %x, %s : (!loop.tile<[4], i64>, i32) -> !loop.tile<[4], i1>
+  // expected-error@+1 {{tile.cmp operands must share an element type}}
+  %y = tile.cmp lt %x, %s : (!loop.tile<[4], i64>, i32) -> !loop.tile<[4], i1>
   func.return
 }
 
 // -----
 
 func.func @cmp_result(%x: !loop.tile<[4], i64>) {
-  // expected-error@+1 {{loop.cmp yields i1}}
-  %y = loop.cmp lt %x, %x : (!loop.tile<[4], i64>, !loop.tile<[4], i64>) -> !loop.tile<[4], i64>
+  // expected-error@+1 {{tile.cmp yields i1}}
+  %y = tile.cmp lt %x, %x : (!loop.tile<[4], i64>, !loop.tile<[4], i64>) -> !loop.tile<[4], i64>
   func.return
 }
 
 // -----
 
 func.func @cmp_broadcast(%x: !loop.tile<[4], i64>, %z: !loop.tile<[2, 8], i64>) {
-  // expected-error@+1 {{loop.cmp: tile shapes [4], [2, 8] do not broadcast}}
-  %y = loop.cmp lt %x, %z : (!loop.tile<[4], i64>, !loop.tile<[2, 8], i64>) -> !loop.tile<[2, 8], i1>
+  // expected-error@+1 {{tile.cmp: tile shapes [4], [2, 8] do not broadcast}}
+  %y = tile.cmp lt %x, %z : (!loop.tile<[4], i64>, !loop.tile<[2, 8], i64>) -> !loop.tile<[2, 8], i1>
   func.return
 }
 
 // -----
 
 func.func @cmp_shape(%x: !loop.tile<[4], i64>, %s: i64) {
-  // expected-error@+1 {{loop.cmp: result shape [1, 4] must be the broadcast shape [4]}}
-  %y = loop.cmp lt %x, %s : (!loop.tile<[4], i64>, i64) -> !loop.tile<[1, 4], i1>
+  // expected-error@+1 {{tile.cmp: result shape [1, 4] must be the broadcast shape [4]}}
+  %y = tile.cmp lt %x, %s : (!loop.tile<[4], i64>, i64) -> !loop.tile<[1, 4], i1>
   func.return
 }
 
 // -----
 
 func.func @select_condition(%c: !loop.tile<[4], i32>, %x: !loop.tile<[4], f32>) {
-  // expected-error@+1 {{loop.select condition must be i1}}
-  %y = loop.select %c, %x, %x : (!loop.tile<[4], i32>, !loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], f32>
+  // expected-error@+1 {{tile.select condition must be i1}}
+  %y = tile.select %c, %x, %x : (!loop.tile<[4], i32>, !loop.tile<[4], f32>, !loop.tile<[4], f32>) -> !loop.tile<[4], f32>
   func.return
 }
 
 // -----
 
 func.func @select_branches(%c: !loop.tile<[4], i1>, %x: !loop.tile<[4], f32>, %s: f16) {
-  // expected-error@+1 {{loop.select branches must have the result's element type}}
-  %y = loop.select %c, %x, %s : (!loop.tile<[4], i1>, !loop.tile<[4], f32>, f16) -> !loop.tile<[4], f32>
+  // expected-error@+1 {{tile.select branches must have the result's element type}}
+  %y = tile.select %c, %x, %s : (!loop.tile<[4], i1>, !loop.tile<[4], f32>, f16) -> !loop.tile<[4], f32>
   func.return
 }
 
 // -----
 
 func.func @select_broadcast(%c: !loop.tile<[8], i1>, %x: !loop.tile<[4], f32>, %s: f32) {
-  // expected-error@+1 {{loop.select: tile shapes [8], [4], [] do not broadcast}}
-  %y = loop.select %c, %x, %s : (!loop.tile<[8], i1>, !loop.tile<[4], f32>, f32) -> !loop.tile<[4], f32>
+  // expected-error@+1 {{tile.select: tile shapes [8], [4], [] do not broadcast}}
+  %y = tile.select %c, %x, %s : (!loop.tile<[8], i1>, !loop.tile<[4], f32>, f32) -> !loop.tile<[4], f32>
   func.return
 }
 
 // -----
 
 func.func @select_shape(%c: !loop.tile<[4, 1], i1>, %x: !loop.tile<[1, 4], f32>, %s: f32) {
-  // expected-error@+1 {{loop.select: result shape [1, 4] must be the broadcast shape [4, 4]}}
-  %y = loop.select %c, %x, %s : (!loop.tile<[4, 1], i1>, !loop.tile<[1, 4], f32>, f32) -> !loop.tile<[1, 4], f32>
+  // expected-error@+1 {{tile.select: result shape [1, 4] must be the broadcast shape [4, 4]}}
+  %y = tile.select %c, %x, %s : (!loop.tile<[4, 1], i1>, !loop.tile<[1, 4], f32>, f32) -> !loop.tile<[1, 4], f32>
   func.return
 }
 
 // -----
 
 func.func @cast_shape(%x: !loop.tile<[4], f32>) {
-  // expected-error@+1 {{loop.cast keeps the tile shape}}
-  %y = loop.cast %x : !loop.tile<[4], f32> -> !loop.tile<[4, 1], i64>
+  // expected-error@+1 {{tile.cast keeps the tile shape}}
+  %y = tile.cast %x : !loop.tile<[4], f32> -> !loop.tile<[4, 1], i64>
   func.return
 }
 
 // -----
 
 func.func @cast_to_scalar(%x: !loop.tile<[4], f32>) {
-  // expected-error@+1 {{loop.cast keeps the tile shape}}
-  %y = loop.cast %x : !loop.tile<[4], f32> -> f32
+  // expected-error@+1 {{tile.cast keeps the tile shape}}
+  %y = tile.cast %x : !loop.tile<[4], f32> -> f32
   func.return
 }
 
@@ -554,103 +554,103 @@ func.func @cast_to_scalar(%x: !loop.tile<[4], f32>) {
 
 func.func @reduce_kind(%x: !loop.tile<[4], f32>) {
   // expected-error@+1 {{Expected `sum`, `prod`, `max`, `min`, or `argmax`.}}
-  %y = loop.reduce mean %x 0 : !loop.tile<[4], f32> -> f32
+  %y = tile.reduce mean %x 0 : !loop.tile<[4], f32> -> f32
   func.return
 }
 
 // -----
 
 func.func @reduce_axis(%x: !loop.tile<[4, 8], f32>) {
-  // expected-error@+1 {{loop.reduce axis 2 out of range}}
-  %y = loop.reduce sum %x 2 : !loop.tile<[4, 8], f32> -> !loop.tile<[4], f32>
+  // expected-error@+1 {{tile.reduce axis 2 out of range}}
+  %y = tile.reduce sum %x 2 : !loop.tile<[4, 8], f32> -> !loop.tile<[4], f32>
   func.return
 }
 
 // -----
 
 func.func @reduce_negative_axis(%x: !loop.tile<[4, 8], f32>) {
-  // expected-error@+1 {{loop.reduce axis -1 out of range}}
-  %y = loop.reduce sum %x -1 : !loop.tile<[4, 8], f32> -> !loop.tile<[4], f32>
+  // expected-error@+1 {{tile.reduce axis -1 out of range}}
+  %y = tile.reduce sum %x -1 : !loop.tile<[4, 8], f32> -> !loop.tile<[4], f32>
   func.return
 }
 
 // -----
 
 func.func @reduce_shape(%x: !loop.tile<[4, 8], f32>) {
-  // expected-error@+1 {{loop.reduce result must drop the reduced dim}}
-  %y = loop.reduce sum %x 0 : !loop.tile<[4, 8], f32> -> !loop.tile<[4], f32>
+  // expected-error@+1 {{tile.reduce result must drop the reduced dim}}
+  %y = tile.reduce sum %x 0 : !loop.tile<[4, 8], f32> -> !loop.tile<[4], f32>
   func.return
 }
 
 // -----
 
 func.func @reduce_type(%x: !loop.tile<[4], f32>) {
-  // expected-error@+1 {{loop.reduce keeps the element type}}
-  %y = loop.reduce max %x 0 : !loop.tile<[4], f32> -> f64
+  // expected-error@+1 {{tile.reduce keeps the element type}}
+  %y = tile.reduce max %x 0 : !loop.tile<[4], f32> -> f64
   func.return
 }
 
 // -----
 
 func.func @argmax_type(%x: !loop.tile<[4], f32>) {
-  // expected-error@+1 {{loop.reduce argmax yields integers}}
-  %y = loop.reduce argmax %x 0 : !loop.tile<[4], f32> -> f32
+  // expected-error@+1 {{tile.reduce argmax yields integers}}
+  %y = tile.reduce argmax %x 0 : !loop.tile<[4], f32> -> f32
   func.return
 }
 
 // -----
 
 func.func @reduce_scalar(%x: f32) {
-  // expected-error@+1 {{f32 should be of base attribute loop.tile}}
-  %y = loop.reduce sum %x 0 : f32 -> f32
+  // expected-error@+1 {{f32 should be of attribute subclassing `TileShapedType`}}
+  %y = tile.reduce sum %x 0 : f32 -> f32
   func.return
 }
 
 // -----
 
 func.func @dot_rank(%a: !loop.tile<[2, 4, 8], f32>, %b: !loop.tile<[8, 16], f32>, %c: !loop.tile<[4, 16], f32>) {
-  // expected-error@+1 {{loop.dot takes 2-D tiles}}
-  %y = loop.dot %a, %b, %c : (!loop.tile<[2, 4, 8], f32>, !loop.tile<[8, 16], f32>, !loop.tile<[4, 16], f32>) -> !loop.tile<[4, 16], f32>
+  // expected-error@+1 {{tile.dot takes 2-D tiles}}
+  %y = tile.dot %a, %b, %c : (!loop.tile<[2, 4, 8], f32>, !loop.tile<[8, 16], f32>, !loop.tile<[4, 16], f32>) -> !loop.tile<[4, 16], f32>
   func.return
 }
 
 // -----
 
 func.func @dot_inner(%a: !loop.tile<[4, 8], f32>, %b: !loop.tile<[16, 16], f32>, %c: !loop.tile<[4, 16], f32>) {
-  // expected-error@+1 {{loop.dot shapes must be [M, K] x [K, N] -> [M, N]}}
-  %y = loop.dot %a, %b, %c : (!loop.tile<[4, 8], f32>, !loop.tile<[16, 16], f32>, !loop.tile<[4, 16], f32>) -> !loop.tile<[4, 16], f32>
+  // expected-error@+1 {{tile.dot shapes must be [M, K] x [K, N] -> [M, N]}}
+  %y = tile.dot %a, %b, %c : (!loop.tile<[4, 8], f32>, !loop.tile<[16, 16], f32>, !loop.tile<[4, 16], f32>) -> !loop.tile<[4, 16], f32>
   func.return
 }
 
 // -----
 
 func.func @dot_accumulator(%a: !loop.tile<[4, 8], f32>, %b: !loop.tile<[8, 16], f32>, %c: !loop.tile<[16, 4], f32>) {
-  // expected-error@+1 {{loop.dot shapes must be [M, K] x [K, N] -> [M, N]}}
-  %y = loop.dot %a, %b, %c : (!loop.tile<[4, 8], f32>, !loop.tile<[8, 16], f32>, !loop.tile<[16, 4], f32>) -> !loop.tile<[16, 4], f32>
+  // expected-error@+1 {{tile.dot shapes must be [M, K] x [K, N] -> [M, N]}}
+  %y = tile.dot %a, %b, %c : (!loop.tile<[4, 8], f32>, !loop.tile<[8, 16], f32>, !loop.tile<[16, 4], f32>) -> !loop.tile<[16, 4], f32>
   func.return
 }
 
 // -----
 
 func.func @dot_operand_types(%a: !loop.tile<[4, 8], f16>, %b: !loop.tile<[8, 16], bf16>, %c: !loop.tile<[4, 16], f32>) {
-  // expected-error@+1 {{loop.dot operands must share an element type}}
-  %y = loop.dot %a, %b, %c : (!loop.tile<[4, 8], f16>, !loop.tile<[8, 16], bf16>, !loop.tile<[4, 16], f32>) -> !loop.tile<[4, 16], f32>
+  // expected-error@+1 {{tile.dot operands must share an element type}}
+  %y = tile.dot %a, %b, %c : (!loop.tile<[4, 8], f16>, !loop.tile<[8, 16], bf16>, !loop.tile<[4, 16], f32>) -> !loop.tile<[4, 16], f32>
   func.return
 }
 
 // -----
 
 func.func @dot_result(%a: !loop.tile<[4, 8], f16>, %b: !loop.tile<[8, 16], f16>, %c: !loop.tile<[4, 16], f32>) {
-  // expected-error@+1 {{loop.dot result has the accumulator's type}}
-  %y = loop.dot %a, %b, %c : (!loop.tile<[4, 8], f16>, !loop.tile<[8, 16], f16>, !loop.tile<[4, 16], f32>) -> !loop.tile<[4, 16], f16>
+  // expected-error@+1 {{tile.dot result has the accumulator's type}}
+  %y = tile.dot %a, %b, %c : (!loop.tile<[4, 8], f16>, !loop.tile<[8, 16], f16>, !loop.tile<[4, 16], f32>) -> !loop.tile<[4, 16], f16>
   func.return
 }
 
 // -----
 
 func.func @dot_scalar(%x: f32, %c: !loop.tile<[4, 4], f32>) {
-  // expected-error@+1 {{f32 should be of base attribute loop.tile}}
-  %y = loop.dot %x, %x, %c : (f32, f32, !loop.tile<[4, 4], f32>) -> !loop.tile<[4, 4], f32>
+  // expected-error@+1 {{f32 should be of attribute subclassing `TileShapedType`}}
+  %y = tile.dot %x, %x, %c : (f32, f32, !loop.tile<[4, 4], f32>) -> !loop.tile<[4, 4], f32>
   func.return
 }
 
@@ -661,7 +661,7 @@ func.func @dot_scalar(%x: f32, %c: !loop.tile<[4, 4], f32>) {
 func.func @read_rank(%x: !graph.tensor<[N, D], f32>) {
   loop.kernel @k pointwise (%x) grid [N] tiles {} symbols [] reason "" : (!graph.tensor<[N, D], f32>) -> () {
   ^bb0(%t: !graph.tensor<[N, D], f32>):
-    %p = loop.program_id 0 : i64
+    %p = tile.program_id 0 : i64
     // expected-error@+1 {{loop.read of a rank-2 tensor takes 2 indices}}
     %v = loop.read %t[%p] : !graph.tensor<[N, D], f32>[i64] -> f32
   }
@@ -673,7 +673,7 @@ func.func @read_rank(%x: !graph.tensor<[N, D], f32>) {
 func.func @read_index_type(%x: !graph.tensor<[N], f32>) {
   loop.kernel @k pointwise (%x) grid [N] tiles {} symbols [] reason "" : (!graph.tensor<[N], f32>) -> () {
   ^bb0(%t: !graph.tensor<[N], f32>):
-    %i = loop.constant 1.000000e+00 : f32
+    %i = tile.constant 1.000000e+00 : f32
     // expected-error@+1 {{loop.read indices must be integers}}
     %v = loop.read %t[%i] : !graph.tensor<[N], f32>[f32] -> f32
   }
@@ -685,7 +685,7 @@ func.func @read_index_type(%x: !graph.tensor<[N], f32>) {
 func.func @read_mask_type(%x: !graph.tensor<[N], f32>) {
   loop.kernel @k pointwise (%x) grid [N] tiles {B = 4} symbols [] reason "" : (!graph.tensor<[N], f32>) -> () {
   ^bb0(%t: !graph.tensor<[N], f32>):
-    %r = loop.range "B" : !loop.tile<[4], i64>
+    %r = tile.range "B" : !loop.tile<[4], i64>
     // expected-error@+1 {{loop.read mask must be i1}}
     %v = loop.read %t[%r] mask %r : !graph.tensor<[N], f32>[!loop.tile<[4], i64>] mask !loop.tile<[4], i64> -> !loop.tile<[4], f32>
   }
@@ -697,7 +697,7 @@ func.func @read_mask_type(%x: !graph.tensor<[N], f32>) {
 func.func @read_element_type(%x: !graph.tensor<[N], f32>) {
   loop.kernel @k pointwise (%x) grid [N] tiles {B = 4} symbols [] reason "" : (!graph.tensor<[N], f32>) -> () {
   ^bb0(%t: !graph.tensor<[N], f32>):
-    %r = loop.range "B" : !loop.tile<[4], i64>
+    %r = tile.range "B" : !loop.tile<[4], i64>
     // expected-error@+1 {{loop.read yields the tensor's element type}}
     %v = loop.read %t[%r] : !graph.tensor<[N], f32>[!loop.tile<[4], i64>] -> !loop.tile<[4], f16>
   }
@@ -709,8 +709,8 @@ func.func @read_element_type(%x: !graph.tensor<[N], f32>) {
 func.func @read_broadcast(%x: !graph.tensor<[N, D], f32>) {
   loop.kernel @k pointwise (%x) grid [N] tiles {B = 4, C = 8} symbols [] reason "" : (!graph.tensor<[N, D], f32>) -> () {
   ^bb0(%t: !graph.tensor<[N, D], f32>):
-    %r = loop.range "B" : !loop.tile<[4], i64>
-    %c = loop.range "C" : !loop.tile<[8], i64>
+    %r = tile.range "B" : !loop.tile<[4], i64>
+    %c = tile.range "C" : !loop.tile<[8], i64>
     // expected-error@+1 {{loop.read: tile shapes [4], [8] do not broadcast}}
     %v = loop.read %t[%r, %c] : !graph.tensor<[N, D], f32>[!loop.tile<[4], i64>, !loop.tile<[8], i64>] -> !loop.tile<[8], f32>
   }
@@ -722,9 +722,9 @@ func.func @read_broadcast(%x: !graph.tensor<[N, D], f32>) {
 func.func @read_mask_broadcast(%x: !graph.tensor<[N], f32>) {
   loop.kernel @k pointwise (%x) grid [N] tiles {B = 4, C = 8} symbols [] reason "" : (!graph.tensor<[N], f32>) -> () {
   ^bb0(%t: !graph.tensor<[N], f32>):
-    %r = loop.range "B" : !loop.tile<[4], i64>
-    %c = loop.range "C" : !loop.tile<[8], i64>
-    %m = loop.cmp lt %c, %c : (!loop.tile<[8], i64>, !loop.tile<[8], i64>) -> !loop.tile<[8], i1>
+    %r = tile.range "B" : !loop.tile<[4], i64>
+    %c = tile.range "C" : !loop.tile<[8], i64>
+    %m = tile.cmp lt %c, %c : (!loop.tile<[8], i64>, !loop.tile<[8], i64>) -> !loop.tile<[8], i1>
     // expected-error@+1 {{loop.read: tile shapes [4], [8] do not broadcast}}
     %v = loop.read %t[%r] mask %m : !graph.tensor<[N], f32>[!loop.tile<[4], i64>] mask !loop.tile<[8], i1> -> !loop.tile<[4], f32>
   }
@@ -736,8 +736,8 @@ func.func @read_mask_broadcast(%x: !graph.tensor<[N], f32>) {
 func.func @read_shape(%x: !graph.tensor<[N, D], f32>) {
   loop.kernel @k pointwise (%x) grid [N] tiles {B = 4, C = 8} symbols [] reason "" : (!graph.tensor<[N, D], f32>) -> () {
   ^bb0(%t: !graph.tensor<[N, D], f32>):
-    %r = loop.range "B" : !loop.tile<[4, 1], i64>
-    %c = loop.range "C" : !loop.tile<[1, 8], i64>
+    %r = tile.range "B" : !loop.tile<[4, 1], i64>
+    %c = tile.range "C" : !loop.tile<[1, 8], i64>
     // expected-error@+1 {{loop.read: result shape [1, 8] must be the broadcast shape [4, 8]}}
     %v = loop.read %t[%r, %c] : !graph.tensor<[N, D], f32>[!loop.tile<[4, 1], i64>, !loop.tile<[1, 8], i64>] -> !loop.tile<[1, 8], f32>
   }
@@ -765,7 +765,7 @@ func.func @write_outside(%v: f32, %i: i64) {
 func.func @write_output(%x: !graph.tensor<[N], f32>) {
   %y = loop.kernel @k pointwise (%x) grid [N] tiles {} symbols [] reason "" : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>) {
   ^bb0(%t: !graph.tensor<[N], f32>):
-    %p = loop.program_id 0 : i64
+    %p = tile.program_id 0 : i64
     %v = loop.read %t[%p] : !graph.tensor<[N], f32>[i64] -> f32
     loop.write %v to 0[%p] : f32[i64]
     // expected-error@+1 {{loop.write to output 1, which does not exist}}
@@ -779,7 +779,7 @@ func.func @write_output(%x: !graph.tensor<[N], f32>) {
 func.func @write_negative_output(%x: !graph.tensor<[N], f32>) {
   %y = loop.kernel @k pointwise (%x) grid [N] tiles {} symbols [] reason "" : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>) {
   ^bb0(%t: !graph.tensor<[N], f32>):
-    %p = loop.program_id 0 : i64
+    %p = tile.program_id 0 : i64
     %v = loop.read %t[%p] : !graph.tensor<[N], f32>[i64] -> f32
     loop.write %v to 0[%p] : f32[i64]
     // expected-error@+1 {{loop.write to output -1, which does not exist}}
@@ -793,7 +793,7 @@ func.func @write_negative_output(%x: !graph.tensor<[N], f32>) {
 func.func @write_rank(%x: !graph.tensor<[N], f32>) {
   %y = loop.kernel @k pointwise (%x) grid [N] tiles {} symbols [] reason "" : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N, D], f32>) {
   ^bb0(%t: !graph.tensor<[N], f32>):
-    %p = loop.program_id 0 : i64
+    %p = tile.program_id 0 : i64
     %v = loop.read %t[%p] : !graph.tensor<[N], f32>[i64] -> f32
     // expected-error@+1 {{loop.write to a rank-2 output takes 2 indices}}
     loop.write %v to 0[%p] : f32[i64]
@@ -806,7 +806,7 @@ func.func @write_rank(%x: !graph.tensor<[N], f32>) {
 func.func @write_index_type(%x: !graph.tensor<[N], f32>) {
   %y = loop.kernel @k pointwise (%x) grid [N] tiles {} symbols [] reason "" : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>) {
   ^bb0(%t: !graph.tensor<[N], f32>):
-    %p = loop.program_id 0 : i64
+    %p = tile.program_id 0 : i64
     %v = loop.read %t[%p] : !graph.tensor<[N], f32>[i64] -> f32
     // expected-error@+1 {{loop.write indices must be integers}}
     loop.write %v to 0[%v] : f32[f32]
@@ -819,7 +819,7 @@ func.func @write_index_type(%x: !graph.tensor<[N], f32>) {
 func.func @write_element_type(%x: !graph.tensor<[N], f32>) {
   %y = loop.kernel @k pointwise (%x) grid [N] tiles {} symbols [] reason "" : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], i32>) {
   ^bb0(%t: !graph.tensor<[N], f32>):
-    %p = loop.program_id 0 : i64
+    %p = tile.program_id 0 : i64
     %v = loop.read %t[%p] : !graph.tensor<[N], f32>[i64] -> f32
     // expected-error@+1 {{loop.write value must have the output's element type}}
     loop.write %v to 0[%p] : f32[i64]
@@ -832,7 +832,7 @@ func.func @write_element_type(%x: !graph.tensor<[N], f32>) {
 func.func @write_mask_type(%x: !graph.tensor<[N], f32>) {
   %y = loop.kernel @k pointwise (%x) grid [N] tiles {} symbols [] reason "" : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>) {
   ^bb0(%t: !graph.tensor<[N], f32>):
-    %p = loop.program_id 0 : i64
+    %p = tile.program_id 0 : i64
     %v = loop.read %t[%p] : !graph.tensor<[N], f32>[i64] -> f32
     // expected-error@+1 {{loop.write mask must be i1}}
     loop.write %v to 0[%p] mask %p : f32[i64] mask i64
@@ -875,24 +875,24 @@ func.func @read_outside(%t: !graph.tensor<[N], f32>, %i: i64) -> f32 {
 // -----
 
 func.func @range_outside() {
-  // expected-error@+1 {{loop.range reads a kernel's launch; it must be inside a kernel}}
-  %r = loop.range "B" : !loop.tile<[4], i64>
+  // expected-error@+1 {{tile.range reads a kernel's launch; it must be inside a kernel}}
+  %r = tile.range "B" : !loop.tile<[4], i64>
   func.return
 }
 
 // -----
 
 func.func @size_outside() {
-  // expected-error@+1 {{loop.size reads a kernel's launch; it must be inside a kernel}}
-  %n = loop.size N : i64
+  // expected-error@+1 {{tile.size reads a kernel's launch; it must be inside a kernel}}
+  %n = tile.size N : i64
   func.return
 }
 
 // -----
 
 func.func @program_id_outside() {
-  // expected-error@+1 {{loop.program_id reads a kernel's launch; it must be inside a kernel}}
-  %p = loop.program_id 0 : i64
+  // expected-error@+1 {{tile.program_id reads a kernel's launch; it must be inside a kernel}}
+  %p = tile.program_id 0 : i64
   func.return
 }
 
@@ -903,8 +903,8 @@ func.func @program_id_outside() {
 func.func @write_broadcast(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
   %y = loop.kernel @k pointwise (%x) grid [N] tiles {B = 4, C = 8} symbols [] reason "" : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>) {
   ^bb0(%t: !graph.tensor<[N], f32>):
-    %r = loop.range "B" : !loop.tile<[4], i64>
-    %c = loop.range "C" : !loop.tile<[8], i64>
+    %r = tile.range "B" : !loop.tile<[4], i64>
+    %c = tile.range "C" : !loop.tile<[8], i64>
     %v = loop.read %t[%c] : !graph.tensor<[N], f32>[!loop.tile<[8], i64>] -> !loop.tile<[8], f32>
     // expected-error@+1 {{loop.write: tile shapes [8], [4] do not broadcast}}
     loop.write %v to 0[%r] : !loop.tile<[8], f32>[!loop.tile<[4], i64>]

@@ -65,16 +65,16 @@ memory.kernel @k pointwise (%x: !memory.buffer<[N], [1], f32>) inputs 1 grid [N]
 
 // -----
 
-// expected-error@+1 {{loop.size uses ['D'], not among the kernel's symbols}}
+// expected-error@+1 {{tile.size uses ['D'], not among the kernel's symbols}}
 memory.kernel @k pointwise (%x: !memory.buffer<[N], [1], f32>) inputs 1 grid [N] tiles {} symbols [N] reason "" {
-  %d = loop.size D : i64
+  %d = tile.size D : i64
 }
 
 // -----
 
-// expected-error@+1 {{loop.range names unknown tile 'C'}}
+// expected-error@+1 {{tile.range names unknown tile 'C'}}
 memory.kernel @k pointwise (%x: !memory.buffer<[N], [1], f32>) inputs 1 grid [N] tiles {B = 64} symbols [] reason "" {
-  %r = loop.range "C" : !loop.tile<[64], i64>
+  %r = tile.range "C" : !loop.tile<[64], i64>
 }
 
 // -----
@@ -99,7 +99,7 @@ func.func @load_outside(%x: !memory.buffer<[N], [1], f32>, %i: i64) {
 // -----
 
 memory.kernel @k pointwise (%x: !memory.buffer<[N], [1], f32>) inputs 1 grid [N] tiles {} symbols [] reason "" {
-  %i = loop.constant 1.0 : f32
+  %i = tile.constant 1.0 : f32
   // expected-error@+1 {{memory.load offset must be an integer (i32 or i64) scalar or tile, not f32}}
   %v = memory.load %x[%i] : !memory.buffer<[N], [1], f32>[f32] -> f32
 }
@@ -107,7 +107,7 @@ memory.kernel @k pointwise (%x: !memory.buffer<[N], [1], f32>) inputs 1 grid [N]
 // -----
 
 memory.kernel @k pointwise (%x: !memory.buffer<[N], [1], f32>) inputs 1 grid [N] tiles {B = 4} symbols [] reason "" {
-  %r = loop.range "B" : !loop.tile<[4], i64>
+  %r = tile.range "B" : !loop.tile<[4], i64>
   // expected-error@+1 {{memory.load mask must be i1, not i64}}
   %v = memory.load %x[%r] mask %r : !memory.buffer<[N], [1], f32>[!loop.tile<[4], i64>] mask !loop.tile<[4], i64> -> !loop.tile<[4], f32>
 }
@@ -115,7 +115,7 @@ memory.kernel @k pointwise (%x: !memory.buffer<[N], [1], f32>) inputs 1 grid [N]
 // -----
 
 memory.kernel @k pointwise (%x: !memory.buffer<[N], [1], f32>) inputs 1 grid [N] tiles {B = 4} symbols [] reason "" {
-  %r = loop.range "B" : !loop.tile<[4], i64>
+  %r = tile.range "B" : !loop.tile<[4], i64>
   // expected-error@+1 {{memory.load yields !loop.tile<[4], f32> (the buffer's elements at the broadcast shape of offset and mask), not !loop.tile<[4], f64>}}
   %v = memory.load %x[%r] : !memory.buffer<[N], [1], f32>[!loop.tile<[4], i64>] -> !loop.tile<[4], f64>
 }
@@ -123,9 +123,9 @@ memory.kernel @k pointwise (%x: !memory.buffer<[N], [1], f32>) inputs 1 grid [N]
 // -----
 
 memory.kernel @k pointwise (%x: !memory.buffer<[N], [1], f32>) inputs 1 grid [N] tiles {B = 4, C = 8} symbols [] reason "" {
-  %r = loop.range "B" : !loop.tile<[4], i64>
-  %c = loop.range "C" : !loop.tile<[8], i64>
-  %m = loop.cmp lt %c, %c : (!loop.tile<[8], i64>, !loop.tile<[8], i64>) -> !loop.tile<[8], i1>
+  %r = tile.range "B" : !loop.tile<[4], i64>
+  %c = tile.range "C" : !loop.tile<[8], i64>
+  %m = tile.cmp lt %c, %c : (!loop.tile<[8], i64>, !loop.tile<[8], i64>) -> !loop.tile<[8], i1>
   // expected-error@+1 {{memory.load: tile shapes [4], [8] do not broadcast}}
   %v = memory.load %x[%r] mask %m : !memory.buffer<[N], [1], f32>[!loop.tile<[4], i64>] mask !loop.tile<[8], i1> -> !loop.tile<[4], f32>
 }
@@ -133,7 +133,7 @@ memory.kernel @k pointwise (%x: !memory.buffer<[N], [1], f32>) inputs 1 grid [N]
 // -----
 
 memory.kernel @k pointwise (%x: !memory.buffer<[N], [1], f32>, %out: !memory.buffer<[N], [1], i32>) inputs 1 grid [N] tiles {} symbols [] reason "" {
-  %i = loop.program_id 0 : i64
+  %i = tile.program_id 0 : i64
   %v = memory.load %x[%i] : !memory.buffer<[N], [1], f32>[i64] -> f32
   // expected-error@+1 {{memory.store of f32 values into a buffer of i32}}
   memory.store %v, %out[%i] : f32, !memory.buffer<[N], [1], i32>[i64]
@@ -142,7 +142,7 @@ memory.kernel @k pointwise (%x: !memory.buffer<[N], [1], f32>, %out: !memory.buf
 // -----
 
 memory.kernel @k pointwise (%x: !memory.buffer<[N], [1], f32>, %out: !memory.buffer<[N], [1], f32>) inputs 1 grid [N] tiles {} symbols [] reason "" {
-  %i = loop.program_id 0 : i64
+  %i = tile.program_id 0 : i64
   %v = memory.load %x[%i] : !memory.buffer<[N], [1], f32>[i64] -> f32
   // expected-error@+1 {{memory.store to argument 0 of @k, one of its 1 inputs; kernels write only their output arguments}}
   memory.store %v, %x[%i] : f32, !memory.buffer<[N], [1], f32>[i64]

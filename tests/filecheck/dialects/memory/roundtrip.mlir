@@ -16,28 +16,28 @@ func.func @types(%rows: !memory.buffer<[N, D], [D, 1], f32>, %cols: !memory.buff
 }
 
 // CHECK-LABEL: memory.kernel @rows reduction (%x: !memory.buffer<[N, 128], [128, 1], f32>, %out: !memory.buffer<[N, 128], [128, 1], f32>) inputs 1 grid [N] tiles {BLOCK_R = 128} symbols [N] reason "one row per program" {
-// CHECK-NEXT:    %row = loop.program_id 0 : i64
-// CHECK-NEXT:    %r = loop.range "BLOCK_R" : !loop.tile<[128], i64>
-// CHECK-NEXT:    %c128 = loop.size 128 : i64
-// CHECK-NEXT:    %m = loop.cmp lt %r, %c128 : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i1>
-// CHECK-NEXT:    %base = loop.binary mul %row, %c128 : (i64, i64) -> i64
-// CHECK-NEXT:    %off = loop.binary add %base, %r : (i64, !loop.tile<[128], i64>) -> !loop.tile<[128], i64>
+// CHECK-NEXT:    %row = tile.program_id 0 : i64
+// CHECK-NEXT:    %r = tile.range "BLOCK_R" : !loop.tile<[128], i64>
+// CHECK-NEXT:    %c128 = tile.size 128 : i64
+// CHECK-NEXT:    %m = tile.cmp lt %r, %c128 : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i1>
+// CHECK-NEXT:    %base = tile.binary mul %row, %c128 : (i64, i64) -> i64
+// CHECK-NEXT:    %off = tile.binary add %base, %r : (i64, !loop.tile<[128], i64>) -> !loop.tile<[128], i64>
 // CHECK-NEXT:    %v = memory.load %x[%off] mask %m : !memory.buffer<[N, 128], [128, 1], f32>[!loop.tile<[128], i64>] mask !loop.tile<[128], i1> -> !loop.tile<[128], f32>
 // CHECK-NEXT:    %first = memory.load %x[%base] : !memory.buffer<[N, 128], [128, 1], f32>[i64] -> f32
-// CHECK-NEXT:    %y = loop.binary sub %v, %first : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
+// CHECK-NEXT:    %y = tile.binary sub %v, %first : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
 // CHECK-NEXT:    memory.store %y, %out[%off] mask %m : !loop.tile<[128], f32>, !memory.buffer<[N, 128], [128, 1], f32>[!loop.tile<[128], i64>] mask !loop.tile<[128], i1>
 // CHECK-NEXT:    memory.store %first, %out[%base] : f32, !memory.buffer<[N, 128], [128, 1], f32>[i64]
 // CHECK-NEXT:  }
 memory.kernel @rows reduction (%x: !memory.buffer<[N, 128], [128, 1], f32>, %out: !memory.buffer<[N, 128], [128, 1], f32>) inputs 1 grid [N] tiles {BLOCK_R = 128} symbols [N] reason "one row per program" {
-  %row = loop.program_id 0 : i64
-  %r = loop.range "BLOCK_R" : !loop.tile<[128], i64>
-  %c128 = loop.size 128 : i64
-  %m = loop.cmp lt %r, %c128 : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i1>
-  %base = loop.binary mul %row, %c128 : (i64, i64) -> i64
-  %off = loop.binary add %base, %r : (i64, !loop.tile<[128], i64>) -> !loop.tile<[128], i64>
+  %row = tile.program_id 0 : i64
+  %r = tile.range "BLOCK_R" : !loop.tile<[128], i64>
+  %c128 = tile.size 128 : i64
+  %m = tile.cmp lt %r, %c128 : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i1>
+  %base = tile.binary mul %row, %c128 : (i64, i64) -> i64
+  %off = tile.binary add %base, %r : (i64, !loop.tile<[128], i64>) -> !loop.tile<[128], i64>
   %v = memory.load %x[%off] mask %m : !memory.buffer<[N, 128], [128, 1], f32>[!loop.tile<[128], i64>] mask !loop.tile<[128], i1> -> !loop.tile<[128], f32>
   %first = memory.load %x[%base] : !memory.buffer<[N, 128], [128, 1], f32>[i64] -> f32
-  %y = loop.binary sub %v, %first : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
+  %y = tile.binary sub %v, %first : (!loop.tile<[128], f32>, f32) -> !loop.tile<[128], f32>
   memory.store %y, %out[%off] mask %m : !loop.tile<[128], f32>, !memory.buffer<[N, 128], [128, 1], f32>[!loop.tile<[128], i64>] mask !loop.tile<[128], i1>
   memory.store %first, %out[%base] : f32, !memory.buffer<[N, 128], [128, 1], f32>[i64]
 }
@@ -45,31 +45,31 @@ memory.kernel @rows reduction (%x: !memory.buffer<[N, 128], [128, 1], f32>, %out
 // Several outputs, a 3-axis grid, no tiles, i32 offsets, a looped body and
 // extra attributes.
 // CHECK-LABEL: memory.kernel @many pointwise (%a: !memory.buffer<[B, N], [N, 1], i32>, %o0: !memory.buffer<[B, N], [N, 1], i32>, %o1: !memory.buffer<[B], [1], i32>) inputs 1 grid [B, 1, (N + 7) floordiv 8] tiles {} symbols [B, N] reason "" attributes {note = "kept"} {
-// CHECK-NEXT:    %p = loop.program_id 0 : i32
-// CHECK-NEXT:    %n = loop.size N : i32
-// CHECK-NEXT:    %start = loop.binary mul %p, %n : (i32, i32) -> i32
-// CHECK-NEXT:    %zero = loop.constant 0 : i32
-// CHECK-NEXT:    %one = loop.constant 1 : i32
+// CHECK-NEXT:    %p = tile.program_id 0 : i32
+// CHECK-NEXT:    %n = tile.size N : i32
+// CHECK-NEXT:    %start = tile.binary mul %p, %n : (i32, i32) -> i32
+// CHECK-NEXT:    %zero = tile.constant 0 : i32
+// CHECK-NEXT:    %one = tile.constant 1 : i32
 // CHECK-NEXT:    %total = scf.for %k = %zero to %n step %one iter_args(%acc = %zero) -> (i32) : i32 {
-// CHECK-NEXT:      %at = loop.binary add %start, %k : (i32, i32) -> i32
+// CHECK-NEXT:      %at = tile.binary add %start, %k : (i32, i32) -> i32
 // CHECK-NEXT:      %v = memory.load %a[%at] : !memory.buffer<[B, N], [N, 1], i32>[i32] -> i32
 // CHECK-NEXT:      memory.store %v, %o0[%at] : i32, !memory.buffer<[B, N], [N, 1], i32>[i32]
-// CHECK-NEXT:      %next = loop.binary add %acc, %v : (i32, i32) -> i32
+// CHECK-NEXT:      %next = tile.binary add %acc, %v : (i32, i32) -> i32
 // CHECK-NEXT:      scf.yield %next : i32
 // CHECK-NEXT:    }
 // CHECK-NEXT:    memory.store %total, %o1[%p] : i32, !memory.buffer<[B], [1], i32>[i32]
 // CHECK-NEXT:  }
 memory.kernel @many pointwise (%a: !memory.buffer<[B, N], [N, 1], i32>, %o0: !memory.buffer<[B, N], [N, 1], i32>, %o1: !memory.buffer<[B], [1], i32>) inputs 1 grid [B, 1, N ceildiv 8] tiles {} symbols [N, B] reason "" attributes {note = "kept"} {
-  %p = loop.program_id 0 : i32
-  %n = loop.size N : i32
-  %start = loop.binary mul %p, %n : (i32, i32) -> i32
-  %zero = loop.constant 0 : i32
-  %one = loop.constant 1 : i32
+  %p = tile.program_id 0 : i32
+  %n = tile.size N : i32
+  %start = tile.binary mul %p, %n : (i32, i32) -> i32
+  %zero = tile.constant 0 : i32
+  %one = tile.constant 1 : i32
   %total = scf.for %k = %zero to %n step %one iter_args(%acc = %zero) -> (i32) : i32 {
-    %at = loop.binary add %start, %k : (i32, i32) -> i32
+    %at = tile.binary add %start, %k : (i32, i32) -> i32
     %v = memory.load %a[%at] : !memory.buffer<[B, N], [N, 1], i32>[i32] -> i32
     memory.store %v, %o0[%at] : i32, !memory.buffer<[B, N], [N, 1], i32>[i32]
-    %next = loop.binary add %acc, %v : (i32, i32) -> i32
+    %next = tile.binary add %acc, %v : (i32, i32) -> i32
     scf.yield %next : i32
   }
   memory.store %total, %o1[%p] : i32, !memory.buffer<[B], [1], i32>[i32]

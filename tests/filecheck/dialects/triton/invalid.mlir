@@ -42,31 +42,31 @@ triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 2 grid [1] tiles {} sym
 
 // -----
 
-// expected-error@+1 {{triton.size uses ['M'], not among the kernel's symbols}}
+// expected-error@+1 {{tile.size uses ['M'], not among the kernel's symbols}}
 triton.kernel @k pointwise (%x: !triton.ptr<f32>, %N: i64) inputs 1 grid [N] tiles {} symbols [N] reason "" {
-  %m = triton.size M : i64
+  %m = tile.size M : i64
 }
 
 // -----
 
-// expected-error@+1 {{triton.arange 'B' must span 64 lanes}}
+// expected-error@+1 {{tile.range 'B' must span 64 lanes}}
 triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 1 grid [1] tiles {B = 64} symbols [] reason "" {
-  %r = triton.arange "B" : !triton.tensor<[32], i64>
+  %r = tile.range "B" : !triton.tensor<[32], i64>
 }
 
 // -----
 
 // expected-error@+1 {{triton.store to a pointer that is not one of @k's 1 output arguments}}
 triton.kernel @k pointwise (%x: !triton.ptr<f32>, %y: !triton.ptr<f32>) inputs 1 grid [1] tiles {} symbols [] reason "" {
-  %zero = triton.constant 0 : i64
-  %v = triton.constant 1.0 : f32
+  %zero = tile.constant 0 : i64
+  %v = tile.constant 1.0 : f32
   triton.store %v, %x[%zero] : f32, !triton.ptr<f32>[i64]
 }
 
 // -----
 
 triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 1 grid [1] tiles {} symbols [] reason "" {
-  %zero = triton.constant 0 : i64
+  %zero = tile.constant 0 : i64
   // expected-error@+1 {{triton.load yields f32 (the pointee at the broadcast shape of offset and mask), not i64}}
   %v = triton.load %x[%zero] : !triton.ptr<f32>[i64] -> i64
 }
@@ -74,36 +74,54 @@ triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 1 grid [1] tiles {} sym
 // -----
 
 triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 1 grid [1] tiles {} symbols [] reason "" {
-  %a = triton.constant 1.0 : f32
-  %b = triton.constant 1 : i64
-  // expected-error@+1 {{triton.binary operands must have the result's element type}}
-  %c = triton.binary add %a, %b : (f32, i64) -> f32
+  %a = tile.constant 1.0 : f32
+  %b = tile.constant 1 : i64
+  // expected-error@+1 {{tile.binary operands must have the result's element type}}
+  %c = tile.binary add %a, %b : (f32, i64) -> f32
 }
 
 // -----
 
 triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 1 grid [1] tiles {} symbols [] reason "" {
-  %a = triton.constant 1.0 : f32
-  // expected-error@+1 {{Expected `neg`, `abs`, `exp`}}
-  %c = triton.unary cube %a : f32
+  %a = tile.constant 1.0 : f32
+  // expected-error@+1 {{unknown elementwise kind 'cube'}}
+  %c = tile.unary cube %a : f32
 }
 
 // -----
 
 triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 1 grid [1] tiles {B = 16} symbols [] reason "" {
-  %r = triton.arange "B" : !triton.tensor<[16, 1], i64>
-  %a = triton.cast %r : !triton.tensor<[16, 1], i64> -> !triton.tensor<[16, 1], f32>
-  // expected-error@+1 {{triton.dot shapes must be [M, K] x [K, N] -> [M, N]}}
-  %d = triton.dot %a, %a, %a : (!triton.tensor<[16, 1], f32>, !triton.tensor<[16, 1], f32>, !triton.tensor<[16, 1], f32>) -> !triton.tensor<[16, 1], f32>
+  %r = tile.range "B" : !triton.tensor<[16, 1], i64>
+  %a = tile.cast %r : !triton.tensor<[16, 1], i64> -> !triton.tensor<[16, 1], f32>
+  // expected-error@+1 {{tile.dot shapes must be [M, K] x [K, N] -> [M, N]}}
+  %d = tile.dot %a, %a, %a : (!triton.tensor<[16, 1], f32>, !triton.tensor<[16, 1], f32>, !triton.tensor<[16, 1], f32>) -> !triton.tensor<[16, 1], f32>
 }
 
 // -----
 
 triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 1 grid [1] tiles {B = 16} symbols [] reason "" {
-  %r = triton.arange "B" : !triton.tensor<[16], i64>
-  %a = triton.cast %r : !triton.tensor<[16], i64> -> !triton.tensor<[16], f32>
-  // expected-error@+1 {{triton.reduce argmax yields i32 or i64}}
-  %i = triton.reduce argmax %a 0 : !triton.tensor<[16], f32> -> f32
+  %r = tile.range "B" : !triton.tensor<[16], i64>
+  %a = tile.cast %r : !triton.tensor<[16], i64> -> !triton.tensor<[16], f32>
+  // expected-error@+1 {{tile.reduce argmax yields integers}}
+  %i = tile.reduce argmax %a 0 : !triton.tensor<[16], f32> -> f32
+}
+
+// -----
+
+// Triton indexes with i32 or i64.
+// expected-error@+1 {{tile.reduce yields i32 or i64}}
+triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 1 grid [1] tiles {B = 16} symbols [] reason "" {
+  %r = tile.range "B" : !triton.tensor<[16], i64>
+  %a = tile.cast %r : !triton.tensor<[16], i64> -> !triton.tensor<[16], f32>
+  %i = tile.reduce argmax %a 0 : !triton.tensor<[16], f32> -> i16
+}
+
+// -----
+
+// A triton kernel computes on triton's blocks.
+// expected-error@+1 {{tile.range in a triton.kernel yields !loop.tile<[16], i64>; the tiles of this level are triton.tensor}}
+triton.kernel @k pointwise (%x: !triton.ptr<f32>) inputs 1 grid [1] tiles {B = 16} symbols [] reason "" {
+  %r = tile.range "B" : !loop.tile<[16], i64>
 }
 
 // -----

@@ -1,13 +1,22 @@
-"""What the tile-level dialects (loop, memory, triton) define once, together.
+"""The tile dialect: the compute that the tile levels (loop, memory, triton)
+share, as MLIR's levels share ``arith`` and ``scf``.
 
-The loop and triton dialects compute on the same values, scalars (builtin
-``f32``, ``i64``, ``i1``) and power-of-two tiles (``!loop.tile``,
-``!triton.tensor``) that broadcast as in Triton, with the same families of
-ops (constant, splat, unary, binary, compare, select, cast, reduce, scan, dot,
-program id, size, range); ``loop.kernel``, ``memory.kernel`` and
-``triton.kernel`` describe their launch the same way (grid, tiles, symbols,
-reason). As xDSL and MLIR share op-definition machinery through base
-classes, this module holds that machinery once:
+A tiled kernel computes on scalars (builtin ``f32``, ``i64``, ``i1``) and
+power-of-two tiles that broadcast as in Triton. The ops that do so are this
+dialect's, the same at every tile level: the indices and sizes of a launch
+(``tile.program_id``, ``tile.size``, ``tile.range``, ``tile.block_size``)
+and the compute (``tile.constant``, ``tile.splat``, ``tile.unary``,
+``tile.binary``, ``tile.cmp``, ``tile.select``, ``tile.cast``,
+``tile.reduce``, ``tile.scan``, ``tile.dot``). They are polymorphic over the
+level's tile type, a ``TileShapedType``: ``!loop.tile`` in ``loop.kernel``
+and ``memory.kernel``, ``!triton.tensor`` in ``triton.kernel``. One op's
+tiles are of one type (``SameTileType``), and a kernel checks that its body
+computes on its level's tiles and indexes with its level's integers
+(``TiledKernelOp.TILE_TYPE``). The levels differ only in their types and
+their access ops (``loop.read``/``write``, ``memory.load``/``store``,
+``triton.load``/``store``).
+
+The module also holds what the kernels of the three levels share:
 
 - ``TileShapedType``, the base of the tile types, and the broadcasting of
   tile shapes (``broadcast_tile_shapes``, ``verify_broadcast``);
@@ -15,23 +24,24 @@ classes, this module holds that machinery once:
   reductions are ``irc.dialects.elementwise``'s);
 - the syntax of a kernel's header and launch attributes, and the kernel
   bases ``TiledKernelOp`` and ``ModuleKernelOp`` (accessors, the launch
-  checks, the checks of the body's sizes and ranges);
-- one base per op family (``BinaryOpBase``...). A dialect subclasses it
-  with its op's name, docstring, value type (``TILE_TYPE``) and, where the
-  operands must be tiles, the typed fields; the verifier's messages name
-  the dialect's op.
+  checks, the checks of the body's values, sizes and ranges).
 
-Each dialect keeps its own op names, types, textual forms and docs; only
-the logic they share lives here.
+Folding (xDSL's ``HasFolderInterface``; ``canonicalize`` runs the folders,
+and so does the ``tile`` pass on every op it builds): ``tile.constant`` is
+``ConstantLike`` and folds to its value, ``tile.cast`` to its own type folds
+to its input, and ``tile.binary`` folds integer identities (its docstring).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, TypeVar, cast
 
+from xdsl.dialect_interfaces.constant_materialization import (
+    ConstantMaterializationInterface,
+)
 from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
@@ -46,9 +56,11 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
+from xdsl.interfaces import HasFolderInterface
 from xdsl.ir import (
     Attribute,
     BlockArgument,
+    Dialect,
     Operation,
     ParametrizedAttribute,
     Region,
@@ -59,6 +71,7 @@ from xdsl.irdl import (
     AnyAttr,
     IRDLOperation,
     VarConstraint,
+    irdl_op_definition,
     operand_def,
     prop_def,
     region_def,
@@ -76,6 +89,7 @@ from xdsl.irdl.declarative_assembly_format import (
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import (
+    ConstantLike,
     HasParent,
     IsolatedFromAbove,
     NoTerminator,
@@ -399,6 +413,8 @@ class TiledKernelOp(IRDLOperation):
     #: Whether the constructor and the parser sort ``symbols`` (otherwise
     #: their order is meaningful and kept).
     SORTED_SYMBOLS: ClassVar[bool] = False
+    #: The tile type of the level's values.
+    TILE_TYPE: ClassVar[type[TileShapedType]]
 
     sym_name = prop_def(SymbolNameConstraint())
     kind = prop_def(StringAttr)
@@ -488,22 +504,34 @@ class TiledKernelOp(IRDLOperation):
                 raise VerifyException(f"tile {name} = {size} is not a power of two")
 
     def verify_body_op(self, op: Operation) -> None:
-        """A size op of the body uses declared symbols, a range op a declared
+        """An op of the body computes on this level's tiles and indexes with
+        its integers; a size op uses declared symbols, a range op a declared
         tile, whose lanes it spans."""
-        if isinstance(op, SizeOpBase):
+        tile = self.TILE_TYPE
+        for result in op.results:
+            if isinstance(result.type, TileShapedType) and not isinstance(
+                result.type, tile
+            ):
+                raise VerifyException(
+                    f"{op.name} in a {self.name} yields {result.type}; the tiles "
+                    f"of this level are {tile.name}"
+                )
+        if _yields_index(op) and not tile.is_index(op.results[0].type):
+            raise VerifyException(f"{op.name} yields {tile.INDEX_TEXT}")
+        if isinstance(op, SizeOp):
             missing = sorted(op.expr.data.symbols - set(self.symbol_names))
             if missing:
                 raise VerifyException(
                     f"{op.name} uses {missing}, not among the kernel's symbols"
                 )
-        if isinstance(op, BlockSizeOpBase) and op.block.data not in self.tile_sizes:
+        if isinstance(op, BlockSizeOp) and op.block.data not in self.tile_sizes:
             raise VerifyException(f"{op.name} names unknown tile {op.block.data!r}")
-        if isinstance(op, RangeOpBase):
+        if isinstance(op, RangeOp):
             tiles = self.tile_sizes
             block = op.block.data
             if block not in tiles:
                 raise VerifyException(f"{op.name} names unknown tile {block!r}")
-            if max(op.TILE_TYPE.shape_of(op.result.type)) != tiles[block]:
+            if max(shape_of(op.result.type)) != tiles[block]:
                 raise VerifyException(
                     f"{op.name} {block!r} must span {tiles[block]} lanes"
                 )
@@ -599,8 +627,46 @@ class ModuleKernelOp(TiledKernelOp):
 
 
 # --------------------------------------------------------------------------
-# Indices and sizes
+# Value types of the ops
 # --------------------------------------------------------------------------
+
+
+def shape_of(type_: Attribute) -> tuple[int, ...]:
+    """The tile shape of a value's type, at any level; ``()`` for a scalar."""
+    return type_.dims if isinstance(type_, TileShapedType) else ()
+
+
+def element_of(type_: Attribute) -> Attribute:
+    """The element type of a value's type, at any level."""
+    return type_.element_type if isinstance(type_, TileShapedType) else type_
+
+
+def is_integer(type_: Attribute) -> bool:
+    """Whether values of ``type_`` (scalar or tile) are integers."""
+    return isinstance(element_of(type_), IntegerType)
+
+
+def tile_like(
+    shape: Sequence[int], element_type: Attribute, *types: Attribute
+) -> Attribute:
+    """A value of ``shape`` in the tile type of the tiles among ``types``
+    (the level of an op's operands), or the scalar type for shape ``()``."""
+    if not shape:
+        return element_type
+    tile = next(type(t) for t in types if isinstance(t, TileShapedType))
+    return tile(shape, element_type)
+
+
+class SameTileType(OpTrait):
+    """The op's tiles are of one tile type: the ops are shared by the levels,
+    the values of one op belong to one level."""
+
+    def verify(self, op: Operation) -> None:
+        types = [*op.operand_types, *op.result_types]
+        tiles = {type(t) for t in types if isinstance(t, TileShapedType)}
+        if len(tiles) > 1:
+            names = sorted(t.name for t in tiles)
+            raise VerifyException(f"{op.name} mixes tile types {names}")
 
 
 class InsideKernel(OpTrait):
@@ -615,16 +681,22 @@ class InsideKernel(OpTrait):
             )
 
 
-class TileOp(IRDLOperation):
-    """The base of an op on the values of one tile dialect: scalars and
-    tiles of ``TILE_TYPE``."""
-
-    TILE_TYPE: ClassVar[type[TileShapedType]]
+def _verify_integer(op: Operation, type_: Attribute) -> None:
+    if not is_integer(type_):
+        raise VerifyException(f"{op.name} yields integers")
 
 
-class ProgramIdOpBase(TileOp):
-    """``<name> 0 : i64``: this program's coordinate on a grid axis."""
+# --------------------------------------------------------------------------
+# Indices and sizes
+# --------------------------------------------------------------------------
 
+
+@irdl_op_definition
+class ProgramIdOp(IRDLOperation):
+    """``tile.program_id 0 : i64``: this program's coordinate on a grid axis
+    (``tl.program_id(0)``, widened to the result's type)."""
+
+    name = "tile.program_id"
     axis = prop_def(IntegerAttr[I64])
     result = result_def(IntegerType)
     traits = traits_def(Pure(), InsideKernel())
@@ -638,13 +710,15 @@ class ProgramIdOpBase(TileOp):
     def verify_(self) -> None:
         if not 0 <= self.axis.value.data <= 2:
             raise VerifyException(f"{self.name} axis must be 0, 1 or 2")
-        if not self.TILE_TYPE.is_index(self.result.type):
-            raise VerifyException(f"{self.name} yields {self.TILE_TYPE.INDEX_TEXT}")
 
 
-class SizeOpBase(TileOp):
-    """``<name> D*N : i64``: a symbolic size over the kernel's symbols."""
+@irdl_op_definition
+class SizeOp(IRDLOperation):
+    """``tile.size D*N : i64``: a symbolic size over the kernel's symbols,
+    evaluated in the result's type from their values at launch (the
+    triton kernel's symbol arguments)."""
 
+    name = "tile.size"
     expr = prop_def(SymExprAttr)
     result = result_def(IntegerType)
     traits = traits_def(Pure(), InsideKernel())
@@ -656,46 +730,45 @@ class SizeOpBase(TileOp):
             properties={"expr": SymExprAttr(as_expr(expr))}, result_types=[index_type]
         )
 
-    def verify_(self) -> None:
-        if not self.TILE_TYPE.is_index(self.result.type):
-            raise VerifyException(f"{self.name} yields {self.TILE_TYPE.INDEX_TEXT}")
 
+@irdl_op_definition
+class RangeOp(IRDLOperation):
+    """``tile.range "BLOCK" : !loop.tile<[1, 64], i64>``: ``0 .. BLOCK-1``
+    along the one dim of the tile that is not 1 (``tl.arange(0,
+    BLOCK)[None, :]``)."""
 
-class RangeOpBase(TileOp):
-    """``<name> "BLOCK" : <tile>``: ``0 .. BLOCK-1`` along the one dim of the
-    tile that is not 1. A subclass types ``result`` as its tile."""
-
+    name = "tile.range"
     block = prop_def(StringAttr)
-    result = result_def()
+    result = result_def(TileShapedType)
     traits = traits_def(Pure(), InsideKernel())
     assembly_format = "$block attr-dict `:` type($result)"
 
-    def __init__(self, block: str, shape: Sequence[int], index_type: IntegerType):
+    def __init__(self, block: str, result_type: TileShapedType):
         super().__init__(
-            properties={"block": StringAttr(block)},
-            result_types=[self.TILE_TYPE(shape, index_type)],
+            properties={"block": StringAttr(block)}, result_types=[result_type]
         )
 
     @property
     def axis(self) -> int:
         """The dim the range lies along (the last when every dim is 1)."""
-        shape = self.TILE_TYPE.shape_of(self.result.type)
+        shape = shape_of(self.result.type)
         return next((i for i, d in enumerate(shape) if d != 1), len(shape) - 1)
 
     def verify_(self) -> None:
-        tile = self.TILE_TYPE
-        if sum(d != 1 for d in tile.shape_of(self.result.type)) > 1:
-            raise VerifyException(f"{self.name} spans one dim of its {tile.NOUN}")
-        if not tile.is_index(self.result.type):
-            raise VerifyException(f"{self.name} yields {tile.INDEX_TEXT}")
+        if sum(d != 1 for d in shape_of(self.result.type)) > 1:
+            raise VerifyException(f"{self.name} spans one dim of its tile")
+        _verify_integer(self, self.result.type)
 
 
-class BlockSizeOpBase(TileOp):
-    """``<name> "BLOCK" : i64``: the size of one of the kernel's tiles as a
-    scalar (a loop's start or step in lanes of that tile): its declared
-    size, or the size the launch chose where the kernel's ``launch_tiles``
-    attribute lets the launcher choose it (``irc.dialects.kernel_kind``)."""
+@irdl_op_definition
+class BlockSizeOp(IRDLOperation):
+    """``tile.block_size "BLOCK" : i64``: the size of one of the kernel's
+    tiles as a scalar (a loop's start or step in lanes of that tile): its
+    declared size, or the size the launch chose where the kernel's
+    ``launch_tiles`` attribute lets the launcher choose it
+    (``irc.dialects.kernel_kind``)."""
 
+    name = "tile.block_size"
     block = prop_def(StringAttr)
     result = result_def(IntegerType)
     traits = traits_def(Pure(), InsideKernel())
@@ -705,10 +778,6 @@ class BlockSizeOpBase(TileOp):
         super().__init__(
             properties={"block": StringAttr(block)}, result_types=[index_type]
         )
-
-    def verify_(self) -> None:
-        if not self.TILE_TYPE.is_index(self.result.type):
-            raise VerifyException(f"{self.name} yields {self.TILE_TYPE.INDEX_TEXT}")
 
 
 # --------------------------------------------------------------------------
@@ -743,12 +812,15 @@ class TypedScalar(CustomDirective):
         printer.print_attribute(value)
 
 
-class ConstantOpBase(TileOp):
-    """``<name> 1.5 : f32``: a typed scalar constant."""
+@irdl_op_definition
+class ConstantOp(IRDLOperation, HasFolderInterface):
+    """``tile.constant 1.5 : f32``: a typed scalar constant (``ConstantLike``:
+    it folds to its value, which the other folders read)."""
 
+    name = "tile.constant"
     value = prop_def(IntegerAttr | FloatAttr)
     result = result_def()
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), ConstantLike())
     assembly_format = "custom<TypedScalar>($value, type($result)) attr-dict"
     custom_directives = (TypedScalar,)
 
@@ -759,31 +831,37 @@ class ConstantOpBase(TileOp):
         if self.result.type != self.value.type:
             raise VerifyException(f"{self.name} result type must be the value's type")
 
+    def fold(self) -> Sequence[SSAValue | Attribute]:
+        return (self.value,)
 
-class SplatOpBase(TileOp):
-    """``<name> %s : f32 -> <tile>``: a scalar in every lane of a tile. A
-    subclass types ``result`` as its tile."""
 
+@irdl_op_definition
+class SplatOp(IRDLOperation):
+    """``tile.splat %s : f32 -> !loop.tile<[64, 64], f32>``: a scalar in
+    every lane of a tile."""
+
+    name = "tile.splat"
     input = operand_def()
-    result = result_def()
+    result = result_def(TileShapedType)
     traits = traits_def(Pure())
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
-    def __init__(self, value: SSAValue, shape: Sequence[int]):
-        super().__init__(
-            operands=[value], result_types=[self.TILE_TYPE(shape, value.type)]
-        )
+    def __init__(self, value: SSAValue, result_type: TileShapedType):
+        super().__init__(operands=[value], result_types=[result_type])
 
     def verify_(self) -> None:
-        if isinstance(self.input.type, self.TILE_TYPE):
+        if isinstance(self.input.type, TileShapedType):
             raise VerifyException(f"{self.name} takes a scalar")
-        if self.TILE_TYPE.element_of(self.result.type) != self.input.type:
+        if element_of(self.result.type) != self.input.type:
             raise VerifyException(f"{self.name} keeps the element type")
 
 
-class UnaryOpBase(TileOp):
-    """``<name> exp %x : T``: elementwise, of a unary primitive."""
+@irdl_op_definition
+class UnaryOp(IRDLOperation):
+    """``tile.unary exp %x : !loop.tile<[128], f32>``: elementwise, of a
+    unary primitive, with its NumPy semantics."""
 
+    name = "tile.unary"
     T: ClassVar = VarConstraint("T", AnyAttr())
     kind = prop_def(ElementwiseKindAttr)
     input = operand_def(T)
@@ -802,173 +880,220 @@ class UnaryOpBase(TileOp):
         check_arity(self, self.kind.data, 1)
 
 
-class _KindedPairOp(TileOp):
-    """``<name> kind %a, %b : (Ta, Tb) -> T``, the shapes broadcasting; a
-    subclass defines the ``kind`` property."""
+#: The ``"$kind $lhs, $rhs : (Ta, Tb) -> T"`` syntax of the kinded pairs.
+_PAIR_FORMAT = (
+    "$kind $lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` "
+    "`->` type($result)"
+)
 
+
+def _pair_result(lhs: SSAValue, rhs: SSAValue, element_type: Attribute) -> Attribute:
+    """The result type of an elementwise pair: the broadcast shape."""
+    shape = broadcast_tile_shapes(shape_of(lhs.type), shape_of(rhs.type))
+    return tile_like(shape, element_type, lhs.type, rhs.type)
+
+
+def _verify_pair_broadcast(op: BinaryOp | CompareOp) -> None:
+    verify_broadcast(
+        op,
+        [shape_of(op.lhs.type), shape_of(op.rhs.type)],
+        shape_of(op.result.type),
+    )
+
+
+#: ``tile.binary`` kinds folded when both operands are integer constants.
+_INT_FOLDS: dict[str, Callable[[int, int], int]] = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+}
+
+
+def _constant_int(value: SSAValue) -> int | None:
+    """The value of a ``ConstantLike`` integer operand, else None."""
+    attr = ConstantLike.get_constant_value(value)
+    return attr.value.data if isinstance(attr, IntegerAttr) else None
+
+
+@irdl_op_definition
+class BinaryOp(IRDLOperation, HasFolderInterface):
+    """``tile.binary add %a, %b : (f32, !loop.tile<[128], f32>) ->
+    !loop.tile<[128], f32>``: elementwise, of a binary primitive (``floordiv``,
+    ``rem``, ``pow``, ``max`` as NumPy), with tile broadcasting; both
+    operands have the result's element type.
+
+    On integers (not ``i1``) it folds the identities that hold for every
+    value: ``add``, ``sub`` and ``mul`` of two constants (wrapping at the
+    type's width), ``x + 0``, ``0 + x``, ``x * 1``, ``1 * x``, ``x floordiv
+    1`` to ``x``, and ``x * 0``, ``0 * x``, ``x rem 1`` to ``0``. Constants
+    are scalars, so a fold to an operand keeps the result's type; a fold to
+    ``0`` of a tile result is the value of every lane (the scalar
+    attribute): the dialect materialises scalar constants only, so
+    ``canonicalize`` leaves those, and a builder may use the scalar where
+    broadcasting makes it the same (the tiler's index arithmetic)."""
+
+    name = "tile.binary"
+    kind = prop_def(ElementwiseKindAttr)
     lhs = operand_def()
     rhs = operand_def()
     result = result_def()
-    traits = traits_def(Pure())
-    assembly_format = (
-        "$kind $lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` "
-        "`->` type($result)"
-    )
+    traits = traits_def(Pure(), SameTileType())
+    assembly_format = _PAIR_FORMAT
 
-    def _result_element(self, lhs: SSAValue) -> Attribute:
-        raise NotImplementedError
-
-    def _kind_attribute(self, kind: str) -> Attribute:
-        raise NotImplementedError
-
-    def __init__(self, kind: str, lhs: SSAValue, rhs: SSAValue):
-        shape_of = self.TILE_TYPE.shape_of
-        shape = broadcast_tile_shapes(shape_of(lhs.type), shape_of(rhs.type))
+    def __init__(self, kind: Primitive | str, lhs: SSAValue, rhs: SSAValue):
         super().__init__(
             operands=[lhs, rhs],
-            properties={"kind": self._kind_attribute(kind)},
-            result_types=[self.TILE_TYPE.value_type(shape, self._result_element(lhs))],
+            properties={"kind": ElementwiseKindAttr(as_primitive(kind))},
+            result_types=[_pair_result(lhs, rhs, element_of(lhs.type))],
         )
-
-    def _verify_broadcast(self) -> None:
-        shape_of = self.TILE_TYPE.shape_of
-        verify_broadcast(
-            self,
-            [shape_of(self.lhs.type), shape_of(self.rhs.type)],
-            shape_of(self.result.type),
-        )
-
-
-class BinaryOpBase(_KindedPairOp):
-    """Elementwise, of a binary primitive, with broadcasting; both
-    operands have the result's element type."""
-
-    kind = prop_def(ElementwiseKindAttr)
-
-    def _result_element(self, lhs: SSAValue) -> Attribute:
-        return self.TILE_TYPE.element_of(lhs.type)
-
-    def _kind_attribute(self, kind: str) -> Attribute:
-        return ElementwiseKindAttr(as_primitive(kind))
 
     def verify_(self) -> None:
         check_arity(self, self.kind.data, 2)
-        element_of = self.TILE_TYPE.element_of
         element = element_of(self.result.type)
         if element_of(self.lhs.type) != element or element_of(self.rhs.type) != element:
             raise VerifyException(
                 f"{self.name} operands must have the result's element type"
             )
-        self._verify_broadcast()
+        _verify_pair_broadcast(self)
+
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        element = element_of(self.result.type)
+        if not isinstance(element, IntegerType) or element == i1:
+            return None
+        kind = self.kind.data.name
+        a, b = _constant_int(self.lhs), _constant_int(self.rhs)
+        if a is not None and b is not None and kind in _INT_FOLDS:
+            value = _INT_FOLDS[kind](a, b)
+            return (IntegerAttr(value, element, truncate_bits=True),)
+        # A constant is a scalar: keeping the other operand keeps the type.
+        if (kind == "add" and b == 0) or (kind in ("mul", "floordiv") and b == 1):
+            return (self.lhs,)
+        if (kind == "add" and a == 0) or (kind == "mul" and a == 1):
+            return (self.rhs,)
+        if (kind == "mul" and 0 in (a, b)) or (kind == "rem" and b == 1):
+            return (IntegerAttr(0, element),)
+        return None
 
 
-class CompareOpBase(_KindedPairOp):
-    """An elementwise ``ComparisonPredicate`` with broadcasting, yielding
-    i1."""
+@irdl_op_definition
+class CompareOp(IRDLOperation):
+    """``tile.cmp lt %a, %b : (T1, T2) -> !loop.tile<[128], i1>``: an
+    elementwise ``ComparisonPredicate`` with broadcasting, yielding i1."""
 
+    name = "tile.cmp"
     kind = prop_def(ComparisonPredicateAttr)
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+    traits = traits_def(Pure(), SameTileType())
+    assembly_format = _PAIR_FORMAT
 
-    def _result_element(self, lhs: SSAValue) -> Attribute:
-        return i1
-
-    def _kind_attribute(self, kind: str) -> Attribute:
-        return ComparisonPredicateAttr(ComparisonPredicate(kind))
+    def __init__(self, kind: str, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(
+            operands=[lhs, rhs],
+            properties={"kind": ComparisonPredicateAttr(ComparisonPredicate(kind))},
+            result_types=[_pair_result(lhs, rhs, i1)],
+        )
 
     def verify_(self) -> None:
-        element_of = self.TILE_TYPE.element_of
         if element_of(self.lhs.type) != element_of(self.rhs.type):
             raise VerifyException(f"{self.name} operands must share an element type")
         if element_of(self.result.type) != i1:
             raise VerifyException(f"{self.name} yields i1")
-        self._verify_broadcast()
+        _verify_pair_broadcast(self)
 
 
-class SelectOpBase(TileOp):
-    """``<name> %c, %a, %b : (Tc, Ta, Tb) -> T``: ``a`` where ``c``, else
-    ``b``, the shapes broadcasting."""
+@irdl_op_definition
+class SelectOp(IRDLOperation):
+    """``tile.select %c, %a, %b : (Tc, Ta, Tb) -> T``: ``a`` where ``c``,
+    else ``b``, the shapes broadcasting (``tl.where``)."""
 
+    name = "tile.select"
     condition = operand_def()
     on_true = operand_def()
     on_false = operand_def()
     result = result_def()
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), SameTileType())
     assembly_format = (
         "$condition `,` $on_true `,` $on_false attr-dict `:` `(` type($condition) `,` "
         "type($on_true) `,` type($on_false) `)` `->` type($result)"
     )
 
     def __init__(self, condition: SSAValue, on_true: SSAValue, on_false: SSAValue):
-        tile = self.TILE_TYPE
-        shape = broadcast_tile_shapes(
-            *(tile.shape_of(v.type) for v in (condition, on_true, on_false))
-        )
+        types = [v.type for v in (condition, on_true, on_false)]
+        shape = broadcast_tile_shapes(*(shape_of(t) for t in types))
         super().__init__(
             operands=[condition, on_true, on_false],
-            result_types=[tile.value_type(shape, tile.element_of(on_true.type))],
+            result_types=[tile_like(shape, element_of(on_true.type), *types)],
         )
 
     def verify_(self) -> None:
-        tile = self.TILE_TYPE
-        if tile.element_of(self.condition.type) != i1:
+        if element_of(self.condition.type) != i1:
             raise VerifyException(f"{self.name} condition must be i1")
-        element = tile.element_of(self.result.type)
+        element = element_of(self.result.type)
         if (
-            tile.element_of(self.on_true.type) != element
-            or tile.element_of(self.on_false.type) != element
+            element_of(self.on_true.type) != element
+            or element_of(self.on_false.type) != element
         ):
             raise VerifyException(
                 f"{self.name} branches must have the result's element type"
             )
         verify_broadcast(
             self,
-            [
-                tile.shape_of(v.type)
-                for v in (self.condition, self.on_true, self.on_false)
-            ],
-            tile.shape_of(self.result.type),
+            [shape_of(v.type) for v in (self.condition, self.on_true, self.on_false)],
+            shape_of(self.result.type),
         )
 
 
-class CastOpBase(TileOp):
-    """``<name> %x : T1 -> T2``: the same shape, another element type."""
+@irdl_op_definition
+class CastOp(IRDLOperation, HasFolderInterface):
+    """``tile.cast %x : !loop.tile<[128], f32> -> !loop.tile<[128], i64>``:
+    the same shape, another element type, as NumPy's ``astype`` (float to
+    int truncates toward zero; to i1 is ``!= 0``); a cast to the input's own
+    type folds to the input."""
 
+    name = "tile.cast"
     input = operand_def()
     result = result_def()
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), SameTileType())
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, value: SSAValue, element_type: Attribute):
-        tile = self.TILE_TYPE
+        shape = shape_of(value.type)
         super().__init__(
             operands=[value],
-            result_types=[tile.value_type(tile.shape_of(value.type), element_type)],
+            result_types=[tile_like(shape, element_type, value.type)],
         )
 
     def verify_(self) -> None:
-        tile = self.TILE_TYPE
-        if tile.shape_of(self.input.type) != tile.shape_of(self.result.type):
-            raise VerifyException(f"{self.name} keeps the {tile.NOUN} shape")
+        if shape_of(self.input.type) != shape_of(self.result.type):
+            raise VerifyException(f"{self.name} keeps the tile shape")
+
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        return (self.input,) if self.input.type == self.result.type else None
 
 
-class ReduceOpBase(TileOp):
-    """``<name> sum %t 0 : <tile> -> T``: reduce one dim of a tile (it
-    disappears from the shape); ``argmax`` yields indices of the result's
-    integer type. A subclass types ``input`` as its tile."""
+@irdl_op_definition
+class ReduceOp(IRDLOperation):
+    """``tile.reduce sum %t 0 : !loop.tile<[128], f32> -> f32``: reduce one
+    dim of a tile (it disappears from the shape), with NumPy's semantics
+    (NaN propagates through max and min); ``argmax`` yields the first lane
+    holding the maximum, as an integer of the result type."""
 
+    name = "tile.reduce"
     kind = prop_def(ReductionKindAttr)
     axis = prop_def(IntegerAttr[I64])
-    input = operand_def()
+    input = operand_def(TileShapedType)
     result = result_def()
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), SameTileType())
     assembly_format = "$kind $input $axis attr-dict `:` type($input) `->` type($result)"
 
     def __init__(
         self, kind: str, value: SSAValue, axis: int, index_type: Attribute | None = None
     ):
-        tile = self.TILE_TYPE
-        shape = list(tile.shape_of(value.type))
+        shape = list(shape_of(value.type))
         del shape[axis]
-        element = index_type if kind == "argmax" else tile.element_of(value.type)
+        element = index_type if kind == "argmax" else element_of(value.type)
         assert element is not None, "argmax needs an index type"
         super().__init__(
             operands=[value],
@@ -976,30 +1101,32 @@ class ReduceOpBase(TileOp):
                 "kind": ReductionKindAttr(ReductionKind(kind)),
                 "axis": IntegerAttr(axis, i64),
             },
-            result_types=[tile.value_type(shape, element)],
+            result_types=[tile_like(shape, element, value.type)],
         )
 
     def verify_(self) -> None:
-        tile = self.TILE_TYPE
-        shape = list(tile.shape_of(self.input.type))
+        shape = list(shape_of(self.input.type))
         axis = self.axis.value.data
         if not 0 <= axis < len(shape):
             raise VerifyException(f"{self.name} axis {axis} out of range")
         del shape[axis]
-        if tuple(shape) != tile.shape_of(self.result.type):
+        if tuple(shape) != shape_of(self.result.type):
             raise VerifyException(f"{self.name} result must drop the reduced dim")
         if self.kind.data == "argmax":
-            if not tile.is_index(self.result.type):
-                raise VerifyException(f"{self.name} argmax yields {tile.INDEX_TEXT}")
-        elif tile.element_of(self.result.type) != tile.element_of(self.input.type):
+            if not is_integer(self.result.type):
+                raise VerifyException(f"{self.name} argmax yields integers")
+        elif element_of(self.result.type) != element_of(self.input.type):
             raise VerifyException(f"{self.name} keeps the element type")
 
 
-class ScanOpBase(TileOp):
-    """``<name> sum %t 0 : <tile>``: the inclusive scan (running sum or
-    product) along one dim of a tile, of the input's type; 16-bit floats
-    accumulate in float32 and round once per lane, as reductions do."""
+@irdl_op_definition
+class ScanOp(IRDLOperation):
+    """``tile.scan sum %t 0 : !loop.tile<[128], f32>``: the inclusive scan
+    (running sum or product: lane ``i`` combines lanes ``0..i``) along one
+    dim of a tile, of the input's type; 16-bit floats accumulate in float32
+    and round once per lane, as reductions do."""
 
+    name = "tile.scan"
     T: ClassVar = VarConstraint("T", AnyAttr())
     kind = prop_def(ReductionKindAttr)
     axis = prop_def(IntegerAttr[I64])
@@ -1019,30 +1146,31 @@ class ScanOpBase(TileOp):
         )
 
     def verify_(self) -> None:
-        tile = self.TILE_TYPE
-        if not isinstance(self.input.type, tile):
-            raise VerifyException(f"{self.name} scans a {tile.NOUN}, not a scalar")
+        if not isinstance(self.input.type, TileShapedType):
+            raise VerifyException(f"{self.name} scans a tile, not a scalar")
         axis = self.axis.value.data
-        if not 0 <= axis < len(tile.shape_of(self.input.type)):
+        if not 0 <= axis < len(shape_of(self.input.type)):
             raise VerifyException(f"{self.name} axis {axis} out of range")
         if self.kind.data not in (ReductionKind.SUM, ReductionKind.PROD):
             raise VerifyException(
                 f"{self.name} computes running sums and products, not {self.kind.data}"
             )
-        if tile.element_of(self.input.type) == i1:
+        if element_of(self.input.type) == i1:
             raise VerifyException(f"{self.name} is not defined on i1")
 
 
-class DotOpBase(TileOp):
-    """``<name> %a, %b, %acc``: ``acc + a @ b`` on 2-D tiles (``[M, K] x [K,
-    N] -> [M, N]``), in ``acc``'s type. A subclass types the operands and
-    the result as its tile."""
+@irdl_op_definition
+class DotOp(IRDLOperation):
+    """``tile.dot %a, %b, %acc``: ``acc + a @ b`` on 2-D tiles (``[M, K] x
+    [K, N] -> [M, N]``), accumulated in ``acc``'s type (IEEE fp32 for float
+    inputs, as NumPy does)."""
 
-    lhs = operand_def()
-    rhs = operand_def()
-    acc = operand_def()
-    result = result_def()
-    traits = traits_def(Pure())
+    name = "tile.dot"
+    lhs = operand_def(TileShapedType)
+    rhs = operand_def(TileShapedType)
+    acc = operand_def(TileShapedType)
+    result = result_def(TileShapedType)
+    traits = traits_def(Pure(), SameTileType())
     assembly_format = (
         "$lhs `,` $rhs `,` $acc attr-dict `:` `(` type($lhs) `,` type($rhs) `,` "
         "type($acc) `)` `->` type($result)"
@@ -1052,16 +1180,58 @@ class DotOpBase(TileOp):
         super().__init__(operands=[lhs, rhs, acc], result_types=[acc.type])
 
     def verify_(self) -> None:
-        tile = self.TILE_TYPE
-        lhs, rhs = tile.shape_of(self.lhs.type), tile.shape_of(self.rhs.type)
+        lhs, rhs = shape_of(self.lhs.type), shape_of(self.rhs.type)
         if len(lhs) != 2 or len(rhs) != 2:
-            raise VerifyException(f"{self.name} takes 2-D {tile.NOUN}s")
+            raise VerifyException(f"{self.name} takes 2-D tiles")
         (m, k), (k2, n) = lhs, rhs
-        if k != k2 or tile.shape_of(self.acc.type) != (m, n):
+        if k != k2 or shape_of(self.acc.type) != (m, n):
             raise VerifyException(
                 f"{self.name} shapes must be [M, K] x [K, N] -> [M, N]"
             )
-        if tile.element_of(self.lhs.type) != tile.element_of(self.rhs.type):
+        if element_of(self.lhs.type) != element_of(self.rhs.type):
             raise VerifyException(f"{self.name} operands must share an element type")
         if self.acc.type != self.result.type:
             raise VerifyException(f"{self.name} result has the accumulator's type")
+
+
+def _yields_index(op: Operation) -> bool:
+    """Whether ``op`` yields indices, in the integers its level indexes with
+    (``TileShapedType.is_index``)."""
+    if isinstance(op, ReduceOp):
+        return op.kind.data == ReductionKind.ARGMAX
+    return isinstance(op, ProgramIdOp | SizeOp | RangeOp | BlockSizeOp)
+
+
+class TileConstantMaterialization(ConstantMaterializationInterface):
+    """Folded values become ``tile.constant`` ops: scalars only (a tile
+    result folded to a scalar attribute is left as it is)."""
+
+    def materialize_constant(
+        self, value: Attribute, type: Attribute
+    ) -> Operation | None:
+        if isinstance(value, IntegerAttr | FloatAttr) and value.type == type:
+            return ConstantOp(value)
+        return None
+
+
+Tile = Dialect(
+    "tile",
+    [
+        ProgramIdOp,
+        SizeOp,
+        RangeOp,
+        BlockSizeOp,
+        ConstantOp,
+        SplatOp,
+        UnaryOp,
+        BinaryOp,
+        CompareOp,
+        SelectOp,
+        CastOp,
+        ReduceOp,
+        ScanOp,
+        DotOp,
+    ],
+    [],
+    [TileConstantMaterialization()],
+)
