@@ -99,3 +99,34 @@ def test_filecheck(path: Path, lit_results: dict[str, dict[str, Any]]) -> None:
         pytest.fail(
             f"{result['code']}: {_name(path)}\n{result['output']}", pytrace=False
         )
+
+
+def test_the_tool_server_runs_irc_opt_as_the_installed_script() -> None:
+    """What a RUN line sees through the server (output, diagnostics, exit
+    status) is what the installed ``irc-opt`` gives."""
+    irc_opt = str(Path(sys.executable).parent / "irc-opt")
+    roundtrip = str(FILECHECK_DIR / "dialects" / "graph" / "roundtrip.mlir")
+    runs = [([roundtrip, "-p", "canonicalize"], ""), ([], "func.func @f(\n")]
+    with tool_server() as server_env:
+        if not server_env:
+            pytest.skip("no tool server where processes cannot fork")
+        client = [
+            sys.executable,
+            "-S",
+            str(FILECHECK_DIR / "tool_server.py"),
+            "connect",
+            server_env["IRC_TOOL_SERVER"],
+            "irc-opt",
+        ]
+        for args, stdin in runs:
+            served = subprocess.run(
+                [*client, *args], input=stdin, capture_output=True, text=True
+            )
+            direct = subprocess.run(
+                [irc_opt, *args], input=stdin, capture_output=True, text=True
+            )
+            assert (served.returncode, served.stdout, served.stderr) == (
+                direct.returncode,
+                direct.stdout,
+                direct.stderr,
+            )
