@@ -43,17 +43,25 @@ def _entry_point(spec: str) -> Callable[[], object]:
 
 def serve(path: str) -> None:
     """Import every tool, then serve requests on the Unix socket ``path``
-    until terminated."""
+    until terminated or orphaned."""
     mains = {name: _entry_point(spec) for name, spec in TOOLS.items()}
     _import_passes_and_dialects()
     # The children report to their callers; nobody waits for them here.
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    parent = os.getppid()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
         server.bind(path)
         server.listen(64)
+        server.settimeout(1.0)
         print("ready", flush=True)
         while True:
-            connection, _ = server.accept()
+            try:
+                connection, _ = server.accept()
+            except TimeoutError:
+                if os.getppid() != parent:  # whoever started it died: stop too
+                    return
+                continue
+            connection.settimeout(None)
             sys.stdout.flush()  # a child must not inherit buffered output
             sys.stderr.flush()
             if os.fork() == 0:
