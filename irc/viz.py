@@ -37,6 +37,7 @@ from irc.compilation import Compilation
 from irc.dialects.fusion import KernelOp, YieldOp
 from irc.dialects.graph import TensorType
 from irc.errors import IrcError
+from irc.source_locations import source_location
 
 
 class HasCompilation(Protocol):
@@ -142,7 +143,7 @@ class _FunctionDrawing:
 
     def _node(self, op: Operation, indent: str) -> str:
         label = op_label(op)
-        tooltip = location_text(op) or op.name
+        tooltip = source_location(op) or op.name
         return (
             f"{indent}{self._name(op)} [label={_quote(label)}, "
             f"tooltip={_quote(tooltip)}];"
@@ -194,7 +195,7 @@ def op_label(op: Operation) -> str:
     kind = op.properties.get("kind")
     if kind is not None:
         label += f" {_attribute_text(kind)}"
-    where = location_text(op)
+    where = source_location(op)
     return f"{label}\n{where}" if where else label
 
 
@@ -204,13 +205,6 @@ def type_label(type_: Attribute) -> str:
         dims = ", ".join(str(d) for d in type_.dims)
         return f"[{dims}] {type_.element_type}"
     return str(type_)
-
-
-def location_text(op: Operation) -> str | None:
-    location = op.location
-    if isinstance(location, FileLineColLoc):
-        return f"{Path(location.filename.data).name}:{location.line.data}"
-    return None
 
 
 def _attribute_text(attribute: Attribute) -> str:

@@ -41,6 +41,14 @@ settings.load_profile(
 )
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that read ``fake_gpu_report`` are ``slow``: the fixture compiles
+    every suite program for an H100, minutes on a 2-core machine."""
+    for item in items:
+        if "fake_gpu_report" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def fake_gpu_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The report of ``tests/fake_gpu_suite.py``: every suite program called

@@ -135,6 +135,7 @@ def test_chains_keep_their_meaning() -> None:
     testing.check_pass(BufferizePass(), programs, max_examples=EXAMPLES, max_value=200)
 
 
+@pytest.mark.slow  # 100 generated programs through three passes, each parsed back
 def test_the_pipeline_from_graph_keeps_the_meaning() -> None:
     """fuse, tile and bufferize on generated graph programs: the memory
     interpreter on the result agrees with the graph interpreter."""

@@ -98,7 +98,18 @@ PROGRAMS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(get_all_passes()))
+#: The checks that take minutes on a 2-core machine (generated programs
+#: through several passes, each parsed back): the ``slow`` step of CI.
+SLOW_CHECKS = {"tile", "bufferize", "horizontal-fusion"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.slow) if name in SLOW_CHECKS else name
+        for name in sorted(get_all_passes())
+    ],
+)
 def test_registered_pass(name: str) -> None:
     pipeline = ",".join(filter(None, [LOWERED_FROM.get(name), name]))
     examples = max(30, EXAMPLES // 10) if name in TRITON_LEVEL else EXAMPLES

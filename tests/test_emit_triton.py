@@ -751,6 +751,7 @@ def test_lowering_keeps_the_meaning_of_the_hand_written_kernels() -> None:
     testing.check_pass(LowerMemoryToTritonPass(), texts, max_examples=40)
 
 
+@pytest.mark.slow  # generated programs through every level and Triton's interpreter
 def test_the_whole_lowering_keeps_the_meaning_of_random_programs() -> None:
     """Random graph programs through fuse, tile, bufferize and this pass,
     run under Triton's interpreter against the graph interpreter."""

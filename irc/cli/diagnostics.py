@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from enum import Enum
 from types import TracebackType
 
-from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation, OpResult
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import (
@@ -35,6 +35,7 @@ from xdsl.utils.exceptions import (
 from xdsl.utils.lexer import Input, Span
 
 from irc.dominance import DominanceError, value_name
+from irc.source_locations import source_location
 
 
 class ErrorKind(Enum):
@@ -270,7 +271,7 @@ def op_report(
     ``where`` followed by ``ir_notes`` (the IR around it)."""
     if op in op_spans:
         return Report(message, span=op_spans[op], notes=notes)
-    if (location := _location_text(op)) is not None:
+    if (location := source_location(op)) is not None:
         return Report(message, where=location)
     return Report(message, where=where, notes=ir_notes)
 
@@ -347,11 +348,3 @@ def failed_check(module: ModuleOp) -> DiagnosticException | None:
     crash when that op is the invalid one)."""
     found = _failing_op(module)
     return None if found is None else found[1]
-
-
-def _location_text(op: Operation) -> str | None:
-    """``file:line:col`` of an op's ``loc(...)``, if it has one."""
-    location = op.location
-    if not isinstance(location, FileLineColLoc):
-        return None
-    return f"{location.filename.data}:{location.line.data}:{location.column.data}"

@@ -83,14 +83,13 @@ the root precedes the reader.
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
@@ -133,6 +132,7 @@ from irc.dialects.kernel_kind import (
 )
 from irc.dialects.sym import GuardOp, shape_text
 from irc.lowering.scatter_add import decompose_scatter_adds
+from irc.source_locations import source_location
 
 # --------------------------------------------------------------------------
 # Groups
@@ -765,10 +765,8 @@ def describe(op: Operation) -> str:
     hints = [r.name_hint for r in op.results if r.name_hint]
     if hints:
         text += " %" + hints[0]
-    location = op.location
-    if isinstance(location, FileLineColLoc):
-        filename = os.path.basename(location.filename.data)
-        text += f" at {filename}:{location.line.data}"
+    if (location := source_location(op)) is not None:
+        text += f" at {location}"
     return text
 
 

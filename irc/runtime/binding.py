@@ -17,7 +17,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from xdsl.dialects.builtin import UnknownLoc
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 
@@ -26,6 +25,7 @@ from irc.dialects.sym import GuardOp
 from irc.dtypes import dtype
 from irc.errors import BindingError, IrcTypeError
 from irc.shapes import SymExpr
+from irc.source_locations import source_location
 
 
 class ArrayLike(Protocol):
@@ -245,6 +245,6 @@ def op_location(op: Operation) -> str:
     while func is not None and not isinstance(func, FuncOp):
         func = func.parent_op()
     where = f"{op.name} in @{func.sym_name.data}" if func is not None else op.name
-    if not isinstance(op.location, UnknownLoc):
-        where += f" at {op.location}"
+    if (location := source_location(op)) is not None:
+        where += f" at {location}"
     return where

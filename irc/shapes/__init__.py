@@ -23,6 +23,10 @@ only on those before it, are:
 - :mod:`~irc.shapes.prover`: bounds, proofs of ``e >= 0`` and simplification
   under a context of symbol intervals and relations;
 - :mod:`~irc.shapes.facts`: :class:`Fact` and :class:`Facts`.
+
+What one module uses of another (the polynomial form, the interval
+helpers, the caps) has public names there: the package's inner interface.
+A name with a leading underscore is used by its own module only.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The errors of the shape algebra.
 
 :class:`ShapeError` is what every module of :mod:`irc.shapes` raises for a
-user-caused problem; :class:`_TooLarge`, one kind of it, says that an
+user-caused problem; :class:`TooLarge`, one kind of it, says that an
 expression went over one of the caps of :mod:`irc.shapes.limits`, so that the
 modules that can do without a result (a proof, a simplification) catch it and
 give up instead.
@@ -19,7 +19,7 @@ class ShapeError(IrcShapeError):
     says what was wrong and why."""
 
 
-class _TooLarge(ShapeError):
+class TooLarge(ShapeError):
     """An expression over one of the caps on canonical polynomials.
 
     ``args`` are the subject (``"a product"``, ``"(A + B)**64"``) and how it

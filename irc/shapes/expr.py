@@ -5,7 +5,7 @@ A dim is an ``int`` or a :class:`SymExpr` over named symbols: ``N``, ``B*H``,
 :class:`SymExpr` is kept in one canonical form, built once at construction: a
 polynomial with integer coefficients over *atoms*, where an atom is a symbol
 or a ``floordiv``, ``mod``, ``max`` or ``min`` of canonical expressions (an
-:class:`_Op`). Equal canonical forms have equal values under every binding;
+:class:`Op`). Equal canonical forms have equal values under every binding;
 the converse cannot hold in general, so whatever needs more asks
 :class:`~irc.shapes.Facts`, which proves what the declared facts about the
 symbols allow.
@@ -24,7 +24,7 @@ printing (``str`` and :meth:`SymExpr.to_python`) and :func:`parse_expr`,
 which reads the syntax of :mod:`irc.shapes.parse` back into the normal form.
 Every operation keeps within the caps of :mod:`irc.shapes.limits`.
 
-The underscored functions (``_add``, ``_mul``, ``_floordiv``, ``_top_atoms``,
+The underscored functions (``add``, ``mul``, ``floordiv``, ``top_atoms``,
 ...) and the terms ``SymExpr._terms`` are the interface of the normal form to
 the prover and the facts of :mod:`irc.shapes`, not to the rest of irc.
 """
@@ -40,33 +40,33 @@ import numbers
 from collections.abc import Callable, Iterable, Mapping
 from typing import NoReturn, Protocol, TypeAlias
 
-from irc.shapes.errors import ShapeError, _TooLarge
+from irc.shapes.errors import ShapeError, TooLarge
 from irc.shapes.limits import (
-    _MAX_COEF_BITS,
-    _MAX_COEF_DIGITS,
-    _MAX_CONSTANT_EXPONENT,
-    _MAX_DEGREE,
-    _MAX_EXPONENT,
-    _MAX_PRODUCT_WORK,
-    _MAX_WEIGHT,
-    _check_coefficient,
-    _check_terms,
-    _constant_too_large,
-    _too_high,
-    _too_long,
-    _too_much_work,
+    MAX_COEF_BITS,
+    MAX_COEF_DIGITS,
+    MAX_CONSTANT_EXPONENT,
+    MAX_DEGREE,
+    MAX_EXPONENT,
+    MAX_PRODUCT_WORK,
+    MAX_WEIGHT,
+    check_coefficient,
+    check_terms,
+    constant_too_large,
+    too_high,
+    too_long,
+    too_much_work,
 )
-from irc.shapes.parse import _IDENTIFIER, _RESERVED, _parse, _Primaries
+from irc.shapes.parse import IDENTIFIER, RESERVED, Primaries, parse_with
 
 # --------------------------------------------------------------------------
 # Atoms and monomials
 # --------------------------------------------------------------------------
 
-_DIVMOD = ("floordiv", "mod")
+DIVMOD = ("floordiv", "mod")
 _KIND_RANK = {"floordiv": 0, "mod": 1, "max": 2, "min": 3}
 
 
-class _Op:
+class Op:
     """A non-polynomial atom: ``floordiv``/``mod`` of (numerator, divisor), or
     ``max``/``min`` of two or more arguments. Arguments are canonical and, for
     ``max``/``min``, sorted, so structural equality is value equality of the
@@ -91,7 +91,7 @@ class _Op:
 
     def __eq__(self, other: object) -> bool:
         return self is other or (
-            isinstance(other, _Op)
+            isinstance(other, Op)
             and self._hash == other._hash
             and self.kind == other.kind
             and self.args == other.args
@@ -101,18 +101,18 @@ class _Op:
         return self._hash
 
 
-_Atom: TypeAlias = "str | _Op"
-_Mono: TypeAlias = "tuple[tuple[_Atom, int], ...]"
-_Poly: TypeAlias = "dict[_Mono, int]"
-_Terms: TypeAlias = "tuple[tuple[_Mono, int], ...]"
+Atom: TypeAlias = "str | Op"
+Mono: TypeAlias = "tuple[tuple[Atom, int], ...]"
+Poly: TypeAlias = "dict[Mono, int]"
+_Terms: TypeAlias = "tuple[tuple[Mono, int], ...]"
 
 
-def _atom_key(atom: _Atom) -> tuple[int, str] | tuple[int, int, str]:
+def _atom_key(atom: Atom) -> tuple[int, str] | tuple[int, int, str]:
     return (0, atom) if isinstance(atom, str) else atom.key
 
 
 @functools.lru_cache(maxsize=16384)
-def _mono_key(mono: _Mono) -> tuple[int, tuple[object, ...]]:
+def mono_key(mono: Mono) -> tuple[int, tuple[object, ...]]:
     """Higher degree first, then lexicographic on the sorted atoms, each
     repeated as often as its power.
 
@@ -130,11 +130,11 @@ def _mono_key(mono: _Mono) -> tuple[int, tuple[object, ...]]:
     return -degree, tuple(atoms)
 
 
-def _mono_degree(mono: _Mono) -> int:
+def _mono_degree(mono: Mono) -> int:
     return sum(power for _, power in mono)
 
 
-def _mono_mul(a: _Mono, b: _Mono) -> _Mono:
+def _mono_mul(a: Mono, b: Mono) -> Mono:
     """``a * b``. Multiplied into the longer monomial, whose atoms it mostly
     keeps, so the atoms seldom need sorting again."""
     if not a:
@@ -156,7 +156,7 @@ def _mono_mul(a: _Mono, b: _Mono) -> _Mono:
     return tuple(sorted(powers.items(), key=lambda item: _atom_key(item[0])))
 
 
-def _mono_div(a: _Mono, b: _Mono) -> _Mono | None:
+def _mono_div(a: Mono, b: Mono) -> Mono | None:
     """``a / b`` when ``b`` divides ``a``, else None."""
     powers = dict(a)
     for atom, power in b:
@@ -167,8 +167,8 @@ def _mono_div(a: _Mono, b: _Mono) -> _Mono | None:
     return tuple((atom, powers[atom]) for atom, _ in a if powers[atom])
 
 
-def _accumulate(
-    acc: _Poly, terms: Iterable[tuple[_Mono, int]], scale: int = 1, by: _Mono = ()
+def accumulate(
+    acc: Poly, terms: Iterable[tuple[Mono, int]], scale: int = 1, by: Mono = ()
 ) -> None:
     """``acc += scale * by * terms``, dropping terms that cancel."""
     for mono, coef in terms:
@@ -180,10 +180,10 @@ def _accumulate(
             acc.pop(key, None)
 
 
-def _poly_mul(a: Iterable[tuple[_Mono, int]], b: _Poly) -> _Poly:
-    acc: _Poly = {}
+def _poly_mul(a: Iterable[tuple[Mono, int]], b: Poly) -> Poly:
+    acc: Poly = {}
     for mono, coef in a:
-        _accumulate(acc, b.items(), coef, mono)
+        accumulate(acc, b.items(), coef, mono)
     return acc
 
 
@@ -234,25 +234,25 @@ class SymExpr:
         """The constant ``value`` (any integral number but ``bool``)."""
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise ShapeError(f"a constant dim must be an int, not {value!r}")
-        return _const(int(value))
+        return const_expr(int(value))
 
     @staticmethod
     def symbol(name: str) -> SymExpr:
         """The symbol ``name``: an identifier that is neither one of the
         keywords of shape expressions nor a Python keyword, because symbol
         names reach emitted Python source."""
-        if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
+        if not isinstance(name, str) or not IDENTIFIER.fullmatch(name):
             raise ShapeError(
                 f"invalid symbol name {name!r}: expected an identifier "
                 "[A-Za-z_][A-Za-z0-9_]*"
             )
-        if name in _RESERVED:
+        if name in RESERVED:
             raise ShapeError(
                 f"invalid symbol name {name!r}: it is a keyword of shape expressions"
             )
         if keyword.iskeyword(name):
             raise ShapeError(f"invalid symbol name {name!r}: it is a Python keyword")
-        return _symbol(name)
+        return internal_symbol(name)
 
     # ----- inspection -----------------------------------------------------
 
@@ -285,7 +285,7 @@ class SymExpr:
         """Every symbol the expression mentions, inside atoms too."""
         if self._symbols is None:
             names: set[str] = set()
-            for atom in _top_atoms(self):
+            for atom in top_atoms(self):
                 if isinstance(atom, str):
                     names.add(atom)
                 else:
@@ -294,13 +294,13 @@ class SymExpr:
             self._symbols = frozenset(names)
         return self._symbols
 
-    def _single_op(self) -> _Op | None:
-        """The atom if the expression is exactly one ``_Op`` atom."""
+    def _single_op(self) -> Op | None:
+        """The atom if the expression is exactly one ``Op`` atom."""
         if len(self._terms) == 1:
             mono, coef = self._terms[0]
             if coef == 1 and len(mono) == 1 and mono[0][1] == 1:
                 atom = mono[0][0]
-                if isinstance(atom, _Op):
+                if isinstance(atom, Op):
                     return atom
         return None
 
@@ -308,21 +308,21 @@ class SymExpr:
 
     def __add__(self, other: SymExpr | int) -> SymExpr:
         rhs = _coerce(other)
-        return NotImplemented if rhs is None else _add(self, rhs)
+        return NotImplemented if rhs is None else add(self, rhs)
 
     __radd__ = __add__
 
     def __sub__(self, other: SymExpr | int) -> SymExpr:
         rhs = _coerce(other)
-        return NotImplemented if rhs is None else _add(self, -rhs)
+        return NotImplemented if rhs is None else add(self, -rhs)
 
     def __rsub__(self, other: SymExpr | int) -> SymExpr:
         lhs = _coerce(other)
-        return NotImplemented if lhs is None else _add(lhs, -self)
+        return NotImplemented if lhs is None else add(lhs, -self)
 
     def __mul__(self, other: SymExpr | int) -> SymExpr:
         rhs = _coerce(other)
-        return NotImplemented if rhs is None else _mul(self, rhs)
+        return NotImplemented if rhs is None else mul(self, rhs)
 
     __rmul__ = __mul__
 
@@ -331,19 +331,19 @@ class SymExpr:
 
     def __floordiv__(self, other: SymExpr | int) -> SymExpr:
         rhs = _coerce(other)
-        return NotImplemented if rhs is None else _floordiv(self, rhs)
+        return NotImplemented if rhs is None else floordiv(self, rhs)
 
     def __rfloordiv__(self, other: SymExpr | int) -> SymExpr:
         lhs = _coerce(other)
-        return NotImplemented if lhs is None else _floordiv(lhs, self)
+        return NotImplemented if lhs is None else floordiv(lhs, self)
 
     def __mod__(self, other: SymExpr | int) -> SymExpr:
         rhs = _coerce(other)
-        return NotImplemented if rhs is None else _mod(self, rhs)
+        return NotImplemented if rhs is None else mod(self, rhs)
 
     def __rmod__(self, other: SymExpr | int) -> SymExpr:
         lhs = _coerce(other)
-        return NotImplemented if lhs is None else _mod(lhs, self)
+        return NotImplemented if lhs is None else mod(lhs, self)
 
     def __pow__(self, exponent: int) -> SymExpr:
         if isinstance(exponent, bool) or not isinstance(exponent, int):
@@ -371,7 +371,7 @@ class SymExpr:
         if quotient is not None:
             return quotient
         if facts is not None and facts.prove_divisible(self, divisor):
-            return facts.simplify(_floordiv(self, divisor))
+            return facts.simplify(floordiv(self, divisor))
         reason = f"{self} is not divisible by {divisor}"
         if facts is not None and not facts.is_empty:
             raise ShapeError(f"{reason} under the facts {facts}")
@@ -406,7 +406,7 @@ class SymExpr:
         if not self.symbols & mapping.keys():
             return self
         values = {name: as_expr(value) for name, value in mapping.items()}
-        return _substitute(self, values)
+        return substitute_expr(self, values)
 
     def to_python(self) -> str:
         """Python expression text (``//``, ``%``, ``max()``, ``min()``, bare
@@ -469,51 +469,51 @@ class _DivisibilityFacts(Protocol):
     def simplify(self, e: SymExpr) -> SymExpr: ...
 
 
-def _from_poly(poly: Mapping[_Mono, int], subject: str = "an expression") -> SymExpr:
+def from_poly(poly: Mapping[Mono, int], subject: str = "an expression") -> SymExpr:
     """The canonical expression of ``poly``, refused if over the caps on the
     number of terms and the size of coefficients (the caller checks the
     degree, which only products raise)."""
-    _check_terms(len(poly), subject)
+    check_terms(len(poly), subject)
     if poly:
-        _check_coefficient(max(max(poly.values()), -min(poly.values())), subject)
-    monos = sorted(poly, key=_mono_key)
+        check_coefficient(max(max(poly.values()), -min(poly.values())), subject)
+    monos = sorted(poly, key=mono_key)
     return SymExpr._new(tuple((mono, poly[mono]) for mono in monos if poly[mono]))
 
 
-def _const(value: int) -> SymExpr:
-    if value.bit_length() > _MAX_COEF_BITS:
-        raise _constant_too_large()
+def const_expr(value: int) -> SymExpr:
+    if value.bit_length() > MAX_COEF_BITS:
+        raise constant_too_large()
     return SymExpr._new((((), value),) if value else ())
 
 
-def _symbol(name: str) -> SymExpr:
+def internal_symbol(name: str) -> SymExpr:
     """A symbol without validating the name (internal names need not be
     identifiers: that is what keeps them from clashing with a user's)."""
-    return _from_atom(name)
+    return from_atom(name)
 
 
-def _from_atom(atom: _Atom) -> SymExpr:
+def from_atom(atom: Atom) -> SymExpr:
     return SymExpr._new(((((atom, 1),), 1),))
 
 
-_ZERO = _const(0)
-_ONE = _const(1)
+_ZERO = const_expr(0)
+ONE = const_expr(1)
 
 
 def _coerce(value: object) -> SymExpr | None:
     if isinstance(value, SymExpr):
         return value
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        return _const(int(value))
+        return const_expr(int(value))
     return None
 
 
-def _top_atoms(e: SymExpr) -> list[_Atom]:
+def top_atoms(e: SymExpr) -> list[Atom]:
     return list(dict.fromkeys(atom for mono, _ in e._terms for atom, _ in mono))
 
 
-def _has_ops(e: SymExpr) -> bool:
-    return any(isinstance(atom, _Op) for atom in _top_atoms(e))
+def has_ops(e: SymExpr) -> bool:
+    return any(isinstance(atom, Op) for atom in top_atoms(e))
 
 
 def _weight(e: SymExpr) -> int:
@@ -537,11 +537,11 @@ def _degree(e: SymExpr) -> int:
     return _mono_degree(e._terms[0][0]) if e._terms else 0
 
 
-# How many terms `_add` places one by one rather than re-sorting all.
+# How many terms `add` places one by one rather than re-sorting all.
 _FEW_TERMS = 8
 
 
-def _add(a: SymExpr, b: SymExpr) -> SymExpr:
+def add(a: SymExpr, b: SymExpr) -> SymExpr:
     if not b._terms:
         return a
     if not a._terms:
@@ -550,13 +550,13 @@ def _add(a: SymExpr, b: SymExpr) -> SymExpr:
         a, b = b, a
     if len(b._terms) > _FEW_TERMS:
         acc = dict(a._terms)
-        _accumulate(acc, b._terms)
-        return _from_poly(acc, "a sum")
+        accumulate(acc, b._terms)
+        return from_poly(acc, "a sum")
     # A few terms are placed by binary search, so that a long sum built one
     # term at a time (as parsers do) takes linear time, not quadratic.
     terms = list(a._terms)
     for mono, coef in b._terms:
-        key = _mono_key(mono)
+        key = mono_key(mono)
         index = bisect.bisect_left(terms, key, key=_term_key)
         if index < len(terms) and terms[index][0] == mono:
             coef += terms[index][1]
@@ -566,59 +566,59 @@ def _add(a: SymExpr, b: SymExpr) -> SymExpr:
                 del terms[index]
         else:
             terms.insert(index, (mono, coef))
-        _check_coefficient(coef, "a sum")
-    _check_terms(len(terms), "a sum")
+        check_coefficient(coef, "a sum")
+    check_terms(len(terms), "a sum")
     return SymExpr._new(tuple(terms))
 
 
-def _term_key(term: tuple[_Mono, int]) -> tuple[int, tuple[object, ...]]:
-    return _mono_key(term[0])
+def _term_key(term: tuple[Mono, int]) -> tuple[int, tuple[object, ...]]:
+    return mono_key(term[0])
 
 
-def _mul(a: SymExpr, b: SymExpr) -> SymExpr:
+def mul(a: SymExpr, b: SymExpr) -> SymExpr:
     """``a * b``, refused before any work when it would take too many
     products of terms or have too high a degree."""
     if not a._terms or not b._terms:
         return _ZERO
     m, n = len(a._terms), len(b._terms)
-    if m * n > _MAX_PRODUCT_WORK:
-        raise _too_much_work(f"multiplying expressions of {m} and {n} terms")
+    if m * n > MAX_PRODUCT_WORK:
+        raise too_much_work(f"multiplying expressions of {m} and {n} terms")
     degree = _degree(a) + _degree(b)
-    if degree > _MAX_DEGREE:
-        raise _too_high(degree, "a product")
-    product = _from_poly(_poly_mul(a._terms, dict(b._terms)), "a product")
+    if degree > MAX_DEGREE:
+        raise too_high(degree, "a product")
+    product = from_poly(_poly_mul(a._terms, dict(b._terms)), "a product")
     # A product of two terms weighs at most the sum of their weights.
     bound = n * _weight(a) + m * _weight(b)
-    if bound > _MAX_WEIGHT and _weight(product) > _MAX_WEIGHT:
-        raise _too_long("a product")
+    if bound > MAX_WEIGHT and _weight(product) > MAX_WEIGHT:
+        raise too_long("a product")
     return product
 
 
-def _power(base: SymExpr, exponent: int) -> SymExpr:
+def expand_power(base: SymExpr, exponent: int) -> SymExpr:
     """``base ** exponent`` by repeated squaring: at most two products per bit
     of the exponent, each checked against the caps as it is computed, so a
     power far too large to expand is refused at little cost."""
     value = base.constant
     if value is not None:
         # |value|**exponent has more than (bit_length - 1) * exponent bits.
-        if (abs(value).bit_length() - 1) * exponent >= _MAX_COEF_BITS:
-            raise _TooLarge(
-                _power_text(base, exponent), f"has more than {_MAX_COEF_BITS} bits"
+        if (abs(value).bit_length() - 1) * exponent >= MAX_COEF_BITS:
+            raise TooLarge(
+                _power_text(base, exponent), f"has more than {MAX_COEF_BITS} bits"
             )
-        return _const(value**exponent)
+        return const_expr(value**exponent)
     if exponent == 0:
-        return _ONE
+        return ONE
     degree = _degree(base) * exponent
-    if degree > _MAX_DEGREE:
-        raise _too_high(degree, _power_text(base, exponent))
+    if degree > MAX_DEGREE:
+        raise too_high(degree, _power_text(base, exponent))
     result = base
     try:
         for bit in bin(exponent)[3:]:
-            result = _mul(result, result)
+            result = mul(result, result)
             if bit == "1":
-                result = _mul(result, base)
-    except _TooLarge as err:
-        raise _TooLarge(_power_text(base, exponent), err.excess) from None
+                result = mul(result, base)
+    except TooLarge as err:
+        raise TooLarge(_power_text(base, exponent), err.excess) from None
     return result
 
 
@@ -635,26 +635,26 @@ def _power_text(base: SymExpr, exponent: int) -> str:
 def _checked_power(base: SymExpr, exponent: int) -> SymExpr:
     if exponent < 0:
         raise ShapeError(f"negative exponent {exponent}: dims are integers")
-    limit = _MAX_CONSTANT_EXPONENT if base.is_constant else _MAX_EXPONENT
+    limit = MAX_CONSTANT_EXPONENT if base.is_constant else MAX_EXPONENT
     if exponent > limit:
         raise ShapeError(f"exponent {exponent} is too large (at most {limit})")
-    return _power(base, exponent)
+    return expand_power(base, exponent)
 
 
-def _content(e: SymExpr) -> int:
+def coefficient_gcd(e: SymExpr) -> int:
     """The gcd of all coefficients (0 for the zero expression)."""
     return math.gcd(*(coef for _, coef in e._terms))
 
 
-def _scale_down(e: SymExpr, factor: int) -> SymExpr:
+def scale_down(e: SymExpr, factor: int) -> SymExpr:
     return SymExpr._new(tuple((mono, coef // factor) for mono, coef in e._terms))
 
 
-def _leading_coef(e: SymExpr) -> int:
+def leading_coef(e: SymExpr) -> int:
     return e._terms[0][1] if e._terms else 0
 
 
-def _constant_term(e: SymExpr) -> int:
+def constant_term(e: SymExpr) -> int:
     if e._terms and not e._terms[-1][0]:
         return e._terms[-1][1]
     return 0
@@ -675,14 +675,14 @@ def _divmod_poly(p: SymExpr, q: SymExpr) -> tuple[SymExpr, SymExpr]:
     ``q`` the terms of ``r`` that the leading term of ``q`` divides have
     coefficients in ``[0, lc(q))``."""
     (lead, lead_coef), tail = q._terms[0], q._terms[1:]
-    work: _Poly = dict(p._terms)
+    work: Poly = dict(p._terms)
     # The monomials of `work`, largest first in the monomial order. Keys are
     # injective, so an entry's monomial is only compared with an equal one.
     # An entry whose monomial has cancelled out since is skipped when popped.
-    pending = [(_mono_key(mono), mono) for mono in work]
+    pending = [(mono_key(mono), mono) for mono in work]
     heapq.heapify(pending)
-    quotient: _Poly = {}
-    remainder: _Poly = {}
+    quotient: Poly = {}
+    remainder: Poly = {}
     work_done = 0
     while pending:
         mono = heapq.heappop(pending)[1]
@@ -692,20 +692,20 @@ def _divmod_poly(p: SymExpr, q: SymExpr) -> tuple[SymExpr, SymExpr]:
         factor = _mono_div(mono, lead)
         if factor is None:
             remainder[mono] = coef
-            _check_terms(len(remainder), "a remainder")
+            check_terms(len(remainder), "a remainder")
             continue
         times, rest = divmod(coef, lead_coef)
         if rest:
             remainder[mono] = rest
-            _check_terms(len(remainder), "a remainder")
+            check_terms(len(remainder), "a remainder")
         if not times:
             continue
         quotient[factor] = times
-        _check_terms(len(quotient), "a quotient")
-        _check_coefficient(times, "a quotient")
+        check_terms(len(quotient), "a quotient")
+        check_coefficient(times, "a quotient")
         work_done += len(tail)
-        if work_done > _MAX_PRODUCT_WORK:
-            raise _too_much_work(f"dividing by an expression of {len(q._terms)} terms")
+        if work_done > MAX_PRODUCT_WORK:
+            raise too_much_work(f"dividing by an expression of {len(q._terms)} terms")
         # The tail of q times factor is below mono in the monomial order, so
         # it only changes terms not yet visited.
         for tail_mono, tail_coef in tail:
@@ -715,14 +715,14 @@ def _divmod_poly(p: SymExpr, q: SymExpr) -> tuple[SymExpr, SymExpr]:
                 work.pop(key, None)
                 continue
             if key not in work:
-                heapq.heappush(pending, (_mono_key(key), key))
+                heapq.heappush(pending, (mono_key(key), key))
             work[key] = value
-    return _from_poly(quotient, "a quotient"), _from_poly(remainder, "a remainder")
+    return from_poly(quotient, "a quotient"), from_poly(remainder, "a remainder")
 
 
 def _exact_quotient(p: SymExpr, q: SymExpr) -> SymExpr | None:
     """``p / q`` when it is a polynomial with integer coefficients."""
-    if _leading_coef(q) < 0:
+    if leading_coef(q) < 0:
         p, q = -p, -q
     quotient, remainder = _divmod_poly(p, q)
     return quotient if not remainder._terms else None
@@ -732,7 +732,7 @@ def _division_by_zero(p: SymExpr, kind: str) -> NoReturn:
     raise ShapeError(f"division by zero: {p} {kind} 0")
 
 
-def _floordiv(p: SymExpr, q: SymExpr) -> SymExpr:
+def floordiv(p: SymExpr, q: SymExpr) -> SymExpr:
     if not q._terms:
         _division_by_zero(p, "floordiv")
     if q._terms[0][1] < 0:
@@ -740,27 +740,27 @@ def _floordiv(p: SymExpr, q: SymExpr) -> SymExpr:
     quotient, remainder = _divmod_poly(p, q)
     if not remainder._terms:
         return quotient
-    return _add(quotient, _floordiv_atom(remainder, q))
+    return add(quotient, _floordiv_atom(remainder, q))
 
 
 def _floordiv_atom(r: SymExpr, q: SymExpr) -> SymExpr:
     """``r floordiv q`` for a reduced ``r`` and a positive ``q``."""
     if r.is_constant and q.is_constant:
-        return _const(int(r) // int(q))
-    common = math.gcd(_content(r), _content(q))
+        return const_expr(int(r) // int(q))
+    common = math.gcd(coefficient_gcd(r), coefficient_gcd(q))
     if common > 1:
-        r, q = _scale_down(r, common), _scale_down(q, common)
+        r, q = scale_down(r, common), scale_down(q, common)
     inner, shift = _floordiv_plus_constant(r)
     if inner is not None:
         # floor((floor(a / b) + k) / q) == floor((a + k*b) / (b*q)) for an
         # integer k and a positive q: nested divisions of sizes (a slice of
         # a slice with steps) become one, so their bounds compare.
         a, b = inner.args
-        return _floordiv(_add(a, _mul(_const(shift), b)), _mul(b, q))
-    return _from_atom(_Op("floordiv", (r, q)))
+        return floordiv(add(a, mul(const_expr(shift), b)), mul(b, q))
+    return from_atom(Op("floordiv", (r, q)))
 
 
-def _floordiv_plus_constant(r: SymExpr) -> tuple[_Op | None, int]:
+def _floordiv_plus_constant(r: SymExpr) -> tuple[Op | None, int]:
     """``(atom, k)`` when ``r`` is ``atom + k`` for a floordiv atom and an
     integer ``k`` (0 included), else ``(None, 0)``."""
     constant = sum(coef for mono, coef in r._terms if not mono)
@@ -771,19 +771,19 @@ def _floordiv_plus_constant(r: SymExpr) -> tuple[_Op | None, int]:
     return inner, constant
 
 
-def _mod(p: SymExpr, q: SymExpr) -> SymExpr:
+def mod(p: SymExpr, q: SymExpr) -> SymExpr:
     if not q._terms:
         _division_by_zero(p, "mod")
     if q._terms[0][1] < 0:
-        return -_mod(-p, -q)
+        return -mod(-p, -q)
     _, r = _divmod_poly(p, q)
     if not r._terms:
         return _ZERO
     if r.is_constant and q.is_constant:
-        return _const(int(r) % int(q))
-    common = math.gcd(_content(r), _content(q))
+        return const_expr(int(r) % int(q))
+    common = math.gcd(coefficient_gcd(r), coefficient_gcd(q))
     if common > 1:
-        r, q = _scale_down(r, common), _scale_down(q, common)
+        r, q = scale_down(r, common), scale_down(q, common)
     inner = r._single_op()
     if (
         inner is not None
@@ -791,21 +791,21 @@ def _mod(p: SymExpr, q: SymExpr) -> SymExpr:
         and _exact_quotient(inner.args[1], q) is not None
     ):
         # (a mod b) mod q == a mod q when q divides b.
-        result = _mod(inner.args[0], q)
+        result = mod(inner.args[0], q)
     else:
-        result = _from_atom(_Op("mod", (r, q)))
-    return _mul(_const(common), result) if common > 1 else result
+        result = from_atom(Op("mod", (r, q)))
+    return mul(const_expr(common), result) if common > 1 else result
 
 
 def _ceildiv(p: SymExpr, q: SymExpr) -> SymExpr:
     if not q._terms:
         _division_by_zero(p, "ceildiv")
     if q.is_constant and int(q) < 0:
-        return -_floordiv(-p, q)
-    return _floordiv(_add(p, _add(q, _const(-1))), q)
+        return -floordiv(-p, q)
+    return floordiv(add(p, add(q, const_expr(-1))), q)
 
 
-def _minmax(kind: str, args: Iterable[SymExpr]) -> SymExpr:
+def minmax(kind: str, args: Iterable[SymExpr]) -> SymExpr:
     """Canonical n-ary ``max``/``min``: nested ones of the same kind are
     flattened, and of two arguments that differ by a constant only the
     winner stays (so ``max(N, N + 2)`` is ``N + 2``); the rest are sorted.
@@ -821,63 +821,63 @@ def _minmax(kind: str, args: Iterable[SymExpr]) -> SymExpr:
             variable = terms[:-1] if terms and not terms[-1][0] else terms
             rival = kept.get(variable)
             if rival is None or (
-                _constant_term(candidate) > _constant_term(rival)
+                constant_term(candidate) > constant_term(rival)
                 if kind == "max"
-                else _constant_term(candidate) < _constant_term(rival)
+                else constant_term(candidate) < constant_term(rival)
             ):
                 kept[variable] = candidate
     if len(kept) == 1:
         return next(iter(kept.values()))
-    return _from_atom(_Op(kind, tuple(sorted(kept.values(), key=str))))
+    return from_atom(Op(kind, tuple(sorted(kept.values(), key=str))))
 
 
 def smax(a: SymExpr | int, b: SymExpr | int, *more: SymExpr | int) -> SymExpr:
     """Symbolic ``max`` of dims (folded when the arguments differ by a
     constant)."""
-    return _minmax("max", [as_expr(x) for x in (a, b, *more)])
+    return minmax("max", [as_expr(x) for x in (a, b, *more)])
 
 
 def smin(a: SymExpr | int, b: SymExpr | int, *more: SymExpr | int) -> SymExpr:
     """Symbolic ``min`` of dims (folded when the arguments differ by a
     constant)."""
-    return _minmax("min", [as_expr(x) for x in (a, b, *more)])
+    return minmax("min", [as_expr(x) for x in (a, b, *more)])
 
 
-def _apply_op(kind: str, args: list[SymExpr]) -> SymExpr:
+def apply_op(kind: str, args: list[SymExpr]) -> SymExpr:
     if kind == "floordiv":
-        return _floordiv(args[0], args[1])
+        return floordiv(args[0], args[1])
     if kind == "mod":
-        return _mod(args[0], args[1])
-    return _minmax(kind, args)
+        return mod(args[0], args[1])
+    return minmax(kind, args)
 
 
-def _map_atoms(
+def map_atoms(
     e: SymExpr,
     on_symbol: Callable[[str], SymExpr],
-    on_op: Callable[[_Op], SymExpr],
+    on_op: Callable[[Op], SymExpr],
 ) -> SymExpr:
     """Rebuild ``e`` with every top-level atom replaced by an expression."""
-    total: _Poly = {}
+    total: Poly = {}
     for mono, coef in e._terms:
-        term = _const(coef)
+        term = const_expr(coef)
         for atom, power in mono:
             value = on_symbol(atom) if isinstance(atom, str) else on_op(atom)
-            term = _mul(term, _power(value, power))
-        _accumulate(total, term._terms)
-        _check_terms(len(total), "a sum")
-    return _from_poly(total, "a sum")
+            term = mul(term, expand_power(value, power))
+        accumulate(total, term._terms)
+        check_terms(len(total), "a sum")
+    return from_poly(total, "a sum")
 
 
-def _substitute(e: SymExpr, values: Mapping[str, SymExpr]) -> SymExpr:
-    def on_op(op: _Op) -> SymExpr:
-        return _apply_op(op.kind, [_substitute(arg, values) for arg in op.args])
+def substitute_expr(e: SymExpr, values: Mapping[str, SymExpr]) -> SymExpr:
+    def on_op(op: Op) -> SymExpr:
+        return apply_op(op.kind, [substitute_expr(arg, values) for arg in op.args])
 
     def on_symbol(name: str) -> SymExpr:
-        return values[name] if name in values else _symbol(name)
+        return values[name] if name in values else internal_symbol(name)
 
     if not e.symbols & values.keys():
         return e
-    return _map_atoms(e, on_symbol, on_op)
+    return map_atoms(e, on_symbol, on_op)
 
 
 def _evaluate(e: SymExpr, binding: Mapping[str, int]) -> int:
@@ -890,7 +890,7 @@ def _evaluate(e: SymExpr, binding: Mapping[str, int]) -> int:
     return total
 
 
-def _evaluate_atom(atom: _Atom, binding: Mapping[str, int]) -> int:
+def _evaluate_atom(atom: Atom, binding: Mapping[str, int]) -> int:
     if isinstance(atom, str):
         return binding[atom]
     values = [_evaluate(arg, binding) for arg in atom.args]
@@ -944,20 +944,20 @@ def _format(e: SymExpr, python: bool) -> str:
     return "".join(parts)
 
 
-def _format_term(mono: _Mono, coef: int, python: bool, lead_minus: bool) -> str:
+def _format_term(mono: Mono, coef: int, python: bool, lead_minus: bool) -> str:
     factors = [str(coef)] if coef != 1 or not mono else []
     # A floordiv/mod in a product, or after a leading minus, needs
     # parentheses: `-N floordiv 4` would read as `(-N) floordiv 4`.
     wrap = lead_minus or len(factors) + sum(power for _, power in mono) > 1
     for atom, power in mono:
         text = _format_atom(atom, python)
-        if wrap and isinstance(atom, _Op) and atom.kind in _DIVMOD:
+        if wrap and isinstance(atom, Op) and atom.kind in DIVMOD:
             text = f"({text})"
         factors.extend([text] * power)
     return "*".join(factors)
 
 
-def _format_atom(atom: _Atom, python: bool) -> str:
+def _format_atom(atom: Atom, python: bool) -> str:
     if isinstance(atom, str):
         return atom
     if not python and atom._key is not None:
@@ -969,7 +969,7 @@ def _text(e: SymExpr, python: bool) -> str:
     return e.to_python() if python else str(e)
 
 
-def _format_op(op: _Op, python: bool) -> str:
+def _format_op(op: Op, python: bool) -> str:
     if op.kind in ("max", "min"):
         texts = [_text(arg, python) for arg in op.args]
         if python:
@@ -1027,14 +1027,14 @@ def parse_expr(text: str) -> SymExpr:
 def _literal(digits: str) -> SymExpr:
     """The constant that ``digits`` spell, refused before ``int()``, which
     raises ``ValueError`` past 4300 digits."""
-    if len(digits.lstrip("0")) > _MAX_COEF_DIGITS:
-        raise _constant_too_large()
-    return _const(int(digits))
+    if len(digits.lstrip("0")) > MAX_COEF_DIGITS:
+        raise constant_too_large()
+    return const_expr(int(digits))
 
 
-_PRIMARIES = _Primaries(integer=_literal, symbol=SymExpr.symbol, call=_minmax)
+_PRIMARIES = Primaries(integer=_literal, symbol=SymExpr.symbol, call=minmax)
 
 
 @functools.lru_cache(maxsize=4096)
 def _parse_cached(text: str) -> SymExpr:
-    return _parse(text, _PRIMARIES)
+    return parse_with(text, _PRIMARIES)

@@ -22,34 +22,34 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import NoReturn
 
-from irc.shapes.errors import ShapeError, _TooLarge
+from irc.shapes.errors import ShapeError, TooLarge
 from irc.shapes.expr import (
-    _ONE,
+    ONE,
+    Op,
+    Poly,
     SymExpr,
-    _accumulate,
-    _add,
-    _apply_op,
-    _const,
-    _constant_term,
-    _content,
-    _floordiv,
-    _from_atom,
-    _from_poly,
-    _leading_coef,
-    _mod,
-    _mul,
-    _Op,
-    _Poly,
-    _power,
-    _scale_down,
-    _substitute,
-    _symbol,
+    accumulate,
+    add,
+    apply_op,
     as_expr,
+    coefficient_gcd,
+    const_expr,
+    constant_term,
+    expand_power,
+    floordiv,
+    from_atom,
+    from_poly,
+    internal_symbol,
+    leading_coef,
+    mod,
+    mul,
     parse_expr,
+    scale_down,
+    substitute_expr,
 )
-from irc.shapes.intervals import _INF, _Interval, _xfloordiv
-from irc.shapes.limits import _check_terms
-from irc.shapes.prover import _bounds, _Context, _nonneg, _refine
+from irc.shapes.intervals import INF, Interval, xfloordiv
+from irc.shapes.limits import check_terms
+from irc.shapes.prover import Context, bounds_of, nonneg, refine
 
 _COMPARATORS = ("==", ">=", "<=", ">", "<")
 _COMPARISON = re.compile(r"==|>=|<=|!=|=|>|<")
@@ -115,13 +115,13 @@ class Fact:
 
 def _zero_form(fact: Fact) -> tuple[bool, SymExpr]:
     """``(True, d)`` for ``d == 0`` or ``(False, d)`` for ``d >= 0``."""
-    difference = _add(fact.lhs, -fact.rhs)
+    difference = add(fact.lhs, -fact.rhs)
     if fact.op == "==":
         return True, difference
     if fact.op in ("<=", "<"):
         difference = -difference
     if fact.op in (">", "<"):  # strict, on integers: one more
-        difference = _add(difference, _const(-1))
+        difference = add(difference, const_expr(-1))
     return False, difference
 
 
@@ -136,8 +136,8 @@ def _solvable_symbol(d: SymExpr) -> str | None:
     blocked: set[str] = set()
     for mono, coef in d._terms:
         for atom, _ in mono:
-            if isinstance(atom, _Op):
-                blocked |= _from_atom(atom).symbols
+            if isinstance(atom, Op):
+                blocked |= from_atom(atom).symbols
             elif mono == ((atom, 1),) and coef in (1, -1):
                 candidates.add(atom)
             else:
@@ -158,14 +158,16 @@ def _solve_equalities(
         progress = False
         unsolved = []
         for fact, d in pending:
-            d = _substitute(d, subst)
+            d = substitute_expr(d, subst)
             name = _solvable_symbol(d)
             if name is None:
                 unsolved.append((fact, d))
                 continue
             sign = dict(d._terms)[((name, 1),)]
-            value = _mul(_add(d, _mul(_const(-sign), _symbol(name))), _const(-sign))
-            subst = {k: _substitute(v, {name: value}) for k, v in subst.items()}
+            value = mul(
+                add(d, mul(const_expr(-sign), internal_symbol(name))), const_expr(-sign)
+            )
+            subst = {k: substitute_expr(v, {name: value}) for k, v in subst.items()}
             subst[name] = value
             progress = True
         pending = unsolved
@@ -194,7 +196,7 @@ def _divisibility(d: SymExpr) -> tuple[str, int] | None:
     if len(d._terms) != 1:
         return None
     mono, _ = d._terms[0]
-    if len(mono) != 1 or mono[0][1] != 1 or not isinstance(mono[0][0], _Op):
+    if len(mono) != 1 or mono[0][1] != 1 or not isinstance(mono[0][0], Op):
         return None
     op = mono[0][0]
     name = op.args[0].symbol_name
@@ -207,22 +209,22 @@ def _normal_relation(d: SymExpr, equality: bool, fact: Fact) -> SymExpr:
     """Divide ``d >= 0`` (rounding the constant the tight way) or ``d ==
     0`` by the content of its non-constant part; an equality also gets a
     positive leading coefficient."""
-    constant = _constant_term(d)
-    part = _add(d, _const(-constant))
-    content = _content(part)
+    constant = constant_term(d)
+    part = add(d, const_expr(-constant))
+    content = coefficient_gcd(part)
     if equality:
         if constant % content:
             _contradiction(fact)
-        d = _add(_scale_down(part, content), _const(constant // content))
-        return -d if _leading_coef(d) < 0 else d
-    return _add(_scale_down(part, content), _const(constant // content))
+        d = add(scale_down(part, content), const_expr(constant // content))
+        return -d if leading_coef(d) < 0 else d
+    return add(scale_down(part, content), const_expr(constant // content))
 
 
 def _split_relation(g: SymExpr, op: str) -> Fact:
     """``g op 0`` written with positive terms on each side: ``N >= M``."""
-    positive: _Poly = {mono: coef for mono, coef in g._terms if coef > 0}
-    negative: _Poly = {mono: -coef for mono, coef in g._terms if coef < 0}
-    return Fact(_from_poly(positive), op, _from_poly(negative))
+    positive: Poly = {mono: coef for mono, coef in g._terms if coef > 0}
+    negative: Poly = {mono: -coef for mono, coef in g._terms if coef < 0}
+    return Fact(from_poly(positive), op, from_poly(negative))
 
 
 def _split_top_level(text: str) -> list[str]:
@@ -250,16 +252,18 @@ class _Knowledge:
         self.subst, unsolved = _solve_equalities(equalities)
         for name, value in self.subst.items():
             # A defined symbol is still a size.
-            inequalities.append((Fact(_symbol(name), ">=", 1), _add(value, _const(-1))))
+            inequalities.append(
+                (Fact(internal_symbol(name), ">=", 1), add(value, const_expr(-1)))
+            )
         self.low: dict[str, int] = {}
         self.high: dict[str, int] = {}
         self.div: dict[str, int] = {}
         self.ge: list[SymExpr] = []
         self.eq: list[SymExpr] = []
         for fact, d in unsolved:
-            self._add_equality(fact, _substitute(d, self.subst))
+            self._add_equality(fact, substitute_expr(d, self.subst))
         for fact, d in inequalities:
-            self._add_inequality(fact, _substitute(d, self.subst))
+            self._add_inequality(fact, substitute_expr(d, self.subst))
         self._tighten(given)
 
     def _add_equality(self, fact: Fact, d: SymExpr) -> None:
@@ -307,14 +311,14 @@ class _Knowledge:
     def fixed(self) -> list[Fact]:
         """``s == v`` for every symbol whose bounds pin it to one value."""
         return [
-            Fact(_symbol(name), "==", low)
+            Fact(internal_symbol(name), "==", low)
             for name, low in self.low.items()
             if self.high.get(name) == low
         ]
 
-    def interval(self, name: str) -> _Interval:
+    def interval(self, name: str) -> Interval:
         high = self.high.get(name)
-        return self.low.get(name, 1), _INF if high is None else high
+        return self.low.get(name, 1), INF if high is None else high
 
 
 def _unlift(e: SymExpr, back: Mapping[str, tuple[str, int]]) -> SymExpr:
@@ -323,32 +327,35 @@ def _unlift(e: SymExpr, back: Mapping[str, tuple[str, int]]) -> SymExpr:
     elsewhere."""
     if not back or not e.symbols & back.keys():
         return e
-    total: _Poly = {}
+    total: Poly = {}
     for mono, coef in e._terms:
         factors = []
         for atom, power in mono:
-            if isinstance(atom, _Op):
+            if isinstance(atom, Op):
                 args = [_unlift(arg, back) for arg in atom.args]
-                factors.append(_power(_apply_op(atom.kind, args), power))
+                factors.append(expand_power(apply_op(atom.kind, args), power))
             elif atom in back:
                 name, k = back[atom]
                 whole = 0
                 while whole < power and coef % k == 0:
                     coef //= k
                     whole += 1
-                original = _symbol(name)
-                quotient = _floordiv(original, _const(k))
+                original = internal_symbol(name)
+                quotient = floordiv(original, const_expr(k))
                 factors.append(
-                    _mul(_power(original, whole), _power(quotient, power - whole))
+                    mul(
+                        expand_power(original, whole),
+                        expand_power(quotient, power - whole),
+                    )
                 )
             else:
-                factors.append(_power(_symbol(atom), power))
-        term = _const(coef)
+                factors.append(expand_power(internal_symbol(atom), power))
+        term = const_expr(coef)
         for factor in factors:
-            term = _mul(term, factor)
-        _accumulate(total, term._terms)
-        _check_terms(len(total), "a sum")
-    return _from_poly(total, "a sum")
+            term = mul(term, factor)
+        accumulate(total, term._terms)
+        check_terms(len(total), "a sum")
+    return from_poly(total, "a sum")
 
 
 class Facts:
@@ -380,7 +387,7 @@ class Facts:
         ``k * N'`` with a fresh ``N'``, so that divisibility becomes
         polynomial structure (``(16*N') mod 16`` is 0 with no facts)."""
         lifted: dict[str, SymExpr] = {}
-        env: dict[str, _Interval] = {}
+        env: dict[str, Interval] = {}
         self._back: dict[str, tuple[str, int]] = {}
         for name in knowledge.low:
             low, high = knowledge.interval(name)
@@ -389,13 +396,13 @@ class Facts:
                 env[name] = (low, high)
                 continue
             fresh = f"{name}/{k}"  # not an identifier: clashes with no symbol
-            lifted[name] = _mul(_const(k), _symbol(fresh))
-            env[fresh] = (low // k, _xfloordiv(high, k))
+            lifted[name] = mul(const_expr(k), internal_symbol(fresh))
+            env[fresh] = (low // k, xfloordiv(high, k))
             self._back[fresh] = (name, k)
         self._rewrite = dict(lifted)
         for name, value in knowledge.subst.items():
-            self._rewrite[name] = _substitute(value, lifted)
-        self._ctx = _Context(env)
+            self._rewrite[name] = substitute_expr(value, lifted)
+        self._ctx = Context(env)
 
     def _digest_relations(self, knowledge: _Knowledge) -> None:
         """Drop general relations that the bounds already prove, reject those
@@ -405,7 +412,7 @@ class Facts:
             survivors = []
             for g in dict.fromkeys(kept):
                 lifted = self._prepare(g)
-                low, high = _bounds(lifted, self._ctx)
+                low, high = bounds_of(lifted, self._ctx)
                 if (low > 0 or high < 0) if equality else high < 0:
                     fact = _split_relation(g, "==" if equality else ">=")
                     raise ShapeError(
@@ -419,23 +426,23 @@ class Facts:
                 if equality:
                     relations.append(-lifted)
             kept[:] = survivors
-        self._ctx = _Context(self._ctx.env, tuple(relations))
+        self._ctx = Context(self._ctx.env, tuple(relations))
 
     @staticmethod
     def _canonical(knowledge: _Knowledge) -> tuple[Fact, ...]:
         facts = [
-            Fact(_symbol(name), "==", value)
+            Fact(internal_symbol(name), "==", value)
             for name, value in sorted(knowledge.subst.items())
         ]
         for name in sorted(knowledge.low):
             low, high = knowledge.interval(name)
             if low > 1:
-                facts.append(Fact(_symbol(name), ">=", low))
+                facts.append(Fact(internal_symbol(name), ">=", low))
             if not isinstance(high, float):
-                facts.append(Fact(_symbol(name), "<=", high))
+                facts.append(Fact(internal_symbol(name), "<=", high))
             k = knowledge.div.get(name, 1)
             if k > 1:
-                facts.append(Fact(_mod(_symbol(name), _const(k)), "==", 0))
+                facts.append(Fact(mod(internal_symbol(name), const_expr(k)), "==", 0))
         for op, relations in ((">=", knowledge.ge), ("==", knowledge.eq)):
             facts.extend(
                 _split_relation(g, op) for g in sorted(set(relations), key=str)
@@ -447,7 +454,7 @@ class Facts:
     def _prepare(self, e: SymExpr) -> SymExpr:
         """``e`` rewritten by definitions and lifted divisibility, then
         refined under the bounds; what every query works on."""
-        return _refine(_substitute(e, self._rewrite), self._ctx)
+        return refine(substitute_expr(e, self._rewrite), self._ctx)
 
     def simplify(self, e: SymExpr | int | str) -> SymExpr:
         """An expression equal to ``e`` under the facts, simplified with
@@ -457,7 +464,7 @@ class Facts:
         e = as_expr(e)
         try:
             return _unlift(self._prepare(e), self._back)
-        except _TooLarge:
+        except TooLarge:
             return e
 
     def bounds(self, e: SymExpr | int | str) -> tuple[int | None, int | None]:
@@ -465,9 +472,9 @@ class Facts:
         e = as_expr(e)
         try:
             prepared = self._prepare(e)
-        except _TooLarge:  # sound, if weaker: every symbol is at least 1
+        except TooLarge:  # sound, if weaker: every symbol is at least 1
             prepared = e
-        low, high = _bounds(prepared, self._ctx)
+        low, high = bounds_of(prepared, self._ctx)
         return (
             None if isinstance(low, float) else low,
             None if isinstance(high, float) else high,
@@ -476,54 +483,56 @@ class Facts:
     def prove_le(self, a: SymExpr | int | str, b: SymExpr | int | str) -> bool:
         """Whether ``a <= b`` holds for every binding satisfying the facts
         (False means "not proven", not "false")."""
-        difference = _add(as_expr(b), -as_expr(a))
+        difference = add(as_expr(b), -as_expr(a))
         try:
-            return _nonneg(self._prepare(difference), self._ctx)
-        except _TooLarge:  # a proof step would be too large
+            return nonneg(self._prepare(difference), self._ctx)
+        except TooLarge:  # a proof step would be too large
             return False
 
     def prove_lt(self, a: SymExpr | int | str, b: SymExpr | int | str) -> bool:
         """Whether ``a < b`` is proven."""
-        return self.prove_le(_add(as_expr(a), _ONE), b)
+        return self.prove_le(add(as_expr(a), ONE), b)
 
     def prove_eq(self, a: SymExpr | int | str, b: SymExpr | int | str) -> bool:
         """Whether ``a == b`` is proven."""
-        difference = _add(as_expr(a), -as_expr(b))
+        difference = add(as_expr(a), -as_expr(b))
         try:
             return self._is_zero(self._prepare(difference))
-        except _TooLarge:
+        except TooLarge:
             return False
 
     def _is_zero(self, d: SymExpr) -> bool:
-        if d == 0 or _bounds(d, self._ctx) == (0, 0):
+        if d == 0 or bounds_of(d, self._ctx) == (0, 0):
             return True
-        return _nonneg(d, self._ctx) and _nonneg(-d, self._ctx)
+        return nonneg(d, self._ctx) and nonneg(-d, self._ctx)
 
     def prove_divisible(self, e: SymExpr | int | str, k: SymExpr | int | str) -> bool:
         """Whether ``k`` provably divides ``e``."""
         divisor = as_expr(k)
         if divisor == 0:
             raise ShapeError(f"divisibility of {e} by 0 is undefined")
-        remainder = _mod(as_expr(e), divisor)
+        remainder = mod(as_expr(e), divisor)
         try:
             return self._is_zero(self._prepare(remainder))
-        except _TooLarge:
+        except TooLarge:
             return False
 
     # ----- per-symbol queries ---------------------------------------------
 
     def lower_bound(self, name: str) -> int:
         """The least value ``name`` may take (1 unless declared higher)."""
-        low, _ = self.bounds(_symbol(name))
+        low, _ = self.bounds(internal_symbol(name))
         return 1 if low is None else max(low, 1)
 
     def upper_bound(self, name: str) -> int | None:
         """The largest value ``name`` may take, None if unbounded."""
-        return self.bounds(_symbol(name))[1]
+        return self.bounds(internal_symbol(name))[1]
 
     def divisor(self, name: str) -> int:
         """The largest ``k`` known to divide ``name`` (1 if none)."""
-        return _content(_substitute(_symbol(name), self._rewrite)) or 1
+        return (
+            coefficient_gcd(substitute_expr(internal_symbol(name), self._rewrite)) or 1
+        )
 
     # ----- checking bindings ----------------------------------------------
 

@@ -6,7 +6,7 @@ arithmetic (only in comparisons), so large ints stay exact. The ``_x*``
 functions combine bounds, the ``_i*`` functions and the ``*_interval``
 functions intervals; every result contains every value the operation can
 take on its arguments' intervals. Symbolic divisors are positive, so
-:func:`_divisor_interval` clamps a divisor's interval to ``[1, ...]``.
+:func:`divisor_interval` clamps a divisor's interval to ``[1, ...]``.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from __future__ import annotations
 import math
 from typing import TypeAlias
 
-_Bound: TypeAlias = "int | float"
-_Interval: TypeAlias = "tuple[_Bound, _Bound]"
-_INF = math.inf
+Bound: TypeAlias = "int | float"
+Interval: TypeAlias = "tuple[Bound, Bound]"
+INF = math.inf
 
 
-def _xadd(a: _Bound, b: _Bound) -> _Bound:
+def xadd(a: Bound, b: Bound) -> Bound:
     if isinstance(a, float):
         return a
     if isinstance(b, float):
@@ -27,21 +27,21 @@ def _xadd(a: _Bound, b: _Bound) -> _Bound:
     return a + b
 
 
-def _xmul(a: _Bound, b: _Bound) -> _Bound:
+def _xmul(a: Bound, b: Bound) -> Bound:
     if a == 0 or b == 0:
         return 0
     if isinstance(a, float) or isinstance(b, float):
-        return _INF if (a > 0) == (b > 0) else -_INF
+        return INF if (a > 0) == (b > 0) else -INF
     return a * b
 
 
-def _xpow(a: _Bound, power: int) -> _Bound:
+def _xpow(a: Bound, power: int) -> Bound:
     if isinstance(a, float):
-        return -_INF if a < 0 and power % 2 else _INF
+        return -INF if a < 0 and power % 2 else INF
     return a**power
 
 
-def _xfloordiv(a: _Bound, b: _Bound) -> _Bound:
+def xfloordiv(a: Bound, b: Bound) -> Bound:
     """``floor(a / b)`` for ``b >= 1``."""
     if isinstance(a, float):
         return a
@@ -50,16 +50,16 @@ def _xfloordiv(a: _Bound, b: _Bound) -> _Bound:
     return a // b
 
 
-def _xceildiv(a: _Bound, b: int) -> _Bound:
+def xceildiv(a: Bound, b: int) -> Bound:
     return a if isinstance(a, float) else -(-a // b)
 
 
-def _imul(x: _Interval, y: _Interval) -> _Interval:
+def imul(x: Interval, y: Interval) -> Interval:
     products = [_xmul(a, b) for a in x for b in y]
     return min(products), max(products)
 
 
-def _ipow(x: _Interval, power: int) -> _Interval:
+def ipow(x: Interval, power: int) -> Interval:
     if power == 1:
         return x
     low, high = x
@@ -69,26 +69,26 @@ def _ipow(x: _Interval, power: int) -> _Interval:
     return min(ends), max(ends)
 
 
-def _meet(x: _Interval, y: _Interval) -> _Interval:
+def meet(x: Interval, y: Interval) -> Interval:
     return max(x[0], y[0]), min(x[1], y[1])
 
 
-def _divisor_interval(x: _Interval) -> _Interval:
+def divisor_interval(x: Interval) -> Interval:
     """Symbolic divisors are assumed positive."""
     low = max(x[0], 1)
     return low, max(x[1], low)
 
 
-def _floordiv_interval(num: _Interval, den: _Interval) -> _Interval:
+def floordiv_interval(num: Interval, den: Interval) -> Interval:
     # floor(n / d) is monotone in n and, for d > 0, in d: corners suffice.
-    values = [_xfloordiv(n, d) for n in num for d in den]
+    values = [xfloordiv(n, d) for n in num for d in den]
     return min(values), max(values)
 
 
-def _mod_interval(num: _Interval, den: _Interval) -> _Interval:
+def mod_interval(num: Interval, den: Interval) -> Interval:
     if num[0] >= 0 and num[1] < den[0]:
         return num  # always below the divisor: the mod is the identity
-    top = _xadd(den[1], -1)
+    top = xadd(den[1], -1)
     if num[0] >= 0:
         top = min(top, num[1])
     return 0, top

@@ -6,9 +6,9 @@ parentheses, which the xDSL lexer can delimit inside a type; Python's ``**``,
 ``//`` and ``%`` are read too. ``str(SymExpr)`` prints this syntax (powers as
 repeated factors, ``N*N``).
 
-The grammar knows nothing of the canonical form: :func:`_parse` builds its
+The grammar knows nothing of the canonical form: :func:`parse_with` builds its
 value with the operators of the :class:`_Expression` it is given and a
-:class:`_Primaries` for the integers, symbols and ``max``/``min`` calls, so
+:class:`Primaries` for the integers, symbols and ``max``/``min`` calls, so
 that :mod:`irc.shapes.expr`, which defines :func:`~irc.shapes.parse_expr`,
 uses it without an import cycle. Every error is a
 :class:`~irc.shapes.ShapeError` naming the text and the column of the
@@ -25,9 +25,9 @@ from typing import Generic, NamedTuple, NoReturn, Protocol, TypeVar
 from irc.shapes.errors import ShapeError
 
 #: The words of the syntax, which no symbol may be named.
-_RESERVED = frozenset({"floordiv", "mod", "ceildiv", "max", "min"})
+RESERVED = frozenset({"floordiv", "mod", "ceildiv", "max", "min"})
 #: What a symbol's name looks like.
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 _E = TypeVar("_E", bound="_Expression")
 
@@ -57,7 +57,7 @@ class _Expression(Protocol):
 
 
 @dataclass(frozen=True)
-class _Primaries(Generic[_E]):
+class Primaries(Generic[_E]):
     """How the parser makes the values that its operators combine; each may
     raise :class:`~irc.shapes.ShapeError`, reported at the token's column."""
 
@@ -82,7 +82,7 @@ _TOKEN = re.compile(
 _PRODUCT_OPS = frozenset({"*", "//", "%", "floordiv", "mod", "ceildiv"})
 
 
-def _parse(text: str, primaries: _Primaries[_E]) -> _E:
+def parse_with(text: str, primaries: Primaries[_E]) -> _E:
     """The value of the shape expression ``text``, built with ``primaries``
     and the operators of their values."""
     try:
@@ -97,7 +97,7 @@ class _Parser(Generic[_E]):
     """Recursive descent with Python's precedences: sums of products of
     signed powers of primaries."""
 
-    def __init__(self, text: str, primaries: _Primaries[_E]) -> None:
+    def __init__(self, text: str, primaries: Primaries[_E]) -> None:
         self.text = text
         self.primaries = primaries
         self.tokens = self._tokenize()
@@ -200,7 +200,7 @@ class _Parser(Generic[_E]):
                 self.fail(str(err), token.column)
         if token.kind == "name" and token.text in ("max", "min"):
             return self.call(token)
-        if token.kind == "name" and token.text not in _RESERVED:
+        if token.kind == "name" and token.text not in RESERVED:
             try:
                 return self.primaries.symbol(token.text)
             except ShapeError as err:

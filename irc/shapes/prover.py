@@ -1,15 +1,15 @@
 """What the declared facts let irc prove about expressions.
 
-Everything here works under a :class:`_Context`: an interval per symbol
+Everything here works under a :class:`Context`: an interval per symbol
 (``[1, inf)`` unless the facts say more, as symbols are sizes) and relations
 ``g >= 0`` between them. Under a context,
 
-- :func:`_bounds` gives an interval containing every value of an expression,
+- :func:`bounds_of` gives an interval containing every value of an expression,
   interval arithmetic refined by shifting atoms to their lower bounds and by
   multiplying out constant ``floordiv``\\ s;
-- :func:`_nonneg` proves ``e >= 0`` from bounds, from a relation, or by case
+- :func:`nonneg` proves ``e >= 0`` from bounds, from a relation, or by case
   splits on the ``max``/``min`` atoms of ``e`` (:class:`_CaseSplit`);
-- :func:`_refine` simplifies an expression's atoms with what those prove.
+- :func:`refine` simplifies an expression's atoms with what those prove.
 
 Proofs are sound, not complete: ``False`` means "not proven". A step that
 would go over a cap of :mod:`irc.shapes.limits` gives up on that step
@@ -24,102 +24,102 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import NamedTuple
 
-from irc.shapes.errors import _TooLarge
+from irc.shapes.errors import TooLarge
 from irc.shapes.expr import (
-    _DIVMOD,
+    DIVMOD,
+    Atom,
+    Mono,
+    Op,
+    Poly,
     SymExpr,
-    _accumulate,
-    _add,
-    _apply_op,
-    _Atom,
-    _const,
-    _from_atom,
-    _from_poly,
-    _has_ops,
-    _map_atoms,
-    _minmax,
-    _mod,
-    _Mono,
-    _mono_key,
-    _mul,
-    _Op,
-    _Poly,
-    _symbol,
-    _top_atoms,
+    accumulate,
+    add,
+    apply_op,
+    const_expr,
+    from_atom,
+    from_poly,
+    has_ops,
+    internal_symbol,
+    map_atoms,
+    minmax,
+    mod,
+    mono_key,
+    mul,
+    top_atoms,
 )
 from irc.shapes.intervals import (
-    _INF,
-    _Bound,
-    _divisor_interval,
-    _floordiv_interval,
-    _imul,
-    _Interval,
-    _ipow,
-    _meet,
-    _mod_interval,
-    _xadd,
-    _xceildiv,
-    _xfloordiv,
+    INF,
+    Bound,
+    Interval,
+    divisor_interval,
+    floordiv_interval,
+    imul,
+    ipow,
+    meet,
+    mod_interval,
+    xadd,
+    xceildiv,
+    xfloordiv,
 )
-from irc.shapes.limits import _MAX_TERMS
+from irc.shapes.limits import MAX_TERMS
 
 #: The interval of a symbol that nothing is declared about: symbols are sizes.
-_SIZE: tuple[int, float] = (1, _INF)
+_SIZE: tuple[int, float] = (1, INF)
 
 
-class _Context:
+class Context:
     """What bounds and refinement may assume: an interval per symbol
     (``[1, inf)`` by default: symbols are sizes) and relations ``g >= 0``."""
 
     def __init__(
         self,
-        env: Mapping[str, _Interval] | None = None,
+        env: Mapping[str, Interval] | None = None,
         relations: tuple[SymExpr, ...] = (),
     ) -> None:
         self.env = env or {}
         self.relations = relations
-        self.cache: dict[_Op, _Interval] = {}
+        self.cache: dict[Op, Interval] = {}
 
-    def symbol(self, name: str) -> _Interval:
+    def symbol(self, name: str) -> Interval:
         return self.env.get(name, _SIZE)
 
 
 def _poly_interval(
-    terms: Iterable[tuple[_Mono, int]], atom_interval: Callable[[_Atom], _Interval]
-) -> _Interval:
-    low: _Bound = 0
-    high: _Bound = 0
+    terms: Iterable[tuple[Mono, int]], atom_interval: Callable[[Atom], Interval]
+) -> Interval:
+    low: Bound = 0
+    high: Bound = 0
     for mono, coef in terms:
-        term: _Interval = (coef, coef)
+        term: Interval = (coef, coef)
         for atom, power in mono:
-            term = _imul(term, _ipow(atom_interval(atom), power))
-        low, high = _xadd(low, term[0]), _xadd(high, term[1])
+            term = imul(term, ipow(atom_interval(atom), power))
+        low, high = xadd(low, term[0]), xadd(high, term[1])
     return low, high
 
 
-def _atom_interval(atom: _Atom, ctx: _Context) -> _Interval:
+def _atom_interval(atom: Atom, ctx: Context) -> Interval:
     if isinstance(atom, str):
         return ctx.symbol(atom)
     cached = ctx.cache.get(atom)
     if cached is None:
-        intervals = [_bounds(arg, ctx) for arg in atom.args]
+        intervals = [bounds_of(arg, ctx) for arg in atom.args]
         if atom.kind == "max":
             cached = max(i[0] for i in intervals), max(i[1] for i in intervals)
         elif atom.kind == "min":
             cached = min(i[0] for i in intervals), min(i[1] for i in intervals)
         elif atom.kind == "floordiv":
-            cached = _floordiv_interval(intervals[0], _divisor_interval(intervals[1]))
+            cached = floordiv_interval(intervals[0], divisor_interval(intervals[1]))
         else:
-            cached = _mod_interval(intervals[0], _divisor_interval(intervals[1]))
+            cached = mod_interval(intervals[0], divisor_interval(intervals[1]))
         ctx.cache[atom] = cached
     return cached
 
 
 def _is_nonlinear(e: SymExpr) -> bool:
-    return bool(e._terms) and _mono_key(e._terms[0][0])[0] < -1
+    return bool(e._terms) and mono_key(e._terms[0][0])[0] < -1
 
 
-def _bounds(e: SymExpr, ctx: _Context) -> _Interval:
+def bounds_of(e: SymExpr, ctx: Context) -> Interval:
     """An interval containing every value of ``e`` that ``ctx`` allows.
 
     Plain interval arithmetic loses the correlation between terms, so two
@@ -128,28 +128,28 @@ def _bounds(e: SymExpr, ctx: _Context) -> _Interval:
     atoms), and multiplying out constant floordivs (``4*(N floordiv 4)`` is
     ``N - N mod 4``)."""
 
-    def atom_interval(atom: _Atom) -> _Interval:
+    def atom_interval(atom: Atom) -> Interval:
         return _atom_interval(atom, ctx)
 
     best = _refined_interval(e, atom_interval)
     try:
         scaled, scale = _eliminate_floordivs(e)
-    except _TooLarge:  # then the plain refinement must do
+    except TooLarge:  # then the plain refinement must do
         return best
     if scale > 1:
         low, high = _refined_interval(scaled, atom_interval)
-        best = _meet(best, (_xceildiv(low, scale), _xfloordiv(high, scale)))
+        best = meet(best, (xceildiv(low, scale), xfloordiv(high, scale)))
     return best
 
 
 def _refined_interval(
-    e: SymExpr, atom_interval: Callable[[_Atom], _Interval]
-) -> _Interval:
+    e: SymExpr, atom_interval: Callable[[Atom], Interval]
+) -> Interval:
     plain = _poly_interval(e._terms, atom_interval)
     if not _is_nonlinear(e):
         return plain
-    shifts: dict[_Atom, int] = {}
-    for atom in _top_atoms(e):
+    shifts: dict[Atom, int] = {}
+    for atom in top_atoms(e):
         low = atom_interval(atom)[0]
         if isinstance(low, int) and low:
             shifts[atom] = low
@@ -160,27 +160,27 @@ def _refined_interval(
     size = 0
     for mono, _ in e._terms:
         size += math.prod(power + 1 for atom, power in mono if atom in shifts)
-        if size > _MAX_TERMS:
+        if size > MAX_TERMS:
             return plain
-    shifted: _Poly = {}
+    shifted: Poly = {}
     for mono, coef in e._terms:
-        _accumulate(shifted, _shifted_expansion(mono, coef, shifts))
+        accumulate(shifted, _shifted_expansion(mono, coef, shifts))
 
-    def shifted_interval(atom: _Atom) -> _Interval:
+    def shifted_interval(atom: Atom) -> Interval:
         low, high = atom_interval(atom)
         shift = shifts.get(atom, 0)
-        return _xadd(low, -shift), _xadd(high, -shift)
+        return xadd(low, -shift), xadd(high, -shift)
 
-    return _meet(plain, _poly_interval(shifted.items(), shifted_interval))
+    return meet(plain, _poly_interval(shifted.items(), shifted_interval))
 
 
 def _shifted_expansion(
-    mono: _Mono, coef: int, shifts: Mapping[_Atom, int]
-) -> list[tuple[_Mono, int]]:
+    mono: Mono, coef: int, shifts: Mapping[Atom, int]
+) -> list[tuple[Mono, int]]:
     """The terms of ``coef * mono`` with each atom ``x`` of ``shifts``
     replaced by ``x + shifts[x]``, expanded by the binomial theorem (distinct
     atoms, in the order of ``mono``, so every monomial comes out sorted)."""
-    terms: list[tuple[_Mono, int]] = [((), coef)]
+    terms: list[tuple[Mono, int]] = [((), coef)]
     for atom, power in mono:
         shift = shifts.get(atom, 0)
         if not shift:
@@ -198,9 +198,9 @@ def _eliminate_floordivs(e: SymExpr) -> tuple[SymExpr, int]:
     """``(c * e, c)`` with every top-level ``F = num floordiv k`` (constant
     ``k``, appearing linearly) replaced through ``k*F == num - num mod k``."""
     scale = 1
-    for atom in _top_atoms(e):
+    for atom in top_atoms(e):
         if not (
-            isinstance(atom, _Op)
+            isinstance(atom, Op)
             and atom.kind == "floordiv"
             and atom.args[1].is_constant
         ):
@@ -210,17 +210,17 @@ def _eliminate_floordivs(e: SymExpr) -> tuple[SymExpr, int]:
             continue
         cofactor, rest = split
         numerator, divisor = atom.args
-        remainder = _add(numerator, -_mod(numerator, divisor))
-        e = _add(_mul(rest, divisor), _mul(cofactor, remainder))
+        remainder = add(numerator, -mod(numerator, divisor))
+        e = add(mul(rest, divisor), mul(cofactor, remainder))
         scale *= int(divisor)
     return e, scale
 
 
-def _split_linear(e: SymExpr, atom: _Atom) -> tuple[SymExpr, SymExpr] | None:
+def _split_linear(e: SymExpr, atom: Atom) -> tuple[SymExpr, SymExpr] | None:
     """``(g, rest)`` with ``e == atom*g + rest``, if ``atom`` only appears
     with power 1."""
-    cofactor: _Poly = {}
-    rest: _Poly = {}
+    cofactor: Poly = {}
+    rest: Poly = {}
     for mono, coef in e._terms:
         powers = dict(mono)
         if atom not in powers:
@@ -229,27 +229,27 @@ def _split_linear(e: SymExpr, atom: _Atom) -> tuple[SymExpr, SymExpr] | None:
             cofactor[tuple(item for item in mono if item[0] != atom)] = coef
         else:
             return None
-    return _from_poly(cofactor), _from_poly(rest)
+    return from_poly(cofactor), from_poly(rest)
 
 
-def _nonneg(e: SymExpr, ctx: _Context) -> bool:
+def nonneg(e: SymExpr, ctx: Context) -> bool:
     """Whether ``e >= 0`` is provable: from bounds, from a declared relation,
     or by case splits on the ``max``/``min`` atoms of ``e`` (see
     :class:`_CaseSplit`)."""
     return _CaseSplit(ctx).prove(e)
 
 
-def _nonneg_directly(e: SymExpr, ctx: _Context) -> bool:
+def _nonneg_directly(e: SymExpr, ctx: Context) -> bool:
     """Whether ``e >= 0`` follows from bounds alone, or as ``e >= g >= 0``
     for a declared relation ``g >= 0``."""
-    if e == 0 or _bounds(e, ctx)[0] >= 0:
+    if e == 0 or bounds_of(e, ctx)[0] >= 0:
         return True
-    return any(_bounds(_add(e, -g), ctx)[0] >= 0 for g in ctx.relations)
+    return any(bounds_of(add(e, -g), ctx)[0] >= 0 for g in ctx.relations)
 
 
 # How many expressions one proof's case splits may try in all: enough for
 # the nested max/min that shapes hold, small enough that a query that cannot
-# be proven stays cheap (it is asked for every max/min pair `_refine` meets).
+# be proven stays cheap (it is asked for every max/min pair `refine` meets).
 _MAX_SPLIT_TRIES = 96
 
 
@@ -275,7 +275,7 @@ class _CaseSplit:
     bounds its cost, and what failed is remembered. Giving up only loses
     proofs, never soundness."""
 
-    def __init__(self, ctx: _Context) -> None:
+    def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.tries_left = _MAX_SPLIT_TRIES
         self.failed: set[SymExpr] = set()
@@ -288,7 +288,7 @@ class _CaseSplit:
         try:
             if _nonneg_directly(e, self.ctx) or self._split(e):
                 return True
-        except _TooLarge:  # a step of the proof would be too large
+        except TooLarge:  # a step of the proof would be too large
             pass
         self.failed.add(e)
         return False
@@ -310,13 +310,13 @@ class _Case(NamedTuple):
     arg: SymExpr
 
 
-def _minmax_splits(e: SymExpr, ctx: _Context) -> list[tuple[bool, list[_Case]]]:
+def _minmax_splits(e: SymExpr, ctx: Context) -> list[tuple[bool, list[_Case]]]:
     """For each ``max``/``min`` atom that ``e`` holds linearly with a cofactor
     of known sign: whether ``e >= 0`` needs every case to hold (or any one),
     and the cases, ``e`` with the atom replaced by each argument."""
     splits = []
-    for atom in _top_atoms(e):
-        if not (isinstance(atom, _Op) and atom.kind in ("max", "min")):
+    for atom in top_atoms(e):
+        if not (isinstance(atom, Op) and atom.kind in ("max", "min")):
             continue
         split = _split_linear(e, atom)
         if split is None:
@@ -328,16 +328,16 @@ def _minmax_splits(e: SymExpr, ctx: _Context) -> list[tuple[bool, list[_Case]]]:
         # g*max(...) is the max of the g*args for g >= 0, their min for g <= 0.
         every = (atom.kind == "max") != (sign > 0)
         try:
-            cases = [_Case(_add(rest, _mul(cofactor, arg)), arg) for arg in atom.args]
-        except _TooLarge:  # no split on this atom, then
+            cases = [_Case(add(rest, mul(cofactor, arg)), arg) for arg in atom.args]
+        except TooLarge:  # no split on this atom, then
             continue
         splits.append((every, cases))
     return splits
 
 
-def _sign(e: SymExpr, ctx: _Context) -> int:
+def _sign(e: SymExpr, ctx: Context) -> int:
     """1 if ``e >= 0`` by bounds, -1 if ``e <= 0``, else 0 (unknown)."""
-    low, high = _bounds(e, ctx)
+    low, high = bounds_of(e, ctx)
     if low >= 0:
         return 1
     return -1 if high <= 0 else 0
@@ -354,8 +354,8 @@ def _promise(case: _Case) -> tuple[int, int]:
 def _size(e: SymExpr) -> int:
     """How many atoms ``e`` holds, nested ones included."""
     return sum(
-        1 + (sum(_size(arg) for arg in atom.args) if isinstance(atom, _Op) else 0)
-        for atom in _top_atoms(e)
+        1 + (sum(_size(arg) for arg in atom.args) if isinstance(atom, Op) else 0)
+        for atom in top_atoms(e)
     )
 
 
@@ -364,48 +364,48 @@ def _size(e: SymExpr) -> int:
 # --------------------------------------------------------------------------
 
 
-def _refine(e: SymExpr, ctx: _Context) -> SymExpr:
+def refine(e: SymExpr, ctx: Context) -> SymExpr:
     """Simplify the atoms of ``e`` bottom-up with what ``ctx`` proves: a
     ``max``/``min`` argument dominated by another is dropped, a ``floordiv``
     with a provably constant quotient folds, and so does the ``mod``."""
-    if not _has_ops(e):
+    if not has_ops(e):
         return e
-    return _map_atoms(e, _symbol, lambda op: _refine_op(op, ctx))
+    return map_atoms(e, internal_symbol, lambda op: _refine_op(op, ctx))
 
 
-def _refine_op(op: _Op, ctx: _Context) -> SymExpr:
-    args = [_refine(arg, ctx) for arg in op.args]
+def _refine_op(op: Op, ctx: Context) -> SymExpr:
+    args = [refine(arg, ctx) for arg in op.args]
     if op.kind in ("max", "min"):
         return _prune_minmax(op.kind, args, ctx)
-    built = _apply_op(op.kind, args)
-    return _map_atoms(built, _symbol, lambda inner: _fold_divmod(inner, ctx))
+    built = apply_op(op.kind, args)
+    return map_atoms(built, internal_symbol, lambda inner: _fold_divmod(inner, ctx))
 
 
-def _fold_divmod(op: _Op, ctx: _Context) -> SymExpr:
-    if op.kind not in _DIVMOD:
-        return _from_atom(op)
+def _fold_divmod(op: Op, ctx: Context) -> SymExpr:
+    if op.kind not in DIVMOD:
+        return from_atom(op)
     numerator, divisor = op.args
     quotient = _known_quotient(numerator, divisor, ctx)
     if quotient is None:
-        return _from_atom(op)
+        return from_atom(op)
     if op.kind == "floordiv":
-        return _const(quotient)
-    return _add(numerator, _mul(divisor, _const(-quotient)))
+        return const_expr(quotient)
+    return add(numerator, mul(divisor, const_expr(-quotient)))
 
 
-def _known_quotient(numerator: SymExpr, divisor: SymExpr, ctx: _Context) -> int | None:
-    low, high = _floordiv_interval(
-        _bounds(numerator, ctx), _divisor_interval(_bounds(divisor, ctx))
+def _known_quotient(numerator: SymExpr, divisor: SymExpr, ctx: Context) -> int | None:
+    low, high = floordiv_interval(
+        bounds_of(numerator, ctx), divisor_interval(bounds_of(divisor, ctx))
     )
     if low == high and isinstance(low, int):
         return low
-    below = _add(_add(divisor, -numerator), _const(-1))
-    if _nonneg(numerator, ctx) and _nonneg(below, ctx):
+    below = add(add(divisor, -numerator), const_expr(-1))
+    if nonneg(numerator, ctx) and nonneg(below, ctx):
         return 0
     return None
 
 
-def _prune_minmax(kind: str, args: list[SymExpr], ctx: _Context) -> SymExpr:
+def _prune_minmax(kind: str, args: list[SymExpr], ctx: Context) -> SymExpr:
     """Drop each argument that provably loses to another surviving one (of
     two provably equal arguments, the later one stays)."""
     alive = list(range(len(args)))
@@ -416,7 +416,7 @@ def _prune_minmax(kind: str, args: list[SymExpr], ctx: _Context) -> SymExpr:
             smaller, larger = (
                 (args[i], args[j]) if kind == "max" else (args[j], args[i])
             )
-            if _nonneg(_add(larger, -smaller), ctx):
+            if nonneg(add(larger, -smaller), ctx):
                 alive.remove(i)
                 break
-    return _minmax(kind, [args[i] for i in alive])
+    return minmax(kind, [args[i] for i in alive])

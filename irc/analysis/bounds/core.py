@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, IntegerAttr, IntegerType
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from irc.dialects.sym import GuardOp
@@ -56,6 +56,7 @@ from irc.dialects.tile import (
     enclosing_op,
 )
 from irc.shapes import Fact, Facts, ShapeError, SymExpr, as_expr, smax, smin
+from irc.source_locations import source_location
 
 #: CUDA's limits on the programs of a launch, per grid axis.
 GRID_LIMITS = (2**31 - 1, 65535, 65535)
@@ -116,16 +117,8 @@ class BoundsViolation:
     message: str
 
     def __str__(self) -> str:
-        where = location_text(self.op)
+        where = source_location(self.op)
         return self.message if where is None else f"{where}: {self.message}"
-
-
-def location_text(op: Operation) -> str | None:
-    """``file:line:col`` of an op's ``loc(...)``, if it has one."""
-    location = op.location
-    if not isinstance(location, FileLineColLoc):
-        return None
-    return f"{location.filename.data}:{location.line.data}:{location.column.data}"
 
 
 def footprint(shape: Sequence[SymExpr], strides: Sequence[SymExpr]) -> SymExpr:

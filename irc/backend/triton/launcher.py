@@ -48,7 +48,6 @@ from irc.backend.triton.names import (
     MODULE_NAMES,
     Namer,
     comment_lines,
-    location_text,
     safe_text,
     text_literal,
 )
@@ -64,6 +63,7 @@ from irc.dialects.memory import BufferType
 from irc.dialects.sym import shape_text
 from irc.dtypes import dtype
 from irc.shapes import Facts, SymExpr
+from irc.source_locations import source_location
 
 _FACT_OPERATORS = frozenset({"==", "<", "<=", ">", ">="})
 
@@ -447,7 +447,7 @@ class LauncherEmitter:
         fact = op.fact.fact
         values = self._values(fact.lhs.symbols | fact.rhs.symbols)
         reason = f": {op.reason.data}" if op.reason is not None else ""
-        location = location_text(op)
+        location = source_location(op)
         reason += f" (at {location})" if location else ""
         return [
             f"    if not {self._guard_condition(op)}:",

@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.ir import Operation
+
+from irc.source_locations import source_location
 
 _UNSAFE_IDENTIFIER = re.compile(r"[^A-Za-z0-9_]")
 _UNSAFE_TEXT = re.compile(r"[^\x20-\x7e]")
@@ -74,15 +75,7 @@ class Namer:
 MODULE_NAMES = frozenset({"torch", "triton", "tl", "KERNELS", "ENTRY", "LaunchError"})
 
 
-def location_text(op: Operation) -> str | None:
-    """``file:line`` of ``op``'s source location, if it has one."""
-    location = op.location
-    if isinstance(location, FileLineColLoc):
-        return f"{location.filename.data}:{location.line.data}"
-    return None
-
-
 def location_comment(op: Operation) -> str:
     """A trailing comment naming ``op``'s source line, or nothing."""
-    location = location_text(op)
+    location = source_location(op)
     return f"  # {safe_text(location)}" if location else ""

@@ -43,7 +43,7 @@ memory.kernel @k0 reduction (%x: !memory.buffer<[N], [1], f32>, %out: !memory.bu
 } loc("model.py":2:1)
 
 // PY:      def kernel_k0(p_x: '*fp32', p_out: '*fp32', s_N, c_BLOCK: tl.constexpr = 16):
-// PY:          v_dead = tl.full([], 2.0, tl.float32)  # model.py:3
-// PY:          for v_k in range(v_zero, v_n, v_step):  # model.py:4
-// PY:              v_v = tl.load(p_x + v_col, mask=v_m, other=0)  # model.py:3
-// PY:          tl.store(p_out + v_zero, v_t)  # model.py:5
+// PY:          v_dead = tl.full([], 2.0, tl.float32)  # model.py:3:3
+// PY:          for v_k in range(v_zero, v_n, v_step):  # model.py:4:5
+// PY:              v_v = tl.load(p_x + v_col, mask=v_m, other=0)  # model.py:3:4
+// PY:          tl.store(p_out + v_zero, v_t)  # model.py:5:6
