@@ -3,28 +3,37 @@ irc's diagnostics, error messages, kernel reasons, emitted comments and
 pictures.
 
 It is MLIR's ``file:line:col``, the form irc-opt's diagnostics already use
-and the one editors and terminals turn into links. Used by every level, so
-it imports no dialect of irc.
+and the one editors and terminals turn into links; text that becomes part of
+a compiled program (a kernel's reason) takes the short form, the file's base
+name and the line, so that a program compiles to the same source wherever
+it lies. Used by every level, so it imports no dialect of irc.
 """
 
 from __future__ import annotations
+
+import os
 
 from xdsl.dialects.builtin import CallSiteLoc, FileLineColLoc, FusedLoc, NameLoc
 from xdsl.ir import Attribute, Operation
 
 
-def source_location(op: Operation) -> str | None:
-    """``file:line:col`` of ``op``'s ``loc(...)``, or ``None`` if it names no
-    place in a file."""
-    return _file_position(op.location)
+def source_location(op: Operation, *, short: bool = False) -> str | None:
+    """``file:line:col`` of ``op``'s ``loc(...)`` (``short``: the file's base
+    name and the line), or ``None`` if it names no place in a file."""
+    position = _file_position(op.location)
+    if position is None:
+        return None
+    if short:
+        return f"{os.path.basename(position.filename.data)}:{position.line.data}"
+    return f"{position.filename.data}:{position.line.data}:{position.column.data}"
 
 
-def _file_position(location: Attribute) -> str | None:
-    """``file:line:col`` of a location attribute: the file position itself,
-    or the first one inside a named, call-site (the callee's, as MLIR
-    reports) or fused location; ``None`` if there is none."""
+def _file_position(location: Attribute) -> FileLineColLoc | None:
+    """The file position of a location attribute: itself, or the first one
+    inside a named, call-site (the callee's, as MLIR reports) or fused
+    location; ``None`` if there is none."""
     if isinstance(location, FileLineColLoc):
-        return f"{location.filename.data}:{location.line.data}:{location.column.data}"
+        return location
     if isinstance(location, NameLoc):
         return _file_position(location.location)
     if isinstance(location, CallSiteLoc):

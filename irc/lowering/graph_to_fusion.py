@@ -765,7 +765,7 @@ def describe(op: Operation) -> str:
     hints = [r.name_hint for r in op.results if r.name_hint]
     if hints:
         text += " %" + hints[0]
-    if (location := source_location(op)) is not None:
+    if (location := source_location(op, short=True)) is not None:
         text += f" at {location}"
     return text
 

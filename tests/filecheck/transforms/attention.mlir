@@ -11,7 +11,7 @@
 // RUN: irc-opt %s --split-input-file -p fuse,tile | irc-opt --split-input-file | filecheck %s --check-prefix=TILE
 
 // FUSE-LABEL: func.func @causal(
-// FUSE-NEXT:    %o = fusion.kernel @k0 attention (%k, %q, %v) : ({{.*}}) -> (!graph.tensor<[S, 16], f32>) reason "attention: matmul [S, 16] x [16, S] -> [S, S] (graph.matmul %s at attn.py:2:0), its rows reduced along the key axis (graph.reduce max %m at attn.py:4:0, graph.reduce sum %l at attn.py:5:0), contracted along the keys by matmul [S, S] x [S, 16] -> [S, 16] (graph.matmul %o at attn.py:6:0); one kernel (matmul -> row reduction -> matmul): {{.*}} so the [S, S] scores never reach memory; between the matmuls: graph.mul, graph.select, graph.broadcast x2, graph.sub, graph.exp, graph.div; duplicated here: graph.transpose, graph.constant x2, graph.iota x2, graph.cmp"
+// FUSE-NEXT:    %o = fusion.kernel @k0 attention (%k, %q, %v) : ({{.*}}) -> (!graph.tensor<[S, 16], f32>) reason "attention: matmul [S, 16] x [16, S] -> [S, S] (graph.matmul %s at attn.py:2), its rows reduced along the key axis (graph.reduce max %m at attn.py:4, graph.reduce sum %l at attn.py:5), contracted along the keys by matmul [S, S] x [S, 16] -> [S, 16] (graph.matmul %o at attn.py:6); one kernel (matmul -> row reduction -> matmul): {{.*}} so the [S, S] scores never reach memory; between the matmuls: graph.mul, graph.select, graph.broadcast x2, graph.sub, graph.exp, graph.div; duplicated here: graph.transpose, graph.constant x2, graph.iota x2, graph.cmp"
 // FUSE:           %s = graph.matmul
 // FUSE:           %m = graph.reduce max {{.*}} [1] :
 // FUSE:           %l = graph.reduce sum {{.*}} [1] {fusion.idiom = "online_sum"} :

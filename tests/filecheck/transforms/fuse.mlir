@@ -11,7 +11,7 @@
 // is recorded as an online sum (fusion.idiom), which tile reads.
 
 // CHECK-LABEL: func.func @softmax(
-// CHECK-NEXT:    %y = fusion.kernel @k0 reduction (%x) : (!graph.tensor<[N, D], f32>) -> (!graph.tensor<[N, D], f32>) reason "row reduction over [1] of [N, D] (graph.reduce max %m at softmax.py:3:20, graph.reduce sum %s at softmax.py:4:16); producers: graph.broadcast, graph.sub, graph.exp; consumers: graph.broadcast, graph.div" {
+// CHECK-NEXT:    %y = fusion.kernel @k0 reduction (%x) : (!graph.tensor<[N, D], f32>) -> (!graph.tensor<[N, D], f32>) reason "row reduction over [1] of [N, D] (graph.reduce max %m at softmax.py:3, graph.reduce sum %s at softmax.py:4); producers: graph.broadcast, graph.sub, graph.exp; consumers: graph.broadcast, graph.div" {
 // CHECK-NEXT:    ^bb0(%x_1: !graph.tensor<[N, D], f32>):
 // CHECK-NEXT:      %m = graph.reduce max %x_1 [1] :
 // CHECK-NEXT:      %mb = graph.broadcast %m
