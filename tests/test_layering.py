@@ -317,3 +317,29 @@ def test_the_cycle_check_sees_imports_inside_functions(tmp_path: Path) -> None:
     graph["irc.probe"] = {m for m, _ in imports("irc.probe", source)}
     graph["irc.api"] = graph["irc.api"] | {"irc.probe"}
     assert ["irc.api", "irc.probe"] in cycles(graph)
+
+
+def test_the_readme_layout_table_names_every_module() -> None:
+    """Each top-level module and package of ``irc`` has its row (or a
+    mention) in the README's layout table, so a newcomer finds it there."""
+    readme = (PACKAGE.parent / "README.md").read_text()
+    section = readme[readme.index("## Layout") :].splitlines()
+    first = next(i for i, line in enumerate(section) if line.startswith("|"))
+    rows = []
+    for line in section[first:]:
+        if not line.startswith("|"):
+            break
+        rows.append(line)
+    table = "\n".join(rows)
+    entries = sorted(
+        path.name
+        for path in PACKAGE.iterdir()
+        if (path.suffix == ".py" and path.stem != "__init__")
+        or (path.is_dir() and (path / "__init__.py").exists())
+    )
+    missing = [
+        name
+        for name in entries
+        if f"`irc/{name}" not in table and f"`irc/{name}/" not in table
+    ]
+    assert not missing, missing
