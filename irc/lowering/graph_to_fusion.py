@@ -1,83 +1,14 @@
 """``fuse``: group a function's graph ops into ``fusion.kernel`` ops.
 
-The grouping is XLA-style producer-into-consumer fusion, decided in one walk
-over each function body in *reverse* order, so that every op is placed after
-all of its users. An op then
+XLA-style producer-into-consumer fusion, decided in one walk over each
+function body from the last op to the first: an op joins its users' kernel,
+is duplicated or recomputed in each kernel using it, is stored by the first
+of them (multi-output fusion), or roots a kernel of its own. What a kernel
+admits follows the contracts of ``irc.dialects.fusion`` (``ADMISSIONS``);
+sibling reduction kernels then merge (``merge_sibling_reductions``).
 
-- *joins* the group of its users when they are all in one group and that
-  group's kind accepts it (a returned op joins too, as an extra output);
-- is *duplicated* into each group using it when it is cheap to recompute
-  and reads nothing computed: splat constants, iotas, symbol values and
-  layout ops (broadcast, reshape, transpose, slice) of arguments, dense
-  constants or such ops. A layout op whose users are in several groups is
-  duplicated as well: it only changes how its operand is read, so copying it
-  into each user costs nothing, whereas a kernel of its own would write a
-  copy of its result (the q/k/v split of attention would need three);
-- is *recomputed* in each group using it when it is elementwise, every
-  such group accepts it, and its elementwise chain reads at most one
-  tensor of its shape (rematerialisation: ``exp(x - max)`` is recomputed
-  where it is used, from ``x`` and the stored row maxima, rather than
-  stored; ``x @ w + residual`` is stored). In a joint function this is
-  what keeps the forward's pointwise intermediates out of memory: the
-  backward kernels recompute them from the saved arguments, matmul and
-  reduction results;
-- else, when its users are in several groups, *joins the first* of them
-  (in block order) that accepts it, which yields it to the others
-  (multi-output fusion: cross-entropy's max, sum of exponentials and
-  picked logit come from one read of each row; a value read by a matmul
-  epilogue's chain and a reduction stays with the matmul instead);
-- otherwise *roots* a new group, whose kind (pointwise, reduction, matmul)
-  is its own nature. Reductions and matmuls are never duplicated.
-
-A ``graph.scatter_add`` is first rewritten as the one-hot reduction it is
-(``irc.lowering.scatter_add``). After the walk, reduction groups over the
-same rows merge (``merge_sibling_reductions``) when no other kernel between
-them reads the earlier one: the rows are read once, and a row-shaped value
-the later one read from the earlier one is no longer stored.
-
-What a group's kind accepts follows the kernel contracts of
-``irc.dialects.fusion`` (the pass checks them with the verifier's own
-function before a reduction or a matmul joins, so it never forms a kernel
-that does not verify):
-
-- pointwise, of iteration shape S: elementwise and indexing ops of any
-  shape; a reduction whose operand, or its result in either form (keepdims
-  or not), has shape S (the group becomes a reduction); a matmul whose
-  result shape is S if what uses it in the group is elementwise (the group
-  becomes a matmul).
-- reduction, of rows X reduced over A: elementwise and indexing ops whose
-  result shape is X or the shape of a reduction of X over A (keepdims or
-  not: a per-row value may come before the reduction producing it has
-  joined); ops computable from sources alone (``1 / N``), of any shape;
-  another reduction of X over A (softmax's max joins its sum). Never a
-  matmul. It yields values of shape X and per-row values in either form.
-- a reduction group of scans (``graph.scan``, rooted like a reduction, or
-  joining a pointwise group of its shape X): the same ops as a reduction
-  group, and another scan of X along the same axis (``cumsum(cumsum(x))``);
-  never a reduction, whose loop would need the scans' carries. What uses a
-  scan in the group is elementwise (the contract), so ``cumsum(exp(x)) * 2``
-  is one kernel: the producers are computed on each stretch of the row
-  before it is scanned, the consumers after.
-- matmul: on its operand side, layout ops and casts; on the epilogue side,
-  elementwise and layout ops of shapes that broadcast to its result.
-- attention: a matmul ending an ``AttentionChain`` (matmul -> row
-  reduction along the key axis -> matmul contracting it; see
-  ``irc.dialects.fusion``) roots an attention group instead of a matmul
-  group when the chain's ops between the two matmuls have no users outside
-  it (duplicable ops aside): found before the walk (``_attention_chains``),
-  they join it whole; operand sides and the epilogue join as a matmul
-  group's. The scores and ``exp(x - max)`` are then never stored.
-
-Each kernel says why it was formed in its ``reason``: what it is anchored
-on, what joined it, what was duplicated or recomputed in it, what it stores
-for which other kernels, and which ops were kept out of other kernels and
-why.
-
-Kernels are named ``k0``, ``k1``, ... in the order they appear, and each is
-placed where its root (its last op in block order) was. That keeps the
-function in a valid order: a group reads a value of another group only from
-that group's root (any other member has all its users inside its group), and
-the root precedes the reader.
+Entry points: ``FusePass`` (``fuse``), ``fuse_block`` and ``fuse_nested``.
+See docs/lowering.md, section "fusion: which ops become one kernel".
 """
 
 from __future__ import annotations
@@ -433,7 +364,12 @@ class _Planner:
 
     def _place(self, op: Operation) -> None:
         """Join the users' group, or duplicate a layout op into several
-        groups, or root a group."""
+        groups, or root a group.
+
+        A layout op used by several groups is duplicated: it only changes
+        how its operand is read, so a copy in each user costs nothing,
+        whereas a kernel of its own would write a copy of its result (the
+        q/k/v split of attention would need three)."""
         groups, outside, returned = self._users(op)
         if outside:
             self._root(op, [KeptOut(op, tuple(groups), _used_outside(outside))])
@@ -950,6 +886,11 @@ class _Builder:
         self.first_index = first_index
 
     def build(self, groups: Sequence[Group]) -> None:
+        """Name the kernels ``k0``, ``k1``, ... in block order and place each
+        where its root (its last op in block order) was. The order stays
+        valid: a group reads another group's value only from that group's
+        root (any other member has all its users inside its group), and the
+        root precedes the reader."""
         groups = sorted(groups, key=lambda g: self.position[g.root])
         for index, group in enumerate(groups, self.first_index):
             group.name = f"k{index}"
