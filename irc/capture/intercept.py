@@ -1,67 +1,15 @@
 """NumPy's creation functions with symbolic sizes, seen only by traced code.
 
-Traced arrays reach irc through NumPy's own protocols: ``__array_ufunc__``
-and ``__array_function__`` dispatch a NumPy function to irc when one of its
-arguments is a traced array. The creation functions that take only sizes
-(``np.zeros((N, 4))``, ``np.ones``, ``np.empty``, ``np.full``,
-``np.arange(N)``, ``np.tri(N)``, ``np.eye(N)``) have no array to dispatch
-on (their ``like=`` argument would need the user's code to pass a traced
-array), and NumPy turns a size into an ``int`` (``__index__``) before
-anything else, which a symbolic size cannot be. So capture intercepts these
-names, and only for the code being traced.
+``np.zeros((N, 4))``, ``np.arange(N)``, ``np.tri(N)`` and the other names in
+``CREATION`` take no array NumPy could dispatch on, and NumPy turns a size
+into an ``int`` first. While a capture runs, the ``numpy`` module's class is
+a subclass whose properties hand irc's version of these names to the traced
+code's own lookups only; NumPy's dict is never changed.
 
-Mechanism
----------
-The ``numpy`` module's dict is never changed. While at least one capture is
-in progress (in any thread) the module object's class is a subclass of its
-own class (``ModuleType``) that has a property for each intercepted name; a
-property of the class takes precedence over the module's dict, so the lookup
-``np.zeros`` runs it. The property returns NumPy's own function, read from
-the module's dict, unless all of these hold:
-
-- the looking-up thread (its ``contextvars`` context) is capturing;
-- the frame that looks the name up is user code: neither irc's nor NumPy's
-  (NumPy's Python helpers that call ``np.empty`` get NumPy's own);
-- that frame is executing the lookup itself: its current bytecode
-  instruction is ``LOAD_ATTR`` / ``LOAD_METHOD`` / ``IMPORT_FROM`` of that
-  very name. C code (NumPy's C functions, the Cython of ``np.random``) has
-  no frame of its own: when it looks up ``np.empty`` the innermost frame is
-  the user's, stopped at the call into C, so C code gets NumPy's function
-  (this is what made ``np.random.rand(x.shape[0])`` crash the process when
-  the module attribute was swapped: its C code got a traced array back from
-  ``np.empty``).
-
-Then it returns irc's wrapper, which checks again when called (the value may
-have been kept, or handed to another thread or to NumPy) that its caller is
-user code in a capturing thread and that an argument is symbolic (a
-``SymDim`` or a traced array); otherwise it calls NumPy's function with the
-same arguments. When the last capture ends, by a return or an exception,
-the module's class is set back, so nothing of it outlives the captures.
-
-What other code sees
---------------------
-Threads that are not capturing, NumPy's internals and everything after the
-captures get NumPy's own functions (``np.zeros is`` what it was) and the
-same answers. While a capture runs, ``type(numpy)`` is the subclass and a
-lookup of one of these names costs a Python-level call (about a
-microsecond), in every thread.
-
-Limits
-------
-- Only lookups written as attributes of the ``numpy`` module in the traced
-  code are intercepted: ``np.zeros(...)``, ``numpy.zeros``, and ``from numpy
-  import zeros`` run during the capture. A name imported before it (``from
-  numpy import zeros`` at module level), ``getattr(np, "zeros")``, or
-  ``numpy._core.numeric.zeros`` is NumPy's own, which takes static sizes
-  only (a symbolic size there is a ``TracingError`` that says so).
-- NumPy functions outside the intercepted set (``np.identity``,
-  ``np.linspace``, ``np.random.*``) run NumPy's code: a symbolic size where
-  it needs an int (or a float), or a traced array, is a ``TracingError``
-  naming the function (``irc.capture.tensor.outside_irc``). A symbolic size
-  where it takes an array is an element of an object array, as any Python
-  object (``np.prod(x.shape)`` is the symbolic product).
-- The interception needs CPython's frames (``sys._getframe``) and a
-  ``numpy`` module whose class can be assigned (a plain module is).
+Entry points: ``creation_functions()`` (the context manager capture enters)
+and ``@creation(name)`` (how ``irc.capture.numpy_api`` registers a name).
+See docs/capture.md, section "Creation functions, threads, and what a trace
+changes".
 """
 
 from __future__ import annotations
@@ -110,6 +58,10 @@ def _wrapper(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
     cached = _wrappers.get(name)
     if cached is not None and cached[0] is original:
         return cached[1]
+    """irc's version of ``np.<name>``. It checks again when called that its
+    caller is user code in a capturing thread and that an argument is
+    symbolic, as the value may have been kept, or handed to another thread
+    or to NumPy; otherwise it calls NumPy's function."""
     traced = CREATION[name](original)
 
     @functools.wraps(original)
@@ -128,6 +80,10 @@ def _wrapper(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
 
 def _intercepted(name: str) -> property:
     def get(module: types.ModuleType) -> Any:
+        # Only the frame executing this very lookup gets irc's version. C code
+        # (NumPy's C functions, the Cython of np.random) has no frame: its
+        # lookup of np.empty finds the user's frame stopped at the call into
+        # C, which is not looking the name up, so C code gets NumPy's own.
         try:
             original = module.__dict__[name]
         except KeyError:
@@ -184,7 +140,7 @@ def _leave() -> None:
 @contextmanager
 def creation_functions() -> Iterator[None]:
     """Let the traced code's ``np.zeros``, ``np.arange``, ... take symbolic
-    sizes, for the duration of the ``with`` (see the module docstring)."""
+    sizes, for the duration of the ``with`` (docs/capture.md)."""
     _enter()
     try:
         yield
