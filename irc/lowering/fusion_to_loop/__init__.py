@@ -1,64 +1,13 @@
 """``tile``: each fusion kernel becomes a tiled loop nest (fusion -> loop).
 
-Every value inside a fusion kernel is a function of the kernel's iteration
-point, so the tiler works by *evaluating graph values at index tiles*: to
-know ``y`` at index ``(i, j)`` it asks for ``y``'s operands at the indices
-``y``'s op maps ``(i, j)`` to. Elementwise ops keep the index; layout ops
-are index maps (a transpose permutes it, a slice scales and shifts it, a
-reshape re-linearises it, a broadcast pins stretched dims to 0, a concat
-selects between its operands under masks, a take reads its index first);
-kernel inputs are ``loop.read``s. Nothing is copied, and each value is
-computed once per index in a scope (a cache keyed by value, index and mask).
+The tiler evaluates graph values at index tiles: elementwise ops keep the
+index, layout ops are index maps, kernel inputs are ``loop.read``s, so
+nothing is copied. The kernel's kind fixes the iteration space and the
+strategy (``STRATEGIES`` in ``tiler``; one module per kind), and
+``builder`` folds every index op as it is built.
 
-The kernel's kind fixes the iteration space:
-
-- ``pointwise``: the output shape, flattened; each program handles
-  ``BLOCK`` consecutive elements and recovers their coordinates by
-  division and remainder.
-- ``reduction``: one program per row (the kept dims of the reductions),
-  the reduced dims flattened into a lane index. A reduced extent that is
-  static and at most ``max-persistent`` lanes is handled in one tile that
-  stays in registers (a *persistent* reduction: the data is read once
-  whatever the number of reductions); otherwise each group of independent
-  reductions walks the row accumulating tile-wise, and the outputs of row
-  shape are written by a last walk; each walk takes the row's first block
-  from one read of it in the kernel body, then a ``scf.for`` over the
-  blocks after it, so a row that fits the block is read once. Over a
-  symbolic extent the block is chosen at launch (``launch_tiles``, at most
-  ``max-row-block`` lanes). A kernel reading an input broadcast along its
-  rows (layer norm's weights) walks ``rows-per-program`` rows a program,
-  the weights read once, before the loop over them. A reduction kernel
-  of scans has the same rows, walked in order: one tile, or a ``scf.for``
-  over chunks carrying each scan's running value; its outputs are written
-  chunk by chunk.
-- ``matmul``: ``[BLOCK_M, BLOCK_N]`` output tiles (grid axis 0) per batch
-  element (grid axis 1) and a K loop of ``tile.dot`` into an accumulator;
-  the epilogue is evaluated on the accumulator tile.
-
-Index arithmetic is 64-bit unless the guards in scope prove every extent
-the kernel touches below ``2**30`` (room for an offset plus a block). It is
-built with xDSL's ``Builder``, and every op built is first offered to its
-folder (the loop dialect's: ``x + 0``, ``x * 1``, ``x floordiv 1``,
-constants added or multiplied, ...), so the kernel holds no index op that
-``canonicalize`` would fold.
-
-The package's modules, along the pass's seams:
-
-- :mod:`~irc.lowering.fusion_to_loop.builder`: the IR builder (insertion
-  with folding, hoisted constants and sizes, index arithmetic, loops);
-- :mod:`~irc.lowering.fusion_to_loop.index_maps`: the index maps of the
-  layout ops;
-- :mod:`~irc.lowering.fusion_to_loop.tiler`: the evaluation of graph values
-  at an index, and the ``loop.kernel`` it builds, that every kind shares;
-- one module per kind's strategy:
-  :mod:`~irc.lowering.fusion_to_loop.pointwise` (with
-  :mod:`~irc.lowering.fusion_to_loop.pieces`, the pieces of a concat that
-  tile the innermost axis),
-  :mod:`~irc.lowering.fusion_to_loop.reduction` (and
-  :mod:`~irc.lowering.fusion_to_loop.scan` for reduction kernels of scans),
-  :mod:`~irc.lowering.fusion_to_loop.matmul`; and
-  :mod:`~irc.lowering.fusion_to_loop.device_loop` for a ``graph.for`` whose
-  body is one pointwise kernel: one kernel with the loop inside.
+Entry points: ``TilePass`` (``tile``) and ``lower_device_loops``.
+See docs/lowering.md, section "loop: tiled loop nests".
 """
 
 from __future__ import annotations
