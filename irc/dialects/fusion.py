@@ -1,59 +1,14 @@
 """The fusion dialect: graph ops grouped into the kernels they will become.
 
-The ``fuse`` pass (``irc.lowering.graph_to_fusion``) moves the graph ops of a
-function into ``fusion.kernel`` ops; each kernel becomes one GPU kernel
-further down. A kernel is isolated from above: its region's block arguments
-stand for its operands and ``fusion.yield`` gives its results, so everything
-a kernel reads from memory is an operand and everything it writes a result.
+``fusion.kernel`` (``KernelOp``) is an isolated region of graph ops with a
+name, a kind (pointwise, reduction, matmul, attention) and a reason; each
+becomes one GPU kernel. Each kind's contract on the ops inside, which the
+tiler relies on, is its entry in ``CONTRACTS``; ``contract_violation`` is
+what both the verifier and ``fuse`` check. ``AttentionChain`` defines the
+attention kind's chain; ``RowIdioms`` and ``online_sum`` recognise the
+idioms a reduction is computed by (``Idiom``, recorded by ``fuse``).
 
-Each kernel has a *kind* that says how the tiling pass iterates over it, and
-with the kind comes a contract on the ops inside that the tiling pass relies
-on and the verifier checks (see ``contract_violation``):
-
-- ``pointwise``: one iteration space, the shape of every yielded value; any
-  elementwise and layout ops (each with its own index map), no reductions,
-  no matmul.
-- ``reduction``: reductions (``graph.reduce``/``graph.argmax``) that all
-  share one *row structure*: the same operand shape X and the same reduced
-  axes A. The kernel iterates over the rows (the kept axes of X) and walks
-  each row for the reductions; what uses a reduction's result is elementwise,
-  a broadcast mapping it back onto the rows (``maps_rows``) or another
-  reduction of the rows, so that it can be computed within the row.
-  Or, in place of the reductions, scans (``graph.scan``) sharing one row
-  structure (X scanned along one axis A): the same rows, walked in order
-  with a running carry. What uses a scan's result is elementwise or another
-  scan of the rows (computed in the same stretch of the row), and the kernel
-  yields values of X's shape only. Reductions and scans do not share a
-  kernel: a reduction of a scan would need the scan's carry in its loop.
-- ``matmul``: one ``graph.matmul``; layout ops and casts on its operand side
-  (they become the way tiles are loaded), elementwise ops on its result (the
-  epilogue, computed on the accumulator tile).
-- ``attention``: two ``graph.matmul`` ops chained through a row reduction
-  along the first one's last axis (the *key* axis), which the second one
-  contracts (``AttentionChain``): ``P @ v`` with ``P = exp(x - max(x)) * f``,
-  ``x`` an elementwise function of the first matmul's result ``q @ k.T``
-  that reads no reduction, the max along the key axis, ``f`` per-row
-  factors (``1 / sum(exp(x - max(x)))``, a softmax's). The other reductions
-  are such sums; operand sides and the epilogue are a matmul kernel's. The
-  tiling walks the keys in blocks with an online max: ``exp(x - m)``, each
-  sum and the second product rescale by ``exp(m_old - m_new)`` when the
-  running max grows, and the factors, constant along the keys, multiply
-  the product after the walk; the scores are never stored. The head dims
-  (contracted by the first matmul, kept by the second) are static and at
-  most ``MAX_HEAD_DIM``: a block of query rows and of output rows stays in
-  registers.
-
-In every kind, guards and dense constants stay outside kernels (they become
-operands). Each kind is a ``KernelKind`` (``irc.dialects.kernel_kind``); its
-contract here is its entry in ``CONTRACTS``.
-
-A reduction may carry the *idiom* that computes it (``Idiom``, recorded by
-``fuse`` as ``{fusion.idiom = "online_sum"}``): an online sum of
-``exp(a - max(a))`` in its max's walk (also an attention kernel's sums), a
-centred sum of squares Welford's way, a one-hot pick. ``RowIdioms`` and
-``online_sum`` are the one recogniser ``fuse`` decides with; ``tile`` reads
-the records, and the verifier checks that each names an idiom whose form
-the reduction has.
+See docs/lowering.md, section "fusion: which ops become one kernel".
 """
 
 from __future__ import annotations
