@@ -1,53 +1,14 @@
 """``horizontal-fusion``: identical per-head computations as one batched one.
 
-A program that splits a tensor into equal slices and runs the same code on
-each (``np.split`` and a list comprehension over attention heads, a Python
-loop over row blocks) holds H copies of one subgraph. Lowered as they are,
-they become H kernels per stage. This pass finds them and computes them
-once over a new leading axis of size H, as ``vmap`` would: one launch per
-stage with the heads in its grid.
+A program that runs the same code on H equal slices of a tensor (attention
+heads, row blocks) holds H copies of one subgraph. This pass matches the
+copies from their seed slices (``match_heads``) and computes them once over
+a new leading axis of size H, as ``vmap`` would (``rewrite_heads``, with an
+op's ``BATCHING_RULES``); by default only heads holding a ``graph.matmul``.
 
-What it finds, per block:
-
-- **Seeds**: H >= 2 ``graph.slice`` ops of one tensor, with unit strides and
-  equal result types, at offsets ``o, o + w, ..., o + (H-1) w`` along one
-  axis whose width is ``w`` (the other offsets equal).
-- **Heads**: the ops that depend on seed h and on no other seed. Their
-  exits (those with a user outside the head), in block order, are matched
-  across the heads in lockstep, from the exits back to their operands: at
-  each position the H values are one value (**shared**: used unbatched, or
-  broadcast where an op needs equal shapes), H seed-like slices of one
-  tensor (**sliced**: the tensor's window, reshaped and transposed to
-  ``[H, ...]``), or the results of H distinct ops of the same name,
-  properties, attributes and types, whose operands match in turn
-  (**batched**; when every operand is shared the ops compute one value and
-  the position is shared too).
-
-A match is refused, and the program left as it is, when an op has no
-batching rule here (``BATCHING_RULES``) or has regions, when an op would be
-in two heads or at two positions (an op used by two heads is shared, not
-batched), when a shared value is computed by a batched op, when a user
-outside the heads comes before the last op of the heads (the batched ops go
-right after it), or when nothing but layout ops would be batched.
-
-By default (``require_matmul``) only heads holding a ``graph.matmul`` are
-batched: a matmul kernel holds one matmul, so H heads' matmuls are H
-kernels per stage, and batched they are one. Heads of elementwise ops and
-reductions over the same rows already share kernels (fusion joins
-siblings), and their batched form costs a copy kernel where fusion does not
-take the reshape of the heads' window into a reduction (measured: per-head
-softmaxes over columns, 1 kernel unbatched, 4 batched; per-head layer
-norms 2 and 3). ``horizontal-fusion{require-matmul=false}`` batches every
-match.
-
-The rewrite: each batched position becomes one op of the same kind on
-``[H, *shape]`` operands (axes, permutations and offsets shifted by one;
-``graph.matmul`` broadcasts a shared operand itself), at the location of
-head 0's op. A ``graph.concat`` of the H results, in order, becomes a
-transpose and a reshape of the batched result; any other use of a head's
-value becomes a slice of the batched value at its index. The same ops run
-on each element, so the results are NumPy's, bit for bit where the
-interpreter's kernels do not depend on the layout.
+Entry points: ``HorizontalFusionPass`` (``horizontal-fusion``) and
+``fuse_heads``. See docs/lowering.md, section "graph: identical heads as
+one".
 """
 
 from __future__ import annotations
