@@ -1,50 +1,13 @@
 """The triton dialect: kernels as Triton writes them.
 
-This is the last level before Python source. ``lower-memory-to-triton``
-turns every ``memory.kernel`` into a ``triton.kernel`` whose arguments are
-what a ``@triton.jit`` function receives: one ``!triton.ptr<f32>`` per
-buffer (inputs first, then outputs), then one integer scalar per symbol the
-body uses, named by the symbol; the tile sizes are its constexprs. The body
-computes with the ``tile`` dialect's ops, as the loop and memory levels do,
-on this level's blocks; this dialect holds what is Triton's own: pointers,
-blocks, masked loads and stores, and the kernel. Every op of a body is one
-``tl`` call, so the emitter (``irc.backend.triton``) is a printer:
+The last level before Python source. ``triton.kernel`` (``KernelOp``) takes
+what a ``@triton.jit`` function receives: a ``!triton.ptr`` (``PointerType``)
+per buffer, then an integer per symbol its body uses; the body computes with
+the ``tile`` dialect's ops on ``!triton.tensor`` blocks (``BlockType``) and
+reaches memory through ``triton.load`` and ``triton.store``. Every op is one
+``tl`` call, so the emitter (``irc.backend.triton``) is a printer.
 
-==================================  ==========================================
-op                                  Triton
-==================================  ==========================================
-``tile.program_id 0 : i64``         ``tl.program_id(0)`` (widened to i64)
-``tile.range "B" : T<[B, 1]>``      ``tl.arange(0, B)[:, None]``
-``tile.size 4*N + 1 : i64``         ``4 * N + 1`` over the symbol arguments
-``tile.constant 1.5 : f32``         ``tl.full([], 1.5, tl.float32)``
-``tile.splat %s : f32 -> T``        ``tl.broadcast_to(s, [..])``
-``tile.unary exp %x``               ``tl.exp(x)`` (and NumPy-exact helpers)
-``tile.binary add %a, %b``          ``a + b``
-``tile.cmp lt %a, %b``              ``a < b``
-``tile.select %c, %a, %b``          ``tl.where(c, a, b)``
-``tile.cast %x : T1 -> T2``         ``x.to(tl.int64)``
-``triton.load %p[%off] mask %m``    ``tl.load(p + off, mask=m, other=0)``
-``triton.store %v, %p[%off]``       ``tl.store(p + off, v, mask=m)``
-``tile.dot %a, %b, %acc``           ``tl.dot(a, b, acc, input_precision="ieee")``
-``tile.reduce sum %t 0``            ``tl.sum(t, axis=0)``
-``tile.scan sum %t 0``              ``tl.cumsum(t, 0)``
-``scf.for`` / ``scf.yield``         ``for k in range(lb, ub, step):``
-==================================  ==========================================
-
-Values are scalars (builtin ``i64``, ``f32``, ``i1``: Triton's 0-d tensors)
-or blocks, ``!triton.tensor<[128, 1], f32>``. The block type is this
-dialect's own rather than ``loop.tile`` so that a triton-level module
-depends on no other level's types (only the host functions keep memory ops)
-and so that its verifier can state Triton's own limits (a block holds at
-most 2**20 elements; indices are i32 or i64); its dims are explicit, 1
-included, because ``tl.arange(0, B)[:, None]`` and ``tl.arange(0, B)[None,
-:]`` differ.
-
-The kinds of ``tile.unary`` and ``tile.binary`` (primitives,
-``irc.primitives``), the predicates of ``tile.cmp`` and the reductions of
-``tile.reduce`` and ``tile.scan`` keep their NumPy semantics: the emitter
-spells each in Triton (``irc.backend.triton.elementwise``) so that it
-computes what NumPy computes.
+See docs/lowering.md, section "The triton level".
 """
 
 from __future__ import annotations
@@ -139,6 +102,12 @@ class BlockType(TileShapedType):
 
     Dims are powers of two (1 included), at most 2**20 elements in all;
     scalars are builtin types, not blocks of rank 0.
+
+    The type is this dialect's own rather than ``loop.tile`` so that a
+    triton-level module depends on no other level's types (only the host
+    functions keep memory ops) and so that its verifier states Triton's own
+    limits. Its dims are explicit, 1 included, because ``tl.arange(0,
+    B)[:, None]`` and ``tl.arange(0, B)[None, :]`` differ.
     """
 
     name = "triton.tensor"

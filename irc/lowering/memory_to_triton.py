@@ -1,45 +1,13 @@
 """``lower-memory-to-triton``: from the memory level to the triton level.
 
 Each module-level ``memory.kernel`` becomes a ``triton.kernel`` of the same
-name, so the host functions' ``memory.launch`` ops now launch it:
+name: buffers become pointers, symbols become ``i64`` arguments, accesses
+become ``triton.load`` / ``triton.store``, and tiles are retyped to
+``!triton.tensor``; the host functions keep their memory ops. The patterns
+are ``LowerKernel``, ``LowerAccess`` and ``TilesToTensors``, run in one walk.
 
-- its buffer arguments become ``!triton.ptr`` arguments (a kernel sees a
-  buffer as the pointer to its first element: the offsets it loads and
-  stores at are already linear), followed by one ``i64`` argument per
-  symbol, named after it: the launcher passes the symbols' values there;
-- ``memory.load`` / ``memory.store`` become ``triton.load`` /
-  ``triton.store`` at pointer + offset;
-- the compute, the ``tile`` dialect's, stays as it is, and so does
-  ``scf.for``: only their tiles are retyped, ``!loop.tile`` ->
-  ``!triton.tensor``, as the levels differ in their types only.
-
-The host functions keep their memory ops (alloc, reuse, dealloc, constant,
-guard, launch): the emitter turns them into the launcher. The conversion
-is one to one, so a kernel that holds an op that is neither a tile op, an
-access nor ``scf.for`` is an error (``PassFailedException``, which ``irc-opt`` reports as the pass
-failing) naming that op and its kernel rather than something
-half-lowered: the pass checks every kernel before it rewrites any, and
-leaves the module as it was when one fails. Nothing is removed or
-reordered, dead ops included (the applier's dead-code elimination is off),
-and every op keeps its attributes and location (a listener gives
-``scf.for`` its location back when the type conversion rebuilds it).
-
-As xDSL writes its conversions, the pass is a set of rewrite patterns run
-by one ``PatternRewriteWalker``:
-
-- ``LowerKernel``: ``memory.kernel`` -> ``triton.kernel``, its body moved
-  over with the arguments retyped and the symbol arguments appended;
-- ``LowerAccess``: ``memory.load`` / ``memory.store`` -> ``triton.load`` /
-  ``triton.store`` (``ACCESS_OPS``), with the same operands (the buffer
-  operand is the kernel argument that ``LowerKernel`` makes a pointer) and
-  properties;
-- ``TilesToTensors``: the ``TypeConversionPattern`` from ``!loop.tile`` to
-  ``!triton.tensor`` for the ops that stay (the tile ops, ``scf.for``'s
-  results and block arguments).
-
-Each pattern rewrites one op whatever the others have done yet (result
-types are converted from the old results, not inferred from operands), so
-the walk may take the ops in any order.
+Entry point: ``LowerMemoryToTritonPass``. See docs/lowering.md, section
+"The triton level".
 """
 
 from __future__ import annotations
@@ -71,8 +39,13 @@ from irc.dialects.memory import BufferType
 
 @dataclass(frozen=True)
 class LowerMemoryToTritonPass(ModulePass):
-    """Lower every ``memory.kernel`` of a module to a ``triton.kernel`` (see
-    the module docstring); the host functions are left as they are."""
+    """Lower every ``memory.kernel`` of a module to a ``triton.kernel``
+    (docs/lowering.md); the host functions are left as they are.
+
+    Every kernel is checked before any is rewritten, so a failure leaves the
+    module as it was. Each pattern rewrites one op whatever the others have
+    done yet (result types are converted from the old results, not inferred
+    from operands), so the walk may take the ops in any order."""
 
     name = "lower-memory-to-triton"
 
