@@ -1,34 +1,15 @@
 """The memory dialect: kernels over buffers, and the host code that runs them.
 
-``bufferize`` turns the value semantics of the loop level into explicit
-memory. Every tensor becomes a **buffer** (``!memory.buffer<[N, D], [D, 1],
-f32>``: symbolic shape, symbolic element strides, element type), and each
-``loop.kernel`` becomes two things:
+Every tensor is a buffer (``!memory.buffer<[N, D], [D, 1], f32>``: symbolic
+shape, symbolic element strides, element type). A module-level
+``memory.kernel`` computes on buffers with ``memory.load`` and
+``memory.store``; the host function allocates (``memory.alloc``,
+``memory.reuse``, ``memory.dealloc``, ``memory.constant``), launches
+(``memory.launch``) and runs control flow over buffers with
+``memory.read_scalar``, ``memory.write_scalar``, ``memory.copy``,
+``memory.row`` and ``memory.size``.
 
-- a module-level ``memory.kernel`` whose arguments are buffers (its inputs,
-  then one per output) and whose body is the loop kernel's body with tensor
-  reads and writes turned into ``memory.load`` / ``memory.store`` at linear
-  element offsets; the ``tile`` dialect's compute on ``!loop.tile`` values
-  (and ``scf.for``) stays as it is, as MLIR keeps ``arith`` through
-  bufferization;
-- in the host function, the allocation of its outputs (``memory.alloc``, or
-  ``memory.reuse`` of the storage of a dead intermediate) and a
-  ``memory.launch``.
-
-The host function also holds ``sym.guard`` (the facts the runtime checks
-before launching anything), ``memory.constant`` (dense literals the kernels
-read) and ``memory.dealloc`` (an intermediate's storage is free once its last
-reader has run). This is the level the Triton lowering starts from: kernels
-become ``@triton.jit`` functions, host ops become the launcher.
-
-Structured control flow runs on the host as xDSL's ``scf.if``,
-``scf.while`` and ``scf.for`` over buffers (see
-``irc.lowering.host_control_flow``), with four host ops that make each
-transfer and each view visible: ``memory.read_scalar`` (the one device->host
-read a decision costs), ``memory.write_scalar`` (an iteration index written
-for the kernels to read), ``memory.copy`` and ``memory.row`` (a view of one
-row along the leading axis), and ``memory.size``, the host value of a
-symbolic expression (a trip count).
+See docs/lowering.md, section "The memory level".
 """
 
 from __future__ import annotations

@@ -1,42 +1,14 @@
 """``bufferize``: from the loop level to the memory level.
 
 Tensors become row-major buffers and every ``loop.kernel`` is split in two:
+a module-level ``memory.kernel`` whose accesses are loads and stores at
+linear offsets (``KernelBufferizer``), and, in the host function, storage
+for its outputs and a ``memory.launch`` (``FunctionBufferizer``). Storage
+follows liveness: a dead intermediate's storage is reused or deallocated.
+Control flow becomes host ``scf`` (``irc.lowering.host_control_flow``).
 
-- its body moves to a module-level ``memory.kernel`` whose arguments are the
-  buffers of its inputs, then one buffer per output. Each ``loop.read`` /
-  ``loop.write`` becomes a ``memory.load`` / ``memory.store`` at the linear
-  element offset ``sum(index_k * stride_k)``, computed with ``tile.binary``
-  in the indices' own integer type (strides are ``tile.size`` ops, hoisted to
-  the top of the kernel; a stride of 1 multiplies nothing). The other loop
-  ops stay: they already compute on scalars and tiles.
-- in the host function, its outputs get storage and a ``memory.launch``
-  runs it.
-
-Storage follows liveness, as in a register allocator over a straight-line
-block. An intermediate (a kernel output the function does not return) is
-dead after the last op that reads it. A new intermediate takes the storage
-of a dead one (``memory.reuse``) when the element types match and the
-element counts are provably equal (as ``SymExpr``s, or under the
-function's guards); the inputs of a kernel are released only after its
-launch, so a kernel never writes where it reads. A dead intermediate whose
-storage nobody takes is deallocated right after its last use. Returned
-values get fresh allocations, since the caller owns them; a returned
-argument or constant is returned as is.
-
-Control flow (``graph.cond``, ``graph.while``, ``graph.for`` holding loop
-kernels) becomes host ``scf`` over buffers (``irc.lowering.host_control_flow``):
-the buffers its regions need are allocated once, before the outermost
-control-flow op, and never reused; loop carries ping-pong between two.
-
-The function-level ``sym.guard`` ops stay as they are (the same op at every
-level); dense ``graph.constant`` ops become ``memory.constant``. The pass relies only on the loop
-dialect's semantics, not on how ``tile`` writes its kernels.
-
-The unit of conversion is the function: one at the loop level is
-bufferized whole; one of a higher level (graph ops, fusion kernels) is left
-as it is, as ``tile`` leaves graph ops; one that mixes loop kernels with
-other ops is an error (``PassFailedException``), since half of it could not
-run. Bufferizing a memory-level module changes nothing.
+Entry point: ``BufferizePass``. See docs/lowering.md, section "The memory
+level".
 """
 
 from __future__ import annotations
