@@ -1,44 +1,13 @@
 """Running the emitted Triton source: on a GPU, or under Triton's interpreter.
 
-``irc.backend.triton.emit_module`` turns a triton-level module into
-Python source; this module makes it a live Python module and calls it:
-
-- ``load_source(source, interpret=...)`` executes the source as a fresh
-  module. Triton decides when a ``@triton.jit`` function is *defined*
-  whether it is interpreted, so ``TRITON_INTERPRET`` is set to ``"1"`` (or
-  ``"0"``) while the source runs and restored afterwards; modules are
-  cached by (source hash, interpret), so a program compiled twice is loaded
-  once. Triton fixes at its import whether its own standard library
-  (``tl.sum``...) is interpreted, so a process interprets or compiles, not
-  both: the first ``load_source`` imports triton for its mode, and asking
-  for the other mode later raises ``TritonModeError``.
-- ``Launcher(module, names, interpret=...)`` binds a loaded module's ``ENTRY``
-  launcher to its device (the CPU for the interpreter; for the GPU, the
-  active Triton driver's device, ``gpu_device()``); a call converts the
-  inputs to torch tensors there (NumPy arrays zero-copy where possible;
-  bfloat16 through ``irc.runtime.arrays``), calls the launcher (which
-  checks and binds the call and makes the tensors contiguous) and returns
-  its torch tensors. A call the compiled signature refuses raises
-  ``BindingError``. ``run(module, arrays, interpret=...)`` does the same
-  once.
-- Without a GPU, ``irc.testing.fake_driver`` runs the ``triton`` backend
-  through Triton's real launch path (binder, specialisation, compilation
-  for an H100, cache, global checks), launching nothing: how the tests
-  check that the emitted kernels launch and compile as on a GPU.
-- ``run_triton`` is the triton level's reference "interpreter" for
-  ``irc.testing`` (the emitted kernels under Triton's interpreter, on NumPy
-  arrays in and out); the host functions are the memory level's, and so is
-  the signature it is registered with.
-
-Floating-point contraction (FMA) is off in every launch and compilation
-(``enable_fp_fusion=False``), because NumPy rounds each operation; the
-interpreter has no such option to pin (it computes with NumPy), so
-``TRITON_DEFAULT_FP_FUSION`` need not be set. One interpreter bug is fixed
-when triton is imported for interpreting: comparisons yield ``int1``
-handles (see ``irc.runtime.standalone.fix_interpreter_comparisons``, which
-saved artefacts use too).
-
+``load_source(source, interpret=...)`` makes the source of
+``irc.backend.triton.emit_module`` a live module (cached, one Triton mode
+per process: ``TritonModeError``); ``Launcher`` binds its ``ENTRY`` launcher
+to a device and calls it on NumPy arrays or torch tensors; ``run`` does so
+once; ``run_triton`` is the triton level's interpreter for ``irc.testing``.
 torch and triton are imported on first use: importing irc must stay cheap.
+
+See docs/lowering.md, section "Running the emitted module".
 """
 
 from __future__ import annotations
