@@ -1,48 +1,14 @@
 """The ``reduction`` strategy: a program per row, the reduced dims as lanes.
 
-The kernel's reductions (``graph.reduce``, ``graph.argmax``) share one
-input shape and reduced axes. The kept dims are the rows (one program each,
-grid ``[product of kept dims]``; or ``rows-per-program`` rows a program,
-walked by a ``scf.for``, where an input is broadcast along the rows: a
-weight of the reduced dims, whose reads are the same for every row and are
-made once, before that loop); the reduced dims, flattened, are a lane
-index. Each reduction is an anchor valid at this row: keepdims results at
-the row with the reduced dims pinned to 0.
+The kernel's reductions share one input shape and reduced axes; the kept
+dims are the rows, the reduced dims, flattened, a lane index. A short static
+row is one persistent tile; otherwise each group of dependent reductions
+walks the row in blocks, the first block read once in the kernel body. The
+idioms ``fuse`` recorded (``irc.dialects.fusion.Idiom``: online sums,
+Welford's centred sums, one-hot picks) join the walk of what they read.
 
-- A static reduced extent of at most ``max-persistent`` lanes is one
-  *persistent* tile (``BLOCK_R``, the extent rounded up to a power of two):
-  every reduction and every output is computed from one read of the row.
-- Otherwise the reductions are grouped by dependency (a group reads only
-  earlier groups' results) and each group is one walk over the row in
-  blocks, accumulating tile-wise (masked lanes hold the reduction's
-  identity); the outputs of the row's shape are written by a last walk, the
-  per-row outputs after the walks. Every walk takes the row's *first
-  block* from the kernel body, where it is read once and stays in
-  registers, then a ``scf.for`` over the blocks after it: a row that fits
-  the block is read once. The block is ``max-persistent`` lanes for a
-  static extent; for a symbolic one the launch chooses it (the kernel's
-  ``launch_tiles`` attribute: the extent's next power of two, at most the
-  declared ``max-row-block``), so the loops start and step by
-  ``tile.block_size``.
-- A sum of ``exp(a - max(a))`` (softmax's, logsumexp's, cross-entropy's
-  denominator) is *online*: it joins the loop of the max it reads, each lane
-  carrying its running max ``m`` and a sum ``s`` relative to it, rescaled
-  when the max grows (``s * exp(m - m') + exp(a - m')``), and the lanes'
-  sums are brought to the row's max at the end. The row is read once for
-  both instead of once for each.
-- A sum of squares about a per-row centre, ``sum((a - m)**2)``, is
-  Welford's when that saves a loop (``m`` computed from the reductions of
-  the loop reading ``a``, as a variance's mean is): each lane carries its
-  count, mean and squared deviations from it, and after the loop
-  ``sum(squares + count * (mean - m)**2)`` is the sum, exactly in exact
-  arithmetic and without the cancellation of ``sum(a*a) - n*m*m``.
-
-Which sums are online, centred or picks is ``fuse``'s decision, recorded on
-them (``irc.dialects.fusion.Idiom``) and read here (``_idioms``).
-
-``argmax`` keeps the first maximum as NumPy does (a NaN counting as the
-greatest, the first NaN winning): across chunks the best value and its lane
-are carried, and strict comparison keeps the earlier chunk on ties.
+Entry point: ``ReductionTiler``. See docs/lowering.md, section "loop: tiled
+loop nests" (its reduction item).
 """
 
 from __future__ import annotations
