@@ -1,47 +1,14 @@
 """xDSL's parser, bounded so that no input text can hang it or crash it.
 
-xDSL 0.75's parser fails on some texts in ways that are no parse error:
+``IrcLexer`` checks string literals in one linear scan (xDSL's pattern
+backtracks exponentially on an unclosed string), bounds the digits of a
+number and reads UTF-8 literals as strings; ``IrcParser`` bounds nesting
+(``MAX_NESTING``) and splats (``MAX_SPLAT_ELEMENTS``), and reports values
+that do not fit their type and operands defined inside their op's own
+regions. Every failure is a ``ParseError`` at a place in the input, saying
+what is wrong and how to fix it.
 
-- **Strings.** ``MLIRLexer._unescaped_characters_regex``
-  (``xdsl/utils/mlir_lexer.py``), ``"(?:[^"\\\\\\n\\v\\f]+|\\\\(?:...))*"``,
-  nests a ``+`` inside a ``*``: a run of n characters that are neither a
-  quote nor a backslash can be split into iterations in 2**(n-1) ways, and
-  when no closing quote follows (an unclosed string) the backtracking
-  regex engine tries every split before it gives up. The time doubles
-  with each character up to the end of the line (24 characters 0.8 s, 30
-  over 20 s). :class:`IrcLexer` checks a string in one linear scan first
-  and reports an unclosed string or a bad escape at its place; only a
-  string known to be well formed reaches xDSL's pattern, which matches one
-  without backtracking.
-- **Long integers.** ``MLIRTokenKind.get_int_value`` calls ``int(text)``,
-  which Python refuses for more than 4,300 digits (``ValueError``), and
-  integer type names (``i99...9``) and result indices (``%x#99...9``) go
-  through ``int`` as well. :class:`IrcLexer` rejects a token holding a
-  longer run of digits.
-- **Nesting.** The parser recurses for every nested region, attribute and
-  type (5 to 10 Python frames a level), so about 100 levels reach Python's
-  recursion limit (``RecursionError``). :class:`IrcParser` stops at
-  :data:`MAX_NESTING` levels with a parse error at the level too many, and
-  turns a ``RecursionError`` from any other recursion of the parser (affine
-  expressions, say) into a parse error at the parser's position.
-- **Values that do not fit.** Building an attribute whose value does not
-  fit its type raises ``OverflowError`` (``struct.pack`` of ``1.0e300`` as
-  f32), ``ValueError`` or a verifier error; :class:`IrcParser` reports it
-  at the attribute. A splat (``dense<1> : tensor<1000000000xi32>``) is
-  stored element by element, a second a million: at most
-  :data:`MAX_SPLAT_ELEMENTS` elements beyond those spelled out.
-- **Forward references.** xDSL resolves a forward reference when the
-  definition is parsed; an operand defined inside the op's own regions is
-  resolved before the op exists, and the op keeps a placeholder that
-  crashes what reads it. :class:`IrcParser` reports it at the use.
-
-- **Non-ASCII strings.** xDSL prints a string's non-ASCII bytes as
-  escapes but lexes such a literal as *bytes*, so a location or a reason
-  with ``é`` did not read back; :class:`IrcLexer` reads a literal whose
-  bytes are UTF-8 as a string.
-
-Every failure is a ``ParseError`` at a place in the input, saying what is
-wrong and how to fix it.
+See docs/irc-opt.md, section "Hostile input".
 """
 
 from __future__ import annotations
@@ -87,9 +54,10 @@ if TYPE_CHECKING:
 MAX_NESTING = 64
 """How deeply regions, attributes and types may nest in irc's input text
 (together: a type inside an attribute inside a region is three levels).
-irc's own IR nests less than ten levels deep; 64 levels keep the parser and
-the recursive walks after it (verifier, printer, passes) well inside
-Python's recursion limit."""
+irc's own IR nests less than ten levels deep. xDSL's parser takes 5 to 10
+Python frames a level, so about 100 levels reach Python's recursion limit;
+64 levels keep the parser and the recursive walks after it (verifier,
+printer, passes) well inside it."""
 
 MAX_INTEGER_DIGITS = getattr(sys, "get_int_max_str_digits", lambda: 4300)() or 4300
 """The most decimal digits an integer literal may have: Python's limit on
