@@ -3,42 +3,12 @@
 ``irc-opt -p 'auto-mixed-precision{dtype=bf16}'`` (``dtype=f16`` for half
 precision; ``irc.compile(..., mixed_precision="bf16")``). The pass walks each
 function in order and decides per op where it computes: a primitive by its
-declaration (``Primitive.precision``), other ops by :data:`POLICY` (an
-allow/deny list in the manner of ``torch.autocast``):
+declaration (``Primitive.precision``), other ops by ``POLICY`` (``LOW``,
+``FOLLOW``, ``FULL``, ``KEEP``, in the manner of ``torch.autocast``). Only
+float32 values change, and results come back in the caller's dtypes; each
+cast it inserts carries ``amp``, the op it was inserted for.
 
-- ``LOW``: matmuls. Their float32 operands are cast to the low type and the
-  matmul runs in it (the reference interpreter, like tensor cores,
-  accumulates 16-bit products in float32 and rounds once).
-- ``FOLLOW`` (every graph op the table does not name): pointwise and layout
-  ops run in the low type when one of their float operands already is, so a
-  matmul's epilogue (bias, activation, residual) stays 16-bit; their other
-  float32 operands are cast down. Without a low operand they stay float32,
-  and so does one whose every user computes in float32 (``x - max(x)``
-  before an ``exp``, an epilogue that is returned or summed): rounding its
-  result to the low type would only lose bits before the cast back up.
-- ``FULL``: what is precision-sensitive runs in float32: reductions and
-  scans (accumulations), exp/log and their kin (softmax, logsumexp and cross
-  entropy are chains of these), division, powers, square roots, and the ops
-  whose result jumps on a small change (comparisons, argmax, floordiv).
-  Their low operands are cast back up.
-- ``KEEP``: an explicit ``graph.cast`` keeps its result type, whatever its
-  operand became.
-
-Every op outside the graph dialect (``func.return``, ``func.call``,
-``sym.guard``) gets its operands in their original types, so each function
-returns in the caller's dtypes. Only float32 values change: float64, the
-16-bit floats a program chose itself, integers and bools stay as written.
-Control-flow ops (``graph.cond``, ``graph.while``, ``graph.for``) are
-``FULL`` ops: their bodies are left in float32 for now.
-
-Casts meet and fold inside the pass: a value gets at most one cast each way,
-and a value cast up for a float32 op and needed low again is the low value
-itself, not a cast of a cast. (``canonicalize`` folds casts of constants.)
-
-The policy is in the IR: the module carries ``irc.mixed_precision = "bf16"``,
-and each cast the pass inserts carries ``amp``, the op it was inserted for
-(``{amp = "graph.matmul"}``; ``"func.return"`` for a result cast back).
-See docs/mixed-precision.md.
+See docs/mixed-precision.md, section "The policy".
 """
 
 # No ``from __future__ import annotations``: xDSL reads the option fields'
