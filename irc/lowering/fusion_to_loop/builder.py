@@ -1,40 +1,13 @@
 """The tiler's IR builder: loop-level values, constants and index arithmetic.
 
-A :class:`LoopBuilder` builds the body of one ``loop.kernel`` with xDSL's
-:class:`~xdsl.builder.Builder`. Its contract:
+``LoopBuilder`` builds the body of one ``loop.kernel`` with xDSL's
+``Builder``: every op is first offered to its folder, constants, sizes and
+tile sizes are hoisted to the start of the body, and *windows* (index
+values ``lanes * stride + offset``) are one value each, so that index maps
+moving a window to the same place share one read.
 
-- every op goes through :meth:`LoopBuilder.insert` (or :meth:`create`, for
-  an op of one result), which first tries the op's folder (xDSL's
-  ``HasFolder`` trait, which the loop dialect's ``HasFolderInterface`` ops
-  carry: see :mod:`irc.dialects.loop`). An op that folds is erased, never
-  inserted: a fold to one of its operands gives that operand, a fold to an
-  attribute gives the hoisted constant of that value. Otherwise the op is
-  inserted at the insertion point (the end of the current block; see
-  :meth:`LoopBuilder.at_end`). The index identities (``+ 0``, ``* 1``,
-  ``floordiv 1``, constants added or multiplied...) are therefore the loop
-  dialect's folds, the same under ``canonicalize``;
-- constants (:meth:`LoopBuilder.const`), symbolic sizes
-  (:meth:`LoopBuilder.size`) and tile sizes (:meth:`LoopBuilder.block_size`)
-  are hoisted: one op per value and type, per expression or per tile,
-  placed by :meth:`LoopBuilder.finish` at the start of the kernel body in
-  the order first asked for, those that ended up used only;
-- index values have one integer type, ``index_type``; the builder records
-  the block sizes its ranges use (``tiles``) and the symbols its sizes
-  mention (``symbols``), which the kernel declares.
-
-A scalar constant where a fold gives ``0`` for a tile (``lanes * 0``) is the
-same value wherever index values meet, broadcasting arithmetic.
-
-*Windows* (:meth:`LoopBuilder.window`) are index values known to be
-``lanes * stride + offset`` with ``lanes`` in ``[0, extent)``: one value per
-lanes, stride and offset, so that two index maps that move a window to the
-same place (a slice's offset and stride, a concat's start, a reshape's
-linearisation) give the same value, and the tiler's cache reads the tensor
-there once. :meth:`LoopBuilder.linearize` of one window and constants is a
-window, and :meth:`LoopBuilder.delinearize` of a window that steps along
-one dim is a window there and constants elsewhere. The piecewise pointwise
-form makes them, in the kernel body only (never inside a loop, whose values
-stay inside).
+See docs/lowering.md, section "loop: tiled loop nests" (the paragraph on
+index arithmetic and folders, and the pointwise-by-pieces item).
 """
 
 from __future__ import annotations
@@ -86,7 +59,41 @@ def constant_int(value: SSAValue) -> int | None:
 
 
 class LoopBuilder:
-    """Builds loop-level IR into ``body`` (see the module docstring)."""
+    """Builds loop-level IR into ``body``. Its contract:
+
+    - every op goes through :meth:`insert` (or :meth:`create`, for an op of
+      one result), which first tries the op's folder (xDSL's ``HasFolder``
+      trait, which the loop dialect's ``HasFolderInterface`` ops carry: see
+      :mod:`irc.dialects.loop`). An op that folds is erased, never inserted:
+      a fold to one of its operands gives that operand, a fold to an
+      attribute gives the hoisted constant of that value. Otherwise the op
+      is inserted at the insertion point (the end of the current block; see
+      :meth:`at_end`). The index identities (``+ 0``, ``* 1``, ``floordiv
+      1``, constants added or multiplied...) are therefore the loop
+      dialect's folds, the same under ``canonicalize``;
+    - constants (:meth:`const`), symbolic sizes (:meth:`size`) and tile
+      sizes (:meth:`block_size`) are hoisted: one op per value and type, per
+      expression or per tile, placed by :meth:`finish` at the start of the
+      kernel body in the order first asked for, those that ended up used
+      only;
+    - index values have one integer type, ``index_type``; the builder
+      records the block sizes its ranges use (``tiles``) and the symbols its
+      sizes mention (``symbols``), which the kernel declares.
+
+    A scalar constant where a fold gives ``0`` for a tile (``lanes * 0``) is
+    the same value wherever index values meet, broadcasting arithmetic.
+
+    *Windows* (:meth:`window`) are index values known to be ``lanes * stride
+    + offset`` with ``lanes`` in ``[0, extent)``: one value per lanes,
+    stride and offset, so that two index maps that move a window to the same
+    place (a slice's offset and stride, a concat's start, a reshape's
+    linearisation) give the same value, and the tiler's cache reads the
+    tensor there once. :meth:`linearize` of one window and constants is a
+    window, and :meth:`delinearize` of a window that steps along one dim is
+    a window there and constants elsewhere. The piecewise pointwise form
+    makes them, in the kernel body only (never inside a loop, whose values
+    stay inside).
+    """
 
     def __init__(self, body: Block, index_type: IntegerType):
         self.body = body
