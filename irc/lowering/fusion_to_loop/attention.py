@@ -1,38 +1,15 @@
 """The ``attention`` strategy: matmul -> row reduction -> matmul in one walk
 over the keys, with online rescaling (flash attention's schedule).
 
-An ``attention`` kernel computes ``P @ v`` with ``P = exp(x - max(x)) * f``
-(``irc.dialects.fusion.AttentionChain``): ``x`` an elementwise function of
-the scores ``s = q @ k.T``, the max and the kernel's sums of
-``exp(x - max(x))`` along the key axis, ``f`` per-row factors. Each program
-takes ``BLOCK_M`` query rows (grid axis 0) of one batch element (grid axis
-1, the product of the batch dims, when there are any) and walks the keys in
-blocks of ``BLOCK_N`` (a ``scf.for``) carrying, per row, the running max
-``m``, each sum ``l`` relative to it, and the running product ``o``
-(``BLOCK_DV`` columns, the output's, static). For each block of keys:
+An ``attention`` kernel (``irc.dialects.fusion.AttentionChain``) computes
+``P @ v`` with ``P = exp(x - max(x)) * f``. Each program takes ``BLOCK_M``
+query rows of one batch element and walks the keys in blocks of ``BLOCK_N``,
+carrying per row the running max, the sums relative to it and the running
+product, rescaled by ``exp(m - m')`` when the max grows; the tiles are
+transposed so that per-row values broadcast without a reshape.
 
-- ``s`` is one ``tile.dot`` of the keys' rows of ``k`` and the program's
-  rows of ``q`` (loaded once, before the walk: the contracted head dim is
-  static, one ``BLOCK_D`` tile), ``x`` is evaluated on it (masked keys are
-  ``-inf``, so that they count nothing);
-- ``m' = max(m, max(x))``, ``p = exp(x - m')``; every accumulator was
-  relative to ``m`` and is rescaled by ``exp(m - m')``:
-  ``l' = l * exp(m - m') + sum(p)``, ``o' = o * exp(m - m') + p @ v``,
-  which is exact in exact arithmetic since the second matmul sums terms
-  linear in ``exp(x - m)`` along the keys it contracts.
-
-After the walk ``m`` and ``l`` are the reductions' values, the factors
-(constant along the keys) multiply ``o``, and the result is the second
-matmul's, the anchor of the epilogue. ``p @ v``'s ``p`` is in ``P``'s dtype
-before the dot, as the matmul would read it; for 16-bit ``x`` the max, the
-sums, ``p`` and the product are float32 (the dots accumulate in it), rounded
-to the reductions' dtype where the graph reads them.
-
-The tiles are transposed: a program computes ``s.T`` (``[BLOCK_N,
-BLOCK_M]``) and ``o.T`` (``[BLOCK_DV, BLOCK_M]``), so that a per-row value,
-a reduction of a tile along its axis 0 (``[BLOCK_M]``), broadcasts back
-onto the tiles' rows without a reshape (tiles broadcast right-aligned, and
-the loop dialect has no reshape of tiles).
+Entry point: ``AttentionTiler``. See docs/lowering.md, section "loop: tiled
+loop nests" (its attention item).
 """
 
 from __future__ import annotations
