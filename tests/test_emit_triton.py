@@ -820,7 +820,7 @@ def elementwise_module(
             body.append(f"%r{i} = tile.unary {kind} %x : {tile}")
         else:
             body.append(
-                f'%r{i} = loop.{op} "{kind}" %x, %y : ({tile}, {y_type}) -> {result}'
+                f'%r{i} = tile.{op} "{kind}" %x, %y : ({tile}, {y_type}) -> {result}'
             )
         body.append(
             f"memory.store %r{i}, %o{i}[%off] mask %m : {result}, {outs[i]}[{idx}] mask {mask}"

@@ -861,7 +861,7 @@ def test_a_broken_guard_names_the_fact_values_reason_and_location() -> None:
     with pytest.raises(
         BindingError,
         match=rf"guard `{re.escape(fact)}` does not hold with D = 3, N = 1: rows are "
-        r'packed by 4 \(sym.guard in @main at loc\("model.py":12:5\)\)',
+        r"packed by 4 \(sym.guard in @main at model.py:12:5\)",
     ):
         run1(GUARDED, floats((1, 3)))
     with pytest.raises(

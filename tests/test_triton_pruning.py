@@ -119,19 +119,22 @@ def test_an_emitted_module_holds_the_closure_of_what_it_uses_and_no_irc() -> Non
 
 
 def test_every_helper_an_emitter_may_call_is_defined_in_the_prelude() -> None:
-    """The ``_irc_*`` names in the printers' strings all exist in the prelude
-    (``_IRC_CONSTANTS`` is the emitted module's own)."""
+    """The ``_irc_*`` names in the printers' strings and the primitives'
+    Triton spellings all exist in the prelude (``_IRC_CONSTANTS`` is the
+    emitted module's own)."""
     prelude = set(names_of(prelude_definitions()))
-    package = resources.files("irc.backend.triton")
     spelled: set[str] = set()
-    for module in (
-        "elementwise.py",
-        "kernel.py",
-        "launcher.py",
-        "expressions.py",
-        "emit.py",
+    for package, module in (
+        ("irc.backend.triton", "elementwise.py"),
+        ("irc.backend.triton", "kernel.py"),
+        ("irc.backend.triton", "launcher.py"),
+        ("irc.backend.triton", "expressions.py"),
+        ("irc.backend.triton", "emit.py"),
+        ("irc.primitives", "builtin.py"),
+        ("irc.primitives", "spelling.py"),
     ):
-        tree = ast.parse(package.joinpath(module).read_text("utf-8"))
+        source = resources.files(package).joinpath(module).read_text("utf-8")
+        tree = ast.parse(source)
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 spelled |= set(HELPER_NAME.findall(node.value))

@@ -253,6 +253,12 @@ class Primitive:
             )
 
     @property
+    def value(self) -> str:
+        """The name, as the kind enums' ``value`` (comparisons, reductions)
+        spells theirs: ``op.kind.data.value`` reads alike for every kind."""
+        return self.name
+
+    @property
     def op_name(self) -> str:
         """The graph op's name: ``graph.exp``."""
         return f"graph.{self.graph_name or self.name}"
