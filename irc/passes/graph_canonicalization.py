@@ -274,7 +274,9 @@ def _matches(term: Term, value: SSAValue, bound: dict[str, SSAValue]) -> bool:
     if isinstance(term, Var):
         return bound.setdefault(term.name, value) == value
     if isinstance(term, Splat):
-        return _is_splat_of(value, term.value)
+        if not _is_splat_of(value, term.value):
+            return False
+        return term.bind is None or bound.setdefault(term.bind, value) == value
     op = value.owner
     if not is_elementwise_op(op, primitive(term.primitive)):
         return False

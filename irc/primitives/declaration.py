@@ -126,9 +126,11 @@ class Var:
 @dataclass(frozen=True)
 class Splat:
     """A constant with every element equal to ``value`` (``-0.0`` matches a
-    negative zero only, on floats)."""
+    negative zero only, on floats); ``bind`` names the matched constant for
+    the right-hand side. As a result, a new constant of the result's type."""
 
     value: float
+    bind: str | None = None
 
 
 @dataclass(frozen=True)
@@ -174,8 +176,8 @@ def right_identity(value: float, kinds: str = "bif") -> Identity:
 
 
 def right_absorbing(value: float, kinds: str = "bi") -> Identity:
-    """``x op z = z``."""
-    return Identity((X, Splat(value)), Splat(value), kinds)
+    """``x op z = z`` (the constant operand itself)."""
+    return Identity((X, Splat(value, bind="z")), Var("z"), kinds)
 
 
 def same_operands(result: Term, kinds: str = "bif") -> Identity:
