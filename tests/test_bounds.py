@@ -186,6 +186,31 @@ def test_the_same_read_without_its_mask_is_flagged() -> None:
     assert "with N = 1," in violation.message  # %a1 is empty: offset -1
 
 
+#: A scatter-add into ``[N, N, N - 1]``, found by Hypothesis: a program walks
+#: 16 rows of the ``N*N*(N - 1)`` up to ``min(16*pid + 16, N*N*N - N*N)``
+#: and splits each row's index by ``N - 1``, which is 0 at ``N = 1``, when
+#: the loop runs no iteration.
+ROWS_SPLIT_BY_A_DIVISOR_THAT_MAY_BE_ZERO = """
+func.func @main(%a0: !graph.tensor<[N, N, N], f32>, %a1: !graph.tensor<[N], i32>) -> !graph.tensor<[N, N, N - 1], f32> {
+  %0 = graph.slice %a0 [0, 0, 1] [1, 1, 1] : !graph.tensor<[N, N, N], f32> -> !graph.tensor<[N, N, N - 1], f32>
+  %1 = graph.dim N : !graph.tensor<[], i32>
+  %2 = graph.broadcast %1 : !graph.tensor<[], i32> -> !graph.tensor<[N], i32>
+  %3 = graph.rem %a1, %2 : !graph.tensor<[N], i32>
+  %4 = graph.scatter_add %0, %3 [0] : (!graph.tensor<[N, N, N - 1], f32>, !graph.tensor<[N], i32>) -> !graph.tensor<[N, N, N - 1], f32>
+  func.return %4 : !graph.tensor<[N, N, N - 1], f32>
+}
+"""
+
+
+def test_a_loop_bound_is_a_fact_of_the_accesses_in_its_body() -> None:
+    module = parse_module(ROWS_SPLIT_BY_A_DIVISOR_THAT_MAY_BE_ZERO)
+    ctx = default_context()
+    for step in _PIPELINE:
+        step.apply(ctx, module)
+        found = check_bounds(module)
+        assert not found, f"after {step.name}: {found[0]}\n{print_module(module)}"
+
+
 # Mutations flagged ------------------------------------------------------------
 
 #: The suite programs each mutation is tried on at every level (the grid:

@@ -531,7 +531,7 @@ class KernelIntervals:
             )
         if not unproven or self._never_active(access.mask):
             return None
-        active = self._while_active(access.mask)
+        active = self._while_active(access)
         if active is not None and not active._unproven(access):
             return None
         return self._violation(access, unproven)
@@ -556,18 +556,20 @@ class KernelIntervals:
                 unproven.append((dim, bound))
         return unproven
 
-    def _while_active(self, mask: SSAValue | None) -> KernelIntervals | None:
-        """This analysis under the facts that hold whenever a lane of
-        ``mask`` is true, if they add any: a divisor ``d >= 0`` of the
+    def _while_active(self, access: Access) -> KernelIntervals | None:
+        """This analysis under the facts that hold whenever ``access`` runs
+        on a lane of its mask, if they add any: a divisor ``d >= 0`` of the
         kernel (``N - 1``) is at least 1 when it divides a bound ``S`` of the
-        mask or a grid axis exactly (``x < S``, ``x >= 0``, ``S = d * Q``),
-        since ``d = 0`` leaves no lane or no program. A pointwise kernel
-        over ``[N, N - 1]`` divides its flat index by ``N - 1`` only on
-        lanes below ``N*N - N``; a row kernel over ``[M, N - 1]`` its
-        program id only in a grid of ``M*(N - 1)``. A comparison of two
-        exactly known scalars (``N - 2 >= 0``, the guard of a slice at an
-        offset) is itself such a fact."""
-        totals = list(self._strict_bounds(mask))
+        mask, of an enclosing loop or of a grid axis exactly (``x < S``,
+        ``x >= 0``, ``S = d * Q``), since ``d = 0`` leaves no lane, no
+        iteration or no program. A pointwise kernel over ``[N, N - 1]``
+        divides its flat index by ``N - 1`` only on lanes below ``N*N -
+        N``; a row kernel over ``[M, N - 1]`` its program id only in a grid
+        of ``M*(N - 1)``, or its rows only in a loop below ``M*(N - 1)``. A
+        comparison of two exactly known scalars (``N - 2 >= 0``, the guard
+        of a slice at an offset) is itself such a fact."""
+        mask = access.mask
+        totals = [*self._strict_bounds(mask), *self._trip_bounds(access.op)]
         added = [
             Fact(divisor, ">=", as_expr(1))
             for divisor in self._divisors()
@@ -656,6 +658,29 @@ class KernelIntervals:
             exact = size.low is not None and size.low == size.high
             if exact and self.nonnegative(self.interval(lhs).low):
                 yield size.low
+
+    def _trip_bounds(self, op: Operation) -> Iterator[SymExpr]:
+        """The exactly known bounds ``S`` of the ``scf.for`` loops around
+        ``op`` that count up from ``lb >= 0``, through a ``min`` of them
+        (``min(start + 16, M)``, the rows of a program): an iteration runs
+        only if ``0 <= lb < ub <= S``, so only if each ``S >= 1``."""
+        loop = enclosing_op(op, scf.ForOp)
+        while loop is not None and self.kernel.is_ancestor(loop):
+            if self.nonnegative(self.interval(loop.lb).low):
+                yield from self._upper_operands(loop.ub)
+            loop = enclosing_op(loop, scf.ForOp)
+
+    def _upper_operands(self, bound: SSAValue) -> Iterator[SymExpr]:
+        """The exactly known values that ``bound`` is at most: itself, or
+        the operands of the ``min`` it is."""
+        known = self.interval(bound)
+        if known.low is not None and known.low == known.high:
+            yield known.low
+            return
+        op = bound.owner
+        if isinstance(op, BinaryOp) and op.kind.data.name == "min":
+            yield from self._upper_operands(op.lhs)
+            yield from self._upper_operands(op.rhs)
 
     def _divisors(self) -> list[SymExpr]:
         """The exactly known divisors of the kernel's ``floordiv`` and
