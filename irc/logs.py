@@ -11,6 +11,8 @@ spirit of ``TORCH_LOGS``.
 - ``guards``: the facts declared and the guards capture could not prove;
 - ``cache``: ``irc.jit`` compiling for a new signature or reusing one, and
   the on-disk compile cache's hits, misses and writes (``irc.cache``);
+- ``torch``: the torch backend's graphs: each one compiled, and the ops
+  that fell back to eager torch;
 - ``all``: every topic.
 
 ``IRC_DUMP_DIR`` names a directory; every compilation then writes its IR at
@@ -41,7 +43,7 @@ from irc.compilation import Compilation, Listener
 from irc.errors import IrcError
 
 LEVELS = ("graph", "fusion", "loop", "memory", "triton")
-TOPICS = (*LEVELS, "source", "passes", "kernels", "guards", "cache")
+TOPICS = (*LEVELS, "source", "passes", "kernels", "guards", "cache", "torch")
 _GROUPS = {"ir": LEVELS, "all": TOPICS}
 
 LOGS_VARIABLE = "IRC_LOGS"

@@ -653,3 +653,45 @@ def test_basic_writes_match_numpy(rows, columns, row_value, augmented):
         return y
 
     check(f, [spec("N", 4), spec(4)], [{"N": 5}, {"N": 7}])
+
+
+def _scatter_rows(table: Any, rows: Any, updates: Any) -> Any:
+    table = table.copy()
+    np.add.at(table, rows, updates)
+    return table * 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_add_at_accumulates_repeated_rows_as_numpy_does(backend: str) -> None:
+    compiled = irc.compile(
+        _scatter_rows, spec("N", "D"), spec("K", dtype=I64), spec("K", "D")
+    )
+    rng = np.random.default_rng(0)
+    for n, d, k in ((3, 4, 5), (6, 2, 9)):
+        table = rng.standard_normal((n, d)).astype(np.float32)
+        rows = rng.integers(-n, n, k)  # repeated, and counted from the end
+        updates = rng.standard_normal((k, d)).astype(np.float32)
+        got = compiled(table, rows, updates, backend=backend)
+        want = _scatter_rows(table, rows, updates)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_add_at_into_a_numpy_array_says_what_to_do() -> None:
+    def function(rows: Any) -> Any:
+        table = np.zeros((4, 2), np.float32)
+        np.add.at(table, rows, 1.0)
+        return table
+
+    with pytest.raises(
+        irc.TracingError, match=r"np\.add\.at writes into a traced array"
+    ):
+        irc.compile(function, spec("K", dtype=I64))
+
+
+def test_add_at_of_a_slice_is_refused() -> None:
+    def function(table: Any) -> Any:
+        np.add.at(table, slice(0, 2), 1.0)
+        return table
+
+    with pytest.raises(irc.TracingError, match="one integer array of indices"):
+        irc.compile(function, spec("N", "D"))

@@ -337,7 +337,7 @@ def test_undecidable_shape_comparison_is_an_error():
 
 def test_bad_specs_and_arguments():
     with pytest.raises(irc.TracingError, match="not a valid symbol name"):
-        irc.TensorSpec(("N+1",), F32)
+        irc.TensorSpec(("N?",), F32)
     with pytest.raises(irc.IrcTypeError, match="complex64"):
         irc.TensorSpec((3,), "complex64")
     with pytest.raises(irc.TracingError, match="do not fit"):
@@ -556,3 +556,22 @@ def test_jit_binds_keyword_arguments():
         scaled(x)
     with pytest.raises(irc.IrcError, match="must be a dict"):
         irc.jit(lambda p: p["a"], dims={"p": ("N",)})({"a": x})
+
+
+def test_a_spec_dim_may_be_an_expression_of_symbols():
+    def flat_matmul(x, w):
+        return x.reshape(-1) @ w
+
+    compiled = irc.compile(
+        flat_matmul, irc.TensorSpec(("N", "M")), irc.TensorSpec(("N*M", 4))
+    )
+    assert "!graph.tensor<[M*N, 4], f32>" in compiled.ir("graph")
+    x, w = np.ones((2, 3), np.float32), np.ones((6, 4), np.float32)
+    np.testing.assert_allclose(compiled(x, w, backend="reference"), flat_matmul(x, w))
+    with pytest.raises(irc.BindingError, match="dim M\\*N is 6"):
+        compiled(x, np.ones((5, 4), np.float32), backend="reference")
+
+
+def test_a_constant_spec_expression_is_refused():
+    with pytest.raises(irc.TracingError, match="give it as the int 6"):
+        irc.TensorSpec(("2*3",))

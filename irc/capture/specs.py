@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from irc.dtypes import DType
 from irc.dtypes import dtype as to_dtype
 from irc.errors import TracingError
-from irc.shapes import ShapeError, SymExpr
+from irc.shapes import ShapeError, SymExpr, parse_expr
 
 
 @dataclass(frozen=True)
@@ -17,7 +17,9 @@ class TensorSpec:
 
     A ``str`` dim names a symbol (``TensorSpec(("N", 768), "float32")``): the
     compiled code serves every size of that dim, and dims named alike must be
-    equal at call time. An ``int`` dim is static.
+    equal at call time. A ``str`` dim may also be an expression of symbols
+    (``"N*M"``, ``"2*N"``), each of which some other dim names alone: a call
+    checks it rather than binding it. An ``int`` dim is static.
     """
 
     shape: tuple[int | str, ...]
@@ -33,7 +35,7 @@ class TensorSpec:
     @property
     def dims(self) -> tuple[SymExpr, ...]:
         return tuple(
-            SymExpr.symbol(d) if isinstance(d, str) else SymExpr.const(d)
+            parse_expr(d) if isinstance(d, str) else SymExpr.const(d)
             for d in self.shape
         )
 
@@ -52,10 +54,15 @@ def _check_dim(dim: object) -> int | str:
             raise TracingError(f"a TensorSpec dim must not be negative, got {dim}")
         return dim
     try:
-        SymExpr.symbol(dim)
+        expr = parse_expr(dim)
     except ShapeError as err:
         raise TracingError(
-            f"TensorSpec dim {dim!r} is not a valid symbol name ({err}); "
-            "use an identifier such as 'N' or 'seq'"
+            f"TensorSpec dim {dim!r} is not a valid symbol name or expression "
+            f"({err}); use an identifier such as 'N' or 'seq', or an expression "
+            "of them such as 'N*M'"
         ) from None
+    if not expr.symbols:
+        raise TracingError(
+            f"TensorSpec dim {dim!r} is a constant; give it as the int {expr}"
+        )
     return dim

@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 UFUNC_HANDLERS: dict[np.ufunc, Callable[..., Any]] = {}
 #: NumPy ufunc -> handler(array, axis, keepdims) for ``method == "reduce"``.
 UFUNC_REDUCE_HANDLERS: dict[np.ufunc, Callable[..., Any]] = {}
+#: NumPy ufunc -> handler(array, indices, values) for ``method == "at"``.
+UFUNC_AT_HANDLERS: dict[np.ufunc, Callable[..., Any]] = {}
 #: NumPy function -> handler(*args, **kwargs).
 FUNCTION_HANDLERS: dict[Callable[..., Any], Callable[..., Any]] = {}
 
@@ -79,6 +81,8 @@ def _dispatch_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -
             f"{name}.reduce", UFUNC_REDUCE_HANDLERS[ufunc], inputs, kwargs
         )
         return _unshared(result, inputs)
+    if method == "at" and ufunc in UFUNC_AT_HANDLERS:
+        return call_handler(f"{name}.at", UFUNC_AT_HANDLERS[ufunc], inputs, kwargs)
     name = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
     supported = ", ".join(sorted(f"np.{u.__name__}" for u in UFUNC_HANDLERS))
     raise tracing_error(

@@ -539,12 +539,9 @@ def softmax(node: Node, operands: list[Value]) -> list[Value]:
 
 
 def _softmax(node: Node, x: Value, axis: int) -> Value:
-    shifted = x - np.max(x, axis=axis, keepdims=True)
-    exponentials = np.exp(shifted)
-    total = np.sum(exponentials, axis=axis, keepdims=True)
     if node.proto.op_type == "LogSoftmax":
-        return shifted - np.log(total)
-    return exponentials / total
+        return nn.log_softmax(x, axis)
+    return nn.softmax(x, axis)
 
 
 @converts("LayerNormalization")
@@ -552,17 +549,15 @@ def layer_normalization(node: Node, operands: list[Value]) -> list[Value]:
     x = tensor(operands[0])
     rank = rank_of(x)
     axis = normalize(node.attr("axis", -1), rank)
-    axes = tuple(range(axis, rank))
-    stash = numpy_dtype(node.attr("stash_type", 1))
-    wide = x.astype(stash) if np.dtype(x.dtype) != stash else x
-    mean = np.mean(wide, axis=axes, keepdims=True)
-    centered = wide - mean
-    variance = np.mean(centered * centered, axis=axes, keepdims=True)
-    inverse = 1 / np.sqrt(variance + node.attr("epsilon", 1e-5))
-    normalized = (centered * inverse).astype(x.dtype)
-    y = normalized * tensor(operands[1])
-    if len(operands) > 2 and operands[2] is not None:
-        y = y + tensor(operands[2])
+    bias = operands[2] if len(operands) > 2 else None
+    y, mean, inverse = nn.layer_norm(
+        x,
+        tuple(range(axis, rank)),
+        tensor(operands[1]),
+        None if bias is None else tensor(bias),
+        node.attr("epsilon", 1e-5),
+        numpy_dtype(node.attr("stash_type", 1)),
+    )
     return [y, mean, inverse]
 
 

@@ -1,0 +1,352 @@
+"""``torch.compile(model, backend="irc")``: ATen graphs converted, compiled
+once for every size, in inference and training, against eager PyTorch.
+
+The models are Hugging Face ``transformers`` models built from small
+configs with random weights (nothing is downloaded): code nobody here
+wrote, as a user meets it.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+import irc.torch as irc_torch  # noqa: E402
+from irc.errors import IrcError  # noqa: E402
+from irc.torch.importer import source_name  # noqa: E402
+
+transformers.logging.set_verbosity_error()
+
+#: (batch, sequence) sizes each model runs at, with one compilation.
+SIZES = ((2, 8), (3, 5))
+
+
+def _fresh() -> None:
+    torch._dynamo.reset()
+    irc_torch.counters.clear()
+    irc_torch.fallback_ops.clear()
+
+
+def _compiled(model: Any, runtime: str = "reference", **options: Any) -> Any:
+    _fresh()
+    return torch.compile(
+        model, backend="irc", dynamic=True, options={"runtime": runtime, **options}
+    )
+
+
+# ----- small models ------------------------------------------------------------
+
+
+class Mlp(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.first = torch.nn.Linear(8, 16)
+        self.norm = torch.nn.LayerNorm(16)
+        self.second = torch.nn.Linear(16, 4)
+
+    def forward(self, x: Any) -> Any:
+        hidden = self.norm(torch.nn.functional.gelu(self.first(x)))
+        return torch.log_softmax(self.second(hidden), -1)
+
+
+def _mlp() -> Mlp:
+    torch.manual_seed(0)
+    return Mlp()
+
+
+def test_the_entry_point_names_the_backend() -> None:
+    from importlib.metadata import entry_points
+
+    (entry,) = [
+        e for e in entry_points(group="torch_dynamo_backends") if e.name == "irc"
+    ]
+    assert entry.load() is irc_torch.backend
+
+
+@pytest.mark.parametrize("runtime", ["reference", "interpret"])
+def test_an_mlp_matches_eager_at_two_sizes_with_one_compilation(runtime: str) -> None:
+    model = _mlp()
+    compiled = _compiled(model, runtime)
+    with torch.no_grad():
+        for rows in (3, 7):
+            x = torch.randn(rows, 8)
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+    assert irc_torch.counters["compilations"] == 1
+
+
+def _train_step(model: Any, optimizer: Any, x: Any, target: Any) -> Any:
+    loss = torch.nn.functional.nll_loss(model(x), target)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    return loss
+
+
+@pytest.mark.parametrize("runtime", ["reference", "interpret"])
+def test_an_mlp_trains_as_eager_does(runtime: str) -> None:
+    model = _mlp()
+    reference = copy.deepcopy(model)
+    compiled = _compiled(model, runtime)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    reference_optimizer = torch.optim.SGD(reference.parameters(), lr=0.1)
+    for rows in (3, 7):
+        x, target = torch.randn(rows, 8), torch.randint(0, 4, (rows,))
+        loss = _train_step(compiled, optimizer, x, target)
+        expected = _train_step(reference, reference_optimizer, x, target)
+        torch.testing.assert_close(loss, expected, rtol=1e-5, atol=1e-6)
+    for weight, expected in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(weight, expected, rtol=1e-5, atol=1e-6)
+    # the forward and the backward, each compiled once for both sizes
+    assert irc_torch.counters["compilations"] == 2
+
+
+def test_an_unsupported_op_falls_back_to_eager_and_is_logged(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def model(x: Any) -> Any:
+        values, _ = torch.sort(torch.exp(x), dim=-1)  # irc has no sort
+        return torch.tanh(values) * 2
+
+    monkeypatch.setenv("IRC_LOGS", "torch")
+    x = torch.randn(4, 6)
+    with caplog.at_level(logging.INFO, logger="irc.torch"):
+        result = _compiled(model)(x)
+    torch.testing.assert_close(result, model(x))
+    assert irc_torch.fallback_ops["aten.sort.default"] == 1
+    assert any("aten.sort.default" in r.getMessage() for r in caplog.records)
+
+
+def test_a_form_irc_does_not_take_falls_back_by_itself() -> None:
+    """Dropout in training converts only at p = 0 (irc is deterministic):
+    the node runs eagerly, the ops around it in irc."""
+
+    def model(x: Any) -> Any:
+        dropped = torch.nn.functional.dropout(torch.exp(x), p=0.5, training=True)
+        return torch.tanh(dropped) + torch.sin(x)
+
+    _fresh()
+    x = torch.randn(64, 8)
+    result = torch.compile(model, backend="irc", options={"runtime": "reference"})(x)
+    kept = torch.isclose(result, torch.tanh(torch.exp(x) * 2) + torch.sin(x))
+    dropped = torch.isclose(result, torch.sin(x))  # tanh(0) = 0
+    assert bool((kept | dropped).all())
+    assert 0 < kept.float().mean() < 1
+    assert irc_torch.fallback_ops["aten.native_dropout.default"] == 1
+
+
+def test_fallback_false_refuses_an_unsupported_op() -> None:
+    def model(x: Any) -> Any:
+        return torch.sort(x, dim=-1)[0] + 1
+
+    with pytest.raises(Exception, match=r"aten\.sort\.default.*fallback=False"):
+        _compiled(model, fallback=False)(torch.randn(4, 6))
+
+
+def test_an_unknown_option_is_a_clear_error() -> None:
+    with pytest.raises(Exception, match="unknown irc backend option.*runtme"):
+        _compiled(_mlp(), runtme="interpret")(torch.randn(2, 8))
+
+
+def test_coverage_lists_the_ops_without_compiling() -> None:
+    def model(x: Any) -> Any:
+        return torch.sort(torch.exp(x), dim=-1)[0]
+
+    _fresh()
+    report = irc_torch.coverage(model, torch.randn(4, 6))
+    assert report.unsupported == {"aten.sort.default": 1}
+    assert "aten.exp.default" in report.covered
+    assert irc_torch.counters["compilations"] == 0
+    assert "not covered: aten.sort.default (1x)" in str(report)
+
+
+@pytest.mark.parametrize(
+    ("source", "name"),
+    [
+        ("L['x'].size()[0]", "x_dim0"),
+        ("L['args'][0].size()[1]", "v_0_dim1"),
+        ("L['input_ids'].stride()[0]", "input_ids_stride0"),
+        ("L['logits_to_keep']", "logits_to_keep"),
+        ("L['self']._modules['h']._modules['0'].size()[2]", "h_0_dim2"),
+    ],
+)
+def test_symbols_are_named_after_their_sources(source: str, name: str) -> None:
+    assert source_name(source) == name
+
+
+def test_symbols_of_a_dynamic_graph_are_readable_in_the_ir(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("IRC_LOGS", "graph")
+    with caplog.at_level(logging.INFO, logger="irc.graph"), torch.no_grad():
+        _compiled(_mlp())(torch.randn(3, 8))
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert "!graph.tensor<[x_dim0, 8], f32>" in text
+
+
+def test_a_runtime_error_names_the_runtimes() -> None:
+    with pytest.raises(IrcError, match="runtime='gpu'.*auto, triton, interpret"):
+        irc_torch.compiler.Options.parse({"runtime": "gpu"})
+
+
+# ----- Hugging Face models ---------------------------------------------------------
+
+T = transformers
+_TOKENS = {"bos_token_id": 0, "eos_token_id": 0}
+
+
+def gpt2(head: bool) -> Any:
+    config = T.GPT2Config(
+        n_embd=32, n_layer=2, n_head=2, vocab_size=100, n_positions=64, **_TOKENS
+    )
+    return (T.GPT2LMHeadModel if head else T.GPT2Model)(config)
+
+
+def llama(head: bool) -> Any:
+    config = T.LlamaConfig(
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        vocab_size=100,
+        max_position_embeddings=64,
+        pad_token_id=0,
+        **_TOKENS,
+    )
+    return (T.LlamaForCausalLM if head else T.LlamaModel)(config)
+
+
+def qwen2(head: bool) -> Any:
+    config = T.Qwen2Config(
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        vocab_size=100,
+        max_position_embeddings=64,
+        pad_token_id=0,
+        **_TOKENS,
+    )
+    return (T.Qwen2ForCausalLM if head else T.Qwen2Model)(config)
+
+
+def bert(head: bool) -> Any:
+    config = T.BertConfig(
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        vocab_size=100,
+        max_position_embeddings=64,
+        pad_token_id=0,
+    )
+    return (T.BertForMaskedLM if head else T.BertModel)(config)
+
+
+def t5_encoder(head: bool) -> Any:
+    config = T.T5Config(
+        d_model=32,
+        d_ff=64,
+        d_kv=16,
+        num_layers=2,
+        num_heads=2,
+        vocab_size=100,
+        decoder_start_token_id=0,
+        pad_token_id=0,
+        eos_token_id=1,
+        dropout_rate=0.0,  # T5's attention reads it, not a Dropout module's p
+    )
+    return T.T5EncoderModel(config)
+
+
+MODELS: dict[str, Callable[[bool], Any]] = {
+    "gpt2": gpt2,
+    "llama": llama,
+    "qwen2": qwen2,
+    "bert": bert,
+    "t5_encoder": t5_encoder,
+}
+
+
+def _model(name: str, head: bool = False) -> Any:
+    torch.manual_seed(0)
+    model = MODELS[name](head)
+    for module in model.modules():  # dropout would make eager's run random
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+    return model
+
+
+def _tokens(batch: int, sequence: int) -> Any:
+    return torch.randint(1, 100, (batch, sequence))
+
+
+@pytest.mark.slow  # five models compiled, about 10 s each on a 2-core machine
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_a_model_matches_eager_in_inference_with_one_compilation(name: str) -> None:
+    model = _model(name).eval()
+    compiled = _compiled(model)
+    with torch.no_grad():
+        for batch, sequence in SIZES:
+            ids = _tokens(batch, sequence)
+            got = compiled(input_ids=ids).last_hidden_state
+            expected = model(input_ids=ids).last_hidden_state
+            torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
+    assert irc_torch.counters["compilations"] == 1
+    assert not irc_torch.fallback_ops
+
+
+def _loss(model: Any, ids: Any) -> Any:
+    if hasattr(model, "config") and model.config.model_type == "t5":
+        return model(input_ids=ids).last_hidden_state.pow(2).mean()
+    return model(input_ids=ids, labels=ids).loss
+
+
+@pytest.mark.slow  # a forward and a backward per model, two steps each
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_a_model_trains_as_eager_does(name: str) -> None:
+    model = _model(name, head=True).train()
+    reference = copy.deepcopy(model)
+    compiled = _compiled(model)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    reference_optimizer = torch.optim.SGD(reference.parameters(), lr=0.1)
+    for batch, sequence in SIZES:
+        ids = _tokens(batch, sequence)
+        loss, expected = _loss(compiled, ids), _loss(reference, ids)
+        loss.backward()
+        expected.backward()
+        torch.testing.assert_close(loss, expected, rtol=1e-5, atol=1e-5)
+        for weight, want in zip(model.parameters(), reference.parameters()):
+            torch.testing.assert_close(weight.grad, want.grad, rtol=1e-4, atol=1e-5)
+        optimizer.step()
+        reference_optimizer.step()
+        optimizer.zero_grad()
+        reference_optimizer.zero_grad()
+    for weight, want in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(weight, want, rtol=1e-4, atol=1e-5)
+    assert not irc_torch.fallback_ops  # the backward's scatters included
+    # no graph compiled again for a third size
+    compilations = irc_torch.counters["compilations"]
+    loss = _loss(compiled, _tokens(4, 6))
+    assert irc_torch.counters["compilations"] == compilations
+
+
+@pytest.mark.slow  # GPT-2's kernels on Triton's interpreter
+def test_gpt2_runs_on_the_emitted_kernels() -> None:
+    model = _model("gpt2").eval()
+    compiled = _compiled(model, "interpret")
+    with torch.no_grad():
+        for batch, sequence in SIZES:
+            ids = _tokens(batch, sequence)
+            got = compiled(input_ids=ids).last_hidden_state
+            expected = model(input_ids=ids).last_hidden_state
+            torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
+    assert irc_torch.counters["compilations"] == 1
