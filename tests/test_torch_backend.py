@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -20,12 +19,8 @@ transformers = pytest.importorskip("transformers")
 
 import irc.torch as irc_torch  # noqa: E402
 from irc.errors import IrcError  # noqa: E402
+from irc.testing.models import MODELS, SIZES, build, loss, tokens  # noqa: E402
 from irc.torch.importer import source_name  # noqa: E402
-
-transformers.logging.set_verbosity_error()
-
-#: (batch, sequence) sizes each model runs at, with one compilation.
-SIZES = ((2, 8), (3, 5))
 
 
 def _fresh() -> None:
@@ -197,133 +192,40 @@ def test_a_runtime_error_names_the_runtimes() -> None:
 
 # ----- Hugging Face models ---------------------------------------------------------
 
-T = transformers
-_TOKENS = {"bos_token_id": 0, "eos_token_id": 0}
-
-
-def gpt2(head: bool) -> Any:
-    config = T.GPT2Config(
-        n_embd=32, n_layer=2, n_head=2, vocab_size=100, n_positions=64, **_TOKENS
-    )
-    return (T.GPT2LMHeadModel if head else T.GPT2Model)(config)
-
-
-def llama(head: bool) -> Any:
-    config = T.LlamaConfig(
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        vocab_size=100,
-        max_position_embeddings=64,
-        pad_token_id=0,
-        **_TOKENS,
-    )
-    return (T.LlamaForCausalLM if head else T.LlamaModel)(config)
-
-
-def qwen2(head: bool) -> Any:
-    config = T.Qwen2Config(
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        vocab_size=100,
-        max_position_embeddings=64,
-        pad_token_id=0,
-        **_TOKENS,
-    )
-    return (T.Qwen2ForCausalLM if head else T.Qwen2Model)(config)
-
-
-def bert(head: bool) -> Any:
-    config = T.BertConfig(
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        vocab_size=100,
-        max_position_embeddings=64,
-        pad_token_id=0,
-    )
-    return (T.BertForMaskedLM if head else T.BertModel)(config)
-
-
-def t5_encoder(head: bool) -> Any:
-    config = T.T5Config(
-        d_model=32,
-        d_ff=64,
-        d_kv=16,
-        num_layers=2,
-        num_heads=2,
-        vocab_size=100,
-        decoder_start_token_id=0,
-        pad_token_id=0,
-        eos_token_id=1,
-        dropout_rate=0.0,  # T5's attention reads it, not a Dropout module's p
-    )
-    return T.T5EncoderModel(config)
-
-
-MODELS: dict[str, Callable[[bool], Any]] = {
-    "gpt2": gpt2,
-    "llama": llama,
-    "qwen2": qwen2,
-    "bert": bert,
-    "t5_encoder": t5_encoder,
-}
-
-
-def _model(name: str, head: bool = False) -> Any:
-    torch.manual_seed(0)
-    model = MODELS[name](head)
-    for module in model.modules():  # dropout would make eager's run random
-        if isinstance(module, torch.nn.Dropout):
-            module.p = 0.0
-    return model
-
-
-def _tokens(batch: int, sequence: int) -> Any:
-    return torch.randint(1, 100, (batch, sequence))
-
 
 @pytest.mark.slow  # five models compiled, about 10 s each on a 2-core machine
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_a_model_matches_eager_in_inference_with_one_compilation(name: str) -> None:
-    model = _model(name).eval()
-    compiled = _compiled(model)
+    _matches_eager_in_inference(name, "reference")
+
+
+def _matches_eager_in_inference(name: str, runtime: str) -> None:
+    model = build(name).eval()
+    compiled = _compiled(model, runtime)
     with torch.no_grad():
         for batch, sequence in SIZES:
-            ids = _tokens(batch, sequence)
+            ids = tokens(batch, sequence)
             got = compiled(input_ids=ids).last_hidden_state
             expected = model(input_ids=ids).last_hidden_state
-            torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
+            torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
     assert irc_torch.counters["compilations"] == 1
     assert not irc_torch.fallback_ops
-
-
-def _loss(model: Any, ids: Any) -> Any:
-    if hasattr(model, "config") and model.config.model_type == "t5":
-        return model(input_ids=ids).last_hidden_state.pow(2).mean()
-    return model(input_ids=ids, labels=ids).loss
 
 
 @pytest.mark.slow  # a forward and a backward per model, two steps each
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_a_model_trains_as_eager_does(name: str) -> None:
-    model = _model(name, head=True).train()
+    model = build(name, head=True).train()
     reference = copy.deepcopy(model)
     compiled = _compiled(model)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     reference_optimizer = torch.optim.SGD(reference.parameters(), lr=0.1)
     for batch, sequence in SIZES:
-        ids = _tokens(batch, sequence)
-        loss, expected = _loss(compiled, ids), _loss(reference, ids)
-        loss.backward()
+        ids = tokens(batch, sequence)
+        got, expected = loss(compiled, ids), loss(reference, ids)
+        got.backward()
         expected.backward()
-        torch.testing.assert_close(loss, expected, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
         for weight, want in zip(model.parameters(), reference.parameters()):
             torch.testing.assert_close(weight.grad, want.grad, rtol=1e-4, atol=1e-5)
         optimizer.step()
@@ -335,18 +237,32 @@ def test_a_model_trains_as_eager_does(name: str) -> None:
     assert not irc_torch.fallback_ops  # the backward's scatters included
     # no graph compiled again for a third size
     compilations = irc_torch.counters["compilations"]
-    loss = _loss(compiled, _tokens(4, 6))
+    loss(compiled, tokens(4, 6))
     assert irc_torch.counters["compilations"] == compilations
 
 
 @pytest.mark.slow  # GPT-2's kernels on Triton's interpreter
 def test_gpt2_runs_on_the_emitted_kernels() -> None:
-    model = _model("gpt2").eval()
-    compiled = _compiled(model, "interpret")
+    _matches_eager_in_inference("gpt2", "interpret")
+
+
+def test_batch_norm_updates_its_running_statistics_as_eager_does() -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(4, 6), torch.nn.BatchNorm1d(6), torch.nn.ReLU()
+    )
+    reference = copy.deepcopy(model)
+    compiled = _compiled(model)
+    for rows in (5, 9):
+        x = torch.randn(rows, 4)
+        torch.testing.assert_close(compiled(x), reference(x))
+    norm, expected = model[1], reference[1]
+    torch.testing.assert_close(norm.running_mean, expected.running_mean)
+    torch.testing.assert_close(norm.running_var, expected.running_var)
+    assert int(norm.num_batches_tracked) == 2
+    model.eval()
+    reference.eval()
     with torch.no_grad():
-        for batch, sequence in SIZES:
-            ids = _tokens(batch, sequence)
-            got = compiled(input_ids=ids).last_hidden_state
-            expected = model(input_ids=ids).last_hidden_state
-            torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
-    assert irc_torch.counters["compilations"] == 1
+        x = torch.randn(3, 4)
+        torch.testing.assert_close(compiled(x), reference(x))
+    assert not irc_torch.fallback_ops

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import inspect
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -24,6 +23,7 @@ from xdsl.passes import ModulePass
 
 from irc.api import DEFAULT_PIPELINE, Compiled
 from irc.capture import Captured, TensorSpec, capture
+from irc.capture.names import identifier, unique
 from irc.dtypes import dtype as irc_dtype
 from irc.errors import IrcError
 from irc.onnx import require_onnx
@@ -65,7 +65,7 @@ class OnnxFunction:
         self.model = model
         graph = model.graph
         self.opset = _default_opset(model)
-        self.__name__ = _identifier(graph.name or "onnx_model", "model")
+        self.__name__ = identifier(graph.name or "onnx_model", "model")
         values = {i.name: onnx.numpy_helper.to_array(i) for i in graph.initializer}
         values.update(_bound_inputs(graph, constants or {}))
         static = _static_operand_names(graph)
@@ -222,20 +222,6 @@ def _unsupported(node: Any, index: int) -> str:
     )
 
 
-def _identifier(name: str, fallback: str) -> str:
-    text = re.sub(r"[^A-Za-z0-9_]", "_", name)
-    return text if text and not text[0].isdigit() else f"{fallback}_{text}"
-
-
-def _unique(name: str, taken: set[str]) -> str:
-    candidate, suffix = name, 1
-    while candidate in taken:
-        suffix += 1
-        candidate = f"{name}_{suffix}"
-    taken.add(candidate)
-    return candidate
-
-
 def _graph_input(
     value_info: Any, taken: set[str], expressions: list[tuple[str, SymExpr]]
 ) -> _Input:
@@ -246,7 +232,7 @@ def _graph_input(
             f"graph input {value_info.name!r} is not a tensor; irc imports tensor "
             "inputs only"
         )
-    parameter = _unique(_identifier(value_info.name, "input"), taken)
+    parameter = unique(identifier(value_info.name, "input"), taken)
     if not tensor.HasField("shape"):
         raise IrcError(
             f"graph input {value_info.name!r} has no shape (not even its rank); "
@@ -262,7 +248,7 @@ def _graph_input(
             dims.append(f"{parameter}_{axis}")
             expressions.append((f"{parameter}_{axis}", expr))
         elif dim.dim_param:
-            dims.append(_identifier(dim.dim_param, "dim"))
+            dims.append(identifier(dim.dim_param, "dim"))
         else:  # unnamed dynamic dim: a symbol of its own
             dims.append(f"{parameter}_{axis}")
     return _Input(value_info.name, parameter, TensorSpec(dims, _dtype(onnx, tensor)))
@@ -301,7 +287,7 @@ def _dtype(onnx: Any, tensor: Any) -> Any:
 
 
 def _weight_input(name: str, value: np.ndarray, taken: set[str]) -> _Input:
-    parameter = _unique(_identifier(name, "weight"), taken)
+    parameter = unique(identifier(name, "weight"), taken)
     return _Input(name, parameter, TensorSpec(value.shape, value.dtype))
 
 

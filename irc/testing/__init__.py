@@ -15,6 +15,8 @@ Gradients:
     differentiable_programs, grad_inputs
 Interpreters by level:
     Level, register_level, level_of, run_module
+Models (torch and transformers): irc.testing.models
+    small Hugging Face models, as the torch backend's tests build them
 Hypothesis profiles:
     register_profiles   adds ``extended`` (IRC_HYPOTHESIS_PROFILE=extended)
 

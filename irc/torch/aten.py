@@ -811,6 +811,56 @@ def sym_size(call: AtenCall) -> Value:
     return x.shape[axis_of(dim, x.ndim)]
 
 
+def _per_channel(value: Value, rank: int) -> Value:
+    """A per-channel ``[C]`` value shaped to broadcast along dim 1."""
+    return np.reshape(value, [value.shape[0], *[1] * (rank - 2)])
+
+
+@converts("aten._native_batch_norm_legit_functional")
+def batch_norm_training(call: AtenCall) -> Value:
+    """Batch normalization in training: the batch's statistics, and the
+    running ones updated functionally (AOTAutograd writes them back into
+    the module's buffers, as eager's in-place update would)."""
+    x, weight, bias, running_mean, running_var, training, momentum, eps = call.args
+    if not training:
+        raise call.unsupported("training=False (torch gives it another op)")
+    axes = tuple(a for a in range(x.ndim) if a != 1)
+    mean = np.mean(x, axis=axes)
+    centered = x - _per_channel(mean, x.ndim)
+    variance = np.mean(centered * centered, axis=axes)
+    inverse = 1 / np.sqrt(variance + eps)
+    y = _normalized(centered * _per_channel(inverse, x.ndim), weight, bias)
+    count = math.prod(x.shape[a] for a in axes)
+    unbiased = variance * count / (count - 1)
+    return (
+        y,
+        mean,
+        inverse,
+        running_mean * (1 - momentum) + mean * momentum,
+        running_var * (1 - momentum) + unbiased * momentum,
+    )
+
+
+@converts("aten._native_batch_norm_legit_no_training")
+def batch_norm_inference(call: AtenCall) -> Value:
+    """Batch normalization with the running statistics (``model.eval()``)."""
+    x, weight, bias, running_mean, running_var = call.args[:5]
+    eps = call.arg(6, "eps", 1e-5)
+    inverse = 1 / np.sqrt(running_var + eps)
+    centered = x - _per_channel(running_mean, x.ndim)
+    y = _normalized(centered * _per_channel(inverse, x.ndim), weight, bias)
+    empty = full([0], 0, numpy_dtype(call.meta[1].dtype))
+    return y, empty, empty
+
+
+def _normalized(y: Value, weight: Value, bias: Value) -> Value:
+    if weight is not None:
+        y = y * _per_channel(weight, y.ndim)
+    if bias is not None:
+        y = y + _per_channel(bias, y.ndim)
+    return y
+
+
 # ----- attention ----------------------------------------------------------------------
 
 
@@ -904,6 +954,7 @@ SYMBOLIC: dict[Callable[..., Any], Callable[..., Any]] = {
     operator.sub: operator.sub,
     operator.mul: operator.mul,
     operator.floordiv: operator.floordiv,
+    operator.truediv: operator.truediv,
     operator.mod: operator.mod,
     operator.neg: operator.neg,
     operator.getitem: operator.getitem,

@@ -46,9 +46,10 @@ from irc.torch.importer import (
     unsupported_ops,
 )
 
-#: What irc compiled and what fell back, since the process started (or
-#: ``counters.clear()``): ``compilations`` (irc compilations), ``graphs``
-#: (ATen graphs handed over), ``fallback_ops`` (ops run eagerly, by name).
+#: What irc compiled since the process started (or ``counters.clear()``):
+#: ``graphs`` (ATen graphs handed over), ``compilations`` (irc
+#: compilations) and the ``kernels`` they launch per call; ``fallback_ops``
+#: counts the ops run eagerly, by name.
 counters: Counter[str] = Counter()
 fallback_ops: Counter[str] = Counter()
 
@@ -185,6 +186,7 @@ def _island(
             except UnsupportedAtenOp as error:
                 raise UnsupportedAtenOp(str(error), function.failed_node) from None
             counters["compilations"] += 1
+            counters["kernels"] += compiled.num_kernels
             _log(f"compiled {name}: {compiled.num_kernels} kernel(s)")
             cache[values] = function, compiled
         return cache[values]

@@ -26,6 +26,7 @@ from typing import Any
 
 from irc.api import DEFAULT_PIPELINE, Compiled
 from irc.capture import TensorSpec, capture, parse_fact
+from irc.capture.names import identifier, unique
 from irc.dtypes import dtype as irc_dtype
 from irc.errors import IrcError
 from irc.shapes import SymExpr, as_expr, smax, smin
@@ -95,7 +96,7 @@ class SymbolNames:
 
     def __call__(self, symbol: Any) -> str:
         if symbol not in self._names:
-            self._names[symbol] = _unique(self._readable(symbol), self._taken)
+            self._names[symbol] = unique(self._readable(symbol), self._taken)
         return self._names[symbol]
 
     def _readable(self, symbol: Any) -> str:
@@ -163,17 +164,7 @@ def source_name(source: str) -> str | None:
 
 
 def _identifier(text: str) -> str:
-    name = re.sub(r"\W", "_", text).strip("_") or "v"
-    return f"v_{name}" if name[0].isdigit() else name
-
-
-def _unique(name: str, taken: set[str]) -> str:
-    candidate, counter = name, 1
-    while candidate in taken:
-        counter += 1
-        candidate = f"{name}_{counter}"
-    taken.add(candidate)
-    return candidate
+    return identifier(text.strip("_"), "v")
 
 
 class FxFunction:
@@ -207,7 +198,7 @@ class FxFunction:
         taken: set[str] = set()
         for index, (node, example) in enumerate(zip(placeholders, example_inputs)):
             if _is_tensor(example):
-                parameter = _unique(_identifier(node.name), taken)
+                parameter = unique(_identifier(node.name), taken)
                 spec = self._spec(example, expressions)
                 self.tensor_inputs.append(_TensorInput(index, parameter, spec))
             elif _is_symint(example):
@@ -261,7 +252,7 @@ class FxFunction:
                     f"the size {symbol} is neither an input tensor's dim nor an "
                     "input of the graph, so irc cannot bind it at a call"
                 )
-            parameter = _unique(f"{name}_size", taken)
+            parameter = unique(f"{name}_size", taken)
             spec = TensorSpec((name, 0), "int32")
             self.tensor_inputs.append(
                 _TensorInput(given[symbol], parameter, spec, carrier=True)
