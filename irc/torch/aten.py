@@ -156,17 +156,12 @@ def _compute_dtype(call: AtenCall, operands: Sequence[Value]) -> np.dtype:
 
 def _elementwise(primitive: Primitive) -> Converter:
     def convert(call: AtenCall) -> Value:
-        operands = [a for a in call.args[: primitive.arity]]
+        first, *rest = call.args[: primitive.arity]
         alpha = call.kwargs.get("alpha")
         if alpha is not None and alpha != 1:  # add/sub's scaled second operand
-            operands[1] = operands[1] * alpha
-        compute = _compute_dtype(call, operands)
-        result = primitive(
-            *[
-                as_array(v, compute) if i == 0 else cast(v, compute)
-                for i, v in enumerate(operands)
-            ]
-        )
+            rest[0] = rest[0] * alpha
+        compute = _compute_dtype(call, [first, *rest])
+        result = primitive(as_array(first, compute), *(cast(v, compute) for v in rest))
         return cast(result, call.dtype)
 
     return convert
@@ -207,8 +202,7 @@ def logical_binary(call: AtenCall) -> Value:
         "aten.logical_or": np.logical_or,
         "aten.logical_xor": np.logical_xor,
     }[call.name]
-    lhs, rhs = (as_array(v, np.dtype(np.bool_)) for v in call.args[:2])
-    return function(lhs != False, rhs != False)  # noqa: E712 (elementwise)
+    return function(*(as_array(v, np.dtype(np.bool_)) for v in call.args[:2]))
 
 
 @converts("aten.logical_not")
@@ -219,15 +213,12 @@ def logical_not(call: AtenCall) -> Value:
 
 @converts("aten.div", "aten.true_divide")
 def div(call: AtenCall) -> Value:
-    lhs, rhs = call.args[:2]
+    compute = call.dtype
+    lhs, rhs = as_array(call.args[0], compute), cast(call.args[1], compute)
     mode = call.kwargs.get("rounding_mode")
     if mode is None:
-        compute = call.dtype
-        return as_array(lhs, compute) / cast(rhs, compute)
-    compute = call.dtype
-    quotient = as_array(lhs, compute) / cast(rhs, compute)
+        return lhs / rhs
     if compute.kind == "i":
-        lhs, rhs = as_array(lhs, compute), cast(rhs, compute)
         floor = np.floor_divide(lhs, rhs)
         if mode == "floor":
             return floor
@@ -235,6 +226,7 @@ def div(call: AtenCall) -> Value:
         inexact = np.not_equal(floor * rhs, lhs)
         negative = np.not_equal(np.less(lhs, 0), np.less(rhs, 0))
         return np.where(np.logical_and(inexact, negative), floor + 1, floor)
+    quotient = lhs / rhs
     return np.floor(quotient) if mode == "floor" else np.trunc(quotient)
 
 
