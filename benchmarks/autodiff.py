@@ -203,11 +203,23 @@ def saved_bytes(loss: Loss) -> tuple[int, list[str]]:
     compiled = irc.compile(
         loss.function, *loss.specs, pipeline=f"autodiff{{wrt={wrt}}},{DEFAULT_PIPELINE}"
     )
+    saved = saved_for_backward(compiled)
+    total = sum(tensor_bytes(value, BYTES_AT) for value in saved)
+    return total, [str(value) for value in saved]
+
+
+def saved_for_backward(compiled: irc.Compiled) -> list[TensorType]:
+    """The types of the forward values the backward kernels of a joint
+    function in ``vjp`` form (``autodiff{wrt=...}``, the loss's cotangent
+    its last argument) read: a kernel is a backward kernel when it depends
+    on the cotangent, and a value is saved when a kernel that does not
+    writes it and a backward kernel reads it (arguments are not counted:
+    they are in memory anyway)."""
     function = next(
         op for op in compiled.module_at("fusion").walk() if op.name == "func.func"
     )
     block = function.body.blocks[0]
-    backward = {block.args[-1]}  # the loss's cotangent
+    backward = {block.args[-1]}
     saved: dict[Any, None] = {}
     for kernel in block.ops:
         if not isinstance(kernel, KernelOp):
@@ -221,12 +233,12 @@ def saved_bytes(loss: Loss) -> tuple[int, list[str]]:
                     if value not in backward and isinstance(value.owner, KernelOp)
                 )
             )
-    total = sum(tensor_bytes(value.type) for value in saved)
-    return total, [str(value.type) for value in saved]
+    return [value.type for value in saved]
 
 
-def tensor_bytes(tensor: TensorType) -> int:
-    elements = math.prod(dim.evaluate(BYTES_AT) for dim in tensor.dims)
+def tensor_bytes(tensor: TensorType, sizes: dict[str, int]) -> int:
+    """The bytes of ``tensor`` with its symbolic dims at ``sizes``."""
+    elements = math.prod(dim.evaluate(sizes) for dim in tensor.dims)
     return elements * tensor.element_type.bitwidth // 8
 
 

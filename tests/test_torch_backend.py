@@ -193,10 +193,18 @@ def test_a_runtime_error_names_the_runtimes() -> None:
 # ----- Hugging Face models ---------------------------------------------------------
 
 
+# Each model on irc's reference interpreter (the graph-level meaning) and on
+# the emitted Triton kernels under Triton's interpreter (the code a GPU runs).
+RUNTIMES = ("reference", "interpret")
+
+
 @pytest.mark.slow  # five models compiled, about 10 s each on a 2-core machine
+@pytest.mark.parametrize("runtime", RUNTIMES)
 @pytest.mark.parametrize("name", sorted(MODELS))
-def test_a_model_matches_eager_in_inference_with_one_compilation(name: str) -> None:
-    _matches_eager_in_inference(name, "reference")
+def test_a_model_matches_eager_in_inference_with_one_compilation(
+    name: str, runtime: str
+) -> None:
+    _matches_eager_in_inference(name, runtime)
 
 
 def _matches_eager_in_inference(name: str, runtime: str) -> None:
@@ -213,11 +221,12 @@ def _matches_eager_in_inference(name: str, runtime: str) -> None:
 
 
 @pytest.mark.slow  # a forward and a backward per model, two steps each
+@pytest.mark.parametrize("runtime", RUNTIMES)
 @pytest.mark.parametrize("name", sorted(MODELS))
-def test_a_model_trains_as_eager_does(name: str) -> None:
+def test_a_model_trains_as_eager_does(name: str, runtime: str) -> None:
     model = build(name, head=True).train()
     reference = copy.deepcopy(model)
-    compiled = _compiled(model)
+    compiled = _compiled(model, runtime)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     reference_optimizer = torch.optim.SGD(reference.parameters(), lr=0.1)
     for batch, sequence in SIZES:
@@ -235,15 +244,12 @@ def test_a_model_trains_as_eager_does(name: str) -> None:
     for weight, want in zip(model.parameters(), reference.parameters()):
         torch.testing.assert_close(weight, want, rtol=1e-4, atol=1e-5)
     assert not irc_torch.fallback_ops  # the backward's scatters included
+    if runtime == "interpret":
+        return  # compilations do not depend on the runtime: checked once below
     # no graph compiled again for a third size
     compilations = irc_torch.counters["compilations"]
     loss(compiled, tokens(4, 6))
     assert irc_torch.counters["compilations"] == compilations
-
-
-@pytest.mark.slow  # GPT-2's kernels on Triton's interpreter
-def test_gpt2_runs_on_the_emitted_kernels() -> None:
-    _matches_eager_in_inference("gpt2", "interpret")
 
 
 def test_batch_norm_updates_its_running_statistics_as_eager_does() -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 #: (batch, sequence) sizes the tests run each model at, with one compilation.
 SIZES = ((2, 8), (3, 5))
-VOCABULARY = 100
+VOCABULARY = 32
 
 _TOKENS = {"bos_token_id": 0, "eos_token_id": 0}
 _DECODER = {
@@ -25,7 +25,7 @@ _DECODER = {
     "num_attention_heads": 4,
     "num_key_value_heads": 2,  # grouped-query attention
     "vocab_size": VOCABULARY,
-    "max_position_embeddings": 64,
+    "max_position_embeddings": 16,
     "pad_token_id": 0,
     **_TOKENS,
 }
@@ -35,7 +35,7 @@ def gpt2(head: bool) -> Any:
     import transformers as t
 
     config = t.GPT2Config(
-        n_embd=32, n_layer=2, n_head=2, vocab_size=VOCABULARY, n_positions=64, **_TOKENS
+        n_embd=32, n_layer=2, n_head=2, vocab_size=VOCABULARY, n_positions=16, **_TOKENS
     )
     return (t.GPT2LMHeadModel if head else t.GPT2Model)(config)
 
@@ -61,7 +61,7 @@ def bert(head: bool) -> Any:
         num_hidden_layers=2,
         num_attention_heads=2,
         vocab_size=VOCABULARY,
-        max_position_embeddings=64,
+        max_position_embeddings=16,
         pad_token_id=0,
     )
     return (t.BertForMaskedLM if head else t.BertModel)(config)
