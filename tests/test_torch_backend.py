@@ -9,6 +9,7 @@ wrote, as a user meets it.
 from __future__ import annotations
 
 import copy
+import json
 import logging
 from typing import Any
 
@@ -272,3 +273,36 @@ def test_batch_norm_updates_its_running_statistics_as_eager_does() -> None:
         x = torch.randn(3, 4)
         torch.testing.assert_close(compiled(x), reference(x))
     assert not irc_torch.fallback_ops
+
+
+# ----- CUDA tensors: Triton's real launch path ---------------------------------------
+
+
+def _on_the_launch_path(name: str) -> dict[str, Any]:
+    """``tests/fake_gpu_torch.py``'s report: ``name`` trained a step at two
+    batch sizes with ``runtime="triton"``, each kernel compiled for an H100
+    and launched through the fake CUDA driver, in a process that compiles."""
+    from fake_gpu_suite import run_compiling
+    from fake_gpu_torch import __file__ as script
+
+    completed = run_compiling([script, name], timeout=900)
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def _check_launches(report: dict[str, Any]) -> None:
+    assert report["fallback_ops"] == 0
+    assert report["compilations"] == 2  # a forward and a backward, both sizes
+    for step in report["steps"]:
+        assert step["launches"] == report["kernels"]  # every kernel, each step
+        assert step["result"] == step["eager"]  # shape, strides and dtype
+        assert step["gradients"]
+
+
+def test_an_mlp_trains_on_the_gpu_launch_path() -> None:
+    _check_launches(_on_the_launch_path("mlp"))
+
+
+@pytest.mark.slow  # Llama's forward and backward kernels compiled for an H100
+def test_llama_trains_on_the_gpu_launch_path() -> None:
+    _check_launches(_on_the_launch_path("llama"))
