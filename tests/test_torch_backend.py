@@ -103,6 +103,29 @@ def test_an_mlp_trains_as_eager_does(runtime: str) -> None:
     assert irc_torch.counters["compilations"] == 2
 
 
+def test_index_tensors_on_leading_dims_read_and_write_as_eager() -> None:
+    """``x[rows, cols]`` reads and ``index_put`` writes (accumulating
+    repeated positions) through index tensors on the leading dims, negative
+    ones wrapping."""
+
+    def model(x: Any, rows: Any, cols: Any, values: Any) -> Any:
+        read = x[rows, cols]
+        written = torch.index_put(x, (rows, cols), values, accumulate=True)
+        return read, written
+
+    compiled = _compiled(model)
+    for n in (4, 6):
+        x = torch.randn(n, 5, 3)
+        rows = torch.tensor([0, -1, 2, 0])
+        cols = torch.tensor([1, 4, -2, 1])  # (0, 1) twice: its values add up
+        values = torch.randn(4, 3)
+        for got, expected in zip(
+            compiled(x, rows, cols, values), model(x, rows, cols, values)
+        ):
+            torch.testing.assert_close(got, expected)
+    assert not irc_torch.fallback_ops
+
+
 def test_an_unsupported_op_falls_back_to_eager_and_is_logged(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -552,15 +552,21 @@ def index(call: AtenCall) -> Value:
         return x[tuple(slice(None) if i is None else i for i in indices)]
     if any(i is None for i in indices):
         raise call.unsupported("index tensors apart from the leading dims")
-    flat: Value = 0
+    table, rows = _leading_rows(x, indices)
+    return np.take(table, rows, axis=0)
+
+
+def _leading_rows(x: Value, indices: Sequence[Value]) -> tuple[Value, Value]:
+    """``x`` with its leading ``len(indices)`` dims flattened into rows,
+    and the rows the index tensors (broadcast together, negative ones
+    wrapped) select."""
+    rows: Value = 0
     for axis, i in enumerate(indices):
         extent = x.shape[axis]
-        wrapped = np.where(np.less(i, 0), i + extent, i)
-        flat = flat * extent + wrapped
+        rows = rows * extent + np.where(np.less(i, 0), i + extent, i)
     leading = len(indices)
-    rows = math.prod(x.shape[:leading]) if leading else 1
-    table = np.reshape(x, [rows, *x.shape[leading:]])
-    return np.take(table, flat, axis=0)
+    table = np.reshape(x, [math.prod(x.shape[:leading]), *x.shape[leading:]])
+    return table, rows
 
 
 def _flat_offsets(x: Value, dim: int, indices: Value) -> Value:
@@ -643,15 +649,10 @@ def index_put(call: AtenCall) -> Value:
         raise call.unsupported("index tensors apart from the leading dims")
     if any(np.dtype(i.dtype) == np.bool_ for i in indices):
         raise call.unsupported("a boolean mask")
-    flat: Value = 0
-    for axis, i in enumerate(indices):
-        extent = x.shape[axis]
-        flat = flat * extent + np.where(np.less(i, 0), i + extent, i)
-    leading = len(indices)
-    rest = list(x.shape[leading:])
-    table = np.reshape(x, [math.prod(x.shape[:leading]), *rest])
-    updates = broadcast_to(cast(values, call.dtype), [*flat.shape, *rest])
-    result = _scattered(table, flat, updates, accumulate)
+    table, rows = _leading_rows(x, indices)
+    rest = list(x.shape[len(indices) :])
+    updates = broadcast_to(cast(values, call.dtype), [*rows.shape, *rest])
+    result = _scattered(table, rows, updates, accumulate)
     return np.reshape(result, sizes(x.shape))
 
 
