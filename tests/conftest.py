@@ -43,10 +43,13 @@ settings.load_profile(
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that read ``fake_gpu_report`` are ``slow``: the fixture compiles
-    every suite program for an H100, minutes on a 2-core machine."""
+    every suite program for an H100, minutes on a 2-core machine. Under
+    pytest-xdist (``-n``, with ``--dist loadgroup``) they share one worker,
+    so that the fixture runs once."""
     for item in items:
         if "fake_gpu_report" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
+            item.add_marker(pytest.mark.xdist_group("fake_gpu_report"))
 
 
 @pytest.fixture(scope="session")

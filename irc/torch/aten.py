@@ -122,7 +122,10 @@ def axis_of(axis: int, rank: int) -> int:
 
 
 def axes_of(dims: Any, rank: int) -> tuple[int, ...]:
-    """ATen's ``dim`` (an int, a list, or None: every axis) as axes."""
+    """ATen's ``dim`` (an int, a list, or None: every axis) as axes. A
+    scalar has none, though ATen takes its dim 0 or -1."""
+    if rank == 0:
+        return ()
     if dims is None or (isinstance(dims, list | tuple) and not dims):
         return tuple(range(rank))
     if isinstance(dims, int):
@@ -457,10 +460,13 @@ def expand(call: AtenCall) -> Value:
 
 @converts("aten.cat")
 def cat(call: AtenCall) -> Value:
+    # ATen skips empty 1-d tensors, whatever the others' shapes (legacy)
     tensors = [v for v in call.args[0] if not (v.ndim == 1 and v.shape[0] == 0)]
     dim = call.arg(1, "dim", 0)
+    if not tensors:
+        return cast(call.args[0][0], call.dtype)
     if len(tensors) == 1:
-        return tensors[0]
+        return cast(tensors[0], call.dtype)
     rank = tensors[0].ndim
     return np.concatenate([cast(v, call.dtype) for v in tensors], axis_of(dim, rank))
 
@@ -621,12 +627,13 @@ def gather(call: AtenCall) -> Value:
 
 @converts("aten.scatter", "aten.scatter_add")
 def scatter(call: AtenCall) -> Value:
-    """``torch.scatter`` (of a tensor or a value) and ``scatter_add``: the
-    elements ``torch.gather`` would read, written (or added) as rows of
-    ``x`` flattened."""
+    """``torch.scatter`` (of a tensor or a value, replacing or with
+    ``reduce="add"``) and ``scatter_add``: the elements ``torch.gather``
+    would read, written (or added) as rows of ``x`` flattened."""
     x, dim, indices, source = call.args[:4]
-    if call.kwargs.get("reduce") is not None or len(call.args) > 4:
-        raise call.unsupported("a reduce argument")
+    reduce = call.arg(4, "reduce", None)
+    if reduce not in (None, "add"):
+        raise call.unsupported(f"reduce={reduce!r}")
     offsets = _flattened(_flat_offsets(x, axis_of(dim, x.ndim), indices))
     if is_array(source):
         if tuple(source.shape) != tuple(indices.shape):
@@ -634,7 +641,7 @@ def scatter(call: AtenCall) -> Value:
         updates = _flattened(cast(source, call.dtype))
     else:
         updates = full(sizes(offsets.shape), source, call.dtype)
-    accumulate = call.name == "aten.scatter_add"
+    accumulate = call.name == "aten.scatter_add" or reduce == "add"
     result = _scattered(_flattened(x), offsets, updates, accumulate)
     return np.reshape(result, sizes(x.shape))
 
@@ -670,10 +677,9 @@ def embedding(call: AtenCall) -> Value:
 def _reduction(function: Callable[..., Value]) -> Converter:
     def convert(call: AtenCall) -> Value:
         x = call.args[0]
+        # sum.default has no dim (every axis), amax.default has one
         dims = call.arg(1, "dim", None)
         keepdim = bool(call.arg(2, "keepdim", False))
-        if call.overload == "default":
-            dims, keepdim = None, False
         axes = axes_of(dims, x.ndim)
         operand = x
         if call.dtype != np.bool_ and np.dtype(x.dtype) != call.dtype:
@@ -695,6 +701,8 @@ CONVERTERS["aten.prod"] = _reduction(np.prod)
 @converts("aten.cumsum", "aten.cumprod")
 def cumulative(call: AtenCall) -> Value:
     x, dim = call.args[:2]
+    if x.ndim == 0:  # a scalar's running sum or product is itself
+        return cast(x, call.dtype)
     function = np.cumsum if call.name == "aten.cumsum" else np.cumprod
     return function(cast(x, call.dtype), axis=axis_of(dim, x.ndim))
 
@@ -702,13 +710,16 @@ def cumulative(call: AtenCall) -> Value:
 @converts("aten.any", "aten.all")
 def any_or_all(call: AtenCall) -> Value:
     x = call.args[0]
-    dims = None if call.overload == "default" else call.arg(1, "dim", None)
+    dims = call.arg(1, "dim", None)
     keepdim = bool(call.arg(2, "keepdim", False))
     # the maximum (any) or minimum (all) of the truth values as 0 and 1
-    truth = np.not_equal(x, 0).astype(np.int32)
+    truth = np.not_equal(x, 0)
+    axes = axes_of(dims, x.ndim)
+    if not axes:
+        return truth
     function = np.max if call.name == "aten.any" else np.min
     return np.not_equal(
-        function(truth, axis=axes_of(dims, x.ndim), keepdims=keepdim), 0
+        function(truth.astype(np.int32), axis=axes, keepdims=keepdim), 0
     )
 
 
@@ -737,7 +748,7 @@ def argmax(call: AtenCall) -> Value:
     dim = call.arg(1, "dim", None)
     keepdim = bool(call.arg(2, "keepdim", False))
     function = np.argmax if call.name == "aten.argmax" else np.argmin
-    if dim is None:
+    if dim is None or x.ndim == 0:
         return function(np.reshape(x, (-1,)))
     return function(x, axis=axis_of(dim, x.ndim), keepdims=keepdim)
 
@@ -767,12 +778,16 @@ def addmm(call: AtenCall) -> Value:
 @converts("aten._softmax", "aten.softmax")
 def softmax(call: AtenCall) -> Value:
     x, dim = call.args[:2]
+    if x.ndim == 0:  # exp(x - x)
+        return np.ones_like(cast(x, call.dtype))
     return cast(nn.softmax(cast(x, call.dtype), axis_of(dim, x.ndim)), call.dtype)
 
 
 @converts("aten._log_softmax", "aten.log_softmax")
 def log_softmax(call: AtenCall) -> Value:
     x, dim = call.args[:2]
+    if x.ndim == 0:  # x - x
+        return np.zeros_like(cast(x, call.dtype))
     return cast(nn.log_softmax(cast(x, call.dtype), axis_of(dim, x.ndim)), call.dtype)
 
 

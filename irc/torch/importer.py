@@ -78,11 +78,28 @@ def describe(target: Any) -> str:
 
 
 def is_supported(node: Any) -> bool:
-    """Whether irc converts the FX ``call_function`` node ``node``."""
+    """Whether irc converts the FX ``call_function`` node ``node``: an op
+    it has a converter for, on tensors of the dtypes it has."""
     name = op_name(node.target)
-    if name is not None:
-        return name in CONVERTERS
-    return node.target in SYMBOLIC
+    if name is None:
+        return node.target in SYMBOLIC
+    return name in CONVERTERS and all(
+        _has_irc_dtype(n.meta.get("val")) for n in (node, *node.all_input_nodes)
+    )
+
+
+def _has_irc_dtype(value: Any) -> bool:
+    """Whether the tensors of a node's value (a tensor, a tuple of them or
+    none) all have dtypes irc has (not ``uint8``, ``complex64``...)."""
+    if isinstance(value, list | tuple):
+        return all(_has_irc_dtype(v) for v in value)
+    if not _is_tensor(value):
+        return True
+    try:
+        irc_dtype(value.dtype)
+    except IrcError:
+        return False
+    return True
 
 
 class SymbolNames:
@@ -412,6 +429,8 @@ class FxFunction:
         example = node.meta.get("val")
         if not isinstance(example, torch.Tensor):
             return tensor
+        if not isinstance(tensor, torch.Tensor):  # a graph without tensor inputs
+            tensor = torch.as_tensor(tensor, device=example.device)
         strides = [
             int(self.size_value(s.node.expr, arguments)) if _is_symint(s) else int(s)
             for s in example.stride()
