@@ -31,7 +31,7 @@ REFUSED = {
     "index_put": "with a boolean mask",
     "scatter": "with reduce='multiply'",
     # an empty uint8 index (legacy): irc has no uint8, the op runs eagerly
-    "gather": "irc does not convert aten.gather",
+    "gather": "irc does not convert aten.gather.default on uint8",
     # NumPy's max over an empty axis is an error, torch's an empty result
     "softmax": "which is empty",
     "log_softmax": "which is empty",

@@ -83,23 +83,27 @@ def is_supported(node: Any) -> bool:
     name = op_name(node.target)
     if name is None:
         return node.target in SYMBOLIC
-    return name in CONVERTERS and all(
-        _has_irc_dtype(n.meta.get("val")) for n in (node, *node.all_input_nodes)
-    )
+    return name in CONVERTERS and not dtypes_irc_lacks(node)
 
 
-def _has_irc_dtype(value: Any) -> bool:
-    """Whether the tensors of a node's value (a tensor, a tuple of them or
-    none) all have dtypes irc has (not ``uint8``, ``complex64``...)."""
+def dtypes_irc_lacks(node: Any) -> list[str]:
+    """The dtypes of ``node``'s tensors (its result's and its inputs') that
+    irc does not have (``uint8``, ``complex64``...)."""
+    lacking: set[str] = set()
+    for value in (node, *node.all_input_nodes):
+        for tensor in _tensors(value.meta.get("val")):
+            try:
+                irc_dtype(tensor.dtype)
+            except IrcError:
+                lacking.add(str(tensor.dtype).removeprefix("torch."))
+    return sorted(lacking)
+
+
+def _tensors(value: Any) -> list[Any]:
+    """The tensors of a node's value: a tensor, a tuple of them, or none."""
     if isinstance(value, list | tuple):
-        return all(_has_irc_dtype(v) for v in value)
-    if not _is_tensor(value):
-        return True
-    try:
-        irc_dtype(value.dtype)
-    except IrcError:
-        return False
-    return True
+        return [tensor for item in value for tensor in _tensors(item)]
+    return [value] if _is_tensor(value) else []
 
 
 class SymbolNames:
@@ -553,7 +557,10 @@ def unsupported_ops(gm: Any, rejected: Iterable[str] = ()) -> dict[str, int]:
         if node.op != "call_function":
             continue
         if not is_supported(node) or node.name in rejected:
-            label = describe(node.target)
+            lacking = dtypes_irc_lacks(node)
+            label = describe(node.target) + (
+                f" on {', '.join(lacking)}" if lacking else ""
+            )
             found[label] = found.get(label, 0) + 1
     return found
 
