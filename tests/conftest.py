@@ -41,15 +41,26 @@ settings.load_profile(
 )
 
 
+#: Session fixtures that must run once per test run, not once per
+#: pytest-xdist worker: under ``-n`` with ``--dist loadgroup`` the tests that
+#: read one share a worker. ``lit_results`` runs lit over files that share
+#: lit's ``Output`` directories; ``fake_gpu_report`` takes minutes.
+_RUN_ONCE_FIXTURES = ("fake_gpu_report", "lit_results")
+
+
+# tryfirst: pytest-xdist reads the groups in its own hook of this name.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that read ``fake_gpu_report`` are ``slow``: the fixture compiles
-    every suite program for an H100, minutes on a 2-core machine. Under
-    pytest-xdist (``-n``, with ``--dist loadgroup``) they share one worker,
-    so that the fixture runs once."""
+    every suite program for an H100, minutes on a 2-core machine. Tests of a
+    run-once fixture go to one xdist group."""
     for item in items:
-        if "fake_gpu_report" in getattr(item, "fixturenames", ()):
+        fixtures = getattr(item, "fixturenames", ())
+        for fixture in _RUN_ONCE_FIXTURES:
+            if fixture in fixtures:
+                item.add_marker(pytest.mark.xdist_group(fixture))
+        if "fake_gpu_report" in fixtures:
             item.add_marker(pytest.mark.slow)
-            item.add_marker(pytest.mark.xdist_group("fake_gpu_report"))
 
 
 @pytest.fixture(scope="session")

@@ -40,7 +40,8 @@ def _name(path: Path) -> str:
 @pytest.fixture(scope="session")
 def lit_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     """Each test's lit result (``code``, ``output``) by its name in the suite."""
-    report = tmp_path_factory.mktemp("lit") / "results.json"
+    run_directory = tmp_path_factory.mktemp("lit")
+    report = run_directory / "results.json"
     with tool_server() as server_env:
         completed = subprocess.run(
             [
@@ -49,6 +50,8 @@ def lit_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str,
                 "import sys; from lit.main import main; sys.exit(main())",
                 "--output",
                 str(report),
+                "--param",
+                f"exec_root={run_directory / 'exec'}",
                 str(FILECHECK_DIR),
             ],
             capture_output=True,

@@ -19,6 +19,11 @@ config.test_format = lit.formats.ShTest()  # noqa: F821
 config.suffixes = [".mlir"]  # noqa: F821
 config.excludes = ["Inputs", "Output"]  # noqa: F821
 config.test_source_root = os.path.dirname(__file__)  # noqa: F821
+# `lit --param exec_root=DIR` writes the tests' temporary files (%t) under
+# DIR instead of beside the sources, so that two runs never share them
+# (tests/test_filecheck.py gives each run its own).
+_EXEC_ROOT = lit_config.params.get("exec_root")  # noqa: F821
+config.test_exec_root = _EXEC_ROOT or config.test_source_root  # noqa: F821
 
 _BIN_DIR = os.path.dirname(sys.executable)
 
