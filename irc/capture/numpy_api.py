@@ -992,6 +992,16 @@ def _squeeze(value: Operand, axis: Any = None) -> Tensor:
     return layout.squeeze(layout.as_tensor(value), axis)
 
 
+@_function(np.ndim)
+def _ndim(value: Tensor) -> int:
+    return value.ndim
+
+
+@_function(np.shape)
+def _shape(value: Tensor) -> tuple[int | SymDim, ...]:
+    return value.shape
+
+
 @_function(np.copy)
 def _copy(value: Operand, order: str = "K", subok: bool = False) -> Tensor:
     return layout.copy(layout.as_tensor(value))

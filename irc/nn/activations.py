@@ -1,12 +1,5 @@
-"""``irc.nn``: the composite functions, each defined once as a decomposition.
-
-Written in NumPy, so they trace into graph IR inside a captured function
-(where fusion makes each one kernel with what surrounds it) and compute
-eagerly on NumPy arrays. The frontends build them from here: the ONNX
-importer's ``Gelu``, ``Elu``, ``Softmax``, ``LayerNormalization``... and the
-torch importer's ATen activations and normalizations. What a kernel needs whole is a primitive instead
-(``irc.sigmoid``, ``irc.erf``, ``irc.rsqrt``; docs/primitives.md).
-"""
+"""Activation functions and softmax, each a NumPy decomposition (see
+:mod:`irc.nn`)."""
 
 from __future__ import annotations
 
@@ -24,7 +17,6 @@ __all__ = [
     "gelu",
     "hard_sigmoid",
     "hard_swish",
-    "layer_norm",
     "leaky_relu",
     "log_softmax",
     "mish",
@@ -121,29 +113,3 @@ def log_softmax(x: Any, axis: int = -1) -> Any:
     """``x - log(sum(exp(x)))`` along ``axis``, shifted by the maximum."""
     shifted = x - np.max(x, axis=axis, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
-
-
-def layer_norm(
-    x: Any,
-    axes: tuple[int, ...],
-    weight: Any = None,
-    bias: Any = None,
-    eps: float = 1e-5,
-    stash_dtype: Any = None,
-) -> tuple[Any, Any, Any]:
-    """Layer normalization over ``axes``: ``(y, mean, 1/std)``, the
-    statistics (kept dims) in ``stash_dtype`` (float32 for 16-bit ``x``, as
-    ONNX's ``stash_type`` and torch's ``native_layer_norm`` keep them),
-    ``y`` in ``x``'s dtype."""
-    stash = np.dtype(stash_dtype or x.dtype)
-    wide = x.astype(stash) if np.dtype(x.dtype) != stash else x
-    mean = np.mean(wide, axis=axes, keepdims=True)
-    centered = wide - mean
-    variance = np.mean(centered * centered, axis=axes, keepdims=True)
-    inverse = 1 / np.sqrt(variance + eps)
-    y = (centered * inverse).astype(x.dtype)
-    if weight is not None:
-        y = y * weight
-    if bias is not None:
-        y = y + bias
-    return y, mean, inverse
