@@ -1026,6 +1026,59 @@ def _stack(values: Sequence[Operand], axis: int = 0, **kw: Any) -> Tensor:
     return layout.stack(values, axis)
 
 
+@_function(np.lib.stride_tricks.sliding_window_view)
+def _sliding_window_view(
+    array: Operand,
+    window_shape: int | Sequence[int],
+    axis: int | Sequence[int] | None = None,
+    *,
+    subok: bool = False,
+    writeable: bool = False,
+) -> Tensor:
+    """The windows of ``array`` along ``axis``, each window's axes appended
+    (NumPy's read-only view): one strided slice per offset, stacked. The
+    im2col of NumPy convolutions; ``irc.nn.conv`` builds the same."""
+    if writeable:
+        raise tracing_error(
+            "np.lib.stride_tricks.sliding_window_view: writeable=True is not "
+            "supported (its windows overlap: a write would change several)"
+        )
+    value = layout.as_tensor(array)
+    rank = value.type.rank
+    windows = (window_shape,) if isinstance(window_shape, int) else tuple(window_shape)
+    if axis is None:
+        axes = tuple(range(rank))
+    else:
+        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        axes = tuple(normalize_axis(a, rank) for a in axes)
+    if len(windows) != len(axes) or len(set(axes)) != len(axes):
+        raise tracing_error(
+            "np.lib.stride_tricks.sliding_window_view: give one window size "
+            f"per axis, each axis once (window_shape={window_shape!r}, "
+            f"axis={axis!r}, rank {rank})"
+        )
+    for window, axis_ in zip(windows, axes):
+        extent = value.type.dims[axis_]
+        if not isinstance(window, int) or window < 1:
+            raise tracing_error(
+                f"sliding_window_view: window sizes must be ints >= 1, not {window!r}"
+            )
+        count = extent - window + 1
+        if count.is_constant and count.constant < 0:
+            raise tracing_error(
+                f"sliding_window_view: a window of {window} does not fit axis "
+                f"{axis_} of size {extent}"
+            )
+        value = layout.stack(
+            [
+                layout.slice_axis(value, axis_, SymExpr.const(k), count)
+                for k in range(window)
+            ],
+            -1,
+        )
+    return value
+
+
 @_function(np.hstack)
 def _hstack(values: Sequence[Operand], **kw: Any) -> Tensor:
     _refuse("np.hstack", **kw)

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects.builtin import i64
 from xdsl.ir import Operation, SSAValue
 
 from irc.dialects import graph as g
@@ -112,7 +111,7 @@ def _transpose(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
 def _slice(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
     """The cotangent placed back where the slice read it, zeros elsewhere:
     axis by axis, a concat with zero blocks for strides of +-1 (a reversed
-    cotangent for -1) and a scatter-add at the indices read otherwise."""
+    cotangent for -1) and spread between zeros otherwise."""
     assert isinstance(op, g.SliceOp)
     extents = g.tensor_type(op.input).dims
     current = cotangent
@@ -125,7 +124,7 @@ def _slice(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
         if abs(stride) == 1:
             current = _pad_axis(emit, current, axis, offset, stride, extent)
         else:
-            current = _scatter_axis(emit, current, axis, offset, stride, extent)
+            current = _spread_axis(emit, current, axis, offset, stride, extent)
     return current
 
 
@@ -160,7 +159,7 @@ def _pad_axis(
     return emit.concat(parts, axis)
 
 
-def _scatter_axis(
+def _spread_axis(
     emit: Emitter,
     value: SSAValue,
     axis: int,
@@ -168,19 +167,18 @@ def _scatter_axis(
     stride: int,
     extent: SymExpr,
 ) -> SSAValue:
-    """``value`` scattered to the indices ``offset + k * stride`` of
-    ``axis``, zeros elsewhere, for strides other than +-1."""
+    """``value`` at the indices ``offset + k * stride`` of ``axis``, zeros
+    elsewhere, for strides other than +-1: an ``insert_slice`` into zeros,
+    which fusion reads in place (a scatter-add would compare every index)."""
     value_type = g.tensor_type(value)
-    count = g.TensorType([value_type.dims[axis]], i64)
-    steps = emit.scale(emit.iota(0, count), stride)
-    if offset.constant is not None:
-        start = emit.splat(offset.constant, count)
-    else:
-        start = emit.broadcast(emit.emit(g.DimOp(offset, i64)), count.dims)
-    indices = emit.add(steps, start)
     shape = list(value_type.dims)
     shape[axis] = extent
-    return emit.emit(g.ScatterAddOp(value, indices, axis, value_type.with_shape(shape)))
+    offsets = [SymExpr.const(0)] * value_type.rank
+    offsets[axis] = offset
+    strides = [1] * value_type.rank
+    strides[axis] = stride
+    zeros = emit.zeros(value_type.with_shape(shape))
+    return emit.emit(g.InsertSliceOp(value, zeros, offsets, strides))
 
 
 def _concat_part(

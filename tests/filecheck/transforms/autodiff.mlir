@@ -98,6 +98,20 @@ func.func @reversed(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N - 1], f32> 
 
 // -----
 
+// A slice with stride 2 (the windows of a strided convolution): the
+// cotangent spread between zeros by an insert_slice, read in place by fusion.
+// CHECK-LABEL: func.func @strided(
+// CHECK-NEXT:    %r = graph.slice %x [0, 1] [1, 2]
+// CHECK-NEXT:    %0 = graph.constant 0.000000e+00 : f32 -> !graph.tensor<[4, N], f32>
+// CHECK-NEXT:    %1 = graph.insert_slice %cotangent0 into %0 [0, 1] [1, 2] : !graph.tensor<[4, N floordiv 2], f32> -> !graph.tensor<[4, N], f32>
+// CHECK-NEXT:    func.return %r, %1
+func.func @strided(%x: !graph.tensor<[4, N], f32>) -> !graph.tensor<[4, N floordiv 2], f32> {
+  %r = graph.slice %x [0, 1] [1, 2] : !graph.tensor<[4, N], f32> -> !graph.tensor<[4, N floordiv 2], f32>
+  func.return %r : !graph.tensor<[4, N floordiv 2], f32>
+}
+
+// -----
+
 // matmul with a broadcast batch dim: g @ b^T for a; a^T @ g summed over the
 // batch for b.
 // CHECK-LABEL: func.func @batched_matmul(

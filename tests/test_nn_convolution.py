@@ -1,0 +1,351 @@
+"""Convolution, pooling and normalization: ``irc.nn``'s and NumPy's own
+idiom (``sliding_window_view`` then ``einsum``), against PyTorch's (an
+independent implementation): eagerly on arrays, captured with symbolic
+batch and image sizes on the reference interpreter and Triton's, and
+differentiated (against ``torch.autograd`` and finite differences)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from numpy.lib.stride_tricks import sliding_window_view
+
+import irc
+from irc import nn
+from irc.errors import IrcError
+from irc.testing import check_grad
+
+RNG = np.random.default_rng(0)
+
+
+def _array(*shape: int) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def _torch(*arrays: np.ndarray) -> list[torch.Tensor]:
+    return [torch.from_numpy(a) for a in arrays]
+
+
+#: (irc's form, PyTorch's form, input shape, weight shape): each a
+#: convolution with its parameters.
+CONVOLUTIONS: dict[str, tuple[Callable[..., Any], Callable[..., Any], tuple, tuple]] = {
+    "1d-stride-pad": (
+        lambda x, w: nn.conv(x, w, strides=2, padding=1),
+        lambda x, w: F.conv1d(x, w, stride=2, padding=1),
+        (2, 3, 11),
+        (4, 3, 3),
+    ),
+    "1d-same-dilated": (
+        lambda x, w: nn.conv(x, w, padding="same", dilations=2),
+        lambda x, w: F.conv1d(x, w, padding="same", dilation=2),
+        (2, 3, 10),
+        (4, 3, 3),
+    ),
+    "2d-groups-asymmetric": (
+        lambda x, w: nn.conv(x, w, strides=(2, 1), padding=[(1, 0), (0, 2)], groups=2),
+        lambda x, w: F.conv2d(F.pad(x, (0, 2, 1, 0)), w, stride=(2, 1), groups=2),
+        (2, 4, 9, 8),
+        (6, 2, 3, 2),
+    ),
+    "2d-depthwise": (
+        lambda x, w: nn.conv(x, w, padding=1, groups=4),
+        lambda x, w: F.conv2d(x, w, padding=1, groups=4),
+        (2, 4, 7, 6),
+        (4, 1, 3, 3),
+    ),
+    "2d-patchify": (
+        lambda x, w: nn.conv(x, w, strides=4),
+        lambda x, w: F.conv2d(x, w, stride=4),
+        (1, 3, 8, 12),
+        (5, 3, 4, 4),
+    ),
+    "3d": (
+        lambda x, w: nn.conv(x, w, strides=(1, 2, 1), padding=1, dilations=(2, 1, 1)),
+        lambda x, w: F.conv3d(x, w, stride=(1, 2, 1), padding=1, dilation=(2, 1, 1)),
+        (1, 2, 6, 5, 4),
+        (3, 2, 2, 3, 2),
+    ),
+    "2d-transposed": (
+        lambda x, w: nn.conv_transpose(
+            x, w, strides=2, padding=1, output_padding=1, groups=2
+        ),
+        lambda x, w: F.conv_transpose2d(
+            x, w, stride=2, padding=1, output_padding=1, groups=2
+        ),
+        (2, 4, 5, 4),
+        (4, 3, 3, 3),
+    ),
+    "1d-transposed-dilated": (
+        lambda x, w: nn.conv_transpose(x, w, strides=3, padding=2, dilations=2),
+        lambda x, w: F.conv_transpose1d(x, w, stride=3, padding=2, dilation=2),
+        (2, 3, 6),
+        (3, 2, 3),
+    ),
+}
+
+#: (irc's form, PyTorch's form, input shape): each a pooling.
+POOLINGS: dict[str, tuple[Callable[..., Any], Callable[..., Any], tuple]] = {
+    "max-padded": (
+        lambda x: nn.max_pool(x, (3, 3), strides=2, padding=1),
+        lambda x: F.max_pool2d(x, 3, 2, 1),
+        (2, 3, 9, 8),
+    ),
+    "max-dilated-ceil": (
+        lambda x: nn.max_pool(
+            x, (3,), strides=2, padding=1, dilations=2, ceil_mode=True
+        ),
+        lambda x: F.max_pool1d(x, 3, 2, 1, dilation=2, ceil_mode=True),
+        (2, 3, 10),
+    ),
+    "avg-counting-padding": (
+        lambda x: nn.avg_pool(x, (3, 3), strides=2, padding=1),
+        lambda x: F.avg_pool2d(x, 3, 2, 1),
+        (2, 3, 9, 8),
+    ),
+    "avg-not-counting-padding-ceil": (
+        lambda x: nn.avg_pool(
+            x, (3, 2), strides=2, padding=1, ceil_mode=True, count_include_pad=False
+        ),
+        lambda x: F.avg_pool2d(
+            x, (3, 2), 2, 1, ceil_mode=True, count_include_pad=False
+        ),
+        (2, 3, 8, 7),
+    ),
+    "avg-3d": (
+        lambda x: nn.avg_pool(x, (2, 2, 2)),
+        lambda x: F.avg_pool3d(x, 2),
+        (1, 2, 4, 6, 4),
+    ),
+    "global-avg": (
+        nn.global_avg_pool,
+        lambda x: F.adaptive_avg_pool2d(x, 1),
+        (2, 3, 5, 4),
+    ),
+    "global-max": (
+        nn.global_max_pool,
+        lambda x: F.adaptive_max_pool2d(x, 1),
+        (2, 3, 5, 4),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", CONVOLUTIONS)
+def test_convolution_matches_pytorch(name: str) -> None:
+    ours, theirs, x_shape, w_shape = CONVOLUTIONS[name]
+    x, w = _array(*x_shape), _array(*w_shape)
+    expected = theirs(*_torch(x, w)).numpy()
+    np.testing.assert_allclose(ours(x, w), expected, rtol=1e-5, atol=1e-5)
+    # Batch and spatial sizes symbolic; the same program at two sizes.
+    specs = [_spec_with_symbolic_sizes(x), irc.TensorSpec(w.shape, "float32")]
+    compiled = irc.compile(ours, *specs)
+    for grow in (0, 1):
+        bigger = _array(
+            x.shape[0] + grow, *x.shape[1:2], *(s + grow for s in x.shape[2:])
+        )
+        expected = theirs(*_torch(bigger, w)).numpy()
+        got = compiled(bigger, w, backend="reference")
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", POOLINGS)
+def test_pooling_matches_pytorch(name: str) -> None:
+    ours, theirs, shape = POOLINGS[name]
+    x = _array(*shape)
+    np.testing.assert_allclose(
+        ours(x), theirs(*_torch(x)).numpy(), rtol=1e-6, atol=1e-6
+    )
+    if "ceil" in name:  # ceil_mode with a stride needs known sizes (tested below)
+        return
+    compiled = irc.compile(ours, _spec_with_symbolic_sizes(x))
+    bigger = _array(shape[0] + 1, shape[1], *(s + 2 for s in shape[2:]))
+    np.testing.assert_allclose(
+        compiled(bigger, backend="reference"),
+        theirs(*_torch(bigger)).numpy(),
+        rtol=1e-6,
+        atol=1e-6,
+    )
+
+
+def test_normalizations_match_pytorch() -> None:
+    x = _array(2, 4, 5, 3)
+    scale, bias, mean = _array(4), _array(4), _array(4)
+    variance = np.abs(_array(4)) + 0.5
+    tx, ts, tb, tm, tv = _torch(x, scale, bias, mean, variance)
+    cases = [
+        (
+            nn.batch_norm(x, scale, bias, mean, variance),
+            F.batch_norm(tx, tm, tv, ts, tb),
+        ),
+        (nn.instance_norm(x, scale, bias), F.instance_norm(tx, weight=ts, bias=tb)),
+        (nn.group_norm(x, 2, scale, bias), F.group_norm(tx, 2, ts, tb)),
+    ]
+    for ours, theirs in cases:
+        np.testing.assert_allclose(ours, theirs.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def _spec_with_symbolic_sizes(x: np.ndarray) -> irc.TensorSpec:
+    """``x``'s spec with the batch and every spatial size symbolic."""
+    spatial = tuple(f"S{axis}" for axis in range(x.ndim - 2))
+    return irc.TensorSpec(("N", x.shape[1], *spatial), "float32")
+
+
+# ----- a ResNet-style CNN, as NumPy code writes it ---------------------------
+
+
+def conv2d(x: Any, w: Any, stride: int = 1) -> Any:
+    """The im2col of NumPy CNN code: sliding windows of the padded input,
+    contracted with the kernel."""
+    k = w.shape[-1]
+    padded = np.pad(x, ((0, 0), (0, 0), (k // 2, k // 2), (k // 2, k // 2)))
+    windows = sliding_window_view(padded, (k, k), axis=(2, 3))[:, :, ::stride, ::stride]
+    return np.einsum("nchwij,ocij->nohw", windows, w)
+
+
+def batch_norm(x: Any, scale: Any, shift: Any) -> Any:
+    return x * scale[:, None, None] + shift[:, None, None]
+
+
+def max_pool(x: Any) -> Any:
+    """3x3 windows with stride 2 and padding 1."""
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+    return sliding_window_view(padded, (3, 3), axis=(2, 3))[:, :, ::2, ::2].max(
+        axis=(-2, -1)
+    )
+
+
+def resnet(x: Any, stem: Any, conv_a: Any, conv_b: Any, bn: Any, head: Any) -> Any:
+    h = np.maximum(batch_norm(conv2d(x, stem, stride=2), bn[0], bn[1]), 0)
+    h = max_pool(h)
+    r = np.maximum(batch_norm(conv2d(h, conv_a), bn[2], bn[3]), 0)
+    h = np.maximum(batch_norm(conv2d(r, conv_b), bn[4], bn[5]) + h, 0)
+    return h.mean(axis=(2, 3)) @ head
+
+
+def resnet_loss(x: Any, *params: Any) -> Any:
+    return np.sum(resnet(x, *params) ** 2)
+
+
+def torch_resnet(x, stem, conv_a, conv_b, bn, head):
+    def norm(y, i):
+        return y * bn[i][:, None, None] + bn[i + 1][:, None, None]
+
+    h = F.relu(norm(F.conv2d(x, stem, stride=2, padding=1), 0))
+    h = F.max_pool2d(h, 3, 2, 1)
+    r = F.relu(norm(F.conv2d(h, conv_a, padding=1), 2))
+    h = F.relu(norm(F.conv2d(r, conv_b, padding=1), 4) + h)
+    return h.mean((2, 3)) @ head
+
+
+CHANNELS = 4
+RESNET_PARAMS = [
+    _array(CHANNELS, 3, 3, 3) * 0.5,
+    _array(CHANNELS, CHANNELS, 3, 3) * 0.3,
+    _array(CHANNELS, CHANNELS, 3, 3) * 0.3,
+    _array(6, CHANNELS),
+    _array(CHANNELS, 5),
+]
+RESNET_SPECS = (
+    irc.TensorSpec(("N", 3, "H", "W"), "float32"),
+    *(irc.TensorSpec(p.shape, "float32") for p in RESNET_PARAMS),
+)
+
+
+@pytest.mark.parametrize(
+    "backend", ["reference", pytest.param("interpret", marks=pytest.mark.slow)]
+)
+def test_a_numpy_resnet_compiles_as_written(backend: str) -> None:
+    """One compilation serves two batch sizes and two image sizes, forward
+    and gradient, and matches NumPy and torch.autograd."""
+    forward = irc.compile(resnet, *RESNET_SPECS)
+    gradient = irc.compile(
+        irc.grad(resnet_loss, argnums=(0, 1, 2, 3, 4, 5)), *RESNET_SPECS
+    )
+    shapes = [(2, 3, 12, 12), (3, 3, 10, 14)]
+    if backend == "interpret":  # Triton's interpreter runs each grid serially
+        shapes = shapes[:1]
+    for shape in shapes:
+        x = _array(*shape)
+        np.testing.assert_allclose(
+            forward(x, *RESNET_PARAMS, backend=backend),
+            resnet(x, *RESNET_PARAMS),
+            rtol=1e-4,
+            atol=1e-4,
+        )
+        leaves = [torch.tensor(a, requires_grad=True) for a in (x, *RESNET_PARAMS)]
+        (torch_resnet(*leaves) ** 2).sum().backward()
+        grads = gradient(x, *RESNET_PARAMS, backend=backend)
+        for ours, leaf in zip(grads, leaves, strict=True):
+            expected = leaf.grad.numpy()
+            np.testing.assert_allclose(
+                ours, expected, rtol=1e-3, atol=1e-4 * np.abs(expected).max()
+            )
+
+
+def test_irc_nn_gradients_match_finite_differences() -> None:
+    def program(x: Any, w: Any) -> Any:
+        y = nn.conv(x, w, strides=2, padding=1, groups=2)
+        y = nn.max_pool(y, (3,), strides=1, padding=1) + nn.avg_pool(
+            y, (3,), strides=1, padding=1, count_include_pad=False
+        )
+        return nn.conv_transpose(y, w[:, :1], strides=2)
+
+    check_grad(
+        program,
+        irc.TensorSpec(("N", 4, "L"), "float64"),
+        irc.TensorSpec((4, 2, 3), "float64"),
+        facts=["L >= 3"],
+        max_examples=5,
+    )
+
+
+# ----- errors a user can make --------------------------------------------------
+
+
+def test_convolution_explains_mismatched_channels_and_groups() -> None:
+    with pytest.raises(IrcError, match="3 groups do not divide 4 input"):
+        nn.conv(_array(1, 4, 5), _array(6, 2, 3), groups=3)
+    with pytest.raises(IrcError, match="2 input channels per group"):
+        nn.conv(_array(1, 4, 5), _array(6, 2, 3))
+    with pytest.raises(IrcError, match="input has rank 2.*rank 4"):
+        nn.conv(_array(4, 5), _array(6, 4, 3, 3))
+    with pytest.raises(IrcError, match="does not fit"):
+        nn.conv(_array(1, 4, 2), _array(6, 4, 3))
+
+
+def test_stride_dependent_sizes_need_known_sizes() -> None:
+    spec = irc.TensorSpec(("N", 3, "L"), "float32")
+    with pytest.raises(
+        IrcError, match="ceil_mode with stride 2 needs the spatial sizes"
+    ):
+        irc.compile(lambda x: nn.max_pool(x, (2,), strides=2, ceil_mode=True), spec)
+    with pytest.raises(IrcError, match="'same' with stride 2 needs the spatial sizes"):
+        irc.compile(
+            lambda x, w: nn.conv(x, w, strides=2, padding="same"),
+            spec,
+            irc.TensorSpec((3, 3, 3), "float32"),
+        )
+
+
+def test_sliding_window_view_is_numpys() -> None:
+    def windows(x: Any) -> Any:
+        return (
+            sliding_window_view(x, 3, axis=-1),
+            sliding_window_view(x, (2, 2), axis=(0, 1))[::2],
+        )
+
+    compiled = irc.compile(windows, irc.TensorSpec(("N", "M"), "float32"))
+    x = _array(5, 4)
+    for ours, expected in zip(
+        compiled(x, backend="reference"), windows(x), strict=True
+    ):
+        np.testing.assert_array_equal(ours, expected)
+    with pytest.raises(IrcError, match="writeable=True"):
+        irc.compile(
+            lambda x: sliding_window_view(x, 2, writeable=True),
+            irc.TensorSpec(("N",), "float32"),
+        )
