@@ -107,7 +107,9 @@ def conv_transpose(
     (``[C, O / groups, *K]``), as ``torch.nn.functional.conv_transpose{1,2,3}d``
     and ONNX's ``ConvTranspose`` compute it: each output size is
     ``(size - 1) * stride - pad_lo - pad_hi + dilation * (kernel - 1) +
-    output_padding + 1``."""
+    output_padding + 1``. A negative padding amount grows the output by that
+    many elements (zero, plus the bias) on its side, as ONNX's
+    ``output_shape`` can ask."""
     spatial = np.ndim(weight) - 2
     _check_spatial_rank("conv_transpose", spatial)
     if np.ndim(x) == spatial + 1:
@@ -125,7 +127,7 @@ def conv_transpose(
             f"conv_transpose: padding must be amounts, not {padding!r} (compute "
             "the amounts that give the output size you want)"
         )
-    pads = _explicit_pads("conv_transpose", padding, spatial)
+    pads = _explicit_pads("conv_transpose", padding, spatial, negative=True)
     channels, out_per_group = x.shape[1], weight.shape[1]
     if weight.shape[0] != channels or channels % groups:
         raise IrcError(
@@ -178,23 +180,27 @@ def avg_pool(
     *,
     strides: int | Sequence[int] | None = None,
     padding: Padding = 0,
+    dilations: int | Sequence[int] = 1,
     ceil_mode: bool = False,
     count_include_pad: bool = True,
     divisor_override: int | None = None,
 ) -> Any:
     """The mean over each window of the last ``len(kernel)`` axes of ``x``,
     as ``torch.nn.functional.avg_pool{1,2,3}d`` and ONNX's ``AveragePool``
-    compute it: the divisor counts the explicit padding when
-    ``count_include_pad`` (ONNX's default is not to, PyTorch's is), never
-    what ``ceil_mode`` adds past it."""
+    compute it (ONNX's also with ``dilations``): the divisor counts the
+    explicit padding when ``count_include_pad`` (ONNX's default is not to,
+    PyTorch's is), never what ``ceil_mode`` adds past it."""
     kernel = tuple(kernel)
-    windows = _pooling_windows("avg_pool", x, kernel, strides, padding, 1, ceil_mode, 0)
+    windows = _pooling_windows(
+        "avg_pool", x, kernel, strides, padding, dilations, ceil_mode, 0
+    )
     total = functools.reduce(np.add, windows)
     if divisor_override is not None:
         return total / divisor_override
     spatial = len(kernel)
+    dilations_ = _per_axis("avg_pool", "dilations", dilations, spatial)
     pads = _pads("avg_pool", padding, x.shape[-spatial:], kernel,
-                 _strides(strides, kernel), (1,) * spatial)  # fmt: skip
+                 _strides(strides, kernel), dilations_)  # fmt: skip
     if not ceil_mode and (count_include_pad or not any(map(any, pads))):
         return total / math.prod(kernel)
     # The divisor at each output position: the same windows over ones where
@@ -203,7 +209,7 @@ def avg_pool(
     counted = 1 if count_include_pad else 0
     padded_ones = pad_spatial(ones, pads, counted)
     counts = _pooling_windows(
-        "avg_pool", padded_ones, kernel, strides, 0, 1, ceil_mode, 0,
+        "avg_pool", padded_ones, kernel, strides, 0, dilations_, ceil_mode, 0,
         input_sizes=x.shape[-spatial:], input_pads=pads,
     )  # fmt: skip
     return total / functools.reduce(np.add, counts).astype(total.dtype)
@@ -394,7 +400,11 @@ def _pads(
 
 
 def _explicit_pads(
-    op: str, padding: int | Sequence[int] | Sequence[tuple[int, int]], rank: int
+    op: str,
+    padding: int | Sequence[int] | Sequence[tuple[int, int]],
+    rank: int,
+    *,
+    negative: bool = False,
 ) -> Pads:
     if isinstance(padding, int):
         pads = [(padding, padding)] * rank
@@ -409,7 +419,7 @@ def _explicit_pads(
             (item, item) if isinstance(item, int) else (int(item[0]), int(item[1]))
             for item in items
         ]
-    if any(lo < 0 or hi < 0 for lo, hi in pads):
+    if not negative and any(lo < 0 or hi < 0 for lo, hi in pads):
         raise IrcError(f"{op}: padding must not be negative, got {pads}")
     return pads
 

@@ -87,9 +87,10 @@ def converts(
     return register
 
 
-def unsupported(node: Node, form: str) -> UnsupportedOnnxOp:
+def unsupported(node: Node, form: str, fix: str = "") -> UnsupportedOnnxOp:
     return UnsupportedOnnxOp(
         f"{node.proto.op_type} with {form} is not supported by irc"
+        + (f"; {fix}" if fix else "")
     )
 
 
@@ -461,6 +462,233 @@ def einsum(node: Node, operands: list[Value]) -> list[Value]:
     return [np.einsum(node.attr("equation"), *(tensor(o) for o in operands))]
 
 
+# ----- convolution and pooling ---------------------------------------------------
+
+#: ONNX's ``auto_pad`` modes other than NOTSET, as ``irc.nn`` paddings.
+AUTO_PADS = {"SAME_UPPER": "same_upper", "SAME_LOWER": "same_lower", "VALID": "valid"}
+
+
+def _per_axis(node: Node, name: str, spatial: int, default: int) -> list[int]:
+    """An attribute with one int per spatial axis (``strides``, ...)."""
+    values = list(node.attr(name, [default] * spatial))
+    if len(values) != spatial:
+        raise UnsupportedOnnxOp(
+            f"{node.proto.op_type}: {name} has {len(values)} values for "
+            f"{spatial} spatial axes; give one per axis"
+        )
+    return values
+
+
+def _auto_pad(node: Node) -> str:
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    if auto_pad != "NOTSET" and auto_pad not in AUTO_PADS:
+        raise unsupported(
+            node,
+            f"auto_pad={auto_pad!r}",
+            "use NOTSET, SAME_UPPER, SAME_LOWER or VALID",
+        )
+    return auto_pad
+
+
+def _padding(node: Node, spatial: int) -> str | list[tuple[int, int]]:
+    """``auto_pad`` as an ``irc.nn`` padding mode, or NOTSET's ``pads``
+    (``[x1_begin, x2_begin, ..., x1_end, x2_end]``) as a (begin, end) pair
+    per spatial axis."""
+    auto_pad = _auto_pad(node)
+    if auto_pad != "NOTSET":
+        return AUTO_PADS[auto_pad]
+    return _pads(node, spatial)
+
+
+def _pads(node: Node, spatial: int) -> list[tuple[int, int]]:
+    pads = _per_axis(node, "pads", 2 * spatial, 0)
+    return list(zip(pads[:spatial], pads[spatial:]))
+
+
+def _spatial_rank(node: Node, x: Value, spatial: int) -> int:
+    """``spatial``, checked against ``x``'s ``[N, C, *spatial]``."""
+    if rank_of(x) != spatial + 2:
+        raise UnsupportedOnnxOp(
+            f"{node.proto.op_type}: an input of rank {rank_of(x)} with "
+            f"{spatial} spatial axes; ONNX's layout is [N, C, *spatial] (rank "
+            f"{spatial + 2})"
+        )
+    return spatial
+
+
+def _kernel_of(node: Node, weight: Value) -> list[Any]:
+    """The weight's kernel sizes, which ``kernel_shape`` (if given) repeats."""
+    kernel = shape_of(weight)[2:]
+    given = node.attr("kernel_shape")
+    if given is not None and [int(k) for k in given] != kernel:
+        raise UnsupportedOnnxOp(
+            f"{node.proto.op_type}: kernel_shape {list(given)} differs from the "
+            f"weight's kernel {kernel}"
+        )
+    return kernel
+
+
+def _optional(operands: list[Value], position: int) -> Value:
+    if position < len(operands) and operands[position] is not None:
+        return tensor(operands[position])
+    return None
+
+
+@converts("Conv")
+def convolution(node: Node, operands: list[Value]) -> list[Value]:
+    x, weight = tensor(operands[0]), tensor(operands[1])
+    spatial = _spatial_rank(node, x, rank_of(weight) - 2)
+    _kernel_of(node, weight)
+    return [
+        nn.conv(
+            x,
+            weight,
+            _optional(operands, 2),
+            strides=_per_axis(node, "strides", spatial, 1),
+            padding=_padding(node, spatial),
+            dilations=_per_axis(node, "dilations", spatial, 1),
+            groups=node.attr("group", 1),
+        )
+    ]
+
+
+@converts("ConvTranspose")
+def convolution_transpose(node: Node, operands: list[Value]) -> list[Value]:
+    x, weight = tensor(operands[0]), tensor(operands[1])
+    spatial = _spatial_rank(node, x, rank_of(weight) - 2)
+    kernel = _kernel_of(node, weight)
+    strides = _per_axis(node, "strides", spatial, 1)
+    dilations = _per_axis(node, "dilations", spatial, 1)
+    output_padding = _per_axis(node, "output_padding", spatial, 0)
+    auto_pad = _auto_pad(node)
+    output_shape = node.attr("output_shape")
+    if output_shape is not None or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        pads = _transpose_pads(
+            node, shape_of(x)[2:], kernel, strides, dilations, output_padding,
+            output_shape, auto_pad,
+        )  # fmt: skip
+    elif auto_pad == "VALID":
+        pads = [(0, 0)] * spatial
+    else:
+        pads = _pads(node, spatial)
+    return [
+        nn.conv_transpose(
+            x,
+            weight,
+            _optional(operands, 2),
+            strides=strides,
+            padding=pads,
+            output_padding=output_padding,
+            dilations=dilations,
+            groups=node.attr("group", 1),
+        )
+    ]
+
+
+def _transpose_pads(
+    node: Node,
+    sizes: list[Any],
+    kernel: list[Any],
+    strides: list[int],
+    dilations: list[int],
+    output_padding: list[int],
+    output_shape: Sequence[int] | None,
+    auto_pad: str,
+) -> list[tuple[int, int]]:
+    """The pads that give ``output_shape`` (by default, for SAME_*, each
+    input size times its stride), per ONNX's rule: the total is ``stride *
+    (size - 1) + output_padding + (kernel - 1) * dilation + 1 - output``,
+    its odd part at the end for SAME_UPPER, at the beginning otherwise (a
+    negative total grows the output)."""
+    spatial = len(sizes)
+    if output_shape is not None:
+        output_shape = list(output_shape)[-spatial:]
+    pads = []
+    for axis in range(spatial):
+        size, k = sizes[axis], kernel[axis]
+        reach = (k - 1) * dilations[axis] + 1
+        if output_shape is None:  # size * stride: the size cancels out
+            total = output_padding[axis] + reach - strides[axis]
+        else:
+            total = (
+                strides[axis] * (size - 1) + output_padding[axis] + reach
+                - output_shape[axis]
+            )  # fmt: skip
+        if not isinstance(total, int):
+            raise unsupported(
+                node,
+                f"output_shape and a symbolic input size ({size})",
+                "give explicit pads, or give that axis a concrete size",
+            )
+        half = total // 2
+        pads.append(
+            (half, total - half) if auto_pad == "SAME_UPPER" else (total - half, half)
+        )
+    return pads
+
+
+def _pool_kernel(node: Node, x: Value) -> list[int]:
+    kernel = node.attr("kernel_shape")
+    if kernel is None:
+        raise UnsupportedOnnxOp(f"{node.proto.op_type} needs its kernel_shape")
+    kernel = [int(k) for k in kernel]
+    _spatial_rank(node, x, len(kernel))
+    return kernel
+
+
+@converts("MaxPool")
+def max_pool(node: Node, operands: list[Value]) -> list[Value]:
+    if len(node.proto.output) > 1 and node.proto.output[1]:
+        raise unsupported(
+            node,
+            "its Indices output used",
+            "irc computes the maximum only: remove the second output (torch's "
+            "return_indices=False)",
+        )
+    # storage_order only orders the Indices output, which is not computed.
+    x = tensor(operands[0])
+    kernel = _pool_kernel(node, x)
+    spatial = len(kernel)
+    return [
+        nn.max_pool(
+            x,
+            kernel,
+            strides=_per_axis(node, "strides", spatial, 1),
+            padding=_padding(node, spatial),
+            dilations=_per_axis(node, "dilations", spatial, 1),
+            ceil_mode=bool(node.attr("ceil_mode", 0)),
+        )
+    ]
+
+
+@converts("AveragePool")
+def average_pool(node: Node, operands: list[Value]) -> list[Value]:
+    x = tensor(operands[0])
+    kernel = _pool_kernel(node, x)
+    spatial = len(kernel)
+    return [
+        nn.avg_pool(
+            x,
+            kernel,
+            strides=_per_axis(node, "strides", spatial, 1),
+            padding=_padding(node, spatial),
+            dilations=_per_axis(node, "dilations", spatial, 1),
+            ceil_mode=bool(node.attr("ceil_mode", 0)),
+            count_include_pad=bool(node.attr("count_include_pad", 0)),
+        )
+    ]
+
+
+@converts("GlobalAveragePool")
+def global_average_pool(node: Node, operands: list[Value]) -> list[Value]:
+    return [nn.global_avg_pool(tensor(operands[0]))]
+
+
+@converts("GlobalMaxPool")
+def global_max_pool(node: Node, operands: list[Value]) -> list[Value]:
+    return [nn.global_max_pool(tensor(operands[0]))]
+
+
 # ----- reductions ----------------------------------------------------------------
 
 REDUCERS: dict[str, Callable[..., Value]] = {
@@ -559,6 +787,58 @@ def layer_normalization(node: Node, operands: list[Value]) -> list[Value]:
         numpy_dtype(node.attr("stash_type", 1)),
     )
     return [y, mean, inverse]
+
+
+@converts("BatchNormalization")
+def batch_normalization(node: Node, operands: list[Value]) -> list[Value]:
+    training = node.attr("training_mode", 0)
+    if training or any(node.proto.output[1:]):
+        raise unsupported(
+            node,
+            "training_mode=1" if training else "its running statistics outputs",
+            "irc imports inference: export the model in eval mode "
+            "(torch's model.eval())",
+        )
+    if not node.attr("spatial", 1):
+        raise unsupported(
+            node, "spatial=0", "statistics per channel (spatial=1) are imported"
+        )
+    x = tensor(operands[0])
+    # Opset 15 allows other float types for the parameters: ONNX keeps x's.
+    scale, bias, mean, variance = (tensor(o).astype(x.dtype) for o in operands[1:5])
+    epsilon = node.attr("epsilon", 1e-5)
+    return [nn.batch_norm(x, scale, bias, mean, variance, epsilon)]
+
+
+@converts("InstanceNormalization")
+def instance_normalization(node: Node, operands: list[Value]) -> list[Value]:
+    x, scale, bias = (tensor(o) for o in operands)
+    return [nn.instance_norm(x, scale, bias, node.attr("epsilon", 1e-5))]
+
+
+@converts("GroupNormalization")
+def group_normalization(node: Node, operands: list[Value]) -> list[Value]:
+    x, scale, bias = (tensor(o) for o in operands)
+    groups = node.attr("num_groups")
+    channels = shape_of(x)[1]
+    if node.opset < 21:  # opset 18: a scale and a bias per group
+        scale, bias = (_per_channel(v, groups, channels) for v in (scale, bias))
+    epsilon = node.attr("epsilon", 1e-5)
+    stash = numpy_dtype(node.attr("stash_type", 1)) if node.opset >= 21 else x.dtype
+    if np.dtype(stash) == np.dtype(x.dtype):
+        return [nn.group_norm(x, groups, scale, bias, epsilon)]
+    # The statistics and normalization in the stash type, the affine in x's.
+    normalized = nn.group_norm(x.astype(stash), groups, eps=epsilon).astype(x.dtype)
+    channel_axis = (-1,) + (1,) * (rank_of(x) - 2)
+    return [
+        normalized * np.reshape(scale, channel_axis) + np.reshape(bias, channel_axis)
+    ]
+
+
+def _per_channel(value: Value, groups: int, channels: Any) -> Value:
+    """A value per group repeated for each channel of its group."""
+    per_group = np.reshape(value, (groups, 1))
+    return np.reshape(np.broadcast_to(per_group, (groups, channels // groups)), (-1,))
 
 
 # ----- layout ------------------------------------------------------------------------
