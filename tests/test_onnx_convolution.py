@@ -314,3 +314,74 @@ def test_refused_forms_say_what_to_change() -> None:
     )
     with pytest.raises(UnsupportedOnnxOp, match=r"symbolic input size.*explicit pads"):
         irc.onnx.load(model).capture()
+
+
+# ----- Hugging Face models, as their users export them -----------------------
+
+
+class LastHiddenState(torch.nn.Module):
+    """A Hugging Face model's ``last_hidden_state``, in eval mode."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        super().__init__()
+        self.model = model.eval()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.model(x).last_hidden_state
+
+
+def _vit() -> torch.nn.Module:
+    transformers = pytest.importorskip("transformers")
+    config = transformers.ViTConfig(
+        hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=64, image_size=32, patch_size=8,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    return LastHiddenState(transformers.ViTModel(config, add_pooling_layer=False))
+
+
+def _whisper_encoder() -> torch.nn.Module:
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.whisper.modeling_whisper import WhisperEncoder
+
+    config = transformers.WhisperConfig(
+        d_model=32, encoder_layers=2, encoder_attention_heads=2,
+        encoder_ffn_dim=64, num_mel_bins=8, max_source_positions=16,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    return LastHiddenState(WhisperEncoder(config))
+
+
+#: (model, one input's shape): ViT's patch embedding is a
+#: convolution with stride = kernel; Whisper's front two 1-d convolutions.
+HF_MODELS = {
+    "vit": (_vit, (3, 32, 32)),
+    "whisper-encoder": (_whisper_encoder, (8, 32)),
+}
+
+
+@pytest.mark.parametrize(
+    "dynamo", [False, pytest.param(True, marks=pytest.mark.slow)],
+    ids=["torchscript", "dynamo"],
+)  # fmt: skip
+@pytest.mark.parametrize(
+    "name", [pytest.param("vit", marks=pytest.mark.slow), "whisper-encoder"]
+)
+def test_hugging_face_vision_and_audio_encoders_match_onnxruntime(
+    name: str, dynamo: bool
+) -> None:
+    build, shape = HF_MODELS[name]
+    example = (torch.randn(2, *shape),)
+    exported = export_torch(build(), example, {"x": {0: "batch"}}, dynamo)
+    f = irc.onnx.load(exported)
+    assert f.specs[0] == irc.TensorSpec(("batch", *shape), "float32")
+    compiled = f.compile()
+    session = ort.InferenceSession(exported)
+    runs = [(2, "reference"), (3, "reference")]
+    if not dynamo:
+        runs.append((1, "interpret"))
+    for batch, backend in runs:
+        x = RNG.standard_normal((batch, *shape)).astype(np.float32)
+        (expected,) = session.run(None, {"x": x})
+        actual = compiled(x, *f.weights, backend=backend)
+        np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-5)

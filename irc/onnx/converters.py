@@ -167,6 +167,7 @@ def numpy_dtype(onnx_type: int) -> np.dtype:
 UNARY: dict[str, Callable[[Value], Value]] = {
     "Reciprocal": np.reciprocal,
     "Not": np.logical_not,
+    "IsNaN": np.isnan,
     "Sign": np.sign,
     "Identity": lambda x: x,
     "Relu": nn.relu,
@@ -328,6 +329,22 @@ def variadic(node: Node, operands: list[Value]) -> list[Value]:
     if op_type == "Mean":
         result = result / len(values)
     return [result]
+
+
+@converts("IsInf")
+def is_inf(node: Node, operands: list[Value]) -> list[Value]:
+    """Infinities of the signs ``detect_negative`` and ``detect_positive``
+    ask for (both by default)."""
+    x = tensor(operands[0])
+    negative = bool(node.attr("detect_negative", 1))
+    positive = bool(node.attr("detect_positive", 1))
+    if negative and positive:
+        return [np.isinf(x)]
+    if positive:
+        return [np.equal(x, np.inf)]
+    if negative:
+        return [np.equal(x, -np.inf)]
+    return [np.zeros_like(x, dtype=np.bool_)]
 
 
 @converts("Where")
