@@ -46,6 +46,10 @@ from irc.testing.fake_driver import FakeCudaDriver, compiled_kernels, fake_cuda
 VECTOR_LOAD = re.compile(r"\bld\.global(?:\.\w+)*\.v[24]\.")
 SCALAR_LOAD = re.compile(r"\bld\.global(?![\w.]*\.v[24]\.)[\w.]*\s")
 ELF_MAGIC = b"\x7fELF"
+#: Tensor-core instructions: Hopper's asynchronous warpgroup MMA, or the
+#: warp-level MMA of earlier GPUs (which Triton also emits on sm_90).
+WGMMA = re.compile(r"\bwgmma\.mma_async\b")
+MMA = re.compile(r"\bmma\.sync\b")
 
 
 def run_compiling(arguments: list[str], timeout: int) -> subprocess.CompletedProcess:
@@ -113,7 +117,29 @@ def _binary_facts(binary: Any) -> dict[str, Any]:
         "cubin_bytes": len(cubin) if cubin[:4] == ELF_MAGIC else 0,
         "vector_loads": len(VECTOR_LOAD.findall(ptx)),
         "scalar_loads": len(SCALAR_LOAD.findall(ptx)),
+        "wgmma": len(WGMMA.findall(ptx)),
+        "mma": len(MMA.findall(ptx)),
     }
+
+
+def h100_launches(compiled: irc.Compiled, arguments: list[Any]) -> list[dict[str, Any]]:
+    """Each launch of ``compiled(*arguments, backend="triton")`` under the
+    fake driver (torch tensors: their dtypes and sizes choose the binaries):
+    its grid and the facts of the H100 binary it launched."""
+    from irc.runtime import triton_backend
+
+    module = triton_backend.load_source(compiled.triton_source, interpret=False)
+    with fake_cuda() as gpu:
+        compiled(*arguments, backend="triton")
+    binaries = {
+        digest: binary
+        for function, _, _ in module.KERNELS.values()
+        for digest, binary in compiled_kernels(function).items()
+    }
+    return [
+        {"grid": list(launch.grid), **_binary_facts(binaries[launch.metadata.hash])}
+        for launch in gpu.launches
+    ]
 
 
 def _launch_records(gpu: FakeCudaDriver, start: int, binaries: dict[str, Any]) -> list:

@@ -20,7 +20,6 @@ subprocess: this process interprets), on tensor cores for 16-bit operands.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -451,37 +450,13 @@ def test_attention_compiles_for_h100(element: str, sm90_report: dict[str, Any]) 
 
 def _sm90_launch(element: str) -> dict[str, Any]:
     import torch
-    from fake_gpu_suite import ELF_MAGIC
-
-    from irc.runtime import triton_backend
-    from irc.testing.fake_driver import compiled_kernels, fake_cuda
+    from fake_gpu_suite import h100_launches
 
     spec = irc.TensorSpec((SM90_HEADS, "S", SM90_HEAD_DIM), element)
     compiled = irc.compile(batched_causal_scaled, spec, spec, spec)
-    module = triton_backend.load_source(compiled.triton_source, interpret=False)
     shape = (SM90_HEADS, SM90_LENGTH, SM90_HEAD_DIM)
     tensors = [torch.zeros(shape, dtype=getattr(torch, element)) for _ in range(3)]
-    with fake_cuda() as gpu:
-        compiled(*tensors, backend="triton")
-    binaries = {
-        digest: binary
-        for function, _, _ in module.KERNELS.values()
-        for digest, binary in compiled_kernels(function).items()
-    }
-    launches = []
-    for launch in gpu.launches:
-        binary = binaries[launch.metadata.hash]
-        ptx, cubin = binary.asm["ptx"], binary.asm.get("cubin", b"")
-        launches.append(
-            {
-                "grid": list(launch.grid),
-                "sm_90": ".target sm_90" in ptx,
-                "cubin_bytes": len(cubin) if cubin[:4] == ELF_MAGIC else 0,
-                "wgmma": len(re.findall(r"\bwgmma\.mma_async\b", ptx)),
-                "mma": len(re.findall(r"\bmma\.sync\b", ptx)),
-            }
-        )
-    return {"launches": launches}
+    return {"launches": h100_launches(compiled, tensors)}
 
 
 def _sm90_report() -> dict[str, Any]:

@@ -225,7 +225,7 @@ JOINT_KERNELS = {
     "cross_entropy": 4,
     "mlp": 8,
     "causal_attention": 9,
-    "gpt2_block": 42,
+    "gpt2_block": 41,
 }
 
 

@@ -6,7 +6,10 @@ differentiated (against ``torch.autograd`` and finite differences)."""
 
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -303,6 +306,89 @@ def test_irc_nn_gradients_match_finite_differences() -> None:
     )
 
 
+# ----- the kernels -------------------------------------------------------------
+
+
+def conv_block(x: Any, w: Any, b: Any) -> Any:
+    return nn.relu(nn.conv(x, w, b, padding=1))
+
+
+CONV_BLOCK_SPECS = (
+    irc.TensorSpec(("N", 8, "H", "W"), "float32"),
+    irc.TensorSpec((16, 8, 3, 3), "float32"),
+    irc.TensorSpec((16,), "float32"),
+)
+
+
+def test_a_convolution_is_one_matmul_kernel_reading_its_input_in_place() -> None:
+    """Implicit GEMM: the padded windows are the matmul's operand tiles,
+    loaded through masks from the input; no im2col matrix is stored."""
+    compiled = irc.compile(conv_block, *CONV_BLOCK_SPECS)
+    fusion_ir = compiled.ir("fusion")
+    (matmul_kernel,) = [
+        line
+        for line in fusion_ir.splitlines()
+        if "fusion.kernel" in line and "matmul" in line
+    ]
+    assert "(%x, %w)" in matmul_kernel  # the input itself, not a copy
+    assert compiled.num_kernels == 2  # and the bias and ReLU after it
+    x, w, b = _array(2, 8, 7, 9), _array(16, 8, 3, 3), _array(16)
+    expected = F.relu(F.conv2d(*_torch(x, w, b), padding=1)).numpy()
+    np.testing.assert_allclose(
+        compiled(x, w, b, backend="interpret"), expected, rtol=1e-4, atol=1e-4
+    )
+
+
+#: Whether a convolution of each element type runs on tensor cores.
+SM90_ELEMENTS = {"float32": False, "bfloat16": True}
+
+
+@pytest.fixture(scope="module")
+def sm90_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    from fake_gpu_suite import run_compiling
+
+    out = tmp_path_factory.mktemp("conv_sm90") / "report.json"
+    completed = run_compiling([__file__, str(out)], timeout=900)
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    return json.loads(out.read_text())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("element", sorted(SM90_ELEMENTS))
+def test_convolution_compiles_for_h100(
+    element: str, sm90_report: dict[str, Any]
+) -> None:
+    """Every kernel an sm_90 cubin; the bfloat16 convolution's matmul on
+    tensor cores (float32 accumulation), float32's on FMA."""
+    result = sm90_report[element]
+    assert "error" not in result, result.get("error")
+    launches = result["launches"]
+    assert len(launches) == 2
+    assert all(launch["sm_90"] and launch["cubin_bytes"] > 0 for launch in launches)
+    tensor_cores = sum(launch["wgmma"] + launch["mma"] for launch in launches)
+    assert (tensor_cores > 0) == SM90_ELEMENTS[element], launches
+
+
+def _sm90_report() -> dict[str, Any]:
+    import torch
+    from fake_gpu_suite import h100_launches
+
+    report: dict[str, Any] = {}
+    for element in SM90_ELEMENTS:
+        try:
+            specs = [irc.TensorSpec(s.shape, element) for s in CONV_BLOCK_SPECS]
+            compiled = irc.compile(conv_block, *specs)
+            dtype = getattr(torch, element)
+            tensors = [
+                torch.zeros(shape, dtype=dtype)
+                for shape in [(2, 8, 16, 16), (16, 8, 3, 3), (16,)]
+            ]
+            report[element] = {"launches": h100_launches(compiled, tensors)}
+        except Exception as error:  # reported, and failed, by the test
+            report[element] = {"error": f"{type(error).__name__}: {error}"}
+    return report
+
+
 # ----- errors a user can make --------------------------------------------------
 
 
@@ -349,3 +435,9 @@ def test_sliding_window_view_is_numpys() -> None:
             lambda x: sliding_window_view(x, 2, writeable=True),
             irc.TensorSpec(("N",), "float32"),
         )
+
+
+if __name__ == "__main__":
+    # python tests/test_nn_convolution.py REPORT.json (compiles: not interpreted)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    Path(sys.argv[1]).write_text(json.dumps(_sm90_report()))

@@ -99,6 +99,11 @@ LAYOUT_OPS: tuple[type[Operation], ...] = (
     SliceOp,
 )
 
+#: What a matmul's operand tiles are loaded through: layout ops, casts, and
+#: concats (a padded input, a convolution's windows side by side: masked
+#: loads, so that the im2col matrix is never stored) of values or splats.
+OPERAND_OPS: tuple[type[Operation], ...] = (*LAYOUT_OPS, ConcatOp, CastOp, ConstantOp)
+
 #: Ops whose result elements are operand elements at computed indices:
 #: layout ops plus the ones that pick among several operands.
 INDEXING_OPS: tuple[type[Operation], ...] = (
@@ -432,13 +437,22 @@ def _prologue_violation(
             continue
         assert isinstance(producer, Operation)
         seen.add(producer)
-        if not isinstance(producer, (*LAYOUT_OPS, CastOp)):
+        if not loads_operand_tiles(producer):
             return (
                 f"{producer.name} feeds the matmul's operands, where only layout "
-                "ops and casts go (they become the way tiles are loaded)"
+                "ops, concats, splats and casts go (they become the way tiles "
+                "are loaded)"
             )
         pending.extend(producer.operands)
     return None
+
+
+def loads_operand_tiles(op: Operation) -> bool:
+    """Whether a matmul's operand tiles can be loaded through ``op``
+    (``OPERAND_OPS``; a constant only as a splat, no array to read)."""
+    if isinstance(op, ConstantOp):
+        return op.is_splat
+    return isinstance(op, OPERAND_OPS)
 
 
 def _distinct(shapes: Iterable[Shape]) -> list[Shape]:

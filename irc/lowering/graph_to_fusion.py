@@ -42,12 +42,12 @@ from irc.dialects.fusion import (
     is_dense_constant,
     is_source,
     kernel_idioms,
+    loads_operand_tiles,
     shape_of,
 )
 from irc.dialects.graph import (
     CONTROL_FLOW_OPS,
     BroadcastOp,
-    CastOp,
     MatmulOp,
     ReduceOp,
     ScanOp,
@@ -641,9 +641,10 @@ class _Planner:
         if isinstance(op, ROW_OPS):
             return "a matmul kernel takes no reduction or scan"
         if self._feeds_matmul(group, op):
-            if not isinstance(op, (*LAYOUT_OPS, CastOp)):
+            if not loads_operand_tiles(op):
                 return (
-                    "it feeds the matmul's operands, where only layout ops and casts go"
+                    "it feeds the matmul's operands, where only layout ops, "
+                    "concats, splats and casts go"
                 )
             return group.kind
         if not (isinstance(op, (*ELEMENTWISE_OPS, *INDEXING_OPS)) or is_source(op)):

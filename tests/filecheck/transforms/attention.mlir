@@ -67,7 +67,7 @@ func.func @causal(%q: !graph.tensor<[S, 16], f32>, %k: !graph.tensor<[S, 16], f3
 
 // FUSE-LABEL: func.func @probabilities_returned(
 // FUSE:         fusion.kernel @k0 matmul
-// FUSE:         fusion.kernel @k1 reduction {{.*}} reason "{{.*}}graph.div %p not fused into k2: it feeds the matmul's operands, where only layout ops and casts go"
+// FUSE:         fusion.kernel @k1 reduction {{.*}} reason "{{.*}}graph.div %p not fused into k2: it feeds the matmul's operands, where only layout ops, concats, splats and casts go"
 // FUSE:         fusion.kernel @k2 matmul {{.*}} reason "matmul [S, S] x [S, 16] -> [S, 16] (graph.matmul %o); no attention kernel with the matmul -> row reduction -> graph.matmul %o chain: graph.div %p is also used outside it, so it is stored"
 // TILE-LABEL: func.func @probabilities_returned(
 // TILE-NOT:     loop.kernel @{{[a-z0-9]+}} attention
