@@ -14,6 +14,8 @@ never differs from torch's.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 import operator
 from collections.abc import Callable, Sequence
@@ -29,6 +31,7 @@ from irc.capture.numpy_api import erf
 from irc.capture.tensor import SymDim
 from irc.dtypes import dtype as irc_dtype
 from irc.errors import IrcError
+from irc.nn.convolution import pad_spatial
 from irc.primitives.declaration import Primitive, on_declare
 
 Value = Any
@@ -391,7 +394,10 @@ def full_like(call: AtenCall) -> Value:
 
 @converts("aten.scalar_tensor")
 def scalar_tensor(call: AtenCall) -> Value:
-    return np.asarray(call.args[0], call.dtype)
+    value = call.args[0]
+    if isinstance(value, SymDim) or is_array(value):  # a size, or one computed
+        return full([], value, call.dtype)
+    return np.asarray(value, call.dtype)
 
 
 @converts("aten.arange")
@@ -825,20 +831,19 @@ def _per_channel(value: Value, rank: int) -> Value:
 
 
 @converts("aten._native_batch_norm_legit_functional")
-def batch_norm_training(call: AtenCall) -> Value:
+def batch_norm_functional(call: AtenCall) -> Value:
     """Batch normalization in training: the batch's statistics, and the
     running ones updated functionally (AOTAutograd writes them back into
-    the module's buffers, as eager's in-place update would)."""
+    the module's buffers, as eager's in-place update would). With
+    ``training=False``, the running statistics, unchanged."""
     x, weight, bias, running_mean, running_var, training, momentum, eps = call.args
     if not training:
-        raise call.unsupported("training=False (torch gives it another op)")
-    axes = tuple(a for a in range(x.ndim) if a != 1)
-    mean = np.mean(x, axis=axes)
-    centered = x - _per_channel(mean, x.ndim)
-    variance = np.mean(centered * centered, axis=axes)
-    inverse = 1 / np.sqrt(variance + eps)
-    y = _normalized(centered * _per_channel(inverse, x.ndim), weight, bias)
-    count = math.prod(x.shape[a] for a in axes)
+        y, empty, _ = _batch_norm_inference(
+            call, x, weight, bias, running_mean, running_var, eps
+        )
+        return y, empty, empty, running_mean, running_var
+    y, mean, inverse, variance = _batch_norm_training(x, weight, bias, eps)
+    count = math.prod(x.shape[a] for a in range(x.ndim) if a != 1)
     unbiased = variance * count / (count - 1)
     return (
         y,
@@ -849,16 +854,77 @@ def batch_norm_training(call: AtenCall) -> Value:
     )
 
 
+@converts("aten._native_batch_norm_legit")
+def batch_norm_without_running_statistics(call: AtenCall) -> Value:
+    """Batch normalization with the batch's statistics and no running ones
+    (``track_running_stats=False``, instance normalization): the ``no_stats``
+    form. The other updates its running statistics in place, which
+    AOTAutograd's graphs do functionally instead (the op above)."""
+    if call.overload != "no_stats":
+        raise call.unsupported("running statistics updated in place")
+    x, weight, bias, training, _, eps = call.args[:6]
+    if not training:
+        raise call.unsupported("training=False and no running statistics")
+    y, mean, inverse, _ = _batch_norm_training(x, weight, bias, eps)
+    return y, mean, inverse
+
+
+def _batch_norm_training(
+    x: Value, weight: Value, bias: Value, eps: float
+) -> tuple[Value, Value, Value, Value]:
+    """``(y, mean, 1/std, variance)`` of ``x`` normalized per channel (dim
+    1) over the batch and the other axes, the variance biased."""
+    axes = tuple(a for a in range(x.ndim) if a != 1)
+    mean = np.mean(x, axis=axes)
+    centered = x - _per_channel(mean, x.ndim)
+    variance = np.mean(centered * centered, axis=axes)
+    inverse = 1 / np.sqrt(variance + eps)
+    y = _normalized(centered * _per_channel(inverse, x.ndim), weight, bias)
+    return y, mean, inverse, variance
+
+
 @converts("aten._native_batch_norm_legit_no_training")
 def batch_norm_inference(call: AtenCall) -> Value:
     """Batch normalization with the running statistics (``model.eval()``)."""
     x, weight, bias, running_mean, running_var = call.args[:5]
     eps = call.arg(6, "eps", 1e-5)
+    return _batch_norm_inference(call, x, weight, bias, running_mean, running_var, eps)
+
+
+def _batch_norm_inference(
+    call: AtenCall,
+    x: Value,
+    weight: Value,
+    bias: Value,
+    running_mean: Value,
+    running_var: Value,
+    eps: float,
+) -> tuple[Value, Value, Value]:
     inverse = 1 / np.sqrt(running_var + eps)
     centered = x - _per_channel(running_mean, x.ndim)
     y = _normalized(centered * _per_channel(inverse, x.ndim), weight, bias)
     empty = full([0], 0, numpy_dtype(call.meta[1].dtype))
     return y, empty, empty
+
+
+@converts("aten.native_group_norm")
+def native_group_norm(call: AtenCall) -> Value:
+    """Group normalization: ``(y, mean, 1/std)``, the statistics ``[N,
+    groups]`` over each group of channels and the spatial axes."""
+    x, weight, bias = call.args[:3]
+    groups, eps = call.args[6:8]
+    batch = x.shape[0]
+    per_group = (x.shape[1] // groups) * math.prod(x.shape[2:])
+    grouped = np.reshape(x, sizes([batch, groups, per_group]))
+    stash = numpy_dtype(call.meta[1].dtype)
+    y, mean, inverse = nn.layer_norm(grouped, (2,), None, None, eps, stash)
+    y = _normalized(np.reshape(y, sizes(x.shape)), weight, bias)
+    statistics = sizes([batch, groups])
+    return (
+        cast(y, call.dtype),
+        np.reshape(mean, statistics),
+        np.reshape(inverse, statistics),
+    )
 
 
 def _normalized(y: Value, weight: Value, bias: Value) -> Value:
@@ -867,6 +933,608 @@ def _normalized(y: Value, weight: Value, bias: Value) -> Value:
     if bias is not None:
         y = y + _per_channel(bias, y.ndim)
     return y
+
+
+# ----- convolution and pooling -----------------------------------------------------
+#
+# Convolution forward is ``irc.nn``'s (``nn.conv``, ``nn.conv_transpose``).
+# The gradients are closed forms over the same windows (strided slices of
+# the padded input, one per kernel offset): a window's gradient is added
+# back where it read (``_unwindowed``, ``graph.insert_slice``s into zeros).
+# ``irc.vjp`` of the forward would give the same, but it differentiates
+# functions of arrays whose dims are plain symbols, and a backward graph's
+# saved activations have sizes such as ``(x_dim2 + 1) // 2``. Pooling is
+# ATen's own here: its windows are sized by ATen's ``ceil_mode`` rule on
+# symbolic sizes, max pooling returns the argmax indices torch defines, and
+# average pooling divides by torch's window counts.
+
+
+def _per_axis(call: AtenCall, name: str, values: Any, spatial: int) -> list[int]:
+    """An ATen per-axis list as ints: one value stands for every axis."""
+    items = list(values) if isinstance(values, list | tuple) else [values]
+    if len(items) == 1:
+        items = items * spatial
+    if len(items) != spatial or not all(isinstance(v, int | np.integer) for v in items):
+        raise call.unsupported(f"{name}={values!r} for {spatial} spatial axes")
+    return [int(v) for v in items]
+
+
+def _conv_options(call: AtenCall, first: int, spatial: int) -> dict[str, Any]:
+    """``stride, padding, dilation, transposed, output_padding, groups``
+    (arguments ``first`` on) as :func:`_conv` takes them."""
+    stride, padding, dilation, transposed, output_padding, groups = call.args[
+        first : first + 6
+    ]
+    if not isinstance(groups, int | np.integer):
+        raise call.unsupported(f"groups={groups!r}")
+    options = {
+        "strides": _per_axis(call, "stride", stride, spatial),
+        "padding": _per_axis(call, "padding", padding, spatial),
+        "dilations": _per_axis(call, "dilation", dilation, spatial),
+        "groups": int(groups),
+        "transposed": bool(transposed),
+    }
+    if transposed:
+        options["output_padding"] = _per_axis(
+            call, "output_padding", output_padding, spatial
+        )
+    return options
+
+
+def _conv(x: Value, weight: Value, bias: Value, transposed: bool, **options: Any):
+    if transposed:
+        return nn.conv_transpose(x, weight, bias, **options)
+    return nn.conv(x, weight, bias, **options)
+
+
+@converts("aten.convolution")
+def convolution(call: AtenCall) -> Value:
+    """Convolution (``nn.conv``) or its transpose (``nn.conv_transpose``)
+    over 1 to 3 spatial axes: strided, padded, dilated, grouped."""
+    x, weight, bias = call.args[:3]
+    options = _conv_options(call, 3, weight.ndim - 2)
+    return cast(_conv(x, weight, bias, **options), call.dtype)
+
+
+@converts("aten.convolution_backward")
+def convolution_backward(call: AtenCall) -> Value:
+    """The gradients of a convolution (or its transpose) with respect to
+    its input, weight and bias, those ``output_mask`` asks for (None for
+    the others): the bias's is the output's gradient summed over every axis
+    but the channels."""
+    gradient, x, weight = call.args[:3]
+    if x.ndim != weight.ndim:
+        raise call.unsupported("an unbatched input")
+    options = _conv_options(call, 4, weight.ndim - 2)
+    wanted = list(call.arg(10, "output_mask", [True, True, True]))
+    if options.pop("transposed"):
+        input_gradient, weight_gradient = (
+            _transposed_input_gradient,
+            _transposed_weight_gradient,
+        )
+    else:
+        input_gradient, weight_gradient = _conv_input_gradient, _conv_weight_gradient
+    gradients = [
+        input_gradient(gradient, x, weight, options) if wanted[0] else None,
+        weight_gradient(gradient, x, weight, options) if wanted[1] else None,
+        np.sum(gradient, axis=(0, *range(2, gradient.ndim))) if wanted[2] else None,
+    ]
+    return tuple(
+        None if g is None else cast(g, numpy_dtype(meta.dtype))
+        for g, meta in zip(gradients, call.meta)
+    )
+
+
+def _conv_input_gradient(
+    gradient: Value, x: Value, weight: Value, options: dict[str, Any]
+) -> Value:
+    """The gradient of ``nn.conv``'s input: a transposed convolution of the
+    output's gradient where the input's size past the last window is known
+    (its ``output_padding``), else each window's share of the gradient
+    added back where the window read (the transpose of im2col)."""
+    strides, pads, dilations = (
+        options["strides"],
+        options["padding"],
+        options["dilations"],
+    )
+    kernel = tuple(weight.shape[2:])
+    in_sizes = x.shape[2:]
+    remainders = [
+        (size + 2 * p - d * (k - 1) - 1) % s
+        for size, p, d, k, s in zip(in_sizes, pads, dilations, kernel, strides)
+    ]
+    if all(isinstance(r, int) for r in remainders):
+        return nn.conv_transpose(gradient, weight, output_padding=remainders, **options)
+    spatial = len(kernel)
+    batch, channels, out_channels = x.shape[0], x.shape[1], weight.shape[0]
+    groups = options["groups"]
+    positions = math.prod(kernel)
+    letters = "xyz"[:spatial]
+    out_sizes = sizes(gradient.shape[2:])
+    kernel_matrix = np.reshape(
+        weight, [groups, out_channels // groups, channels // groups * positions]
+    )
+    grouped = np.reshape(gradient, [batch, groups, out_channels // groups, *out_sizes])
+    columns = np.einsum(f"ngo{letters},gok->ngk{letters}", grouped, kernel_matrix)
+    columns = np.reshape(columns, [batch, channels, positions, *out_sizes])
+    padded = [size + 2 * p for size, p in zip(in_sizes, pads)]
+    total = _unwindowed(
+        [columns[:, :, i] for i in range(positions)],
+        [batch, channels, *padded],
+        kernel,
+        strides,
+        dilations,
+    )
+    return _cropped(total, pads, in_sizes)
+
+
+def _conv_weight_gradient(
+    gradient: Value, x: Value, weight: Value, options: dict[str, Any]
+) -> Value:
+    """The gradient of ``nn.conv``'s weight: each window of the input (the
+    forward's im2col) contracted with the output's gradient."""
+    kernel = tuple(weight.shape[2:])
+    windows = _windows(
+        pad_spatial(x, [(p, p) for p in options["padding"]], 0),
+        kernel,
+        options["strides"],
+        options["dilations"],
+        gradient.shape[2:],
+    )
+    return _weight_contraction(windows, gradient, options["groups"], weight.shape)
+
+
+def _transposed_input_gradient(
+    gradient: Value, x: Value, weight: Value, options: dict[str, Any]
+) -> Value:
+    """The gradient of ``nn.conv_transpose``'s input: the convolution of the
+    output's gradient with the same weight (a transposed convolution is
+    that convolution's transpose), less what ``output_padding`` adds past
+    the last window when it is a stride or more."""
+    conv_options = {k: v for k, v in options.items() if k != "output_padding"}
+    result = nn.conv(gradient, weight, **conv_options)
+    if all(e < s for e, s in zip(options["output_padding"], options["strides"])):
+        return result
+    return result[(Ellipsis, *(slice(0, size) for size in x.shape[2:]))]
+
+
+def _transposed_weight_gradient(
+    gradient: Value, x: Value, weight: Value, options: dict[str, Any]
+) -> Value:
+    """The gradient of ``nn.conv_transpose``'s weight (``[C, O / groups,
+    *K]``): the input contracted with each window of the output's gradient,
+    a window position per input position."""
+    windows = _windows(
+        pad_spatial(gradient, [(p, p) for p in options["padding"]], 0),
+        tuple(weight.shape[2:]),
+        options["strides"],
+        options["dilations"],
+        x.shape[2:],
+    )
+    return _weight_contraction(windows, x, options["groups"], weight.shape)
+
+
+def _weight_contraction(
+    windows: Sequence[Value], gradient: Value, groups: int, shape: Any
+) -> Value:
+    """``sum over n and positions of windows[k][n, c] * gradient[n, o]``
+    within each group, as a weight of ``shape`` (``[O, C / groups, *K]``):
+    ``windows`` ``[N, C, *positions]``, one per kernel offset ``k``,
+    ``gradient`` ``[N, O, *positions]``."""
+    batch, channels = windows[0].shape[:2]
+    out_channels = gradient.shape[1]
+    positions = sizes(windows[0].shape[2:])
+    letters = "xyz"[: len(positions)]
+    columns = np.reshape(
+        np.stack(windows, axis=2),
+        [batch, groups, channels // groups, len(windows), *positions],
+    )
+    grouped = np.reshape(gradient, [batch, groups, out_channels // groups, *positions])
+    result = np.einsum(f"ngck{letters},ngo{letters}->gock", columns, grouped)
+    return np.reshape(result, sizes(shape))
+
+
+def _kernel_offsets(kernel: Sequence[int]) -> list[tuple[int, ...]]:
+    """Each offset in the kernel, row-major (as a weight's ``*K`` axes)."""
+    return list(itertools.product(*(range(k) for k in kernel)))
+
+
+def _window_key(
+    offsets: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    out_sizes: Sequence[Any],
+) -> tuple[Any, ...]:
+    """The key of the window at kernel offset ``offsets``: its element
+    ``o`` is the padded input's ``o * stride + offset * dilation``."""
+    return (
+        Ellipsis,
+        *(
+            slice(k * d, k * d + s * (size - 1) + 1, s)
+            for k, d, s, size in zip(offsets, dilations, strides, out_sizes)
+        ),
+    )
+
+
+def _windows(
+    padded: Value,
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    out_sizes: Sequence[Any],
+) -> list[Value]:
+    """The windows of ``padded``'s last axes, one per kernel offset."""
+    return [
+        padded[_window_key(offsets, strides, dilations, out_sizes)]
+        for offsets in _kernel_offsets(kernel)
+    ]
+
+
+def _unwindowed(
+    parts: Sequence[Value],
+    shape: Sequence[Any],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+) -> Value:
+    """The transpose of :func:`_windows`: the sum of ``parts`` (one per
+    kernel offset), each in zeros of the padded input's ``shape`` where its
+    window read. Each is written into zeros of its own (a write into the
+    sum so far would read it twice, and fused, evaluate the writes before
+    it twice each)."""
+    out_sizes = parts[0].shape[len(shape) - len(kernel) :]
+    total = None
+    for offsets, part in zip(_kernel_offsets(kernel), parts):
+        placed = full(sizes(shape), 0, np.dtype(part.dtype))
+        if isinstance(placed, np.ndarray) and not isinstance(part, np.ndarray):
+            placed = layout.as_tensor(placed)
+        placed[_window_key(offsets, strides, dilations, out_sizes)] = part
+        total = placed if total is None else total + placed
+    return total
+
+
+def _cropped(padded: Value, pads: Sequence[int], in_sizes: Sequence[Any]) -> Value:
+    """The input's part of a padded array: ``pads[i]`` before each of the
+    last axes' ``in_sizes[i]`` elements."""
+    return padded[(Ellipsis, *(slice(p, p + size) for p, size in zip(pads, in_sizes)))]
+
+
+#: The spatial rank of each pooling op.
+_POOL_RANK = {
+    "aten.max_pool1d_with_indices": 1,
+    "aten.max_pool2d_with_indices": 2,
+    "aten.max_pool3d_with_indices": 3,
+    "aten.max_pool2d_with_indices_backward": 2,
+    "aten.max_pool3d_with_indices_backward": 3,
+    "aten.avg_pool1d": 1,
+    "aten.avg_pool2d": 2,
+    "aten.avg_pool3d": 3,
+    "aten.avg_pool2d_backward": 2,
+    "aten.avg_pool3d_backward": 3,
+}
+
+
+@dataclass(frozen=True)
+class _Pooling:
+    """A pooling's windows over the last ``len(kernel)`` axes, as ATen
+    sizes them: ``out_sizes`` windows per axis, of which the last may
+    reach ``extra`` past the padded input in ``ceil_mode``."""
+
+    kernel: list[int]
+    strides: list[int]
+    pads: list[int]
+    dilations: list[int]
+    in_sizes: list[Any]
+    out_sizes: list[Any]
+    extra: list[int]
+
+    @classmethod
+    def of(
+        cls,
+        call: AtenCall,
+        x: Value,
+        kernel: Any,
+        stride: Any,
+        padding: Any,
+        dilation: Any,
+        ceil_mode: bool,
+    ) -> _Pooling:
+        spatial = _POOL_RANK[call.name]
+        kernel = _per_axis(call, "kernel_size", kernel, spatial)
+        strides = _per_axis(call, "stride", stride, spatial) if stride else kernel
+        pads = _per_axis(call, "padding", padding, spatial)
+        dilations = _per_axis(call, "dilation", dilation, spatial)
+        in_sizes = list(x.shape[-spatial:])
+        out_sizes, extra = [], []
+        for size, k, s, p, d in zip(in_sizes, kernel, strides, pads, dilations):
+            reach = d * (k - 1) + 1
+            if not ceil_mode:
+                out_sizes.append((size + 2 * p - reach) // s + 1)
+                extra.append(0)
+                continue
+            # ATen's rule: the size rounds up, unless the last window would
+            # start in the padding after the input
+            out = (size + 2 * p - reach + s - 1) // s + 1
+            if isinstance(out, int):
+                if (out - 1) * s >= size + p:
+                    out -= 1
+                extra.append(max((out - 1) * s + reach - size - 2 * p, 0))
+            elif p + s - 1 >= reach:  # whether it would depends on the size
+                raise call.unsupported(
+                    f"ceil_mode, a kernel of {k} (dilation {d}), stride {s} and "
+                    f"padding {p} on the symbolic size {size}"
+                )
+            else:
+                extra.append(s - 1)  # the most the last window reaches past
+            out_sizes.append(out)
+        return cls(kernel, strides, pads, dilations, in_sizes, out_sizes, extra)
+
+    def padded(self, x: Value, fill: float) -> Value:
+        return pad_spatial(x, [(p, p + e) for p, e in zip(self.pads, self.extra)], fill)
+
+    def windows(self, x: Value, fill: float) -> list[Value]:
+        """``x``'s windows, padded with ``fill``, one per kernel offset."""
+        return _windows(
+            self.padded(x, fill),
+            self.kernel,
+            self.strides,
+            self.dilations,
+            self.out_sizes,
+        )
+
+    def unwindowed(self, parts: Sequence[Value], x: Value) -> Value:
+        """The gradient of ``x`` from its windows' (:func:`_unwindowed`)."""
+        spatial = len(self.kernel)
+        padded = [
+            size + 2 * p + e for size, p, e in zip(self.in_sizes, self.pads, self.extra)
+        ]
+        total = _unwindowed(
+            parts,
+            [*x.shape[:-spatial], *padded],
+            self.kernel,
+            self.strides,
+            self.dilations,
+        )
+        return _cropped(total, self.pads, self.in_sizes)
+
+    def positions(self, offsets: Sequence[int]) -> list[Value]:
+        """For each axis, the input position the window at ``offsets`` reads
+        at each output position (negative or past the input in the
+        padding), shaped to broadcast over the last axes; int64."""
+        spatial = len(self.kernel)
+        found = []
+        for axis, (k, s, p, d, out) in enumerate(
+            zip(offsets, self.strides, self.pads, self.dilations, self.out_sizes)
+        ):
+            position = arange(out, dtype=np.int64) * s + (k * d - p)
+            found.append(np.reshape(position, [out, *[1] * (spatial - 1 - axis)]))
+        return found
+
+    def inside(self, positions: Sequence[Value]) -> Value | None:
+        """Where ``positions`` are in the input (not in its padding): None
+        where they all are."""
+        if not any(self.pads) and not any(self.extra):
+            return None
+        inside = None
+        for position, size in zip(positions, self.in_sizes):
+            within = np.logical_and(
+                np.greater_equal(position, 0), np.less(position, size)
+            )
+            inside = within if inside is None else np.logical_and(inside, within)
+        return inside
+
+    def flat(self, positions: Sequence[Value]) -> Value:
+        """The positions as offsets into the input's last axes flattened."""
+        flat: Value = 0
+        for position, size in zip(positions, self.in_sizes):
+            flat = flat * size + position
+        return flat
+
+
+def _lowest(dtype: np.dtype) -> float:
+    """What no element of ``dtype`` is below: max pooling's padding."""
+    if dtype.kind in "iu":
+        return int(np.iinfo(dtype).min)
+    return -math.inf
+
+
+@converts(
+    "aten.max_pool1d_with_indices",
+    "aten.max_pool2d_with_indices",
+    "aten.max_pool3d_with_indices",
+)
+def max_pool_with_indices(call: AtenCall) -> Value:
+    """The maximum of each window and, as torch defines them, the indices
+    of the maxima: offsets into each (sample, channel)'s input flattened,
+    the first maximum in the window's row-major order winning (a NaN wins
+    over every number, the last NaN over earlier ones, as torch's CPU
+    kernel has it); padding never wins."""
+    x, kernel = call.args[:2]
+    pooling = _Pooling.of(
+        call,
+        x,
+        kernel,
+        call.arg(2, "stride", []),
+        call.arg(3, "padding", 0),
+        call.arg(4, "dilation", 1),
+        bool(call.arg(5, "ceil_mode", False)),
+    )
+    windows = pooling.windows(x, _lowest(np.dtype(x.dtype)))
+    values = functools.reduce(np.maximum, windows)
+    # The indices choose among the windows as torch's kernel does; a graph
+    # that reads no index (inference) drops them.
+    floating = np.dtype(x.dtype).kind == "f"
+    best = indices = found = None
+    for offsets, window in zip(_kernel_offsets(pooling.kernel), windows):
+        positions = pooling.positions(offsets)
+        inside = pooling.inside(positions)
+        flat = pooling.flat(positions)
+        if best is None:
+            best, indices, found = window, flat, inside
+            continue
+        take = np.greater(window, best)
+        if floating:
+            take = np.logical_or(take, np.not_equal(window, window))
+        if inside is not None:  # padding: a window's first input element
+            take = np.logical_and(inside, np.logical_or(take, np.logical_not(found)))
+            found = np.logical_or(found, inside)
+        best = np.where(take, window, best)
+        indices = np.where(take, flat, indices)
+    indices = broadcast_to(indices, values.shape)
+    return cast(values, call.dtype), cast(indices, numpy_dtype(call.meta[1].dtype))
+
+
+@converts(
+    "aten.max_pool2d_with_indices_backward", "aten.max_pool3d_with_indices_backward"
+)
+def max_pool_with_indices_backward(call: AtenCall) -> Value:
+    """Each output's gradient added to the input element its index names
+    (the forward's argmax), through the window that read it."""
+    gradient, x, kernel, stride, padding, dilation, ceil_mode, indices = call.args[:8]
+    pooling = _Pooling.of(call, x, kernel, stride, padding, dilation, bool(ceil_mode))
+    parts = []
+    zero = np.zeros((), np.dtype(gradient.dtype))
+    for offsets in _kernel_offsets(pooling.kernel):
+        positions = pooling.positions(offsets)
+        chosen = np.equal(indices, pooling.flat(positions))
+        inside = pooling.inside(positions)
+        if inside is not None:  # a position in the padding aliases another
+            chosen = np.logical_and(chosen, inside)
+        parts.append(np.where(chosen, gradient, zero))
+    return cast(pooling.unwindowed(parts, x), call.dtype)
+
+
+def _avg_divisor(
+    pooling: _Pooling, count_include_pad: bool, divisor_override: Any
+) -> Value:
+    """What each window's sum is divided by, as torch's kernels compute it:
+    the window's size within the padded input (``count_include_pad``) or
+    within the input, ceil_mode's overhang never counted."""
+    if divisor_override:
+        return divisor_override
+    if not any(pooling.extra) and (count_include_pad or not any(pooling.pads)):
+        return math.prod(pooling.kernel)
+    spatial = len(pooling.kernel)
+    divisor: Value = 1
+    for axis, (k, s, p, size, out) in enumerate(
+        zip(
+            pooling.kernel,
+            pooling.strides,
+            pooling.pads,
+            pooling.in_sizes,
+            pooling.out_sizes,
+        )
+    ):
+        start = arange(out, dtype=np.int64) * s - p
+        end = np.minimum(start + k, size + p)
+        if not count_include_pad:
+            start = np.maximum(start, 0)
+            end = np.minimum(end, size)
+        count = np.reshape(end - start, [out, *[1] * (spatial - 1 - axis)])
+        divisor = divisor * count
+    return divisor
+
+
+def _avg_pooling(call: AtenCall, x: Value, first: int) -> tuple[_Pooling, Value]:
+    """The pooling and divisor of an average pooling whose ``kernel_size``
+    is argument ``first``."""
+    pooling = _Pooling.of(
+        call,
+        x,
+        call.args[first],
+        call.arg(first + 1, "stride", []),
+        call.arg(first + 2, "padding", 0),
+        1,
+        bool(call.arg(first + 3, "ceil_mode", False)),
+    )
+    divisor = _avg_divisor(
+        pooling,
+        bool(call.arg(first + 4, "count_include_pad", True)),
+        call.arg(first + 5, "divisor_override", None),
+    )
+    if is_array(divisor):
+        divisor = divisor.astype(call.dtype)
+    return pooling, divisor
+
+
+@converts("aten.avg_pool1d", "aten.avg_pool2d", "aten.avg_pool3d")
+def avg_pool(call: AtenCall) -> Value:
+    """The sum of each window over torch's divisor."""
+    x = cast(call.args[0], call.dtype)
+    pooling, divisor = _avg_pooling(call, x, 1)
+    total = functools.reduce(np.add, pooling.windows(x, 0))
+    return cast(total / divisor, call.dtype)
+
+
+@converts("aten.avg_pool2d_backward", "aten.avg_pool3d_backward")
+def avg_pool_backward(call: AtenCall) -> Value:
+    """Each output's gradient over its divisor, added to every element of
+    its window."""
+    gradient, x = call.args[:2]
+    pooling, divisor = _avg_pooling(call, x, 2)
+    share = cast(gradient / divisor, call.dtype)
+    parts = [share] * math.prod(pooling.kernel)
+    return cast(pooling.unwindowed(parts, x), call.dtype)
+
+
+def _adaptive_windows(
+    call: AtenCall, in_sizes: Sequence[Any], out_sizes: Sequence[Any]
+) -> list[Any]:
+    """How many input elements each output of an adaptive average pooling
+    takes, per axis: the whole axis for an output size of 1, else the
+    factor by which the output size divides the input's; other sizes
+    (windows that overlap, of varying sizes) are refused."""
+    factors = []
+    for size, out in zip(in_sizes, out_sizes):
+        if isinstance(out, int) and out == 1:
+            factors.append(size)
+            continue
+        try:
+            factor, remainder = size // out, size % out
+        except TypeError:
+            factor = remainder = None
+        if not (isinstance(factor, int) and isinstance(remainder, int)) or remainder:
+            raise call.unsupported(
+                f"an output size of {out} that does not divide the input size "
+                f"{size} (or may not: a symbolic size), whose windows overlap and "
+                "differ in size; irc takes output sizes that divide the input's, "
+                "and 1"
+            )
+        factors.append(factor)
+    return factors
+
+
+@converts("aten._adaptive_avg_pool2d", "aten._adaptive_avg_pool3d")
+def adaptive_avg_pool(call: AtenCall) -> Value:
+    """The mean of each of equal windows that tile the input: its last axes
+    split into (output, window) pairs."""
+    x, output_size = call.args[:2]
+    out_sizes = sizes(output_size)
+    spatial = len(out_sizes)
+    lead = sizes(x.shape[:-spatial])
+    factors = _adaptive_windows(call, x.shape[-spatial:], out_sizes)
+    split = [d for pair in zip(out_sizes, factors) for d in pair]
+    axes = tuple(len(lead) + 2 * a + 1 for a in range(spatial))
+    pooled = np.mean(np.reshape(cast(x, call.dtype), [*lead, *split]), axis=axes)
+    return cast(pooled, call.dtype)
+
+
+@converts("aten._adaptive_avg_pool2d_backward", "aten._adaptive_avg_pool3d_backward")
+def adaptive_avg_pool_backward(call: AtenCall) -> Value:
+    """Each output's gradient, over its window's size, spread over the
+    window."""
+    gradient, x = call.args[:2]
+    spatial = 2 if call.name == "aten._adaptive_avg_pool2d_backward" else 3
+    out_sizes = sizes(gradient.shape[-spatial:])
+    lead = sizes(x.shape[:-spatial])
+    factors = _adaptive_windows(call, x.shape[-spatial:], out_sizes)
+    ones = [d for out in out_sizes for d in (out, 1)]
+    split = [d for pair in zip(out_sizes, factors) for d in pair]
+    spread = broadcast_to(np.reshape(gradient, [*lead, *ones]), [*lead, *split])
+    count = functools.reduce(operator.mul, factors, 1)
+    if not isinstance(count, int):  # a symbolic size: a scalar of the dtype
+        count = full([], count, call.dtype)
+    return cast(np.reshape(spread, sizes(x.shape)) / count, call.dtype)
 
 
 # ----- attention ----------------------------------------------------------------------
