@@ -21,7 +21,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 import irc
 from irc import nn
 from irc.errors import IrcError
-from irc.testing import check_grad
+from irc.testing import check_grad, check_pass, programs
 
 RNG = np.random.default_rng(0)
 
@@ -336,6 +336,23 @@ def test_a_convolution_is_one_matmul_kernel_reading_its_input_in_place() -> None
     expected = F.relu(F.conv2d(*_torch(x, w, b), padding=1)).numpy()
     np.testing.assert_allclose(
         compiled(x, w, b, backend="interpret"), expected, rtol=1e-4, atol=1e-4
+    )
+
+
+#: Window programs (``irc.testing``'s ``convolve`` and ``pool`` steps) with
+#: the steps they meet in models.
+WINDOW_ACTIONS = ("convolve", "pool", "binary", "unary", "reduce", "transpose")
+
+
+def test_window_programs_keep_their_meaning_down_to_triton() -> None:
+    """The lowering pipeline, on convolutions and poolings of every drawn
+    kernel, stride, dilation and padding, over symbolic lengths: the
+    matmuls loading their windows through concats and slices (implicit
+    GEMM) compute what the graph does."""
+    check_pass(
+        "fuse,tile,bufferize,lower-memory-to-triton",
+        programs(actions=WINDOW_ACTIONS, dtypes=("float32", "int32")),
+        max_examples=30,
     )
 
 

@@ -39,6 +39,7 @@ from irc.testing.strategies.reductions import ReductionSteps
 from irc.testing.strategies.shapes import SYMBOLS
 from irc.testing.strategies.sources import SourceSteps
 from irc.testing.strategies.steps import REPEAT, StepMemory
+from irc.testing.strategies.windows import WindowSteps
 
 #: Element types, simplest first (failing programs shrink towards float32).
 DTYPES: tuple[DType, ...] = (FLOAT32, INT32, BOOL, FLOAT16, BFLOAT16, INT64, FLOAT64)
@@ -67,6 +68,8 @@ ACTIONS: tuple[str, ...] = (
     "guard",
     "scan",
     "scatter_add",
+    "convolve",
+    "pool",
 )
 
 _ELEMENTWISE = ("binary", "unary")
@@ -86,6 +89,7 @@ class _Stepper:
         reductions = ReductionSteps(program, operands, domains)
         guards = GuardSteps(program, operands, domains)
         control_flow = ControlFlowSteps(program, operands, domains)
+        windows = WindowSteps(program, operands, domains)
         self.fallback = elementwise.binary
         self.steps: dict[str, Callable[[], bool]] = {
             "binary": elementwise.binary,
@@ -109,6 +113,8 @@ class _Stepper:
             "guard": guards.guard,
             "scan": reductions.scan,
             "scatter_add": layout.scatter_add,
+            "convolve": windows.convolve,
+            "pool": windows.pool,
             "cond": control_flow.cond,
             "for": control_flow.for_,
             "while": control_flow.while_,
