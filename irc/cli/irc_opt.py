@@ -200,8 +200,12 @@ class IrcOptMain(xDSLOptMain):
         first, so that their passes can be named."""
         for plugin in self.args.load_pass_plugin:
             self._load_plugin(plugin)
-        for spec, span in self._pipeline_specs():
+        specs = self._pipeline_specs()
+        for spec, span in specs:
             self._check_pass_spec(spec, span)
+        # Where each pass of the pipeline is named in -p, for diagnostics
+        # that blame the pass rather than the input.
+        self.pass_spans = [span for _, span in specs]
         super().setup_pipeline()
 
     def _load_plugin(self, plugin: str) -> None:
@@ -250,6 +254,7 @@ class IrcOptMain(xDSLOptMain):
         ``lower-to-triton`` runs as the passes it stands for, each verified,
         printed and checked on its own."""
         queue = list(self.pipeline.passes)
+        named_at = dict(zip(map(id, queue), self.pass_spans, strict=True))
         self._between_passes(None, module, queue[0] if queue else None, op_spans)
         where = self.get_input_name()
         check_bounds.check(module, None, self.args, where, op_spans)
@@ -260,9 +265,12 @@ class IrcOptMain(xDSLOptMain):
         while queue:
             current = queue.pop(0)
             if isinstance(current, LowerToTritonPass):
-                queue[:0] = passes_after(level)
+                expanded = passes_after(level)
+                for lowering in expanded:
+                    named_at[id(lowering)] = named_at[id(current)]
+                queue[:0] = expanded
                 continue
-            self._check_level(current, level)
+            self._check_level(current, level, named_at[id(current)])
             self._apply(current, module, op_spans)
             # What the module shows, or what the pass lowered it to (a
             # function returning its argument shows nothing).
@@ -276,11 +284,12 @@ class IrcOptMain(xDSLOptMain):
                     checker, current, module, self.get_input_name()
                 )
 
-    def _check_level(self, current: ModulePass, actual: str) -> None:
+    def _check_level(self, current: ModulePass, actual: str, span: Span[str]) -> None:
         """A lowering pass given a module of a level above the one it lowers
-        is the input's fault (it would leave the module as it is): say which
-        passes to run first. Below its level a lowering has nothing left to
-        do and is a no-op, as any pass is on IR it does not match."""
+        is the input's fault (it would leave the module as it is): say, at
+        the pass in ``-p``, which passes to run first. Below its level a
+        lowering has nothing left to do and is a no-op, as any pass is on IR
+        it does not match."""
         expected = LOWERS_FROM.get(current.name)
         if expected is None:
             return
@@ -293,7 +302,7 @@ class IrcOptMain(xDSLOptMain):
                 f"pass '{current.name}' lowers {expected}-level IR, but the module is "
                 f"at the {actual} level: run '{missing}' before it (or "
                 "'lower-to-triton' for all of it)",
-                where=self.get_input_name(),
+                span=span,
             )
         )
 

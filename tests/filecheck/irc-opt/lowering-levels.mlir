@@ -1,13 +1,16 @@
 // Each lowering pass takes one level: given a module at a level above it,
-// irc-opt says which passes to run first instead of exiting 0 with the
-// module unchanged (below it, a lowering has nothing left to do).
+// irc-opt says, at the pass in -p, which passes to run first instead of
+// exiting 0 with the module unchanged (below it, a lowering has nothing
+// left to do).
 
 // RUN: not irc-opt %s -p bufferize 2>&1 | filecheck %s --check-prefix=EARLY
 // EARLY-NOT: Traceback
-// EARLY:     lowering-levels.mlir: error: pass 'bufferize' lowers loop-level IR, but the module is at the graph level: run 'fuse,tile' before it (or 'lower-to-triton' for all of it)
+// EARLY:     pass-pipeline:1:1: error: pass 'bufferize' lowers loop-level IR, but the module is at the graph level: run 'fuse,tile' before it (or 'lower-to-triton' for all of it)
 
 // RUN: not irc-opt %s -p fuse,lower-memory-to-triton 2>&1 | filecheck %s --check-prefix=LATER
-// LATER:     error: pass 'lower-memory-to-triton' lowers memory-level IR, but the module is at the fusion level: run 'tile,bufferize' before it (or 'lower-to-triton' for all of it)
+// LATER:     pass-pipeline:1:6: error: pass 'lower-memory-to-triton' lowers memory-level IR, but the module is at the fusion level: run 'tile,bufferize' before it (or 'lower-to-triton' for all of it)
+// LATER-NEXT: fuse,lower-memory-to-triton
+// LATER-NEXT:      ^^^^^^^^^^^^^^^^^^^^^^
 
 // lower-to-triton runs as the passes it stands for, so --print-ir-after-all
 // shows each of them.
