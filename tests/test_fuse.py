@@ -391,3 +391,24 @@ def test_maps_rows_follows_axes_not_sizes() -> None:
     rows = g.TensorType(["N", "N"], Float32Type()).dims
     assert not maps_rows(rows[:1], rows, [1])
     assert maps_rows(rows[:1], rows, [0])
+
+
+#: A matmul whose operands are splats: fused into its kernel, they are
+#: values, not masked reads.
+SPLAT_MATMUL = """
+func.func @main(%a: !graph.tensor<[1, N], f32>) -> !graph.tensor<[1, N], f32> {
+  %one = graph.constant 1.000000e+00 : f32 -> !graph.tensor<[], f32>
+  %lhs = graph.reshape %one : !graph.tensor<[], f32> -> !graph.tensor<[1, 1], f32>
+  %rhs = graph.broadcast %one : !graph.tensor<[], f32> -> !graph.tensor<[1, N], f32>
+  %p = graph.matmul %lhs, %rhs : (!graph.tensor<[1, 1], f32>, !graph.tensor<[1, N], f32>) -> !graph.tensor<[1, N], f32>
+  %r = graph.add %p, %a : !graph.tensor<[1, N], f32>
+  func.return %r : !graph.tensor<[1, N], f32>
+}
+"""
+
+
+def test_a_splat_operand_of_a_matmul_is_zero_in_its_masked_lanes() -> None:
+    """The dot sums whole tiles, the K lanes past the contracted extent
+    included: a splat operand must be 0 there, as a masked read is (a sum
+    of 16 ones once came out of this 1 x 1 contraction)."""
+    testing.check_pass("fuse,tile", programs=[SPLAT_MATMUL], max_examples=5)

@@ -209,7 +209,12 @@ class KernelTiler:
                 raise IrcError(
                     f"tile: dense constant inside kernel {self.kernel.kernel_name}"
                 )
-            return b.const(op.literal().item(), element)
+            splat = b.const(op.literal().item(), element)
+            if self.whole_mask_reads and self.mask is not None:
+                # A matmul's operand: its masked lanes are summed, and must
+                # be 0 as a masked read's are.
+                return b.select(self.mask, splat, b.const(0, element))
+            return splat
         if isinstance(op, g.UnaryOp):
             return b.create(tile.UnaryOp(op.KIND, self.value_at(op.input, index)))
         if isinstance(op, g.BinaryOp):
