@@ -21,7 +21,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 import irc
 from irc import nn
 from irc.errors import IrcError
-from irc.testing import check_grad, check_pass, programs
+from irc.testing import WINDOW_ACTIONS, check_grad, check_pass, programs
 
 RNG = np.random.default_rng(0)
 
@@ -341,7 +341,7 @@ def test_a_convolution_is_one_matmul_kernel_reading_its_input_in_place() -> None
 
 #: Window programs (``irc.testing``'s ``convolve`` and ``pool`` steps) with
 #: the steps they meet in models.
-WINDOW_ACTIONS = ("convolve", "pool", "binary", "unary", "reduce", "transpose")
+WINDOW_PROGRAM_ACTIONS = (*WINDOW_ACTIONS, "binary", "unary", "reduce", "transpose")
 
 
 def test_window_programs_keep_their_meaning_down_to_triton() -> None:
@@ -351,7 +351,7 @@ def test_window_programs_keep_their_meaning_down_to_triton() -> None:
     GEMM) compute what the graph does."""
     check_pass(
         "fuse,tile,bufferize,lower-memory-to-triton",
-        programs(actions=WINDOW_ACTIONS, dtypes=("float32", "int32")),
+        programs(actions=WINDOW_PROGRAM_ACTIONS, dtypes=("float32", "int32")),
         max_examples=30,
     )
 
@@ -406,6 +406,113 @@ def _sm90_report() -> dict[str, Any]:
     return report
 
 
+# ----- gradients and torch's pooling indices, eagerly ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("strides", "padding", "dilations", "groups", "size"),
+    [(1, 1, 1, 1, 9), (2, 1, 1, 2, 9), (2, 0, 2, 1, 10), (3, 2, 1, 1, 11)],
+)
+def test_conv_gradients_match_torch(
+    strides: int, padding: int, dilations: int, groups: int, size: int
+) -> None:
+    x, w = _array(2, 4, size, size - 1), _array(6, 4 // groups, 3, 2)
+    options = {"stride": strides, "padding": padding, "dilation": dilations}
+    options["groups"] = groups
+    grad = _array(*F.conv2d(*_torch(x, w), **options).shape)
+    ours = {"strides": strides, "padding": padding, "dilations": dilations}
+    ours["groups"] = groups
+    np.testing.assert_allclose(
+        nn.conv_input_gradient(grad, w, x.shape[2:], **ours),
+        torch.nn.grad.conv2d_input(x.shape, *_torch(w, grad), **options).numpy(),
+        rtol=1e-4, atol=1e-4,
+    )  # fmt: skip
+    np.testing.assert_allclose(
+        nn.conv_weight_gradient(grad, x, w.shape[2:], **ours),
+        torch.nn.grad.conv2d_weight(_torch(x)[0], w.shape, *_torch(grad), **options),
+        rtol=1e-4, atol=1e-4,
+    )  # fmt: skip
+
+
+def test_conv_transpose_gradients_match_torch() -> None:
+    x, w = _array(2, 4, 5, 6), _array(4, 3, 3, 2)
+    options = {"stride": 2, "padding": 1, "output_padding": 1, "groups": 2}
+    tx, tw = (torch.from_numpy(a).requires_grad_() for a in (x, w))
+    y = F.conv_transpose2d(tx, tw, **options)
+    grad = _array(*y.shape)
+    y.backward(torch.from_numpy(grad))
+    ours = {"strides": 2, "padding": 1, "groups": 2}
+    np.testing.assert_allclose(
+        nn.conv_transpose_input_gradient(
+            grad, w, x.shape[2:], output_padding=1, **ours
+        ),
+        tx.grad.numpy(), rtol=1e-4, atol=1e-4,
+    )  # fmt: skip
+    np.testing.assert_allclose(
+        nn.conv_transpose_weight_gradient(grad, x, w.shape[2:], **ours),
+        tw.grad.numpy(), rtol=1e-4, atol=1e-4,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("kernel", "strides", "padding", "dilations", "ceil_mode"),
+    [((2, 2), 2, 0, 1, False), ((3, 3), 2, 1, 1, True), ((3, 2), 1, 1, (2, 1), False)],
+)
+def test_max_pool_with_indices_and_backward_match_torch(
+    kernel: tuple[int, int],
+    strides: int,
+    padding: int,
+    dilations: Any,
+    ceil_mode: bool,
+) -> None:
+    # rounded to a few values: many ties, the first in the window wins
+    x = np.round(_array(2, 3, 9, 8)).astype(np.float32)
+    x[0, 0, :3, :3] = -5.0  # a window of ties all below the padding's
+    options = {"stride": strides, "padding": padding, "dilation": dilations}
+    tx = torch.from_numpy(x).requires_grad_()
+    values, indices = F.max_pool2d(
+        tx, kernel, **options, ceil_mode=ceil_mode, return_indices=True
+    )
+    ours = {"strides": strides, "padding": padding, "dilations": dilations}
+    ours["ceil_mode"] = ceil_mode
+    got_values, got_indices = nn.max_pool_with_indices(x, kernel, **ours)
+    np.testing.assert_array_equal(got_values, values.detach().numpy())
+    np.testing.assert_array_equal(got_indices, indices.numpy())
+    assert got_indices.dtype == np.int64
+    grad = _array(*values.shape)
+    values.backward(torch.from_numpy(grad))
+    np.testing.assert_allclose(
+        nn.max_pool_backward(grad, got_indices, x.shape[2:], kernel, **ours),
+        tx.grad.numpy(), rtol=1e-6, atol=1e-6,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("padding", "ceil_mode", "count_include_pad", "divisor_override"),
+    [(0, False, True, None), (1, True, False, None), (1, True, True, None),
+     (1, False, True, 3)],
+)  # fmt: skip
+def test_avg_pool_backward_matches_torch(
+    padding: int, ceil_mode: bool, count_include_pad: bool, divisor_override: Any
+) -> None:
+    x = _array(2, 3, 9, 8)
+    options = {"padding": padding, "ceil_mode": ceil_mode}
+    options["count_include_pad"] = count_include_pad
+    options["divisor_override"] = divisor_override
+    tx = torch.from_numpy(x).requires_grad_()
+    y = F.avg_pool2d(tx, 3, 2, **options)
+    grad = _array(*y.shape)
+    y.backward(torch.from_numpy(grad))
+    np.testing.assert_allclose(
+        nn.avg_pool(x, (3, 3), strides=2, **options), y.detach().numpy(),
+        rtol=1e-6, atol=1e-6,
+    )  # fmt: skip
+    np.testing.assert_allclose(
+        nn.avg_pool_backward(grad, x.shape[2:], (3, 3), strides=2, **options),
+        tx.grad.numpy(), rtol=1e-6, atol=1e-6,
+    )  # fmt: skip
+
+
 # ----- errors a user can make --------------------------------------------------
 
 
@@ -422,10 +529,15 @@ def test_convolution_explains_mismatched_channels_and_groups() -> None:
 
 def test_stride_dependent_sizes_need_known_sizes() -> None:
     spec = irc.TensorSpec(("N", 3, "L"), "float32")
+    # whether the last window starts in the padding after the input depends
+    # on the size
     with pytest.raises(
-        IrcError, match="ceil_mode with stride 2 needs the spatial sizes"
+        IrcError,
+        match=r"ceil_mode, a kernel of 2 \(dilation 1\), stride 2 and padding 1",
     ):
-        irc.compile(lambda x: nn.max_pool(x, (2,), strides=2, ceil_mode=True), spec)
+        irc.compile(
+            lambda x: nn.max_pool(x, (2,), strides=2, padding=1, ceil_mode=True), spec
+        )
     with pytest.raises(IrcError, match="'same' with stride 2 needs the spatial sizes"):
         irc.compile(
             lambda x, w: nn.conv(x, w, strides=2, padding="same"),

@@ -29,11 +29,18 @@ from irc.nn.activations import (
 )
 from irc.nn.convolution import (
     avg_pool,
+    avg_pool_backward,
     conv,
+    conv_input_gradient,
     conv_transpose,
+    conv_transpose_input_gradient,
+    conv_transpose_weight_gradient,
+    conv_weight_gradient,
     global_avg_pool,
     global_max_pool,
     max_pool,
+    max_pool_backward,
+    max_pool_with_indices,
 )
 from irc.nn.normalization import batch_norm, group_norm, instance_norm, layer_norm
 
@@ -41,10 +48,15 @@ __all__ = [
     "SELU_ALPHA",
     "SELU_SCALE",
     "avg_pool",
+    "avg_pool_backward",
     "batch_norm",
     "celu",
     "conv",
+    "conv_input_gradient",
     "conv_transpose",
+    "conv_transpose_input_gradient",
+    "conv_transpose_weight_gradient",
+    "conv_weight_gradient",
     "elu",
     "gelu",
     "global_avg_pool",
@@ -57,6 +69,8 @@ __all__ = [
     "leaky_relu",
     "log_softmax",
     "max_pool",
+    "max_pool_backward",
+    "max_pool_with_indices",
     "mish",
     "relu",
     "selu",

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from irc.testing.strategies import (
         ACTIONS,
         CONTROL_FLOW_ACTIONS,
+        WINDOW_ACTIONS,
         bindings,
         bindings_for,
         head_programs,
@@ -68,6 +69,7 @@ __all__ = [
     "ACTIONS",
     "CONTROL_FLOW_ACTIONS",
     "DEFAULT_TOLERANCES",
+    "WINDOW_ACTIONS",
     "Case",
     "Level",
     "PassCheckError",
@@ -120,6 +122,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "strategies": (
         "ACTIONS",
         "CONTROL_FLOW_ACTIONS",
+        "WINDOW_ACTIONS",
         "bindings",
         "bindings_for",
         "head_programs",

@@ -15,7 +15,6 @@ never differs from torch's.
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 import operator
 from collections.abc import Callable, Sequence
@@ -31,7 +30,6 @@ from irc.capture.numpy_api import erf
 from irc.capture.tensor import SymDim
 from irc.dtypes import dtype as irc_dtype
 from irc.errors import IrcError
-from irc.nn.convolution import pad_spatial
 from irc.primitives.declaration import Primitive, on_declare
 
 Value = Any
@@ -937,16 +935,12 @@ def _normalized(y: Value, weight: Value, bias: Value) -> Value:
 
 # ----- convolution and pooling -----------------------------------------------------
 #
-# Convolution forward is ``irc.nn``'s (``nn.conv``, ``nn.conv_transpose``).
-# The gradients are closed forms over the same windows (strided slices of
-# the padded input, one per kernel offset): a window's gradient is added
-# back where it read (``_unwindowed``, ``graph.insert_slice``s into zeros).
-# ``irc.vjp`` of the forward would give the same, but it differentiates
-# functions of arrays whose dims are plain symbols, and a backward graph's
-# saved activations have sizes such as ``(x_dim2 + 1) // 2``. Pooling is
-# ATen's own here: its windows are sized by ATen's ``ceil_mode`` rule on
-# symbolic sizes, max pooling returns the argmax indices torch defines, and
-# average pooling divides by torch's window counts.
+# The math is ``irc.nn``'s (``nn.conv``, its gradients, ``nn.max_pool_with_indices``,
+# ``nn.avg_pool``, their backwards); these converters decode ATen's arguments.
+# The gradients are closed forms over the forward's windows: ``irc.vjp`` of the
+# forward would give the same, but it differentiates functions of arrays whose
+# dims are plain symbols, and a backward graph's saved activations have sizes
+# such as ``(x_dim2 + 1) // 2``.
 
 
 def _per_axis(call: AtenCall, name: str, values: Any, spatial: int) -> list[int]:
@@ -961,7 +955,8 @@ def _per_axis(call: AtenCall, name: str, values: Any, spatial: int) -> list[int]
 
 def _conv_options(call: AtenCall, first: int, spatial: int) -> dict[str, Any]:
     """``stride, padding, dilation, transposed, output_padding, groups``
-    (arguments ``first`` on) as :func:`_conv` takes them."""
+    (arguments ``first`` on) as ``nn.conv`` and its kin take them, and
+    ``transposed``."""
     stride, padding, dilation, transposed, output_padding, groups = call.args[
         first : first + 6
     ]
@@ -981,19 +976,15 @@ def _conv_options(call: AtenCall, first: int, spatial: int) -> dict[str, Any]:
     return options
 
 
-def _conv(x: Value, weight: Value, bias: Value, transposed: bool, **options: Any):
-    if transposed:
-        return nn.conv_transpose(x, weight, bias, **options)
-    return nn.conv(x, weight, bias, **options)
-
-
 @converts("aten.convolution")
 def convolution(call: AtenCall) -> Value:
     """Convolution (``nn.conv``) or its transpose (``nn.conv_transpose``)
     over 1 to 3 spatial axes: strided, padded, dilated, grouped."""
     x, weight, bias = call.args[:3]
     options = _conv_options(call, 3, weight.ndim - 2)
-    return cast(_conv(x, weight, bias, **options), call.dtype)
+    if options.pop("transposed"):
+        return cast(nn.conv_transpose(x, weight, bias, **options), call.dtype)
+    return cast(nn.conv(x, weight, bias, **options), call.dtype)
 
 
 @converts("aten.convolution_backward")
@@ -1007,196 +998,25 @@ def convolution_backward(call: AtenCall) -> Value:
         raise call.unsupported("an unbatched input")
     options = _conv_options(call, 4, weight.ndim - 2)
     wanted = list(call.arg(10, "output_mask", [True, True, True]))
+    kernel, in_sizes = weight.shape[2:], x.shape[2:]
     if options.pop("transposed"):
-        input_gradient, weight_gradient = (
-            _transposed_input_gradient,
-            _transposed_weight_gradient,
-        )
+        input_gradient = nn.conv_transpose_input_gradient
+        output_padding = {"output_padding": options.pop("output_padding")}
+        weight_gradient = nn.conv_transpose_weight_gradient
     else:
-        input_gradient, weight_gradient = _conv_input_gradient, _conv_weight_gradient
+        input_gradient, output_padding = nn.conv_input_gradient, {}
+        weight_gradient = nn.conv_weight_gradient
     gradients = [
-        input_gradient(gradient, x, weight, options) if wanted[0] else None,
-        weight_gradient(gradient, x, weight, options) if wanted[1] else None,
+        input_gradient(gradient, weight, in_sizes, **options, **output_padding)
+        if wanted[0]
+        else None,
+        weight_gradient(gradient, x, kernel, **options) if wanted[1] else None,
         np.sum(gradient, axis=(0, *range(2, gradient.ndim))) if wanted[2] else None,
     ]
     return tuple(
         None if g is None else cast(g, numpy_dtype(meta.dtype))
         for g, meta in zip(gradients, call.meta)
     )
-
-
-def _conv_input_gradient(
-    gradient: Value, x: Value, weight: Value, options: dict[str, Any]
-) -> Value:
-    """The gradient of ``nn.conv``'s input: a transposed convolution of the
-    output's gradient where the input's size past the last window is known
-    (its ``output_padding``), else each window's share of the gradient
-    added back where the window read (the transpose of im2col)."""
-    strides, pads, dilations = (
-        options["strides"],
-        options["padding"],
-        options["dilations"],
-    )
-    kernel = tuple(weight.shape[2:])
-    in_sizes = x.shape[2:]
-    remainders = [
-        (size + 2 * p - d * (k - 1) - 1) % s
-        for size, p, d, k, s in zip(in_sizes, pads, dilations, kernel, strides)
-    ]
-    if all(isinstance(r, int) for r in remainders):
-        return nn.conv_transpose(gradient, weight, output_padding=remainders, **options)
-    spatial = len(kernel)
-    batch, channels, out_channels = x.shape[0], x.shape[1], weight.shape[0]
-    groups = options["groups"]
-    positions = math.prod(kernel)
-    letters = "xyz"[:spatial]
-    out_sizes = sizes(gradient.shape[2:])
-    kernel_matrix = np.reshape(
-        weight, [groups, out_channels // groups, channels // groups * positions]
-    )
-    grouped = np.reshape(gradient, [batch, groups, out_channels // groups, *out_sizes])
-    columns = np.einsum(f"ngo{letters},gok->ngk{letters}", grouped, kernel_matrix)
-    columns = np.reshape(columns, [batch, channels, positions, *out_sizes])
-    padded = [size + 2 * p for size, p in zip(in_sizes, pads)]
-    total = _unwindowed(
-        [columns[:, :, i] for i in range(positions)],
-        [batch, channels, *padded],
-        kernel,
-        strides,
-        dilations,
-    )
-    return _cropped(total, pads, in_sizes)
-
-
-def _conv_weight_gradient(
-    gradient: Value, x: Value, weight: Value, options: dict[str, Any]
-) -> Value:
-    """The gradient of ``nn.conv``'s weight: each window of the input (the
-    forward's im2col) contracted with the output's gradient."""
-    kernel = tuple(weight.shape[2:])
-    windows = _windows(
-        pad_spatial(x, [(p, p) for p in options["padding"]], 0),
-        kernel,
-        options["strides"],
-        options["dilations"],
-        gradient.shape[2:],
-    )
-    return _weight_contraction(windows, gradient, options["groups"], weight.shape)
-
-
-def _transposed_input_gradient(
-    gradient: Value, x: Value, weight: Value, options: dict[str, Any]
-) -> Value:
-    """The gradient of ``nn.conv_transpose``'s input: the convolution of the
-    output's gradient with the same weight (a transposed convolution is
-    that convolution's transpose), less what ``output_padding`` adds past
-    the last window when it is a stride or more."""
-    conv_options = {k: v for k, v in options.items() if k != "output_padding"}
-    result = nn.conv(gradient, weight, **conv_options)
-    if all(e < s for e, s in zip(options["output_padding"], options["strides"])):
-        return result
-    return result[(Ellipsis, *(slice(0, size) for size in x.shape[2:]))]
-
-
-def _transposed_weight_gradient(
-    gradient: Value, x: Value, weight: Value, options: dict[str, Any]
-) -> Value:
-    """The gradient of ``nn.conv_transpose``'s weight (``[C, O / groups,
-    *K]``): the input contracted with each window of the output's gradient,
-    a window position per input position."""
-    windows = _windows(
-        pad_spatial(gradient, [(p, p) for p in options["padding"]], 0),
-        tuple(weight.shape[2:]),
-        options["strides"],
-        options["dilations"],
-        x.shape[2:],
-    )
-    return _weight_contraction(windows, x, options["groups"], weight.shape)
-
-
-def _weight_contraction(
-    windows: Sequence[Value], gradient: Value, groups: int, shape: Any
-) -> Value:
-    """``sum over n and positions of windows[k][n, c] * gradient[n, o]``
-    within each group, as a weight of ``shape`` (``[O, C / groups, *K]``):
-    ``windows`` ``[N, C, *positions]``, one per kernel offset ``k``,
-    ``gradient`` ``[N, O, *positions]``."""
-    batch, channels = windows[0].shape[:2]
-    out_channels = gradient.shape[1]
-    positions = sizes(windows[0].shape[2:])
-    letters = "xyz"[: len(positions)]
-    columns = np.reshape(
-        np.stack(windows, axis=2),
-        [batch, groups, channels // groups, len(windows), *positions],
-    )
-    grouped = np.reshape(gradient, [batch, groups, out_channels // groups, *positions])
-    result = np.einsum(f"ngck{letters},ngo{letters}->gock", columns, grouped)
-    return np.reshape(result, sizes(shape))
-
-
-def _kernel_offsets(kernel: Sequence[int]) -> list[tuple[int, ...]]:
-    """Each offset in the kernel, row-major (as a weight's ``*K`` axes)."""
-    return list(itertools.product(*(range(k) for k in kernel)))
-
-
-def _window_key(
-    offsets: Sequence[int],
-    strides: Sequence[int],
-    dilations: Sequence[int],
-    out_sizes: Sequence[Any],
-) -> tuple[Any, ...]:
-    """The key of the window at kernel offset ``offsets``: its element
-    ``o`` is the padded input's ``o * stride + offset * dilation``."""
-    return (
-        Ellipsis,
-        *(
-            slice(k * d, k * d + s * (size - 1) + 1, s)
-            for k, d, s, size in zip(offsets, dilations, strides, out_sizes)
-        ),
-    )
-
-
-def _windows(
-    padded: Value,
-    kernel: Sequence[int],
-    strides: Sequence[int],
-    dilations: Sequence[int],
-    out_sizes: Sequence[Any],
-) -> list[Value]:
-    """The windows of ``padded``'s last axes, one per kernel offset."""
-    return [
-        padded[_window_key(offsets, strides, dilations, out_sizes)]
-        for offsets in _kernel_offsets(kernel)
-    ]
-
-
-def _unwindowed(
-    parts: Sequence[Value],
-    shape: Sequence[Any],
-    kernel: Sequence[int],
-    strides: Sequence[int],
-    dilations: Sequence[int],
-) -> Value:
-    """The transpose of :func:`_windows`: the sum of ``parts`` (one per
-    kernel offset), each in zeros of the padded input's ``shape`` where its
-    window read. Each is written into zeros of its own (a write into the
-    sum so far would read it twice, and fused, evaluate the writes before
-    it twice each)."""
-    out_sizes = parts[0].shape[len(shape) - len(kernel) :]
-    total = None
-    for offsets, part in zip(_kernel_offsets(kernel), parts):
-        placed = full(sizes(shape), 0, np.dtype(part.dtype))
-        if isinstance(placed, np.ndarray) and not isinstance(part, np.ndarray):
-            placed = layout.as_tensor(placed)
-        placed[_window_key(offsets, strides, dilations, out_sizes)] = part
-        total = placed if total is None else total + placed
-    return total
-
-
-def _cropped(padded: Value, pads: Sequence[int], in_sizes: Sequence[Any]) -> Value:
-    """The input's part of a padded array: ``pads[i]`` before each of the
-    last axes' ``in_sizes[i]`` elements."""
-    return padded[(Ellipsis, *(slice(p, p + size) for p, size in zip(pads, in_sizes)))]
 
 
 #: The spatial rank of each pooling op.
@@ -1214,128 +1034,29 @@ _POOL_RANK = {
 }
 
 
-@dataclass(frozen=True)
-class _Pooling:
-    """A pooling's windows over the last ``len(kernel)`` axes, as ATen
-    sizes them: ``out_sizes`` windows per axis, of which the last may
-    reach ``extra`` past the padded input in ``ceil_mode``."""
-
-    kernel: list[int]
-    strides: list[int]
-    pads: list[int]
-    dilations: list[int]
-    in_sizes: list[Any]
-    out_sizes: list[Any]
-    extra: list[int]
-
-    @classmethod
-    def of(
-        cls,
-        call: AtenCall,
-        x: Value,
-        kernel: Any,
-        stride: Any,
-        padding: Any,
-        dilation: Any,
-        ceil_mode: bool,
-    ) -> _Pooling:
-        spatial = _POOL_RANK[call.name]
-        kernel = _per_axis(call, "kernel_size", kernel, spatial)
-        strides = _per_axis(call, "stride", stride, spatial) if stride else kernel
-        pads = _per_axis(call, "padding", padding, spatial)
-        dilations = _per_axis(call, "dilation", dilation, spatial)
-        in_sizes = list(x.shape[-spatial:])
-        out_sizes, extra = [], []
-        for size, k, s, p, d in zip(in_sizes, kernel, strides, pads, dilations):
-            reach = d * (k - 1) + 1
-            if not ceil_mode:
-                out_sizes.append((size + 2 * p - reach) // s + 1)
-                extra.append(0)
-                continue
-            # ATen's rule: the size rounds up, unless the last window would
-            # start in the padding after the input
-            out = (size + 2 * p - reach + s - 1) // s + 1
-            if isinstance(out, int):
-                if (out - 1) * s >= size + p:
-                    out -= 1
-                extra.append(max((out - 1) * s + reach - size - 2 * p, 0))
-            elif p + s - 1 >= reach:  # whether it would depends on the size
-                raise call.unsupported(
-                    f"ceil_mode, a kernel of {k} (dilation {d}), stride {s} and "
-                    f"padding {p} on the symbolic size {size}"
-                )
-            else:
-                extra.append(s - 1)  # the most the last window reaches past
-            out_sizes.append(out)
-        return cls(kernel, strides, pads, dilations, in_sizes, out_sizes, extra)
-
-    def padded(self, x: Value, fill: float) -> Value:
-        return pad_spatial(x, [(p, p + e) for p, e in zip(self.pads, self.extra)], fill)
-
-    def windows(self, x: Value, fill: float) -> list[Value]:
-        """``x``'s windows, padded with ``fill``, one per kernel offset."""
-        return _windows(
-            self.padded(x, fill),
-            self.kernel,
-            self.strides,
-            self.dilations,
-            self.out_sizes,
-        )
-
-    def unwindowed(self, parts: Sequence[Value], x: Value) -> Value:
-        """The gradient of ``x`` from its windows' (:func:`_unwindowed`)."""
-        spatial = len(self.kernel)
-        padded = [
-            size + 2 * p + e for size, p, e in zip(self.in_sizes, self.pads, self.extra)
-        ]
-        total = _unwindowed(
-            parts,
-            [*x.shape[:-spatial], *padded],
-            self.kernel,
-            self.strides,
-            self.dilations,
-        )
-        return _cropped(total, self.pads, self.in_sizes)
-
-    def positions(self, offsets: Sequence[int]) -> list[Value]:
-        """For each axis, the input position the window at ``offsets`` reads
-        at each output position (negative or past the input in the
-        padding), shaped to broadcast over the last axes; int64."""
-        spatial = len(self.kernel)
-        found = []
-        for axis, (k, s, p, d, out) in enumerate(
-            zip(offsets, self.strides, self.pads, self.dilations, self.out_sizes)
-        ):
-            position = arange(out, dtype=np.int64) * s + (k * d - p)
-            found.append(np.reshape(position, [out, *[1] * (spatial - 1 - axis)]))
-        return found
-
-    def inside(self, positions: Sequence[Value]) -> Value | None:
-        """Where ``positions`` are in the input (not in its padding): None
-        where they all are."""
-        if not any(self.pads) and not any(self.extra):
-            return None
-        inside = None
-        for position, size in zip(positions, self.in_sizes):
-            within = np.logical_and(
-                np.greater_equal(position, 0), np.less(position, size)
-            )
-            inside = within if inside is None else np.logical_and(inside, within)
-        return inside
-
-    def flat(self, positions: Sequence[Value]) -> Value:
-        """The positions as offsets into the input's last axes flattened."""
-        flat: Value = 0
-        for position, size in zip(positions, self.in_sizes):
-            flat = flat * size + position
-        return flat
+def _pool_options(
+    call: AtenCall, kernel: Any, stride: Any, padding: Any, ceil_mode: Any
+) -> dict[str, Any]:
+    """ATen's ``kernel_size, stride, padding, ceil_mode`` as ``irc.nn``'s
+    pooling takes them (an empty ``stride``: the kernel's)."""
+    spatial = _POOL_RANK[call.name]
+    kernel = _per_axis(call, "kernel_size", kernel, spatial)
+    return {
+        "kernel": kernel,
+        "strides": _per_axis(call, "stride", stride, spatial) if stride else kernel,
+        "padding": _per_axis(call, "padding", padding, spatial),
+        "ceil_mode": bool(ceil_mode),
+    }
 
 
-def _lowest(dtype: np.dtype) -> float:
-    """What no element of ``dtype`` is below: max pooling's padding."""
-    if dtype.kind in "iu":
-        return int(np.iinfo(dtype).min)
-    return -math.inf
+def _pooled(call: AtenCall, pool: Callable[..., Value], *args: Any, **options: Any):
+    """``pool(*args, **options)``, a pooling irc refuses (ceil_mode on a
+    symbolic size whose last window may start in the padding) refused as
+    this op."""
+    try:
+        return pool(*args, **options)
+    except IrcError as error:
+        raise call.unsupported(str(error)) from error
 
 
 @converts(
@@ -1344,43 +1065,18 @@ def _lowest(dtype: np.dtype) -> float:
     "aten.max_pool3d_with_indices",
 )
 def max_pool_with_indices(call: AtenCall) -> Value:
-    """The maximum of each window and, as torch defines them, the indices
-    of the maxima: offsets into each (sample, channel)'s input flattened,
-    the first maximum in the window's row-major order winning (a NaN wins
-    over every number, the last NaN over earlier ones, as torch's CPU
-    kernel has it); padding never wins."""
+    """The maximum of each window and the indices of the maxima, as torch
+    defines them (``nn.max_pool_with_indices``)."""
     x, kernel = call.args[:2]
-    pooling = _Pooling.of(
-        call,
-        x,
-        kernel,
-        call.arg(2, "stride", []),
-        call.arg(3, "padding", 0),
-        call.arg(4, "dilation", 1),
-        bool(call.arg(5, "ceil_mode", False)),
+    options = _pool_options(
+        call, kernel, call.arg(2, "stride", []), call.arg(3, "padding", 0),
+        call.arg(5, "ceil_mode", False),
+    )  # fmt: skip
+    spatial = len(options["kernel"])
+    dilations = _per_axis(call, "dilation", call.arg(4, "dilation", 1), spatial)
+    values, indices = _pooled(
+        call, nn.max_pool_with_indices, x, dilations=dilations, **options
     )
-    windows = pooling.windows(x, _lowest(np.dtype(x.dtype)))
-    values = functools.reduce(np.maximum, windows)
-    # The indices choose among the windows as torch's kernel does; a graph
-    # that reads no index (inference) drops them.
-    floating = np.dtype(x.dtype).kind == "f"
-    best = indices = found = None
-    for offsets, window in zip(_kernel_offsets(pooling.kernel), windows):
-        positions = pooling.positions(offsets)
-        inside = pooling.inside(positions)
-        flat = pooling.flat(positions)
-        if best is None:
-            best, indices, found = window, flat, inside
-            continue
-        take = np.greater(window, best)
-        if floating:
-            take = np.logical_or(take, np.not_equal(window, window))
-        if inside is not None:  # padding: a window's first input element
-            take = np.logical_and(inside, np.logical_or(take, np.logical_not(found)))
-            found = np.logical_or(found, inside)
-        best = np.where(take, window, best)
-        indices = np.where(take, flat, indices)
-    indices = broadcast_to(indices, values.shape)
     return cast(values, call.dtype), cast(indices, numpy_dtype(call.meta[1].dtype))
 
 
@@ -1389,92 +1085,49 @@ def max_pool_with_indices(call: AtenCall) -> Value:
 )
 def max_pool_with_indices_backward(call: AtenCall) -> Value:
     """Each output's gradient added to the input element its index names
-    (the forward's argmax), through the window that read it."""
+    (``nn.max_pool_backward``)."""
     gradient, x, kernel, stride, padding, dilation, ceil_mode, indices = call.args[:8]
-    pooling = _Pooling.of(call, x, kernel, stride, padding, dilation, bool(ceil_mode))
-    parts = []
-    zero = np.zeros((), np.dtype(gradient.dtype))
-    for offsets in _kernel_offsets(pooling.kernel):
-        positions = pooling.positions(offsets)
-        chosen = np.equal(indices, pooling.flat(positions))
-        inside = pooling.inside(positions)
-        if inside is not None:  # a position in the padding aliases another
-            chosen = np.logical_and(chosen, inside)
-        parts.append(np.where(chosen, gradient, zero))
-    return cast(pooling.unwindowed(parts, x), call.dtype)
+    options = _pool_options(call, kernel, stride, padding, ceil_mode)
+    spatial = len(options["kernel"])
+    dilations = _per_axis(call, "dilation", dilation, spatial)
+    result = _pooled(
+        call, nn.max_pool_backward, gradient, indices, x.shape[-spatial:],
+        dilations=dilations, **options,
+    )  # fmt: skip
+    return cast(result, call.dtype)
 
 
-def _avg_divisor(
-    pooling: _Pooling, count_include_pad: bool, divisor_override: Any
-) -> Value:
-    """What each window's sum is divided by, as torch's kernels compute it:
-    the window's size within the padded input (``count_include_pad``) or
-    within the input, ceil_mode's overhang never counted."""
-    if divisor_override:
-        return divisor_override
-    if not any(pooling.extra) and (count_include_pad or not any(pooling.pads)):
-        return math.prod(pooling.kernel)
-    spatial = len(pooling.kernel)
-    divisor: Value = 1
-    for axis, (k, s, p, size, out) in enumerate(
-        zip(
-            pooling.kernel,
-            pooling.strides,
-            pooling.pads,
-            pooling.in_sizes,
-            pooling.out_sizes,
-        )
-    ):
-        start = arange(out, dtype=np.int64) * s - p
-        end = np.minimum(start + k, size + p)
-        if not count_include_pad:
-            start = np.maximum(start, 0)
-            end = np.minimum(end, size)
-        count = np.reshape(end - start, [out, *[1] * (spatial - 1 - axis)])
-        divisor = divisor * count
-    return divisor
-
-
-def _avg_pooling(call: AtenCall, x: Value, first: int) -> tuple[_Pooling, Value]:
-    """The pooling and divisor of an average pooling whose ``kernel_size``
-    is argument ``first``."""
-    pooling = _Pooling.of(
-        call,
-        x,
-        call.args[first],
-        call.arg(first + 1, "stride", []),
-        call.arg(first + 2, "padding", 0),
-        1,
-        bool(call.arg(first + 3, "ceil_mode", False)),
-    )
-    divisor = _avg_divisor(
-        pooling,
-        bool(call.arg(first + 4, "count_include_pad", True)),
-        call.arg(first + 5, "divisor_override", None),
-    )
-    if is_array(divisor):
-        divisor = divisor.astype(call.dtype)
-    return pooling, divisor
+def _avg_options(call: AtenCall, first: int) -> dict[str, Any]:
+    """The options of an average pooling whose ``kernel_size`` is argument
+    ``first``."""
+    options = _pool_options(
+        call, call.args[first], call.arg(first + 1, "stride", []),
+        call.arg(first + 2, "padding", 0), call.arg(first + 3, "ceil_mode", False),
+    )  # fmt: skip
+    options["count_include_pad"] = bool(call.arg(first + 4, "count_include_pad", True))
+    options["divisor_override"] = call.arg(first + 5, "divisor_override", None)
+    return options
 
 
 @converts("aten.avg_pool1d", "aten.avg_pool2d", "aten.avg_pool3d")
 def avg_pool(call: AtenCall) -> Value:
-    """The sum of each window over torch's divisor."""
+    """The sum of each window over torch's divisor (``nn.avg_pool``)."""
     x = cast(call.args[0], call.dtype)
-    pooling, divisor = _avg_pooling(call, x, 1)
-    total = functools.reduce(np.add, pooling.windows(x, 0))
-    return cast(total / divisor, call.dtype)
+    return cast(_pooled(call, nn.avg_pool, x, **_avg_options(call, 1)), call.dtype)
 
 
 @converts("aten.avg_pool2d_backward", "aten.avg_pool3d_backward")
 def avg_pool_backward(call: AtenCall) -> Value:
     """Each output's gradient over its divisor, added to every element of
-    its window."""
+    its window (``nn.avg_pool_backward``)."""
     gradient, x = call.args[:2]
-    pooling, divisor = _avg_pooling(call, x, 2)
-    share = cast(gradient / divisor, call.dtype)
-    parts = [share] * math.prod(pooling.kernel)
-    return cast(pooling.unwindowed(parts, x), call.dtype)
+    options = _avg_options(call, 2)
+    spatial = len(options["kernel"])
+    gradient = cast(gradient, call.dtype)
+    result = _pooled(
+        call, nn.avg_pool_backward, gradient, x.shape[-spatial:], **options
+    )
+    return cast(result, call.dtype)
 
 
 def _adaptive_windows(

@@ -3,7 +3,7 @@
 - ``symbolic_shapes``: shapes over a small pool of symbols and constants;
 - ``bindings``, ``bindings_for``: values for the symbols, under facts;
 - ``programs``: well-typed graph-level modules built from ``ACTIONS`` (and
-  ``CONTROL_FLOW_ACTIONS`` when asked), valid by construction, whose values
+  ``CONTROL_FLOW_ACTIONS`` or ``WINDOW_ACTIONS`` when asked), valid by construction, whose values
   stay finite on the inputs of ``irc.testing.inputs``;
 - ``head_programs``: one body run on H windows (``horizontal-fusion``).
 
@@ -23,6 +23,7 @@ from irc.testing.strategies.shapes import (
     bindings_for,
     symbolic_shapes,
 )
+from irc.testing.strategies.windows import WINDOW_ACTIONS
 
 __all__ = [
     "ACTIONS",
@@ -31,6 +32,7 @@ __all__ = [
     "MAGNITUDE_LIMIT",
     "STATIC_DIMS",
     "SYMBOLS",
+    "WINDOW_ACTIONS",
     "bindings",
     "bindings_for",
     "head_programs",

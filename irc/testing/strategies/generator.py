@@ -39,7 +39,7 @@ from irc.testing.strategies.reductions import ReductionSteps
 from irc.testing.strategies.shapes import SYMBOLS
 from irc.testing.strategies.sources import SourceSteps
 from irc.testing.strategies.steps import REPEAT, StepMemory
-from irc.testing.strategies.windows import WindowSteps
+from irc.testing.strategies.windows import WINDOW_ACTIONS, WindowSteps
 
 #: Element types, simplest first (failing programs shrink towards float32).
 DTYPES: tuple[DType, ...] = (FLOAT32, INT32, BOOL, FLOAT16, BFLOAT16, INT64, FLOAT64)
@@ -68,8 +68,6 @@ ACTIONS: tuple[str, ...] = (
     "guard",
     "scan",
     "scatter_add",
-    "convolve",
-    "pool",
 )
 
 _ELEMENTWISE = ("binary", "unary")
@@ -156,7 +154,7 @@ def _dtype_list(dtypes: Iterable[DType | str]) -> tuple[DType, ...]:
 
 def _action_list(actions: Iterable[str]) -> tuple[str, ...]:
     chosen = tuple(actions)
-    known = ACTIONS + CONTROL_FLOW_ACTIONS
+    known = ACTIONS + CONTROL_FLOW_ACTIONS + WINDOW_ACTIONS
     unknown = [a for a in chosen if a not in known]
     if unknown or not chosen:
         raise IrcError(
@@ -185,7 +183,8 @@ def programs(
     ``max_ops`` steps, each an action of ``actions`` (see ``ACTIONS``) that
     adds one graph op plus the casts, broadcasts, domain guards and new
     arguments it needs (``CONTROL_FLOW_ACTIONS`` add graph.cond, graph.for
-    and graph.while, when asked for); it returns 1 to ``max_results`` values, the newest
+    and graph.while, ``WINDOW_ACTIONS`` convolutions and poolings, when
+    asked for); it returns 1 to ``max_results`` values, the newest
     first. Every op runs in its domain on the inputs of
     :func:`irc.testing.inputs` under bindings with symbols up to
     ``max_value``.

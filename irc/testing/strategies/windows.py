@@ -23,6 +23,11 @@ from irc.shapes import SymExpr
 from irc.testing.strategies.ranges import MAGNITUDE_LIMIT
 from irc.testing.strategies.steps import Steps
 
+#: The window steps, which ``programs`` takes when asked (as
+#: ``CONTROL_FLOW_ACTIONS``): each adds a dozen ops, which would crowd out
+#: the single-op steps that shrink failing programs well.
+WINDOW_ACTIONS: tuple[str, ...] = ("convolve", "pool")
+
 
 class WindowSteps(Steps):
     """The sliding-window steps of ``program``."""
