@@ -57,7 +57,7 @@ def measure(name: str, backend: str) -> dict[str, Any]:
     import torch
 
     import irc.torch
-    from irc.testing.models import SIZES, build, loss, tokens
+    from irc.testing.models import SIZES, build, example, loss
 
     model = build(name, head=True).train()
     if backend == "irc":
@@ -70,7 +70,7 @@ def measure(name: str, backend: str) -> dict[str, Any]:
 
     def step(batch: int, sequence: int) -> float:
         begin = time.perf_counter()
-        loss(compiled, tokens(batch, sequence)).backward()
+        loss(compiled, example(name, batch, sequence)).backward()
         optimizer.step()
         optimizer.zero_grad()
         return time.perf_counter() - begin
@@ -106,10 +106,10 @@ def measure_partition(name: str) -> dict[str, Any]:
     against irc's own ``value_and_grad`` of the whole loss (one joint
     program), at ``SIZES[0]``: kernels per step and the bytes of the
     activations the backward reads (parameters and inputs not counted)."""
-    from irc.testing.models import SIZES, build, loss, tokens
+    from irc.testing.models import SIZES, build, example, loss
 
     model = build(name, head=True).train()
-    ids = tokens(*SIZES[0])
+    ids = example(name, *SIZES[0])
 
     def step(ids: Any) -> Any:
         return loss(model, ids)

@@ -546,6 +546,49 @@ def test_stride_dependent_sizes_need_known_sizes() -> None:
         )
 
 
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize(
+    "function", [np.convolve, np.correlate], ids=lambda f: f.__name__
+)
+def test_convolve_and_correlate_are_numpys(
+    function: Callable[..., Any], mode: str
+) -> None:
+    """1-D, every mode, a symbolic signal and a static window, and a static
+    operand shorter than the window (NumPy swaps them)."""
+
+    def slide(a: Any, v: Any) -> Any:
+        return function(a, v, mode)
+
+    for window in (1, 4):
+        compiled = irc.compile(
+            slide,
+            irc.TensorSpec(("N",), "float32"),
+            irc.TensorSpec((window,), "float32"),
+            facts=[f"N >= {window}"],
+        )
+        for length in (window, 9):
+            a, v = _array(length), _array(window)
+            np.testing.assert_allclose(
+                compiled(a, v, backend="reference"), slide(a, v), rtol=1e-5, atol=1e-5
+            )
+    short, long = _array(2), _array(5)
+    compiled = irc.compile(
+        slide, irc.TensorSpec((2,), "float32"), irc.TensorSpec((5,), "float32")
+    )
+    np.testing.assert_allclose(
+        compiled(short, long, backend="reference"), slide(short, long), rtol=1e-5
+    )
+
+
+def test_convolve_needs_to_know_the_longer_operand() -> None:
+    with pytest.raises(IrcError, match="which operand is longer.*facts"):
+        irc.compile(
+            np.convolve,
+            irc.TensorSpec(("N",), "float32"),
+            irc.TensorSpec((3,), "float32"),
+        )
+
+
 def test_sliding_window_view_is_numpys() -> None:
     def windows(x: Any) -> Any:
         return (

@@ -20,7 +20,14 @@ transformers = pytest.importorskip("transformers")
 
 import irc.torch as irc_torch  # noqa: E402
 from irc.errors import IrcError  # noqa: E402
-from irc.testing.models import MODELS, SIZES, build, loss, tokens  # noqa: E402
+from irc.testing.models import (  # noqa: E402
+    MODELS,
+    SIZES,
+    build,
+    example,
+    input_name,
+    loss,
+)
 from irc.torch.importer import source_name  # noqa: E402
 
 
@@ -236,9 +243,9 @@ def _matches_eager_in_inference(name: str, runtime: str) -> None:
     compiled = _compiled(model, runtime)
     with torch.no_grad():
         for batch, sequence in SIZES:
-            ids = tokens(batch, sequence)
-            got = compiled(input_ids=ids).last_hidden_state
-            expected = model(input_ids=ids).last_hidden_state
+            x = {input_name(name): example(name, batch, sequence)}
+            got = compiled(**x).last_hidden_state
+            expected = model(**x).last_hidden_state
             torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
     assert irc_torch.counters["compilations"] == 1
     assert not irc_torch.fallback_ops
@@ -254,8 +261,8 @@ def test_a_model_trains_as_eager_does(name: str, runtime: str) -> None:
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     reference_optimizer = torch.optim.SGD(reference.parameters(), lr=0.1)
     for batch, sequence in SIZES:
-        ids = tokens(batch, sequence)
-        got, expected = loss(compiled, ids), loss(reference, ids)
+        x = example(name, batch, sequence)
+        got, expected = loss(compiled, x), loss(reference, x)
         got.backward()
         expected.backward()
         torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
@@ -272,7 +279,7 @@ def test_a_model_trains_as_eager_does(name: str, runtime: str) -> None:
         return  # compilations do not depend on the runtime: checked once below
     # no graph compiled again for a third size
     compilations = irc_torch.counters["compilations"]
-    loss(compiled, tokens(4, 6))
+    loss(compiled, example(name, 4, 6))
     assert irc_torch.counters["compilations"] == compilations
 
 

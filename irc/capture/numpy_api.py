@@ -1079,6 +1079,66 @@ def _sliding_window_view(
     return value
 
 
+@_function(np.convolve)
+def _convolve(a: Operand, v: Operand, mode: str = "full") -> Tensor:
+    return _sliding_product("np.convolve", a, v, mode, flip=True)
+
+
+@_function(np.correlate)
+def _correlate(a: Operand, v: Operand, mode: str = "valid") -> Tensor:
+    return _sliding_product("np.correlate", a, v, mode, flip=False)
+
+
+#: (before, after) zeros around the longer operand for each mode, given the
+#: window ``m``: every overlap (``full``), the longer operand's length
+#: centred as NumPy centres it (``same``), only whole overlaps (``valid``).
+_SLIDING_PADDING: dict[str, Callable[[int], tuple[int, int]]] = {
+    "full": lambda m: (m - 1, m - 1),
+    "same": lambda m: (m - 1 - (m - 1) // 2, (m - 1) // 2),
+    "valid": lambda m: (0, 0),
+}
+
+
+def _sliding_product(
+    name: str, a: Operand, v: Operand, mode: str, flip: bool
+) -> Tensor:
+    """``np.convolve`` (``flip``: the shorter operand reversed) or
+    ``np.correlate`` of 1-D arrays: the shorter operand, a window of static
+    length, slid over the longer one (padded per ``mode``), one matmul of
+    the windows with it."""
+    long, short = layout.as_tensor(a), layout.as_tensor(v)
+    if long.type.rank != 1 or short.type.rank != 1:
+        raise tracing_error(f"{name}: the operands must be 1-D, as in NumPy")
+    if mode not in _SLIDING_PADDING:
+        raise tracing_error(
+            f"{name}: mode must be one of {', '.join(_SLIDING_PADDING)}, not {mode!r}"
+        )
+    facts = current_trace().facts
+    length, window = long.type.dims[0], short.type.dims[0]
+    if not facts.prove_le(window, length):
+        if not facts.prove_le(length + 1, window):
+            raise tracing_error(
+                f"{name}: irc cannot tell which operand is longer ({length} or "
+                f"{window}), and NumPy slides the shorter over the longer; "
+                "declare it as a fact (facts=[...])"
+            )
+        if flip:  # convolution commutes
+            return _sliding_product(name, short, long, mode, flip)
+        # NumPy's correlation of a shorter first operand: the swapped one, reversed
+        return _sliding_product(name, short, long, mode, flip)[::-1]
+    if not window.is_constant:
+        raise tracing_error(
+            f"{name}: the shorter operand's length must be static (it is the "
+            f"window), not {window}"
+        )
+    size = window.constant
+    if size == 0:
+        raise tracing_error(f"{name}: the operands must not be empty, as in NumPy")
+    kernel = short[::-1] if flip else short
+    padded = np.pad(long, _SLIDING_PADDING[mode](size))
+    return _sliding_window_view(padded, size) @ kernel
+
+
 @_function(np.hstack)
 def _hstack(values: Sequence[Operand], **kw: Any) -> Tensor:
     _refuse("np.hstack", **kw)

@@ -2,7 +2,10 @@
 code nobody here wrote, as a user of the torch backend meets it.
 
 ``build(name, head=False)`` makes one (seeded, dropout off, nothing
-downloaded); ``MODELS`` names them; ``tokens(batch, sequence)`` is an input.
+downloaded); ``MODELS`` names them; ``example(name, batch, sequence)`` is
+an input, passed as the keyword ``input_name(name)``: token ids for the
+language models, images for ViT, log-mel features for Whisper's encoder
+(whose sizes but the batch the config fixes).
 The tests (``tests/test_torch_backend.py``) and the benchmark
 (``benchmarks/torch_backend.py``) use the same ones. Needs ``torch`` and
 ``transformers`` (the test extra).
@@ -16,6 +19,9 @@ from typing import Any
 #: (batch, sequence) sizes the tests run each model at, with one compilation.
 SIZES = ((2, 8), (3, 5))
 VOCABULARY = 32
+#: ViT's image side and Whisper's mel bins and frames (its encoder takes
+#: exactly twice its positions).
+IMAGE_SIZE, MEL_BINS, FRAMES = 32, 8, 32
 
 _TOKENS = {"bos_token_id": 0, "eos_token_id": 0}
 _DECODER = {
@@ -86,13 +92,51 @@ def t5_encoder(head: bool) -> Any:
     return t.T5EncoderModel(config)
 
 
+def vit(head: bool) -> Any:
+    """ViT's encoder: a patch embedding (a convolution with stride = kernel)
+    and a transformer (no head of its own: ``loss`` squares its output)."""
+    import transformers as t
+
+    config = t.ViTConfig(
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        image_size=IMAGE_SIZE,
+        patch_size=8,
+    )
+    return t.ViTModel(config, add_pooling_layer=False)
+
+
+def whisper_encoder(head: bool) -> Any:
+    """Whisper's encoder: two 1-d convolutions with GELU, then a
+    transformer (``loss`` squares its output)."""
+    import transformers as t
+    from transformers.models.whisper.modeling_whisper import WhisperEncoder
+
+    config = t.WhisperConfig(
+        d_model=32,
+        encoder_layers=2,
+        encoder_attention_heads=2,
+        encoder_ffn_dim=64,
+        num_mel_bins=MEL_BINS,
+        max_source_positions=FRAMES // 2,
+    )
+    return WhisperEncoder(config)
+
+
 MODELS: dict[str, Callable[[bool], Any]] = {
     "gpt2": gpt2,
     "llama": llama,
     "qwen2": qwen2,
     "bert": bert,
     "t5_encoder": t5_encoder,
+    "vit": vit,
+    "whisper_encoder": whisper_encoder,
 }
+
+#: The keyword each model takes its input by, where it is not token ids.
+_INPUT_NAMES = {"vit": "pixel_values", "whisper_encoder": "input_features"}
 
 
 def build(name: str, head: bool = False) -> Any:
@@ -117,9 +161,31 @@ def tokens(batch: int, sequence: int) -> Any:
     return torch.randint(1, VOCABULARY, (batch, sequence))
 
 
-def loss(model: Any, ids: Any) -> Any:
-    """The model's training loss on ``ids``: its own language-model loss,
-    or the mean square of T5's encoder output."""
-    if model.config.model_type == "t5":
-        return model(input_ids=ids).last_hidden_state.pow(2).mean()
-    return model(input_ids=ids, labels=ids).loss
+def input_name(name: str) -> str:
+    """The keyword model ``name`` takes its input by."""
+    return _INPUT_NAMES.get(name, "input_ids")
+
+
+def example(name: str, batch: int, sequence: int) -> Any:
+    """An input of model ``name``: ``batch`` sequences of ``sequence``
+    tokens, or ``batch`` images or spectrograms of the config's size."""
+    import torch
+
+    if name == "vit":
+        return torch.randn(batch, 3, IMAGE_SIZE, IMAGE_SIZE)
+    if name == "whisper_encoder":
+        return torch.randn(batch, MEL_BINS, FRAMES)
+    return tokens(batch, sequence)
+
+
+#: The models without a loss of their own: ``loss`` squares their output.
+_ENCODERS = {"t5": "input_ids", "vit": "pixel_values", "whisper": "input_features"}
+
+
+def loss(model: Any, x: Any) -> Any:
+    """The model's training loss on input ``x``: its own language-model
+    loss, or the mean square of an encoder's output (T5, ViT, Whisper)."""
+    keyword = _ENCODERS.get(model.config.model_type)
+    if keyword is not None:
+        return model(**{keyword: x}).last_hidden_state.pow(2).mean()
+    return model(input_ids=x, labels=x).loss
