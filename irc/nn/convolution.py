@@ -603,7 +603,7 @@ def _pool_windows(
             f"{op}: a {spatial}-d kernel needs an input of rank at least "
             f"{spatial}, not {np.ndim(x)}"
         )
-    strides_ = _strides(strides, kernel)
+    strides_ = _strides(op, strides, kernel)
     dilations_ = _per_axis(op, "dilations", dilations, spatial)
     sizes = tuple(x.shape[-spatial:] if input_sizes is None else input_sizes)
     pads = _pads(op, padding, sizes, kernel, strides_, dilations_)
@@ -830,11 +830,12 @@ def _explicit_pads(
 
 
 def _strides(
-    strides: int | Sequence[int] | None, kernel: Sequence[int]
+    op: str, strides: int | Sequence[int] | None, kernel: Sequence[int]
 ) -> tuple[int, ...]:
+    """A pooling's strides: the kernel's by default, as in PyTorch."""
     if strides is None:
         return tuple(kernel)
-    return _per_axis("pool", "strides", strides, len(kernel))
+    return _per_axis(op, "strides", strides, len(kernel))
 
 
 def _per_axis(
@@ -857,11 +858,11 @@ def _check_spatial_rank(op: str, spatial: int) -> None:
         )
 
 
-def _check_rank(op: str, x: Any, rank: int, layout: str) -> None:
+def _check_rank(op: str, x: Any, rank: int, form: str) -> None:
     if np.ndim(x) != rank:
         raise IrcError(
             f"{op}: the input has rank {np.ndim(x)}, and this weight needs "
-            f"{layout} (rank {rank}) or the unbatched form"
+            f"{form} (rank {rank}) or the unbatched form"
         )
 
 

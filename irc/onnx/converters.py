@@ -644,13 +644,22 @@ def _transpose_pads(
     return pads
 
 
-def _pool_kernel(node: Node, x: Value) -> list[int]:
+def _pool_windows(node: Node, x: Value) -> dict[str, Any]:
+    """A pooling node's window attributes as ``irc.nn``'s poolings take
+    them (ONNX's strides default to 1, not to the kernel)."""
     kernel = node.attr("kernel_shape")
     if kernel is None:
         raise UnsupportedOnnxOp(f"{node.proto.op_type} needs its kernel_shape")
     kernel = [int(k) for k in kernel]
-    _spatial_rank(node, x, len(kernel))
-    return kernel
+    spatial = len(kernel)
+    _spatial_rank(node, x, spatial)
+    return {
+        "kernel": kernel,
+        "strides": _per_axis(node, "strides", spatial, 1),
+        "padding": _padding(node, spatial),
+        "dilations": _per_axis(node, "dilations", spatial, 1),
+        "ceil_mode": bool(node.attr("ceil_mode", 0)),
+    }
 
 
 @converts("MaxPool")
@@ -664,35 +673,15 @@ def max_pool(node: Node, operands: list[Value]) -> list[Value]:
         )
     # storage_order only orders the Indices output, which is not computed.
     x = tensor(operands[0])
-    kernel = _pool_kernel(node, x)
-    spatial = len(kernel)
-    return [
-        nn.max_pool(
-            x,
-            kernel,
-            strides=_per_axis(node, "strides", spatial, 1),
-            padding=_padding(node, spatial),
-            dilations=_per_axis(node, "dilations", spatial, 1),
-            ceil_mode=bool(node.attr("ceil_mode", 0)),
-        )
-    ]
+    return [nn.max_pool(x, **_pool_windows(node, x))]
 
 
 @converts("AveragePool")
 def average_pool(node: Node, operands: list[Value]) -> list[Value]:
     x = tensor(operands[0])
-    kernel = _pool_kernel(node, x)
-    spatial = len(kernel)
+    count_include_pad = bool(node.attr("count_include_pad", 0))
     return [
-        nn.avg_pool(
-            x,
-            kernel,
-            strides=_per_axis(node, "strides", spatial, 1),
-            padding=_padding(node, spatial),
-            dilations=_per_axis(node, "dilations", spatial, 1),
-            ceil_mode=bool(node.attr("ceil_mode", 0)),
-            count_include_pad=bool(node.attr("count_include_pad", 0)),
-        )
+        nn.avg_pool(x, **_pool_windows(node, x), count_include_pad=count_include_pad)
     ]
 
 
