@@ -73,7 +73,7 @@ from irc.dialects.kernel_kind import (
     kernel_kind,
     kernel_kind_error,
 )
-from irc.dialects.sym import GuardOp, shape_text
+from irc.dialects.sym import GuardOp, product, shape_text
 from irc.dialects.syntax import InputTypes
 from irc.primitives.builtin import DIV, EXP, MUL, SUB
 from irc.shapes import SymExpr
@@ -400,27 +400,55 @@ def _matmul_violation(
     (matmul,) = matmuls
     result_shape = shape_of(matmul.result)
     for value in yielded:
-        if shape_of(value) != result_shape:
+        shape = shape_of(value)
+        if shape != result_shape and not splits_columns(result_shape, shape):
             return (
                 f"a matmul kernel yields values of the matmul's result shape "
-                f"{shape_text(result_shape)}, not {shape_text(shape_of(value))}"
+                f"{shape_text(result_shape)} (or that shape with its last axis "
+                f"split), not {shape_text(shape)}"
             )
     return _epilogue_violation(ops, matmul) or _prologue_violation(
         ops, [matmul.lhs, matmul.rhs]
     )
 
 
+def splits_columns(result: Shape, shape: Shape) -> bool:
+    """Whether ``shape`` is a matmul result shape ``[*batch, M, N]`` with
+    its last axis split row-major (``[*batch, M, H, W]``, ``H * W == N``):
+    the same elements in the same order, so the kernel stores its result
+    tiles there as they are (a convolution's ``[N, O, OH * OW]`` product
+    is its ``[N, O, OH, OW]`` output)."""
+    lead = len(result) - 1
+    return (
+        len(shape) > len(result)
+        and tuple(shape[:lead]) == tuple(result[:lead])
+        and product(shape[lead:]) == result[-1]
+    )
+
+
 def _epilogue_violation(ops: Sequence[Operation], matmul: MatmulOp) -> str | None:
+    """Whether what ``ops`` compute of the matmul's result is other than
+    elementwise ops at the result tile, through at most a reshape that
+    splits its last axis."""
+    result_shape = shape_of(matmul.result)
     dependent: set[SSAValue] = {matmul.result}
     for op in ops:
         if any(operand in dependent for operand in op.operands):
-            if not is_elementwise(op):
+            if not (is_elementwise(op) or _splits_result(op, result_shape)):
                 return (
                     f"{op.name} uses the matmul's result but is not elementwise "
                     "(an epilogue is computed on the result tile)"
                 )
             dependent.update(op.results)
     return None
+
+
+def _splits_result(op: Operation, result_shape: Shape) -> bool:
+    return (
+        isinstance(op, ReshapeOp)
+        and shape_of(op.input) == result_shape
+        and splits_columns(result_shape, shape_of(op.result))
+    )
 
 
 def _prologue_violation(

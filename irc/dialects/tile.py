@@ -975,6 +975,48 @@ class BinaryOp(IRDLOperation, HasFolderInterface):
         return None
 
 
+@dataclass(frozen=True)
+class Digit:
+    """An index of the form ``(base floordiv divisor) rem modulus`` (no
+    ``rem`` when ``modulus`` is None): one coordinate of a row-major
+    delinearization of ``base``, as the tiler writes them."""
+
+    base: SSAValue
+    divisor: SymExpr
+    modulus: SymExpr | None
+    #: ``base floordiv divisor``: ``base`` itself when the divisor is 1.
+    quotient: SSAValue
+
+    @staticmethod
+    def of(index: SSAValue) -> Digit:
+        quotient, modulus = index, None
+        if (remainder := _by_extent(index, "rem")) is not None:
+            quotient, modulus = remainder
+        if (division := _by_extent(quotient, "floordiv")) is not None:
+            return Digit(division[0], division[1], modulus, quotient)
+        return Digit(quotient, SymExpr.const(1), modulus, quotient)
+
+
+def _by_extent(value: SSAValue, kind: str) -> tuple[SSAValue, SymExpr] | None:
+    """``(x, e)`` when ``value`` is ``tile.binary kind x, s`` with ``s`` a
+    ``tile.size`` or integer constant of extent ``e``."""
+    owner = value.owner
+    if not isinstance(owner, BinaryOp) or owner.kind.data.name != kind:
+        return None
+    extent = _size_value(owner.rhs)
+    return None if extent is None else (owner.lhs, extent)
+
+
+def _size_value(value: SSAValue) -> SymExpr | None:
+    """The extent a ``tile.size`` or integer ``tile.constant`` stands for."""
+    owner = value.owner
+    if isinstance(owner, SizeOp):
+        return owner.expr.data
+    if isinstance(owner, ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return SymExpr.const(owner.value.value.data)
+    return None
+
+
 @irdl_op_definition
 class CompareOp(IRDLOperation):
     """``tile.cmp lt %a, %b : (T1, T2) -> !loop.tile<[128], i1>``: an

@@ -44,6 +44,7 @@ from irc.dialects.fusion import (
     kernel_idioms,
     loads_operand_tiles,
     shape_of,
+    splits_columns,
 )
 from irc.dialects.graph import (
     CONTROL_FLOW_OPS,
@@ -77,10 +78,11 @@ class Kind:
     ``shape`` is a pointwise group's iteration space, a reduction group's
     row shape X (with ``rows`` its row structure and ``row_results`` the
     result shapes of its reductions so far; ``scans`` when its row ops are
-    scans), or a matmul group's result shape (with ``matmul`` its matmul);
-    an attention group's is its second matmul's (``matmul``), with
-    ``chain`` the chain it computes and ``between`` the ops from the first
-    matmul to the second one's lhs, which it takes whole.
+    scans), or a matmul group's result shape (with ``matmul`` its matmul;
+    its last axis split where the epilogue reads it so); an attention
+    group's is its second matmul's (``matmul``), with ``chain`` the chain
+    it computes and ``between`` the ops from the first matmul to the
+    second one's lhs, which it takes whole.
     """
 
     kernel: KernelKind
@@ -580,12 +582,18 @@ class _Planner:
                 )
             return Kind.scan(op)
         if isinstance(op, MatmulOp):
-            if shape != shape_of(op.result):
-                return (
-                    f"its result shape {shape_text(shape_of(op.result))} is not the "
-                    f"kernel's iteration shape {shape_text(shape)}"
-                )
-            return self._kind_of(op)
+            result = shape_of(op.result)
+            if shape == result:
+                return self._kind_of(op)
+            if op not in self.chains and splits_columns(result, shape):
+                # Its epilogue reads it through a reshape splitting its last
+                # axis (a convolution's): the tiles are stored as they are.
+                return Kind(MATMUL, shape, matmul=op)
+            return (
+                f"its result shape {shape_text(result)} is not the kernel's "
+                f"iteration shape {shape_text(shape)} (nor that shape with "
+                "its last axis merged)"
+            )
         return group.kind
 
     @ADMISSIONS.register(REDUCTION)
@@ -650,10 +658,12 @@ class _Planner:
         if not (isinstance(op, (*ELEMENTWISE_OPS, *INDEXING_OPS)) or is_source(op)):
             return f"{op.name} cannot join a matmul's epilogue"
         shape = shape_of(op.results[0])
-        if not broadcasts_to(shape, group.kind.shape):
+        assert group.kind.matmul is not None
+        results = {group.kind.shape, shape_of(group.kind.matmul.result)}
+        if not any(broadcasts_to(shape, result) for result in results):
             return (
                 f"its shape {shape_text(shape)} does not broadcast to the "
-                f"matmul's result {shape_text(group.kind.shape)}"
+                f"matmul's result {_shapes(results)}"
             )
         return group.kind
 
@@ -764,9 +774,13 @@ class _Reasons:
             return _attention_anchor(kind.chain)
         if kind.matmul is not None:
             lhs, rhs = (shape_of(v) for v in kind.matmul.operands)
+            result = shape_of(kind.matmul.result)
+            stored = (
+                "" if kind.shape == result else f" stored as {shape_text(kind.shape)}"
+            )
             return (
                 f"matmul {shape_text(lhs)} x {shape_text(rhs)} -> "
-                f"{shape_text(kind.shape)} ({describe(kind.matmul)})"
+                f"{shape_text(result)}{stored} ({describe(kind.matmul)})"
             )
         return f"pointwise over {shape_text(kind.shape)} ({describe(group.root)})"
 

@@ -22,7 +22,6 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FunctionType,
-    IntegerAttr,
     IntegerType,
     ModuleOp,
     StringAttr,
@@ -603,48 +602,6 @@ def _offset_terms(
     return _recombined(terms)
 
 
-@dataclass(frozen=True)
-class _Digit:
-    """An index of the form ``(base floordiv divisor) rem modulus`` (no
-    ``rem`` when ``modulus`` is None): one coordinate of a row-major
-    delinearization of ``base``, as the tiler writes them."""
-
-    base: SSAValue
-    divisor: SymExpr
-    modulus: SymExpr | None
-    #: ``base floordiv divisor``: ``base`` itself when the divisor is 1.
-    quotient: SSAValue
-
-    @staticmethod
-    def of(index: SSAValue) -> _Digit:
-        quotient, modulus = index, None
-        if (remainder := _by_extent(index, "rem")) is not None:
-            quotient, modulus = remainder
-        if (division := _by_extent(quotient, "floordiv")) is not None:
-            return _Digit(division[0], division[1], modulus, quotient)
-        return _Digit(quotient, SymExpr.const(1), modulus, quotient)
-
-
-def _by_extent(value: SSAValue, kind: str) -> tuple[SSAValue, SymExpr] | None:
-    """``(x, e)`` when ``value`` is ``tile.binary kind x, s`` with ``s`` a
-    ``tile.size`` or integer constant of extent ``e``."""
-    owner = value.owner
-    if not isinstance(owner, tile.BinaryOp) or owner.kind.data.name != kind:
-        return None
-    extent = _size_value(owner.rhs)
-    return None if extent is None else (owner.lhs, extent)
-
-
-def _size_value(value: SSAValue) -> SymExpr | None:
-    """The extent a ``tile.size`` or integer ``tile.constant`` stands for."""
-    owner = value.owner
-    if isinstance(owner, tile.SizeOp):
-        return owner.expr.data
-    if isinstance(owner, tile.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return SymExpr.const(owner.value.value.data)
-    return None
-
-
 def _recombined(
     terms: list[tuple[SSAValue, SymExpr]],
 ) -> list[tuple[SSAValue, SymExpr]]:
@@ -658,12 +615,12 @@ def _recombined(
     result = list(terms)
     position = len(result) - 1
     while position > 0:
-        inner = _Digit.of(result[position][0])
+        inner = tile.Digit.of(result[position][0])
         stride = result[position][1]
         digit, start = inner, position
         while digit.modulus is not None and start > 0:
             outer_index, outer_stride = result[start - 1]
-            outer = _Digit.of(outer_index)
+            outer = tile.Digit.of(outer_index)
             if not (
                 outer.base is digit.base
                 and outer.divisor == digit.divisor * digit.modulus
@@ -671,7 +628,7 @@ def _recombined(
             ):
                 break
             modulus = None if outer.modulus is None else digit.modulus * outer.modulus
-            digit = _Digit(digit.base, digit.divisor, modulus, digit.quotient)
+            digit = tile.Digit(digit.base, digit.divisor, modulus, digit.quotient)
             start -= 1
         if start < position and digit.modulus is None:
             result[start : position + 1] = [(inner.quotient, stride)]

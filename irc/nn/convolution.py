@@ -98,16 +98,20 @@ def conv(
     positions = len(windows)
     # [N, C, P, *out]: channel-major, as the weight's [O, C/groups, *K] flattens.
     columns = np.stack(windows, axis=2)
-    letters = _SPATIAL_LETTERS[:spatial]
     batch = x.shape[0]
     depth = (channels // groups) * positions
     if groups == 1:
-        columns = columns.reshape(batch, depth, *sizes)
+        # [O, K] @ [N, K, OH * OW]: the product is already the output's
+        # layout, so a matmul kernel stores it as [N, O, OH, OW] and takes
+        # the bias, BatchNorm's affine, activations and residuals after
+        # it as its epilogue.
+        columns = columns.reshape(batch, depth, -1)
         kernel_matrix = weight.reshape(out_channels, depth)
-        y = np.einsum(f"nk{letters},ok->no{letters}", columns, kernel_matrix)
+        y = np.matmul(kernel_matrix, columns).reshape(batch, out_channels, *sizes)
     else:
         columns = columns.reshape(batch, groups, depth, *sizes)
         kernel_matrix = weight.reshape(groups, out_channels // groups, depth)
+        letters = _SPATIAL_LETTERS[:spatial]
         y = np.einsum(f"ngk{letters},gok->ngo{letters}", columns, kernel_matrix)
         y = y.reshape(batch, out_channels, *sizes)
     if bias is not None:

@@ -380,6 +380,9 @@ class LoopBuilder:
         windowed = self._linearized_window(coords, strides)
         if windowed is not None:
             return windowed
+        digits_of = _digits_of(coords, dims)
+        if digits_of is not None:
+            return digits_of
         linear = self.index(0)
         stride = SymExpr.const(1)
         for coord, dim in zip(reversed(coords), reversed(dims)):
@@ -415,3 +418,29 @@ class LoopBuilder:
             Region(block),
         )
         return list(self.insert(op))
+
+
+def _digits_of(coords: Sequence[SSAValue], dims: Sequence[SymExpr]) -> SSAValue | None:
+    """``x`` when ``coords`` are the row-major coordinates of ``x`` in
+    ``dims`` as :meth:`LoopBuilder.delinearize` writes them: linearizing
+    them again gives ``x`` itself, which a value anchored at ``x`` (a
+    matmul's result tile) needs to be read there."""
+    base: SSAValue | None = None
+    stride = SymExpr.const(1)
+    outermost = next((k for k, d in enumerate(dims) if d != 1), len(dims))
+    for axis in reversed(range(len(dims))):
+        if dims[axis] == 1:
+            if constant_int(coords[axis]) != 0:
+                return None
+            continue
+        digit = tile.Digit.of(coords[axis])
+        expected = None if axis == outermost else dims[axis]
+        if (
+            (base is not None and digit.base is not base)
+            or digit.divisor != stride
+            or digit.modulus != expected
+        ):
+            return None
+        base = digit.base
+        stride = stride * dims[axis]
+    return base

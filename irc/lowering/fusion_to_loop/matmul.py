@@ -8,7 +8,11 @@ steps of ``BLOCK_K`` reads an lhs tile and an rhs tile under their bounds
 masks (masked lanes read 0, which adds nothing) and accumulates
 ``tile.dot`` into an accumulator (f32 for 16-bit floats). The matmul is an
 anchor valid at the output tile; the epilogue, the rest of the kernel, is
-evaluated there, and the outputs written under the tile's mask.
+evaluated there, and the outputs written under the tile's mask. An epilogue
+may read the result through a reshape that splits its last axis (an
+implicit-GEMM convolution's ``[N, O, OH * OW]`` as ``[N, O, OH, OW]``): its
+values are evaluated at the tile's columns delinearized over the split
+axes, which the reshape's index map linearizes back to the tile.
 
 The tile sizes, warps and pipeline stages come from ``MATMUL_CONFIGS``, by
 how the kernel multiplies (16-bit operands and TF32 on tensor cores, other
@@ -186,7 +190,9 @@ class MatmulTiler(KernelTiler):
         self.anchors[matmul.results[0]] = (tile_index, b.cast(product, element))
         out_mask = b.both(row_mask, col_mask)
         self.mask = out_mask
-        self.write_outputs(lambda _: tile_index, lambda _: out_mask)
+        self.write_outputs(
+            lambda value: self._stored_at(value, out, tile_index), lambda _: out_mask
+        )
         self.notes.append(
             f"matmul tiles {bm}x{bn}, K loop over {k_extent} in steps of {bk}"
         )
@@ -194,6 +200,20 @@ class MatmulTiler(KernelTiler):
         if batch:
             grid.append(sym.product(batch))
         return grid
+
+    def _stored_at(
+        self, value: SSAValue, result: g.TensorType, tile_index: Index
+    ) -> Index:
+        """Where a yielded value's tile goes: the result tile's index, or
+        for a value of the result's shape with its last axis split (a
+        convolution's ``[N, O, OH, OW]``), the tile's columns delinearized
+        over the split axes (``loop-to-memory`` folds them back into one
+        contiguous offset)."""
+        dims = tensor_type(value).dims
+        if dims == result.dims:
+            return tile_index
+        lead = len(result.dims) - 1
+        return (*tile_index[:lead], *self.b.delinearize(tile_index[-1], dims[lead:]))
 
     def _full_tile(self, value: SSAValue, shape: tuple[int, int]) -> SSAValue:
         """``value`` as a tile of exactly ``shape`` (``tl.dot`` operands)."""

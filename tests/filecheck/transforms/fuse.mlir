@@ -67,6 +67,32 @@ func.func @gelu_linear(%x: !graph.tensor<[N, 16], f32>, %w: !graph.tensor<[16, 3
 
 // -----
 
+// A convolution as implicit GEMM: the weight times the input's columns, a
+// product [N, 4, H*W] whose last axis the output splits. The epilogue reads
+// it through that reshape (the bias, a residual, the ReLU), and the kernel
+// stores its tiles as [N, 4, H, W]: one kernel, not a second one to reshape.
+
+// CHECK-LABEL: func.func @conv_epilogue(
+// CHECK-NEXT:    %out = fusion.kernel @k0 matmul (%w, %cols, %b, %r) : ({{.*}}) -> (!graph.tensor<[N, 4, H, W], f32>) reason "matmul [N, 4, 8] x [N, 8, H*W] -> [N, 4, H*W] stored as [N, 4, H, W] (graph.matmul %p); epilogue: graph.reshape, graph.add x2, graph.maximum; duplicated here: graph.broadcast x2, graph.constant" {
+// CHECK:           %y = graph.reshape %p
+// CHECK:           fusion.yield %out_1 : !graph.tensor<[N, 4, H, W], f32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %out
+// CHECK-NOT:     fusion.kernel
+func.func @conv_epilogue(%w: !graph.tensor<[4, 8], f32>, %cols: !graph.tensor<[N, 8, H*W], f32>, %b: !graph.tensor<[4, 1, 1], f32>, %r: !graph.tensor<[N, 4, H, W], f32>) -> !graph.tensor<[N, 4, H, W], f32> {
+  %wb = graph.broadcast %w : !graph.tensor<[4, 8], f32> -> !graph.tensor<[N, 4, 8], f32>
+  %p = graph.matmul %wb, %cols : (!graph.tensor<[N, 4, 8], f32>, !graph.tensor<[N, 8, H*W], f32>) -> !graph.tensor<[N, 4, H*W], f32>
+  %y = graph.reshape %p : !graph.tensor<[N, 4, H*W], f32> -> !graph.tensor<[N, 4, H, W], f32>
+  %bb = graph.broadcast %b : !graph.tensor<[4, 1, 1], f32> -> !graph.tensor<[N, 4, H, W], f32>
+  %yb = graph.add %y, %bb : !graph.tensor<[N, 4, H, W], f32>
+  %s = graph.add %yb, %r : !graph.tensor<[N, 4, H, W], f32>
+  %zero = graph.constant 0.0 : f32 -> !graph.tensor<[N, 4, H, W], f32>
+  %out = graph.maximum %s, %zero : !graph.tensor<[N, 4, H, W], f32>
+  func.return %out : !graph.tensor<[N, 4, H, W], f32>
+}
+
+// -----
+
 // A two-layer MLP: one kernel per layer. The activation feeds the second
 // matmul's operand, where only layout ops, concats, splats and casts go.
 
