@@ -217,6 +217,23 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], list[Shape], str]] = {
         [("N", 3)],
         "int32",
     ),
+    "pad edge": (lambda x: np.pad(x, 2, mode="edge"), [("N", 3)], F32),
+    "pad reflect": (
+        lambda x: np.pad(x, ((0, 0), (2, 1)), mode="reflect"),
+        [("N", 3)],
+        F32,
+    ),
+    "pad reflect twice over": (
+        lambda x: np.pad(x, ((0, 0), (5, 7)), mode="reflect"),
+        [("N", 3)],
+        "int32",
+    ),
+    "pad symmetric": (
+        lambda x: np.pad(x, ((1, 1), (4, 2)), mode="symmetric"),
+        [("N", 3)],
+        F32,
+    ),
+    "pad wrap": (lambda x: np.pad(x, ((1, 0), (7, 2)), mode="wrap"), [("N", 3)], F32),
     "norm": (lambda x: np.linalg.norm(x), [("N", 3)], F32),
     "norm axis": (lambda x: np.linalg.norm(x, axis=1), [("N", 3)], F32),
     "norm 2": (lambda x: np.linalg.norm(x, 2, axis=0), [("N", 3)], "int32"),
@@ -400,9 +417,15 @@ ERRORS: dict[str, tuple[Callable[..., Any], type[Exception], str]] = {
         r"cannot broadcast an array of shape \(2, 1, 3\) to \(N, 3\)",
     ),
     "pad mode": (
-        lambda x: np.pad(x, 1, mode="reflect"),
+        lambda x: np.pad(x, 1, mode="mean"),
         irc.TracingError,
-        r"mode='reflect'.*not supported.*mode='constant'",
+        r"mode='mean'.*not supported.*'constant', 'edge', 'reflect'",
+    ),
+    "pad reflect past a symbolic size": (
+        lambda x: np.pad(x, ((2, 0), (0, 0)), mode="reflect"),
+        irc.IrcShapeError,
+        r"pads an axis of symbolic size N by \(2, 0\), which needs N >= 3: "
+        r"declare the fact 'N >= 3'",
     ),
     "pad per-axis values": (
         lambda x: np.pad(x, 1, constant_values=((1, 2), (3, 4))),

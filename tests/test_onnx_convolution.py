@@ -74,11 +74,11 @@ def op_types(exported: bytes) -> set[str]:
     return {node.op_type for node in onnx.load_from_string(exported).graph.node}
 
 
-def compare(exported: bytes, shapes, backend: str = "reference") -> None:  # type: ignore[no-untyped-def]
-    """Compile ``exported`` once; at each input shape, irc's output is
-    onnxruntime's."""
+def compare(exported: bytes, shapes, backend: str = "reference", facts=()) -> None:  # type: ignore[no-untyped-def]
+    """Compile ``exported`` once (under ``facts``); at each input shape,
+    irc's output is onnxruntime's."""
     f = irc.onnx.load(exported)
-    compiled = f.compile()
+    compiled = f.compile(facts=facts)
     session = ort.InferenceSession(exported)
     for shape in shapes:
         x = RNG.standard_normal(shape).astype(np.float32)
@@ -290,6 +290,86 @@ def test_pooling_with_symbolic_sizes_and_onnx_defaults() -> None:
         assert actual[1].shape == (shape[0], 2, shape[2] - 1, shape[3] - 2)
         for got, want in zip(actual, expected, strict=True):
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+class Upsampler(torch.nn.Module):
+    """A U-Net decoder's step: reflection padding, a convolution, nearest
+    upsampling by 2 (symbolic image sizes stay symbolic) and a bilinear
+    resize to a fixed size."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+
+    def forward(self, image):  # type: ignore[no-untyped-def]
+        x = torch.nn.functional.pad(image, (1, 1, 2, 0), mode="reflect")
+        x = torch.nn.functional.interpolate(self.conv(x), scale_factor=2.0)
+        x = torch.nn.functional.pad(x, (0, 1, 1, 0), mode="replicate")
+        return torch.nn.functional.interpolate(
+            x[:, :, :8, :8], size=(5, 11), mode="bilinear", align_corners=False
+        )
+
+
+@pytest.mark.parametrize("dynamo", [False, True], ids=["torchscript", "dynamo"])
+def test_pad_and_resize_match_onnxruntime(dynamo: bool) -> None:
+    exported = export_torch(
+        Upsampler().eval(),
+        torch.zeros(2, 3, 7, 9),
+        {"image": IMAGE_AXES},
+        dynamo=dynamo,
+    )
+    assert {"Pad", "Resize"} <= op_types(exported)
+    with pytest.raises(irc.IrcShapeError, match=r"needs height >= 3: declare"):
+        irc.onnx.load(exported).compile()
+    facts = ["height >= 3", "width >= 2"]  # reflection padding by 2 and 1
+    compare(exported, [(2, 3, 7, 9), (1, 3, 9, 6)], facts=facts)
+    compare(exported, [(1, 3, 6, 8)], backend="interpret", facts=facts)
+
+
+def test_resize_forms_that_keep_sizes_symbolic_or_say_why_not() -> None:
+    """Nearest by an integer scale repeats elements, whatever the size;
+    linear resampling of a symbolic axis has no taps to compute."""
+    scales = helper.make_tensor("scales", TensorProto.FLOAT, [4], [1, 1, 3, 2])
+    modes = [
+        {"coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"},
+        {"coordinate_transformation_mode": "half_pixel"},
+        {"coordinate_transformation_mode": "pytorch_half_pixel",
+         "nearest_mode": "round_prefer_ceil"},
+    ]  # fmt: skip
+    for attributes in modes:
+        node = helper.make_node("Resize", ["x", "", "scales"], ["y"], **attributes)
+        x_info = helper.make_tensor_value_info(
+            "x", TensorProto.FLOAT, ["N", 2, "H", "W"]
+        )
+        y_info = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+        graph = helper.make_graph([node], "g", [x_info], [y_info], [scales])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+        compiled = irc.onnx.load(model).compile()
+        session = ort.InferenceSession(model.SerializeToString())
+        for shape in [(1, 2, 3, 4), (2, 2, 5, 2)]:
+            x = RNG.standard_normal(shape).astype(np.float32)
+            (expected,) = session.run(None, {"x": x})
+            np.testing.assert_array_equal(compiled(x, backend="reference"), expected)
+    linear = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="linear")
+    graph = helper.make_graph([linear], "g", [x_info], [y_info], [scales])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    with pytest.raises(UnsupportedOnnxOp, match=r"linear resampling of the symbolic"):
+        irc.onnx.load(model).capture()
+
+
+def test_pad_and_resampling_export_and_match_onnxruntime() -> None:
+    """irc's padding modes and gathers export as ONNX operators."""
+
+    def program(x):  # type: ignore[no-untyped-def]
+        padded = np.pad(x, ((0, 0), (2, 3)), mode="reflect")
+        return np.pad(padded, ((1, 1), (0, 0)), mode="wrap")[:, ::2].repeat(2, axis=0)
+
+    compiled = irc.compile(program, irc.TensorSpec(("N", 6), "float32"))
+    session = ort.InferenceSession(irc.onnx.export(compiled).SerializeToString())
+    for rows in (2, 5):
+        x = RNG.standard_normal((rows, 6)).astype(np.float32)
+        (actual,) = session.run(None, {session.get_inputs()[0].name: x})
+        np.testing.assert_array_equal(actual, program(x))
 
 
 def test_refused_forms_say_what_to_change() -> None:

@@ -935,23 +935,34 @@ def _outer(a: Operand, b: Operand, out: Any = None) -> Tensor:
 @_function(np.pad)
 def _pad(array: Operand, pad_width: Any, mode: Any = "constant", **kw: Any) -> Tensor:
     """``mode='constant'``: a ``graph.concat`` of constant blocks (widths
-    static or symbolic) on each side of each padded axis."""
-    if mode != "constant":
+    static or symbolic) on each side of each padded axis; ``'edge'``,
+    ``'reflect'``, ``'symmetric'`` and ``'wrap'``: a concat of slices of
+    the array itself (static widths)."""
+    if mode not in _PAD_MODES:
         raise tracing_error(
             f"np.pad(..., mode={mode!r}) is not supported: irc pads with "
-            "mode='constant'; build other modes from slices and np.concatenate"
+            f"mode {', '.join(repr(m) for m in ('constant', *_PAD_MODES[1:]))}"
         )
     constant_values = kw.pop("constant_values", 0)
+    reflecting = mode in ("reflect", "symmetric")
+    if reflecting and kw.pop("reflect_type", "even") != "even":
+        raise tracing_error("np.pad: reflect_type='odd' is not supported")
     _refuse("np.pad", **kw)
+    tensor = layout.as_tensor(array)
+    widths = _pad_widths(pad_width, tensor.type.rank)
+    if mode != "constant":
+        for axis, (before, after) in enumerate(widths):
+            if before != 0 or after != 0:
+                tensor = _pad_from_itself(tensor, axis, before, after, mode)
+        return tensor
     if not isinstance(constant_values, bool | int | float | np.generic):
         raise tracing_error(
             "np.pad: constant_values must be one scalar in irc (per-axis values "
             "are not supported)"
         )
-    tensor = layout.as_tensor(array)
     element = tensor.irc_dtype
     fill = np.asarray(constant_values).astype(element.numpy).item()
-    for axis, (before, after) in enumerate(_pad_widths(pad_width, tensor.type.rank)):
+    for axis, (before, after) in enumerate(widths):
         dims = list(tensor.type.dims)
         parts = [tensor]
         if before != 0:
@@ -962,6 +973,99 @@ def _pad(array: Operand, pad_width: Any, mode: Any = "constant", **kw: Any) -> T
             parts.append(splat(fill, element, [*dims[:axis], after, *dims[axis + 1 :]]))
         tensor = layout.concatenate(parts, axis)
     return tensor
+
+
+#: np.pad's modes that irc captures, ``constant`` first.
+_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
+
+
+def _pad_from_itself(
+    tensor: Tensor, axis: int, before: SymExpr, after: SymExpr, mode: str
+) -> Tensor:
+    """One axis of ``tensor`` padded with its own elements, as ``np.pad``'s
+    ``mode`` chooses them: a concat of slices, each a run of consecutive
+    (or reversed, or repeated) indices of the axis."""
+    if before.constant is None or after.constant is None:
+        raise tracing_error(
+            f"np.pad(..., mode={mode!r}) needs static pad widths, not "
+            f"({before}, {after})"
+        )
+    size = tensor.type.dims[axis]
+    if size.constant is not None:
+        indices = np.pad(
+            np.arange(size.constant), (before.constant, after.constant), mode
+        )
+        runs = _index_runs(indices.tolist())
+    else:
+        runs = _symbolic_runs(size, before.constant, after.constant, mode)
+    parts = [_run(tensor, axis, run) for run in runs]
+    return layout.concatenate(parts, axis) if len(parts) > 1 else parts[0]
+
+
+#: A run of indices along one axis: ``(start, length, step)``, step 1, -1
+#: or 0 (one index repeated).
+_Run = tuple[SymExpr, int, int]
+
+
+def _index_runs(indices: list[int]) -> list[_Run]:
+    """``indices`` as maximal runs of one step."""
+    runs: list[_Run] = []
+    start = 0
+    while start < len(indices):
+        end = start + 1
+        step = indices[end] - indices[start] if end < len(indices) else 1
+        if step not in (-1, 0, 1):
+            step = 1
+        else:
+            while end < len(indices) and indices[end] - indices[end - 1] == step:
+                end += 1
+        runs.append((SymExpr.const(indices[start]), end - start, step))
+        start = end
+    return runs
+
+
+def _symbolic_runs(size: SymExpr, before: int, after: int, mode: str) -> list[_Run]:
+    """The runs of ``np.pad``'s indices on an axis of symbolic ``size``,
+    where the widths fit in one reflection (a fact must say so)."""
+    reach = {"edge": 0, "reflect": 1, "symmetric": 0, "wrap": 0}[mode]
+    widest = max(before, after) + reach
+    if mode != "edge" and not current_trace().facts.prove_le(widest, size):
+        raise tracing_error(
+            f"np.pad(..., mode={mode!r}) pads an axis of symbolic size {size} "
+            f"by ({before}, {after}), which needs {size} >= {widest}: declare "
+            f"the fact '{size} >= {widest}'",
+            IrcShapeError,
+        )
+    last = size - 1
+    before_run, after_run = {
+        "edge": ((SymExpr.const(0), before, 0), (last, after, 0)),
+        "reflect": ((SymExpr.const(before), before, -1), (last - 1, after, -1)),
+        "symmetric": ((SymExpr.const(before - 1), before, -1), (last, after, -1)),
+        "wrap": ((size - before, before, 1), (SymExpr.const(0), after, 1)),
+    }[mode]
+    middle = (SymExpr.const(0), size, 1)
+    return [run for run in (before_run, middle, after_run) if not _is_empty(run)]
+
+
+def _is_empty(run: tuple[SymExpr, Any, int]) -> bool:
+    return isinstance(run[1], int) and run[1] == 0
+
+
+def _run(tensor: Tensor, axis: int, run: tuple[SymExpr, Any, int]) -> Tensor:
+    """The elements of ``tensor`` at one run of indices along ``axis``."""
+    start, length, step = run
+    key: list[Any] = [slice(None)] * tensor.type.rank
+    if step == 0:
+        key[axis] = slice(start, start + 1)
+        one = layout.getitem(tensor, tuple(key))
+        dims = list(tensor.type.dims)
+        dims[axis] = as_size(length, "a pad width")
+        return broadcast_to(one, dims)
+    if step == 1:
+        key[axis] = slice(start, start + length)
+        return layout.getitem(tensor, tuple(key))
+    key[axis] = slice(start - length + 1, start + 1)
+    return _flip(layout.getitem(tensor, tuple(key)), axis)
 
 
 def _pad_widths(pad_width: Any, rank: int) -> list[tuple[SymExpr, SymExpr]]:

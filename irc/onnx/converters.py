@@ -20,6 +20,7 @@ from irc.capture import layout
 from irc.capture.intercept import CREATION
 from irc.capture.tensor import SymDim, dim_proxy
 from irc.errors import IrcError, TracingError
+from irc.onnx import resize as resize_op
 from irc.onnx.shape_values import (
     ShapeValue,
     dims_list,
@@ -1066,6 +1067,222 @@ def bidirectional_shape(lhs: Sequence[Any], rhs: Sequence[Any]) -> list[Any]:
 def tile(node: Node, operands: list[Value]) -> list[Value]:
     repeats = known_ints(node, operands[1], "repeats")
     return [np.tile(tensor(operands[0]), repeats)]
+
+
+#: ONNX's Pad modes as ``np.pad``'s.
+PAD_MODES = {
+    "constant": "constant",
+    "edge": "edge",
+    "reflect": "reflect",
+    "wrap": "wrap",
+}
+
+
+@converts("Pad", static=(1, 2, 3))
+def pad(node: Node, operands: list[Value]) -> list[Value]:
+    """``np.pad`` with ONNX's ``pads`` (``[begins..., ends...]`` over
+    ``axes``); a negative pad removes elements, as a slice."""
+    x = tensor(operands[0])
+    rank = len(shape_of(x))
+    mode = node.attr("mode", "constant")
+    if mode not in PAD_MODES:
+        raise unsupported(node, f"mode={mode!r}", f"use one of {sorted(PAD_MODES)}")
+    axes = _optional_ints(node, operands, 3, "axes")
+    axes = list(range(rank)) if axes is None else [normalize(a, rank) for a in axes]
+    pads = static_ints(node, operands[1], "pads")
+    if len(pads) != 2 * len(axes):
+        raise unsupported(
+            node, f"{len(pads)} pads for {len(axes)} axes", "give two pads per axis"
+        )
+    widths = [(0, 0)] * rank
+    kept: list[slice] = [slice(None)] * rank
+    for axis, before, after in zip(axes, pads[: len(axes)], pads[len(axes) :]):
+        widths[axis] = (max(before, 0), max(after, 0))
+        kept[axis] = slice(max(-before, 0), after if after < 0 else None)
+    x = x[tuple(kept)]
+    if mode != "constant":
+        return [np.pad(x, widths, mode=PAD_MODES[mode])]
+    value = known_scalar(_optional(operands, 2)) if len(operands) > 2 else 0
+    if value is None:
+        value = 0
+    if not isinstance(value, int | float | bool | np.generic):
+        raise unsupported(
+            node,
+            "a constant_value computed at run time",
+            "make it a constant or bind the graph input that holds it",
+        )
+    return [np.pad(x, widths, constant_values=value)]
+
+
+@converts("Resize", static=(1, 2, 3))
+def resize(node: Node, operands: list[Value]) -> list[Value]:
+    """Each resized axis resampled by its taps (``irc.onnx.resize``)."""
+    x = tensor(operands[0])
+    extents = shape_of(x)
+    rank = len(extents)
+    resampling = _resampling(node)
+    axes = node.attr("axes", None)
+    axes = list(range(rank)) if axes is None else [normalize(a, rank) for a in axes]
+    roi = _optional_floats(node, operands, 1, "roi") or [0.0] * len(axes) + [1.0] * len(
+        axes
+    )
+    if len(operands) == 2:  # Resize-10: (X, scales)
+        operands = [operands[0], None, operands[1]]
+    scales = _optional_floats(node, operands, 2, "scales")
+    sizes = (
+        None
+        if len(operands) < 4 or operands[3] is None
+        else known_ints(node, operands[3], "sizes")
+    )
+    if (scales is None) == (sizes is None):
+        raise unsupported(node, "both or neither of scales and sizes", "give one")
+    if sizes is not None:
+        scales, outputs = _scales_of_sizes(node, [extents[a] for a in axes], sizes)
+    else:
+        outputs = [_scaled(extents[a], s) for a, s in zip(axes, scales)]
+    extrapolation = node.attr("extrapolation_value", 0.0)
+    for k, (axis, scale, m) in enumerate(zip(axes, scales, outputs)):
+        region = (roi[k], roi[k + len(axes)])
+        x = _resampled(node, x, axis, resampling, scale, m, region, extrapolation)
+    return [x]
+
+
+def _resampling(node: Node) -> resize_op.Resampling:
+    mode = node.attr("mode", "nearest")
+    coordinates = node.attr("coordinate_transformation_mode", "half_pixel")
+    nearest_mode = node.attr("nearest_mode", "round_prefer_floor")
+    for value, allowed, what in (
+        (mode, ("nearest", "linear", "cubic"), "mode"),
+        (coordinates, resize_op.COORDINATE_MODES, "coordinate_transformation_mode"),
+        (nearest_mode, tuple(resize_op.NEAREST_MODES), "nearest_mode"),
+    ):
+        if value not in allowed:
+            raise unsupported(node, f"{what}={value!r}", f"use one of {list(allowed)}")
+    return resize_op.Resampling(
+        mode,
+        coordinates,
+        nearest_mode,
+        node.attr("cubic_coeff_a", -0.75),
+        bool(node.attr("exclude_outside", 0)),
+        bool(node.attr("antialias", 0)),
+    )
+
+
+def _optional_floats(
+    node: Node, operands: list[Value], position: int, what: str
+) -> list[float] | None:
+    """A float operand that must be known (absent or empty: None)."""
+    if position >= len(operands) or operands[position] is None:
+        return None
+    value = operands[position]
+    if not isinstance(value, np.ndarray):
+        raise TracingError(
+            f"{node.proto.op_type} needs its {what} known at compile time; make "
+            "it a constant or bind the graph input that holds it"
+        )
+    return [float(v) for v in value.ravel()] or None
+
+
+def _scales_of_sizes(
+    node: Node, extents: Sequence[Any], sizes: Sequence[Any]
+) -> tuple[list[float], list[Any]]:
+    """The scales and output sizes of ``sizes`` under ``keep_aspect_ratio_policy``."""
+    policy = node.attr("keep_aspect_ratio_policy", "stretch")
+    if any(not isinstance(e, int) for e in extents) and policy != "stretch":
+        raise unsupported(
+            node, f"keep_aspect_ratio_policy={policy!r} on symbolic sizes"
+        )
+    if policy == "stretch":
+        return [_ratio(node, s, e) for s, e in zip(sizes, extents)], list(sizes)
+    ratios = [int(s) / int(e) for s, e in zip(sizes, extents)]
+    choose = {"not_larger": min, "not_smaller": max}.get(policy)
+    if choose is None:
+        raise unsupported(node, f"keep_aspect_ratio_policy={policy!r}")
+    scale = choose(ratios)
+    return [scale] * len(extents), [math.floor(scale * int(e) + 0.5) for e in extents]
+
+
+def _ratio(node: Node, size: Any, extent: Any) -> float:
+    if size == extent:
+        return 1.0
+    if isinstance(size, int) and isinstance(extent, int):
+        return size / extent
+    raise unsupported(
+        node,
+        f"sizes resizing a symbolic axis ({extent} to {size})",
+        "give scales (an integer scale upsamples a symbolic axis by nearest)",
+    )
+
+
+def _scaled(extent: Any, scale: float) -> Any:
+    """``floor(extent * scale)``: an integer scale keeps a symbolic extent."""
+    if isinstance(extent, int):
+        return math.floor(extent * scale)
+    if scale == int(scale):
+        return extent * int(scale)
+    return None  # refused by _resampled
+
+
+def _resampled(
+    node: Node,
+    x: Any,
+    axis: int,
+    resampling: resize_op.Resampling,
+    scale: float,
+    m: Any,
+    region: tuple[float, float],
+    extrapolation: float,
+) -> Any:
+    """``x`` with one axis resampled to ``m`` elements."""
+    n = shape_of(x)[axis]
+    cropping = resampling.coordinates == "tf_crop_and_resize"
+    if scale == 1.0 and m == n and not cropping:
+        return x
+    if not isinstance(n, int):
+        if (
+            resampling.mode != "nearest"
+            or m is None
+            or cropping
+            or not _repeats(resampling, scale)
+        ):
+            raise unsupported(
+                node,
+                f"{resampling.mode} resampling of the symbolic axis {axis} (size {n}) "
+                f"by {scale} with coordinate_transformation_mode="
+                f"{resampling.coordinates!r}",
+                "only nearest by an integer scale with asymmetric floor or "
+                "half-pixel rounding keeps a size symbolic; make the axis static",
+            )
+        return np.repeat(x, int(scale), axis=axis)
+    if m is None or m < 1:
+        raise unsupported(node, f"an output size of {m} for axis {axis}")
+    taps = resize_op.taps(resampling, n, m, scale, region)
+    along = (m,) + (1,) * (len(shape_of(x)) - axis - 1)
+    dtype = np.dtype(x.dtype)
+    result = None
+    for index, weight in zip(taps.index, taps.weight):
+        picked = np.take(x, index, axis=axis)
+        if resampling.mode != "nearest":
+            picked = picked * weight.astype(dtype).reshape(along)
+        result = picked if result is None else result + picked
+    if taps.outside.any():
+        fill = np.asarray(extrapolation, dtype)
+        result = np.where(taps.outside.reshape(along), fill, result)
+    return result
+
+
+def _repeats(resampling: resize_op.Resampling, scale: float) -> bool:
+    """Whether nearest resampling by ``scale`` repeats each element: an
+    integer scale, rounding the asymmetric coordinate down or a half-pixel
+    one to the nearest (its fraction never reaches a half)."""
+    if scale != int(scale) or scale < 1:
+        return False
+    if resampling.coordinates == "asymmetric":
+        return resampling.nearest_mode == "floor"
+    half_pixel = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel")
+    return resampling.coordinates in half_pixel and resampling.nearest_mode.startswith(
+        "round"
+    )
 
 
 @converts("Trilu", static=(1,))
