@@ -286,9 +286,9 @@ def test_heads_are_batched(name: str, compiled) -> None:
         # the heads in its grid, and the heads' join (a layout kernel, as
         # the result is returned): 2 for any number of heads, where without
         # the pass each head is an attention kernel and the join a concat.
-        ("attention-2", 2, 4),
-        ("attention-3", 2, 5),
-        ("attention-12", 2, 14),
+        ("attention-2", 2, 3),
+        ("attention-3", 2, 4),
+        ("attention-12", 2, 13),
         # Both layers of every row block, then the blocks' join.
         ("mlp-rows", 3, 5),
         # One batched matmul writing the stacked result.

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import TypeVar, cast
 
 from xdsl.dialects.builtin import AnyFloat, StringAttr, SymbolNameConstraint
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
@@ -124,6 +124,8 @@ SCAN_OPS: tuple[type[Operation], ...] = (ScanOp,)
 ROW_OPS: tuple[type[Operation], ...] = (*REDUCTION_OPS, *SCAN_OPS)
 
 Shape = tuple[SymExpr, ...]
+
+T = TypeVar("T")
 
 
 def is_elementwise(op: Operation) -> bool:
@@ -398,57 +400,96 @@ def _matmul_violation(
         if isinstance(op, ROW_OPS):
             return f"a matmul kernel cannot hold {op.name}"
     (matmul,) = matmuls
+    layouts = epilogue_layouts(ops, matmul)
+    if isinstance(layouts, str):
+        return layouts
     result_shape = shape_of(matmul.result)
     for value in yielded:
-        shape = shape_of(value)
-        if shape != result_shape and not splits_columns(result_shape, shape):
+        if value not in layouts and shape_of(value) != result_shape:
             return (
                 f"a matmul kernel yields values of the matmul's result shape "
-                f"{shape_text(result_shape)} (or that shape with its last axis "
-                f"split), not {shape_text(shape)}"
+                f"{shape_text(result_shape)} or computed from that result, not "
+                f"{shape_text(shape_of(value))}"
             )
-    return _epilogue_violation(ops, matmul) or _prologue_violation(
-        ops, [matmul.lhs, matmul.rhs]
-    )
+    return _prologue_violation(ops, [matmul.lhs, matmul.rhs])
 
 
-def splits_columns(result: Shape, shape: Shape) -> bool:
-    """Whether ``shape`` is a matmul result shape ``[*batch, M, N]`` with
-    its last axis split row-major (``[*batch, M, H, W]``, ``H * W == N``):
-    the same elements in the same order, so the kernel stores its result
-    tiles there as they are (a convolution's ``[N, O, OH * OW]`` product
-    is its ``[N, O, OH, OW]`` output)."""
-    lead = len(result) - 1
-    return (
-        len(shape) > len(result)
-        and tuple(shape[:lead]) == tuple(result[:lead])
-        and product(shape[lead:]) == result[-1]
-    )
+@dataclass(frozen=True)
+class EpilogueLayout:
+    """Where the elements of a value computed from a matmul's result sit
+    relative to the result tile: the result ``[*batch, M, N]`` with its
+    last axis split row-major into ``columns`` (same elements, same order:
+    a convolution's ``[N, O, OH * OW]`` product is its ``[N, O, OH, OW]``
+    output), then its axes permuted by ``perm`` (``graph.transpose``'s,
+    None for none). A matmul kernel evaluates such a value at the tile's
+    index mapped there and stores it there."""
+
+    columns: Shape
+    perm: tuple[int, ...] | None = None
+
+    def index(self, lead: Sequence[T], columns: Sequence[T]) -> tuple[T, ...]:
+        """The index of a value in this layout, from the result tile's
+        ``lead`` coordinates and its column coordinates already split
+        over ``columns``."""
+        split = (*lead, *columns)
+        return split if self.perm is None else tuple(split[p] for p in self.perm)
 
 
-def _epilogue_violation(ops: Sequence[Operation], matmul: MatmulOp) -> str | None:
-    """Whether what ``ops`` compute of the matmul's result is other than
-    elementwise ops at the result tile, through at most a reshape that
-    splits its last axis."""
-    result_shape = shape_of(matmul.result)
-    dependent: set[SSAValue] = {matmul.result}
+def epilogue_layouts(
+    ops: Sequence[Operation], matmul: MatmulOp, *, layout_ops: bool = True
+) -> dict[SSAValue, EpilogueLayout] | str:
+    """The layout of every value ``ops`` compute from ``matmul``'s result,
+    or why one cannot be evaluated at the result tile: the epilogue is
+    elementwise ops on one layout (``layout_ops``: through reshapes of the
+    last axis and transposes)."""
+    result = shape_of(matmul.result)
+    layouts = {matmul.result: EpilogueLayout((result[-1],))}
     for op in ops:
-        if any(operand in dependent for operand in op.operands):
-            if not (is_elementwise(op) or _splits_result(op, result_shape)):
+        found = [layouts[o] for o in op.operands if o in layouts]
+        if not found:
+            continue
+        if is_elementwise(op):
+            if any(other != found[0] for other in found):
                 return (
-                    f"{op.name} uses the matmul's result but is not elementwise "
-                    "(an epilogue is computed on the result tile)"
+                    f"{op.name} combines the matmul's result in two layouts (an "
+                    "epilogue is computed on the result tile)"
                 )
-            dependent.update(op.results)
+            layout: EpilogueLayout | None = found[0]
+        else:
+            layout = _layout_of(op, found[0], result) if layout_ops else None
+        if layout is None:
+            extra = ", a reshape of its last axis or a transpose" if layout_ops else ""
+            return (
+                f"{op.name} uses the matmul's result but is not elementwise{extra} "
+                "(an epilogue is computed on the result tile)"
+            )
+        layouts.update((value, layout) for value in op.results)
+    return layouts
+
+
+def _layout_of(
+    op: Operation, layout: EpilogueLayout, result: Shape
+) -> EpilogueLayout | None:
+    """The layout of a layout op's result from its operand's, if the
+    epilogue can follow it."""
+    if isinstance(op, TransposeOp):
+        before = layout.perm or tuple(range(len(op.perm)))
+        perm = tuple(before[p] for p in op.perm)
+        return EpilogueLayout(
+            layout.columns, None if perm == tuple(range(len(perm))) else perm
+        )
+    # A split of a static 1 only adds unit axes, whose index is 0 rather
+    # than the tile's column lanes.
+    if isinstance(op, ReshapeOp) and layout.perm is None and result[-1] != 1:
+        lead = len(result) - 1
+        shape = shape_of(op.result)
+        if (
+            len(shape) > lead
+            and tuple(shape[:lead]) == tuple(result[:lead])
+            and product(shape[lead:]) == result[-1]
+        ):
+            return EpilogueLayout(tuple(shape[lead:]))
     return None
-
-
-def _splits_result(op: Operation, result_shape: Shape) -> bool:
-    return (
-        isinstance(op, ReshapeOp)
-        and shape_of(op.input) == result_shape
-        and splits_columns(result_shape, shape_of(op.result))
-    )
 
 
 def _prologue_violation(
@@ -733,9 +774,17 @@ def _attention_violation(
     return (
         _head_dims_violation(chain)
         or _between_violation(ops, chain)
-        or _epilogue_violation(ops, output)
+        or _attention_epilogue_violation(ops, output)
         or _prologue_violation(ops, [scores.lhs, scores.rhs, output.rhs])
     )
+
+
+def _attention_epilogue_violation(
+    ops: Sequence[Operation], output: MatmulOp
+) -> str | None:
+    """An attention kernel's epilogue is elementwise on its output tile."""
+    layouts = epilogue_layouts(ops, output, layout_ops=False)
+    return layouts if isinstance(layouts, str) else None
 
 
 def _head_dims_violation(chain: AttentionChain) -> str | None:

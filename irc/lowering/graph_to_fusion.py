@@ -44,7 +44,6 @@ from irc.dialects.fusion import (
     kernel_idioms,
     loads_operand_tiles,
     shape_of,
-    splits_columns,
 )
 from irc.dialects.graph import (
     CONTROL_FLOW_OPS,
@@ -585,14 +584,14 @@ class _Planner:
             result = shape_of(op.result)
             if shape == result:
                 return self._kind_of(op)
-            if op not in self.chains and splits_columns(result, shape):
-                # Its epilogue reads it through a reshape splitting its last
-                # axis (a convolution's): the tiles are stored as they are.
+            if op not in self.chains:
+                # Its epilogue reads it through layout ops (a convolution's
+                # split columns, a transpose): the kernel's contract says
+                # whether each can be evaluated at the result tile.
                 return Kind(MATMUL, shape, matmul=op)
             return (
                 f"its result shape {shape_text(result)} is not the kernel's "
-                f"iteration shape {shape_text(shape)} (nor that shape with "
-                "its last axis merged)"
+                f"iteration shape {shape_text(shape)}"
             )
         return group.kind
 
@@ -659,11 +658,17 @@ class _Planner:
             return f"{op.name} cannot join a matmul's epilogue"
         shape = shape_of(op.results[0])
         assert group.kind.matmul is not None
-        results = {group.kind.shape, shape_of(group.kind.matmul.result)}
+        # The epilogue's values: the result, and where layout ops put it.
+        epilogue = group.members - group.operand_side
+        results = {
+            shape_of(value)
+            for member in (group.kind.matmul, *epilogue)
+            for value in member.results
+        }
         if not any(broadcasts_to(shape, result) for result in results):
             return (
                 f"its shape {shape_text(shape)} does not broadcast to the "
-                f"matmul's result {_shapes(results)}"
+                f"matmul's result or its epilogue's values ({_shapes(results)})"
             )
         return group.kind
 

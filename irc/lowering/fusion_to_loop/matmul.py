@@ -9,10 +9,11 @@ masks (masked lanes read 0, which adds nothing) and accumulates
 ``tile.dot`` into an accumulator (f32 for 16-bit floats). The matmul is an
 anchor valid at the output tile; the epilogue, the rest of the kernel, is
 evaluated there, and the outputs written under the tile's mask. An epilogue
-may read the result through a reshape that splits its last axis (an
-implicit-GEMM convolution's ``[N, O, OH * OW]`` as ``[N, O, OH, OW]``): its
-values are evaluated at the tile's columns delinearized over the split
-axes, which the reshape's index map linearizes back to the tile.
+may read the result through reshapes of its last axis (an implicit-GEMM
+convolution's ``[N, O, OH * OW]`` as ``[N, O, OH, OW]``) and transposes
+(``fusion.EpilogueLayout``): its values are evaluated at the tile's index
+mapped into their layout (columns delinearized over a split, axes
+permuted), which the layout ops' index maps take back to the tile.
 
 The tile sizes, warps and pipeline stages come from ``MATMUL_CONFIGS``, by
 how the kernel multiplies (16-bit operands and TF32 on tensor cores, other
@@ -42,6 +43,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from irc.dialects import graph as g
 from irc.dialects import loop, sym, tile
+from irc.dialects.fusion import EpilogueLayout, epilogue_layouts
 from irc.dialects.kernel_kind import (
     MATMUL,
     MATMUL_PRECISION_ATTRIBUTE,
@@ -190,8 +192,12 @@ class MatmulTiler(KernelTiler):
         self.anchors[matmul.results[0]] = (tile_index, b.cast(product, element))
         out_mask = b.both(row_mask, col_mask)
         self.mask = out_mask
+        body = list(self.kernel.body.block.ops)[:-1]  # the yield ends it
+        layouts = epilogue_layouts(body, matmul)
+        assert not isinstance(layouts, str), layouts  # the kernel verified
         self.write_outputs(
-            lambda value: self._stored_at(value, out, tile_index), lambda _: out_mask
+            lambda value: self._stored_at(value, layouts, tile_index),
+            lambda _: out_mask,
         )
         self.notes.append(
             f"matmul tiles {bm}x{bn}, K loop over {k_extent} in steps of {bk}"
@@ -202,18 +208,19 @@ class MatmulTiler(KernelTiler):
         return grid
 
     def _stored_at(
-        self, value: SSAValue, result: g.TensorType, tile_index: Index
+        self,
+        value: SSAValue,
+        layouts: dict[SSAValue, EpilogueLayout],
+        tile_index: Index,
     ) -> Index:
-        """Where a yielded value's tile goes: the result tile's index, or
-        for a value of the result's shape with its last axis split (a
-        convolution's ``[N, O, OH, OW]``), the tile's columns delinearized
-        over the split axes (``loop-to-memory`` folds them back into one
-        contiguous offset)."""
-        dims = tensor_type(value).dims
-        if dims == result.dims:
+        """Where a yielded value's tile goes: the result tile's index in the
+        value's layout (its columns delinearized over a split, which
+        ``bufferize`` folds back into one offset; its axes permuted)."""
+        layout = layouts.get(value)
+        if layout is None or (layout.perm is None and len(layout.columns) == 1):
             return tile_index
-        lead = len(result.dims) - 1
-        return (*tile_index[:lead], *self.b.delinearize(tile_index[-1], dims[lead:]))
+        *lead, columns = tile_index
+        return layout.index(lead, self.b.delinearize(columns, layout.columns))
 
     def _full_tile(self, value: SSAValue, shape: tuple[int, int]) -> SSAValue:
         """``value`` as a tile of exactly ``shape`` (``tl.dot`` operands)."""

@@ -93,6 +93,28 @@ func.func @conv_epilogue(%w: !graph.tensor<[4, 8], f32>, %cols: !graph.tensor<[N
 
 // -----
 
+// A ViT's patch embedding: the convolution's [N, 8, P] product plus the bias,
+// its patches then made rows (x.flatten(2).transpose(0, 2, 1)). The epilogue
+// follows the reshapes of the last axis and the transpose: the kernel stores
+// its tiles transposed, as [N, P, 8].
+
+// CHECK-LABEL: func.func @patch_embedding(
+// CHECK-NEXT:    %rows = fusion.kernel @k0 matmul (%w, %cols, %b) : ({{.*}}) -> (!graph.tensor<[N, P, 8], f32>) reason "matmul [N, 8, 12] x [N, 12, P] -> [N, 8, P] stored as [N, P, 8] (graph.matmul %p); epilogue: graph.add, graph.transpose; duplicated here: graph.broadcast x2" {
+// CHECK:           fusion.yield %rows_1 : !graph.tensor<[N, P, 8], f32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %rows
+// CHECK-NOT:     fusion.kernel
+func.func @patch_embedding(%w: !graph.tensor<[8, 12], f32>, %cols: !graph.tensor<[N, 12, P], f32>, %b: !graph.tensor<[8, 1], f32>) -> !graph.tensor<[N, P, 8], f32> {
+  %wb = graph.broadcast %w : !graph.tensor<[8, 12], f32> -> !graph.tensor<[N, 8, 12], f32>
+  %p = graph.matmul %wb, %cols : (!graph.tensor<[N, 8, 12], f32>, !graph.tensor<[N, 12, P], f32>) -> !graph.tensor<[N, 8, P], f32>
+  %bb = graph.broadcast %b : !graph.tensor<[8, 1], f32> -> !graph.tensor<[N, 8, P], f32>
+  %y = graph.add %p, %bb : !graph.tensor<[N, 8, P], f32>
+  %rows = graph.transpose %y [0, 2, 1] : !graph.tensor<[N, 8, P], f32> -> !graph.tensor<[N, P, 8], f32>
+  func.return %rows : !graph.tensor<[N, P, 8], f32>
+}
+
+// -----
+
 // A two-layer MLP: one kernel per layer. The activation feeds the second
 // matmul's operand, where only layout ops, concats, splats and casts go.
 

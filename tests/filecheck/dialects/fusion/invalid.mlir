@@ -242,7 +242,7 @@ func.func @two_matmuls(%a: !graph.tensor<[N, N], f32>) {
 // -----
 
 func.func @matmul_yield_shape(%a: !graph.tensor<[M, K], f32>, %b: !graph.tensor<[K, N], f32>) {
-  // expected-error@+1 {{kernel @k0: a matmul kernel yields values of the matmul's result shape [M, N] (or that shape with its last axis split), not [M, K]}}
+  // expected-error@+1 {{kernel @k0: a matmul kernel yields values of the matmul's result shape [M, N] or computed from that result, not [M, K]}}
   %0:2 = fusion.kernel @k0 matmul (%a, %b) : (!graph.tensor<[M, K], f32>, !graph.tensor<[K, N], f32>) -> (!graph.tensor<[M, N], f32>, !graph.tensor<[M, K], f32>) reason "" {
   ^bb0(%x: !graph.tensor<[M, K], f32>, %y: !graph.tensor<[K, N], f32>):
     %1 = graph.matmul %x, %y : (!graph.tensor<[M, K], f32>, !graph.tensor<[K, N], f32>) -> !graph.tensor<[M, N], f32>
@@ -253,13 +253,27 @@ func.func @matmul_yield_shape(%a: !graph.tensor<[M, K], f32>, %b: !graph.tensor<
 
 // -----
 
-func.func @matmul_epilogue_layout(%a: !graph.tensor<[N, N], f32>) {
-  // expected-error@+1 {{kernel @k0: graph.transpose uses the matmul's result but is not elementwise (an epilogue is computed on the result tile)}}
+func.func @matmul_epilogue_layouts(%a: !graph.tensor<[N, N], f32>) {
+  // expected-error@+1 {{kernel @k0: graph.add combines the matmul's result in two layouts (an epilogue is computed on the result tile)}}
   %0 = fusion.kernel @k0 matmul (%a) : (!graph.tensor<[N, N], f32>) -> (!graph.tensor<[N, N], f32>) reason "" {
   ^bb0(%x: !graph.tensor<[N, N], f32>):
     %1 = graph.matmul %x, %x : (!graph.tensor<[N, N], f32>, !graph.tensor<[N, N], f32>) -> !graph.tensor<[N, N], f32>
     %2 = graph.transpose %1 [1, 0] : !graph.tensor<[N, N], f32> -> !graph.tensor<[N, N], f32>
-    fusion.yield %2 : !graph.tensor<[N, N], f32>
+    %3 = graph.add %1, %2 : !graph.tensor<[N, N], f32>
+    fusion.yield %3 : !graph.tensor<[N, N], f32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @matmul_epilogue_reshape(%a: !graph.tensor<[N, 4], f32>, %b: !graph.tensor<[4, 6], f32>) {
+  // expected-error@+1 {{kernel @k0: graph.reshape uses the matmul's result but is not elementwise, a reshape of its last axis or a transpose (an epilogue is computed on the result tile)}}
+  %0 = fusion.kernel @k0 matmul (%a, %b) : (!graph.tensor<[N, 4], f32>, !graph.tensor<[4, 6], f32>) -> (!graph.tensor<[N*6], f32>) reason "" {
+  ^bb0(%x: !graph.tensor<[N, 4], f32>, %y: !graph.tensor<[4, 6], f32>):
+    %1 = graph.matmul %x, %y : (!graph.tensor<[N, 4], f32>, !graph.tensor<[4, 6], f32>) -> !graph.tensor<[N, 6], f32>
+    %2 = graph.reshape %1 : !graph.tensor<[N, 6], f32> -> !graph.tensor<[N*6], f32>
+    fusion.yield %2 : !graph.tensor<[N*6], f32>
   }
   func.return
 }
