@@ -60,6 +60,7 @@ holds, or once per row for a row index).
     python benchmarks/traffic.py --json traffic.json --no-ptx
     python benchmarks/traffic.py --full --only softmax   # every program id
     python benchmarks/traffic.py --only causal_attention --variants --no-ptx
+    python benchmarks/traffic.py --convolutions --only resnet_basic_block vit_patch_embedding
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ import gpu  # noqa: E402  (benchmarks/gpu.py: programs, bindings, inputs)
 import numpy as np  # noqa: E402
 
 import irc  # noqa: E402
+from irc import nn  # noqa: E402
 
 #: 64-bit integer divisions and remainders in PTX.
 DIVISION_64 = re.compile(r"\b(?:div|rem)\.[su]64\b")
@@ -388,6 +390,85 @@ def attention_variants() -> list[gpu.Program]:
 
 
 # --------------------------------------------------------------------------
+# Convolutions (``--convolutions``): a ResNet basic block and a ViT's patch
+# embedding, written with irc.nn
+# --------------------------------------------------------------------------
+
+RESNET_CHANNELS = 64
+VIT_PATCH, VIT_WIDTH, VIT_IMAGE = 16, 768, 224
+
+
+def resnet_basic_block(
+    x: Any, w1: Any, scale1: Any, shift1: Any, w2: Any, scale2: Any, shift2: Any
+) -> Any:
+    """Two 3x3 convolutions, each with BatchNorm's inference affine (one
+    scale and shift per channel, ``[C, 1, 1]``), ReLUs and the residual."""
+    h = np.maximum(nn.conv(x, w1, padding=1) * scale1 + shift1, 0)
+    return np.maximum(nn.conv(h, w2, padding=1) * scale2 + shift2 + x, 0)
+
+
+def vit_patch_embedding(image: Any, w: Any, b: Any) -> Any:
+    """Hugging Face's ``ViTPatchEmbeddings``: the patches' projection, then
+    a row per patch (``flatten(2).transpose(1, 2)``)."""
+    y = nn.conv(image, w, b, strides=VIT_PATCH)
+    return y.reshape(y.shape[0], y.shape[1], -1).transpose(0, 2, 1)
+
+
+def convolution_programs() -> list[gpu.Program]:
+    """The basic block of ResNet-18's first stage at 56x56 (symbolic batch
+    and image sizes) and ViT-Base's patch embedding."""
+    c, p, d = RESNET_CHANNELS, VIT_PATCH, VIT_WIDTH
+    vector = gpu.spec(c, 1, 1)
+    layer = (gpu.spec(c, c, 3, 3), vector, vector)
+    block_specs = gpu.suite.Call((gpu.spec("N", c, "H", "W"), *layer, *layer))
+
+    def block_call(s: Any, r: Any) -> gpu.suite.Call:
+        x = r(s["N"], c, s["H"], s["W"])
+        layer = (r(c, c, 3, 3, scale=(9 * c) ** -0.5), r(c, 1, 1), r(c, 1, 1))
+        return gpu.suite.Call((x, *layer, *layer))
+
+    def block_ideal(s: Any) -> int:
+        # x read by the first convolution and by the residual, the
+        # activation between the convolutions written once and read once
+        # (a 3x3 convolution reads a halo of it: no schedule of whole
+        # convolutions keeps it on chip), the output written once.
+        activation = s["N"] * c * s["H"] * s["W"]
+        return 4 * (5 * activation + 2 * (9 * c * c + 2 * c))
+
+    def patches_call(s: Any, r: Any) -> gpu.suite.Call:
+        image = r(s["N"], 3, VIT_IMAGE, VIT_IMAGE)
+        return gpu.suite.Call((image, r(d, 3, p, p, scale=(3 * p * p) ** -0.5), r(d)))
+
+    return [
+        gpu.Program(
+            "resnet_basic_block",
+            block_specs,
+            [{"N": 2, "H": 56, "W": 56}],
+            {"N": 1, "H": 5, "W": 6},
+            block_call,
+            gpu.MATMUL_TOLERANCE,
+            bytes_moved=block_ideal,
+            function=resnet_basic_block,
+        ),
+        gpu.Program(
+            "vit_patch_embedding",
+            gpu.suite.Call(
+                (
+                    gpu.spec("N", 3, VIT_IMAGE, VIT_IMAGE),
+                    gpu.spec(d, 3, p, p),
+                    gpu.spec(d),
+                )
+            ),
+            [{"N": 4}],
+            {"N": 1},
+            patches_call,
+            gpu.MATMUL_TOLERANCE,
+            function=vit_patch_embedding,
+        ),
+    ]
+
+
+# --------------------------------------------------------------------------
 # One program
 # --------------------------------------------------------------------------
 
@@ -483,7 +564,7 @@ def ptx_report(names: Sequence[str]) -> dict[str, Any]:
     from irc.testing.fake_driver import compiled_kernels, fake_cuda
 
     report: dict[str, Any] = {}
-    selected = {p.name: p for p in gpu.programs()}
+    selected = {p.name: p for p in [*gpu.programs(), *convolution_programs()]}
     with fake_cuda() as device:
         for name in names:
             program = selected[name]
@@ -590,12 +671,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--variants", action="store_true", help="add the attention variants"
     )
+    parser.add_argument(
+        "--convolutions", action="store_true", help="add the convolution programs"
+    )
     parser.add_argument("--ptx-report", type=Path, help=argparse.SUPPRESS)
     options, names = parser.parse_known_args(argv)
     if options.ptx_report:
         options.ptx_report.write_text(json.dumps(ptx_report(names)))
         return
-    extra = attention_variants() if options.variants else []
+    variants = attention_variants() if options.variants else []
+    convolutions = convolution_programs() if options.convolutions else []
+    extra = [*variants, *convolutions]
     available = {p.name: p for p in [*gpu.programs(), *extra]}
     unknown = set(options.only) - set(available)
     if unknown:
@@ -619,7 +705,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 flush=True,
             )
             rows.append(row)
-    suite_names = [p.name for p in selected if p not in extra]
+    suite_names = [p.name for p in selected if p not in variants]
     ptx = None if options.no_ptx else run_ptx_report(suite_names)
     print("\n" + table(rows, ptx))
     print(per_kernel(rows, ptx))

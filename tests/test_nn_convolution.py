@@ -341,6 +341,39 @@ def test_a_convolution_is_one_matmul_kernel_reading_its_input_in_place() -> None
     )
 
 
+def patch_embedding(image: Any, w: Any, b: Any) -> Any:
+    """A ViT's: stride = kernel, then a row per patch."""
+    y = nn.conv(image, w, b, strides=4)
+    return y.reshape(y.shape[0], y.shape[1], -1).transpose(0, 2, 1)
+
+
+def test_a_patch_embedding_reads_its_patches_by_reshape_and_stores_rows() -> None:
+    """Windows that tile the image are a reshape and a transpose of it, not
+    one slice per kernel offset; the rows a transpose makes of the output
+    are the matmul kernel's store, not a second kernel. Gradients too."""
+    specs = (
+        irc.TensorSpec(("N", 3, 8, 12), "float32"),
+        irc.TensorSpec((5, 3, 4, 4), "float32"),
+        irc.TensorSpec((5,), "float32"),
+    )
+    compiled = irc.compile(patch_embedding, *specs)
+    (kernel,) = [
+        line for line in compiled.ir("fusion").splitlines() if "fusion.kernel" in line
+    ]
+    assert "stored as [N, 6, 5]" in kernel and "graph.slice" not in kernel
+    image, w, b = _array(2, 3, 8, 12), _array(5, 3, 4, 4), _array(5)
+    expected = F.conv2d(*_torch(image, w, b), stride=4).flatten(2).transpose(1, 2)
+    for backend in ("reference", "interpret"):
+        np.testing.assert_allclose(
+            compiled(image, w, b, backend=backend), expected, rtol=1e-5, atol=1e-5
+        )
+    check_grad(
+        patch_embedding,
+        *(irc.TensorSpec(spec.shape, "float64") for spec in specs),
+        max_examples=3,
+    )
+
+
 #: Window programs (``irc.testing``'s ``convolve`` and ``pool`` steps) with
 #: the steps they meet in models.
 WINDOW_PROGRAM_ACTIONS = (*WINDOW_ACTIONS, "binary", "unary", "reduce", "transpose")

@@ -92,12 +92,17 @@ def conv(
     )
     channels, out_channels = x.shape[1], weight.shape[0]
     _check_groups(channels, out_channels, weight.shape[1], groups)
-    padded = pad_spatial(x, pads, 0)
-    sizes = _output_sizes(padded.shape[2:], kernel, strides_, dilations_)
-    windows = _windows(padded, kernel, strides_, dilations_, sizes)
-    positions = len(windows)
-    # [N, C, P, *out]: channel-major, as the weight's [O, C/groups, *K] flattens.
-    columns = np.stack(windows, axis=2)
+    patches = _patches(x, kernel, strides_, pads, dilations_)
+    if patches is not None:
+        columns, sizes = patches
+    else:
+        padded = pad_spatial(x, pads, 0)
+        sizes = _output_sizes(padded.shape[2:], kernel, strides_, dilations_)
+        windows = _windows(padded, kernel, strides_, dilations_, sizes)
+        # [N, C, P, *out]: channel-major, as the weight's [O, C/groups, *K]
+        # flattens.
+        columns = np.stack(windows, axis=2)
+    positions = math.prod(kernel)
     batch = x.shape[0]
     depth = (channels // groups) * positions
     if groups == 1:
@@ -117,6 +122,35 @@ def conv(
     if bias is not None:
         y = y + np.reshape(bias, (out_channels,) + (1,) * spatial)
     return y
+
+
+def _patches(
+    x: Any,
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    pads: Pads,
+    dilations: Sequence[int],
+) -> tuple[Any, list[int]] | None:
+    """The columns ``[N, C, *K, *out]`` and output sizes of a convolution
+    whose windows tile its input (stride = kernel, no padding or dilation,
+    static sizes that are multiples of the kernel: a ViT's patch
+    embedding), by a reshape and a transpose: layout ops that a matmul
+    loads in place, where the windows would be one slice per kernel offset
+    side by side. None for other convolutions."""
+    sizes = x.shape[2:]
+    if (
+        tuple(strides) != tuple(kernel)
+        or any(d != 1 for d in dilations)
+        or any(pad != (0, 0) for pad in pads)
+        or not all(isinstance(n, int) and n % k == 0 for n, k in zip(sizes, kernel))
+    ):
+        return None
+    out = [n // k for n, k in zip(sizes, kernel)]
+    split = [d for o, k in zip(out, kernel) for d in (o, k)]
+    blocks = x.reshape(x.shape[0], x.shape[1], *split)
+    spatial = range(len(kernel))
+    order = (0, 1, *(3 + 2 * i for i in spatial), *(2 + 2 * i for i in spatial))
+    return np.transpose(blocks, order), out
 
 
 def conv_transpose(
