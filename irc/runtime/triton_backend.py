@@ -1,8 +1,9 @@
 """Running the emitted Triton source: on a GPU, or under Triton's interpreter.
 
 ``load_source(source, interpret=...)`` makes the source of
-``irc.backend.triton.emit_module`` a live module (cached, one Triton mode
-per process: ``TritonModeError``); ``Launcher`` binds its ``ENTRY`` launcher
+``irc.backend.triton.emit_module`` a live module (cached; interpreted
+whatever imported triton first, compiled only where triton was not
+imported to interpret: ``TritonModeError``); ``Launcher`` binds its ``ENTRY`` launcher
 to a device and calls it on NumPy arrays or torch tensors; ``run`` does so
 once; ``run_triton`` is the triton level's interpreter for ``irc.testing``.
 torch and triton are imported on first use: importing irc must stay cheap.
@@ -39,12 +40,17 @@ def _interpret_mode(interpret: bool) -> Iterator[None]:
     """``TRITON_INTERPRET`` set for the block (and the previous value back
     after it). Triton reads it when a kernel is defined, and the interpreter
     reads it again while running some ``tl`` functions, so interpreted runs
-    hold it too."""
+    hold it too. Interpreting where triton was imported to compile, its
+    standard library is interpreted for the block as well."""
     with _LOCK:
         previous = os.environ.get("TRITON_INTERPRET")
         os.environ["TRITON_INTERPRET"] = "1" if interpret else "0"
         try:
-            yield
+            if interpret and triton_mode() is False:
+                with _interpreted_standard_library():
+                    yield
+            else:
+                yield
         finally:
             if previous is None:
                 del os.environ["TRITON_INTERPRET"]
@@ -52,32 +58,67 @@ def _interpret_mode(interpret: bool) -> Iterator[None]:
                 os.environ["TRITON_INTERPRET"] = previous
 
 
+#: The interpreted stand-ins of a compiling Triton's standard library
+#: functions, made once (by the function they stand for).
+_INTERPRETED_STANDARD_LIBRARY: dict[Any, Any] = {}
+
+
+@contextmanager
+def _interpreted_standard_library() -> Iterator[None]:
+    """Triton's ``@triton.jit`` standard library (``tl.sum``, ``tl.max``,
+    ``tl.zeros_like``, ...), made compiled functions when triton was
+    imported to compile, replaced for the block by interpreted ones, in
+    ``triton.language`` and in the modules whose functions call each
+    other: how a process that imported triton first (torch's exporters
+    do) still runs irc's kernels on Triton's interpreter."""
+    import triton.language as tl
+    from triton.language import math, standard
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    replaced: list[tuple[types.ModuleType, str, Any]] = []
+    for module in (tl, standard, math):
+        for name, value in list(vars(module).items()):
+            if isinstance(value, JITFunction):
+                stand_in = _INTERPRETED_STANDARD_LIBRARY.get(value)
+                if stand_in is None:
+                    stand_in = InterpretedFunction(value.fn)
+                    _INTERPRETED_STANDARD_LIBRARY[value] = stand_in
+                replaced.append((module, name, value))
+                setattr(module, name, stand_in)
+    try:
+        yield
+    finally:
+        for module, name, value in replaced:
+            setattr(module, name, value)
+
+
 class TritonModeError(IrcError):
-    """Triton was imported in this process for the other mode: its standard
-    library (``tl.sum``, ``tl.max``, ...) is made of ``@triton.jit``
-    functions that are interpreted or compiled depending on
-    ``TRITON_INTERPRET`` *when triton is imported*, so one process can
-    interpret kernels or compile them, not both."""
+    """Triton was imported in this process to interpret kernels, so it
+    cannot compile them: its standard library (``tl.sum``, ``tl.max``, ...)
+    is made of ``@triton.jit`` functions, interpreted ones when
+    ``TRITON_INTERPRET`` was set at import."""
 
 
 def import_triton(interpret: bool) -> None:
-    """Import triton for ``interpret``, or check that it was."""
+    """Import triton for ``interpret``, or check that it can: interpreting
+    works whatever mode triton was imported in (its standard library is
+    swapped for interpreted functions while kernels run), compiling needs
+    triton imported to compile."""
     mode = triton_mode()
     if mode is None:
         with _interpret_mode(interpret):
             import triton.language  # noqa: F401
         mode = triton_mode()
-    if mode:
+    if interpret:
         fix_interpreter_comparisons()
-    if mode != interpret:
-        wanted, imported = (
-            ("interpret", "compile") if interpret else ("compile", "interpret")
-        )
+        return
+    if mode:
         raise TritonModeError(
-            f"cannot {wanted} Triton kernels: triton was imported in this process to "
-            f"{imported} them (TRITON_INTERPRET={'1' if mode else 'unset or 0'} at "
-            "import), which fixes how its standard library (tl.sum, tl.max, ...) "
-            f"runs; {wanted} in a separate process"
+            "cannot compile Triton kernels: triton was imported in this process to "
+            "interpret them (TRITON_INTERPRET=1 at import), which makes its "
+            "standard library (tl.sum, tl.max, ...) interpreted functions; compile "
+            "in a separate process, or unset TRITON_INTERPRET"
         )
 
 

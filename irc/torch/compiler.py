@@ -36,7 +36,6 @@ from typing import Any
 from irc.api import DEFAULT_PIPELINE
 from irc.errors import IrcError
 from irc.logs import active_topics, ensure_handler, logger
-from irc.runtime.standalone import triton_mode
 from irc.torch.aten import UnsupportedAtenOp
 from irc.torch.importer import (
     FxFunction,
@@ -248,21 +247,12 @@ def _partitioned(
 
 def _runtime(runtime: str, tensors: Sequence[Any]) -> str:
     """Where a call runs: the GPU for CUDA tensors, else Triton's
-    interpreter, or irc's reference interpreter where this process's
-    Triton cannot interpret (``torch._dynamo`` imports triton, which fixes
-    its mode then: set ``TRITON_INTERPRET=1`` before importing torch to
-    interpret)."""
+    interpreter (whatever mode ``torch._dynamo``'s import of triton set:
+    ``irc.runtime.triton_backend`` interprets either way)."""
     if runtime != "auto":
         return runtime
     if any(getattr(t, "is_cuda", False) for t in tensors):
         return "triton"
-    if triton_mode() is False:
-        _log_once(
-            "CPU tensors run on irc's reference interpreter: triton was imported "
-            "to compile kernels (torch._dynamo imports it); set TRITON_INTERPRET=1 "
-            "before importing torch to run them on Triton's interpreter"
-        )
-        return "reference"
     return "interpret"
 
 
@@ -273,11 +263,6 @@ def _shape_env() -> Any | None:
     if context is None or context.fake_mode is None:
         return None
     return context.fake_mode.shape_env
-
-
-@functools.cache
-def _log_once(message: str) -> None:
-    _log(message)
 
 
 def _log(message: str) -> None:
