@@ -759,6 +759,26 @@ def arg_extremum(node: Node, operands: list[Value]) -> list[Value]:
 # ----- normalizations ----------------------------------------------------------------
 
 
+@converts("CumSum", static=(1,))
+def cumulative_sum(node: Node, operands: list[Value]) -> list[Value]:
+    """``np.cumsum`` along the axis operand; ``exclusive`` leaves each
+    element out of its own sum (the sums shifted, rather than less the
+    element, which would round), ``reverse`` sums from the end."""
+    x = tensor(operands[0])
+    axis = normalize(static_ints(node, operands[1], "axis")[0], len(shape_of(x)))
+    reverse = bool(node.attr("reverse", 0))
+    if reverse:
+        x = np.flip(x, axis)
+    total = np.cumsum(x, axis=axis, dtype=x.dtype)
+    if node.attr("exclusive", 0):  # the sums shifted by one, 0 first
+        rank = len(shape_of(x))
+        before = [slice(None)] * rank
+        before[axis] = slice(0, -1)
+        widths = [(1, 0) if a == axis else (0, 0) for a in range(rank)]
+        total = np.pad(total[tuple(before)], widths)
+    return [np.flip(total, axis) if reverse else total]
+
+
 @converts("Softmax", "LogSoftmax")
 def softmax(node: Node, operands: list[Value]) -> list[Value]:
     x = tensor(operands[0])
