@@ -268,10 +268,7 @@ def test_a_numpy_resnet_compiles_as_written(backend: str) -> None:
     gradient = irc.compile(
         irc.grad(resnet_loss, argnums=(0, 1, 2, 3, 4, 5)), *RESNET_SPECS
     )
-    shapes = [(2, 3, 12, 12), (3, 3, 10, 14)]
-    if backend == "interpret":  # Triton's interpreter runs each grid serially
-        shapes = shapes[:1]
-    for shape in shapes:
+    for shape in [(2, 3, 12, 12), (3, 3, 10, 14)]:
         x = _array(*shape)
         np.testing.assert_allclose(
             forward(x, *RESNET_PARAMS, backend=backend),

@@ -158,10 +158,15 @@ def test_a_form_irc_does_not_take_falls_back_by_itself() -> None:
         return torch.tanh(dropped) + torch.sin(x)
 
     _fresh()
-    x = torch.randn(64, 8)
+    x = torch.randn(64, 8, generator=torch.Generator().manual_seed(0))
     result = torch.compile(model, backend="irc", options={"runtime": "reference"})(x)
-    kept = torch.isclose(result, torch.tanh(torch.exp(x) * 2) + torch.sin(x))
-    dropped = torch.isclose(result, torch.sin(x))  # tanh(0) = 0
+    # An absolute tolerance: tanh(2 exp(x)) + sin(x) is near 0 for some x,
+    # where float32 roundings of irc's and torch's differ by more than a
+    # relative 1e-5 (which depended on the global seed).
+    kept = torch.isclose(
+        result, torch.tanh(torch.exp(x) * 2) + torch.sin(x), rtol=1e-5, atol=1e-6
+    )
+    dropped = torch.isclose(result, torch.sin(x), rtol=1e-5, atol=1e-6)
     assert bool((kept | dropped).all())
     assert 0 < kept.float().mean() < 1
     assert irc_torch.fallback_ops["aten.native_dropout.default"] == 1
