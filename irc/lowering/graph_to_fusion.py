@@ -657,20 +657,26 @@ class _Planner:
         if not (isinstance(op, (*ELEMENTWISE_OPS, *INDEXING_OPS)) or is_source(op)):
             return f"{op.name} cannot join a matmul's epilogue"
         shape = shape_of(op.results[0])
-        assert group.kind.matmul is not None
-        # The epilogue's values: the result, and where layout ops put it.
-        epilogue = group.members - group.operand_side
-        results = {
-            shape_of(value)
-            for member in (group.kind.matmul, *epilogue)
-            for value in member.results
-        }
-        if not any(broadcasts_to(shape, result) for result in results):
+        if not self._broadcasts_to_epilogue(group, shape):
             return (
                 f"its shape {shape_text(shape)} does not broadcast to the "
-                f"matmul's result or its epilogue's values ({_shapes(results)})"
+                "matmul's result or its epilogue's values"
             )
         return group.kind
+
+    def _broadcasts_to_epilogue(self, group: Group, shape: Shape) -> bool:
+        """Whether ``shape`` broadcasts to a value of ``group``'s epilogue:
+        the result, its kernel's shape, or where layout ops put the result
+        (looked through only when the first two fail)."""
+        assert group.kind.matmul is not None
+        result = shape_of(group.kind.matmul.result)
+        if broadcasts_to(shape, result) or broadcasts_to(shape, group.kind.shape):
+            return True
+        return any(
+            broadcasts_to(shape, shape_of(value))
+            for member in group.members - group.operand_side
+            for value in member.results
+        )
 
     def _feeds_matmul(self, group: Group, op: Operation) -> bool:
         """Whether ``op`` is on the operand side of ``group``'s matmul."""
