@@ -19,6 +19,7 @@ from irc import nn
 from irc.capture import layout
 from irc.capture.intercept import CREATION
 from irc.capture.tensor import SymDim, dim_proxy
+from irc.capture.trace import active_trace
 from irc.errors import IrcError, TracingError
 from irc.onnx import resize as resize_op
 from irc.onnx.shape_values import (
@@ -34,11 +35,23 @@ from irc.shapes import SymExpr, as_expr, smax, smin
 
 Value = Any
 
-# NumPy's creation functions taking symbolic sizes while traced: capture
-# intercepts them for user code only, and this module is irc's.
-full = CREATION["full"](np.full)
-arange = CREATION["arange"](np.arange)
-broadcast_to = CREATION["broadcast_to"](np.broadcast_to)
+
+def _traced_or_numpy(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+    """NumPy's creation function ``name``, taking symbolic sizes while a
+    graph is captured (capture intercepts them for user code only, and this
+    module is irc's), NumPy's own in an eager call of an ``OnnxFunction``."""
+    traced = CREATION[name](original)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        function = traced if active_trace() is not None else original
+        return function(*args, **kwargs)
+
+    return call
+
+
+full = _traced_or_numpy("full", np.full)
+arange = _traced_or_numpy("arange", np.arange)
+broadcast_to = _traced_or_numpy("broadcast_to", np.broadcast_to)
 Converter = Callable[["Node", list[Value]], list[Value]]
 
 
@@ -126,7 +139,10 @@ def static_ints(node: Node, value: Value, what: str) -> list[int]:
 
 
 def known_scalar(value: Value) -> Any:
-    """A 0-d or 1-element constant as a Python number, else the value itself."""
+    """A 0-d or 1-element constant (a NumPy scalar too, as eager calls
+    make) as a Python number, else the value itself."""
+    if isinstance(value, np.generic):
+        return value.item()
     if isinstance(value, np.ndarray) and value.size == 1:
         return value.reshape(()).item()
     if isinstance(value, ShapeValue) and value.elements.size == 1:
@@ -1000,7 +1016,17 @@ def slice_(node: Node, operands: list[Value]) -> list[Value]:
             key[axis] = slice(start, _python_end(end, step), step)
     if is_symbolic(x):
         return [shape_value(x.elements[tuple(key)])]
+    if isinstance(x, np.ndarray) and _has_symbolic_bound(key):
+        x = layout.as_tensor(x)  # an initializer cut at a symbolic size
     return [x[tuple(key)]]
+
+
+def _has_symbolic_bound(key: Sequence[slice]) -> bool:
+    return any(
+        isinstance(bound, SymDim)
+        for part in key
+        for bound in (part.start, part.stop, part.step)
+    )
 
 
 def _forward(start: Any, end: Any, step: int, extent: Any) -> slice:
@@ -1060,6 +1086,65 @@ def gather(node: Node, operands: list[Value]) -> list[Value]:
     if isinstance(data, np.ndarray) and not isinstance(indices, np.ndarray):
         data = layout.as_tensor(data)  # np.take would not dispatch on the indices
     return [np.take(data, indices, axis=axis)]
+
+
+@converts("GatherElements")
+def gather_elements(node: Node, operands: list[Value]) -> list[Value]:
+    """``np.take_along_axis``, as one gather from the flattened data at the
+    linear index of each element: the indices' own coordinates along the
+    other axes, their values along ``axis``."""
+    data, indices = tensor(operands[0]), tensor(operands[1])
+    dims = shape_of(data)
+    axis = normalize(node.attr("axis", 0), len(dims))
+    index_dims = shape_of(indices)
+    linear: Any = 0
+    for d in range(len(dims)):
+        if d == axis:
+            coordinate = _from_end(indices, dims[axis])
+        else:
+            coordinate = _coordinates(index_dims, d)
+        linear = linear + coordinate * math.prod(dims[d + 1 :])
+    return [_take(np.reshape(data, (-1,)), linear)]
+
+
+@converts("GatherND")
+def gather_nd(node: Node, operands: list[Value]) -> list[Value]:
+    """Slices of the data at the index tuples of the last axis of the
+    indices (after ``batch_dims`` axes both share), as one gather from the
+    data with the indexed axes flattened."""
+    data, indices = tensor(operands[0]), tensor(operands[1])
+    dims, index_dims = shape_of(data), shape_of(indices)
+    batch, depth = node.attr("batch_dims", 0), index_dims[-1]
+    if not isinstance(depth, int):
+        raise unsupported(node, "a symbolic index depth", "make the last axis static")
+    indexed = dims[: batch + depth]
+    linear: Any = 0
+    for d in range(batch):
+        linear = linear + _coordinates(index_dims[:-1], d) * math.prod(indexed[d + 1 :])
+    for j in range(depth):
+        position = _from_end(indices[..., j], dims[batch + j])
+        linear = linear + position * math.prod(indexed[batch + j + 1 :])
+    flat = np.reshape(data, (-1, *dims[batch + depth :]))
+    return [_take(flat, linear)]
+
+
+def _coordinates(dims: Sequence[Any], axis: int) -> Any:
+    """Each element's coordinate along ``axis`` of an array of ``dims``
+    (broadcasting along the others)."""
+    shape = [-1 if d == axis else 1 for d in range(len(dims))]
+    return np.reshape(arange(dims[axis], dtype=np.int64), shape)
+
+
+def _from_end(indices: Any, extent: Any) -> Any:
+    """ONNX's indices, negative ones counted from the end of ``extent``."""
+    indices = indices.astype(np.int64)
+    return np.where(indices < 0, indices + extent, indices)
+
+
+def _take(data: Any, linear: Any) -> Any:
+    if isinstance(data, np.ndarray) and not isinstance(linear, np.ndarray | int):
+        data = layout.as_tensor(data)  # np.take would not dispatch on the indices
+    return np.take(data, linear, axis=0)
 
 
 def _wrap(indices: np.ndarray, extent: int) -> np.ndarray:

@@ -51,10 +51,12 @@ def shape_value(elements: Any) -> np.ndarray | ShapeValue:
 
 
 def known_sizes(value: Any) -> np.ndarray | None:
-    """The elements of a known integer value (a NumPy array or a
+    """The elements of a known integer value (a NumPy array or scalar, or a
     ``ShapeValue``) as an object array of ints and ``SymDim``s, else None."""
     if isinstance(value, ShapeValue):
         return value.elements
+    if isinstance(value, np.generic):  # a NumPy scalar, as eager calls make
+        value = np.asarray(value)
     if isinstance(value, np.ndarray) and value.dtype.kind in "iub":
         return np.array([int(e) for e in value.ravel()], dtype=object).reshape(
             value.shape
