@@ -1390,6 +1390,26 @@ def _repeats(resampling: resize_op.Resampling, scale: float) -> bool:
     )
 
 
+@converts("OneHot", static=(1,))
+def one_hot(node: Node, operands: list[Value]) -> list[Value]:
+    """``values[1]`` where an index (negative ones counted from ``depth``)
+    names the class along the new ``axis``, else ``values[0]``; an index
+    out of range names none."""
+    indices, values = tensor(operands[0]), tensor(operands[2])
+    depth = known_scalar(operands[1])
+    if not isinstance(depth, int | float):
+        raise unsupported(node, "a depth computed at run time", "make it a constant")
+    depth = int(depth)
+    rank = len(shape_of(indices)) + 1
+    axis = normalize(node.attr("axis", -1), rank)
+    positions = _from_end(indices, depth)
+    classes = np.reshape(
+        arange(depth, dtype=np.int64), [-1 if d == axis else 1 for d in range(rank)]
+    )
+    hot = np.expand_dims(positions, axis) == classes
+    return [np.where(hot, values[1], values[0])]
+
+
 @converts("Trilu", static=(1,))
 def trilu(node: Node, operands: list[Value]) -> list[Value]:
     x = tensor(operands[0])
