@@ -78,10 +78,11 @@ class Kind:
     row shape X (with ``rows`` its row structure and ``row_results`` the
     result shapes of its reductions so far; ``scans`` when its row ops are
     scans), or a matmul group's result shape (with ``matmul`` its matmul;
-    its last axis split where the epilogue reads it so); an attention
-    group's is its second matmul's (``matmul``), with ``chain`` the chain
-    it computes and ``between`` the ops from the first matmul to the
-    second one's lhs, which it takes whole.
+    where its epilogue ends in layout ops, ``fusion.EpilogueLayout``, the
+    shape they give the result); an attention group's is its second
+    matmul's (``matmul``), with ``chain`` the chain it computes and
+    ``between`` the ops from the first matmul to the second one's lhs,
+    which it takes whole.
     """
 
     kernel: KernelKind

@@ -3,9 +3,10 @@
 ``load_source(source, interpret=...)`` makes the source of
 ``irc.backend.triton.emit_module`` a live module (cached; interpreted
 whatever imported triton first, compiled only where triton was not
-imported to interpret: ``TritonModeError``); ``Launcher`` binds its ``ENTRY`` launcher
-to a device and calls it on NumPy arrays or torch tensors; ``run`` does so
-once; ``run_triton`` is the triton level's interpreter for ``irc.testing``.
+imported to interpret: ``TritonModeError``); ``Launcher`` binds its
+``ENTRY`` launcher to a device and calls it on NumPy arrays or torch
+tensors; ``run`` does so once; ``run_triton`` is the triton level's
+interpreter for ``irc.testing``.
 torch and triton are imported on first use: importing irc must stay cheap.
 
 See docs/lowering.md, section "Running the emitted module".
