@@ -102,6 +102,20 @@ def with_epilogue(q, k, v, residual):
     return softmax(q @ k.T * 0.25) @ v * 2.0 + residual
 
 
+def exported_sdpa(q, k, v):
+    """Attention as torch's ONNX exporters write SDPA with a mask: q and k
+    each scaled by the square root of the scale, and the softmax guarded
+    by ``where(isnan(p), 0, p)``. The keys before S // 2 are padding, so
+    the rows before it see no key (NaN, then 0) and, past 64 rows, a whole
+    first block of keys is masked for rows that see later keys."""
+    s = (q * 0.5) @ (k * 0.5).T
+    rows = np.arange(q.shape[0])
+    visible = (np.tri(q.shape[0]) == 1) & (rows >= q.shape[0] // 2)
+    with np.errstate(invalid="ignore"):
+        p = softmax(np.where(visible, s, -np.inf))
+    return np.where(np.isnan(p), 0.0, p) @ v
+
+
 def _spec(*dims: Any) -> irc.TensorSpec:
     return irc.TensorSpec(dims, "float32")
 
@@ -157,6 +171,7 @@ VARIANTS: dict[str, tuple[Callable[..., Any], list[irc.TensorSpec], Any]] = {
         [_spec(HEADS, "S", HEAD_DIM), _spec("S", HEAD_DIM), _spec("S", HEAD_DIM)],
         lambda rng, s: [_batched(rng, s)[0], *_qkv(rng, s)[:2]],
     ),
+    "exported_sdpa": (exported_sdpa, QKV, _qkv),
     "with_epilogue": (
         with_epilogue,
         [*QKV, _spec("S", HEAD_DIM)],
@@ -264,6 +279,27 @@ def test_symbolic_head_dim_is_not_an_attention_kernel() -> None:
     )
 
 
+def test_a_nan_guard_over_other_factors_is_not_an_attention_kernel() -> None:
+    """``where(isnan(P), 0, P)`` fuses over a softmax only, which is NaN on
+    whole rows; ``P = exp(x - max(x)) * r`` can be NaN at single scores
+    (``0 * inf``), so the chain stays apart."""
+
+    def guarded_product(q, k, v, r):
+        s = q @ k.T
+        p = np.exp(s - s.max(-1, keepdims=True)) * r
+        return np.where(np.isnan(p), 0.0, p) @ v
+
+    program = irc.compile(guarded_product, *QKV, _spec("S", 1))
+    found = kernels(program)
+    assert "attention" not in [k.kind_name for k in found]
+    rng = np.random.default_rng(2)
+    arrays = [*_qkv(rng, 7), rng.standard_normal((7, 1)).astype(np.float32)]
+    arrays[3][2, 0] = np.inf  # row 2 is NaN where its exp underflows to 0
+    with np.errstate(invalid="ignore"):
+        expected = guarded_product(*arrays)
+    np.testing.assert_allclose(program(*arrays), expected, rtol=RTOL, atol=ATOL)
+
+
 # Skipping the keys past a block's rows ----------------------------------------
 
 
@@ -369,7 +405,13 @@ def test_a_mask_leaving_row_zero_no_key_is_not_skipped() -> None:
 # The passes keep meaning; gradients -------------------------------------------
 
 #: Attention-shaped programs for the pass checks and gradients.
-CHECKED = ["causal_additive", "alibi_bias", "batched_causal", "with_epilogue"]
+CHECKED = [
+    "causal_additive",
+    "alibi_bias",
+    "batched_causal",
+    "exported_sdpa",
+    "with_epilogue",
+]
 
 
 def _traced(name: str, dtype: str = "float32") -> Any:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
+import numpy as np
 from xdsl.dialects.builtin import AnyFloat, StringAttr, SymbolNameConstraint
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
@@ -495,8 +496,8 @@ def _layout_of(
 def _prologue_violation(
     ops: Sequence[Operation], operands: Sequence[SSAValue]
 ) -> str | None:
-    """Whether what ``ops`` compute of a matmul's ``operands`` is layout ops
-    and casts only."""
+    """Whether what ``ops`` compute of a matmul's ``operands`` is what its
+    tiles can be loaded through (``loads_operand_tiles``)."""
     inside = set(ops)
     pending = list(operands)
     seen: set[Operation] = set()
@@ -509,8 +510,8 @@ def _prologue_violation(
         if not loads_operand_tiles(producer):
             return (
                 f"{producer.name} feeds the matmul's operands, where only layout "
-                "ops, concats, splats and casts go (they become the way tiles "
-                "are loaded)"
+                "ops, concats, splats, casts and scalings by a constant go (they "
+                "become the way tiles are loaded)"
             )
         pending.extend(producer.operands)
     return None
@@ -518,10 +519,27 @@ def _prologue_violation(
 
 def loads_operand_tiles(op: Operation) -> bool:
     """Whether a matmul's operand tiles can be loaded through ``op``
-    (``OPERAND_OPS``; a constant only as a splat, no array to read)."""
+    (``OPERAND_OPS``; a constant only as a splat, no array to read; a
+    scaling by a constant, ``_scales_by_constant``)."""
     if isinstance(op, ConstantOp):
         return op.is_splat
-    return isinstance(op, OPERAND_OPS)
+    return isinstance(op, OPERAND_OPS) or _scales_by_constant(op)
+
+
+def _scales_by_constant(op: Operation) -> bool:
+    """``x * c``, ``c * x`` or ``x / c`` for a finite splat ``c`` (non-zero
+    when it divides): a tile loaded with masked lanes read as 0 stays 0
+    there, so the scaling happens as the tile is loaded (torch's exporters
+    scale both q and k by the square root of attention's scale)."""
+    if not is_elementwise_op(op, MUL, DIV):
+        return False
+    sides = [op.rhs] if op.KIND is DIV else [op.lhs, op.rhs]
+    for side in sides:
+        constant = side.owner
+        if isinstance(constant, ConstantOp) and constant.is_splat:
+            value = constant.literal()
+            return bool(np.isfinite(value) and (op.KIND is MUL or value != 0))
+    return False
 
 
 def _distinct(shapes: Iterable[Shape]) -> list[Shape]:
@@ -562,6 +580,12 @@ class AttentionChain:
     these forms account for (the broadcasts of the maximum and of the
     factors, the subtractions, exponentials and products): the online
     rescaling computes them; no other score-shaped op may read a reduction.
+
+    ``nan_guarded``: ``P`` is a softmax read through ``where(isnan(P), 0,
+    P)``, the guard torch's exporters write around every masked attention
+    (its "safe softmax"). A softmax is NaN on a whole row or nowhere (where
+    the row's max is not finite), so the guard zeroes the rows whose sum is
+    NaN, which the kernel does once per row after the walk.
     """
 
     scores: MatmulOp
@@ -572,6 +596,7 @@ class AttentionChain:
     factors: tuple[RowFactor, ...]
     keys: RowStructure
     rescaled: frozenset[Operation]
+    nan_guarded: bool = False
 
     @property
     def reductions(self) -> tuple[ReduceOp, ...]:
@@ -596,6 +621,10 @@ class AttentionChain:
             # precision): the kernel rounds each block's terms instead.
             rescaled.add(rounding)
             value = rounding.operands[0]
+        guard = _nan_guarded(value, inside)
+        if guard is not None:
+            value, guard_ops = guard
+            rescaled.update(guard_ops)
         while (found := _row_factor(value, keys, inside)) is not None:
             factor, rest, ops = found
             factors.append(factor)
@@ -624,6 +653,12 @@ class AttentionChain:
                 )
             sums.append(reduction)
             rescaled.update(summed.ops)
+        if guard is not None and not _is_softmax(factors, sums):
+            return (
+                "where(isnan(P), 0, P) fuses only over a softmax, P = exp(x - "
+                "max(x)) / sum(exp(x - max(x))): other factors can be NaN at "
+                "single scores"
+            )
         return AttentionChain(
             scores,
             output,
@@ -633,7 +668,42 @@ class AttentionChain:
             tuple(factors),
             keys,
             frozenset(rescaled),
+            nan_guarded=guard is not None,
         )
+
+
+def _nan_guarded(
+    value: SSAValue, inside: Callable[[Operation], bool]
+) -> tuple[SSAValue, tuple[Operation, ...]] | None:
+    """``value`` as ``where(p != p, 0, p)`` (``isnan``'s form): ``p`` and
+    the ops of the guard."""
+    select = value.owner
+    if not isinstance(select, SelectOp) or not inside(select):
+        return None
+    guarded = select.false_value
+    compare, zero = select.condition.owner, select.true_value.owner
+    if (
+        not isinstance(compare, CompareOp)
+        or not inside(compare)
+        or compare.predicate.data.value != "ne"
+        or not compare.lhs == compare.rhs == guarded
+        or not isinstance(zero, ConstantOp)
+        or not zero.is_splat
+        or zero.literal() != 0
+    ):
+        return None
+    return guarded, (select, compare)
+
+
+def _is_softmax(factors: Sequence[RowFactor], sums: Sequence[ReduceOp]) -> bool:
+    """Whether the factors are one division by the chain's sum: ``P`` is
+    ``exp(x - max(x)) / sum(exp(x - max(x)))``."""
+    if len(factors) != 1 or not factors[0].divides:
+        return False
+    total = factors[0].value.owner
+    while isinstance(total, ReshapeOp):  # the sum without keepdims
+        total = total.input.owner
+    return list(sums) == [total]
 
 
 def _per_row(value: SSAValue, keys: RowStructure) -> SSAValue | None:

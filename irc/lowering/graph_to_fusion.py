@@ -652,7 +652,7 @@ class _Planner:
             if not loads_operand_tiles(op):
                 return (
                     "it feeds the matmul's operands, where only layout ops, "
-                    "concats, splats and casts go"
+                    "concats, splats, casts and scalings by a constant go"
                 )
             return group.kind
         if not (isinstance(op, (*ELEMENTWISE_OPS, *INDEXING_OPS)) or is_source(op)):

@@ -327,6 +327,8 @@ class AttentionTiler(MatmulTiler):
                 loop.element_of(product.type),
             )
             product = b.binary("div" if factor.divides else "mul", product, scale)
+        if chain.nan_guarded:
+            product = self._guarded(running, scale, product)
         columns, column_mask = self._head(
             "BLOCK_DV",
             blocks.values,
@@ -339,6 +341,21 @@ class AttentionTiler(MatmulTiler):
         out_mask = b.both(self.row_mask, column_mask)
         self.mask = out_mask
         self.write_outputs(lambda _: out_index, lambda _: out_mask)
+
+    def _guarded(
+        self, running: _Running, total: SSAValue, product: SSAValue
+    ) -> SSAValue:
+        """``where(isnan(P), 0, P) @ v`` from ``P @ v``: a row of the
+        softmax ``P`` is NaN where its sum ``total`` is, and then the row
+        of ``0 @ v`` is the unscaled product where the max is -inf (its
+        terms were 0), otherwise 0 (a +inf or NaN score: ``v`` is taken to
+        be finite there)."""
+        b = self.b
+        element = loop.element_of(product.type)
+        zero_rows = b.select(
+            self._is_minus_inf(running.maximum), running.product, b.const(0.0, element)
+        )
+        return b.select(b.compare("ne", total, total), zero_rows, product)
 
     def _row_index(self, value: SSAValue) -> Index:
         """The index of a per-row value (keepdims or not) at this program's

@@ -67,7 +67,7 @@ func.func @causal(%q: !graph.tensor<[S, 16], f32>, %k: !graph.tensor<[S, 16], f3
 
 // FUSE-LABEL: func.func @probabilities_returned(
 // FUSE:         fusion.kernel @k0 matmul
-// FUSE:         fusion.kernel @k1 reduction {{.*}} reason "{{.*}}graph.div %p not fused into k2: it feeds the matmul's operands, where only layout ops, concats, splats and casts go"
+// FUSE:         fusion.kernel @k1 reduction {{.*}} reason "{{.*}}graph.div %p not fused into k2: it feeds the matmul's operands, where only layout ops, concats, splats, casts and scalings by a constant go"
 // FUSE:         fusion.kernel @k2 matmul {{.*}} reason "matmul [S, S] x [S, 16] -> [S, 16] (graph.matmul %o); no attention kernel with the matmul -> row reduction -> graph.matmul %o chain: graph.div %p is also used outside it, so it is stored"
 // TILE-LABEL: func.func @probabilities_returned(
 // TILE-NOT:     loop.kernel @{{[a-z0-9]+}} attention
@@ -84,4 +84,50 @@ func.func @probabilities_returned(%q: !graph.tensor<[S, 16], f32>, %k: !graph.te
   %p = graph.div %e, %lb : !graph.tensor<[S, S], f32>
   %o = graph.matmul %p, %v : (!graph.tensor<[S, S], f32>, !graph.tensor<[S, 16], f32>) -> !graph.tensor<[S, 16], f32>
   func.return %o, %p : !graph.tensor<[S, 16], f32>, !graph.tensor<[S, S], f32>
+}
+
+// -----
+
+// Attention as torch's ONNX exporters write SDPA with a mask: q and k each
+// scaled by a constant (loaded scaled: their tiles' masked lanes stay 0) and
+// the softmax guarded by where(isnan(p), 0, p), which zeroes the rows whose
+// sum is NaN after the walk: still ONE attention kernel.
+
+// FUSE-LABEL: func.func @exported_sdpa(
+// FUSE-NEXT:    %o = fusion.kernel @k0 attention (%q, %k, %keep, %v) : ({{.*}}) -> (!graph.tensor<[S, 16], f32>) reason "attention: {{.*}}; prologue: graph.mul x2; between the matmuls: graph.select x2, graph.broadcast x2, graph.sub, graph.exp, graph.div, graph.cmp; duplicated here: graph.constant x4, graph.transpose"
+// FUSE:           %p = graph.div
+// FUSE-NEXT:      %nan = graph.cmp ne, %p, %p
+// FUSE-NEXT:      %zero = graph.constant
+// FUSE-NEXT:      %guarded = graph.select %nan, %zero, %p
+// FUSE-NEXT:      %o_1 = graph.matmul %guarded, %v_1
+// FUSE-NEXT:      fusion.yield %o_1
+// TILE-LABEL: func.func @exported_sdpa(
+// TILE:         loop.kernel @k0 attention
+// TILE:         scf.for
+// TILE:         scf.yield
+// TILE:         %[[PRODUCT:[0-9]+]] = tile.binary div
+// TILE:         %[[NAN:[0-9]+]] = tile.cmp ne %[[SUM:[0-9]+]], %[[SUM]]
+// TILE-NEXT:    tile.select %[[NAN]], %{{[0-9]+}}, %[[PRODUCT]]
+// TILE:         loop.write
+func.func @exported_sdpa(%q: !graph.tensor<[S, 16], f32>, %k: !graph.tensor<[S, 16], f32>, %keep: !graph.tensor<[S, S], i1>, %v: !graph.tensor<[S, 16], f32>) -> !graph.tensor<[S, 16], f32> {
+  %half_q = graph.constant 5.000000e-01 : f32 -> !graph.tensor<[S, 16], f32>
+  %qs = graph.mul %q, %half_q : !graph.tensor<[S, 16], f32>
+  %kt = graph.transpose %k [1, 0] : !graph.tensor<[S, 16], f32> -> !graph.tensor<[16, S], f32>
+  %half_k = graph.constant 5.000000e-01 : f32 -> !graph.tensor<[16, S], f32>
+  %ks = graph.mul %kt, %half_k : !graph.tensor<[16, S], f32>
+  %s = graph.matmul %qs, %ks : (!graph.tensor<[S, 16], f32>, !graph.tensor<[16, S], f32>) -> !graph.tensor<[S, S], f32>
+  %minus_inf = graph.constant 0xff800000 : f32 -> !graph.tensor<[S, S], f32>
+  %x = graph.select %keep, %s, %minus_inf : !graph.tensor<[S, S], i1>, !graph.tensor<[S, S], f32>
+  %m = graph.reduce max %x [1] : !graph.tensor<[S, S], f32> -> !graph.tensor<[S, 1], f32>
+  %mb = graph.broadcast %m : !graph.tensor<[S, 1], f32> -> !graph.tensor<[S, S], f32>
+  %d = graph.sub %x, %mb : !graph.tensor<[S, S], f32>
+  %e = graph.exp %d : !graph.tensor<[S, S], f32>
+  %l = graph.reduce sum %e [1] : !graph.tensor<[S, S], f32> -> !graph.tensor<[S, 1], f32>
+  %lb = graph.broadcast %l : !graph.tensor<[S, 1], f32> -> !graph.tensor<[S, S], f32>
+  %p = graph.div %e, %lb : !graph.tensor<[S, S], f32>
+  %nan = graph.cmp ne, %p, %p : !graph.tensor<[S, S], f32>
+  %zero = graph.constant 0.000000e+00 : f32 -> !graph.tensor<[S, S], f32>
+  %guarded = graph.select %nan, %zero, %p : !graph.tensor<[S, S], i1>, !graph.tensor<[S, S], f32>
+  %o = graph.matmul %guarded, %v : (!graph.tensor<[S, S], f32>, !graph.tensor<[S, 16], f32>) -> !graph.tensor<[S, 16], f32>
+  func.return %o : !graph.tensor<[S, 16], f32>
 }

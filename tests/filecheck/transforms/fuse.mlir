@@ -116,10 +116,11 @@ func.func @patch_embedding(%w: !graph.tensor<[8, 12], f32>, %cols: !graph.tensor
 // -----
 
 // A two-layer MLP: one kernel per layer. The activation feeds the second
-// matmul's operand, where only layout ops, concats, splats and casts go.
+// matmul's operand, where only layout ops, concats, splats, casts and
+// scalings by a constant go.
 
 // CHECK-LABEL: func.func @mlp(
-// CHECK-NEXT:    %g = fusion.kernel @k0 matmul (%x, %w1, %b1) : ({{.*}}) -> (!graph.tensor<[N, 32], f32>) reason "matmul [N, 16] x [16, 32] -> [N, 32] (graph.matmul %p1); epilogue: graph.add, graph.tanh; duplicated here: graph.broadcast; graph.tanh %g not fused into k1: it feeds the matmul's operands, where only layout ops, concats, splats and casts go" {
+// CHECK-NEXT:    %g = fusion.kernel @k0 matmul (%x, %w1, %b1) : ({{.*}}) -> (!graph.tensor<[N, 32], f32>) reason "matmul [N, 16] x [16, 32] -> [N, 32] (graph.matmul %p1); epilogue: graph.add, graph.tanh; duplicated here: graph.broadcast; graph.tanh %g not fused into k1: it feeds the matmul's operands, where only layout ops, concats, splats, casts and scalings by a constant go" {
 // CHECK:           fusion.yield %g_1 : !graph.tensor<[N, 32], f32>
 // CHECK:         %y = fusion.kernel @k1 matmul (%g, %w2, %b2) : ({{.*}}) -> (!graph.tensor<[N, 16], f32>) reason "matmul [N, 32] x [32, 16] -> [N, 16] (graph.matmul %p2); epilogue: graph.add; duplicated here: graph.broadcast" {
 // CHECK:         func.return %y
@@ -163,7 +164,7 @@ func.func @multi_output(%p: !graph.tensor<[N], f32>, %g: !graph.tensor<[N], f32>
 // rather than computed once and written to memory.
 
 // CHECK-LABEL: func.func @cloned_broadcast(
-// CHECK-NEXT:    %scaled = fusion.kernel @k0 pointwise (%b, %x) {{.*}} reason "pointwise over [N, D] (graph.mul %scaled); duplicated here: graph.broadcast; graph.mul %scaled not fused into k1: it feeds the matmul's operands, where only layout ops, concats, splats and casts go" {
+// CHECK-NEXT:    %scaled = fusion.kernel @k0 pointwise (%b, %x) {{.*}} reason "pointwise over [N, D] (graph.mul %scaled); duplicated here: graph.broadcast; graph.mul %scaled not fused into k1: it feeds the matmul's operands, where only layout ops, concats, splats, casts and scalings by a constant go" {
 // CHECK-NEXT:    ^bb0(%b_1: !graph.tensor<[D], f32>, %x_1: !graph.tensor<[N, D], f32>):
 // CHECK-NEXT:      %bb = graph.broadcast %b_1
 // CHECK-NEXT:      %scaled_1 = graph.mul %x_1, %bb
@@ -270,7 +271,7 @@ func.func @columns_reading_a_sibling(%x: !graph.tensor<[N, D], f32>, %y: !graph.
 // only changes how its operand is read) instead of writing a copy.
 
 // CHECK-LABEL: func.func @layout_users_in_two_kernels(
-// CHECK-NEXT:    %h = fusion.kernel @k0 pointwise (%x) {{.*}} reason "pointwise over [N, 16] (graph.tanh %h); graph.tanh %h not fused: its users are in 2 kernels (k1, k2), not recomputed: a kernel using it refuses it: it feeds the matmul's operands, where only layout ops, concats, splats and casts go" {
+// CHECK-NEXT:    %h = fusion.kernel @k0 pointwise (%x) {{.*}} reason "pointwise over [N, 16] (graph.tanh %h); graph.tanh %h not fused: its users are in 2 kernels (k1, k2), not recomputed: a kernel using it refuses it: it feeds the matmul's operands, where only layout ops, concats, splats, casts and scalings by a constant go" {
 // CHECK:         %qw = fusion.kernel @k1 matmul (%h, %w) {{.*}} reason "matmul [N, 8] x [8, 8] -> [N, 8] (graph.matmul %qw); duplicated here: graph.slice" {
 // CHECK-NEXT:    ^bb0(%h_1: !graph.tensor<[N, 16], f32>, %w_1: !graph.tensor<[8, 8], f32>):
 // CHECK-NEXT:      %q = graph.slice %h_1 [0, 8] [1, 1]

@@ -281,7 +281,7 @@ func.func @matmul_epilogue_reshape(%a: !graph.tensor<[N, 4], f32>, %b: !graph.te
 // -----
 
 func.func @matmul_prologue_compute(%a: !graph.tensor<[N, N], f32>) {
-  // expected-error@+1 {{kernel @k0: graph.exp feeds the matmul's operands, where only layout ops, concats, splats and casts go (they become the way tiles are loaded)}}
+  // expected-error@+1 {{kernel @k0: graph.exp feeds the matmul's operands, where only layout ops, concats, splats, casts and scalings by a constant go (they become the way tiles are loaded)}}
   %0 = fusion.kernel @k0 matmul (%a) : (!graph.tensor<[N, N], f32>) -> (!graph.tensor<[N, N], f32>) reason "" {
   ^bb0(%x: !graph.tensor<[N, N], f32>):
     %1 = graph.transpose %x [1, 0] : !graph.tensor<[N, N], f32> -> !graph.tensor<[N, N], f32>
