@@ -1,4 +1,5 @@
-"""ONNX's backend node tests on irc: the pass count per covered operator.
+"""ONNX's backend node tests on irc: the pass count per covered operator,
+and over the whole suite (``--every-operator``).
 
 Every single-node test that ships with the ``onnx`` package for an operator
 irc imports (``irc.onnx.converters.CONVERTERS``) is imported, compiled and
@@ -9,6 +10,7 @@ docs/onnx.md) and, with ``--failures``, why each test that did not pass.
     python benchmarks/onnx_conformance.py                     # reference backend
     python benchmarks/onnx_conformance.py --backend interpret # Triton interpreter
     python benchmarks/onnx_conformance.py --only Gemm Softmax --failures
+    python benchmarks/onnx_conformance.py --every-operator     # the whole suite
 """
 
 from __future__ import annotations
@@ -23,10 +25,14 @@ def main() -> None:
     parser.add_argument("--backend", default="reference")
     parser.add_argument("--only", nargs="*", help="operators to run (default: all)")
     parser.add_argument("--failures", action="store_true", help="list the failures")
+    parser.add_argument(
+        "--every-operator",
+        action="store_true",
+        help="also run the tests of the operators irc does not cover (refused)",
+    )
     options = parser.parse_args()
-    outcomes = [
-        run_node_test(test, options.backend) for test in node_tests(options.only)
-    ]
+    tests = node_tests(options.only, every_operator=options.every_operator)
+    outcomes = [run_node_test(test, options.backend) for test in tests]
     print(table(outcomes))
     if options.failures:
         for outcome in outcomes:

@@ -492,6 +492,14 @@ def test_numpy_semantics_of_less_common_functions():
     _check(lambda x: x * x.shape[0] ** -1, [N], [{"N": 4}])
     with pytest.raises(irc.TracingError, match="reciprocal of integers"):
         irc.compile(np.reciprocal, integers)
+    # shifts by amounts below 0 and past the width, as NumPy defines them
+    _check(
+        lambda x: np.left_shift(x, x % 40 - 4) + np.right_shift(-x, x % 40 - 4),
+        [integers],
+        [{"N": 64}],
+    )
+    with pytest.raises(irc.IrcError, match="np.left_shift is defined on integers"):
+        irc.compile(lambda x: np.left_shift(x, 1), N)
 
 
 # ----- errors name the line, whatever raised them ---------------------------------

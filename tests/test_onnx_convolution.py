@@ -465,3 +465,6 @@ def test_hugging_face_vision_and_audio_encoders_match_onnxruntime(
         (expected,) = session.run(None, {"x": x})
         actual = compiled(x, *f.weights, backend=backend)
         np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-5)
+        if batch == 2:  # called eagerly, on NumPy, as docs/onnx.md shows
+            eager = f(x, *f.weights)
+            np.testing.assert_allclose(eager, expected, rtol=1e-4, atol=1e-5)

@@ -11,10 +11,8 @@ user can cause say what and where.
 
 from __future__ import annotations
 
-import io
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 from unittest import mock
 
@@ -31,6 +29,7 @@ import irc.onnx  # noqa: E402
 from irc.cli import irc_opt  # noqa: E402
 from irc.errors import IrcError  # noqa: E402
 from irc.onnx import UnsupportedOnnxOp  # noqa: E402
+from irc.testing import models  # noqa: E402
 
 RNG = np.random.default_rng(0)
 
@@ -255,31 +254,12 @@ def transformer_onnx(dynamo: bool) -> bytes:
 
 
 def export_torch(module, example, dynamic, dynamo: bool) -> bytes:  # type: ignore[no-untyped-def]
-    """``torch.onnx.export`` of ``module`` with the ``dynamic`` axes
-    (``{input: {axis: name}}``) by the TorchScript or the dynamo exporter."""
-    torch = pytest.importorskip("torch")
+    """``irc.testing.models.export_onnx``, skipped without torch (or, for the
+    dynamo exporter, onnxscript)."""
+    pytest.importorskip("torch")
     if dynamo:
         pytest.importorskip("onnxscript")
-    names = list(dynamic)
-    buffer = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if dynamo:
-            shapes = {
-                name: {axis: torch.export.Dim(dim) for axis, dim in axes.items()}
-                or None
-                for name, axes in dynamic.items()
-            }
-            torch.onnx.export(
-                module, example, buffer, dynamo=True, input_names=names,
-                dynamic_shapes=shapes,
-            )  # fmt: skip
-        else:
-            torch.onnx.export(
-                module, example, buffer, dynamo=False, input_names=names,
-                dynamic_axes={n: a for n, a in dynamic.items() if a}, opset_version=17,
-            )  # fmt: skip
-    return buffer.getvalue()
+    return models.export_onnx(module, example, dynamic, dynamo)
 
 
 @pytest.mark.parametrize("dynamo", [False, True], ids=["torchscript", "dynamo"])

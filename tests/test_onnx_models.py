@@ -35,15 +35,6 @@ from irc.testing import models  # noqa: E402
 AXES = {0: "batch", 1: "seq"}
 
 
-class LastHiddenState(torch.nn.Module):
-    def __init__(self, model: torch.nn.Module) -> None:
-        super().__init__()
-        self.model = model.eval()
-
-    def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return self.model(input_ids=ids, attention_mask=mask).last_hidden_state
-
-
 #: ``irc.testing.models``' language models, with transformers' default
 #: attention (SDPA), and the ones named ``-eager-attention`` with
 #: ``attn_implementation="eager"``.
@@ -59,10 +50,7 @@ DYNAMO_FAILS = {"t5_encoder"}
 
 def build(name: str) -> torch.nn.Module:
     base, eager, _ = name.partition("-eager-attention")
-    model = models.build(base)
-    if eager:
-        model.set_attn_implementation("eager")
-    return LastHiddenState(model)
+    return models.with_mask(base, "eager" if eager else None)
 
 
 def inputs(batch: int, seq: int) -> tuple[np.ndarray, np.ndarray]:

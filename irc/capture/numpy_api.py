@@ -34,6 +34,7 @@ from irc.capture.ops import (
     materialize,
     normalize_axes,
     normalize_axis,
+    result_dtype,
     select,
     shape_of,
     splat,
@@ -60,6 +61,7 @@ from irc.primitives.builtin import (
     AND,
     DIV,
     ERF,
+    FLOORDIV,
     MAX,
     MIN,
     MUL,
@@ -224,6 +226,57 @@ def _isfinite(value: Operand) -> Tensor:
     if dtype_of(value).kind != "f":
         return splat(True, BOOL, shape_of(value))
     return compare("lt", unary(ABS, value), math.inf)
+
+
+# ----- shifts: products and floored quotients by powers of two ---------------------
+# C leaves a shift by a negative amount or by the width or more undefined;
+# NumPy (and ONNX's BitShift) defines it, as these do: 0 to the left, the
+# sign's fill (0 or -1) to the right.
+
+
+@_ufunc(np.left_shift)
+def _left_shift(value: Operand, shift: Operand) -> Tensor:
+    """``x << s`` is ``x * 2**s``, whose wraparound drops the same bits."""
+    element, bits = _shift_type("np.left_shift", value, shift)
+    product = binary(MUL, value, _power_of_two(shift, element, bits))
+    return select(_shift_within(shift, bits), product, 0)
+
+
+@_ufunc(np.right_shift)
+def _right_shift(value: Operand, shift: Operand) -> Tensor:
+    """``x >> s`` (arithmetic) is ``x // 2**s``, floored as the shift
+    rounds negative ``x``; ``2**(bits - 1)`` does not fit, but a shift by
+    ``bits - 1`` leaves the sign's fill, as one past the width does."""
+    element, bits = _shift_type("np.right_shift", value, shift)
+    quotient = binary(FLOORDIV, value, _power_of_two(shift, element, bits))
+    fill = select(compare("lt", value, 0), splat(-1, element, ()), 0)
+    return select(_shift_within(shift, bits - 1), quotient, fill)
+
+
+def _shift_type(name: str, value: Operand, shift: Operand) -> tuple[DType, int]:
+    """The promoted integer type of a shift and its width in bits."""
+    element = result_dtype([value, shift])
+    if element.kind != "i":
+        raise tracing_error(
+            f"{name} is defined on integers, got {element.name}", IrcTypeError
+        )
+    return element, element.bits
+
+
+def _shift_within(shift: Operand, bits: int) -> Tensor:
+    return binary(AND, compare("ge", shift, 0), compare("lt", shift, bits))
+
+
+def _power_of_two(shift: Operand, element: DType, bits: int) -> Tensor:
+    """``2**s`` of ``element`` for ``0 <= s < bits``, a product of the
+    powers of ``s``'s binary digits (``2**(bits - 1)`` wraps to the least
+    integer, whose bits are the same)."""
+    power = splat(1, element, ())
+    for digit in range(bits.bit_length() - 1):
+        has_digit = compare("ne", binary(AND, shift, 1 << digit), 0)
+        factor = splat(2 ** (1 << digit), element, ())
+        power = binary(MUL, power, select(has_digit, factor, splat(1, element, ())))
+    return power
 
 
 # ----- rounding and powers in float64 -----------------------------------------------

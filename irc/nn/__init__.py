@@ -42,6 +42,7 @@ from irc.nn.convolution import (
     max_pool_backward,
     max_pool_with_indices,
 )
+from irc.nn.indexing import scatter_rows
 from irc.nn.normalization import batch_norm, group_norm, instance_norm, layer_norm
 
 __all__ = [
@@ -73,6 +74,7 @@ __all__ = [
     "max_pool_with_indices",
     "mish",
     "relu",
+    "scatter_rows",
     "selu",
     "silu",
     "softmax",

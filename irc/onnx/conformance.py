@@ -41,10 +41,13 @@ class Outcome:
     detail: str = ""
 
 
-def node_tests(op_types: Iterable[str] | None = None) -> list[NodeTest]:
-    """The single-node tests of the operators irc covers (or of
-    ``op_types``); the ``_expanded`` variants test ONNX function bodies and
-    are left out."""
+def node_tests(
+    op_types: Iterable[str] | None = None, *, every_operator: bool = False
+) -> list[NodeTest]:
+    """The single-node tests of the operators irc covers, of every operator
+    (``every_operator``: the uncovered ones are refused, naming the
+    operator) or of ``op_types``; the ``_expanded`` variants test ONNX
+    function bodies and are left out."""
     require_onnx()
     wanted = set(CONVERTERS if op_types is None else op_types)
     tests = []
@@ -52,7 +55,8 @@ def node_tests(op_types: Iterable[str] | None = None) -> list[NodeTest]:
         if case.model is None or len(case.model.graph.node) != 1:
             continue
         op_type = case.model.graph.node[0].op_type
-        if op_type in wanted and not case.name.endswith("_expanded"):
+        chosen = op_type in wanted or (every_operator and op_types is None)
+        if chosen and not case.name.endswith("_expanded"):
             tests.append(
                 NodeTest(
                     case.name, op_type, case.model, case.data_sets, case.rtol, case.atol
@@ -82,10 +86,10 @@ def run_node_test(test: NodeTest, backend: str = "reference") -> Outcome:
     names = [value_info.name for value_info in test.model.graph.input]
     try:
         for inputs, expected in test.data_sets:
-            arrays = dict(zip(names, (_array(i) for i in inputs)))
-            bound = {n: a for n, a in arrays.items() if n in static}
+            values = dict(zip(names, inputs))
+            bound = {n: _array(v) for n, v in values.items() if n in static}
             compiled = load(test.model, constants=bound).compile()
-            arguments = [a for n, a in arrays.items() if n not in static]
+            arguments = [_array(v) for n, v in values.items() if n not in static]
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
                 actual = compiled(*arguments, backend=backend)
@@ -131,18 +135,33 @@ def _compare(
 
 
 def table(outcomes: Sequence[Outcome]) -> str:
-    """A Markdown table of the outcomes per operator, with the totals."""
+    """A Markdown table of the outcomes per covered operator, with their
+    totals, and the totals over every operator when uncovered ones ran."""
     per_op: dict[str, Counter[str]] = {}
     for outcome in outcomes:
         per_op.setdefault(outcome.test.op_type, Counter())[outcome.outcome] += 1
     lines = ["| operator | tests | " + " | ".join(OUTCOMES) + " |"]
     lines.append("|---" * (len(OUTCOMES) + 2) + "|")
-    totals: Counter[str] = Counter()
+    covered: Counter[str] = Counter()
+    every: Counter[str] = Counter()
     for op_type in sorted(per_op):
         counts = per_op[op_type]
-        totals.update(counts)
-        cells = " | ".join(str(counts[o]) for o in OUTCOMES)
-        lines.append(f"| {op_type} | {sum(counts.values())} | {cells} |")
-    cells = " | ".join(f"**{totals[o]}**" for o in OUTCOMES)
-    lines.append(f"| **all** | **{sum(totals.values())}** | {cells} |")
+        every.update(counts)
+        if op_type in CONVERTERS:
+            covered.update(counts)
+            lines.append(_row(op_type, counts))
+    lines.append(_row("**covered operators**", covered, bold=True))
+    if every != covered:
+        uncovered = len(set(per_op) - set(CONVERTERS))
+        lines.append(
+            _row(f"**{uncovered} uncovered operators**", every - covered, True)
+        )
+        lines.append(_row("**all operators**", every, bold=True))
     return "\n".join(lines)
+
+
+def _row(label: str, counts: Counter[str], bold: bool = False) -> str:
+    cells = [str(sum(counts.values())), *(str(counts[o]) for o in OUTCOMES)]
+    if bold:
+        cells = [f"**{cell}**" for cell in cells]
+    return f"| {label} | " + " | ".join(cells) + " |"

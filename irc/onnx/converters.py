@@ -1096,6 +1096,13 @@ def gather_elements(node: Node, operands: list[Value]) -> list[Value]:
     data, indices = tensor(operands[0]), tensor(operands[1])
     dims = shape_of(data)
     axis = normalize(node.attr("axis", 0), len(dims))
+    return [_take(np.reshape(data, (-1,)), element_offsets(dims, indices, axis))]
+
+
+def element_offsets(dims: Sequence[Any], indices: Any, axis: int) -> Any:
+    """The offset into data of ``dims`` flattened of each element that
+    GatherElements reads and ScatterElements writes: its index along
+    ``axis``, its own coordinates along the other axes."""
     index_dims = shape_of(indices)
     linear: Any = 0
     for d in range(len(dims)):
@@ -1104,7 +1111,7 @@ def gather_elements(node: Node, operands: list[Value]) -> list[Value]:
         else:
             coordinate = _coordinates(index_dims, d)
         linear = linear + coordinate * math.prod(dims[d + 1 :])
-    return [_take(np.reshape(data, (-1,)), linear)]
+    return linear
 
 
 @converts("GatherND")
@@ -1113,8 +1120,20 @@ def gather_nd(node: Node, operands: list[Value]) -> list[Value]:
     indices (after ``batch_dims`` axes both share), as one gather from the
     data with the indexed axes flattened."""
     data, indices = tensor(operands[0]), tensor(operands[1])
-    dims, index_dims = shape_of(data), shape_of(indices)
-    batch, depth = node.attr("batch_dims", 0), index_dims[-1]
+    dims = shape_of(data)
+    batch = node.attr("batch_dims", 0)
+    linear = tuple_rows(node, dims, indices, batch)
+    flat = np.reshape(data, (-1, *dims[batch + shape_of(indices)[-1] :]))
+    return [_take(flat, linear)]
+
+
+def tuple_rows(node: Node, dims: Sequence[Any], indices: Any, batch: int) -> Any:
+    """The row of data of ``dims``, its first ``batch + depth`` axes
+    flattened, that each index tuple (the last axis of ``indices``, of
+    ``depth`` entries, after ``batch`` axes both share) names: where
+    GatherND reads and ScatterND writes a slice."""
+    index_dims = shape_of(indices)
+    depth = index_dims[-1]
     if not isinstance(depth, int):
         raise unsupported(node, "a symbolic index depth", "make the last axis static")
     indexed = dims[: batch + depth]
@@ -1124,8 +1143,7 @@ def gather_nd(node: Node, operands: list[Value]) -> list[Value]:
     for j in range(depth):
         position = _from_end(indices[..., j], dims[batch + j])
         linear = linear + position * math.prod(indexed[batch + j + 1 :])
-    flat = np.reshape(data, (-1, *dims[batch + depth :]))
-    return [_take(flat, linear)]
+    return linear
 
 
 def _coordinates(dims: Sequence[Any], axis: int) -> Any:
@@ -1458,6 +1476,10 @@ def constant_of_shape(node: Node, operands: list[Value]) -> list[Value]:
 def range_(node: Node, operands: list[Value]) -> list[Value]:
     start, limit, delta = (known_bound(o) for o in operands)
     element = np.dtype(operands[0].dtype)
+    symbolic = any(isinstance(b, SymDim) for b in (start, limit))
+    if symbolic and isinstance(delta, int) and delta < 0:
+        # A traced arange steps forwards: count down from start instead.
+        return [(start - arange(0, start - limit, -delta)).astype(element)]
     return [arange(start, limit, delta).astype(element)]
 
 
@@ -1492,3 +1514,7 @@ def dropout(node: Node, operands: list[Value]) -> list[Value]:
         raise unsupported(node, "training_mode=true")
     x = tensor(operands[0])
     return [x, full(shape_of(x), True)]
+
+
+# The operator families in modules of their own register their converters.
+from irc.onnx import attention, indexing  # noqa: E402,F401

@@ -66,6 +66,10 @@ class OnnxFunction:
         graph = model.graph
         self.opset = _default_opset(model)
         self.__name__ = identifier(graph.name or "onnx_model", "model")
+        # An operator irc lacks is the first thing to say, before its types.
+        for index, node in enumerate(graph.node):
+            if node.op_type not in CONVERTERS or node.domain not in ("", "ai.onnx"):
+                raise UnsupportedOnnxOp(_unsupported(node, index))
         values = {i.name: onnx.numpy_helper.to_array(i) for i in graph.initializer}
         values.update(_bound_inputs(graph, constants or {}))
         static = _static_operand_names(graph)
@@ -74,6 +78,7 @@ class OnnxFunction:
             for name, value in values.items()
             if initializers == "arguments"
             and value.dtype.kind == "f"
+            and value.ndim > 0  # a scalar is an exporter's constant, not a weight
             and name not in static
         ]
         self.constants = {n: v for n, v in values.items() if n not in as_arguments}
@@ -92,9 +97,6 @@ class OnnxFunction:
                 for i in self._inputs
             ]
         )
-        for index, node in enumerate(graph.node):
-            if node.op_type not in CONVERTERS or node.domain not in ("", "ai.onnx"):
-                raise UnsupportedOnnxOp(_unsupported(node, index))
 
     @property
     def specs(self) -> list[TensorSpec]:

@@ -7,13 +7,19 @@ an input, passed as the keyword ``input_name(name)``: token ids for the
 language models, images for ViT, log-mel features for Whisper's encoder
 (whose sizes but the batch the config fixes).
 The tests (``tests/test_torch_backend.py``) and the benchmark
-(``benchmarks/torch_backend.py``) use the same ones. Needs ``torch`` and
-``transformers`` (the test extra).
+(``benchmarks/torch_backend.py``) use the same ones. ``with_mask`` makes a
+language model a module of token ids and an attention mask, and
+``export_onnx`` exports a module by either of torch's ONNX exporters with
+dynamic axes (``tests/test_onnx_models.py``, ``benchmarks/onnx_models.py``).
+Needs ``torch`` and ``transformers`` (the test extra; the dynamo exporter
+also ``onnxscript``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import io
+import warnings
+from collections.abc import Callable, Mapping
 from typing import Any
 
 #: (batch, sequence) sizes the tests run each model at, with one compilation.
@@ -189,3 +195,56 @@ def loss(model: Any, x: Any) -> Any:
     if keyword is not None:
         return model(**{keyword: x}).last_hidden_state.pow(2).mean()
     return model(input_ids=x, labels=x).loss
+
+
+def with_mask(name: str, attention: str | None = None) -> Any:
+    """Language model ``name`` as a module of ``(ids, mask)`` returning its
+    last hidden state, with transformers' ``attn_implementation``
+    ``attention`` (``"eager"``, ...; its default, SDPA, if None)."""
+    import torch
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self, model: torch.nn.Module) -> None:
+            super().__init__()
+            self.model = model.eval()
+
+        def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+            return self.model(input_ids=ids, attention_mask=mask).last_hidden_state
+
+    model = build(name)
+    if attention is not None:
+        model.set_attn_implementation(attention)
+    return LastHiddenState(model)
+
+
+def export_onnx(
+    module: Any,
+    example: tuple[Any, ...],
+    dynamic: Mapping[str, Mapping[int, str]],
+    dynamo: bool,
+) -> bytes:
+    """``torch.onnx.export`` of ``module`` at ``example``, its inputs named
+    and their ``dynamic`` axes (``{input: {axis: name}}``) symbolic, by the
+    dynamo exporter or the TorchScript one (at opset 17)."""
+    import torch
+
+    names = list(dynamic)
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if dynamo:
+            shapes = {
+                name: {axis: torch.export.Dim(dim) for axis, dim in axes.items()}
+                or None
+                for name, axes in dynamic.items()
+            }
+            torch.onnx.export(
+                module, example, buffer, dynamo=True, input_names=names,
+                dynamic_shapes=shapes, verbose=False,
+            )  # fmt: skip
+        else:
+            torch.onnx.export(
+                module, example, buffer, dynamo=False, input_names=names,
+                dynamic_axes={n: a for n, a in dynamic.items() if a}, opset_version=17,
+            )  # fmt: skip
+    return buffer.getvalue()

@@ -600,26 +600,6 @@ def _flattened(x: Value) -> Value:
     return np.reshape(x, [math.prod(x.shape)])
 
 
-def _scattered(table: Value, rows: Value, updates: Value, accumulate: bool) -> Value:
-    """``table`` with ``updates`` added at the rows ``rows`` of its first
-    axis (``accumulate``) or written there; a row written twice gets the
-    sum of its updates (torch leaves which one wins undefined)."""
-    if isinstance(table, np.ndarray) and not isinstance(rows, np.ndarray):
-        table = layout.as_tensor(table)  # a constant written at traced rows
-    result = np.copy(table)
-    if accumulate:
-        np.add.at(result, rows, updates)
-        return result
-    written = np.zeros_like(
-        _flattened(table[(slice(None), *[0] * (table.ndim - 1))]), np.int32
-    )
-    np.add.at(written, rows, 1)
-    sums = np.zeros_like(table)
-    np.add.at(sums, rows, updates)
-    mask = np.reshape(np.greater(written, 0), [table.shape[0], *[1] * (table.ndim - 1)])
-    return np.where(mask, sums, result)
-
-
 @converts("aten.gather")
 def gather(call: AtenCall) -> Value:
     """``torch.gather``: element ``[..., i, ...]`` of the result is ``x``'s
@@ -646,7 +626,9 @@ def scatter(call: AtenCall) -> Value:
     else:
         updates = full(sizes(offsets.shape), source, call.dtype)
     accumulate = call.name == "aten.scatter_add" or reduce == "add"
-    result = _scattered(_flattened(x), offsets, updates, accumulate)
+    result = nn.scatter_rows(
+        _flattened(x), offsets, updates, "add" if accumulate else "none"
+    )
     return np.reshape(result, sizes(x.shape))
 
 
@@ -663,7 +645,7 @@ def index_put(call: AtenCall) -> Value:
     table, rows = _leading_rows(x, indices)
     rest = list(x.shape[len(indices) :])
     updates = broadcast_to(cast(values, call.dtype), [*rows.shape, *rest])
-    result = _scattered(table, rows, updates, accumulate)
+    result = nn.scatter_rows(table, rows, updates, "add" if accumulate else "none")
     return np.reshape(result, sizes(x.shape))
 
 
