@@ -16,6 +16,7 @@ token type ids), slicing an integer initializer at a symbolic size
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any
 
@@ -33,6 +34,8 @@ import irc.onnx  # noqa: E402
 from irc.testing import models  # noqa: E402
 
 AXES = {0: "batch", 1: "seq"}
+#: The layers of every model of ``irc.testing.models``.
+LAYERS = 2
 
 
 #: ``irc.testing.models``' language models, with transformers' default
@@ -85,6 +88,10 @@ def test_an_exported_model_matches_onnxruntime_and_runs_eagerly(
         )
     function = irc.onnx.load(exported)
     compiled = function.compile()
+    # Each layer's attention is one kernel, the SDPA export's NaN-guarded
+    # softmax included (docs/onnx.md counts the rest).
+    kinds = re.findall(r"fusion\.kernel @\w+ (\w+)", compiled.ir("fusion"))
+    assert kinds.count("attention") == LAYERS
     session = ort.InferenceSession(exported)
     names = [i.name for i in session.get_inputs()]
     for batch, seq in [(2, 5), (3, 8)]:
