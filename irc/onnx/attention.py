@@ -34,22 +34,22 @@ from irc import nn
 from irc.onnx.converters import (
     Node,
     Value,
-    _optional,
-    _traced_or_numpy,
     arange,
     converts,
     full,
     numpy_dtype,
+    optional_operand,
     rank_of,
     shape_of,
     tensor,
+    traced_or_numpy,
     unsupported,
 )
 
 #: ``qk_matmul_output_mode``: which scores the optional 4th output holds.
 RAW, SOFTCAPPED, BIASED, PROBABILITIES = 0, 1, 2, 3
 
-tri = _traced_or_numpy("tri", np.tri)
+tri = traced_or_numpy("tri", np.tri)
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,9 @@ class Scores:
 @converts("Attention")
 def attention(node: Node, operands: list[Value]) -> list[Value]:
     query, key, value = (tensor(o) for o in operands[:3])
-    mask, past_key, past_value, nonpad = (_optional(operands, p) for p in range(3, 7))
+    mask, past_key, past_value, nonpad = (
+        optional_operand(operands, p) for p in range(3, 7)
+    )
     split = rank_of(query) == 3
     if split:
         query, key, value = _split_heads(node, query, key, value)

@@ -36,7 +36,7 @@ from irc.shapes import SymExpr, as_expr, smax, smin
 Value = Any
 
 
-def _traced_or_numpy(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+def traced_or_numpy(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
     """NumPy's creation function ``name``, taking symbolic sizes while a
     graph is captured (capture intercepts them for user code only, and this
     module is irc's), NumPy's own in an eager call of an ``OnnxFunction``."""
@@ -49,9 +49,9 @@ def _traced_or_numpy(name: str, original: Callable[..., Any]) -> Callable[..., A
     return call
 
 
-full = _traced_or_numpy("full", np.full)
-arange = _traced_or_numpy("arange", np.arange)
-broadcast_to = _traced_or_numpy("broadcast_to", np.broadcast_to)
+full = traced_or_numpy("full", np.full)
+arange = traced_or_numpy("arange", np.arange)
+broadcast_to = traced_or_numpy("broadcast_to", np.broadcast_to)
 Converter = Callable[["Node", list[Value]], list[Value]]
 
 
@@ -562,7 +562,8 @@ def _kernel_of(node: Node, weight: Value) -> list[Any]:
     return kernel
 
 
-def _optional(operands: list[Value], position: int) -> Value:
+def optional_operand(operands: list[Value], position: int) -> Value:
+    """Operand ``position`` as an array, or None where the node omits it."""
     if position < len(operands) and operands[position] is not None:
         return tensor(operands[position])
     return None
@@ -577,7 +578,7 @@ def convolution(node: Node, operands: list[Value]) -> list[Value]:
         nn.conv(
             x,
             weight,
-            _optional(operands, 2),
+            optional_operand(operands, 2),
             strides=_per_axis(node, "strides", spatial, 1),
             padding=_padding(node, spatial),
             dilations=_per_axis(node, "dilations", spatial, 1),
@@ -609,7 +610,7 @@ def convolution_transpose(node: Node, operands: list[Value]) -> list[Value]:
         nn.conv_transpose(
             x,
             weight,
-            _optional(operands, 2),
+            optional_operand(operands, 2),
             strides=strides,
             padding=pads,
             output_padding=output_padding,
@@ -1109,7 +1110,7 @@ def element_offsets(dims: Sequence[Any], indices: Any, axis: int) -> Any:
         if d == axis:
             coordinate = _from_end(indices, dims[axis])
         else:
-            coordinate = _coordinates(index_dims, d)
+            coordinate = coordinates(index_dims, d)
         linear = linear + coordinate * math.prod(dims[d + 1 :])
     return linear
 
@@ -1139,14 +1140,14 @@ def tuple_rows(node: Node, dims: Sequence[Any], indices: Any, batch: int) -> Any
     indexed = dims[: batch + depth]
     linear: Any = 0
     for d in range(batch):
-        linear = linear + _coordinates(index_dims[:-1], d) * math.prod(indexed[d + 1 :])
+        linear = linear + coordinates(index_dims[:-1], d) * math.prod(indexed[d + 1 :])
     for j in range(depth):
         position = _from_end(indices[..., j], dims[batch + j])
         linear = linear + position * math.prod(indexed[batch + j + 1 :])
     return linear
 
 
-def _coordinates(dims: Sequence[Any], axis: int) -> Any:
+def coordinates(dims: Sequence[Any], axis: int) -> Any:
     """Each element's coordinate along ``axis`` of an array of ``dims``
     (broadcasting along the others)."""
     shape = [-1 if d == axis else 1 for d in range(len(dims))]
@@ -1225,7 +1226,7 @@ def pad(node: Node, operands: list[Value]) -> list[Value]:
     x = x[tuple(kept)]
     if mode != "constant":
         return [np.pad(x, widths, mode=PAD_MODES[mode])]
-    value = known_scalar(_optional(operands, 2)) if len(operands) > 2 else 0
+    value = known_scalar(optional_operand(operands, 2)) if len(operands) > 2 else 0
     if value is None:
         value = 0
     if not isinstance(value, int | float | bool | np.generic):

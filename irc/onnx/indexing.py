@@ -23,8 +23,8 @@ from irc.nn.indexing import REDUCTIONS, extremes
 from irc.onnx.converters import (
     Node,
     Value,
-    _coordinates,
     converts,
+    coordinates,
     element_offsets,
     normalize,
     shape_of,
@@ -97,7 +97,7 @@ def top_k(node: Node, operands: list[Value]) -> list[Value]:
     k = node.attr("k") if node.opset < 10 else static_ints(node, operands[1], "k")[0]
     _check_k(node, k, dims[axis])
     largest = bool(node.attr("largest", 1))
-    positions = _coordinates(dims, axis)
+    positions = coordinates(dims, axis)
     taken: Value = None
     values, indices = [], []
     for _ in range(k):
