@@ -329,6 +329,30 @@ def test_non_differentiable_points_follow_jax() -> None:
     np.testing.assert_array_equal(dy, [0.5, 0.0, 1.0])
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_clip_passes_the_gradient_at_its_bounds_as_torch_clamp(backend: str) -> None:
+    """PyTorch's convention (JAX's ``jnp.clip`` gives half at a bound):
+    1 on the closed interval, 0 outside it and at NaN; traced bounds get
+    the gradient where ``x`` is past them."""
+    nan = np.nan
+    x = np.array([-2.0, -1.0, -0.5, 0.0, 1.0, 1.5, nan, 3.0])
+    low = np.array([-1.0, -1.0, 0.0, 0.0, 2.0, 1.0, 0.0, nan])
+    weights = np.arange(1.0, 9.0)  # a different cotangent per element
+
+    def loss(x: Any, low: Any) -> Any:
+        return (np.clip(x, low, 1.0) * weights).sum()
+
+    dx, dlow = grad_of(loss, spec(8), spec(8), argnums=(0, 1))(x, low, backend=backend)
+    tx, tlow = (torch.tensor(v, requires_grad=True) for v in (x, low))
+    (torch.clamp(tx, tlow, torch.tensor(1.0)) * torch.tensor(weights)).sum().backward()
+    np.testing.assert_array_equal(dx, tx.grad.numpy())
+    np.testing.assert_array_equal(dlow, tlow.grad.numpy())
+    scalar_bounds = grad_of(lambda x: (np.clip(x, -1, 1) * weights).sum(), spec(8))
+    tx = torch.tensor(x, requires_grad=True)
+    (torch.clamp(tx, -1, 1) * torch.tensor(weights)).sum().backward()
+    np.testing.assert_array_equal(scalar_bounds(x, backend=backend), tx.grad.numpy())
+
+
 def first_extreme_one_hot(
     x: np.ndarray, axes: tuple[int, ...], chooser: Any
 ) -> np.ndarray:

@@ -6,6 +6,7 @@ and what ``irc.jit`` offers of its latest compilation."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import warnings
 
@@ -15,6 +16,7 @@ import pytest
 import irc
 from irc import ConstantArrayWarning
 from irc.capture import MAX_CONSTANT_ELEMENTS
+from irc.capture.tensor import FUNCTION_HANDLERS, UFUNC_HANDLERS
 
 F32 = "float32"
 
@@ -200,3 +202,88 @@ def test_a_symbolic_dim_of_size_zero_is_a_clear_error():
             irc.BindingError, match="symbol N would be 0; symbolic dims"
         ):
             compiled(np.ones(0, np.float32), backend=backend)
+
+
+def _named(listing: str) -> list[str]:
+    return [name.strip() for name in listing.split(",")]
+
+
+def test_the_supported_functions_listed_exist_in_numpy_and_are_captured():
+    """The list in the message is the handler tables: every name is one
+    NumPy has (np.linalg.norm, not np.norm) and irc captures, ufuncs too."""
+    with pytest.raises(irc.TracingError) as raised:
+        irc.compile(lambda x: np.partition(x, 1), irc.TensorSpec(("N",), F32))
+    message = str(raised.value).splitlines()[0]  # not the user's line shown
+    functions, ufuncs = message.split("supported functions: ")[1].split(
+        "; supported ufuncs: "
+    )
+    captured = {**FUNCTION_HANDLERS, **UFUNC_HANDLERS}
+    for name in _named(functions) + _named(ufuncs):
+        owner, _, attribute = name.rpartition(".")
+        module = functools.reduce(getattr, owner.split(".")[1:], np)
+        assert getattr(module, attribute) in captured, name
+    assert {"np.linalg.norm", "np.any", "np.all"} <= set(_named(functions))
+    assert {"np.exp", "np.tanh", "np.maximum"} <= set(_named(ufuncs))
+
+
+@pytest.mark.parametrize(
+    ("function", "specs", "fact"),
+    [
+        (
+            lambda x, y: x.reshape(y.shape),
+            (("N", "M"), ("K",)),
+            "M*N == K",
+        ),
+        (lambda x, y: x + y, (("N",), ("M",)), "N == M"),
+        (lambda x, y: x * y, (("B", "N"), ("M",)), "N == M"),
+        (lambda x, y: x @ y, (("B", "K"), ("M", 4)), "K == M"),
+    ],
+)
+def test_shape_mismatches_show_the_fact_that_makes_them_equal(function, specs, fact):
+    arguments = [irc.TensorSpec(shape, F32) for shape in specs]
+    with pytest.raises(irc.IrcShapeError) as raised:
+        irc.compile(function, *arguments)
+    assert f"declare it: irc.compile(..., facts=[{fact!r}])" in str(raised.value)
+    irc.compile(function, *arguments, facts=[fact])  # the advice works
+
+
+def test_constant_mismatches_offer_no_fact():
+    with pytest.raises(irc.IrcShapeError) as raised:
+        irc.compile(
+            lambda x, y: x + y, irc.TensorSpec((3,), F32), irc.TensorSpec((4,), F32)
+        )
+    assert "facts=" not in str(raised.value)
+
+
+def rows_summed(x):
+    total = 0
+    for row in x:
+        total = total + row
+    return total
+
+
+def test_a_python_loop_over_a_symbolic_dim_points_to_scan_and_fori_loop():
+    with pytest.raises(irc.TracingError) as raised:
+        irc.compile(rows_summed, irc.TensorSpec(("N", 3), F32))
+    message = str(raised.value)
+    assert "for row in x" in message  # the user's line
+    assert "first dim is symbolic (N)" in message
+    assert "irc.scan" in message and "irc.fori_loop" in message
+    # Over a static first dim the loop unrolls, as before.
+    compiled = irc.compile(rows_summed, irc.TensorSpec((2, "M"), F32))
+    np.testing.assert_array_equal(
+        compiled(np.ones((2, 3), np.float32), backend="reference"), [2, 2, 2]
+    )
+
+
+def test_the_cond_advice_to_reduce_with_any_or_all_works():
+    with pytest.raises(irc.IrcTypeError, match=r"with \.any\(\) or \.all\(\)"):
+        irc.compile(
+            lambda x: irc.cond(x > 0, lambda: x, lambda: -x),
+            irc.TensorSpec(("N",), F32),
+        )
+    compiled = irc.compile(
+        lambda x: irc.cond((x > 0).all(), lambda: x, lambda: -x),
+        irc.TensorSpec(("N",), F32),
+    )
+    np.testing.assert_array_equal(compiled(-X - 1, backend="reference"), X + 1)

@@ -285,6 +285,22 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], list[Shape], str]] = {
         "int32",
     ),
     "max bools initial": (lambda x: x.max(axis=1, initial=False), [("N", 3)], "bool"),
+    "any": (lambda x: np.any(x), [("N", 3)], "int32"),
+    "any axis keepdims": (
+        lambda x: np.any(x, axis=1, keepdims=True),
+        [("N", 3)],
+        "int32",
+    ),
+    "any method where": (lambda x: x.any(axis=0, where=x < 0), [("N", 3)], "int32"),
+    "any floats": (lambda x: (x > 1).any(-1), [("N", 3)], F32),
+    "all": (lambda x: np.all(x), [("N", 3)], "bool"),
+    "all axes": (lambda x: np.all(x, axis=(0, 1)), [("N", 3, "M")], "int32"),
+    "all method": (lambda x: x.all(axis=0, keepdims=True), [("N", 3)], "bool"),
+    "all where": (
+        lambda x: np.all(x, axis=1, where=[True, False, True]),
+        [("N", 3)],
+        "int32",
+    ),
 }
 
 
@@ -292,6 +308,25 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], list[Shape], str]] = {
 def test_function_matches_numpy(name: str) -> None:
     function, shapes, dtype = FUNCTIONS[name]
     check(function, shapes, dtype)
+
+
+def test_any_and_all_count_nan_as_true_and_make_conditions() -> None:
+    """NumPy's truth of an element is ``x != 0``; a reduced comparison is
+    the scalar bool ``irc.cond`` asks for (its error advises .any()/.all())."""
+
+    def function(x: Any) -> Any:
+        flags = (np.any(x, axis=1), np.all(x, axis=1))
+        return flags, irc.cond((x > 1).any(), lambda: x, lambda: -x)
+
+    compiled = irc.compile(function, irc.TensorSpec(("N", 3), F32))
+    nan = np.nan
+    x = np.array([[nan, 0, 0], [nan, 1, -1], [0, 0, 0], [0.5, 2, 0]], np.float32)
+    for backend in BACKENDS:
+        (any_, all_), chosen = compiled(x, backend=backend)
+        np.testing.assert_array_equal(any_, [True, True, False, True])
+        np.testing.assert_array_equal(all_, [False, True, False, False])
+        np.testing.assert_array_equal(chosen, x)
+        np.testing.assert_array_equal(compiled(x - 5, backend=backend)[1], 5 - x)
 
 
 @pytest.mark.parametrize("function", [np.argmin, np.argmax])

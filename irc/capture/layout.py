@@ -21,6 +21,7 @@ from irc.capture.ops import (
     compare,
     dense_constant,
     emit,
+    equal_if,
     normalize_axis,
     result_dtype,
     select,
@@ -70,7 +71,7 @@ def reshape(value: Tensor, shape: Sequence[Any]) -> Tensor:
     elif not current_trace().facts.prove_eq(total, known):
         raise tracing_error(
             f"cannot reshape {_text(value.type.dims)} ({total} elements) to "
-            f"{_shape_text(dims)} ({known} elements)",
+            f"{_shape_text(dims)} ({known} elements){equal_if(total, known)}",
             IrcShapeError,
         )
     target = tuple(d for d in dims if d is not None)

@@ -31,6 +31,7 @@ from irc.capture.ops import (
     compare,
     dtype_of,
     emit,
+    equal_if,
     materialize,
     normalize_axes,
     normalize_axis,
@@ -62,8 +63,6 @@ from irc.primitives.builtin import (
     DIV,
     ERF,
     FLOORDIV,
-    MAX,
-    MIN,
     MUL,
     NEG,
     NOT,
@@ -384,7 +383,7 @@ def matmul(lhs: Operand, rhs: Operand) -> Tensor:
     if not a.trace.facts.prove_eq(k_lhs, k_rhs):
         raise tracing_error(
             f"matmul: the contracted dims differ ({k_lhs} vs {k_rhs}) for shapes "
-            f"{_text(lhs)} and {_text(rhs)}",
+            f"{_text(lhs)} and {_text(rhs)}{equal_if(k_lhs, k_rhs)}",
             IrcShapeError,
         )
     batch = broadcast_shapes(a.type.dims[:-2], b.type.dims[:-2])
@@ -497,6 +496,38 @@ def _extremum(kind: str) -> Callable[..., Tensor]:
 for _name, _functions in (("max", (np.max, np.amax)), ("min", (np.min, np.amin))):
     for _f in _functions:
         FUNCTION_HANDLERS[_f] = _extremum(_name)
+
+
+def _any_or_all(kind: str) -> Callable[..., Tensor]:
+    """``np.any``/``np.all``: the ``max``/``min`` of the elements' truth
+    values (``x != 0``, so NaN is true, as in NumPy), a bool result; what
+    turns an array of bools into the scalar ``irc.cond`` needs. ``where=``
+    masks elements out as the identity, False for any and True for all."""
+    name = {"max": "any", "min": "all"}[kind]
+
+    def handler(
+        value: Operand,
+        axis: Any = None,
+        out: Any = None,
+        keepdims: bool = False,
+        *,
+        where: Any = True,
+        **unsupported: Any,
+    ) -> Tensor:
+        _refuse(f"np.{name}", out=out, **unsupported)
+        truth = layout.as_tensor(value)
+        if truth.irc_dtype != BOOL:
+            truth = compare("ne", truth, 0)
+        if where is not True:
+            identity = splat(name == "all", BOOL, ())
+            truth = select(_mask(where, truth), truth, identity)
+        return reduce(kind, truth, axis, keepdims)
+
+    return handler
+
+
+FUNCTION_HANDLERS[np.any] = _any_or_all("max")
+FUNCTION_HANDLERS[np.all] = _any_or_all("min")
 
 # ----- scans ------------------------------------------------------------------
 
@@ -1352,14 +1383,31 @@ def _where(condition: Operand, x: Operand = None, y: Operand = None) -> Tensor:
 
 @_function(np.clip)
 def _clip(value: Operand, a_min: Operand = None, a_max: Operand = None, **kw: Any):
+    """``np.minimum(np.maximum(x, a_min), a_max)``'s values, with PyTorch's
+    ``clamp`` gradient: 1 for ``x`` in the closed interval (``maximum``'s
+    rule would give half at a bound) and 0 elsewhere, NaN included
+    (docs/autodiff.md, "Non-differentiable points")."""
     a_min, a_max = kw.pop("min", a_min), kw.pop("max", a_max)
     _refuse("np.clip", **kw)
     result: Operand = value
     if a_min is not None:
-        result = binary(MAX, result, a_min)
+        result = _bounded(result, a_min, "ge", "lt")
     if a_max is not None:
-        result = binary(MIN, result, a_max)
+        result = _bounded(result, a_max, "le", "gt")
     return layout.as_tensor(result)
+
+
+def _bounded(value: Operand, bound: Operand, keep: str, past: str) -> Tensor:
+    """``value`` where ``value <keep> bound``, else ``bound`` where ``value
+    <past> bound``, else NaN (a NaN on either side, which ``np.maximum``
+    propagates): selects, so that ``value`` has the gradient only where it
+    is kept, and neither operand where the result is a NaN."""
+    element = result_dtype([value, bound])
+    other: Operand = bound
+    if element.kind == "f":
+        nan = splat(math.nan, element, ())
+        other = select(compare(past, value, bound), bound, nan)
+    return select(compare(keep, value, bound), value, other)
 
 
 def _triangle(value: Operand, k: int, lower: bool) -> Tensor:

@@ -18,6 +18,7 @@ from xdsl.ir import Operation
 from irc.capture.tensor import SymDim, Tensor
 from irc.capture.trace import current_trace, fact_hint, tracing_error
 from irc.dialects import graph
+from irc.dialects.sym import shape_text
 from irc.dtypes import (
     BOOL,
     FLOAT16,
@@ -113,8 +114,30 @@ def broadcast_shapes(*shapes: Sequence[SymExpr]) -> tuple[SymExpr, ...]:
         try:
             result = graph.broadcast_shapes(result, shape, current_trace().facts)
         except ShapeError as err:
-            raise tracing_error(str(err), IrcShapeError) from None
+            message = _unbroadcastable(result, shape) or str(err)
+            raise tracing_error(message, IrcShapeError) from None
     return tuple(result)
+
+
+def _unbroadcastable(lhs: Sequence[SymExpr], rhs: Sequence[SymExpr]) -> str | None:
+    """The error for shapes whose first mismatch involves a symbol, with the
+    fact that would make the two dims equal; None for two constants."""
+    for a, b in zip(reversed(lhs), reversed(rhs)):
+        if a != b and a != 1 and b != 1 and equal_if(a, b):
+            return (
+                f"shapes {shape_text(lhs)} and {shape_text(rhs)} do not "
+                f"broadcast: {a} vs {b}{equal_if(a, b)}; else broadcast explicitly"
+            )
+    return None
+
+
+def equal_if(lhs: SymExpr, rhs: SymExpr) -> str:
+    """The fact that makes two sizes equal, for a message saying that they
+    differ; symbols of different names are different sizes until a fact
+    says otherwise, and constants cannot be declared equal."""
+    if lhs.is_constant and rhs.is_constant:
+        return ""
+    return f"; if they are equal, declare it: {fact_hint(f'{lhs} == {rhs}')}"
 
 
 def splat(value: bool | int | float, element: DType, shape: Sequence[Any]) -> Tensor:

@@ -84,10 +84,9 @@ def _dispatch_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -
     if method == "at" and ufunc in UFUNC_AT_HANDLERS:
         return call_handler(f"{name}.at", UFUNC_AT_HANDLERS[ufunc], inputs, kwargs)
     name = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
-    supported = ", ".join(sorted(f"np.{u.__name__}" for u in UFUNC_HANDLERS))
     raise tracing_error(
         f"{name} is not supported by irc on traced arrays; supported ufuncs: "
-        f"{supported}"
+        f"{', '.join(supported_ufuncs())}"
     )
 
 
@@ -131,8 +130,27 @@ def _leaves(values: Any) -> Iterator[Any]:
             yield value
 
 
+def supported_ufuncs() -> list[str]:
+    """The NumPy ufuncs irc captures, read from the handler table so that
+    messages cannot name one it lacks nor leave one out (a primitive's
+    reference ufunc from outside NumPy, such as SciPy's, is not listed)."""
+    names = (f"np.{u.__name__}" for u in UFUNC_HANDLERS)
+    return sorted(n for n in names if getattr(np, n[3:], None) in UFUNC_HANDLERS)
+
+
+def supported_functions() -> list[str]:
+    """The NumPy functions irc captures, named where NumPy exports them
+    (``np.linalg.norm``), read from the handler table as the ufuncs are."""
+    return sorted({_qualified(f) for f in FUNCTION_HANDLERS})
+
+
 def _supported_functions() -> str:
-    return ", ".join(sorted(f"np.{f.__name__}" for f in FUNCTION_HANDLERS))
+    """For messages: the functions, then the ufuncs (``np.exp``), which are
+    captured too and would otherwise read as missing."""
+    return (
+        f"{', '.join(supported_functions())}; supported ufuncs: "
+        f"{', '.join(supported_ufuncs())}"
+    )
 
 
 #: Where a symbolic size is taken as it is, for messages.
@@ -369,7 +387,8 @@ class Tensor:
             "a truth value",
             "Python control flow on array values (if/while/and/or/not on a traced "
             "array) cannot be captured: the values are not known at trace time; "
-            "use np.where(condition, a, b) to select values, or irc.cond, "
+            "use np.where(condition, a, b) to select values, or irc.cond (on a "
+            "scalar bool: x.sum() > 0, (x > 0).any(), (x > 0).all()), "
             "irc.while_loop, irc.fori_loop or irc.scan for control flow on traced "
             "values (docs/control-flow.md)",
             f"supported functions: {_supported_functions()}",
@@ -410,6 +429,17 @@ class Tensor:
         )
 
     def __iter__(self) -> Iterator[Tensor]:
+        """Unrolled over a static first dim; over a symbolic one the loop
+        must be captured as one, which Python's ``for`` is not."""
+        if self.type.rank and not self.type.dims[0].is_constant:
+            raise tracing_error(
+                f"iterating over a traced array whose first dim is symbolic "
+                f"({self.type.dims[0]}) would unroll an unknown number of steps; "
+                "write the loop with irc.scan (to carry a value across the rows "
+                "and stack per-row results) or irc.fori_loop (for i in range(n)), "
+                "or use a whole-array op (x.sum(axis=0), np.cumsum, ...); "
+                "docs/control-flow.md"
+            )
         for index in range(len(self)):
             yield self[index]
 
@@ -602,6 +632,12 @@ class Tensor:
 
     def std(self, axis: Any = None, dtype: Any = None, **options: Any) -> Tensor:
         return np.std(self, axis=axis, dtype=dtype, **options)
+
+    def any(self, axis: Any = None, **options: Any) -> Tensor:
+        return np.any(self, axis=axis, **options)
+
+    def all(self, axis: Any = None, **options: Any) -> Tensor:
+        return np.all(self, axis=axis, **options)
 
     def argmax(self, axis: Any = None, **options: Any) -> Tensor:
         return np.argmax(self, axis=axis, **options)
