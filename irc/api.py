@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -58,9 +59,11 @@ class Compiled:
     The graph passes of the pipeline run at construction; the lowering
     passes (from the first one that is not a graph pass) run once, when a
     lower level is first needed (``ir("loop")``, ``num_kernels``, a call on
-    a Triton backend), so that the reference backend never depends on them.
-    The module is kept at every level it passes through. A pipeline that
-    stops above triton is finished with the default lowering, so the result
+    a Triton backend), so that the reference backend never depends on them;
+    with ``IRC_DUMP_DIR`` set they run at construction, so that the dump
+    holds every level (a failure still raises only where it did). The
+    module is kept at every level it passes through. A pipeline that stops
+    above triton is finished with the default lowering, so the result
     always runs on every backend (``irc.driver``).
 
     With the on-disk compile cache on (``irc.cache``: ``IRC_CACHE_DIR``,
@@ -84,6 +87,17 @@ class Compiled:
             listeners = [session] if entry is None else [session, entry]
             driver = Driver.start(captured, parsed, listeners)
         self._attach(driver)
+        if session.dumps:
+            self._lower_now()
+
+    def _lower_now(self) -> None:
+        """Lower and emit at once, so that ``IRC_DUMP_DIR`` holds every level
+        and the emitted module when ``irc.compile`` returns, not only after
+        the first call. A failure is kept, not raised: the driver raises it
+        again where a lower level is first needed, as without the dump, and
+        the dump holds the levels reached."""
+        with contextlib.suppress(Exception):
+            self._driver.emitted()
 
     @classmethod
     def from_stored(cls, captured: Captured, stored: StoredLevels) -> Compiled:
@@ -156,10 +170,14 @@ class Compiled:
         installed; ``irc.load(path)`` restores it."""
         return artifact.save(self._driver.emitted(), path)
 
-    def show(self) -> None:
-        """The picture and the IR of every level (``irc.viz``): inline in
-        Jupyter, else in a web browser."""
-        viz.show(self.compilation)
+    def show(
+        self, path: str | Path | None = None, *, browser: bool = False
+    ) -> Path | None:
+        """The picture and the IR of every level (``irc.viz.show``): inline
+        in Jupyter (returning None); elsewhere an HTML file written to
+        ``path`` (a temporary file by default), its path printed and
+        returned, and opened in a web browser if ``browser``."""
+        return viz.show(self.compilation, path, browser=browser)
 
     def _repr_html_(self) -> str:
         """Jupyter's rich view: the picture, the kernels and each level's IR."""

@@ -151,6 +151,10 @@ class Listener:
     ) -> None:
         """``applied`` ran on the compilation's working module."""
 
+    def restored(self, compilation: Compilation) -> None:
+        """The record was restored whole (from the compile cache, or from a
+        saved artefact when it has no pipeline): no pass runs for it."""
+
     def levels_reached(self, compilation: Compilation, levels: Sequence[str]) -> None:
         """``compilation.modules`` (or its stored texts) now hold ``levels``,
         also when a lowering failed below them."""

@@ -80,6 +80,8 @@ class Driver:
             captured, pipeline, stored=stored, source=stored.source
         )
         driver = Driver(compilation, listeners)
+        for listener in driver._listeners:
+            listener.restored(compilation)
         driver._tell_levels(compilation.levels)
         for listener in driver._listeners:
             listener.source_emitted(compilation)

@@ -6,8 +6,11 @@ spirit of ``TORCH_LOGS``.
 - a level name (``graph``, ``fusion``, ``loop``, ``memory``, ``triton``): that
   level's IR when a compilation reaches it; ``ir`` is all five;
 - ``source``: the emitted Triton module;
-- ``passes``: each pass as it runs, with its wall time;
-- ``kernels``: each kernel ``fuse`` formed: its kind, its ops' lines and why;
+- ``passes``: each pass as it runs, with its wall time; a compilation
+  restored whole (a compile cache hit, ``irc.load``) says so and what it
+  skipped;
+- ``kernels``: each kernel ``fuse`` formed (or a restored compilation
+  holds): its kind, its ops' lines and why;
 - ``guards``: the facts declared and the guards capture could not prove;
 - ``cache``: ``irc.jit`` compiling for a new signature or reusing one, and
   the on-disk compile cache's hits, misses and writes (``irc.cache``);
@@ -18,7 +21,9 @@ spirit of ``TORCH_LOGS``.
 ``IRC_DUMP_DIR`` names a directory; every compilation then writes its IR at
 each level (``graph.mlir`` ... ``triton.mlir``), its emitted module
 (``kernels.py``) and the pass timings (``passes.txt``) to a directory of its
-own in it, named after the function.
+own in it, named after the function. With it set, ``irc.compile`` lowers at
+once rather than at the first call (``irc.api``), so that the directory is
+complete when it returns.
 
 Records go to the standard ``logging`` loggers ``irc.<topic>`` (so that an
 application can route them like any other), printed to stderr unless the
@@ -41,6 +46,7 @@ from xdsl.passes import ModulePass
 from irc.capture import Captured
 from irc.compilation import Compilation, Listener
 from irc.errors import IrcError
+from irc.lowering.pipeline import LEVEL_AFTER
 
 LEVELS = ("graph", "fusion", "loop", "memory", "triton")
 TOPICS = (*LEVELS, "source", "passes", "kernels", "guards", "cache", "torch")
@@ -115,10 +121,22 @@ class Session(Listener):
         if topic in self.topics:
             logger(topic).info("%s", message)
 
+    @property
+    def dumps(self) -> bool:
+        """Whether this compilation writes its IR to ``IRC_DUMP_DIR``."""
+        return self.dump_dir is not None
+
     def pass_ran(
         self, compilation: Compilation, applied: ModulePass, seconds: float
     ) -> None:
-        line = f"{applied.name}: {seconds * 1e3:.2f} ms"
+        self._pass_line(f"{applied.name}: {seconds * 1e3:.2f} ms")
+
+    def restored(self, compilation: Compilation) -> None:
+        """No pass runs: say so where the passes would be, naming what was
+        skipped, so that a warm compile cache does not log nothing."""
+        self._pass_line(f"{compilation.function_name}: {_restored_text(compilation)}")
+
+    def _pass_line(self, line: str) -> None:
         self.log("passes", line)
         if self.dump_dir is not None:
             self._pass_times.append(line)
@@ -129,9 +147,7 @@ class Session(Listener):
             if self.wants(level) or self.dump_dir is not None:
                 # printing a module costs milliseconds: only when wanted
                 self._level_text(level, compilation.ir(level))
-        # the kernels ``fuse`` formed in this process (not restored ones)
-        formed = "fusion" in levels and "fusion" in compilation.modules
-        if formed and self.wants("kernels"):
+        if "fusion" in levels and self.wants("kernels"):
             self.log("kernels", _kernels_text(compilation))
 
     def _level_text(self, level: str, text: str) -> None:
@@ -166,13 +182,31 @@ def _guards_text(captured: Captured) -> str:
     return "\n".join(lines)
 
 
+def _restored_text(compilation: Compilation) -> str:
+    """Where a restored record came from and the passes it did not run:
+    the pipeline's, and the default lowering that finishes a pipeline
+    stopping above triton (``irc.driver``)."""
+    pipeline = compilation.pipeline
+    if pipeline is None:
+        return "restored from a saved artefact: no pass ran"
+    skipped = [p.name for p in pipeline.passes]
+    if not any(LEVEL_AFTER.get(name) == "triton" for name in skipped):
+        skipped.append("the default lowering")
+    return (
+        "compile cache hit: restored every level and the emitted module; "
+        f"no pass ran (skipped: {', '.join(skipped)})"
+    )
+
+
 def _kernels_text(compilation: Compilation) -> str:
-    """Each kernel ``fuse`` formed: its name, kind and reason."""
+    """Each kernel ``fuse`` formed: its name, kind and reason (read from
+    the restored fusion level when ``fuse`` did not run in this process)."""
     from irc.dialects.fusion import KernelOp
 
-    fusion = compilation.modules["fusion"]
+    fusion = compilation.module("fusion")
     kernels = [op for op in fusion.walk() if isinstance(op, KernelOp)]
-    lines = [f"{len(kernels)} kernel(s)"]
+    restored = " (restored: fuse did not run)" if compilation.restored else ""
+    lines = [f"{len(kernels)} kernel(s){restored}"]
     lines += [
         f"  @{op.sym_name.data} {op.kind.data}: {op.reason.data}" for op in kernels
     ]

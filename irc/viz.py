@@ -283,19 +283,43 @@ def render(source: Drawable, path: str | Path) -> Path:
     return target
 
 
-def show(compiled: Compilation | HasCompilation) -> None:
-    """Show the HTML view: inline in Jupyter/IPython, else in a web browser
-    (a file in the temporary directory)."""
-    page = to_html(compiled)
+def show(
+    compiled: Compilation | HasCompilation,
+    path: str | Path | None = None,
+    *,
+    browser: bool = False,
+) -> Path | None:
+    """Show the HTML view inline under Jupyter/IPython (returning None).
+    Elsewhere, or given a ``path``, write it as a page to ``path`` (a new
+    file in the temporary directory by default), print where, so that the
+    file is not lost, open it in a web browser only if ``browser`` (a
+    headless machine has none), and return its path."""
+    compilation = _compilation(compiled)
+    page = to_html(compilation)
     display = _ipython_display()
-    if display is not None:
+    if display is not None and path is None:
         display(page)
-        return
+        return None
+    written = _write_page(page, path)
+    print(f"irc: wrote the view of {compilation.function_name} to {written}")
+    if browser:
+        webbrowser.open(written.as_uri())
+    return written
+
+
+def _write_page(page: str, path: str | Path | None) -> Path:
+    """``page`` as a standalone HTML file at ``path``, or at a new
+    temporary file; its absolute path."""
+    document = f"<!DOCTYPE html><meta charset='utf-8'>{page}"
+    if path is not None:
+        target = Path(path).expanduser().resolve()
+        target.write_text(document, encoding="utf-8")
+        return target
     with tempfile.NamedTemporaryFile(
         "w", suffix=".html", prefix="irc-", delete=False, encoding="utf-8"
     ) as file:
-        file.write(f"<!DOCTYPE html><meta charset='utf-8'>{page}")
-    webbrowser.open(Path(file.name).as_uri())
+        file.write(document)
+    return Path(file.name).resolve()
 
 
 def _ipython_display():  # type: ignore[no-untyped-def]

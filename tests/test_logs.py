@@ -17,6 +17,7 @@ from suite_programs import SUITE
 from xdsl.passes import ModulePass
 
 import irc
+from irc import cache as compile_cache
 from irc import logs
 from irc.lowering.pipeline import DEFAULT_PIPELINE, LEVEL_NAMES
 from irc.passes.registry import get_all_passes
@@ -139,6 +140,72 @@ def test_cache_tells_jit_compiling_from_reusing(caplog, monkeypatch):
     ]
 
 
+@pytest.fixture
+def cache_on(tmp_path, monkeypatch):
+    """The on-disk compile cache on, in a fresh directory (tests/conftest.py
+    turns it off for the session)."""
+    monkeypatch.delenv(compile_cache.SWITCH_VARIABLE, raising=False)
+    monkeypatch.setenv(compile_cache.DIR_VARIABLE, str(tmp_path / "cache"))
+
+
+def test_a_cache_hit_says_what_it_skipped_and_logs_what_it_holds(
+    caplog, monkeypatch, cache_on
+):
+    monkeypatch.setenv(logs.LOGS_VARIABLE, "passes,kernels,ir,source")
+    with caplog.at_level(logging.INFO, logger="irc"):
+        compile_and_lower()
+    cold = {topic: messages(caplog, topic) for topic in logs.TOPICS}
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="irc"):
+        warm = compile_and_lower()
+    assert warm.restored
+    (hit,) = messages(caplog, "passes")
+    skipped = DEFAULT_PIPELINE.replace(",", ", ")
+    assert hit == (
+        "softmax: compile cache hit: restored every level and the emitted "
+        f"module; no pass ran (skipped: {skipped})"
+    )
+    (kernels,) = messages(caplog, "kernels")
+    header, *lines = kernels.splitlines()
+    assert header == "1 kernel(s) (restored: fuse did not run)"
+    assert lines == cold["kernels"][0].splitlines()[1:]
+    for topic in (*LEVEL_NAMES, "source"):
+        assert messages(caplog, topic) == cold[topic]
+
+
+def test_a_cache_hit_of_a_short_pipeline_also_skipped_the_default_lowering(
+    caplog, monkeypatch, cache_on
+):
+    monkeypatch.setenv(logs.LOGS_VARIABLE, "passes")
+    compile_and_lower(pipeline="canonicalize")
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="irc"):
+        compile_and_lower(pipeline="canonicalize")
+    (hit,) = messages(caplog, "passes")
+    assert hit.endswith("(skipped: canonicalize, the default lowering)")
+
+
+def test_a_loaded_artefact_says_no_pass_ran(caplog, monkeypatch, tmp_path):
+    saved = compile_and_lower().save(tmp_path / "softmax")
+    monkeypatch.setenv(logs.LOGS_VARIABLE, "passes,kernels")
+    with caplog.at_level(logging.INFO, logger="irc"):
+        irc.load(saved)
+    assert messages(caplog, "passes") == [
+        "softmax: restored from a saved artefact: no pass ran"
+    ]
+    assert messages(caplog, "kernels")[0].startswith("1 kernel(s) (restored")
+
+
+def test_the_documented_passes_are_the_default_pipeline():
+    """docs/debugging.md's example of ``IRC_LOGS=passes`` lists the passes
+    that run, and cannot go stale when the pipeline changes."""
+    text = (Path(__file__).parent.parent / "docs" / "debugging.md").read_text()
+    logged = re.findall(r"^\[irc\.passes\] ([\w-]+): \d", text, re.M)
+    assert logged == DEFAULT_PIPELINE.split(",")
+    (hit,) = re.findall(r"^\[irc\.passes\] softmax: compile cache hit.*$", text, re.M)
+    assert f"(skipped: {DEFAULT_PIPELINE.replace(',', ', ')})" in hit
+
+
 def test_set_logs_overrides_the_variable_until_reset(caplog, monkeypatch):
     monkeypatch.setenv(logs.LOGS_VARIABLE, "passes")
     irc.set_logs(["kernels"])
@@ -203,6 +270,31 @@ def test_dump_dir_holds_every_level_the_source_and_the_pass_times(
     assert [line.split(":")[0] for line in passes] == DEFAULT_PIPELINE.split(",")
 
 
+def test_dump_dir_is_complete_when_compile_returns(tmp_path, monkeypatch):
+    """Lowering is lazy, but not with a dump asked for: every level is on
+    disk before the first call."""
+    monkeypatch.setenv(logs.DUMP_VARIABLE, str(tmp_path))
+    irc.compile(softmax, SPEC)
+    (dump,) = tmp_path.iterdir()
+    files = {p.name for p in dump.iterdir()}
+    assert files == {f"{lv}.mlir" for lv in LEVEL_NAMES} | {"kernels.py", "passes.txt"}
+
+
+def test_a_cache_hit_dumps_every_level_and_that_no_pass_ran(
+    tmp_path, monkeypatch, cache_on
+):
+    monkeypatch.setenv(logs.DUMP_VARIABLE, str(tmp_path / "dumps"))
+    cold = irc.compile(softmax, SPEC)
+    warm = irc.compile(softmax, SPEC)
+    assert warm.restored and not cold.restored
+    dump = max((tmp_path / "dumps").iterdir(), key=lambda p: int(p.name.split("-")[-1]))
+    for level in LEVEL_NAMES:
+        assert (dump / f"{level}.mlir").read_text() == cold.ir(level)
+    assert (dump / "kernels.py").read_text() == cold.triton_source
+    (line,) = (dump / "passes.txt").read_text().splitlines()
+    assert line.startswith("softmax: compile cache hit: ")
+
+
 def test_an_unwritable_dump_dir_is_an_error(tmp_path, monkeypatch):
     blocker = tmp_path / "file"
     blocker.write_text("")
@@ -224,12 +316,15 @@ def test_a_failed_lowering_still_dumps_the_levels_it_reached(tmp_path, monkeypat
     registry = get_all_passes()
     passes = [registry[name]()() for name in ("canonicalize", "fuse")]
     compiled = irc.compile(softmax, SPEC, pipeline=[*passes, FailingPass()])
-    with pytest.raises(RuntimeError, match="planted failure"):
-        compiled.num_kernels  # noqa: B018
     (dump,) = tmp_path.iterdir()
+    # dumped at compile time, the failure kept for where a lower level is needed
     assert {p.name for p in dump.iterdir()} == {
         "graph.mlir",
         "fusion.mlir",
         "passes.txt",
     }
     assert "fusion.kernel @k0" in (dump / "fusion.mlir").read_text()
+    x = np.ones((2, 3), np.float32)
+    np.testing.assert_allclose(compiled(x, backend="reference"), softmax(x))
+    with pytest.raises(RuntimeError, match="planted failure"):
+        compiled.num_kernels  # noqa: B018

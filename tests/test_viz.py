@@ -11,7 +11,6 @@ import json
 import re
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -207,21 +206,41 @@ def test_html_colours_each_kernels_lines_at_every_level(compiled):
             assert kernel_line, (level, colour)
 
 
-def test_show_opens_the_view_in_a_browser_outside_jupyter(compiled, monkeypatch):
+def test_show_outside_jupyter_writes_a_page_and_says_where(
+    compiled, monkeypatch, capsys
+):
+    """No browser unless asked (a headless machine has none): the page's
+    path is printed and returned, so that the file is not lost."""
     opened = []
     monkeypatch.setattr(viz.webbrowser, "open", opened.append)
     monkeypatch.setattr(viz, "_ipython_display", lambda: None)
-    compiled["softmax"].show()
-    (uri,) = opened
-    page = Path(uri.removeprefix("file://")).read_text(encoding="utf-8")
+    path = compiled["softmax"].show()
+    assert capsys.readouterr().out == f"irc: wrote the view of softmax to {path}\n"
+    assert path.is_absolute() and path.suffix == ".html" and not opened
+    page = path.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and "softmax: 1 kernel(s)" in page
+    path.unlink()
 
 
-def test_show_displays_inline_under_ipython(compiled, monkeypatch):
+def test_show_writes_to_a_path_and_opens_a_browser_when_asked(
+    compiled, monkeypatch, tmp_path
+):
+    opened = []
+    monkeypatch.setattr(viz.webbrowser, "open", opened.append)
+    monkeypatch.setattr(viz, "_ipython_display", lambda: None)
+    path = compiled["softmax"].show(tmp_path / "view.html", browser=True)
+    assert path == tmp_path / "view.html" and opened == [path.as_uri()]
+    assert "softmax: 1 kernel(s)" in path.read_text(encoding="utf-8")
+
+
+def test_show_displays_inline_under_ipython(compiled, monkeypatch, tmp_path):
     shown = []
     monkeypatch.setattr(viz, "_ipython_display", lambda: shown.append)
-    compiled["softmax"].show()
+    assert compiled["softmax"].show() is None
     assert shown == [viz.to_html(compiled["softmax"])]
+    # given a path, the page is written there rather than shown
+    assert compiled["softmax"].show(tmp_path / "v.html") == tmp_path / "v.html"
+    assert len(shown) == 1
 
 
 def test_module_at_is_a_copy_of_the_level(compiled):
