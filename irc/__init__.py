@@ -14,34 +14,82 @@ Capture a NumPy-style function with symbolic dims, inspect its IR, run it::
     y = c(np.random.rand(3, 5).astype(np.float32))
     c.save("softmax_artifact")          # runs where only torch and triton are
     c = irc.load("softmax_artifact")
+
+The names below are imported on first use (``irc.compile`` imports the
+capture, the dialects and the compiler): importing all of irc takes about a
+second, which a tool needing a small part of it (``irc-opt --version``, the
+torch backend's registration) should not pay.
 """
 
-from irc import nn, primitives, viz
-from irc.api import Compiled, Jitted, compile, jit, load, trace
-from irc.autodiff import grad, value_and_grad, vjp
-from irc.capture.control_flow import cond, fori_loop, scan, while_loop
-from irc.capture.numpy_api import erf, rsqrt, sigmoid
-from irc.capture.specs import TensorSpec
-from irc.errors import (
-    AllocationError,
-    BindingError,
-    ConstantArrayWarning,
-    ExecutionError,
-    IrcError,
-    IrcShapeError,
-    IrcTypeError,
-    TracingError,
-)
-from irc.logs import set_logs
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from irc import nn, primitives, viz
+    from irc.api import Compiled, Jitted, compile, jit, load, trace
+    from irc.autodiff import grad, value_and_grad, vjp
+    from irc.capture.control_flow import cond, fori_loop, scan, while_loop
+    from irc.capture.numpy_api import erf, rsqrt, sigmoid
+    from irc.capture.specs import TensorSpec
+    from irc.errors import (
+        AllocationError,
+        BindingError,
+        ConstantArrayWarning,
+        ExecutionError,
+        IrcError,
+        IrcShapeError,
+        IrcTypeError,
+        TracingError,
+    )
+    from irc.logs import set_logs
+
+#: The module defining each public name that is not a submodule.
+_DEFINED_IN: dict[str, str] = {
+    **dict.fromkeys(("Compiled", "Jitted", "compile", "jit", "load", "trace"), "api"),
+    **dict.fromkeys(("grad", "value_and_grad", "vjp"), "autodiff"),
+    **dict.fromkeys(
+        ("cond", "fori_loop", "scan", "while_loop"), "capture.control_flow"
+    ),
+    **dict.fromkeys(("erf", "rsqrt", "sigmoid"), "capture.numpy_api"),
+    "TensorSpec": "capture.specs",
+    **dict.fromkeys(
+        (
+            "AllocationError",
+            "BindingError",
+            "ConstantArrayWarning",
+            "ExecutionError",
+            "IrcError",
+            "IrcShapeError",
+            "IrcTypeError",
+            "TracingError",
+        ),
+        "errors",
+    ),
+    "set_logs": "logs",
+}
 
 
 def __getattr__(name: str) -> object:
-    """``irc.onnx`` on first use: it is optional (``irc[onnx]``)."""
-    if name == "onnx":
-        import irc.onnx
+    """A public name, or a submodule (``irc.nn``, ``irc.onnx``, which is
+    optional: ``irc[onnx]``), imported on its first use and kept."""
+    if name in _DEFINED_IN:
+        value = getattr(importlib.import_module(f"irc.{_DEFINED_IN[name]}"), name)
+    else:
+        try:
+            value = importlib.import_module(f"irc.{name}")
+        except ModuleNotFoundError as error:
+            if error.name != f"irc.{name}":  # a submodule's own import failed
+                raise
+            raise AttributeError(f"module 'irc' has no attribute {name!r}") from None
+    globals()[name] = value
+    return value
 
-        return irc.onnx
-    raise AttributeError(f"module 'irc' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    """The public names too, before their first use (for completion)."""
+    return sorted({*globals(), *__all__})
 
 
 __all__ = [

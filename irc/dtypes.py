@@ -8,9 +8,9 @@ uses for the same purpose) provides it to the reference interpreter.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -32,7 +32,11 @@ class DType:
     name: str
     kind: str  # "b" (bool), "i" (signed int) or "f" (float)
     bits: int
-    numpy: np.dtype
+
+    @property
+    def numpy(self) -> np.dtype:
+        """NumPy's dtype, for the reference interpreter and the runtime."""
+        return _numpy_dtype(self.name)
 
     @property
     def ir_type(self) -> Attribute:
@@ -42,15 +46,28 @@ class DType:
         return self.name
 
 
-BOOL = DType("bool", "b", 1, np.dtype(np.bool_))
-INT32 = DType("int32", "i", 32, np.dtype(np.int32))
-INT64 = DType("int64", "i", 64, np.dtype(np.int64))
-FLOAT16 = DType("float16", "f", 16, np.dtype(np.float16))
-BFLOAT16 = DType("bfloat16", "f", 16, np.dtype(ml_dtypes.bfloat16))
-FLOAT32 = DType("float32", "f", 32, np.dtype(np.float32))
-FLOAT64 = DType("float64", "f", 64, np.dtype(np.float64))
+BOOL = DType("bool", "b", 1)
+INT32 = DType("int32", "i", 32)
+INT64 = DType("int64", "i", 64)
+FLOAT16 = DType("float16", "f", 16)
+BFLOAT16 = DType("bfloat16", "f", 16)
+FLOAT32 = DType("float32", "f", 32)
+FLOAT64 = DType("float64", "f", 64)
 
 ALL_DTYPES = (BOOL, INT32, INT64, FLOAT16, BFLOAT16, FLOAT32, FLOAT64)
+
+
+@functools.cache
+def _numpy_dtype(name: str) -> np.dtype:
+    """bfloat16's dtype is ``ml_dtypes``', imported on first use: its
+    extension module takes most of a second to load, most of ``irc-opt``'s
+    start-up otherwise, where no array is ever made."""
+    if name == "bfloat16":
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
 
 _IR_TYPES: dict[str, Attribute] = {
     "bool": IntegerType(1),

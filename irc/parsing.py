@@ -4,15 +4,17 @@
 backtracks exponentially on an unclosed string), bounds the digits of a
 number and reads UTF-8 literals as strings; ``IrcParser`` bounds nesting
 (``MAX_NESTING``) and splats (``MAX_SPLAT_ELEMENTS``), and reports values
-that do not fit their type and operands defined inside their op's own
-regions. Every failure is a ``ParseError`` at a place in the input, saying
-what is wrong and how to fix it.
+that do not fit their type, operands defined inside their op's own regions,
+undefined values at their first use, unknown ops at their name and an
+unclosed region at its ``{``. Every failure is a ``ParseError`` at a place
+in the input, saying what is wrong and how to fix it.
 
 See docs/irc-opt.md, section "Hostile input".
 """
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 import struct
@@ -33,11 +35,23 @@ from xdsl.dialects.builtin import (
     RankedStructure,
     ShapedType,
 )
-from xdsl.ir import Attribute, AttributeInvT, Region, SSAValue, TypeAttribute
+from xdsl.ir import (
+    Attribute,
+    AttributeInvT,
+    Block,
+    Operation,
+    Region,
+    SSAValue,
+    TypeAttribute,
+)
 from xdsl.parser import Parser
 from xdsl.parser.core import ForwardDeclaredValue, UnresolvedOperand
 from xdsl.parser.generic_parser import ParserState
-from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.utils.exceptions import (
+    DiagnosticException,
+    MultipleSpansParseError,
+    ParseError,
+)
 from xdsl.utils.lexer import Input, Position, Span, Token
 from xdsl.utils.mlir_lexer import (
     KIND_BY_PUNCTUATION_SPELLING,
@@ -81,6 +95,9 @@ _ESCAPE = re.compile(r'["nt\\]|[0-9A-Fa-f]{2}')
 _DIGIT_RUN = re.compile(r"[0-9]+")
 
 _SPELLINGS = {kind: spelling for spelling, kind in KIND_BY_PUNCTUATION_SPELLING.items()}
+
+_UNDEFINED_VALUES = "values used but not defined"
+"""How xDSL's last check of a module (after all of it parsed) begins."""
 
 _TEXTS = (MLIRTokenKind.STRING_LIT, MLIRTokenKind.BYTES_LIT, MLIRTokenKind.AT_IDENT)
 """Tokens whose digits are text, never converted to ``int``."""
@@ -180,6 +197,8 @@ class IrcParser(Parser):
         self._nesting = 0
         self._forward_uses: dict[SSAValue, Span[str]] = {}
         self._dense_literals: list[tuple[Position, Position]] = []
+        self._open_regions: list[Span[str]] = []  # the '{' of each, innermost last
+        self._previous_token = self._current_token  # the token consumed last
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         try:
@@ -191,8 +210,32 @@ class IrcParser(Parser):
                 "reached here): reduce the nesting of regions, attributes, "
                 "types and expressions",
             ) from error
+        except ParseError as error:
+            if error.msg.startswith(_UNDEFINED_VALUES):
+                raise self._undefined_value_error() from error
+            raise
         self._check_forward_references(module)
         return module
+
+    def _undefined_value_error(self) -> ParseError:
+        """xDSL reports the values used but never defined at the end of the
+        input: report the first use of the first, as MLIR does."""
+        uses = sorted(
+            (
+                self._forward_uses[value]
+                for values in self.forward_ssa_references.values()
+                for value in values.values()
+            ),
+            key=lambda span: span.start,
+        )
+        first = uses[0].text
+        others = ", ".join(dict.fromkeys(use.text for use in uses if use.text != first))
+        also = f" ({others} too)" if others else ""
+        return ParseError(
+            uses[0],
+            f"use of undefined value {first}: no op or block argument in "
+            f"scope defines it{also}",
+        )
 
     def _check_forward_references(self, module: ModuleOp) -> None:
         """xDSL resolves a forward reference when the value's definition is
@@ -227,7 +270,20 @@ class IrcParser(Parser):
         if expected_kind is not None and token.kind is not expected_kind:
             spelling = _SPELLINGS.get(expected_kind, expected_kind.name.lower())
             self.raise_error(f"'{spelling}' expected", token.span)
+        self._previous_token = token
         return super()._consume_token(expected_kind)
+
+    def _get_op_by_name(self, name: str) -> type[Operation]:
+        """xDSL reports an unknown op at the token after its name: report
+        it at the name (just consumed), as MLIR does, saying what is known."""
+        op_type = self.ctx.get_optional_op(
+            name, dialect_stack=self._parser_state.dialect_stack
+        )
+        if op_type is None:
+            raise ParseError(
+                self._previous_token.span, _unknown_op_message(self.ctx, name)
+            )
+        return op_type
 
     @contextmanager
     def _nested(self, what: str) -> Iterator[None]:
@@ -259,8 +315,36 @@ class IrcParser(Parser):
     ) -> Region | None:
         if self._current_token.kind is not MLIRTokenKind.L_BRACE:
             return None
-        with self._nested("region"):
-            return super().parse_optional_region(arguments)
+        self._open_regions.append(self._current_token.span)
+        try:
+            with self._nested("region"):
+                return super().parse_optional_region(arguments)
+        finally:
+            self._open_regions.pop()
+
+    def _parse_block(self) -> Block:
+        """After a region's ops xDSL takes anything but its '}' for a block
+        label, and reports " in block definition" where none is: say which
+        region is left open instead."""
+        if self._current_token.kind is not MLIRTokenKind.CARET_IDENT:
+            raise self._unclosed_region_error()
+        return super()._parse_block()
+
+    def _unclosed_region_error(self) -> ParseError:
+        """At the region's '{' when the input ends inside it, else at the
+        token that is neither an op, a block label nor the '}'."""
+        opened = self._open_regions[-1]
+        token = self._current_token
+        if token.kind is MLIRTokenKind.EOF:
+            return ParseError(
+                opened, "region is not closed: the input ends before its '}'"
+            )
+        return MultipleSpansParseError(
+            token.span,
+            "expected an operation, a block label or the '}' closing the region",
+            None,
+            [(opened, "the region opened here")],
+        )
 
     def parse_optional_type(self) -> TypeAttribute | None:
         with self._nested("type"):
@@ -336,3 +420,23 @@ class IrcParser(Parser):
                 f"{MAX_SPLAT_ELEMENTS} a splat may have in irc's input: spell "
                 "the elements out or use a smaller shape",
             )
+
+
+def _unknown_op_message(ctx: Context, name: str) -> str:
+    """Why ``name`` is no op: its dialect lacks it (and which op of the
+    dialect is spelled alike), or no such dialect is registered."""
+    message = f"operation {name} is not registered"
+    dialect_name, dot, op_name = name.partition(".")
+    if not dot:
+        return message
+    dialect = ctx.get_optional_dialect(dialect_name)
+    if dialect is None:
+        known = ", ".join(sorted(ctx.registered_dialect_names))
+        return f"{message}: there is no dialect '{dialect_name}' (known: {known})"
+    ops = [op.name.partition(".")[2] for op in dialect.operations]
+    alike = [
+        f"{dialect_name}.{op}"
+        for op in sorted(difflib.get_close_matches(op_name, ops, cutoff=0.75))
+    ]
+    hint = f"; did you mean {' or '.join(alike)}?" if alike else ""
+    return f"{message}: the {dialect_name} dialect has no such op{hint}"

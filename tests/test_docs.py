@@ -9,6 +9,9 @@ Two HTML comments, invisible on the rendered page, steer it:
   the arrays or the function a fragment takes as given;
 - ``<!-- doc-test skip: reason -->`` skips the next block, saying why.
 
+The README's ``irc-opt`` commands (in its ```sh blocks) run too, from the
+repository root, so that the files they read exist.
+
 A file can also say ``<!-- doc-test needs: dot -->`` (a program on PATH) or
 ``<!-- doc-test needs: onnx -->`` (a module): without it, the file is skipped.
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -36,6 +40,7 @@ DOCS = sorted(
 )
 
 _FENCE = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+_SHELL = re.compile(r"^```sh\n(.*?)^```", re.S | re.M)
 _SETUP = re.compile(r"^<!-- doc-test setup\n(.*?)^-->", re.S | re.M)
 _SKIP = re.compile(r"^<!-- doc-test skip: (.+?) -->\s*$", re.M)
 _NEEDS = re.compile(r"^<!-- doc-test needs: (\S+) -->\s*$", re.M)
@@ -118,6 +123,28 @@ def test_the_python_blocks_run(path: Path, tmp_path: Path) -> None:
         timeout=TIMEOUT_S,
     )
     assert run.returncode == 0, run.stderr[-6000:]
+
+
+def test_the_readme_irc_opt_commands_run() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = [
+        line
+        for block in _SHELL.findall(text)
+        for line in block.splitlines()
+        if line.startswith("irc-opt ")
+    ]
+    assert commands, "the README shows no irc-opt command"
+    irc_opt = Path(sys.executable).with_name("irc-opt")
+    for command in commands:
+        arguments = shlex.split(command, comments=True)[1:]
+        run = subprocess.run(
+            [str(irc_opt), *arguments],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+        )
+        assert run.returncode == 0, f"{command}\n{run.stderr[-3000:]}"
 
 
 def test_every_skip_says_why() -> None:

@@ -1,12 +1,15 @@
 """irc-opt's registry, its diagnostics on bad input, and its debugging flags.
 
-Most tests call ``main(argv)`` in-process (an ``irc-opt`` process takes about
-half a second to start); one runs the installed console script to check the
-whole path from the shell.
+Most tests call ``main(argv)`` in-process (an ``irc-opt`` process takes
+about half a second to start and run a pass, ``benchmarks/startup.py``); one
+runs the installed console script to check the whole path from the shell,
+one what a fresh process imports.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -25,6 +28,8 @@ from irc.cli import irc_opt
 from irc.dialects.graph import ReduceOp, ReshapeOp
 from irc.dialects.sym import MAX_EXPR_NESTING
 from irc.passes.registry import get_all_dialects, get_all_passes
+
+REPOSITORY = Path(__file__).resolve().parent.parent
 
 TYPE = "!graph.tensor<[N, 4], f32>"
 VALID = f"""\
@@ -279,6 +284,139 @@ def test_split_input_file_counts_lines_in_the_whole_file(
     outcome = run_irc_opt(text, "--split-input-file")
     assert_error(outcome, "input.mlir:10:9: error: 'graph.add' op")
     assert outcome.out.count("graph.mul") == 1  # the first chunk is still printed
+
+
+def test_missing_closing_brace_points_at_the_open_region(
+    run_irc_opt: RunIrcOpt,
+) -> None:
+    outcome = run_irc_opt(VALID.removesuffix("}\n"))
+    brace = VALID.index("{\n")
+    assert_error(
+        outcome,
+        f"input.mlir:1:{brace + 1}: error: region is not closed: the input ends "
+        "before its '}'",
+        " " * brace + "^",
+    )
+
+
+def test_stray_token_in_a_region_notes_where_it_opened(
+    run_irc_opt: RunIrcOpt,
+) -> None:
+    stray = VALID.replace("  func.return", "  )\n  func.return")
+    outcome = run_irc_opt(VALID + "// -----\n" + stray, "--split-input-file")
+    assert_error(
+        outcome,
+        "input.mlir:12:3: error: expected an operation, a block label or the '}' "
+        "closing the region",
+        "  ^",
+    )
+    brace = VALID.index("{\n")
+    assert f"input.mlir:8:{brace + 1}: note: the region opened here" in outcome.err
+
+
+def test_undefined_value_is_an_error_at_its_use(run_irc_opt: RunIrcOpt) -> None:
+    outcome = run_irc_opt(VALID.replace("graph.mul %y, %z", "graph.mul %u, %v"))
+    assert_error(
+        outcome,
+        "input.mlir:4:18: error: use of undefined value %u: no op or block "
+        "argument in scope defines it (%v too)",
+        "                 ^^",
+    )
+
+
+def test_unknown_op_is_an_error_at_its_name(run_irc_opt: RunIrcOpt) -> None:
+    outcome = run_irc_opt(VALID.replace("graph.mul", "graph.mull"))
+    assert_error(
+        outcome,
+        "input.mlir:4:8: error: operation graph.mull is not registered: the graph "
+        "dialect has no such op; did you mean graph.mul?",
+        "       ^^^^^^^^^^",
+    )
+
+
+def test_op_of_an_unknown_dialect_is_an_error_at_its_name(
+    run_irc_opt: RunIrcOpt,
+) -> None:
+    op = f'%w = "foo.mul"(%y, %z) : ({TYPE}, {TYPE}) -> {TYPE}'
+    outcome = run_irc_opt(VALID.replace(f"%w = graph.mul %y, %z : {TYPE}", op))
+    assert_error(
+        outcome,
+        "input.mlir:4:8: error: operation foo.mul is not registered: there is no "
+        "dialect 'foo' (known: arith, builtin,",
+        "       ^^^^^^^^^",
+    )
+
+
+# Input formats ---------------------------------------------------------------
+
+
+def test_frontend_flag_names_the_format_of_any_file(
+    run_irc_opt: RunIrcOpt,
+) -> None:
+    Path("ir.txt").write_text(VALID)
+    outcome = run_irc_opt(None, "ir.txt", "-f", "mlir", "-p", "cse")
+    assert (outcome.status, outcome.err) == (0, "")
+    assert outcome.out.count("graph.add") == 1
+    outcome = run_irc_opt(None, "ir.txt")
+    assert outcome.err == (
+        "ir.txt: error: Unrecognized file extension 'txt': name the input's "
+        "format with -f mlir or -f onnx\n"
+    )
+
+
+def test_the_docs_name_every_input_format() -> None:
+    """docs/irc-opt.md's row of ``-f`` lists the formats irc-opt reads."""
+    docs = (REPOSITORY / "docs" / "irc-opt.md").read_text()
+    row = next(line for line in docs.splitlines() if line.startswith("| `-f`"))
+    documented = set(re.findall(r"`(\w+)`", row))
+    main = irc_opt.IrcOptMain(args=[])
+    assert set(main.available_frontends) <= documented, row
+
+
+# Start-up --------------------------------------------------------------------
+
+
+def test_version_names_irc_and_xdsl(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        irc_opt.main(["--version"])
+    assert exit_.value.code == 0
+    version = importlib.metadata.version
+    assert capsys.readouterr().out == (
+        f"irc-opt {version('irc')}, built on xDSL {version('xdsl')}\n"
+    )
+
+
+#: What irc-opt imports only when a run needs it: the capture of Python code
+#: and the API, ``ml_dtypes`` (bfloat16 arrays: most of a second to import),
+#: the runtime's torch and triton.
+HEAVY = ("irc.api", "irc.capture", "ml_dtypes", "torch", "triton")
+
+
+def test_start_up_imports_only_what_the_run_needs(tmp_path: Path) -> None:
+    """``--version``, ``--help`` and graph passes, in a fresh interpreter,
+    import none of :data:`HEAVY` (the times are ``benchmarks/startup.py``'s
+    to measure, never asserted)."""
+    path = tmp_path / "input.mlir"
+    path.write_text(VALID)
+    script = (
+        "import sys\n"
+        "from irc.cli import irc_opt\n"
+        "for argv in (['--version'], ['--help']):\n"
+        "    try:\n"
+        "        irc_opt.main(argv)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        f"assert irc_opt.main([{str(path)!r}, '-p', 'canonicalize,cse']) == 0\n"
+        f"print(sorted(set({HEAVY!r}) & set(sys.modules)))\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert completed.stdout.splitlines()[-1] == "[]", completed.stdout[-2000:]
 
 
 # Internal errors (bugs in a pass or a dialect) -------------------------------

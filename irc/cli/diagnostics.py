@@ -123,11 +123,21 @@ def parse_report(error: ParseError, line_offset: int) -> Report:
     chunks before this one (xDSL's span counts from the chunk)."""
     notes = ""
     if isinstance(error, MultipleSpansParseError):
-        notes = (error.ref_text or "") + "".join(
-            span.print_with_context(message) for span, message in error.refs
+        notes = "".join(
+            _note(
+                dataclasses.replace(span, line_offset=line_offset),
+                message or (error.ref_text or "").rstrip(":"),
+            )
+            for span, message in error.refs
         )
     span = dataclasses.replace(error.span, line_offset=line_offset)
     return Report(error.msg, ErrorKind.PARSE, span=span, notes=notes)
+
+
+def _note(span: Span[str], message: str) -> str:
+    """A note at a place in the input, rendered as an error is."""
+    location, _, context = span.print_with_context().partition("\n")
+    return f"{location}: note: {message}\n{context}"
 
 
 def undecodable_report(

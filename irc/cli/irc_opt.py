@@ -33,6 +33,7 @@ in ``irc.cli.check_bounds``.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -97,6 +98,15 @@ IR_DUMP_HEADER = "// -----// IR Dump After {} //----- //"
 """The line before each ``--print-ir-after-all`` dump (MLIR's spelling)."""
 
 
+def _irc_version() -> str:
+    """irc's version (``pyproject.toml``'s), as installed: a checkout run
+    without being installed (``python -m irc.cli.irc_opt``) has none."""
+    try:
+        return importlib.metadata.version("irc")
+    except importlib.metadata.PackageNotFoundError:
+        return "(not installed)"
+
+
 @dataclass(frozen=True)
 class MLIRTarget(xdsl_mlir_target.MLIRTarget):
     """xDSL's ``mlir`` target printing through ``irc.ir.print_module``, so
@@ -131,7 +141,7 @@ class Chunk:
 class IrcOptMain(xDSLOptMain):
     """``xdsl-opt`` with irc's dialects and passes and located diagnostics."""
 
-    version_format = "irc-opt, built on xDSL {xdsl_version}"
+    version_format = f"irc-opt {_irc_version()}, built on xDSL {{xdsl_version}}"
 
     def __init__(self, args: Sequence[str] | None = None):
         super().__init__(
@@ -368,6 +378,13 @@ class IrcOptMain(xDSLOptMain):
 
     # Input and output ------------------------------------------------------
 
+    def get_input_stream(self) -> tuple[IO[bytes], str]:
+        """The input and its format: ``-f``'s when given, whatever the file's
+        extension (xDSL still goes by the extension, and refuses a file whose
+        extension no frontend has)."""
+        stream, extension = super().get_input_stream()
+        return stream, self.args.frontend or extension
+
     def _read_chunks(self) -> list[Chunk]:
         """The input's text, split at ``// -----`` with --split-input-file,
         each chunk with the number of lines before it."""
@@ -381,12 +398,18 @@ class IrcOptMain(xDSLOptMain):
                 )
             ) from error
         except ValueError as error:  # an unknown file extension
-            raise Failure(Report(str(error), where=self.get_input_name())) from error
+            formats = " or ".join(f"-f {name}" for name in self.available_frontends)
+            raise Failure(
+                Report(
+                    f"{error}: name the input's format with {formats}",
+                    where=self.get_input_name(),
+                )
+            ) from error
         texts = []
         for stream, line_offset in chunks:
             with stream:
                 data = stream.read()
-            if (self.args.frontend or extension) == "onnx":
+            if extension == "onnx":
                 texts.append(Chunk(self._onnx_text(data), line_offset))
                 continue
             try:
