@@ -306,8 +306,8 @@ def test_data_dependent_control_flow_names_the_line_and_points_to_where():
 
 
 def test_unsupported_numpy_function_is_named():
-    with pytest.raises(irc.TracingError, match="np.sort"):
-        irc.compile(lambda x: np.sort(x), N)
+    with pytest.raises(irc.TracingError, match="np.fft.fft"):
+        irc.compile(lambda x: np.fft.fft(x), N)
     with pytest.raises(irc.TracingError, match="np.convolve"):
         irc.compile(lambda x: np.convolve(x, x), N)
 
@@ -508,7 +508,7 @@ def test_numpy_semantics_of_less_common_functions():
 @pytest.mark.parametrize(
     "function, error, message",
     [
-        (lambda x: x.argsort(), irc.TracingError, r"array method \.argsort\(\)"),
+        (lambda x: x.nonzero(), irc.TracingError, r"array method \.nonzero\(\)"),
         (lambda x: np.exp(x, where=x > 0), irc.TracingError, "np.exp: .*where"),
         (lambda x: x.max(where=x > 0), irc.TracingError, "needs initial="),
         (lambda x: x.shape[0] // 0, irc.IrcShapeError, "division by zero"),

@@ -645,6 +645,13 @@ class Tensor:
     def argmin(self, axis: Any = None, **options: Any) -> Tensor:
         return np.argmin(self, axis=axis, **options)
 
+    def argsort(self, axis: Any = -1, **options: Any) -> Tensor:
+        return np.argsort(self, axis=axis, **options)
+
+    def sort(self, axis: Any = -1, **options: Any) -> None:
+        """In place, as NumPy's method: a write of the whole array."""
+        self[...] = np.sort(self, axis=axis, **options)
+
     def repeat(self, repeats: Any, axis: Any = None) -> Tensor:
         return np.repeat(self, repeats, axis=axis)
 
