@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         IrcError,
         IrcShapeError,
         IrcTypeError,
+        NonFiniteError,
         TracingError,
     )
     from irc.logs import set_logs
@@ -63,6 +64,7 @@ _DEFINED_IN: dict[str, str] = {
             "IrcError",
             "IrcShapeError",
             "IrcTypeError",
+            "NonFiniteError",
             "TracingError",
         ),
         "errors",
@@ -102,6 +104,7 @@ __all__ = [
     "IrcShapeError",
     "IrcTypeError",
     "Jitted",
+    "NonFiniteError",
     "TensorSpec",
     "TracingError",
     "compile",

@@ -22,6 +22,7 @@ from irc.compilation import Compilation, StoredLevels
 from irc.driver import Driver
 from irc.errors import IrcError, TracingError
 from irc.lowering.pipeline import DEFAULT_PIPELINE, Pipeline
+from irc.runtime import nans
 from irc.runtime.arrays import is_torch_tensor
 from irc.runtime.calls import BACKENDS, Caller, is_nan, same_static
 
@@ -66,6 +67,9 @@ class Compiled:
     above triton is finished with the default lowering, so the result
     always runs on every backend (``irc.driver``).
 
+    With ``debug_nans`` (None: ``IRC_DEBUG_NANS``), a call whose outputs
+    hold a NaN or an infinity raises ``NonFiniteError`` (``irc.runtime.nans``).
+
     With the on-disk compile cache on (``irc.cache``: ``IRC_CACHE_DIR``,
     ``IRC_CACHE=0``), a compilation of the same captured IR with the same
     pipeline, made earlier in this process or another, is restored instead
@@ -75,7 +79,10 @@ class Compiled:
     """
 
     def __init__(
-        self, captured: Captured, pipeline: str | Sequence[ModulePass] | Pipeline
+        self,
+        captured: Captured,
+        pipeline: str | Sequence[ModulePass] | Pipeline,
+        debug_nans: bool | None = None,
     ):
         session = logs.Session(captured)
         parsed = Pipeline.parse(pipeline)
@@ -86,7 +93,7 @@ class Compiled:
         else:
             listeners = [session] if entry is None else [session, entry]
             driver = Driver.start(captured, parsed, listeners)
-        self._attach(driver)
+        self._attach(driver, debug_nans)
         if session.dumps:
             self._lower_now()
 
@@ -105,10 +112,10 @@ class Compiled:
         (a saved artefact, ``irc.load``), running no pass."""
         compiled = cls.__new__(cls)
         session = logs.Session(captured)
-        compiled._attach(Driver.restore(captured, None, stored, [session]))
+        compiled._attach(Driver.restore(captured, None, stored, [session]), None)
         return compiled
 
-    def _attach(self, driver: Driver) -> None:
+    def _attach(self, driver: Driver, debug_nans: bool | None) -> None:
         self._driver = driver
         record = driver.compilation
         self._caller = Caller(
@@ -118,8 +125,10 @@ class Compiled:
             source=lambda: self.triton_source,
         )
         #: The caller's bound calls, per backend, read here by ``__call__``
-        #: (one attribute read less per call).
-        self._calls = self._caller.bound
+        #: (one attribute read less per call); with ``debug_nans``, checked.
+        self._calls: Any = self._caller.bound
+        if nans.enabled(debug_nans):
+            self._calls = nans.CheckedCalls(self._caller, lambda: self.module)
 
     @property
     def captured(self) -> Captured:
@@ -218,6 +227,7 @@ def compile(
     pipeline: str | Sequence[ModulePass] = DEFAULT_PIPELINE,
     matmul_precision: str | None = None,
     mixed_precision: str | None = None,
+    debug_nans: bool | None = None,
     **kwargs: Any,
 ) -> Compiled:
     """Capture ``function`` (see ``trace``) and compile it.
@@ -235,10 +245,16 @@ def compile(
     about 3 decimal digits per product, torch's ``"high"``). It is the
     pipeline's ``tile{matmul-precision=...}`` option; None keeps the
     pipeline's. 16-bit matmuls always run on tensor cores.
+
+    ``debug_nans=True`` (None: the environment variable ``IRC_DEBUG_NANS``)
+    checks every call's outputs: a NaN or an infinity raises
+    ``irc.NonFiniteError`` naming the op that first made one from finite
+    operands, found by replaying the call on the graph level
+    (docs/debugging.md, "NaN and Inf hunting").
     """
     parsed = with_mixed_precision(Pipeline.parse(pipeline), mixed_precision)
     parsed = _with_matmul_precision(parsed, matmul_precision)
-    return Compiled(capture(function, args, kwargs, facts), parsed)
+    return Compiled(capture(function, args, kwargs, facts), parsed, debug_nans)
 
 
 def _with_matmul_precision(pipeline: Pipeline, precision: str | None) -> Pipeline:
@@ -321,6 +337,7 @@ class Jitted:
         pipeline: str | Sequence[ModulePass] = DEFAULT_PIPELINE,
         matmul_precision: str | None = None,
         mixed_precision: str | None = None,
+        debug_nans: bool | None = None,
     ):
         functools.update_wrapper(self, function)
         self.function = function
@@ -329,6 +346,7 @@ class Jitted:
         self.pipeline = pipeline
         self.matmul_precision = matmul_precision
         self.mixed_precision = low_float_name(mixed_precision)
+        self.debug_nans = debug_nans
         self.cache: dict[Any, Compiled] = {}
         #: Per call structure (argument count, keyword names), the plans of
         #: recent compilations, most recent first.
@@ -365,6 +383,7 @@ class Jitted:
                         pipeline=self.pipeline,
                         matmul_precision=self.matmul_precision,
                         mixed_precision=self.mixed_precision,
+                        debug_nans=self.debug_nans,
                         **spec_call.kwargs,
                     )
             except IrcError:
@@ -601,12 +620,12 @@ def jit(
     pipeline: str | Sequence[ModulePass] = DEFAULT_PIPELINE,
     matmul_precision: str | None = None,
     mixed_precision: str | None = None,
+    debug_nans: bool | None = None,
 ) -> Any:
     """Decorator: ``@irc.jit`` or ``@irc.jit(dims={"x": ("N", None)})``;
-    ``matmul_precision`` and ``mixed_precision`` as ``irc.compile`` takes
-    them."""
+    ``matmul_precision``, ``mixed_precision`` and ``debug_nans`` as
+    ``irc.compile`` takes them."""
+    options = (matmul_precision, mixed_precision, debug_nans)
     if function is None:
-        return lambda f: Jitted(
-            f, dims, facts, pipeline, matmul_precision, mixed_precision
-        )
-    return Jitted(function, dims, facts, pipeline, matmul_precision, mixed_precision)
+        return lambda f: Jitted(f, dims, facts, pipeline, *options)
+    return Jitted(function, dims, facts, pipeline, *options)

@@ -43,3 +43,13 @@ class AllocationError(IrcError, MemoryError):
 class ConstantArrayWarning(UserWarning):
     """An array given to ``irc.compile`` or ``irc.trace`` where a
     ``TensorSpec`` would make an input: it is compiled in as a constant."""
+
+
+class NonFiniteError(IrcError, FloatingPointError):
+    """A call with ``debug_nans`` whose outputs hold a NaN or an infinity:
+    names where the first one they depend on appeared (an op, its level,
+    Python line, operands and element index, or an argument that held it).
+    ``origin`` is that place (``irc.runtime.nans.Origin``), None when the
+    graph-level replay stayed finite."""
+
+    origin: object | None = None

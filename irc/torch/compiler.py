@@ -22,7 +22,10 @@ Options (``torch.compile(..., options={...})``):
 - ``pipeline``: the pass pipeline, as ``irc.compile`` takes it;
 - ``mixed_precision``: ``"bf16"`` or ``"f16"`` (docs/mixed-precision.md);
 - ``fallback``: False to raise on an op irc does not convert instead of
-  running it eagerly.
+  running it eagerly;
+- ``debug_nans``: True to raise ``irc.NonFiniteError`` on a NaN or an
+  infinity in an irc graph's outputs, as ``irc.compile`` takes it (None, the
+  default: ``IRC_DEBUG_NANS``).
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ class Options:
     pipeline: Any = DEFAULT_PIPELINE
     mixed_precision: str | None = None
     fallback: bool = True
+    debug_nans: bool | None = None
 
     @classmethod
     def parse(cls, options: Mapping[str, Any] | None) -> Options:
@@ -180,7 +184,9 @@ def _island(
             function = FxFunction(gm, example_inputs, shape_env, name, symbols)
             try:
                 compiled = function.compile(
-                    options.pipeline, mixed_precision=options.mixed_precision
+                    options.pipeline,
+                    mixed_precision=options.mixed_precision,
+                    debug_nans=options.debug_nans,
                 )
             except UnsupportedAtenOp as error:
                 raise UnsupportedAtenOp(str(error), function.failed_node) from None

@@ -496,6 +496,7 @@ class FxFunction:
         pipeline: Any = DEFAULT_PIPELINE,
         facts: Iterable[str] = (),
         mixed_precision: str | None = None,
+        debug_nans: bool | None = None,
     ) -> Compiled:
         """``irc.compile`` of the graph; call the result with the tensor
         inputs (``tensor_arguments`` of a call's inputs)."""
@@ -507,6 +508,7 @@ class FxFunction:
             facts=[*self.facts, *facts],
             pipeline=pipeline,
             mixed_precision=mixed_precision,
+            debug_nans=debug_nans,
         )
 
     def capture(self, facts: Iterable[str] = ()) -> Any:

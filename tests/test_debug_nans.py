@@ -1,0 +1,278 @@
+"""NaN and Inf hunting: ``irc.compile(..., debug_nans=True)``.
+
+A call whose outputs (gradients included) hold a NaN or an infinity raises
+``irc.NonFiniteError`` naming where the first one they depend on appeared:
+the op that made it from finite operands, with its level, Python line,
+operands and element index (and loop iteration), or the argument that
+already held it. Off, a compiled function's calls are the plain ones.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import strategies as st
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
+from xdsl.ir import Operation
+from xdsl.rewriter import InsertPoint, Rewriter
+
+import irc
+from irc import testing
+from irc.dialects import graph as g
+from irc.dtypes import dtype
+from irc.primitives import builtin as p
+from irc.runtime import nans
+
+F32 = "float32"
+
+
+def line_of(function: Any, text: str) -> int:
+    """The file line of the first line of ``function`` holding ``text``."""
+    lines, first = inspect.getsourcelines(function)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+# The seeds' case: an RNN cell whose gradient overflows ------------------------
+
+
+def rnn_loss(w: Any, xs: Any) -> Any:
+    """``h = h + 1e-6 * clip(exp(w*h + x))`` over the rows of ``xs``: the
+    clip keeps the forward finite where ``exp`` overflows, but its gradient
+    there is ``0 * inf``, a NaN, which the scan carries to ``dL/dw``."""
+
+    def step(h: Any, x: Any) -> tuple[Any, None]:
+        g = np.exp(w * h + x)
+        return h + 1e-6 * np.clip(g, -1e3, 1e3), None
+
+    h, _ = irc.scan(step, np.zeros_like(w), xs)
+    return h.sum()
+
+
+def rnn_loss_fori(w: Any, xs: Any) -> Any:
+    """``rnn_loss`` as an ``irc.fori_loop`` indexing the rows itself."""
+
+    def body(i: Any, h: Any) -> Any:
+        g = np.exp(w * h + xs[i])
+        return h + 1e-6 * np.clip(g, -1e3, 1e3)
+
+    return irc.fori_loop(0, xs.shape[0], body, np.zeros_like(w)).sum()
+
+
+def rnn_inputs() -> tuple[np.ndarray, np.ndarray]:
+    """Inputs whose last rows make ``w*h + x`` pass 88.7, where float32's
+    ``exp`` overflows (from row 45 on)."""
+    w = np.full(4, 30.0, np.float32)
+    xs = np.linspace(0, 100, 200, dtype=np.float32).reshape(50, 4)
+    return w, xs
+
+
+RNN_SPECS = (irc.TensorSpec((4,), F32), irc.TensorSpec((50, 4), F32))
+
+
+@pytest.mark.parametrize("loss", [rnn_loss, rnn_loss_fori])
+@pytest.mark.parametrize("backend", ["reference", "interpret"])
+def test_a_nan_gradient_names_the_overflowing_exp(loss: Any, backend: str) -> None:
+    compiled = irc.compile(irc.value_and_grad(loss), *RNN_SPECS, debug_nans=True)
+    with pytest.raises(irc.NonFiniteError) as caught:
+        compiled(*rnn_inputs(), backend=backend)
+    origin = caught.value.origin
+    assert isinstance(origin, nans.Origin)
+    assert origin.op is not None and origin.op.name == "graph.exp"
+    assert origin.location is not None
+    assert origin.location.endswith(f":{line_of(loss, 'np.exp')}:13")
+    assert origin.value == "inf"
+    message = str(caught.value)
+    assert "output 1 holds nan" in message  # the gradient, not the value
+    assert f"backend {backend!r}" in message
+    assert "graph.exp" in message and "(level graph)" in message
+    assert "g = np.exp(w * h + x" in message  # the line's text
+    # The backward loop runs in reverse: its first overflow is at row 49.
+    assert "in iteration 49 of graph.for" in message
+    assert "operand 0 (graph.add" in message and "at index (0,)" in message
+
+
+def test_the_value_alone_stays_finite_and_raises_nothing() -> None:
+    compiled = irc.compile(rnn_loss, *RNN_SPECS, debug_nans=True)
+    assert np.isfinite(compiled(*rnn_inputs(), backend="reference"))
+
+
+# The switch: off costs nothing, the environment variable, irc.jit --------------
+
+
+def overflow(x: Any) -> Any:
+    return np.exp(x) * 2
+
+
+X = np.array([1.0, 100.0, 2.0], np.float32)
+
+
+def test_off_the_calls_are_the_plain_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(nans.ENVIRONMENT_VARIABLE, raising=False)
+    compiled = irc.compile(overflow, irc.TensorSpec(("N",), F32))
+    assert type(compiled._calls) is dict  # no checking wrapper to run
+    result = compiled(X, backend="reference")
+    assert np.isinf(result[1]) and np.isfinite(result[[0, 2]]).all()
+
+
+def test_the_environment_variable_turns_it_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(nans.ENVIRONMENT_VARIABLE, "1")
+    with pytest.raises(irc.NonFiniteError, match="graph.exp"):
+        irc.compile(overflow, irc.TensorSpec(("N",), F32))(X, backend="reference")
+    # An explicit debug_nans=False wins over the environment.
+    compiled = irc.compile(overflow, irc.TensorSpec(("N",), F32), debug_nans=False)
+    assert np.isinf(compiled(X, backend="reference")[1])
+    monkeypatch.setenv(nans.ENVIRONMENT_VARIABLE, "0")
+    assert np.isinf(irc.compile(overflow, irc.TensorSpec(("N",), F32))(X)[1])
+
+
+def test_jit_takes_the_option() -> None:
+    jitted = irc.jit(overflow, dims={"x": ("N",)}, debug_nans=True)
+    with pytest.raises(irc.NonFiniteError, match=r"made inf at index \(1,\)"):
+        jitted(X, backend="reference")
+
+
+def test_the_error_is_an_irc_error() -> None:
+    assert issubclass(irc.NonFiniteError, irc.IrcError)
+    assert "NonFiniteError" in irc.__all__
+
+
+# What is named ----------------------------------------------------------------
+
+
+def test_the_message_names_level_line_operands_and_index() -> None:
+    def ratio(x: Any, y: Any) -> Any:
+        return (x + 1) / y
+
+    compiled = irc.compile(
+        ratio, irc.TensorSpec((2, 3), F32), irc.TensorSpec((2, 3), F32), debug_nans=True
+    )
+    x = np.ones((2, 3), np.float32)
+    y = np.ones((2, 3), np.float32)
+    y[1, 2] = 0
+    with pytest.raises(irc.NonFiniteError) as caught:
+        compiled(x, y, backend="reference")
+    message = str(caught.value)
+    assert "output 0 holds inf at index (1, 2)" in message
+    assert f"graph.div in @ratio at {__file__}:{line_of(ratio, '/ y')}" in message
+    assert "(level graph) made inf at index (1, 2) from finite operands" in message
+    assert "operand 0 (graph.add" in message and "= 2.0 at index (1, 2)" in message
+    assert "operand 1 (%y) = 0.0 at index (1, 2)" in message
+
+
+def test_an_argument_that_holds_a_nan_is_named() -> None:
+    compiled = irc.compile(overflow, irc.TensorSpec(("N",), F32), debug_nans=True)
+    x = np.array([1.0, np.nan], np.float32)
+    with pytest.raises(irc.NonFiniteError) as caught:
+        compiled(x, backend="reference")
+    assert caught.value.origin.argument == "x"
+    assert "argument 'x' already holds nan at index (1,)" in str(caught.value)
+
+
+def test_a_discarded_non_finite_value_is_not_blamed() -> None:
+    """``where`` drops ``log(0)``; the infinity in the output is exp's."""
+
+    def safe_log_plus_exp(x: Any) -> Any:
+        return np.where(x > 0, np.log(x), 0) + np.exp(x * 100)
+
+    compiled = irc.compile(
+        safe_log_plus_exp, irc.TensorSpec(("N",), F32), debug_nans=True
+    )
+    compiled(np.array([0.0, 0.5], np.float32), backend="reference")  # finite
+    with pytest.raises(irc.NonFiniteError) as caught:
+        compiled(np.array([0.0, 2.0], np.float32), backend="reference")
+    assert caught.value.origin.op.name == "graph.exp"
+
+
+def test_a_branch_of_cond_is_named() -> None:
+    def branchy(x: Any, flag: Any) -> Any:
+        return irc.cond(flag, lambda v: np.log(v - 5), lambda v: v, x)
+
+    compiled = irc.compile(
+        branchy, irc.TensorSpec((2,), F32), irc.TensorSpec((), "bool"), debug_nans=True
+    )
+    x = np.array([1.0, 9.0], np.float32)
+    assert np.isfinite(compiled(x, np.array(False), backend="reference")).all()
+    with pytest.raises(irc.NonFiniteError) as caught:
+        compiled(x, np.array(True), backend="reference")
+    assert caught.value.origin.op.name == "graph.log"
+    assert "in the then branch of graph.cond" in str(caught.value)
+
+
+def test_the_torch_backend_takes_the_option() -> None:
+    torch = pytest.importorskip("torch")
+
+    def model(x: Any) -> Any:
+        return torch.exp(x) * 2
+
+    compiled = torch.compile(
+        model,
+        backend="irc",
+        options={"debug_nans": True, "runtime": "reference", "fallback": False},
+    )
+    with pytest.raises(irc.NonFiniteError, match="graph.exp"):
+        compiled(torch.tensor([1.0, 100.0]))
+
+
+# Generated programs with a planted NaN ----------------------------------------
+
+PLANTED = FileLineColLoc(StringAttr("planted.py"), IntAttr(7), IntAttr(1))
+
+
+def float_ops(module: ModuleOp) -> list[Operation]:
+    """The ops of ``module`` with one float result a NaN can be planted on."""
+    return [
+        op
+        for op in module.walk()
+        if len(op.results) == 1
+        and isinstance(op.results[0].type, g.TensorType)
+        and dtype(op.results[0].type.element_type).kind == "f"
+        and not isinstance(op, g.ConstantOp)
+    ]
+
+
+def plant_nan(op: Operation) -> Operation:
+    """Make every use of ``op``'s result a use of ``result + 0/0`` instead;
+    the ``0/0``, the op that makes the NaN, is returned."""
+    result = op.results[0]
+    uses = list(result.uses)
+    zero = g.ConstantOp.splat(0.0, result.type)
+    nan = g.elementwise(p.DIV, zero.result, zero.result)
+    nan.location = PLANTED
+    poisoned = g.elementwise(p.ADD, result, nan.result)
+    Rewriter.insert_op([zero, nan, poisoned], InsertPoint.after(op))
+    for use in uses:
+        use.operation.operands[use.index] = poisoned.result
+    return nan
+
+
+@settings(
+    deadline=None,
+    max_examples=60,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    testing.cases(
+        testing.programs(actions=testing.ACTIONS + testing.CONTROL_FLOW_ACTIONS)
+    ),
+    st.data(),
+)
+def test_a_planted_nan_is_named(case: testing.Case, data: st.DataObject) -> None:
+    module = case.module.clone()
+    candidates = float_ops(module)
+    assume(candidates)
+    planted = plant_nan(data.draw(st.sampled_from(candidates)))
+    module.verify()
+    arrays = testing.inputs(case.module, case.binding, case.seed)
+    outputs = testing.run_module(module, arrays)
+    origin = nans.hunt(module, arrays)
+    reached = any(nans.non_finite(np.asarray(o)) is not None for o in outputs)
+    event("the NaN reached an output" if reached else "the NaN was dropped")
+    if not reached:
+        assert origin is None  # the NaN was compared, cast or selected away
+        return
+    assert origin is not None and origin.op is planted, origin
+    assert origin.location == "planted.py:7:1"
