@@ -1515,7 +1515,3 @@ def dropout(node: Node, operands: list[Value]) -> list[Value]:
         raise unsupported(node, "training_mode=true")
     x = tensor(operands[0])
     return [x, full(shape_of(x), True)]
-
-
-# The operator families in modules of their own register their converters.
-from irc.onnx import attention, indexing  # noqa: E402,F401

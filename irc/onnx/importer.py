@@ -21,6 +21,9 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+# The operator families in modules of their own register their converters.
+import irc.onnx.attention
+import irc.onnx.indexing  # noqa: F401
 from irc.api import DEFAULT_PIPELINE, Compiled
 from irc.capture import Captured, TensorSpec, capture
 from irc.capture.names import identifier, unique
