@@ -20,8 +20,15 @@ import pytest
 from hypothesis import settings
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
+from xdsl.ir import SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 from xdsl.rewriter import Rewriter
 from xdsl.transforms.canonicalize import CanonicalizePass
 
@@ -523,6 +530,7 @@ def test_a_pass_that_never_fires_fails_the_check() -> None:
         "proves nothing about what it does"
     )
     assert "changed by each pass: never-matches 0" in caught.value.program
+    assert "programs=programs(patterns=[lambda x: x * 2])" in caught.value.headline
     report = testing.check_pass(NeverMatches(), max_examples=20, require_change=False)
     assert report.examples == 20 and report.changed_by["never-matches"] == 0
 
@@ -568,3 +576,68 @@ class SwapAddOperandsForTest(ModulePass):
         for inner in list(op.walk()):
             if isinstance(inner, g.AddOp):
                 Rewriter.replace_op(inner, g.AddOp(inner.rhs, inner.lhs))
+
+
+# Patterns: programs steered towards what a pass rewrites ----------------------
+
+
+def _is_two(value: SSAValue) -> bool:
+    constant = value.owner
+    return (
+        isinstance(constant, g.ConstantOp)
+        and constant.is_splat
+        and float(constant.literal()) == 2
+    )
+
+
+class _DoubleToAdd(RewritePattern):
+    """``x * 2`` to ``x + x``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: g.MulOp, rewriter: PatternRewriter) -> None:
+        if _is_two(op.rhs):
+            rewriter.replace(op, g.AddOp(op.lhs, op.lhs))
+
+
+class _DoubleToIncrement(RewritePattern):
+    """A wrong rewrite: ``x * 2`` to ``x + 1``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: g.MulOp, rewriter: PatternRewriter) -> None:
+        if _is_two(op.rhs):
+            one = g.ConstantOp.splat(1, g.tensor_type(op.lhs))
+            rewriter.replace(op, [one, g.AddOp(op.lhs, one.result)])
+
+
+@dataclass(frozen=True)
+class DoubleToAdd(ModulePass):
+    name = "double-to-add"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(_DoubleToAdd()).rewrite_module(op)
+
+
+@dataclass(frozen=True)
+class DoubleToIncrement(ModulePass):
+    name = "double-to-increment"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(_DoubleToIncrement()).rewrite_module(op)
+
+
+def test_a_pattern_pass_fires_on_every_program_with_its_pattern() -> None:
+    report = testing.check_pass(
+        DoubleToAdd(), testing.programs(patterns=[lambda x: x * 2]), max_examples=100
+    )
+    assert report.changed_by["double-to-add"] == report.examples >= 100
+
+
+def test_a_wrong_pattern_rewrite_is_caught_and_shrinks_to_the_pattern() -> None:
+    with pytest.raises(PassCheckError) as caught:
+        testing.check_pass(
+            DoubleToIncrement(),
+            testing.programs(patterns=[lambda x: x * 2]),
+            max_examples=100,
+        )
+    assert caught.value.headline == "pass 'double-to-increment' changed the results"
+    assert body_ops(caught.value.program) == ["graph.constant", "graph.mul"]

@@ -196,6 +196,12 @@ def returning_everything(module: ModuleOp) -> ModuleOp:
 @GENERATED
 @given(cases())
 def test_every_op_stays_in_its_domain(case: Case) -> None:
+    assert_every_value_is_finite(case)
+
+
+def assert_every_value_is_finite(case: Case) -> None:
+    """Every value ``case``'s program computes on its inputs is finite
+    and below float16's largest (integers below 2**24)."""
     module = returning_everything(case.module)
     arrays = testing.inputs(case.module, case.binding, case.seed)
     values = testing.run_module(module, arrays)
@@ -248,6 +254,7 @@ def test_programs_respect_their_parameters() -> None:
         ({"actions": ["binary", "loop"]}, "unknown program actions ['loop']"),
         ({"min_ops": 0}, "needs 1 <= min_ops <= max_ops"),
         ({"dtypes": ["int8"]}, "dtype 'int8' is not supported"),
+        ({"patterns": [lambda: 2]}, "takes no tensor"),
     ],
 )
 def test_programs_rejects_bad_parameters(
@@ -255,6 +262,53 @@ def test_programs_rejects_bad_parameters(
 ) -> None:
     with pytest.raises(IrcError, match=re.escape(message)):
         testing.programs(**arguments)
+
+
+# Patterns spliced in --------------------------------------------------------
+
+
+def doubles(module: ModuleOp) -> list[g.MulOp]:
+    """The ``x * 2`` of ``module``: muls by a splat constant 2."""
+    return [
+        op
+        for op in body(module)
+        if isinstance(op, g.MulOp)
+        and isinstance(constant := op.rhs.owner, g.ConstantOp)
+        and constant.is_splat
+        and float(constant.literal()) == 2
+    ]
+
+
+@GENERATED
+@given(testing.programs(patterns=[lambda x: x * 2]))
+def test_every_program_holds_its_pattern(module: ModuleOp) -> None:
+    assert doubles(module), print_module(module)
+
+
+#: Snippets of every sort: two operands, a reduction (whose range has no
+#: rule: squashed), a comparison, layout ops, a snippet that needs rank 2.
+PATTERNS = [
+    lambda x, y: np.exp(x) * y,
+    lambda x: x.sum(axis=0),
+    lambda x: x > 0,
+    lambda x: np.transpose(x)[..., None] * 2,
+    lambda x: x[:, 0] - 1,
+]
+
+
+@GENERATED
+@given(cases(testing.programs(patterns=PATTERNS)))
+def test_programs_with_patterns_stay_in_their_domains(case: Case) -> None:
+    assert_every_value_is_finite(case)
+
+
+def test_patterns_are_spliced_among_other_ops() -> None:
+    """Patterns take earlier values, not only arguments, and some come
+    before other steps: the pass then meets them among other ops."""
+    sample = draw_many(testing.programs(patterns=[lambda x: x * 2]), 100)
+    spliced = [(module, op) for module in sample for op in doubles(module)]
+    assert sum(not isinstance(op.lhs.owner, g.Block) for _, op in spliced) >= 50
+    assert sum(op is not body(module)[-1] for module, op in spliced) >= 10
 
 
 # Shapes, bindings and inputs -------------------------------------------------

@@ -259,9 +259,11 @@ def check_pass(
         raise PassCheckError(
             f"pass '{', '.join(idle)}' changed none of the {report.examples} programs "
             "checked, so the check proves nothing about what it does: its patterns "
-            "may never match them. Give programs it applies to (programs=...; a "
-            "lowering after the passes that produce its level, 'fuse,tile'), or "
-            "pass require_change=False for a pass that may rightly do nothing",
+            "may never match them. Give programs it applies to: "
+            "programs=programs(patterns=[lambda x: x * 2]) splices a NumPy "
+            "snippet of what it rewrites into every program; check a lowering after the "
+            "passes that produce its level ('fuse,tile'); or pass "
+            "require_change=False for a pass that may rightly do nothing",
             report.summary(),
         )
     return report

@@ -4,7 +4,8 @@
 - ``bindings``, ``bindings_for``: values for the symbols, under facts;
 - ``programs``: well-typed graph-level modules built from ``ACTIONS`` (and
   ``CONTROL_FLOW_ACTIONS`` or ``WINDOW_ACTIONS`` when asked), valid by construction, whose values
-  stay finite on the inputs of ``irc.testing.inputs``;
+  stay finite on the inputs of ``irc.testing.inputs``, with given NumPy
+  snippets spliced in (``patterns``) to steer them towards what a pass rewrites;
 - ``head_programs``: one body run on H windows (``horizontal-fusion``).
 
 See docs/testing.md, sections "The strategies" and "Programs".

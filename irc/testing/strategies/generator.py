@@ -34,6 +34,12 @@ from irc.testing.strategies.elementwise import ElementwiseSteps
 from irc.testing.strategies.guards import GuardSteps
 from irc.testing.strategies.layout import LayoutSteps
 from irc.testing.strategies.operands import Operands
+from irc.testing.strategies.patterns import (
+    PATTERN,
+    Pattern,
+    PatternSteps,
+    pattern_arity,
+)
 from irc.testing.strategies.program import Choices, Program, ProgramOptions, _Draw
 from irc.testing.strategies.reductions import ReductionSteps
 from irc.testing.strategies.shapes import SYMBOLS
@@ -77,7 +83,7 @@ class _Stepper:
     """Takes the steps of one program, each by the method of its family
     named after its action."""
 
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: Program, patterns: Sequence[Pattern] = ()) -> None:
         operands = Operands(program)
         domains = Domains(program, operands)
         self.memory = StepMemory()
@@ -88,6 +94,7 @@ class _Stepper:
         guards = GuardSteps(program, operands, domains)
         control_flow = ControlFlowSteps(program, operands, domains)
         windows = WindowSteps(program, operands, domains)
+        self.patterns = PatternSteps(program, operands, domains, patterns)
         self.fallback = elementwise.binary
         self.steps: dict[str, Callable[[], bool]] = {
             "binary": elementwise.binary,
@@ -116,7 +123,14 @@ class _Stepper:
             "cond": control_flow.cond,
             "for": control_flow.for_,
             "while": control_flow.while_,
+            PATTERN: self.patterns.pattern,
         }
+
+    @property
+    def pattern_pending(self) -> int:
+        """1 while a program with patterns holds none: it will take one
+        more step, a pattern, last (so that every program holds one)."""
+        return int(bool(self.patterns.patterns) and not self.patterns.taken)
 
     def take(self, action: str) -> None:
         """Take one step; "repeat" takes the previous step's action again
@@ -164,6 +178,13 @@ def _action_list(actions: Iterable[str]) -> tuple[str, ...]:
     return chosen
 
 
+def _pattern_list(patterns: Iterable[Pattern]) -> tuple[Pattern, ...]:
+    chosen = tuple(patterns)
+    for pattern in chosen:
+        pattern_arity(pattern)  # raises for what cannot be a pattern
+    return chosen
+
+
 def programs(
     *,
     min_ops: int = 1,
@@ -175,6 +196,7 @@ def programs(
     actions: Iterable[str] = ACTIONS,
     smooth: bool = False,
     max_value: int = MAX_SYMBOL_VALUE,
+    patterns: Iterable[Pattern] = (),
 ) -> st.SearchStrategy[ModuleOp]:
     """Verified graph-level modules holding one ``func.func @main``.
 
@@ -193,6 +215,12 @@ def programs(
     crosses a threshold (comparisons, ``floor``, ``floordiv``, ``rem``,
     ``argmax``, float-to-integer casts): use it for passes that may change
     float rounding, whose results then differ only within a tolerance.
+
+    ``patterns`` steers programs towards what a pass rewrites: NumPy
+    snippets over tensors of one type (``lambda x: x * 2``), each traced as
+    :func:`irc.trace` captures a function and spliced into ``@main`` by a
+    step of its own, on earlier values and new arguments. Every program
+    holds at least one: its last step splices one if no other step did.
     """
     if not 1 <= min_ops <= max_ops or max_results < 1 or max_rank < 1:
         raise IrcError(
@@ -200,10 +228,13 @@ def programs(
             "max_rank >= 1"
         )
     dtype_list, action_list = _dtype_list(dtypes), _action_list(actions)
+    pattern_list = _pattern_list(patterns)
     # Elementwise steps twice as often: they hold most of the ops (25 of 41);
     # one step in seven repeats the previous one.
     weighted = action_list + tuple(a for a in action_list if a in _ELEMENTWISE)
     weighted += (REPEAT,) * max(1, len(weighted) // 6)
+    # Pattern steps as often as each elementwise action.
+    weighted += (PATTERN,) * (2 if pattern_list else 0)
 
     options = ProgramOptions(
         symbols=tuple(symbols),
@@ -216,19 +247,22 @@ def programs(
     @st.composite
     def draw_program(draw: _Draw) -> ModuleOp:
         program = Program(Choices(draw), options)
-        stepper = _Stepper(program)
+        stepper = _Stepper(program, pattern_list)
         # The first argument has rank >= 1 and mostly symbolic dims: every
         # step starts from it or from what was built on it.
         shape = program.shape(1, max_rank, for_argument=True)
         program.new_argument(
             g.TensorType(shape, draw(st.sampled_from(dtype_list)).ir_type)
         )
-        steps = 0
-        while steps < min_ops or (
+        taken = 0
+        # Steps count the pattern step still pending (see pattern_pending).
+        while (steps := taken + stepper.pattern_pending) < min_ops or (
             steps < max_ops and _another_step(draw, steps, max_ops)
         ):
             stepper.take(draw(st.sampled_from(weighted)))
-            steps += 1
+            taken += 1
+        if stepper.pattern_pending:
+            stepper.take(PATTERN)
         return program.finish(draw(st.integers(1, max_results)))
 
     return draw_program()
