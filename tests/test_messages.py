@@ -2,12 +2,14 @@
 the compiled one (in words, at the argument), a fact about a symbol nothing
 binds, an undecidable comparison (with the fact that decides it, for the API
 in use), a Triton backend without torch, an array in place of a TensorSpec,
-and what ``irc.jit`` offers of its latest compilation."""
+what ``irc.jit`` offers of its latest compilation, and a returned boolean-mask
+read (at the line that took it)."""
 
 from __future__ import annotations
 
 import functools
 import importlib.util
+import inspect
 import warnings
 
 import numpy as np
@@ -287,3 +289,56 @@ def test_the_cond_advice_to_reduce_with_any_or_all_works():
         irc.TensorSpec(("N",), F32),
     )
     np.testing.assert_array_equal(compiled(-X - 1, backend="reference"), X + 1)
+
+
+def positives_doubled(x):
+    positives = x[x > 0]
+    doubled = positives * 2
+    return doubled
+
+
+def _line_of(function, text: str) -> int:
+    """The number of ``function``'s first line that holds ``text``."""
+    lines, first = inspect.getsourcelines(function)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+def test_a_returned_boolean_mask_read_names_the_line_that_took_it():
+    """Its size is the data's, so it cannot be returned; the error is found
+    at the return, where the running line is the caller's irc.compile, so
+    it names the line that took the read instead."""
+    with pytest.raises(irc.TracingError) as raised:
+        irc.compile(positives_doubled, irc.TensorSpec(("N",), F32))
+    message = str(raised.value)
+    line = _line_of(positives_doubled, "x[x > 0]")
+    assert message.startswith(f"{__file__}:{line}: the boolean-mask read x[mask]")
+    assert message.endswith("\n    positives = x[x > 0]")
+    assert "returned (output 0)" in message
+    for advice in ("np.where(mask, x, fill)", "x[mask] = v", "np.sum(x, where=mask)"):
+        assert advice in message
+    # The advice works.
+    spec = irc.TensorSpec(("N",), F32)
+    values = np.array([1, -2, 3], np.float32)
+    kept = irc.compile(lambda x: np.where(x > 0, x * 2, 0), spec)
+    np.testing.assert_array_equal(kept(values, backend="reference"), [2, 0, 6])
+    summed = irc.compile(lambda x: np.sum(x * 2, where=x > 0), spec)
+    assert summed(values, backend="reference") == 8
+
+
+def positives_if_any(x):
+    return irc.cond(
+        (x > 0).any(),
+        lambda v: v[v > 0],
+        lambda v: v,
+        x,
+    )
+
+
+def test_a_boolean_mask_read_a_branch_returns_names_its_line():
+    with pytest.raises(irc.TracingError) as raised:
+        irc.compile(positives_if_any, irc.TensorSpec(("N",), F32))
+    line = _line_of(positives_if_any, "v[v > 0]")
+    assert str(raised.value).startswith(
+        f"{__file__}:{line}: the boolean-mask read x[mask] taken here is returned "
+        "by a function given to irc's control flow"
+    )

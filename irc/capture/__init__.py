@@ -291,7 +291,7 @@ def _as_output(value: Any, index: int) -> Tensor:
     if isinstance(value, SymDim):
         return numpy_api.layout.as_tensor(np.add(value, 0))
     if isinstance(value, MaskRead):
-        raise value.refused(f"returned (output {index})")
+        raise value.escaped(f"returned (output {index})")
     raise TracingError(
         f"output {index} of the traced function is a {type(value).__name__}; a "
         "function must return arrays (or nested dicts, lists and tuples of them)"

@@ -31,6 +31,7 @@ from irc.capture import ops
 from irc.capture.layout import as_tensor, guard
 from irc.capture.tensor import SymDim, Tensor
 from irc.capture.trace import Trace, current_trace, tracing, tracing_error
+from irc.capture.writes import MaskRead
 from irc.dialects import graph
 from irc.dialects.sym import shape_text
 from irc.dtypes import dtype
@@ -102,6 +103,8 @@ def _leaf_tensor(leaf: Any, expected: graph.TensorType | None) -> Tensor:
         return ops.splat(leaf, element, ())
     if isinstance(leaf, Tensor | np.ndarray | np.generic | bool | int | float):
         return as_tensor(leaf)
+    if isinstance(leaf, MaskRead):
+        raise leaf.escaped("returned by a function given to irc's control flow")
     raise tracing_error(
         f"a function given to irc's control flow returned a {type(leaf).__name__}; "
         "it must return arrays or Python scalars (or nested dicts, lists and "

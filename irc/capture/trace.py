@@ -143,6 +143,27 @@ def user_frame() -> FrameType | None:
     return None
 
 
+@dataclass(frozen=True)
+class UserLine:
+    """A line of the user's code, noted when it runs: a frame's ``f_lineno``
+    moves on, so an error found later about what this line made (a value
+    returned at the end of the function) names it only if it was noted."""
+
+    filename: str
+    lineno: int
+
+    @staticmethod
+    def of(frame: FrameType | None) -> UserLine | None:
+        if frame is None:
+            return None
+        return UserLine(frame.f_code.co_filename, frame.f_lineno)
+
+
+def user_line() -> UserLine | None:
+    """The line of user code running now (``user_frame``'s)."""
+    return UserLine.of(user_frame())
+
+
 # ----- what the user's line is doing ------------------------------------------
 
 
@@ -316,22 +337,27 @@ def _location_attr(frame: FrameType | None) -> FileLineColLoc:
 
 def tracing_error(message: str, error: type[IrcError] = TracingError) -> IrcError:
     """An error (``TracingError`` unless told) that names the user's line."""
-    return _located(error(message), user_frame())
+    return _located(error(message), user_line())
+
+
+def tracing_error_at(line: UserLine | None, message: str) -> IrcError:
+    """A ``TracingError`` that names ``line``, noted earlier: the line that
+    made the value the error is about, not the one running now."""
+    return _located(TracingError(message), line)
 
 
 def locate(err: IrcError, frame: FrameType | None) -> IrcError:
     """``err`` naming the user's line in ``frame``, unless it names one."""
     if getattr(err, "irc_located", False):
         return err
-    return _located(type(err)(*err.args), frame)
+    return _located(type(err)(*err.args), UserLine.of(frame))
 
 
-def _located(err: IrcError, frame: FrameType | None) -> IrcError:
-    if frame is not None:
-        code = frame.f_code
-        line = linecache.getline(code.co_filename, frame.f_lineno).strip()
-        text = f"{code.co_filename}:{frame.f_lineno}: {err.args[0]}"
-        err = type(err)(f"{text}\n    {line}" if line else text)
+def _located(err: IrcError, line: UserLine | None) -> IrcError:
+    if line is not None:
+        source = linecache.getline(line.filename, line.lineno).strip()
+        text = f"{line.filename}:{line.lineno}: {err.args[0]}"
+        err = type(err)(f"{text}\n    {source}" if source else text)
     err.irc_located = True  # type: ignore[attr-defined]
     return err
 

@@ -35,7 +35,13 @@ from irc.capture.ops import (
     splat,
 )
 from irc.capture.tensor import SymDim, Tensor
-from irc.capture.trace import current_trace, tracing_error
+from irc.capture.trace import (
+    UserLine,
+    current_trace,
+    tracing_error,
+    tracing_error_at,
+    user_line,
+)
 from irc.capture.views import Reshape, Window, assign, copy
 from irc.dialects import graph
 from irc.dtypes import DType
@@ -209,20 +215,23 @@ class MaskRead:
     the whole of ``values`` (``x``, then what elementwise ops with scalars
     made of it), which a write under the same mask consumes as a select:
     ``x[mask] = x[mask] * a`` and ``x[mask] *= a`` are ``np.where(mask, x *
-    a, x)``. Every other use is refused with a pointer to ``np.where``."""
+    a, x)``. Every other use is refused with a pointer to ``np.where``; a
+    read that leaves the function names ``line``, where it was taken, since
+    the line running then is the caller's ``irc.compile``."""
 
-    __slots__ = ("mask", "values")
+    __slots__ = ("line", "mask", "values")
 
     #: Traced arrays leave ufuncs and functions of a read to it.
     irc_overrides_tensors = True
 
-    def __init__(self, mask: Tensor, values: Tensor):
+    def __init__(self, mask: Tensor, values: Tensor, line: UserLine | None):
         self.mask = mask
         self.values = values
+        self.line = line
 
     @staticmethod
     def of(source: Tensor, mask: Tensor) -> MaskRead:
-        return MaskRead(_full_mask(source, mask), copy(source))
+        return MaskRead(_full_mask(source, mask), copy(source), user_line())
 
     @property
     def dtype(self) -> np.dtype:
@@ -241,11 +250,24 @@ class MaskRead:
             "with np.where(mask, x, 0) (or np.where(mask, f(x), x)) instead"
         )
 
+    def escaped(self, how: str) -> Exception:
+        """The error for a read that leaves the traced code (``how``: by
+        which way), at the line that took it."""
+        return tracing_error_at(
+            self.line,
+            f"the boolean-mask read x[mask] taken here is {how}: its size is the "
+            "number of True elements, known only at run time, and irc compiles "
+            "arrays whose shapes the arguments' shapes decide; keep the shape "
+            "with np.where(mask, x, fill), write the masked values in place "
+            "with x[mask] = v (or x[mask] *= a), or reduce them with "
+            "np.sum(x, where=mask)",
+        )
+
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kw: Any):
         if method != "__call__" or kw:
             raise self.refused(f"given to np.{ufunc.__name__}.{method}")
         operands = [self._operand(i, ufunc) for i in inputs]
-        return MaskRead(self.mask, layout.as_tensor(ufunc(*operands)))
+        return MaskRead(self.mask, layout.as_tensor(ufunc(*operands)), self.line)
 
     def _operand(self, value: Any, ufunc: np.ufunc) -> Any:
         """The whole-array operand that stands for ``value`` in an
@@ -363,7 +385,8 @@ class MaskRead:
         result = self._apply(ufunc, self, other)
         name = f"np.{ufunc.__name__}"
         _check_same_kind(result.values.irc_dtype, self.values.irc_dtype, name)
-        return MaskRead(self.mask, cast(result.values, self.values.irc_dtype))
+        values = cast(result.values, self.values.irc_dtype)
+        return MaskRead(self.mask, values, self.line)
 
     def __iadd__(self, other: Any) -> MaskRead:
         return self._in_place(np.add, other)
