@@ -27,7 +27,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from irc import nn, primitives, viz
+    from irc import debug, nn, primitives, viz
     from irc.api import Compiled, Jitted, compile, jit, load, trace
     from irc.autodiff import grad, value_and_grad, vjp
     from irc.capture.control_flow import cond, fori_loop, scan, while_loop
@@ -109,6 +109,7 @@ __all__ = [
     "TracingError",
     "compile",
     "cond",
+    "debug",
     "erf",
     "fori_loop",
     "grad",

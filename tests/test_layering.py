@@ -59,10 +59,12 @@ DIALECT_LEVELS: dict[str, str] = {
 #: primitives' declarations, element types, errors, the shape algebra.
 NEUTRAL = (
     "irc.dialects.sym",
+    "irc.dialects.debug",
     "irc.dialects.elementwise",
     "irc.dialects.kernel_kind",
     "irc.dialects.syntax",
     "irc.interpreters.sym",
+    "irc.interpreters.debug",
     "irc.primitives",
     "irc.dtypes",
     "irc.errors",

@@ -55,6 +55,7 @@ from irc.dialects.memory import BufferType
 from irc.dialects.sym import GuardOp
 from irc.dtypes import dtype
 from irc.errors import BindingError, ExecutionError
+from irc.interpreters.debug import DebugFunctions
 from irc.interpreters.graph import (
     call_function,
     find_function,
@@ -563,7 +564,13 @@ def memory_interpreter(module: ModuleOp) -> Interpreter:
     interpreter.register_implementations(LoopTileFunctions())
     interpreter.register_implementations(MemoryFuncFunctions())
     interpreter.register_implementations(SymFunctions())
+    interpreter.register_implementations(DebugFunctions(_debug_array))
     return interpreter
+
+
+def _debug_array(buffer: Buffer, op: Operation) -> np.ndarray:
+    """A debug op's value: its buffer's elements, which must be written."""
+    return array_from_buffer(buffer, op, "a value it shows")
 
 
 def run_memory(

@@ -31,7 +31,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from irc.dialects import graph, loop, memory, sym, tile
+from irc.dialects import debug, graph, loop, memory, sym, tile
 from irc.dialects.graph import TensorType
 from irc.dialects.memory import BufferType
 from irc.dialects.tile import broadcast_tile_shapes
@@ -73,7 +73,7 @@ def _is_loop_level_op(op: Operation) -> bool:
             for region in op.regions
             for inner in region.block.ops
         )
-    return isinstance(op, loop.KernelOp | sym.GuardOp | func.ReturnOp)
+    return isinstance(op, (loop.KernelOp, sym.GuardOp, func.ReturnOp, *debug.DEBUG_OPS))
 
 
 def _is_loop_level(function: func.FuncOp) -> bool:
@@ -108,7 +108,7 @@ def _check_not_half_tiled(function: func.FuncOp) -> None:
     raise _fail(
         stray,
         "a function with loop kernels may hold only sym.guard, dense "
-        "graph.constant, loop.kernel, control flow (graph.cond, graph.while, "
+        "graph.constant, loop.kernel, debug ops, control flow (graph.cond, graph.while, "
         "graph.for) over those, and func.return; tile should have made this op "
         "part of a kernel",
     )
@@ -294,12 +294,15 @@ class FunctionBufferizer:
         self._release_dead(op, position, self.current.last_op)
 
     def lower_op(self, op: Operation) -> None:
-        """Lower a kernel, guard, dense constant or control-flow op of the
-        function or of one of its regions into the current block."""
+        """Lower a kernel, guard, debug op, dense constant or control-flow
+        op of the function or of one of its regions into the current block."""
         if isinstance(op, loop.KernelOp):
             self._lower_kernel(op)
         elif isinstance(op, sym.GuardOp):
             self._emit(op.clone(), op)
+        elif isinstance(op, debug.DEBUG_OPS):
+            # The same op, reading its values' buffers, between the launches.
+            self._emit(op.clone(value_mapper=self.buffers), op)
         elif isinstance(op, graph.ConstantOp):
             self._lower_constant(op)
         else:

@@ -42,6 +42,7 @@ _PASSES: dict[str, str] = {
 
 _DIALECTS: dict[str, str] = {
     "sym": "irc.dialects.sym:Sym",
+    "debug": "irc.dialects.debug:Debug",
     "elementwise": "irc.dialects.elementwise:Elementwise",
     "graph": "irc.dialects.graph:Graph",
     "fusion": "irc.dialects.fusion:Fusion",

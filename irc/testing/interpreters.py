@@ -34,8 +34,8 @@ Runner = Callable[[ModuleOp, Sequence[np.ndarray]], list[np.ndarray]]
 Signature = Callable[[ModuleOp], list[TensorType]]
 
 #: Dialects that every level embeds (modules, functions, the guards on
-#: symbolic sizes): they never decide which level a module is at.
-SHARED_DIALECTS = frozenset({"builtin", "func", "sym", "elementwise"})
+#: symbolic sizes, debug prints): they never decide which level a module is at.
+SHARED_DIALECTS = frozenset({"builtin", "func", "sym", "elementwise", "debug"})
 
 
 @dataclass(frozen=True)

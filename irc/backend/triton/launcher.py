@@ -52,7 +52,7 @@ from irc.backend.triton.names import (
     text_literal,
 )
 from irc.backend.triton.typenames import host_torch_type, torch_type
-from irc.dialects import memory, sym
+from irc.dialects import debug, memory, sym
 from irc.dialects import triton as tt
 from irc.dialects.kernel_kind import (
     MIN_LAUNCH_TILE,
@@ -516,13 +516,17 @@ class LauncherEmitter:
 
     def _host_touched(self) -> set[SSAValue]:
         """The buffers host control flow reads, writes, views or carries
-        (a decision's predicate, an index, a copy, a row, a loop's carries):
+        (a decision's predicate, an index, a copy, a row, a loop's carries)
+        and those debug ops show:
         they are tensors of their own, which the host can touch directly,
         where a compiled kernel's workspace slice is only an address."""
         return {
             self._storage(operand)
             for op in self.function.walk()
-            if isinstance(op, (*memory.HOST_TRANSFER_OPS, scf.WhileOp, scf.ForOp))
+            if isinstance(
+                op,
+                (*memory.HOST_TRANSFER_OPS, *debug.DEBUG_OPS, scf.WhileOp, scf.ForOp),
+            )
             for operand in op.operands
             if isinstance(operand.type, BufferType)
         }
@@ -555,6 +559,8 @@ class LauncherEmitter:
             self._assign(op.result, f"_IRC_CONSTANTS[{index}].to(device, copy=True)")
         elif isinstance(op, memory.LaunchOp):
             self._launch(op)
+        elif isinstance(op, debug.DEBUG_OPS):
+            self._debug(op)
         elif isinstance(op, func.ReturnOp):
             self._emit(f"    return {_tuple_text(self._results(op.arguments))}")
         elif not self._control_flow_op(op):
@@ -562,6 +568,17 @@ class LauncherEmitter:
                 f"{op.name} in host function @{self.function.sym_name.data} has no "
                 "launcher spelling; host functions hold memory ops and launches"
             )
+
+    def _debug(self, op: debug.DebugOp) -> None:
+        """A debug op as a call of the prelude's ``_irc_debug`` between the
+        launches (its strings as ``ascii`` literals: exact, and no IR text
+        can end them)."""
+        kind, text = op.action
+        names = _tuple_text(ascii(name) for name in op.keywords)
+        values = _tuple_text(self.values[v] for v in op.values)
+        self._emit(
+            f"    _irc_debug({kind!a}, {text!a}, {names}, {op.is_backward}, {values})"
+        )
 
     def _slice(self, value: SSAValue) -> str:
         """The intermediate ``value`` in the workspace: a tensor view for the

@@ -441,6 +441,29 @@ def _irc_launch_warps(lanes):
     return min(16, max(1, lanes // 256))
 
 
+def _irc_debug_array(value):
+    """A tensor as a NumPy array (bfloat16, which NumPy lacks, as float32)."""
+    value = value.detach().cpu()
+    return (value.float() if value.dtype is torch.bfloat16 else value).numpy()
+
+
+def _irc_debug(kind, text, names, backward, values):
+    """A debug op on the host, between launches: print the values (NumPy
+    arrays, read back once the kernels before have run) formatted by `text`,
+    flushed; or call the Python callable irc registered under the id `text`
+    (it lives in the calling process: irc must be loaded there)."""
+    arrays = [_irc_debug_array(value) for value in values]
+    positional = [a for a, name in zip(arrays, names) if not name]
+    keywords = {name: a for a, name in zip(arrays, names) if name}
+    if kind == "print":
+        print(("[backward] " if backward else "") + text.format(*positional, **keywords), flush=True)
+        return
+    import sys
+    registry = sys.modules.get("irc.interpreters.debug")
+    if registry is None:
+        raise LookupError(f"debug.callback {text!r}: its Python callable is registered in irc's process, and irc is not loaded in this one")
+    registry.show(kind, text, names, backward, arrays)
+
 #: Whether this module's kernels are interpreted: Triton decides it when a
 #: kernel is defined, from this same setting.
 _IRC_INTERPRETED = triton.knobs.runtime.interpret

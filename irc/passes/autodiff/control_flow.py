@@ -29,6 +29,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from irc.dialects import graph as g
+from irc.dialects.debug import DebugOp
 from irc.dtypes import is_float_type
 from irc.passes.autodiff.emitter import Emitter
 from irc.runtime.binding import op_location
@@ -44,6 +45,17 @@ def _is_float(value_type: object) -> bool:
     )
 
 
+def _backward_copy(region: Region) -> Region:
+    """A copy of a forward region that the backward pass runs again: its
+    debug ops print there too, marked as the backward pass's
+    (docs/debugging.md), so each line says which pass made it."""
+    copy = region.clone()
+    for op in copy.walk():
+        if isinstance(op, DebugOp):
+            op.mark_backward()
+    return copy
+
+
 def _joint_block(block: Block, differentiate: Differentiate) -> Block:
     """The joint function of a region's ``block`` as a detached block: its
     arguments are the block's, then one cotangent per float yielded value;
@@ -51,7 +63,7 @@ def _joint_block(block: Block, differentiate: Differentiate) -> Block:
     float argument of the block, in order."""
     region = block.parent
     assert region is not None, "a region's block"
-    copy = region.clone()
+    copy = _backward_copy(region)
     body = copy.block
     terminator = g.yield_of(body)
     returned = func.ReturnOp(*terminator.values)
@@ -221,7 +233,7 @@ def _forward_with_stacks(
 ) -> list[SSAValue]:
     """Run ``op`` again, stacking the input carries ``saved`` of each
     iteration as extra ys; returns the stacks."""
-    region = op.body.clone()
+    region = _backward_copy(op.body)
     body = region.block
     terminator = g.yield_of(body)
     terminator.operands = [*terminator.values, *(body.args[1 + i] for i in saved)]
