@@ -1,7 +1,8 @@
-"""``np.sort``, ``np.argsort`` and ``np.searchsorted`` on traced arrays agree
-with NumPy bit for bit (ties in NumPy's stable order, NaNs last, ``-0.0``
-where it came), on the reference and the Triton interpreter backends; the
-gradient of a sort is torch's; what irc cannot sort is a clear error."""
+"""``np.sort``, ``np.argsort``, ``np.searchsorted`` and ``np.unique`` (with
+irc's ``size=``) on traced arrays agree with NumPy bit for bit (ties in
+NumPy's stable order, NaNs last, ``-0.0`` where it came), on the reference
+and the Triton interpreter backends; the gradient of a sort is torch's; what
+irc cannot sort is a clear error."""
 
 from __future__ import annotations
 
@@ -199,6 +200,132 @@ def test_searchsorted_in_kernels_and_of_scalars(side: str) -> None:
         assert scalar == np.searchsorted(table, 2.5, side=side)
 
 
+# ----- unique with a static size ------------------------------------------------
+
+
+def padded_unique(x: np.ndarray, size: int, fill: Any, equal_nan: bool) -> tuple:
+    """NumPy's ``np.unique`` cut or padded to ``size`` as irc documents it:
+    values padded with ``fill`` (None: the smallest), indices with the
+    smallest's, counts with 0; the inverse as NumPy's. ``return_index``
+    makes NumPy sort stably, so a run of zeros keeps its first one's sign."""
+    values, index, inverse, counts = np.unique(
+        x,
+        return_index=True,
+        return_inverse=True,
+        return_counts=True,
+        equal_nan=equal_nan,
+    )
+    pad = size - min(size, values.size)
+
+    def cut(array: np.ndarray, padding: Any) -> np.ndarray:
+        return np.concatenate([array[:size], np.full(pad, padding, array.dtype)])
+
+    fill = values[0] if fill is None else fill
+    return cut(values, fill), cut(index, index[0]), inverse, cut(counts, 0)
+
+
+@cache
+def _uniquer(shape: tuple[int, ...], dtype: str, size: int, fill: Any, equal_nan: bool):
+    def function(x):
+        return np.unique(
+            x,
+            return_index=True,
+            return_inverse=True,
+            return_counts=True,
+            equal_nan=equal_nan,
+            size=size,
+            fill_value=fill,
+        )
+
+    return irc.compile(function, irc.TensorSpec(shape, dtype))
+
+
+def check_unique(
+    x: np.ndarray, size: int, fill: Any, equal_nan: bool, backend: str
+) -> None:
+    compiled = _uniquer(x.shape, x.dtype.name, size, fill, equal_nan)
+    got = compiled(x, backend=backend)
+    expected = padded_unique(x, size, fill, equal_nan)
+    where = f"size={size} fill={fill} equal_nan={equal_nan} on {backend}: {x!r}"
+    for name, a, b in zip(("values", "index", "inverse", "counts"), got, expected):
+        assert_identical(a, b, f"{name} of {where}")
+
+
+@st.composite
+def unique_problems(draw: st.DrawFn, dtypes: tuple[str, ...]):
+    dtype = draw(st.sampled_from(dtypes))
+    shape = draw(st.sampled_from(((6,), (2, 3))))
+    x = draw(arrays(shape, {}, dtype))
+    size = draw(st.sampled_from((1, 3, 6, 8)))  # fewer, as many, more than x
+    fill = draw(st.sampled_from((None, 0, 7)))
+    return x, size, fill, draw(st.booleans())
+
+
+@settings(max_examples=80, deadline=None)
+@given(unique_problems(DTYPES))
+def test_unique_with_size_is_numpys_cut_or_padded(problem) -> None:
+    check_unique(*problem, backend="reference")
+
+
+@settings(max_examples=6, deadline=None)
+@given(unique_problems(("float32", "int32")))
+def test_unique_with_size_in_kernels(problem) -> None:
+    pytest.importorskip("torch")
+    check_unique(*problem, backend="interpret")
+
+
+@pytest.mark.parametrize(
+    "returns", [(False, False, False), (True, False, False), (False, True, True)]
+)
+def test_unique_returns_what_is_asked_in_numpys_order(returns: tuple) -> None:
+    x = np.array([[2, 0, 2], [5, 0, 0]], np.int64)
+
+    def function(x):
+        return np.unique(x, *returns, size=4, fill_value=-1)
+
+    got = irc.compile(function, irc.TensorSpec((2, 3), "int64"))(x, backend="reference")
+    values, *extras = padded_unique(x, 4, -1, equal_nan=True)
+    expected = [values] + [e for wanted, e in zip(returns, extras) if wanted]
+    got = list(got) if any(returns) else [got]
+    assert len(got) == len(expected)
+    for a, b in zip(got, expected):
+        assert_identical(a, b, str(returns))
+
+
+def test_unique_fill_values_are_cast_to_the_arrays_dtype() -> None:
+    """As ``np.full`` casts; a traced scalar fills too."""
+
+    def function(x):
+        return np.unique(x, size=4, fill_value=2.7), np.unique(
+            x, size=3, fill_value=x.max()
+        )
+
+    x = np.array([5, 5, 1], np.int32)
+    cast, traced = irc.compile(function, irc.TensorSpec((3,), "int32"))(
+        x, backend="reference"
+    )
+    assert_identical(cast, np.array([1, 5, 2, 2], np.int32), "cast")
+    assert_identical(traced, np.array([1, 5, 5], np.int32), "traced")
+
+
+def test_unique_of_an_empty_array_is_all_padding() -> None:
+    def function(x):
+        return np.unique(
+            x, return_inverse=True, return_counts=True, size=2, fill_value=3
+        )
+
+    values, inverse, counts = irc.compile(function, irc.TensorSpec((0, 3), "float32"))(
+        np.zeros((0, 3), np.float32), backend="reference"
+    )
+    assert_identical(values, np.array([3, 3], np.float32), "values")
+    assert_identical(inverse, np.zeros((0, 3), np.int64), "inverse")
+    assert_identical(counts, np.zeros(2, np.int64), "counts")
+
+
+#: NumPy's own np.unique, looked up before any trace: not intercepted.
+_numpys_unique = np.unique
+
+
 # ----- gradients -----------------------------------------------------------------
 
 
@@ -277,10 +404,48 @@ ERRORS: dict[str, tuple[Callable[..., Any], type[Exception], str]] = {
         irc.IrcShapeError,
         r"needs a 1-D sorted array, got rank 2",
     ),
-    "unique": (
-        lambda x: np.unique(x),
+    "unique without size": (
+        lambda x: np.unique(x, return_counts=True),
         irc.TracingError,
-        r"np\.unique .* distinct values, a size no static or symbolic dim can give",
+        r"np\.unique .* distinct values, a size no static or symbolic dim can give: "
+        r"pass size=k \(a static int\).* NumPy's np\.unique has no size=; irc "
+        r"accepts it in traced code, as jax\.numpy\.unique does",
+    ),
+    "unique not intercepted": (
+        lambda x: _numpys_unique(x),
+        irc.TracingError,
+        r"np\.unique .* pass size=k",
+    ),
+    "unique symbolic size": (
+        lambda x: np.unique(x[0], size=x.shape[0]),
+        irc.IrcShapeError,
+        r"np\.unique: size= must be a static int, got",
+    ),
+    "unique negative size": (
+        lambda x: np.unique(x[0], size=-1),
+        irc.IrcShapeError,
+        r"np\.unique: size= must be >= 0, got -1",
+    ),
+    "unique axis": (
+        lambda x: np.unique(x[0], axis=0, size=2),
+        irc.TracingError,
+        r"np\.unique: axis= .* is not supported; irc finds the unique elements of "
+        r"the flattened array",
+    ),
+    "unique symbolic extent": (
+        lambda x: np.unique(x, size=2),
+        irc.IrcShapeError,
+        r"np\.unique along an axis of symbolic size 3\*N",
+    ),
+    "unique array fill": (
+        lambda x: np.unique(x[0], size=2, fill_value=x[0]),
+        irc.IrcShapeError,
+        r"np\.unique: fill_value must be a scalar, got an array of rank 1",
+    ),
+    "unique of empty without fill": (
+        lambda x: np.unique(x[:0, 0], size=2),
+        irc.IrcShapeError,
+        r"np\.unique of an empty array with size > 0: .* pass fill_value=",
     ),
 }
 

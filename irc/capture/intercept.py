@@ -2,9 +2,11 @@
 
 ``np.zeros((N, 4))``, ``np.arange(N)``, ``np.tri(N)`` and the other names in
 ``CREATION`` take no array NumPy could dispatch on, and NumPy turns a size
-into an ``int`` first. While a capture runs, the ``numpy`` module's class is
-a subclass whose properties hand irc's version of these names to the traced
-code's own lookups only; NumPy's dict is never changed.
+into an ``int`` first (``np.unique`` is there because NumPy's dispatch
+refuses the ``size=`` that irc adds, ``irc.capture.sorting``). While a
+capture runs, the ``numpy`` module's class is a subclass whose properties
+hand irc's version of these names to the traced code's own lookups only;
+NumPy's dict is never changed.
 
 Entry points: ``creation_functions()`` (the context manager capture enters)
 and ``@creation(name)`` (how ``irc.capture.numpy_api`` registers a name).

@@ -13,18 +13,23 @@ holds ``i`` at position ``rank[i]`` (a one-hot sum over ``i``), and the
 sorted array is ``x`` gathered by it: its gradient is ``np.take``'s, a
 scatter back through the permutation.
 
-``np.unique`` is refused: its result's length is the number of distinct
-values, which the data decides and no static or symbolic size can say.
+``np.unique`` returns as many values as the data has distinct ones, a
+length no static or symbolic size can say, so irc takes the ``size=`` that
+``jax.numpy.unique`` adds (NumPy's own signature has none, hence an
+intercepted name, ``irc.capture.intercept``): the first ``size`` sorted
+unique values, padded. It is a sort, a mark on the first of each run of
+ties, a running count of the marks (each element's slot) and gathers.
 """
 
 from __future__ import annotations
 
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 
 from irc.capture import layout
-from irc.capture.numpy_api import diagonal_mask, reduce
+from irc.capture.intercept import creation
+from irc.capture.numpy_api import diagonal_mask, reduce, scan
 from irc.capture.ops import (
     Operand,
     binary,
@@ -41,7 +46,7 @@ from irc.capture.trace import tracing_error
 from irc.dialects import graph, sym
 from irc.dtypes import INT64
 from irc.errors import IrcShapeError
-from irc.primitives.builtin import ADD, AND, MUL, OR
+from irc.primitives.builtin import ADD, AND, MUL, OR, SUB
 from irc.shapes import SymExpr
 
 #: The longest axis irc sorts: ranking costs ``n * n`` comparisons per row.
@@ -129,12 +134,12 @@ def _to_last(tensor: Tensor, axis: int) -> Tensor:
     return layout.transpose(tensor, permutation)
 
 
-def _last_axis_permutation(rows: Tensor) -> Tensor:
-    """The stable argsort of ``rows`` along its last (static) axis."""
+def _last_axis_ranks(rows: Tensor) -> Tensor:
+    """Where each element of ``rows`` goes in its row's stable sort (along
+    the last, static, axis)."""
     n = int(rows.type.dims[-1])
-    dims = rows.type.dims
     if n <= 1:
-        return splat(0, INT64, dims)
+        return splat(0, INT64, rows.type.dims)
     mine = layout.expand_dims(rows, -1)  # [..., i, 1]
     others = layout.expand_dims(rows, -2)  # [..., 1, j]
     size = SymExpr.const(n)
@@ -142,11 +147,24 @@ def _last_axis_permutation(rows: Tensor) -> Tensor:
     before = binary(
         OR, _precedes(others, mine), binary(AND, _ties(others, mine), earlier)
     )
-    ranks = reduce("sum", before, -1)  # [..., i]
+    return reduce("sum", before, -1)  # [..., i]
+
+
+def _permutation(ranks: Tensor) -> Tensor:
+    """The stable argsort whose ``ranks`` are given: ``i`` at ``rank[i]``."""
+    n = int(ranks.type.dims[-1])
+    if n <= 1:
+        return ranks  # zeros
+    size = SymExpr.const(n)
     positions = emit(graph.IotaOp(0, graph.TensorType((size, size), INT64.ir_type)))
     indices = emit(graph.IotaOp(1, graph.TensorType((size, size), INT64.ir_type)))
     placed = compare("eq", layout.expand_dims(ranks, -2), positions)  # [..., k, i]
     return reduce("sum", select(placed, indices, 0), -1)
+
+
+def _last_axis_permutation(rows: Tensor) -> Tensor:
+    """The stable argsort of ``rows`` along its last (static) axis."""
+    return _permutation(_last_axis_ranks(rows))
 
 
 def _gather_rows(rows: Tensor, permutation: Tensor) -> Tensor:
@@ -228,15 +246,151 @@ def searchsorted(
     return reduce("sum", counted, -1)
 
 
-def _unique(value: Operand, *args: Any, **kwargs: Any) -> NoReturn:
-    raise tracing_error(
-        "np.unique of a traced array has as many elements as the data has "
-        "distinct values, a size no static or symbolic dim can give; sort "
-        "(np.sort) and mark the first of each run (s[1:] != s[:-1]) instead"
-    )
+def _static_size(size: Any) -> int:
+    """``size=`` as the int the result's length needs, or the refusal that
+    says how to pass it."""
+    if size is None:
+        raise tracing_error(
+            "np.unique of a traced array has as many elements as the data has "
+            "distinct values, a size no static or symbolic dim can give: pass "
+            "size=k (a static int) for the first k sorted unique values, padded "
+            "with fill_value (default: the smallest). NumPy's np.unique has no "
+            "size=; irc accepts it in traced code, as jax.numpy.unique does, where "
+            "the traced code looks up np.unique (not a name imported before the "
+            "trace)"
+        )
+    if isinstance(size, bool) or not isinstance(size, int | np.integer):
+        raise tracing_error(
+            f"np.unique: size= must be a static int, got {size!r}", IrcShapeError
+        )
+    if size < 0:
+        raise tracing_error(f"np.unique: size= must be >= 0, got {size}", IrcShapeError)
+    return int(size)
+
+
+def _fill(fill_value: Any, like: Tensor) -> Tensor:
+    """``fill_value`` as a 0-d tensor of ``like``'s dtype, cast as ``np.full``
+    casts it."""
+    if isinstance(fill_value, Tensor):
+        if fill_value.type.rank != 0:
+            raise tracing_error(
+                "np.unique: fill_value must be a scalar, got an array of rank "
+                f"{fill_value.type.rank}",
+                IrcShapeError,
+            )
+        return cast(fill_value, like.irc_dtype)
+    constant = np.asarray(fill_value)
+    if constant.ndim != 0:
+        raise tracing_error(
+            f"np.unique: fill_value must be a scalar, got shape {constant.shape}",
+            IrcShapeError,
+        )
+    return splat(constant.astype(like.dtype).item(), like.irc_dtype, ())
+
+
+def _iota(length: int) -> Tensor:
+    size = SymExpr.const(length)
+    return emit(graph.IotaOp(0, graph.TensorType((size,), INT64.ir_type)))
+
+
+def _take(table: Tensor, indices: Tensor) -> Tensor:
+    """``table[indices]`` along axis 0, the indices in range by construction
+    (no wrapping of negative ones)."""
+    return emit(graph.TakeOp(table.value, indices.value, 0))
+
+
+def _run_starts(ordered: Tensor, equal_nan: bool) -> Tensor:
+    """Whether each element of the sorted ``ordered`` starts a run of equal
+    values (NaNs one run when ``equal_nan``, each its own otherwise)."""
+    positions = _iota(int(ordered.type.dims[0]))
+    earlier = select(compare("gt", positions, 0), binary(SUB, positions, 1), 0)
+    previous = _take(ordered, earlier)
+    same = _ties(ordered, previous) if equal_nan else compare("eq", ordered, previous)
+    return binary(OR, compare("eq", positions, 0), compare("eq", same, False))
+
+
+def _results(values: Tensor, extras: list[tuple[bool, Tensor]]) -> Any:
+    """NumPy's return: the values alone, or a tuple with the extras asked."""
+    asked = [tensor for wanted, tensor in extras if wanted]
+    return (values, *asked) if asked else values
+
+
+def _unique_of_empty(
+    tensor: Tensor, length: int, fill: Tensor | None, returns: tuple[bool, ...]
+) -> Any:
+    """All padding: ``fill`` (required when there is any), index and count
+    0, and an empty inverse of the input's shape."""
+    if fill is None and length:
+        raise tracing_error(
+            "np.unique of an empty array with size > 0: there is no smallest "
+            "value to pad with; pass fill_value=",
+            IrcShapeError,
+        )
+    values = splat(0, tensor.irc_dtype, (length,))
+    if fill is not None:
+        values = layout.broadcast_view(fill, values.type.dims)
+    zeros = splat(0, INT64, (length,))
+    extras = [zeros, splat(0, INT64, tensor.type.dims), zeros]
+    return _results(values, list(zip(returns, extras, strict=True)))
+
+
+def unique(
+    ar: Operand,
+    return_index: bool = False,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    axis: Any = None,
+    *,
+    equal_nan: bool = True,
+    sorted: bool = True,  # NumPy 2.3's; irc's values are always sorted
+    size: Any = None,
+    fill_value: Any = None,
+) -> Any:
+    """``np.unique`` with ``jax.numpy.unique``'s ``size=`` and ``fill_value=``:
+    NumPy's values (sorted, NaNs last), the first ``size`` of them, padded
+    past the last with ``fill_value`` (default: the smallest value, as JAX);
+    the index of the padding is the smallest value's, its count 0, and the
+    inverse is NumPy's (slots from ``size`` on where values were cut off)."""
+    length = _static_size(size)
+    if axis is not None:
+        raise tracing_error(
+            "np.unique: axis= (unique rows or slices) is not supported; irc "
+            "finds the unique elements of the flattened array (axis=None)"
+        )
+    tensor = layout.as_tensor(ar)
+    flat, _ = _sort_axis(tensor, None, "np.unique")
+    fill = None if fill_value is None else _fill(fill_value, flat)
+    returns = (return_index, return_inverse, return_counts)
+    n = int(flat.type.dims[0])
+    if n == 0:
+        return _unique_of_empty(tensor, length, fill, returns)
+    ranks = _last_axis_ranks(flat)
+    order = _permutation(ranks)
+    ordered = _take(flat, order)
+    slots = scan("sum", _run_starts(ordered, equal_nan))  # 1 + each one's slot
+    # starts[k]: how many sorted elements lie in the runs before run k.
+    bounds = layout.expand_dims(_iota(length + 1), -1)
+    starts = reduce("sum", compare("le", layout.expand_dims(slots, 0), bounds), -1)
+    kept = _iota(length)
+    first, following = _take(starts, kept), _take(starts, binary(ADD, kept, 1))
+    valid = compare("lt", kept, _take(slots, splat(n - 1, INT64, ())))
+    at = select(valid, first, 0)  # the padding gathers the smallest value
+    values = _take(ordered, at)
+    if fill is not None:
+        values = select(valid, values, fill)
+    inverse = binary(SUB, _take(slots, ranks), 1)
+    extras = [
+        _take(order, at),
+        layout.reshape(inverse, tensor.type.dims),
+        binary(SUB, following, first),
+    ]
+    return _results(values, list(zip(returns, extras, strict=True)))
 
 
 FUNCTION_HANDLERS[np.sort] = sort
 FUNCTION_HANDLERS[np.argsort] = argsort
 FUNCTION_HANDLERS[np.searchsorted] = searchsorted
-FUNCTION_HANDLERS[np.unique] = _unique
+# NumPy's dispatcher refuses size=, so the traced code's lookup of np.unique
+# is intercepted; a call that still reaches NumPy's dispatch has no size=.
+FUNCTION_HANDLERS[np.unique] = unique
+creation("unique")(lambda original: unique)
