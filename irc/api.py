@@ -128,7 +128,9 @@ class Compiled:
         #: (one attribute read less per call); with ``debug_nans``, checked.
         self._calls: Any = self._caller.bound
         if nans.enabled(debug_nans):
-            self._calls = nans.CheckedCalls(self._caller, lambda: self.module)
+            self._calls = nans.CheckedCalls(
+                self._caller, lambda level: self._record_at(level).module(level)
+            )
 
     @property
     def captured(self) -> Captured:

@@ -16,14 +16,25 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
+from xdsl.context import Context
+from xdsl.dialects.builtin import (
+    FileLineColLoc,
+    FloatAttr,
+    IntAttr,
+    ModuleOp,
+    StringAttr,
+)
 from xdsl.ir import Operation
 from xdsl.rewriter import InsertPoint, Rewriter
 
 import irc
 from irc import testing
 from irc.dialects import graph as g
+from irc.dialects import tile
 from irc.dtypes import dtype
+from irc.ir import default_context
+from irc.lowering.pipeline import LEVEL_NAMES, LOWERING
+from irc.passes.registry import get_all_passes
 from irc.primitives import builtin as p
 from irc.runtime import nans
 
@@ -276,3 +287,107 @@ def test_a_planted_nan_is_named(case: testing.Case, data: st.DataObject) -> None
         return
     assert origin is not None and origin.op is planted, origin
     assert origin.location == "planted.py:7:1"
+
+
+# A NaN planted at a lower level ------------------------------------------------
+
+
+def lowered(module: ModuleOp, level: str) -> ModuleOp:
+    """A copy of graph-level ``module`` lowered to ``level`` by the default
+    lowering passes."""
+    module = module.clone()
+    passes, ctx = get_all_passes(), default_context()
+    for names in LOWERING[: LEVEL_NAMES.index(level)]:
+        for name in names:
+            passes[name]()().apply(ctx, module)
+    return module
+
+
+def tile_float_ops(module: ModuleOp) -> list[Operation]:
+    """The ops inside kernels with one float result (a tile or a scalar)."""
+    return [
+        op
+        for kernel in module.walk()
+        if isinstance(kernel, tile.TiledKernelOp)
+        for op in kernel.body.walk()
+        if len(op.results) == 1
+        and not isinstance(op, tile.ConstantOp)
+        and dtype(tile.element_of(op.results[0].type)).kind == "f"
+    ]
+
+
+def plant_tile_nan(op: Operation) -> Operation:
+    """``plant_nan`` with the tile ops of the loop and memory levels: every
+    use of ``op``'s result becomes one of ``result + 0/0``; the ``0/0`` (a
+    scalar ``tile.binary div``) is returned."""
+    result = op.results[0]
+    uses = list(result.uses)
+    zero = tile.ConstantOp(FloatAttr(0.0, tile.element_of(result.type)))
+    nan = tile.BinaryOp(p.DIV, zero.result, zero.result)
+    poisoned = tile.BinaryOp(p.ADD, result, nan.result)
+    Rewriter.insert_op([zero, nan, poisoned], InsertPoint.after(op))
+    for use in uses:
+        use.operation.operands[use.index] = poisoned.result
+    return nan
+
+
+@pytest.mark.parametrize("level", ["loop", "memory"])
+@settings(
+    deadline=None,
+    max_examples=15,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(testing.cases(testing.programs()), st.data())
+def test_a_nan_planted_at_a_lower_level_is_named(
+    level: str, case: testing.Case, data: st.DataObject
+) -> None:
+    module = lowered(case.module, level)
+    candidates = tile_float_ops(module)
+    assume(candidates)
+    # Drawn by position: an op's repr is its whole module, too long to print.
+    position = data.draw(st.integers(0, len(candidates) - 1), label="op")
+    planted = plant_tile_nan(candidates[position])
+    module.verify()
+    arrays = testing.inputs(case.module, case.binding, case.seed)
+    outputs = testing.run_module(module, arrays)
+    origin = nans.hunt(module, arrays)
+    reached = any(nans.non_finite(np.asarray(o)) is not None for o in outputs)
+    event("the NaN reached an output" if reached else "the NaN was dropped")
+    if not reached:
+        assert origin is None
+        return
+    assert origin is not None and origin.op is planted, origin
+    assert origin.level == level and origin.value == "nan"
+    assert any("program (" in where for where in origin.context)
+
+
+def test_a_miscompiling_lowering_is_named_at_its_level(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A ``tile`` pass that lowers ``exp(x)`` to ``x / 0``: the graph and
+    fusion replays stay finite, the loop replay names the division."""
+    tile_pass = get_all_passes()["tile"]()
+    apply = tile_pass.apply
+
+    def miscompile(self: Any, ctx: Context, module: ModuleOp) -> None:
+        apply(self, ctx, module)
+        for op in list(module.walk()):
+            if isinstance(op, tile.UnaryOp) and op.kind.data.name == "exp":
+                zero = tile.ConstantOp(FloatAttr(0.0, tile.element_of(op.result.type)))
+                div = tile.BinaryOp(p.DIV, op.operands[0], zero.result)
+                Rewriter.replace_op(op, [zero, div])
+
+    monkeypatch.setattr(tile_pass, "apply", miscompile)
+
+    def softplus(x: Any) -> Any:
+        return np.log(1 + np.exp(x))
+
+    compiled = irc.compile(softplus, irc.TensorSpec((3,), F32), debug_nans=True)
+    with pytest.raises(irc.NonFiniteError) as caught:
+        compiled(np.array([0.5, 1.0, 2.0], np.float32), backend="interpret")
+    origin = caught.value.origin
+    assert origin.level == "loop" and origin.op.name == "tile.binary"
+    message = str(caught.value)
+    assert "on the graph and fusion levels stay finite" in message
+    assert "tile.binary in @softplus (level loop) made inf at index (0,)" in message
+    assert "program (0, 0, 0) of loop.kernel @k0" in message

@@ -436,6 +436,12 @@ class KernelOutputs:
 _OUTPUTS_KEY = "outputs"
 
 
+def kernel_outputs(interpreter: Interpreter) -> KernelOutputs | None:
+    """The outputs of the ``loop.kernel`` being run (None outside one), for
+    whoever follows what its ``loop.write`` ops store (``debug_nans``)."""
+    return interpreter.get_data(LoopKernelFunctions, _OUTPUTS_KEY, lambda: None)
+
+
 def sentinel(element_dtype: np.dtype) -> Any:
     """What an output starts as, so that an element no program writes stands
     out even where the exactly-once check is not looked at: NaN, the most
