@@ -135,6 +135,19 @@ class Origin:
         return "\n".join(lines)
 
 
+def earliest(origins: Sequence[Origin]) -> Origin | None:
+    """The origin to report among several: the earliest computation (or
+    argument) that made a non-finite value, before any constant holding
+    one, since lowered code fills with infinities by design (a maximum's
+    identity -inf) and such a fill is the culprit only when nothing else
+    is."""
+    return min(
+        origins,
+        key=lambda o: (o.op is not None and not o.op.operands, o.sequence),
+        default=None,
+    )
+
+
 class _Hunter(Interpreter.Listener):
     """Labels every non-finite value the interpreter makes with its
     ``Origin``: a new one for an op whose operands are finite, else the
@@ -273,7 +286,7 @@ class _Hunter(Interpreter.Listener):
         if mask is None:
             return None
         found = [o for o in stored[1][positions[mask]] if o is not None]
-        return min(found, key=lambda origin: origin.sequence, default=None)
+        return earliest(found)
 
     def _store(
         self,
@@ -377,7 +390,7 @@ class _Hunter(Interpreter.Listener):
         if start is not None and start < len(self.origins):
             inherited.append(self.origins[start])
         if inherited:
-            return min(inherited, key=lambda origin: origin.sequence)
+            return earliest(inherited)
         result = np.asarray(result)
         index = first_index(mask)
         described = _describe_operands(op.operands, operands, result, index)
@@ -541,7 +554,7 @@ def hunt(
         if non_finite(value_array(output)) is not None
         and (origin := hunter.origin_of(output)) is not None
     ]
-    return min(origins, key=lambda origin: origin.sequence, default=None)
+    return earliest(origins)
 
 
 def hunt_levels(

@@ -464,6 +464,7 @@ def _irc_debug(kind, text, names, backward, values):
         raise LookupError(f"debug.callback {text!r}: its Python callable is registered in irc's process, and irc is not loaded in this one")
     registry.show(kind, text, names, backward, arrays)
 
+
 #: Whether this module's kernels are interpreted: Triton decides it when a
 #: kernel is defined, from this same setting.
 _IRC_INTERPRETED = triton.knobs.runtime.interpret
