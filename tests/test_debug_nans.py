@@ -273,15 +273,9 @@ def plant_nan(op: Operation) -> Operation:
 )
 def test_a_planted_nan_is_named(case: testing.Case, data: st.DataObject) -> None:
     module = case.module.clone()
-    candidates = float_ops(module)
-    assume(candidates)
-    planted = plant_nan(data.draw(st.sampled_from(candidates)))
-    module.verify()
-    arrays = testing.inputs(case.module, case.binding, case.seed)
-    outputs = testing.run_module(module, arrays)
-    origin = nans.hunt(module, arrays)
-    reached = any(nans.non_finite(np.asarray(o)) is not None for o in outputs)
-    event("the NaN reached an output" if reached else "the NaN was dropped")
+    planted, origin, reached = hunt_planted(
+        module, float_ops(module), plant_nan, case, data
+    )
     if not reached:
         assert origin is None  # the NaN was compared, cast or selected away
         return
@@ -331,6 +325,28 @@ def plant_tile_nan(op: Operation) -> Operation:
     return nan
 
 
+def hunt_planted(
+    module: ModuleOp,
+    candidates: list[Operation],
+    plant: Any,
+    case: testing.Case,
+    data: st.DataObject,
+) -> tuple[Operation, nans.Origin | None, bool]:
+    """A NaN planted after one of ``candidates`` of ``module``: the planted
+    op, what ``hunt`` names, and whether the NaN reached an output."""
+    assume(candidates)
+    # Drawn by position: an op's repr is its whole module, too long to print.
+    position = data.draw(st.integers(0, len(candidates) - 1), label="op")
+    planted = plant(candidates[position])
+    module.verify()
+    arrays = testing.inputs(case.module, case.binding, case.seed)
+    outputs = testing.run_module(module, arrays)
+    origin = nans.hunt(module, arrays)
+    reached = any(nans.non_finite(np.asarray(o)) is not None for o in outputs)
+    event("the NaN reached an output" if reached else "the NaN was dropped")
+    return planted, origin, reached
+
+
 @pytest.mark.parametrize("level", ["loop", "memory"])
 @settings(
     deadline=None,
@@ -346,17 +362,9 @@ def test_a_nan_planted_at_a_lower_level_is_named(
     except irc.IrcError as error:  # a fusion bug of its own, not this test's
         event(f"the program does not lower: {str(error).splitlines()[0][:60]}")
         reject()
-    candidates = tile_float_ops(module)
-    assume(candidates)
-    # Drawn by position: an op's repr is its whole module, too long to print.
-    position = data.draw(st.integers(0, len(candidates) - 1), label="op")
-    planted = plant_tile_nan(candidates[position])
-    module.verify()
-    arrays = testing.inputs(case.module, case.binding, case.seed)
-    outputs = testing.run_module(module, arrays)
-    origin = nans.hunt(module, arrays)
-    reached = any(nans.non_finite(np.asarray(o)) is not None for o in outputs)
-    event("the NaN reached an output" if reached else "the NaN was dropped")
+    planted, origin, reached = hunt_planted(
+        module, tile_float_ops(module), plant_tile_nan, case, data
+    )
     if not reached:
         assert origin is None
         return
