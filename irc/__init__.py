@@ -30,9 +30,24 @@ if TYPE_CHECKING:
     from irc import debug, nn, primitives, viz
     from irc.api import Compiled, Jitted, compile, jit, load, trace
     from irc.autodiff import grad, value_and_grad, vjp
-    from irc.capture.control_flow import cond, fori_loop, scan, while_loop
+    from irc.capture.control_flow import cond, fori_loop, scan, switch, while_loop
     from irc.capture.numpy_api import erf, rsqrt, sigmoid
     from irc.capture.specs import TensorSpec
+    from irc.distributed import (
+        Mesh,
+        PartitionSpec,
+        all_gather,
+        all_to_all,
+        axis_index,
+        pbroadcast,
+        pmax,
+        pmean,
+        pmin,
+        ppermute,
+        psum,
+        psum_scatter,
+        shard_map,
+    )
     from irc.errors import (
         AllocationError,
         BindingError,
@@ -44,6 +59,7 @@ if TYPE_CHECKING:
         NonFiniteError,
         TracingError,
     )
+    from irc.jacobians import hessian, jacfwd, jacrev, jvp
     from irc.logs import set_logs
 
 #: The module defining each public name that is not a submodule.
@@ -51,10 +67,29 @@ _DEFINED_IN: dict[str, str] = {
     **dict.fromkeys(("Compiled", "Jitted", "compile", "jit", "load", "trace"), "api"),
     **dict.fromkeys(("grad", "value_and_grad", "vjp"), "autodiff"),
     **dict.fromkeys(
-        ("cond", "fori_loop", "scan", "while_loop"), "capture.control_flow"
+        ("cond", "fori_loop", "scan", "switch", "while_loop"), "capture.control_flow"
     ),
     **dict.fromkeys(("erf", "rsqrt", "sigmoid"), "capture.numpy_api"),
     "TensorSpec": "capture.specs",
+    **dict.fromkeys(
+        (
+            "Mesh",
+            "PartitionSpec",
+            "all_gather",
+            "all_to_all",
+            "axis_index",
+            "pbroadcast",
+            "pmax",
+            "pmean",
+            "pmin",
+            "ppermute",
+            "psum",
+            "psum_scatter",
+            "shard_map",
+        ),
+        "distributed",
+    ),
+    **dict.fromkeys(("hessian", "jacfwd", "jacrev", "jvp"), "jacobians"),
     **dict.fromkeys(
         (
             "AllocationError",
@@ -104,23 +139,42 @@ __all__ = [
     "IrcShapeError",
     "IrcTypeError",
     "Jitted",
+    "Mesh",
     "NonFiniteError",
+    "PartitionSpec",
     "TensorSpec",
     "TracingError",
+    "all_gather",
+    "all_to_all",
+    "axis_index",
     "compile",
     "cond",
     "debug",
+    "distributed",
     "erf",
     "fori_loop",
     "grad",
+    "hessian",
+    "jacfwd",
+    "jacrev",
     "jit",
+    "jvp",
     "load",
     "nn",
+    "pbroadcast",
+    "pmax",
+    "pmean",
+    "pmin",
+    "ppermute",
     "primitives",
+    "psum",
+    "psum_scatter",
     "rsqrt",
     "scan",
     "set_logs",
+    "shard_map",
     "sigmoid",
+    "switch",
     "trace",
     "value_and_grad",
     "viz",

@@ -1,5 +1,6 @@
 """Structured control flow on traced values, with jax.lax's semantics:
-``irc.cond``, ``irc.while_loop``, ``irc.fori_loop`` and ``irc.scan``.
+``irc.cond``, ``irc.switch`` (a tree of conds), ``irc.while_loop``,
+``irc.fori_loop`` and ``irc.scan``.
 
 A traced function has no Python ``if`` or ``for`` over data, so these take
 the branches and loop bodies as functions and trace each of them once into
@@ -39,7 +40,7 @@ from irc.errors import IrcShapeError, IrcTypeError
 from irc.primitives.builtin import ADD
 from irc.shapes import SymExpr
 
-__all__ = ["cond", "fori_loop", "scan", "while_loop"]
+__all__ = ["cond", "fori_loop", "scan", "switch", "while_loop"]
 
 
 # --------------------------------------------------------------------------
@@ -244,7 +245,21 @@ def cond(
     Python bool), both functions are traced and must return the same
     structure of arrays of the same dtypes and shapes (symbolic included)."""
     api = "irc.cond"
-    predicate = _predicate(pred, api, "pred")
+    predicate = _predicate(pred, api, "pred", integers=True)
+    return _cond(api, predicate, (true_fun, false_fun), operands, "false_fun's result")
+
+
+def _cond(
+    api: str,
+    predicate: Tensor,
+    functions: tuple[Callable[..., Any], Callable[..., Any]],
+    operands: tuple[Any, ...],
+    second: str,
+) -> Any:
+    """A graph.cond choosing between ``functions`` (true, false) on the 0-d
+    bool ``predicate``; ``second`` names the false function's result in
+    errors (``irc.switch`` builds its tree of conds from this)."""
+    true_fun, false_fun = functions
     inputs, tree = _inputs(operands, api, "operand")
     types = _types(inputs)
 
@@ -253,14 +268,14 @@ def cond(
 
     then_region = _trace_region(types, call(true_fun))
     else_region = _trace_region(types, call(false_fun))
-    _check_structure(api, "false_fun's result", then_region.tree, else_region.tree)
+    _check_structure(api, second, then_region.tree, else_region.tree)
     expected = _branch_types(then_region.leaves, else_region.leaves)
     then_region.yield_values(then_region.leaves, expected)
     else_region.yield_values(else_region.leaves, expected)
     result_types = [_tensor_type(value) for value in _yielded(then_region)]
     _check_types(
         api,
-        "false_fun's result",
+        second,
         _paths(then_region),
         result_types,
         else_region,
@@ -281,23 +296,50 @@ def cond(
     return pytree.unflatten(then_region.tree, [Tensor(r) for r in op.outputs])
 
 
-def _predicate(pred: Any, api: str, what: str) -> Tensor:
-    """``pred`` as a 0-d bool array of the current trace."""
+def _predicate(pred: Any, api: str, what: str, integers: bool = False) -> Tensor:
+    """``pred`` as a 0-d bool array of the current trace. With ``integers``
+    (``lax.cond``'s rule, not ``lax.while_loop``'s), a scalar integer is a
+    predicate too: ``pred != 0``."""
     if isinstance(pred, bool | np.bool_):
         return ops.splat(bool(pred), dtype(graph.PREDICATE_TYPE.element_type), ())
     if isinstance(pred, Tensor) and pred.type == graph.PREDICATE_TYPE:
         return pred
+    if integers and _is_integer_scalar(pred):
+        return ops.compare("ne", _integer_tensor(pred), 0)
     given = (
         f"a {_describe(pred.type)} array"
         if isinstance(pred, Tensor)
         else f"a {type(pred).__name__}"
     )
+    kinds = (
+        "a scalar bool or integer (a 0-d array or a Python scalar)"
+        if integers
+        else "a scalar bool (a 0-d bool array or a Python bool)"
+    )
     raise tracing_error(
-        f"{api}: {what} must be a scalar bool (a 0-d bool array or a Python bool), "
+        f"{api}: {what} must be {kinds}, "
         f"got {given}; compare to make one (x.sum() > 0), reduce an array of "
         "bools with .any() or .all(), or index a single element",
         IrcTypeError,
     )
+
+
+def _is_integer_scalar(value: Any) -> bool:
+    """A Python int, a symbolic size (which stands for one), a NumPy integer
+    scalar or 0-d array, or a traced 0-d integer array."""
+    if isinstance(value, SymDim):
+        return True
+    if isinstance(value, Tensor):
+        return value.type.rank == 0 and value.irc_dtype.kind in "iu"
+    if isinstance(value, np.ndarray | np.generic):
+        return value.ndim == 0 and value.dtype.kind in "iu"
+    return isinstance(value, int)
+
+
+def _integer_tensor(value: Any) -> Tensor:
+    """An ``_is_integer_scalar`` value as a 0-d array of the current trace
+    (a symbolic size as its value, ``graph.dim``)."""
+    return as_tensor(np.add(value, 0) if isinstance(value, SymDim) else value)
 
 
 def _branch_types(
@@ -327,6 +369,87 @@ def _paths(region: _Region) -> list[str]:
 
 
 # --------------------------------------------------------------------------
+# switch: a balanced tree of conds
+# --------------------------------------------------------------------------
+
+
+def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
+    """``branches[index](*operands)``, as ``jax.lax.switch``: ``index`` is a
+    scalar integer (a 0-d integer array, a Python int or a size), clamped into
+    ``[0, len(branches) - 1]``; every branch is traced and must return the
+    same structure of arrays of the same dtypes and shapes.
+
+    It is a balanced binary tree of ``graph.cond`` on ``index < middle``
+    (graph has no n-way op, and the conds' capture, canonicalisation,
+    lowering and gradient rules then serve it unchanged): about
+    ``log2(len(branches))`` decisions per call, and a constant index folds
+    to its branch under ``canonicalize``."""
+    api = "irc.switch"
+    branches = list(branches)
+    if not branches:
+        raise tracing_error(f"{api}: branches is empty; pass at least one function")
+    for position, branch in enumerate(branches):
+        if not callable(branch):
+            raise tracing_error(
+                f"{api}: branches[{position}] is a {type(branch).__name__}, not a "
+                "function",
+                IrcTypeError,
+            )
+    clamped = _clamped_index(api, index, len(branches))
+    return _switch_node(api, clamped, branches, 0, len(branches), operands)
+
+
+def _clamped_index(api: str, index: Any, count: int) -> Tensor:
+    """``index`` as a 0-d integer array clamped into ``[0, count - 1]``."""
+    if isinstance(index, bool | np.bool_) or (
+        isinstance(index, Tensor) and index.type == graph.PREDICATE_TYPE
+    ):
+        index = as_tensor(index).astype(np.int32)  # JAX converts a bool index too
+    if not _is_integer_scalar(index):
+        given = (
+            f"a {_describe(index.type)} array"
+            if isinstance(index, Tensor)
+            else f"a {type(index).__name__}"
+        )
+        raise tracing_error(
+            f"{api}: index must be a scalar integer (a 0-d integer array, a "
+            f"Python int or a size), got {given}; cast a float index with "
+            ".astype(np.int32)",
+            IrcTypeError,
+        )
+    index = _integer_tensor(index)
+    low = ops.select(ops.compare("lt", index, 0), 0, index)
+    return ops.select(ops.compare("gt", low, count - 1), count - 1, low)
+
+
+def _switch_node(
+    api: str,
+    index: Tensor,
+    branches: Sequence[Callable[..., Any]],
+    low: int,
+    high: int,
+    operands: tuple[Any, ...],
+) -> Any:
+    """``branches[index](*operands)`` for ``low <= index < high``."""
+    if high - low == 1:
+        return branches[low](*operands)
+    middle = (low + high) // 2
+    predicate = ops.compare("lt", index, middle)
+
+    def half(start: int, stop: int) -> Callable[..., Any]:
+        # ``index`` is closed over: the nested cond captures it as an operand.
+        return lambda *values: _switch_node(api, index, branches, start, stop, values)
+
+    return _cond(
+        api,
+        predicate,
+        (half(low, middle), half(middle, high)),
+        operands,
+        f"branches[{middle}]'s result (against branches[{low}]'s)",
+    )
+
+
+# --------------------------------------------------------------------------
 # while_loop
 # --------------------------------------------------------------------------
 
@@ -336,8 +459,10 @@ def while_loop(
 ) -> Any:
     """``val = init_val; while cond_fun(val): val = body_fun(val)``, as
     ``jax.lax.while_loop``: the carry keeps its structure, dtypes and
-    shapes. Forward only: reverse-mode differentiation of a while loop is
-    refused (use ``irc.fori_loop`` with static bounds, or ``irc.scan``)."""
+    shapes. As in JAX, reverse mode goes through it only where no
+    derivative flows through a float carry (the input reaching just the
+    predicate or integer carries: the trip count counts as a constant);
+    otherwise use ``irc.fori_loop`` with static bounds, or ``irc.scan``."""
     api = "irc.while_loop"
     inits, tree = _inputs(init_val, api, "init_val leaf")
     types = _types(inits)
@@ -404,6 +529,7 @@ def scan(
     xs: Any = None,
     length: int | SymDim | None = None,
     reverse: bool = False,
+    unroll: int | bool = 1,
 ) -> tuple[Any, Any]:
     """``jax.lax.scan``: ``carry = init; for x in xs: carry, y = f(carry, x)``,
     returning the last carry and the ``y``s stacked along a new leading axis.
@@ -411,8 +537,14 @@ def scan(
     length (an int or a symbolic size) must be the same for every leaf;
     without ``xs``, ``length`` gives the trip count and ``f`` gets None.
     ``reverse=True`` runs from the last slice to the first (the ``y``s stay
-    in the order of ``xs``). A ``y`` leaf may be None (no output)."""
+    in the order of ``xs``). A ``y`` leaf may be None (no output).
+
+    ``unroll`` (a positive int, or a bool: True for all iterations, False
+    for one) is checked as JAX checks it and otherwise only a hint: irc
+    keeps one ``graph.for`` iteration per step whatever it says, so the
+    results are the same as without it (docs/control-flow.md)."""
     api = "irc.scan"
+    _check_unroll(api, unroll)
     carries, carry_tree = _inputs(init, api, "init leaf")
     sequences, xs_tree = ([], None) if xs is None else _inputs(xs, api, "xs leaf")
     paths = [] if xs is None else pytree.leaf_paths(xs)
@@ -429,6 +561,17 @@ def scan(
         step,
         reverse,
     )
+
+
+def _check_unroll(api: str, unroll: Any) -> None:
+    """``jax.lax.scan``'s rule: a bool, or an int of at least 1."""
+    if isinstance(unroll, bool | np.bool_):
+        return
+    message = f"{api}: unroll must be a bool or a positive int, got {unroll!r}"
+    if not isinstance(unroll, int | np.integer):
+        raise tracing_error(message, IrcTypeError)
+    if unroll < 1:
+        raise tracing_error(message)
 
 
 def _scan_length(
@@ -473,10 +616,11 @@ def fori_loop(
     as ``jax.lax.fori_loop``. With bounds that are ints or symbolic sizes
     (``x.shape[0]``) it is a counted loop (``graph.for``, differentiable as
     a scan); with a bound that is a traced 0-d integer array it is a while
-    loop (forward only). ``i`` behaves as a Python int in arithmetic (its
-    dtype does not promote the arrays it meets). A symbolic trip count is a
-    size: ``upper < lower`` there breaks a guard at call time rather than
-    running no iterations (static bounds run none, as ``range`` does)."""
+    loop (differentiable as ``while_loop`` is). ``i`` behaves as a Python
+    int in arithmetic (its dtype does not promote the arrays it meets). A
+    symbolic trip count is a size: ``upper < lower`` there breaks a guard
+    at call time rather than running no iterations (static bounds run
+    none, as ``range`` does)."""
     api = "irc.fori_loop"
     if _is_size(lower) and _is_size(upper):
         return _static_fori_loop(api, lower, upper, body_fun, init_val)

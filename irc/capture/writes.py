@@ -25,6 +25,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from irc.capture import layout
+from irc.capture.dynamic_writes import dynamic_setitem, is_dynamic_key
 from irc.capture.ops import (
     broadcast_to,
     cast,
@@ -57,6 +58,9 @@ def setitem(target: Tensor, key: Any, value: Any) -> None:
         _masked_write(target, mask, value)
         return
     items = layout.expand_key(items, target.type.rank)
+    if is_dynamic_key(items):  # x[i] = v at a traced 0-d index i
+        dynamic_setitem(target, items, value)
+        return
     if any(layout.is_index_array(item) for item in items):
         raise tracing_error(
             "assignment through an index array (x[idx] = v) is not supported: it "

@@ -46,7 +46,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from irc.dialects import graph as g
 from irc.dtypes import is_float_type
-from irc.passes.autodiff.control_flow import control_flow_vjp
+from irc.passes.autodiff.control_flow import active_results, control_flow_vjp
 from irc.passes.autodiff.emitter import Emitter
 from irc.passes.autodiff.rules import (
     NO_GRADIENT,
@@ -222,11 +222,11 @@ def _seed(
 def _active_values(
     arguments: Sequence[BlockArgument], ops: Sequence[Operation]
 ) -> set[SSAValue]:
-    """The floating-point values that depend on a differentiated argument."""
+    """The floating-point values that depend on a differentiated argument
+    (``active_results``: a while loop's carries are followed one by one)."""
     active: set[SSAValue] = set(arguments)
     for op in ops:
-        if any(operand in active for operand in op.operands):
-            active.update(r for r in op.results if is_differentiable(r))
+        active.update(active_results(op, active))
     return active
 
 
@@ -284,12 +284,11 @@ def _pull_back_regions(
     """``_pull_back`` of a region op, whose results each have a cotangent
     (``irc.passes.autodiff.control_flow``)."""
     results = [cotangents.get(result) for result in op.results]
-    wanted = any(o in active and is_differentiable(o) for o in op.operands)
-    if not wanted or all(cotangent is None for cotangent in results):
+    flags = [o in active and is_differentiable(o) for o in op.operands]
+    if not any(flags) or all(cotangent is None for cotangent in results):
         return
     emit.location = op.location
-    for operand, operand_cotangent in zip(
-        op.operands, control_flow_vjp(emit, op, results, differentiate), strict=True
-    ):
+    operand_cotangents = control_flow_vjp(emit, op, results, differentiate, flags)
+    for operand, operand_cotangent in zip(op.operands, operand_cotangents, strict=True):
         if operand_cotangent is not None and operand in active:
             cotangents.add(operand, operand_cotangent)

@@ -1,4 +1,5 @@
-"""Reverse mode through graph.cond and graph.for; graph.while is refused.
+"""Reverse mode through graph.cond, graph.for and (without a derivative
+through its carries) graph.while.
 
 Each region is a self-contained graph body (isolated from above), so its
 vector-Jacobian product is the joint function ``differentiate`` builds for
@@ -15,8 +16,15 @@ then the backward ones. The rules put those joint bodies into new regions:
   xs and the ys' cotangents, carrying the carries' cotangents, whose body is
   the joint of the forward body. It yields the xs' cotangents as its ys.
 - ``graph.while``: its trip count is known only at run time, so there is no
-  stack to reverse over (JAX refuses it too): an error that names
-  ``irc.fori_loop`` with static bounds and ``irc.scan``.
+  stack to reverse over. As in JAX, that matters only where a derivative
+  flows through the loop: a float carry whose value depends on a
+  differentiated input (its initial value, or what the body computes from
+  such carries and closed-over values) and whose result gets a cotangent.
+  An input that reaches only the predicate or integer carries gives the
+  loop no derivative at all (the trip count is piecewise constant), so the
+  rule returns no cotangents: zeros along that path. A derivative through a
+  float carry is an error naming the rule, ``irc.fori_loop`` with static
+  bounds and ``irc.scan``.
 """
 
 from __future__ import annotations
@@ -260,26 +268,85 @@ def _forward_with_stacks(
 # --------------------------------------------------------------------------
 
 
+def active_results(op: Operation, active: set[SSAValue]) -> list[SSAValue]:
+    """The float results of ``op`` that depend on the ``active`` values: all
+    of them when an operand is active, except for a while loop, whose
+    carries are followed one by one (JAX's rule: a derivative enters only
+    through float carries, never through the predicate or integer carries)."""
+    if not any(operand in active for operand in op.operands):
+        return []
+    if isinstance(op, g.WhileOp):
+        flags = while_active_carries(op, [v in active for v in op.inputs])
+        return [r for r, flag in zip(op.outputs, flags, strict=True) if flag]
+    return [r for r in op.results if _is_float(r.type)]
+
+
+def while_active_carries(op: g.WhileOp, active_inputs: Sequence[bool]) -> list[bool]:
+    """Which carries of ``op`` can carry a derivative, given which of its
+    inputs do: a float carry is active when its initial value is, or when
+    the body computes its next value from active carries (a fixed point:
+    activity only grows, so it ends after at most one round per carry)."""
+    body = op.body_region.block
+    active = [
+        flag and _is_float(value.type)
+        for flag, value in zip(active_inputs, op.inputs, strict=True)
+    ]
+    while True:
+        values = {arg for arg, flag in zip(body.args, active, strict=True) if flag}
+        for inner in body.ops:
+            values.update(active_results(inner, values))
+        yielded = g.yield_of(body).values
+        grown = [
+            flag or (value in values and _is_float(value.type))
+            for flag, value in zip(active, yielded, strict=True)
+        ]
+        if grown == active:
+            return active
+        active = grown
+
+
 def while_vjp(
-    emit: Emitter, op: g.WhileOp, results: Cotangents, differentiate: Differentiate
+    emit: Emitter,
+    op: g.WhileOp,
+    results: Cotangents,
+    active_inputs: Sequence[bool],
 ) -> Cotangents:
-    raise PassFailedException(
+    """No cotangents (zeros) when no derivative flows through ``op``'s
+    carries; an error otherwise, as ``jax.lax.while_loop`` gives."""
+    flags = while_active_carries(op, active_inputs)
+    for index, (flag, cotangent) in enumerate(zip(flags, results, strict=True)):
+        if flag and cotangent is not None:
+            raise PassFailedException(_while_error(op, index))
+    return [None] * len(op.operands)
+
+
+def _while_error(op: g.WhileOp, carry: int) -> str:
+    carry_type = g.tensor_type(op.inputs[carry])
+    return (
         f"autodiff: {op_location(op)} is a while loop (irc.while_loop, or "
-        "irc.fori_loop with a traced bound), which reverse mode cannot "
-        "differentiate: its trip count is known only at run time, so there is "
-        "no stack of iterations to run back over (jax.lax.while_loop is "
-        "forward-only too); use irc.fori_loop with int or symbolic bounds "
-        "(x.shape[0]), or irc.scan, whose trip counts are known"
+        "irc.fori_loop with a traced bound) through whose float carry "
+        f"{carry} ({carry_type}) a derivative flows. Reverse mode goes through "
+        "a while loop only when the differentiated inputs reach just its "
+        "predicate or its integer carries (the trip count then counts as a "
+        "constant, as in jax.lax.while_loop): its trip count is known only at "
+        "run time, so there is no stack of iterations to run back over. Use "
+        "irc.fori_loop with int or symbolic bounds (x.shape[0]), or irc.scan, "
+        "whose trip counts are known"
     )
 
 
 def control_flow_vjp(
-    emit: Emitter, op: Operation, results: Cotangents, differentiate: Differentiate
+    emit: Emitter,
+    op: Operation,
+    results: Cotangents,
+    differentiate: Differentiate,
+    active_operands: Sequence[bool],
 ) -> Cotangents:
-    """The cotangents of a region op's operands from its results'."""
+    """The cotangents of a region op's operands from its results'
+    (``active_operands``: which operands depend on a differentiated input)."""
     if isinstance(op, g.CondOp):
         return cond_vjp(emit, op, results, differentiate)
     if isinstance(op, g.ForOp):
         return for_vjp(emit, op, results, differentiate)
     assert isinstance(op, g.WhileOp)
-    return while_vjp(emit, op, results, differentiate)
+    return while_vjp(emit, op, results, active_operands)
