@@ -11,7 +11,15 @@ compiled with ``irc.jit`` (every dim static) and run.
 
 Pytrees work as everywhere in irc: the gradient of a dict of parameters is a
 dict of the same keys. Only floating-point arrays have gradients: an integer
-or bool argument asked for one is a ``TracingError``. See docs/autodiff.md.
+or bool argument in ``argnums`` is a ``TracingError``, as in JAX; ``vjp``
+gives such a primal a zero cotangent (zeros of its shape and dtype, where
+JAX gives ``float0`` zeros).
+
+``f`` may write into its array arguments (``x *= 2``, ``x[0] = 1``): it is
+differentiated as NumPy runs it, each write a new value that later reads
+see, but the transformed function never writes into the caller's arrays
+(the gradient is that of the map from the arguments' values to ``f``'s
+results, as JAX's functions have no writes to make). See docs/autodiff.md.
 """
 
 from __future__ import annotations
@@ -20,14 +28,17 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 from xdsl.dialects import func
 from xdsl.ir import SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from irc import pytree
 from irc.capture import TensorSpec, capture
+from irc.capture.ops import splat
 from irc.capture.tensor import Tensor
 from irc.capture.trace import active_trace, current_trace, tracing_error
+from irc.capture.views import copy
 from irc.dialects import graph as g
 from irc.dialects.sym import GuardOp, shape_text
 from irc.dtypes import dtype
@@ -64,11 +75,40 @@ def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
     outputs are ignored). Eagerly, the pullback runs the forward again in the
     same compiled program; under capture, ``cse`` merges the two forwards."""
     pullback = _Pullback(f)
+    forward = _without_writes(f)
     if active_trace() is None:
         from irc.api import jit
 
-        return jit(f)(*primals), functools.partial(pullback.eager, primals)
-    return f(*primals), functools.partial(pullback, primals)
+        return jit(forward)(*primals), functools.partial(pullback.eager, primals)
+    # The pullback captures ``f`` again on the primals: were they written
+    # here, it would see their new values.
+    return forward(*primals), functools.partial(pullback, primals)
+
+
+def _without_writes(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``f`` called on copies of its traced array arguments: its writes into
+    them (``x *= 2``, ``x[0] = 1``) become new values inside it, which
+    autodiff follows as any other, and never the caller's arrays, which a
+    captured function would otherwise return as extra results to copy back
+    (``irc.capture.views.written_arguments``)."""
+
+    @functools.wraps(f)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        leaves, tree = pytree.flatten((list(args), dict(kwargs)))
+        copies = [copy(leaf) if isinstance(leaf, Tensor) else leaf for leaf in leaves]
+        copied_args, copied_kwargs = pytree.unflatten(tree, copies)
+        result = f(*copied_args, **copied_kwargs)
+        if result is None:
+            raise tracing_error(
+                f"{getattr(f, '__name__', 'f')} returns None: a differentiated "
+                "function must return the values to differentiate (its writes "
+                "into its arguments never reach the caller's arrays under "
+                "irc.grad, irc.value_and_grad and irc.vjp: return the written "
+                "array instead)"
+            )
+        return result
+
+    return call
 
 
 class _Differentiated:
@@ -199,10 +239,17 @@ def _capture_joint(
         for p in positions
         for i in range(len(pytree.flatten(args[p])[0]))
     }
-    specs = [_spec(leaf, index in wanted) for index, leaf in enumerate(leaves)]
+    # vjp gives integer and bool primals zeros (JAX's float0 cotangents);
+    # grad refuses them in argnums (in ``_spec``), as JAX does.
+    constant = set()
+    if cotangents is not None:
+        constant = {i for i in wanted if _integral(leaves[i])}
+        wanted -= constant
+    hint = _VJP_HINT if cotangents is not None else _GRAD_HINT
+    specs = [_spec(leaf, index in wanted, hint) for index, leaf in enumerate(leaves)]
     spec_args, spec_kwargs = pytree.unflatten(in_tree, specs)
     known_facts = {str(fact) for fact in trace.facts}
-    captured = capture(f, spec_args, spec_kwargs, sorted(known_facts))
+    captured = capture(_without_writes(f), spec_args, spec_kwargs, sorted(known_facts))
     function = next(
         op
         for op in captured.module.ops
@@ -223,18 +270,45 @@ def _capture_joint(
     results = _inline(function, inputs, known_facts)
     output_count = len(results) - len(wrt)
     gradients = dict(zip(sorted(wanted), results[output_count:], strict=True))
+    for index in constant:
+        gradients[index] = _zeros_like(leaves[index])
     return _Joint(captured.out_tree, results[:output_count], gradients)
 
 
-def _spec(leaf: Any, differentiated: bool) -> Any:
+def _integral(leaf: Any) -> bool:
+    """Whether ``leaf`` is an integer or bool array (traced, or a static one
+    or a Python int of a capture): it has no gradient."""
+    if isinstance(leaf, Tensor):
+        return not is_differentiable(leaf.value)
+    if isinstance(leaf, bool | int | np.generic | np.ndarray):
+        return np.asarray(leaf).dtype.kind in "biu"
+    return False
+
+
+def _zeros_like(leaf: Any) -> Any:
+    """Zeros of ``leaf``'s shape and dtype: the cotangent of a primal the
+    results cannot vary with (an integer or bool one)."""
+    if isinstance(leaf, Tensor):
+        return splat(0, dtype(leaf.type.element_type), leaf.type.dims)
+    return np.zeros_like(np.asarray(leaf))
+
+
+#: How to leave a static value out of the differentiated arguments.
+_GRAD_HINT = "pass it as an argument outside argnums"
+_VJP_HINT = (
+    "pass it as an array (np.asarray), or let the function close over it "
+    "(irc.vjp differentiates every primal)"
+)
+
+
+def _spec(leaf: Any, differentiated: bool, hint: str = _GRAD_HINT) -> Any:
     """A traced array as the ``TensorSpec`` of its type; static values as
     they are (a differentiated one is an error: it is no array)."""
     if not isinstance(leaf, Tensor):
         if differentiated:
             raise tracing_error(
                 f"cannot differentiate with respect to a {type(leaf).__name__}: "
-                "only arrays have gradients; pass it as an argument outside "
-                "argnums"
+                f"only arrays have gradients; {hint}"
             )
         return leaf
     tensor = leaf.type

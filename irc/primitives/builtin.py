@@ -490,6 +490,20 @@ ACOS = _float_function(
     onnx=OnnxForm((), onnx.in_float32("Acos")),
     aten=("aten.acos",),
 )
+TAN = _float_function(
+    "tan",
+    np.tan,
+    "Elementwise tangent.",
+    # Triton's interpreter has no tan (libdevice's is GPU-only): sin / cos in
+    # float64, rounded once, so float32 results stay within an ulp of NumPy's.
+    TritonSpelling(tl.in_f32(tl.in_f64("(tl.sin({0}) / tl.cos({0}))"))),
+    # Within [-0.9, 0.9], far from the poles at +-pi/2, where tan is monotone.
+    TestDomain(ranges.monotone(math.tan), OperandDomain.UNIT),
+    # 1 + tan(x)**2 from the result: no second trigonometric call.
+    gradient=(grad.times(lambda emit, x, z: grad.one_plus(emit, emit.mul(z, z))),),
+    onnx=OnnxForm(("Tan",), onnx.in_float32("Tan")),
+    aten=("aten.tan",),
+)
 NOT = declare(
     Primitive(
         "not",

@@ -25,7 +25,7 @@ Non-differentiable points follow JAX:
   keeps the gradient of a max that of ``take_along_axis(x, argmax(x))``, as
   PyTorch's ``max(dim)`` does);
 - ``prod`` is exact where elements are zero (the product of the others), not
-  ``prod / x``.
+  ``prod / x``; so is ``cumprod`` (``scan prod``).
 """
 
 from __future__ import annotations
@@ -260,24 +260,54 @@ def _reversed(emit: Emitter, value: SSAValue, axis: int) -> SSAValue:
     return emit.slice(value, offsets, value_type.dims, strides)
 
 
+def _reversed_cumsum(emit: Emitter, value: SSAValue, axis: int) -> SSAValue:
+    """Element ``i`` is the sum of the elements ``j >= i`` along ``axis``."""
+    flipped = _reversed(emit, value, axis)
+    summed = emit.emit(g.ScanOp(ReductionKind.SUM, flipped, axis))
+    return _reversed(emit, summed, axis)
+
+
 def _scan(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
     """Element ``j`` of a running sum feeds every result ``i >= j``: its
-    cotangent is the reversed running sum of ``g``. For a running product
-    each of those results is ``y_i / x_j`` times as sensitive, so it is
-    that of ``g * y``, divided by ``x`` (which divides by zero where an
-    element is 0: the one point where the exact product of the others would
-    be needed)."""
+    cotangent is the reversed running sum of ``g``. A running product's is
+    in :func:`_cumprod_cotangent`."""
     assert isinstance(op, g.ScanOp)
     axis = op.axis.value.data
-    weighted = cotangent
     if op.kind.data is ReductionKind.PROD:
-        weighted = emit.mul(cotangent, op.results[0])
-    flipped = _reversed(emit, weighted, axis)
-    summed = emit.emit(g.ScanOp(ReductionKind.SUM, flipped, axis))
-    result = _reversed(emit, summed, axis)
-    if op.kind.data is ReductionKind.PROD:
-        result = emit.div(result, op.input)
-    return result
+        return _cumprod_cotangent(emit, op, cotangent, axis)
+    return _reversed_cumsum(emit, cotangent, axis)
+
+
+def _cumprod_cotangent(
+    emit: Emitter, op: g.ScanOp, cotangent: SSAValue, axis: int
+) -> SSAValue:
+    """``dx_i = sum_{j >= i} g_j * prod_{k <= j, k != i} x_k`` along the
+    axis, exact where elements are zero (``revcumsum(g * y) / x`` would
+    divide 0 by 0 there). With ``z`` the first zero of a row:
+
+    - before ``z`` no ``x_i`` is 0, and every ``y_j`` with ``j >= z`` is 0,
+      so ``revcumsum(g * y) / x`` is exact;
+    - at ``z`` the products leave out ``x_z`` alone: that is the running
+      product of ``x`` with ``x_z`` replaced by 1, weighted and summed the
+      same way;
+    - after ``z`` every product keeps ``x_z = 0``: the cotangent is 0."""
+    x, y = op.input, op.results[0]
+    one, zero = emit.constant_like(1, x), emit.constant_like(0, x)
+    is_zero = emit.compare(_EQ, x, zero)
+    # The number of zeros up to and including each element: 0 before the
+    # first zero, 1 from it to the second (exact in every float type: only
+    # 0 and 1 are compared, and a running count never rounds down to them).
+    seen = emit.emit(g.ScanOp(ReductionKind.SUM, emit.select(is_zero, one, zero), axis))
+    before = emit.compare(_EQ, seen, zero)
+    first_seen = emit.compare(_EQ, seen, one)
+    safe_x = emit.select(is_zero, one, x)
+    ahead = emit.div(_reversed_cumsum(emit, emit.mul(cotangent, y), axis), safe_x)
+    # x with its first zero (the only zero where ``first_seen``) made 1.
+    skipped = emit.select(is_zero, emit.select(first_seen, one, zero), x)
+    without_first = emit.emit(g.ScanOp(ReductionKind.PROD, skipped, axis))
+    at_first = _reversed_cumsum(emit, emit.mul(cotangent, without_first), axis)
+    at_first = emit.select(is_zero, emit.select(first_seen, at_first, zero), zero)
+    return emit.select(before, ahead, at_first)
 
 
 def _product_of_others(emit: Emitter, op: g.ReduceOp) -> SSAValue:
@@ -389,11 +419,15 @@ def vjp_rule(op_type: type[Operation]) -> Rule | None:
     if issubclass(op_type, g.UnaryOp | g.BinaryOp):
         gradient = op_type.KIND.gradient
         return None if gradient is None else per_operand(*gradient)
-    return VJP_RULES.get(op_type)
+    from irc.passes.autodiff.collective_rules import COLLECTIVE_VJP_RULES
+
+    return VJP_RULES.get(op_type) or COLLECTIVE_VJP_RULES.get(op_type)
 
 
 def carries_no_gradient(op_type: type[Operation]) -> bool:
     """Whether ``op_type``'s results have no gradient by nature."""
     if issubclass(op_type, g.UnaryOp | g.BinaryOp):
         return op_type.KIND.gradient is None
-    return op_type in NO_GRADIENT
+    from irc.passes.autodiff.collective_rules import COLLECTIVE_NO_GRADIENT
+
+    return op_type in NO_GRADIENT or op_type in COLLECTIVE_NO_GRADIENT
