@@ -60,11 +60,13 @@ DIALECT_LEVELS: dict[str, str] = {
 NEUTRAL = (
     "irc.dialects.sym",
     "irc.dialects.debug",
+    "irc.dialects.collective",
     "irc.dialects.elementwise",
     "irc.dialects.kernel_kind",
     "irc.dialects.syntax",
     "irc.interpreters.sym",
     "irc.interpreters.debug",
+    "irc.interpreters.collective",
     "irc.primitives",
     "irc.dtypes",
     "irc.errors",

@@ -73,6 +73,7 @@ from irc.dialects.graph import (
 from irc.dialects.sym import GuardOp
 from irc.dtypes import compute_dtype, dtype
 from irc.errors import AllocationError, BindingError, ExecutionError, IrcError
+from irc.interpreters.collective import CollectiveFunctions
 from irc.interpreters.debug import DebugFunctions
 from irc.interpreters.sym import SymFunctions
 from irc.primitives.builtin import POW
@@ -612,6 +613,7 @@ def graph_interpreter(module: ModuleOp) -> Interpreter:
     interpreter.register_implementations(SymbolicFuncFunctions())
     interpreter.register_implementations(SymFunctions())
     interpreter.register_implementations(DebugFunctions())
+    interpreter.register_implementations(CollectiveFunctions())
     return interpreter
 
 

@@ -55,6 +55,7 @@ from irc.dialects.memory import BufferType
 from irc.dialects.sym import GuardOp
 from irc.dtypes import dtype
 from irc.errors import BindingError, ExecutionError
+from irc.interpreters.collective import CollectiveFunctions
 from irc.interpreters.debug import DebugFunctions
 from irc.interpreters.graph import (
     call_function,
@@ -565,7 +566,28 @@ def memory_interpreter(module: ModuleOp) -> Interpreter:
     interpreter.register_implementations(MemoryFuncFunctions())
     interpreter.register_implementations(SymFunctions())
     interpreter.register_implementations(DebugFunctions(_debug_array))
+    interpreter.register_implementations(
+        CollectiveFunctions(_communicated_array, _receive)
+    )
     return interpreter
+
+
+def _communicated_array(buffer: Buffer, op: Operation) -> np.ndarray:
+    """A collective's input: its buffer's elements, which must be written."""
+    return array_from_buffer(buffer, op, "the value it communicates")
+
+
+def _receive(array: np.ndarray, target: Buffer, op: Operation) -> None:
+    """A collective's result into the buffer it writes."""
+    _check_live(target, op)
+    if array.shape != target.shape:
+        raise ExecutionError(
+            f"{op_location(op)}: the collective made an array of shape "
+            f"{array.shape} for a buffer of shape {target.shape}"
+        )
+    offsets = target.offsets()
+    target.storage.data[offsets] = array
+    target.storage.written[offsets] = True
 
 
 def _debug_array(buffer: Buffer, op: Operation) -> np.ndarray:

@@ -31,7 +31,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from irc.dialects import debug, graph, loop, memory, sym, tile
+from irc.dialects import collective, debug, graph, loop, memory, sym, tile
 from irc.dialects.graph import TensorType
 from irc.dialects.memory import BufferType
 from irc.dialects.tile import broadcast_tile_shapes
@@ -73,7 +73,16 @@ def _is_loop_level_op(op: Operation) -> bool:
             for region in op.regions
             for inner in region.block.ops
         )
-    return isinstance(op, (loop.KernelOp, sym.GuardOp, func.ReturnOp, *debug.DEBUG_OPS))
+    return isinstance(
+        op,
+        (
+            loop.KernelOp,
+            sym.GuardOp,
+            func.ReturnOp,
+            *debug.DEBUG_OPS,
+            *collective.COLLECTIVE_OPS,
+        ),
+    )
 
 
 def _is_loop_level(function: func.FuncOp) -> bool:
@@ -108,7 +117,8 @@ def _check_not_half_tiled(function: func.FuncOp) -> None:
     raise _fail(
         stray,
         "a function with loop kernels may hold only sym.guard, dense "
-        "graph.constant, loop.kernel, debug ops, control flow (graph.cond, graph.while, "
+        "graph.constant, loop.kernel, debug and collective ops, control flow "
+        "(graph.cond, graph.while, "
         "graph.for) over those, and func.return; tile should have made this op "
         "part of a kernel",
     )
@@ -231,6 +241,28 @@ def _last_uses(block: Block) -> dict[SSAValue, int]:
     return last
 
 
+def _keep_collective_inputs(block: Block, last_use: dict[SSAValue, int]) -> None:
+    """A collective runs asynchronously until its result is first used (the
+    launcher waits there), so its input's buffer must not be reused before:
+    it lives at least until that use."""
+    for position, op in enumerate(block.ops):
+        if not isinstance(op, collective.CollectiveOp) or op.input_value is None:
+            continue
+        first_use = _first_use(block, op.produced, position)
+        last_use[op.input_value] = max(last_use[op.input_value], first_use)
+
+
+def _first_use(block: Block, value: SSAValue, defined_at: int) -> int:
+    """The position of the first op of ``block`` after ``defined_at`` that
+    uses ``value``, in its regions too (the defining op's if none does)."""
+    for position, op in enumerate(block.ops):
+        if position > defined_at and any(
+            operand is value for inner in op.walk() for operand in inner.operands
+        ):
+            return position
+    return defined_at
+
+
 def _function_facts(block: Block) -> Facts:
     """The facts of the function's guards; the empty set if they contradict
     each other (such a function never runs, and equal sizes without facts
@@ -264,6 +296,7 @@ class FunctionBufferizer:
             self.buffers[old] = new
         self.returned: set[SSAValue] = set()
         self.last_use = _last_uses(self.old_block)
+        _keep_collective_inputs(self.old_block, self.last_use)
         self.pool = _Pool(_function_facts(self.old_block))
         #: Where ops are emitted: the function's block, or a host region's.
         self.current = self.block
@@ -303,6 +336,8 @@ class FunctionBufferizer:
         elif isinstance(op, debug.DEBUG_OPS):
             # The same op, reading its values' buffers, between the launches.
             self._emit(op.clone(value_mapper=self.buffers), op)
+        elif isinstance(op, collective.CollectiveOp):
+            self._lower_collective(op)
         elif isinstance(op, graph.ConstantOp):
             self._lower_constant(op)
         else:
@@ -375,7 +410,13 @@ class FunctionBufferizer:
         module_block.insert_op_before(kernel, self.function)
         self._emit(memory.LaunchOp(name, [*inputs, *outputs]), op)
 
-    def _storage(self, result: SSAValue, op: loop.KernelOp) -> SSAValue:
+    def _lower_collective(self, op: collective.CollectiveOp) -> None:
+        """The buffer form of a collective, between the launches: it writes
+        its result's buffer, allocated as a kernel output's is."""
+        output = self._storage(op.produced, op)
+        self._emit(collective.on_buffers(op, self.buffers, output), op)
+
+    def _storage(self, result: SSAValue, op: Operation) -> SSAValue:
         """Storage for a kernel output: inside a region, the destination of
         a yielded value or a buffer allocated once for the whole function;
         else fresh if returned, else a dead intermediate's when one fits,
@@ -405,7 +446,10 @@ class FunctionBufferizer:
                 self.pool.release(self.buffers[value], last)
 
     def _is_intermediate(self, value: SSAValue) -> bool:
-        return isinstance(value.owner, loop.KernelOp) and value not in self.returned
+        return (
+            isinstance(value.owner, loop.KernelOp | collective.CollectiveOp)
+            and value not in self.returned
+        )
 
     def _install(self) -> None:
         """Swap the new block in and give the function its buffer signature."""

@@ -43,6 +43,7 @@ _PASSES: dict[str, str] = {
 _DIALECTS: dict[str, str] = {
     "sym": "irc.dialects.sym:Sym",
     "debug": "irc.dialects.debug:Debug",
+    "collective": "irc.dialects.collective:Collective",
     "elementwise": "irc.dialects.elementwise:Elementwise",
     "graph": "irc.dialects.graph:Graph",
     "fusion": "irc.dialects.fusion:Fusion",

@@ -14,14 +14,17 @@ needs to change.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
+from irc.dialects.collective import mesh_of
 from irc.dialects.graph import TensorType
 from irc.errors import IrcError
+from irc.interpreters.collective import simulate
 from irc.interpreters.fusion import run_fusion
 from irc.interpreters.graph import find_function, run_graph
 from irc.interpreters.loop import run_loop
@@ -35,7 +38,9 @@ Signature = Callable[[ModuleOp], list[TensorType]]
 
 #: Dialects that every level embeds (modules, functions, the guards on
 #: symbolic sizes, debug prints): they never decide which level a module is at.
-SHARED_DIALECTS = frozenset({"builtin", "func", "sym", "elementwise", "debug"})
+SHARED_DIALECTS = frozenset(
+    {"builtin", "func", "sym", "elementwise", "debug", "collective"}
+)
 
 
 @dataclass(frozen=True)
@@ -63,7 +68,10 @@ def register_level(level: Level) -> None:
 
     Levels are tried in registration order, so register them from the
     highest (graph) down: a module is run at the first level that covers it.
+    A module with collective ops runs on every rank of its mesh
+    (``spmd_runner``).
     """
+    level = dataclasses.replace(level, run=spmd_runner(level.run))
     for index, known in enumerate(_LEVELS):
         if known.name == level.name:
             _LEVELS[index] = level
@@ -79,6 +87,34 @@ def levels() -> tuple[Level, ...]:
 def module_dialects(module: ModuleOp) -> set[str]:
     """The dialects of ``module``'s ops and types, builtin and func excepted."""
     return used_dialects(module) - SHARED_DIALECTS
+
+
+def rank_inputs(inputs: Sequence[np.ndarray], rank: int) -> list[np.ndarray]:
+    """Rank ``rank``'s inputs in a simulated run: the drawn inputs with
+    their elements rolled by ``rank`` places (the same values, so the same
+    domains, but a different array on every rank)."""
+    return [
+        np.roll(np.asarray(a), rank) if np.ndim(a) else np.asarray(a) for a in inputs
+    ]
+
+
+def spmd_runner(run: Runner) -> Runner:
+    """``run`` for modules with collectives too: on every rank of the mesh,
+    simulated in this process (``rank_inputs``), each result stacked over
+    the ranks along a new leading axis."""
+
+    def run_everywhere(
+        module: ModuleOp, inputs: Sequence[np.ndarray]
+    ) -> list[np.ndarray]:
+        mesh = mesh_of(module)
+        if mesh is None:
+            return run(module, inputs)
+        per_rank = simulate(
+            mesh.size, lambda rank: run(module, rank_inputs(inputs, rank))
+        )
+        return [np.stack(results) for results in zip(*per_rank, strict=True)]
+
+    return run_everywhere
 
 
 def level_of(module: ModuleOp) -> Level:

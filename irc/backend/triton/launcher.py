@@ -52,7 +52,7 @@ from irc.backend.triton.names import (
     text_literal,
 )
 from irc.backend.triton.typenames import host_torch_type, torch_type
-from irc.dialects import debug, memory, sym
+from irc.dialects import collective, debug, memory, sym
 from irc.dialects import triton as tt
 from irc.dialects.kernel_kind import (
     MIN_LAUNCH_TILE,
@@ -220,6 +220,8 @@ class LauncherEmitter:
     _bound: set[str] = field(default_factory=set)
     #: How deep in host control flow the lines being emitted are.
     _depth: int = 0
+    #: The collectives in flight: the buffer each writes, its handle's name.
+    pending: list[tuple[SSAValue, str]] = field(default_factory=list)
     #: Each distinct grid of the launches -> its variable.
     grids: dict[tuple[SymExpr, ...], str] = field(default_factory=dict)
     #: The grids tested against CUDA's limits before any launch.
@@ -516,8 +518,8 @@ class LauncherEmitter:
 
     def _host_touched(self) -> set[SSAValue]:
         """The buffers host control flow reads, writes, views or carries
-        (a decision's predicate, an index, a copy, a row, a loop's carries)
-        and those debug ops show:
+        (a decision's predicate, an index, a copy, a row, a loop's carries),
+        those debug ops show and those collectives communicate:
         they are tensors of their own, which the host can touch directly,
         where a compiled kernel's workspace slice is only an address."""
         return {
@@ -525,7 +527,13 @@ class LauncherEmitter:
             for op in self.function.walk()
             if isinstance(
                 op,
-                (*memory.HOST_TRANSFER_OPS, *debug.DEBUG_OPS, scf.WhileOp, scf.ForOp),
+                (
+                    *memory.HOST_TRANSFER_OPS,
+                    *debug.DEBUG_OPS,
+                    *collective.COLLECTIVE_OPS,
+                    scf.WhileOp,
+                    scf.ForOp,
+                ),
             )
             for operand in op.operands
             if isinstance(operand.type, BufferType)
@@ -540,6 +548,7 @@ class LauncherEmitter:
     # Host ops ------------------------------------------------------------
 
     def _host_op(self, op: Operation) -> None:
+        self._await_used(op)
         if isinstance(op, sym.GuardOp):
             return  # checked up front
         if isinstance(op, memory.AllocOp | memory.ReuseOp) and op.result in self.slots:
@@ -561,7 +570,10 @@ class LauncherEmitter:
             self._launch(op)
         elif isinstance(op, debug.DEBUG_OPS):
             self._debug(op)
+        elif isinstance(op, collective.CollectiveOp):
+            self._collective(op)
         elif isinstance(op, func.ReturnOp):
+            self._await_all(0)
             self._emit(f"    return {_tuple_text(self._results(op.arguments))}")
         elif not self._control_flow_op(op):
             raise EmitError(
@@ -579,6 +591,41 @@ class LauncherEmitter:
         self._emit(
             f"    _irc_debug({kind!a}, {text!a}, {names}, {op.is_backward}, {values})"
         )
+
+    def _collective(self, op: collective.CollectiveOp) -> None:
+        """A collective as a call of the prelude's ``_irc_collective``, which
+        starts it (``torch.distributed``, asynchronous where torch is); its
+        result is waited for where it is first used (``_await_used``). Its
+        parameters, mesh and axes are ``ascii`` literals: no IR text can
+        end them."""
+        kind = op.name.removeprefix("collective.")
+        source = op.input_value
+        handle = self.namer.fresh("h_", kind)
+        self._emit(
+            f"    {handle} = _irc_collective({kind!a}, {op.parameters()!a}, "
+            f"{op.mesh.shape!a}, {op.mesh.names!a}, {op.axis_names!a}, "
+            f"{'None' if source is None else self.values[source]}, "
+            f"{self.values[op.produced]})"
+        )
+        self.pending.append((op.produced, handle))
+
+    def _await_used(self, op: Operation) -> None:
+        """Wait for the collectives in flight whose results ``op`` (or an op
+        in its regions) reads."""
+        if not self.pending:
+            return
+        used = {operand for inner in op.walk() for operand in inner.operands}
+        for value, handle in list(self.pending):
+            if self._storage(value) in {self._storage(u) for u in used}:
+                self._emit(f"    {handle}.wait()")
+                self.pending.remove((value, handle))
+
+    def _await_all(self, since: int) -> None:
+        """Wait for the collectives started since ``since`` pending ones
+        (at the end of a region, or of the function)."""
+        while len(self.pending) > since:
+            _, handle = self.pending.pop(since)
+            self._emit(f"    {handle}.wait()")
 
     def _slice(self, value: SSAValue) -> str:
         """The intermediate ``value`` in the workspace: a tensor view for the
@@ -809,8 +856,10 @@ class LauncherEmitter:
         ops = list(block.ops)
         if isinstance(ops[-1], scf.YieldOp | scf.ConditionOp):
             ops = ops[:-1]
+        in_flight = len(self.pending)
         for op in ops:
             self._host_op(op)
+        self._await_all(in_flight)
         if not ops:
             self._emit("    pass")
         self._depth -= 1

@@ -465,6 +465,153 @@ def _irc_debug(kind, text, names, backward, values):
     registry.show(kind, text, names, backward, arrays)
 
 
+class _IrcPending:
+    """A collective in flight: `wait()` waits for torch.distributed's work
+    (None when it ran synchronously), then finishes the result in place."""
+
+    def __init__(self, work, finish=None):
+        self.work, self.finish = work, finish
+
+    def wait(self):
+        if self.work is not None:
+            self.work.wait()
+        if self.finish is not None:
+            self.finish()
+
+
+# Process groups per (mesh, axes), made once and in the same order on every
+# rank, as torch.distributed.new_group requires.
+_IRC_GROUPS = {}
+
+
+def _irc_mesh_group(shape, names, axes, rank):
+    """The members (global ranks, in group-index order) of `rank`'s group
+    over the mesh axes `axes`, and every group over them."""
+    positions = [names.index(a) for a in axes]
+    def coordinates(r):
+        coords = []
+        for size in reversed(shape):
+            r, c = divmod(r, size)
+            coords.append(c)
+        return coords[::-1]
+    def rank_at(coords):
+        r = 0
+        for c, size in zip(coords, shape):
+            r = r * size + c
+        return r
+    def members(r):
+        base, found = coordinates(r), []
+        count = 1
+        for p in positions:
+            count *= shape[p]
+        for index in range(count):
+            coords = list(base)
+            for p in reversed(positions):
+                index, coords[p] = divmod(index, shape[p])
+            found.append(rank_at(coords))
+        return found
+    world = 1
+    for size in shape:
+        world *= size
+    groups = {}
+    for r in range(world):
+        group = members(r)
+        groups.setdefault(min(group), group)
+    return members(rank), [groups[first] for first in sorted(groups)]
+
+
+def _irc_process_group(shape, names, axes):
+    """This rank's torch.distributed group over `axes`, its members and its
+    index among them (the default group when it spans every rank)."""
+    import torch.distributed as dist
+    world, rank = dist.get_world_size(), dist.get_rank()
+    size = 1
+    for extent in shape:
+        size *= extent
+    if world != size:
+        raise LaunchError(f"this program runs on a mesh of {size} ranks ({', '.join(f'{n}={s}' for n, s in zip(names, shape))}) but the torch.distributed job has {world}: start it with torchrun --nproc-per-node {size}")
+    key = (shape, names, axes)
+    if key not in _IRC_GROUPS:
+        members, groups = _irc_mesh_group(shape, names, axes, rank)
+        if len(members) == world:
+            _IRC_GROUPS[key] = (None, members)
+        else:
+            made = [dist.new_group(group) for group in groups]
+            _IRC_GROUPS[key] = (made[groups.index(members)], members)
+    group, members = _IRC_GROUPS[key]
+    return group, members, members.index(rank)
+
+
+def _irc_collective(kind, params, shape, names, axes, source, target):
+    """A collective op between launches: torch.distributed's call on the
+    mesh's process group, asynchronous where torch's is; the launcher waits
+    for the result where it is first used."""
+    import torch.distributed as dist
+    group, members, index = _irc_process_group(shape, names, axes)
+    count = len(members)
+    if kind == "axis_index":
+        target.fill_(index)
+        return _IrcPending(None)
+    if kind == "all_reduce":
+        target.copy_(source)
+        reduction = params["reduction"]
+        op = {"sum": dist.ReduceOp.SUM, "mean": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}[reduction]
+        work = dist.all_reduce(target, op=op, group=group, async_op=True)
+        if reduction != "mean":
+            return _IrcPending(work)
+        if target.dtype.is_floating_point:
+            return _IrcPending(work, lambda: target.div_(count))
+        return _IrcPending(work, lambda: target.copy_(torch.div(target, count, rounding_mode="floor")))
+    if kind == "all_gather":
+        parts = [torch.empty_like(source) for _ in range(count)]
+        work = dist.all_gather(parts, source.contiguous(), group=group, async_op=True)
+        join = torch.cat if params["tiled"] else torch.stack
+        return _IrcPending(work, lambda: target.copy_(join(parts, params["dim"])))
+    if kind == "reduce_scatter":
+        # An all-reduce of the whole value, of which each member keeps its
+        # block: every backend has it (gloo has no reduce-scatter).
+        total = source.clone()
+        op = {"sum": dist.ReduceOp.SUM, "mean": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}[params["reduction"]]
+        work = dist.all_reduce(total, op=op, group=group, async_op=True)
+        def finish():
+            block = torch.chunk(total, count, params["dim"])[index] if params["tiled"] else total.select(params["dim"], index)
+            if params["reduction"] == "mean":
+                block = block / count if block.dtype.is_floating_point else torch.div(block, count, rounding_mode="floor")
+            target.copy_(block)
+        return _IrcPending(work, finish)
+    if kind == "all_to_all":
+        # Every member's blocks gathered, this member's taken from each: the
+        # same on every backend (gloo has no all-to-all).
+        parts = [torch.empty_like(source) for _ in range(count)]
+        work = dist.all_gather(parts, source.contiguous(), group=group, async_op=True)
+        def finish():
+            received = [torch.chunk(part, count, params["split_dim"])[index] for part in parts]
+            target.copy_(torch.cat(received, params["concat_dim"]))
+        return _IrcPending(work, finish)
+    if kind == "broadcast":
+        target.copy_(source)
+        work = dist.broadcast(target, src=members[params["root"]], group=group, async_op=True)
+        return _IrcPending(work)
+    if kind == "ppermute":
+        operations = []
+        receives = False
+        for src, dst in params["pairs"]:
+            if src == index:
+                operations.append(dist.P2POp(dist.isend, source.contiguous(), members[dst], group))
+            if dst == index:
+                operations.append(dist.P2POp(dist.irecv, target, members[src], group))
+                receives = True
+        if not receives:
+            target.zero_()
+        works = dist.batch_isend_irecv(operations) if operations else []
+        class _All:
+            def wait(self):
+                for work in works:
+                    work.wait()
+        return _IrcPending(_All())
+    raise LaunchError(f"unknown collective {kind!r}")
+
+
 #: Whether this module's kernels are interpreted: Triton decides it when a
 #: kernel is defined, from this same setting.
 _IRC_INTERPRETED = triton.knobs.runtime.interpret

@@ -1,0 +1,147 @@
+"""Sharded programs the distributed tests run, simulated in one process and
+as the ranks of a gloo job (functions at the top level: the job's processes
+import them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import irc
+
+P = irc.PartitionSpec
+
+
+def every_collective(x: Any, w: Any) -> tuple[Any, ...]:
+    """Each collective of the dialect, on one rank's block of x."""
+    y = x @ w
+    return (
+        irc.psum((y * y).sum(), "data"),
+        irc.all_gather(y, "data", tiled=True),
+        irc.all_gather(y, "data"),
+        irc.psum_scatter(y, "data", tiled=True),
+        irc.ppermute(y, "data", [(i, (i + 1) % 2) for i in range(2)]),
+        irc.pmax(y, "data"),
+        irc.pmin(y, "data"),
+        irc.pmean(y, "data"),
+        irc.pbroadcast(y, "data", 1),
+        irc.axis_index("data"),
+        irc.all_to_all(y, "data", 0, 1, tiled=True),
+    )
+
+
+def mlp_loss(params: dict[str, Any], x: Any) -> Any:
+    """A GELU MLP's squared output, averaged."""
+    h = np.tanh(x @ params["w1"] + params["b1"])
+    return np.mean((h @ params["w2"]) ** 2)
+
+
+def data_parallel_step(params: dict[str, Any], x: Any) -> tuple[Any, Any]:
+    """One SGD step on this rank's batch block, gradients averaged over the
+    data axis (what the unsharded step computes on the whole batch)."""
+    loss, grads = irc.value_and_grad(mlp_loss)(params, x)
+    loss, grads = irc.pmean((loss, grads), "data")
+    new = {k: params[k] - 0.1 * grads[k] for k in params}
+    return loss, new
+
+
+def tensor_parallel_mlp(x: Any, w1: Any, w2: Any) -> Any:
+    """Megatron's MLP: w1 split by columns and w2 by rows over "model", one
+    all-reduce of the partial products."""
+    return irc.psum(np.tanh(x @ w1) @ w2, "model")
+
+
+def mlp(x: Any, w1: Any, w2: Any) -> Any:
+    return np.tanh(x @ w1) @ w2
+
+
+def tensor_parallel_attention(x: Any, wq: Any, wk: Any, wv: Any, wo: Any) -> Any:
+    """Attention heads split over "model": each rank computes its heads
+    (the columns of wq, wk, wv for them, the rows of wo), one all-reduce."""
+    return irc.psum(_heads(x, wq, wk, wv, wo), "model")
+
+
+def attention(x: Any, wq: Any, wk: Any, wv: Any, wo: Any) -> Any:
+    return _heads(x, wq, wk, wv, wo)
+
+
+HEAD_DIM = 4
+
+
+def _heads(x: Any, wq: Any, wk: Any, wv: Any, wo: Any) -> Any:
+    seq = x.shape[0]
+    heads = wq.shape[1] // HEAD_DIM
+
+    def split(t: Any) -> Any:
+        return t.reshape(seq, heads, HEAD_DIM).transpose(1, 0, 2)
+
+    q, k, v = split(x @ wq), split(x @ wk), split(x @ wv)
+    scores = q @ k.transpose(0, 2, 1) / np.sqrt(np.float32(HEAD_DIM))
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    p = e / e.sum(axis=-1, keepdims=True)
+    out = (p @ v).transpose(1, 0, 2).reshape(seq, heads * HEAD_DIM)
+    return out @ wo
+
+
+def inputs_every_collective() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return (
+        rng.standard_normal((8, 4)).astype(np.float32),
+        rng.standard_normal((4, 6)).astype(np.float32),
+    )
+
+
+def run_every_collective(rank: int, backend: str) -> list[np.ndarray]:
+    """A rank of a 2-process job: its results of ``every_collective``."""
+    mesh = irc.Mesh(2, "data")
+    sharded = irc.shard_map(every_collective, mesh, (P("data"), P()), P("data"))
+    blocks = sharded.blocks(inputs_every_collective(), rank)
+    return [np.asarray(r) for r in sharded.local(*blocks, backend=backend)]
+
+
+def mlp_params(width: int = 8) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(1)
+    return {
+        "w1": (rng.standard_normal((4, width)) / 2).astype(np.float32),
+        "b1": rng.standard_normal(width).astype(np.float32),
+        "w2": (rng.standard_normal((width, 3)) / 2).astype(np.float32),
+    }
+
+
+def batch(rows: int = 8) -> np.ndarray:
+    return np.random.default_rng(2).standard_normal((rows, 4)).astype(np.float32)
+
+
+def run_data_parallel(rank: int, world: int, backend: str, steps: int) -> list[float]:
+    """A rank of a data-parallel job: the losses of ``steps`` SGD steps on its
+    block of the batch, and its final parameters."""
+    mesh = irc.Mesh(world, "data")
+    step = irc.shard_map(data_parallel_step, mesh, (P(), P("data")), (P(), P()))
+    params, x = mlp_params(), batch()
+    losses = []
+    for _ in range(steps):
+        blocks = step.blocks((params, x), rank)
+        loss, params = step.local(*blocks, backend=backend)
+        losses.append(float(np.asarray(loss)))
+        params = {k: np.asarray(v) for k, v in params.items()}
+    return [losses, params]
+
+
+def run_tensor_parallel(rank: int, backend: str) -> list[np.ndarray]:
+    """A rank of a 2x2 (data, model) job: its blocks of the tensor-parallel
+    MLP's and attention's outputs."""
+    mesh = irc.Mesh((2, 2), ("data", "model"))
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((8, 4)).astype(np.float32)
+    w1 = rng.standard_normal((4, 8)).astype(np.float32)
+    w2 = rng.standard_normal((8, 4)).astype(np.float32)
+    mlp_sharded = irc.shard_map(
+        tensor_parallel_mlp, mesh, (P("data"), P(None, "model"), P("model")), P("data")
+    )
+    out = [
+        np.asarray(
+            mlp_sharded.local(*mlp_sharded.blocks((x, w1, w2), rank), backend=backend)
+        )
+    ]
+    return out
