@@ -40,7 +40,7 @@ from irc.capture.tensor import Tensor
 from irc.capture.trace import active_trace, current_trace, tracing_error
 from irc.capture.views import copy
 from irc.dialects import graph as g
-from irc.dialects.sym import GuardOp, shape_text
+from irc.dialects.sym import GuardOp
 from irc.dtypes import dtype
 from irc.passes.autodiff import differentiate, is_differentiable
 
@@ -249,7 +249,8 @@ def _capture_joint(
     specs = [_spec(leaf, index in wanted, hint) for index, leaf in enumerate(leaves)]
     spec_args, spec_kwargs = pytree.unflatten(in_tree, specs)
     known_facts = {str(fact) for fact in trace.facts}
-    captured = capture(_without_writes(f), spec_args, spec_kwargs, sorted(known_facts))
+    inner_facts = _facts_about(trace.facts, specs)
+    captured = capture(_without_writes(f), spec_args, spec_kwargs, inner_facts)
     function = next(
         op
         for op in captured.module.ops
@@ -273,6 +274,25 @@ def _capture_joint(
     for index in constant:
         gradients[index] = _zeros_like(leaves[index])
     return _Joint(captured.out_tree, results[:output_count], gradients)
+
+
+def _facts_about(facts: Any, specs: Sequence[Any]) -> list[str]:
+    """The enclosing capture's facts that name only symbols of ``specs``'
+    dims: the inner capture refuses a fact about a symbol none of its
+    arguments has (``M >= 2`` where ``f`` takes an ``[N]`` array)."""
+    bound = {
+        name
+        for spec in specs
+        if isinstance(spec, TensorSpec)
+        for dim in spec.dims
+        for name in dim.symbols
+    }
+    kept = set()
+    for fact in facts:
+        named = fact.lhs.symbols | fact.rhs.symbols
+        if named <= bound:
+            kept.add(str(fact))
+    return sorted(kept)
 
 
 def _integral(leaf: Any) -> bool:
@@ -318,18 +338,9 @@ def _spec(leaf: Any, differentiated: bool, hint: str = _GRAD_HINT) -> Any:
             "array: only floating-point arrays have gradients (cast it with "
             ".astype(np.float32), or leave it out of argnums)"
         )
-    dims: list[int | str] = []
-    for dim in tensor.dims:
-        name, size = dim.symbol_name, dim.constant
-        if name is None and size is None:
-            raise tracing_error(
-                f"cannot differentiate a function of an array of shape "
-                f"{shape_text(tensor.dims)}: the arguments of a differentiated "
-                "function must have static dims or plain symbols (N, not N*4) "
-                "for now; differentiate a function of the compiled function's own "
-                "arguments"
-            )
-        dims.append(name if name is not None else size)  # type: ignore[arg-type]
+    # A derived dim (N*4, N - 1) is spelt as its expression: the inner
+    # capture's symbols are the enclosing one's, so its IR inlines as is.
+    dims = [dim.constant if dim.is_constant else str(dim) for dim in tensor.dims]
     return TensorSpec(dims, dtype(tensor.element_type))
 
 

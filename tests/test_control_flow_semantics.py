@@ -534,11 +534,16 @@ def test_the_gradient_of_writes_at_the_loop_index() -> None:
     _close(dx, np.array([2 * (_fill_reference(x, w)[i] * w).sum() for i in range(3)]))
 
 
-def test_writes_through_an_index_array_stay_refused() -> None:
+def test_writes_through_an_index_array_are_numpys() -> None:
+    # An array of indices (not a 0-d one) is a scatter: NumPy's last write
+    # wins (tests/test_advanced_indexing.py has the rest).
     def scatter(x, idx):
         y = x.copy()
-        y[idx] = 0.0
+        y[idx] = np.arange(2, dtype=np.float32) + 7
         return y
 
-    with pytest.raises(irc.TracingError, match="assignment through an index array"):
-        irc.trace(scatter, VECTOR, irc.TensorSpec((2,), "int64"))
+    compiled = irc.compile(scatter, VECTOR, irc.TensorSpec((2,), "int64"))
+    x, idx = np.arange(3, dtype=F32), np.array([1, 1])
+    want = x.copy()
+    want[idx] = np.arange(2, dtype=np.float32) + 7
+    _close(compiled(x, idx, backend="reference"), want)

@@ -246,7 +246,8 @@ def _is_boolean(item: Any) -> bool:
 
 
 def _advanced_getitem(value: Tensor, key: tuple) -> Tensor:
-    """``x[key]`` for a key with one integer array.
+    """``x[key]`` for a key with one integer array (several:
+    ``irc.capture.advanced_indexing``).
 
     Each axis is indexed in place first (an int keeps a size-1 axis); then one
     transpose and one reshape put the result's axes where NumPy puts them:
@@ -255,10 +256,9 @@ def _advanced_getitem(value: Tensor, key: tuple) -> Tensor:
     (NumPy's rule for separated advanced indices).
     """
     if sum(1 for item in key if is_index_array(item)) > 1:
-        raise tracing_error(
-            "indexing with more than one array is not supported; index one axis "
-            "at a time"
-        )
+        from irc.capture.advanced_indexing import gather
+
+        return gather(value, key)
     result, axis = value, 0
     placement: list[int | None] = []  # per result axis: an axis of `result`, or new
     array_axes: list[int] = []
@@ -336,7 +336,8 @@ def expand_key(key: tuple, rank: int) -> tuple:
         )
     fill = (slice(None),) * (rank - used)
     if ellipses:
-        position = key.index(Ellipsis)
+        # not key.index(Ellipsis): that compares traced arrays with ==
+        position = next(k for k, item in enumerate(key) if item is Ellipsis)
         return key[:position] + fill + key[position + 1 :]
     return key + fill
 

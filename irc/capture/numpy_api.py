@@ -624,34 +624,23 @@ UFUNC_REDUCE_HANDLERS[np.minimum] = lambda v, axis=0, keepdims=False: reduce(
 
 
 def _add_at(array: Any, indices: Any, values: Any = None) -> None:
-    """``np.add.at(a, i, v)``: ``v`` added into ``a`` at the rows ``i`` of
-    its first axis, repeated rows accumulating (a ``graph.scatter_add``,
-    the adjoint of ``np.take``), written into ``a`` as every write is."""
+    """``np.add.at(a, index, v)``: ``v`` added into ``a`` at the positions
+    ``index`` names (integer arrays, slices, ints), repeated positions
+    accumulating (``irc.capture.advanced_indexing.add_at``), written into
+    ``a`` as every write is."""
+    from irc.capture.advanced_indexing import add_at
+
     if not isinstance(array, Tensor):
         raise tracing_error(
             "np.add.at writes into a traced array only; here the array is "
             f"{type(array).__name__}: make it traced (np.zeros_like of one, or "
             "an argument)"
         )
-    if isinstance(indices, tuple) and len(indices) == 1:
-        (indices,) = indices
-    if values is None or isinstance(indices, tuple | slice) or indices is Ellipsis:
+    if values is None:
         raise tracing_error(
-            "np.add.at is supported with one integer array of indices into the "
-            "first axis and the values to add: np.add.at(a, rows, values)"
+            "np.add.at needs the values to add: np.add.at(a, index, values)"
         )
-    index = layout.as_tensor(indices)
-    if index.irc_dtype.kind != "i":
-        raise tracing_error(
-            f"np.add.at indices must be integers, got {index.irc_dtype.name}",
-            IrcTypeError,
-        )
-    extent = array.shape[0]
-    wrapped = np.where(index < 0, index + extent, index)  # NumPy counts from the end
-    rows = (*index.type.dims, *array.type.dims[1:])
-    updates = materialize(values, array.irc_dtype, rows)
-    scattered = emit(graph.ScatterAddOp(updates.value, wrapped.value, 0, array.type))
-    array[...] = array + scattered
+    add_at(array, indices, values)
 
 
 UFUNC_AT_HANDLERS[np.add] = _add_at

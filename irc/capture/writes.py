@@ -25,6 +25,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from irc.capture import layout
+from irc.capture.advanced_indexing import scatter_set
 from irc.capture.dynamic_writes import dynamic_setitem, is_dynamic_key
 from irc.capture.ops import (
     broadcast_to,
@@ -62,12 +63,10 @@ def setitem(target: Tensor, key: Any, value: Any) -> None:
         dynamic_setitem(target, items, value)
         return
     if any(layout.is_index_array(item) for item in items):
-        raise tracing_error(
-            "assignment through an index array (x[idx] = v) is not supported: it "
-            "is a scatter, where NumPy lets the last of repeated indices win; "
-            "write x = np.where(mask, v, x) with a mask of the positions, or "
-            "assign slices"
-        )
+        if isinstance(value, MaskRead):
+            raise value.refused("assigned through index arrays")
+        scatter_set(target, items, value)  # the last of repeated indices wins
+        return
     if isinstance(value, MaskRead):
         raise value.refused("assigned to a slice")
     window, dims = layout.basic_window(target, items)
