@@ -29,12 +29,13 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import PassFailedException
+from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from irc.dialects import collective, debug, graph, loop, memory, sym, tile
 from irc.dialects.graph import TensorType
 from irc.dialects.memory import BufferType
 from irc.dialects.tile import broadcast_tile_shapes
+from irc.lowering.fusion_to_loop.builder import indices_fit
 from irc.lowering.host_control_flow import HostControlFlow
 from irc.shapes import Facts, ShapeError, SymExpr
 
@@ -241,15 +242,22 @@ def _last_uses(block: Block) -> dict[SSAValue, int]:
     return last
 
 
-def _keep_collective_inputs(block: Block, last_use: dict[SSAValue, int]) -> None:
+def _keep_collective_inputs(
+    block: Block, last_use: dict[SSAValue, int]
+) -> dict[int, list[SSAValue]]:
     """A collective runs asynchronously until its result is first used (the
     launcher waits there), so its input's buffer must not be reused before:
-    it lives at least until that use."""
+    it lives at least until that use. The inputs so kept, by the position
+    at which they now die."""
+    kept: dict[int, list[SSAValue]] = {}
     for position, op in enumerate(block.ops):
         if not isinstance(op, collective.CollectiveOp) or op.input_value is None:
             continue
         first_use = _first_use(block, op.produced, position)
-        last_use[op.input_value] = max(last_use[op.input_value], first_use)
+        if first_use > last_use[op.input_value]:
+            last_use[op.input_value] = first_use
+            kept.setdefault(first_use, []).append(op.input_value)
+    return kept
 
 
 def _first_use(block: Block, value: SSAValue, defined_at: int) -> int:
@@ -296,7 +304,9 @@ class FunctionBufferizer:
             self.buffers[old] = new
         self.returned: set[SSAValue] = set()
         self.last_use = _last_uses(self.old_block)
-        _keep_collective_inputs(self.old_block, self.last_use)
+        #: Collective inputs kept alive past their own last use: by the
+        #: position at which they die.
+        self.kept_until = _keep_collective_inputs(self.old_block, self.last_use)
         self.pool = _Pool(_function_facts(self.old_block))
         #: Where ops are emitted: the function's block, or a host region's.
         self.current = self.block
@@ -438,7 +448,8 @@ class FunctionBufferizer:
         reads) are free once it has run (once ``last``, the last op it
         became, has)."""
         seen: set[SSAValue] = set()
-        for value in (*op.operands, *op.results):
+        kept = self.kept_until.get(position, [])
+        for value in (*op.operands, *op.results, *kept):
             if value in seen or not self._is_intermediate(value):
                 continue
             seen.add(value)
@@ -483,6 +494,9 @@ class KernelBufferizer:
         self.offsets: dict[tuple[object, ...], SSAValue] = {}
         self.last_size: Operation | None = None
         self.symbols = set(op.symbol_names)
+        self.facts: Facts | None = None
+        #: Whether offsets of a width into a buffer of a size fit that width.
+        self.narrow_fits: dict[tuple[SymExpr, int], bool] = {}
 
     def run(self) -> memory.KernelOp:
         old_block = self.op.body.block
@@ -560,8 +574,12 @@ class KernelBufferizer:
         An earlier access's offset with the same terms is reused when it is
         visible here (a load and a store at the same place share it).
         """
-        index_type = _index_type(indices)
         terms = _offset_terms(indices, buffer, others)
+        index_type = _index_type(indices)
+        if len(terms) > 1 or any(stride != 1 for _, stride in terms):
+            # Only arithmetic this pass adds can wrap: an index used as
+            # it is keeps its type.
+            index_type = self._offset_type(index_type, buffer)
         key = (index_type, *terms)
         known = self.offsets.get(key)
         if known is not None and _visible(known, access):
@@ -573,6 +591,33 @@ class KernelBufferizer:
             offset.name_hint = "off"
         self.offsets[key] = offset
         return offset
+
+    def _offset_type(self, indices: IntegerType, buffer: BufferType) -> IntegerType:
+        """The type of an offset into ``buffer`` from indices whose widest
+        type is ``indices``: that type, unless it is narrower than 64
+        bits and the facts in scope do not prove ``buffer`` small enough
+        for it by the tiler's rule (``indices_fit``), then ``i64``. A
+        product ``row * D`` of a hand-written i32 kernel would wrap past
+        ``2**31`` on a large buffer; the tiler's own i32 kernels are proven
+        by the same rule, so their offsets stay i32."""
+        width = indices.width.data
+        if width >= 64:
+            return indices
+        key = (buffer.numel, width)
+        if key not in self.narrow_fits:
+            facts = self._facts()
+            self.narrow_fits[key] = indices_fit(facts, [buffer.numel], width)
+        return indices if self.narrow_fits[key] else i64
+
+    def _facts(self) -> Facts:
+        """The facts of the guards around the kernel (none if they
+        contradict each other: such code never runs, and i64 is safe)."""
+        if self.facts is None:
+            try:
+                self.facts = sym.facts_in_scope(self.op)
+            except VerifyException:
+                self.facts = Facts()
+        return self.facts
 
     def _sum_of_terms(
         self,

@@ -18,9 +18,16 @@ compared values for the access it guards: on every lane where the mask
 holds, ``x < D`` holds of the ``x`` that the offset uses at that lane,
 because tiles broadcast right-aligned by shape alone, so the lane of ``x``
 that an elementwise chain reaches is the same through the mask and through
-the offset. Values reached through anything else (a reduction, a loop's
-results, a load, an op this module does not know) are unbounded: the
-checker may fail to prove an access, never prove a wrong one.
+the offset; a ``select``'s condition refines its branches alike. Values
+reached through anything else (a reduction, a loop's results, a load, an
+op this module does not know) are unbounded: the checker may fail to prove
+an access, never prove a wrong one.
+
+The search for a counter-example evaluates the integer slice of an access
+exactly, with narrow (i32) integers wrapping around as on the GPU: an
+access whose index went through a wrap on an active lane is a counter-
+example, reported with the op that wrapped and its values. Bindings past
+``2**16`` and ``2**31`` are tried when an index is narrow.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -64,6 +71,10 @@ GRID_LIMITS = (2**31 - 1, 65535, 65535)
 #: How deep the backward slice of an index may go before its value counts
 #: as unbounded (hostile IR could otherwise exhaust Python's stack).
 _MAX_DEPTH = 200
+
+#: Select branches narrowed by their condition per access (see
+#: ``KernelIntervals._branch``).
+_MAX_NARROWED_BRANCHES = 256
 
 #: Program ids and loop iterations tried per binding in the search for a
 #: counter-example, and bindings of the symbols tried.
@@ -215,6 +226,8 @@ class KernelIntervals:
         self._ranges: dict[SymExpr, tuple[int | None, int | None]] = {}
         self._active: dict[tuple[Fact, ...], KernelIntervals] = {}
         self._divisor_cache: list[SymExpr] | None = None
+        #: Select branches left to narrow in the current access's proof.
+        self._branch_budget = _MAX_NARROWED_BRANCHES
 
     # ----- proofs ---------------------------------------------------------
 
@@ -296,7 +309,10 @@ class KernelIntervals:
             return self.interval(operand, refined, memo, depth + 1)
 
         try:
-            computed = self._op_interval(op, of, depth)
+            if isinstance(op, SelectOp):
+                computed = self._select(op, refined, memo, depth)
+            else:
+                computed = self._op_interval(op, of, depth)
         except ShapeError:  # a bound too large to expand: no bound
             return UNBOUNDED
         if isinstance(op, ProgramIdOp):  # below CUDA's grid limits: no wrap
@@ -313,8 +329,8 @@ class KernelIntervals:
         if width == 1 or width >= 64:
             return x
         half = 2 ** (width - 1)
-        low_fits = x.low is not None and self._within(x.low, -half, half - 1)
-        high_fits = x.high is not None and self._within(x.high, -half, half - 1)
+        low_fits = x.low is not None and self._fits(x.low, -half, half - 1)
+        high_fits = x.high is not None and self._fits(x.high, -half, half - 1)
         if low_fits and high_fits:
             return x
         if x.low is not None and self._within(x.low, 0, None):
@@ -322,6 +338,14 @@ class KernelIntervals:
         if x.high is not None and self._within(x.high, None, 0):
             return Interval(x.low, as_expr(half - 1))
         return Interval(as_expr(-half), as_expr(half - 1))
+
+    def _fits(self, e: SymExpr, low: int, high: int) -> bool:
+        """Whether ``low <= e <= high`` for every binding: by the facts'
+        interval arithmetic, or else by the prover (a guard on a product,
+        ``N*D <= 2**30 - 1``, bounds ``(N - 1)*D`` only through it)."""
+        if self._within(e, low, high):
+            return True
+        return self.le(as_expr(low), e) and self.le(e, as_expr(high))
 
     def _within(self, e: SymExpr, low: int | None, high: int | None) -> bool:
         """Whether ``low <= e <= high`` (None: no bound) for every binding,
@@ -393,12 +417,6 @@ class KernelIntervals:
             return of(op.input)
         if isinstance(op, CastOp):
             return self._cast(op, of(op.input))
-        if isinstance(op, SelectOp):
-            a, b = of(op.on_true), of(op.on_false)
-            return Interval(
-                None if a.low is None or b.low is None else smin(a.low, b.low),
-                None if a.high is None or b.high is None else smax(a.high, b.high),
-            )
         if isinstance(op, UnaryOp) and op.kind.data.name == "neg":
             x = of(op.input)
             return Interval(
@@ -411,6 +429,64 @@ class KernelIntervals:
             # no refinement reaches through it.
             return self.interval(op.input, None, None, depth + 1)
         return UNBOUNDED
+
+    def _select(
+        self,
+        op: SelectOp,
+        refined: Constraints | None,
+        memo: dict[SSAValue, Interval],
+        depth: int,
+    ) -> Interval:
+        """Each branch where it is picked: the true branch's values narrowed
+        by the condition's comparisons, the false branch's by the negation
+        of a single one (``select(j < D, j, 0)`` gives ``j`` only on lanes
+        where ``j < D``), as a mask narrows an access's; lanes broadcast
+        alike through the condition and the branches."""
+        when_true = self.refinements(op.condition, depth + 1)
+        when_false = self._negated_refinements(op.condition, depth + 1)
+        a = self._branch(op.on_true, refined, memo, when_true, depth)
+        b = self._branch(op.on_false, refined, memo, when_false, depth)
+        return Interval(
+            None if a.low is None or b.low is None else smin(a.low, b.low),
+            None if a.high is None or b.high is None else smax(a.high, b.high),
+        )
+
+    def _branch(
+        self,
+        value: SSAValue,
+        refined: Constraints | None,
+        memo: dict[SSAValue, Interval],
+        added: Constraints,
+        depth: int,
+    ) -> Interval:
+        """The interval of a select's branch ``value`` under ``refined`` and
+        the condition's ``added`` bounds, in a memo of its own (its values
+        are narrower there than elsewhere). Narrowed branches are budgeted
+        per access: selects sharing their operands could otherwise take
+        exponential time; past the budget a branch is not narrowed, which
+        only loses precision."""
+        if not added or self._branch_budget <= 0:
+            return self.interval(value, refined, memo, depth + 1)
+        self._branch_budget -= 1
+        merged: dict[SSAValue, list[Interval]] = {
+            key: list(bounds) for key, bounds in (refined or {}).items()
+        }
+        for key, bounds in added.items():
+            merged.setdefault(key, []).extend(bounds)
+        return self.interval(value, merged, {}, depth + 1)
+
+    def _negated_refinements(self, condition: SSAValue, depth: int) -> Constraints:
+        """What a condition that is one comparison says where it fails (its
+        negation is a comparison too; that of a conjunction is not)."""
+        while isinstance(condition.owner, SplatOp):
+            condition = condition.owner.input
+        compare = condition.owner
+        if not isinstance(compare, CompareOp):
+            return {}
+        negated = _NEGATIONS.get(compare.kind.data.value)
+        if negated is None:
+            return {}
+        return self._narrowed(self._bounds_of(compare, negated, depth), depth)
 
     def _cast(self, op: CastOp, x: Interval) -> Interval:
         """An integer cast keeps the value (a narrowing one up to wrapping,
@@ -460,25 +536,39 @@ class KernelIntervals:
 
     # ----- masks ----------------------------------------------------------
 
-    def refinements(self, mask: SSAValue | None) -> Constraints:
+    def refinements(self, mask: SSAValue | None, depth: int = 0) -> Constraints:
         """The bounds that the comparisons of ``mask`` (a conjunction of
         them) put on the values they compare, wherever the mask holds; a
         value known exactly (a size) is not narrowed."""
-        refined: dict[SSAValue, list[Interval]] = {}
         if mask is None:
-            return refined
-        for compare in _conjuncts(mask):
-            for x, bound in self._bounds_of(compare):
-                known = self.interval(x)
-                if known.low is None or known.low != known.high:
-                    refined.setdefault(x, []).append(bound)
+            return {}
+        pairs = (
+            pair
+            for compare in _conjuncts(mask)
+            for pair in self._bounds_of(compare, None, depth)
+        )
+        return self._narrowed(pairs, depth)
+
+    def _narrowed(
+        self, pairs: Iterable[tuple[SSAValue, Interval]], depth: int
+    ) -> Constraints:
+        """The bounds of ``pairs`` by value, leaving out the values known
+        exactly (a size is not narrowed)."""
+        refined: dict[SSAValue, list[Interval]] = {}
+        for x, bound in pairs:
+            known = self.interval(x, None, None, depth)
+            if known.low is None or known.low != known.high:
+                refined.setdefault(x, []).append(bound)
         return refined
 
-    def _bounds_of(self, compare: CompareOp) -> Iterator[tuple[SSAValue, Interval]]:
-        """What ``compare`` holding says of each operand: ``x < y`` bounds
-        ``x`` above by ``y``'s upper bound less one, ``y`` below by ``x``'s
-        lower bound plus one."""
-        predicate = compare.kind.data.value
+    def _bounds_of(
+        self, compare: CompareOp, predicate: str | None = None, depth: int = 0
+    ) -> Iterator[tuple[SSAValue, Interval]]:
+        """What ``compare`` holding (or ``predicate`` holding between its
+        operands) says of each operand: ``x < y`` bounds ``x`` above by
+        ``y``'s upper bound less one, ``y`` below by ``x``'s lower bound plus
+        one."""
+        predicate = predicate or compare.kind.data.value
         lhs, rhs = compare.lhs, compare.rhs
         if predicate in ("gt", "ge"):
             lhs, rhs = rhs, lhs
@@ -486,7 +576,8 @@ class KernelIntervals:
         if predicate not in ("lt", "le", "eq"):
             return
         gap = as_expr(1 if predicate == "lt" else 0)
-        small, large = self.interval(lhs), self.interval(rhs)
+        small = self.interval(lhs, None, None, depth)
+        large = self.interval(rhs, None, None, depth)
         equal = predicate == "eq"
         yield lhs, Interval(large.low if equal else None, _minus(large.high, gap))
         yield rhs, Interval(_plus(small.low, gap), small.high if equal else None)
@@ -539,6 +630,7 @@ class KernelIntervals:
     def _unproven(self, access: Access) -> list[tuple[int, Interval]]:
         """The dims of ``access`` not proven in bounds, with their
         intervals."""
+        self._branch_budget = _MAX_NARROWED_BRANCHES
         refined = self.refinements(access.mask)
         memo: dict[SSAValue, Interval] = {}
         unproven = []
@@ -705,10 +797,18 @@ class KernelIntervals:
         op = access.op
         flat = len(access.extents) == 1 and len(access.indices) == 1
         counter = find_counter_example(self, access)
+        if counter is not None and counter.wraps:
+            what = "an offset" if flat else "an index"
+            return BoundsViolation(
+                op,
+                f"{op.name} {access.verb} {access.buffer} at {what} that wraps "
+                f"around: {counter.text}",
+            )
         if counter is not None:
             return BoundsViolation(
                 op,
-                f"{op.name} {access.verb} out of bounds of {access.buffer}: {counter}",
+                f"{op.name} {access.verb} out of bounds of {access.buffer}: "
+                f"{counter.text}",
             )
         parts = []
         for dim, bound in unproven:
@@ -792,6 +892,10 @@ def _extremum(kind: str, a: Interval, b: Interval) -> Interval:
     )
 
 
+#: The predicate that holds where each one fails (``eq`` fails where
+#: ``ne`` holds, which bounds nothing).
+_NEGATIONS = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "ne": "eq"}
+
 _FACT_RELATIONS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "=="}
 """The fact each comparison predicate states when it holds (``ne`` states
 none that facts can hold)."""
@@ -834,7 +938,55 @@ class _Unknown(Exception):
     """A value the concrete evaluation cannot compute (a load's result)."""
 
 
+class _TooLarge(Exception):
+    """A value beyond what int64 arrays hold exactly (a product of several
+    symbols bound near ``2**31``): this binding is skipped."""
+
+
 _ConcreteValue = np.ndarray | int
+
+#: Magnitudes the evaluation computes exactly in int64 (with room to spare
+#: for the float estimate that guards them).
+_EXACT_LIMIT = 2**62
+
+#: Values a symbol takes in the search for an index that wraps around in a
+#: narrow (i32) type: just past ``2**16``, where a product of two sizes
+#: passes ``2**32``, and just past ``2**31``, which i32 cannot hold.
+_WRAP_TRIAL_VALUES = (2**16 + 1, 2**31 + 1)
+
+
+class CounterExample(NamedTuple):
+    """A binding, program, iteration and lane that break an access, as
+    text; ``wraps`` when the lane's index went through a narrow integer
+    op that wrapped around (whatever the index it ended at)."""
+
+    text: str
+    wraps: bool = False
+
+
+class _Wrap(NamedTuple):
+    """A narrow integer op whose exact result left its type: the operand
+    values, the exact result and the wrapped one, lane by lane."""
+
+    op: Operation
+    operands: tuple[np.ndarray, ...]
+    exact: np.ndarray
+    wrapped: np.ndarray
+    width: int
+
+
+@dataclass
+class _Env:
+    """Concrete values of a kernel's integer slice, and, for each value
+    computed through a wrap, the number of the first wrap (in
+    ``_Concrete.wraps``) on each lane, -1 where none; a value without an
+    entry never wrapped."""
+
+    values: dict[SSAValue, _ConcreteValue]
+    taints: dict[SSAValue, np.ndarray]
+
+    def copy(self) -> _Env:
+        return _Env(dict(self.values), dict(self.taints))
 
 
 def _symbols_of(intervals: KernelIntervals, access: Access) -> list[str]:
@@ -847,18 +999,38 @@ def _symbols_of(intervals: KernelIntervals, access: Access) -> list[str]:
     return sorted(names)
 
 
-def _bindings(facts: Facts, names: list[str]) -> Iterator[dict[str, int]]:
-    """Small bindings of ``names`` that satisfy ``facts``, smallest first."""
-    choices = []
-    for name in names:
-        low, high = facts.lower_bound(name), facts.upper_bound(name)
-        step = facts.divisor(name)
-        values = []
-        for trial in (low, *_TRIAL_VALUES):
-            value = -(-max(trial, low) // step) * step
-            if (high is None or value <= high) and value not in values:
-                values.append(value)
-        choices.append(values[:3] or [low])
+def _trial_values(
+    facts: Facts, name: str, trials: Sequence[int], clamp: bool
+) -> list[int]:
+    """The smallest value of ``name`` the facts allow and each of ``trials``
+    moved up to a multiple of its divisor, without repeats; one past its
+    upper bound is left out, or (``clamp``) becomes the largest allowed
+    value, where a wrap is likeliest."""
+    low, high = facts.lower_bound(name), facts.upper_bound(name)
+    step = facts.divisor(name)
+    values: list[int] = []
+    for trial in (low, *trials):
+        value = -(-max(trial, low) // step) * step
+        if clamp and high is not None and value > high:
+            value = high // step * step
+        fits = low <= value and (high is None or value <= high)
+        if fits and value not in values:
+            values.append(value)
+    return values or [low]
+
+
+def _bindings(
+    facts: Facts, names: list[str], large: bool = False
+) -> Iterator[dict[str, int]]:
+    """Bindings of ``names`` that satisfy ``facts``, smallest first: small
+    values, or (``large``) the smallest and large ones, where narrow index
+    arithmetic wraps."""
+    choices = [
+        _trial_values(facts, name, _WRAP_TRIAL_VALUES, clamp=True)
+        if large
+        else _trial_values(facts, name, _TRIAL_VALUES, clamp=False)[:3]
+        for name in names
+    ]
     combos = sorted(itertools.product(*choices), key=lambda c: sum(map(abs, c)))
     tried = 0
     for combo in combos:
@@ -879,35 +1051,85 @@ def _samples(count: int, limit: int) -> list[int]:
     return [*range(half), *range(count - half, count)]
 
 
-def find_counter_example(intervals: KernelIntervals, access: Access) -> str | None:
+def _programs(grid: list[int], large: bool) -> Iterator[tuple[int, ...]]:
+    """Program ids to try: the first ones in order or, for a large binding
+    (where the last programs are the ones whose indices wrap), the first
+    and last few of every axis, ``_MAX_PROGRAMS`` in all."""
+    if not large or len(grid) <= 1:
+        programs = itertools.product(*(_samples(g, _MAX_PROGRAMS) for g in grid))
+        return itertools.islice(programs, _MAX_PROGRAMS)
+    per_axis = max(2, int(_MAX_PROGRAMS ** (1 / len(grid))))
+    return itertools.product(*(_samples(g, per_axis) for g in grid))
+
+
+def _has_narrow_arithmetic(access: Access) -> bool:
+    """Whether an index or the mask of ``access`` is computed through an
+    integer op narrower than 64 bits (one that may wrap around)."""
+    pending = [*access.indices, *([access.mask] if access.mask is not None else [])]
+    seen: set[SSAValue] = set()
+    while pending:
+        value = pending.pop()
+        if value in seen:
+            continue
+        seen.add(value)
+        width = _integer_width(value.type)
+        if width is not None and 1 < width < 64:
+            return True
+        if isinstance(value.owner, Operation):
+            pending.extend(value.owner.operands)
+    return False
+
+
+def find_counter_example(
+    intervals: KernelIntervals, access: Access
+) -> CounterExample | None:
     """A binding, program id, iterations and lane at which ``access`` is
-    out of bounds with its mask true, evaluated exactly; None if none of
-    the small ones tried is (or the index depends on loaded values)."""
+    out of bounds with its mask true, or reaches its index through a
+    narrow integer op that wraps around, evaluated exactly; None if none
+    of those tried is (or the index depends on loaded values). Small
+    bindings come first; large ones follow when the index is computed in
+    a narrow type."""
+    stages = [False, True] if _has_narrow_arithmetic(access) else [False]
     names = _symbols_of(intervals, access)
     runs = 0
-    for binding in _bindings(intervals.facts, names):
-        try:
-            grid = [g.evaluate(binding) for g in intervals.grid]
-        except ShapeError:
-            continue
-        programs = itertools.product(*(_samples(g, _MAX_PROGRAMS) for g in grid))
-        for program in itertools.islice(programs, _MAX_PROGRAMS):
-            evaluator = _Concrete(intervals, binding, program)
+    for large in stages:
+        for binding in _bindings(intervals.facts, names, large):
             try:
-                for iterations in evaluator.iterations(access.op):
-                    runs += 1
-                    if runs > _MAX_RUNS:
-                        return None
-                    found = evaluator.breach(access, iterations)
-                    if found is not None:
-                        return found
-            except _Unknown:
-                return None
+                grid = [g.evaluate(binding) for g in intervals.grid]
+            except ShapeError:
+                continue
+            if any(g > limit for g, limit in zip(grid, GRID_LIMITS)):
+                continue  # CUDA would not launch it (a grid violation)
+            for program in _programs(grid, large):
+                evaluator = _Concrete(intervals, binding, program)
+                try:
+                    for iterations in evaluator.iterations(access.op):
+                        runs += 1
+                        if runs > _MAX_RUNS:
+                            return None
+                        found = evaluator.breach(access, iterations)
+                        if found is not None:
+                            return found
+                except _Unknown:
+                    return None
+                except _TooLarge:
+                    break  # the next binding
     return None
 
 
+def _first_taint(taints: Sequence[np.ndarray | None]) -> np.ndarray | None:
+    """Lane by lane, the first wrap among ``taints`` (broadcast together)."""
+    found: np.ndarray | None = None
+    for taint in taints:
+        if taint is None:
+            continue
+        found = taint if found is None else np.where(found >= 0, found, taint)
+    return found
+
+
 class _Concrete:
-    """The integer slice of a kernel evaluated for one binding and program."""
+    """The integer slice of a kernel evaluated for one binding and program,
+    with narrow integers wrapping around as they do on the GPU."""
 
     def __init__(
         self,
@@ -918,8 +1140,9 @@ class _Concrete:
         self.intervals = intervals
         self.binding = binding
         self.program = program
+        self.wraps: list[_Wrap] = []
 
-    def iterations(self, op: Operation) -> Iterator[dict[SSAValue, int]]:
+    def iterations(self, op: Operation) -> Iterator[_Env]:
         """Values of the induction variables of the loops around ``op``
         (a sample of each loop's iterations)."""
         loops = []
@@ -928,49 +1151,69 @@ class _Concrete:
             if isinstance(parent, scf.ForOp):
                 loops.append(parent)
             parent = parent.parent_op()
-        yield from self._nest(list(reversed(loops)), {})
+        yield from self._nest(list(reversed(loops)), _Env({}, {}))
 
-    def _nest(
-        self, loops: list[scf.ForOp], env: dict[SSAValue, int]
-    ) -> Iterator[dict[SSAValue, int]]:
+    def _nest(self, loops: list[scf.ForOp], env: _Env) -> Iterator[_Env]:
         if not loops:
             yield env
             return
         loop, rest = loops[0], loops[1:]
-        memo: dict[SSAValue, _ConcreteValue] = dict(env)
-        lower, upper, step = (
-            int(self.value(v, memo)) for v in (loop.lb, loop.ub, loop.step)
-        )
+        scope = env.copy()
+        bounds = (loop.lb, loop.ub, loop.step)
+        lower, upper, step = (int(self.value(v, scope)) for v in bounds)
         if step <= 0:
             raise _Unknown
+        # An induction variable from wrapped bounds is itself wrapped.
+        taint = _first_taint([scope.taints.get(v) for v in bounds])
         values = range(lower, upper, step)
+        induction = loop.body.block.args[0]
         for index in _samples(len(values), _MAX_ITERATIONS):
-            yield from self._nest(rest, {**env, loop.body.block.args[0]: values[index]})
+            inner = env.copy()
+            inner.values[induction] = values[index]
+            if taint is not None:
+                inner.taints[induction] = taint
+            yield from self._nest(rest, inner)
 
-    def breach(self, access: Access, iterations: dict[SSAValue, int]) -> str | None:
-        memo: dict[SSAValue, _ConcreteValue] = dict(iterations)
-        indices = [np.asarray(self.value(i, memo)) for i in access.indices]
+    def breach(self, access: Access, iterations: _Env) -> CounterExample | None:
+        env = iterations.copy()
+        indices = [np.asarray(self.value(i, env)) for i in access.indices]
         mask = (
             np.asarray(True)
             if access.mask is None
-            else np.asarray(self.value(access.mask, memo)).astype(bool)
+            else np.asarray(self.value(access.mask, env)).astype(bool)
         )
         extents = [e.evaluate(self.binding) for e in access.extents]
         arrays = np.broadcast_arrays(mask, *indices)
+        operands = [
+            *([access.mask] if access.mask is not None else []),
+            *access.indices,
+        ]
+        taint = _first_taint([env.taints.get(v) for v in operands])
+        if taint is not None:
+            taint = np.broadcast_to(taint, arrays[0].shape)
+            wrapped = arrays[0] & (taint >= 0)
+            if wrapped.any():
+                lane = tuple(int(i) for i in np.argwhere(wrapped)[0])
+                values = [int(a[lane]) for a in arrays[1:]]
+                wrap = self.wraps[int(taint[lane])]
+                text = self._describe(access, iterations, lane, values, extents)
+                shown = _wrap_text(wrap, lane, arrays[0].shape)
+                return CounterExample(f"{text}{shown}", wraps=True)
         outside = np.zeros(arrays[0].shape, dtype=bool)
         for index, extent in zip(arrays[1:], extents, strict=True):
-            outside |= (index < 0) | (index >= extent)
+            # Indices stay below _EXACT_LIMIT; an extent may not (int64).
+            outside |= (index < 0) | (index >= min(extent, _EXACT_LIMIT))
         outside &= arrays[0]
         if not outside.any():
             return None
         lane = tuple(int(i) for i in np.argwhere(outside)[0])
         values = [int(a[lane]) for a in arrays[1:]]
-        return self._describe(access, iterations, lane, values, extents)
+        return CounterExample(self._describe(access, iterations, lane, values, extents))
 
     def _describe(
         self,
         access: Access,
-        iterations: dict[SSAValue, int],
+        iterations: _Env,
         lane: tuple[int, ...],
         values: list[int],
         extents: list[int],
@@ -979,46 +1222,94 @@ class _Concrete:
         program = ", ".join(str(p) for p in self.program)
         loops = "".join(
             f", {_value_name(iv, depth)} = {value}"
-            for depth, (iv, value) in enumerate(iterations.items(), 1)
+            for depth, (iv, value) in enumerate(iterations.values.items(), 1)
         )
         if len(values) == 1 and len(extents) == 1:
             where = f"offset {values[0]}, outside [0, {extents[0]})"
+            if 0 <= values[0] < extents[0]:
+                where = f"offset {values[0]} of [0, {extents[0]})"
         else:
             shown = ", ".join(map(str, values))
             bounds = ", ".join(map(str, extents))
             where = f"index [{shown}], outside the shape [{bounds}]"
+            if all(0 <= v < e for v, e in zip(values, extents, strict=True)):
+                where = f"index [{shown}] of the shape [{bounds}]"
         return (
             f"with {binding or 'no symbols'}, program id [{program}]{loops}, lane "
             f"{list(lane)} {access.verb.removesuffix('s')}s {where}"
         )
 
-    def value(
-        self, value: SSAValue, memo: dict[SSAValue, _ConcreteValue]
-    ) -> _ConcreteValue:
-        if value in memo:
-            return memo[value]
+    def value(self, value: SSAValue, env: _Env) -> _ConcreteValue:
+        if value in env.values:
+            return env.values[value]
         if isinstance(value, BlockArgument):
             symbol = self.intervals.symbol_args.get(value)
             if symbol is None:
                 raise _Unknown
-            result: _ConcreteValue = symbol.evaluate(self.binding)
+            result: _ConcreteValue = _exact(symbol.evaluate(self.binding))
         else:
             op = value.owner
             assert isinstance(op, Operation)
-            result = self._op_value(op, memo)
-        memo[value] = result
+            result = self._op_value(op, env)
+            result = self._wrapped(op, result, env)
+        env.values[value] = result
         return result
 
-    def _op_value(
-        self, op: Operation, memo: dict[SSAValue, _ConcreteValue]
+    def _wrapped(
+        self, op: Operation, result: _ConcreteValue, env: _Env
     ) -> _ConcreteValue:
+        """``result`` as the op's type holds it: a narrow integer wraps
+        around (recorded, with the lanes it reaches); the lanes computed
+        from a wrapped operand stay marked."""
+        taint = self._inherited(op, env)
+        width = _integer_width(op.results[0].type)
+        # A program id is below CUDA's grid limits: it never wraps.
+        narrow = width is not None and 1 < width < 64
+        if narrow and not isinstance(op, ProgramIdOp):
+            exact = np.asarray(result, dtype=np.int64)
+            half = 2 ** (width - 1)
+            wrapped = (exact + half) % (2 * half) - half
+            changed = wrapped != exact
+            if changed.any():
+                number = len(self.wraps)
+                operands = tuple(
+                    np.asarray(env.values[v], dtype=np.int64)
+                    for v in op.operands
+                    if v in env.values
+                )
+                self.wraps.append(_Wrap(op, operands, exact, wrapped, width))
+                own = np.where(changed, number, -1)
+                taint = _first_taint([taint, own])
+                result = wrapped if wrapped.ndim else int(wrapped)
+        if taint is not None:
+            env.taints[op.results[0]] = taint
+        return result
+
+    def _inherited(self, op: Operation, env: _Env) -> np.ndarray | None:
+        """Which lanes of ``op``'s result come from a wrapped operand: a
+        select's from its condition and the branch it picks."""
+        if isinstance(op, SelectOp):
+            on_true = env.taints.get(op.on_true)
+            on_false = env.taints.get(op.on_false)
+            picked = None
+            if on_true is not None or on_false is not None:
+                condition = np.asarray(env.values[op.condition]) != 0
+                picked = np.where(
+                    condition,
+                    -1 if on_true is None else on_true,
+                    -1 if on_false is None else on_false,
+                )
+            return _first_taint([env.taints.get(op.condition), picked])
+        return _first_taint([env.taints.get(v) for v in op.operands])
+
+    def _op_value(self, op: Operation, env: _Env) -> _ConcreteValue:
         def of(v: SSAValue) -> np.ndarray:
-            return np.asarray(self.value(v, memo), dtype=np.int64)
+            return np.asarray(self.value(v, env), dtype=np.int64)
 
         if isinstance(op, ConstantOp) and not isinstance(op.value, FloatAttr):
             return int(op.value.value.data)
         if isinstance(op, SizeOp):
-            return op.expr.data.evaluate(self.binding)
+            return _exact(op.expr.data.evaluate(self.binding))
         if isinstance(op, ProgramIdOp):
             return self.program[op.axis.value.data]
         if isinstance(op, BlockSizeOp):
@@ -1034,14 +1325,63 @@ class _Concrete:
         if isinstance(op, CompareOp):
             return op.kind.data.numpy(of(op.lhs), of(op.rhs))
         if isinstance(op, BinaryOp) and "i" in op.kind.data.domain:
-            lhs, rhs = of(op.lhs), of(op.rhs)
-            if op.kind.data in ("floordiv", "rem") and (rhs == 0).any():
-                raise _Unknown
-            try:
-                return op.kind.data.numpy(lhs, rhs)
-            except ValueError:  # a negative integer power
-                raise _Unknown from None
+            return _integer_binary(op, of(op.lhs), of(op.rhs))
         raise _Unknown
+
+
+def _exact(value: int) -> int:
+    """``value``, if the evaluation can hold it exactly."""
+    if abs(value) >= _EXACT_LIMIT:
+        raise _TooLarge
+    return value
+
+
+#: The integer operations whose result may exceed both operands in
+#: magnitude (the others stay within them).
+_GROWING = frozenset({"add", "sub", "mul", "pow"})
+
+
+def _integer_binary(op: BinaryOp, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """``op`` on integer lanes, exactly: a result beyond int64's reach (as
+    a float estimate tells) is too large for this binding."""
+    kind = op.kind.data
+    if kind in ("floordiv", "rem") and (rhs == 0).any():
+        raise _Unknown
+    if kind.name in _GROWING:
+        with np.errstate(all="ignore"):
+            estimate = kind.numpy(lhs.astype(np.float64), rhs.astype(np.float64))
+        if not np.all(np.abs(estimate) < _EXACT_LIMIT):
+            raise _TooLarge
+    try:
+        return kind.numpy(lhs, rhs)
+    except ValueError:  # a negative integer power
+        raise _Unknown from None
+
+
+def _wrap_text(wrap: _Wrap, lane: tuple[int, ...], shape: tuple[int, ...]) -> str:
+    """What wrapped at ``lane`` of an access of ``shape``: the op, its
+    operands' values there, the exact result and what the narrow type made
+    of it (tiles broadcast right-aligned, so each reaches the lane)."""
+
+    def at(array: np.ndarray) -> int:
+        return int(np.broadcast_to(array, shape)[lane])
+
+    op = wrap.op
+    kind = ""
+    if isinstance(op, BinaryOp):
+        kind = f" {op.kind.data.name}"
+    elif isinstance(op, SizeOp):
+        kind = f" {op.expr.data}"
+    hint = op.results[0].name_hint
+    name = f"%{hint} = " if hint else ""
+    operands = " and ".join(str(at(v)) for v in wrap.operands)
+    of = f" of {operands}" if operands else ""
+    where = source_location(op)
+    place = f" ({where})" if where is not None else ""
+    return (
+        f", through {name}{op.name}{kind}{of}{place}, which is {at(wrap.exact)} "
+        f"but wraps around to {at(wrap.wrapped)} in i{wrap.width}"
+    )
 
 
 def _value_name(value: SSAValue, depth: int) -> str:

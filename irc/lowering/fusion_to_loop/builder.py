@@ -13,7 +13,7 @@ index arithmetic and folders, and the pointwise-by-pieces item).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -25,10 +25,24 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import ConstantLike, HasFolder
 
 from irc.dialects import loop, sym, tile
-from irc.shapes import SymExpr, as_expr
+from irc.shapes import Facts, SymExpr, as_expr
 
 #: Largest index that 32-bit index arithmetic may hold.
 I32_LIMIT = 2**31 - 1
+
+
+def indices_fit(facts: Facts, extents: Iterable[SymExpr], width: int = 32) -> bool:
+    """Whether ``width``-bit index arithmetic is safe for a kernel whose
+    tensors span ``extents`` elements: each provably at most a quarter of
+    the type's range (``2**30 - 1`` for i32) under ``facts``, which leaves
+    room for an offset plus a block below the largest value (masked-off
+    lanes run up to a block past the end). The one rule of index widths:
+    the tiler chooses i32 by it, and ``bufferize`` keeps a hand-written
+    kernel's narrow offsets only where it holds."""
+    if width < 8:  # no room for any index worth the name
+        return False
+    limit = SymExpr.const(2 ** (width - 2) - 1)
+    return all(facts.prove_le(extent, limit) for extent in extents)
 
 
 def next_power_of_two(n: int) -> int:

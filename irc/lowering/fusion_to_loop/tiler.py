@@ -35,7 +35,7 @@ from irc.dialects import graph as g
 from irc.dialects.kernel_kind import KindTable
 from irc.dialects.tile import broadcast_tile_shapes
 from irc.errors import IrcError
-from irc.lowering.fusion_to_loop.builder import I32_LIMIT, LoopBuilder
+from irc.lowering.fusion_to_loop.builder import LoopBuilder, indices_fit
 from irc.lowering.fusion_to_loop.index_maps import LAYOUT_RULES, Index, tensor_type
 from irc.shapes import SymExpr
 
@@ -119,11 +119,13 @@ class KernelTiler:
         values = [*self.kernel.inputs, *self.kernel.outputs]
         for op in self.kernel.body.walk():
             values.extend(op.results)
-        limit = SymExpr.const(I32_LIMIT // 2)  # room for offset + block
-        return all(
-            self.facts.prove_le(sym.product(tensor_type(v).dims), limit)
-            for v in values
-            if isinstance(v.type, g.TensorType)
+        return indices_fit(
+            self.facts,
+            (
+                sym.product(tensor_type(v).dims)
+                for v in values
+                if isinstance(v.type, g.TensorType)
+            ),
         )
 
     # ----- scoped loops --------------------------------------------------

@@ -127,8 +127,10 @@ func.func @chain(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
 // -----
 
 // Symbolic strides in i32: a kernel that reads column 0 of each row. The
-// row stride D is a tile.size in the indices' type, and D joins the
-// kernel's symbols (the loop kernel needed none).
+// row stride D is a tile.size in the indices' type (the guard keeps the
+// offsets within i32: without it they are i64, see
+// bufferize-index-width.mlir), and D joins the kernel's symbols (the loop
+// kernel needed none).
 
 // CHECK-LABEL: memory.kernel @k0 pointwise (%a: !memory.buffer<[M, D], [D, 1], f32>, %out: !memory.buffer<[M], [1], f32>) inputs 1 grid [M] tiles {} symbols [D] reason "" {
 // CHECK-NEXT:    %[[D:.*]] = tile.size D : i32
@@ -140,6 +142,7 @@ func.func @chain(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
 // CHECK-NEXT:    memory.store %v, %out[%row] : f32, !memory.buffer<[M], [1], f32>[i32]
 // CHECK-NEXT:  }
 func.func @first_column(%x: !graph.tensor<[M, D], f32>) -> !graph.tensor<[M], f32> {
+  sym.guard M*D <= 1073741823, "offsets fit i32"
   %y = loop.kernel @k0 pointwise (%x) grid [M] tiles {} symbols [] reason "" : (!graph.tensor<[M, D], f32>) -> (!graph.tensor<[M], f32>) {
   ^bb0(%a: !graph.tensor<[M, D], f32>):
     %row = tile.program_id 0 : i32
