@@ -57,7 +57,7 @@ REPRESENTATIVE = [
     "test_selu", "test_shape", "test_sigmoid",
     "test_sign", "test_sin", "test_size", "test_slice", "test_softmax_axis_0",
     "test_softplus", "test_softsign", "test_split_1d_uneven_split_opset18", "test_sqrt",
-    "test_squeeze", "test_sub", "test_sum_example", "test_tanh", "test_thresholdedrelu",
+    "test_squeeze", "test_sub", "test_sum_example", "test_tan", "test_tanh", "test_thresholdedrelu",
     "test_tile", "test_top_k", "test_transpose_all_permutations_0", "test_tril",
     "test_unsqueeze_axis_0", "test_where_example", "test_xor2d",
 ]  # fmt: skip

@@ -77,7 +77,13 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
-from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind
+from xdsl.pattern_rewriter import RewritePattern
+from xdsl.traits import (
+    EffectInstance,
+    HasCanonicalizationPatternsTrait,
+    MemoryEffect,
+    MemoryEffectKind,
+)
 from xdsl.utils.exceptions import VerifyException
 
 from irc.dialects.sym import facts_in_scope
@@ -194,6 +200,44 @@ class MeshAttr(ParametrizedAttribute):
         return [seen[first] for first in sorted(seen)]
 
 
+@irdl_attr_definition
+class ShardingAttr(ParametrizedAttribute):
+    """``#collective.sharding<[["data"], []], ["model"]>``: how a value of a
+    program over a mesh is laid out on the ranks: per dim, the mesh axes
+    that split it (in order), and the axes along which each rank holds a
+    partial sum of the value (the rest of it is on the other members).
+    Function arguments and results carry one (the ``irc.PartitionSpec``
+    the user gave); ``propagate-sharding`` gives one to every value."""
+
+    name = "collective.sharding"
+
+    dims: ArrayAttr[ArrayAttr[StringAttr]] = param_def()
+    partial: ArrayAttr[StringAttr] = param_def()
+
+    def __init__(
+        self, dims: Sequence[Sequence[str]], partial: Sequence[str] = ()
+    ) -> None:
+        super().__init__(
+            ArrayAttr([ArrayAttr([StringAttr(a) for a in d]) for d in dims]),
+            ArrayAttr([StringAttr(a) for a in partial]),
+        )
+
+    @property
+    def split(self) -> tuple[tuple[str, ...], ...]:
+        return tuple(tuple(a.data for a in d.data) for d in self.dims.data)
+
+    @property
+    def partial_axes(self) -> tuple[str, ...]:
+        return tuple(a.data for a in self.partial.data)
+
+
+#: The attribute holding a function's mesh, and each argument's, result's
+#: and value's sharding.
+MESH_ATTRIBUTE = "collective.mesh"
+SHARDING_ATTRIBUTE = "collective.sharding"
+SHARDINGS_ATTRIBUTE = "collective.shardings"
+
+
 # --------------------------------------------------------------------------
 # The ops
 # --------------------------------------------------------------------------
@@ -227,6 +271,21 @@ def _shaped(value: SSAValue | None, op: Operation, role: str) -> _Shaped:
     return cast(_Shaped, type_)
 
 
+class CollectiveCanonicalization(HasCanonicalizationPatternsTrait):
+    """Joins collective ops to xDSL's ``canonicalize`` pass with the patterns
+    of ``irc.passes.collective_canonicalization`` (looked up per op class,
+    when canonicalize first asks)."""
+
+    def get_patterns(self, op: type[Operation]) -> tuple[RewritePattern, ...]:
+        from irc.passes.collective_canonicalization import patterns_for
+
+        return patterns_for(op)
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return ()
+
+
 class CollectiveOp(IRDLOperation):
     """What every collective shares: the mesh, the axes its groups span, and
     its two forms (a tensor result, or the buffer ``output`` it writes)."""
@@ -234,7 +293,7 @@ class CollectiveOp(IRDLOperation):
     mesh = prop_def(MeshAttr)
     axes = prop_def(ArrayAttr[StringAttr])
 
-    traits = traits_def(CommunicationEffect())
+    traits = traits_def(CommunicationEffect(), CollectiveCanonicalization())
     irdl_options = (ParsePropInAttrDict(),)
 
     @property
@@ -719,4 +778,4 @@ def on_buffers(
     return new
 
 
-Collective = Dialect("collective", list(COLLECTIVE_OPS), [MeshAttr])
+Collective = Dialect("collective", list(COLLECTIVE_OPS), [MeshAttr, ShardingAttr])

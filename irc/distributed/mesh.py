@@ -171,7 +171,8 @@ class PartitionSpec:
                     f"equal blocks over {list(self.entry(dim))} ({self!r})"
                 )
             shape.append(size // parts)
-        return np.ascontiguousarray(array[self._slices(mesh, rank, shape)])
+        # (np.ascontiguousarray would make a 0-d block 1-d.)
+        return np.array(array[self._slices(mesh, rank, shape)], copy=True, order="C")
 
     def assemble(
         self, mesh: Mesh, blocks: Sequence[np.ndarray], what: str

@@ -32,6 +32,9 @@ _PASSES: dict[str, str] = {
     "auto-mixed-precision": "irc.passes.auto_mixed_precision:AutoMixedPrecisionPass",
     # Identical computations on side-by-side slices (heads) as one batched one.
     "horizontal-fusion": "irc.passes.horizontal_fusion:HorizontalFusionPass",
+    "propagate-sharding": "irc.passes.sharding_propagation:PropagateShardingPass",
+    "partition": "irc.passes.partition:PartitionPass",
+    "annotate-sharding": "irc.passes.sharding_annotation:AnnotateShardingPass",
     # The lowering, one pass per level (irc.lowering.pipeline), and all of it.
     "fuse": "irc.lowering.graph_to_fusion:FusePass",
     "tile": "irc.lowering.fusion_to_loop:TilePass",

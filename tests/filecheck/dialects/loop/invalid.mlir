@@ -400,7 +400,7 @@ func.func @unary_kind(%x: !loop.tile<[4], f32>) {
 // -----
 
 func.func @unary_arity(%x: !loop.tile<[4], f32>) {
-  // expected-error@+1 {{tile.unary: add is not a function of one operand; expected one of ['abs', 'acos', 'asin', 'atan', 'ceil', 'cos', 'cosh', 'erf', 'exp', 'expm1', 'floor', 'log', 'log10', 'log1p', 'log2', 'neg', 'not', 'rint', 'rsqrt', 'sigmoid', 'sin', 'sinh', 'sqrt', 'tanh', 'trunc']}}
+  // expected-error@+1 {{tile.unary: add is not a function of one operand; expected one of ['abs', 'acos', 'asin', 'atan', 'ceil', 'cos', 'cosh', 'erf', 'exp', 'expm1', 'floor', 'log', 'log10', 'log1p', 'log2', 'neg', 'not', 'rint', 'rsqrt', 'sigmoid', 'sin', 'sinh', 'sqrt', 'tan', 'tanh', 'trunc']}}
   %y = tile.unary add %x : !loop.tile<[4], f32>
   func.return
 }
