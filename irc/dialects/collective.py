@@ -76,8 +76,8 @@ from xdsl.irdl import (
     traits_def,
 )
 from xdsl.parser import AttrParser
-from xdsl.printer import Printer
 from xdsl.pattern_rewriter import RewritePattern
+from xdsl.printer import Printer
 from xdsl.traits import (
     EffectInstance,
     HasCanonicalizationPatternsTrait,

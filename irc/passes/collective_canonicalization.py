@@ -19,7 +19,11 @@ collectives in the same order.
 from __future__ import annotations
 
 from xdsl.ir import Operation, SSAValue
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 
 from irc.dialects import graph as g
 from irc.dialects.collective import (
@@ -93,7 +97,9 @@ class AllReduceOfAllReduce(RewritePattern):
             return
         if set(inner.axis_names) & set(op.axis_names):
             return
-        axes = tuple(a for a in op.mesh.names if a in {*inner.axis_names, *op.axis_names})
+        axes = tuple(
+            a for a in op.mesh.names if a in {*inner.axis_names, *op.axis_names}
+        )
         merged = AllReduceOp.make(inner.input, op.mesh, axes, reduction)
         merged.location = op.location
         rewriter.replace_op(op, merged)
