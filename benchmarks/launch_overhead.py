@@ -17,7 +17,12 @@ binding of its symbols:
 - ``public``: the same call with real kernels, everything a call costs on
   the host;
 - ``public - dispatch``: ``public`` less the launches' dispatch, which
-  should agree with ``irc public``.
+  should agree with ``irc public``;
+- ``device guard``: ``irc launcher`` less the same launcher without its
+  device guard (the test that the inputs are on the device Triton launches
+  on, ``_irc_launch_device``), i.e. what the guard costs a call whose inputs
+  are on the current device: the driver's lookup, its current device, a
+  dict lookup and a comparison of torch devices (docs/performance.md).
 
 Tensors are torch CPU tensors standing in for device memory; torch's CPU
 allocator is cheaper than its CUDA caching allocator (about 1 us against
@@ -79,6 +84,26 @@ def no_op_module(module: types.ModuleType, source: str) -> types.ModuleType:
     return copy
 
 
+#: The emitted device guard (``LauncherEmitter._device_guard``): its test
+#: and the two lines under it, which a call on the current device skips.
+GUARD_TEST = "    if not _IRC_INTERPRETED and device != _irc_launch_device():\n"
+
+
+def without_device_guard(source: str) -> str:
+    """``source`` with its launchers' device guards removed."""
+    lines = source.splitlines(keepends=True)
+    kept: list[str] = []
+    skip = 0
+    for line in lines:
+        if skip:
+            skip -= 1
+        elif line == GUARD_TEST:
+            skip = 2
+        else:
+            kept.append(line)
+    return "".join(kept)
+
+
 def interleaved_best_us(
     calls: dict[str, Callable[[], Any]], number: int, repeat: int
 ) -> dict[str, float]:
@@ -107,6 +132,12 @@ def measure(name: str, number: int, repeat: int) -> dict[str, Any]:
     module = triton_backend.load_source(source, interpret=False)
     launcher = getattr(module, module.ENTRY)
     no_ops = no_op_module(module, source)
+    unguarded = no_op_module(module, without_device_guard(source))
+    if (
+        unguarded.__dict__[unguarded.ENTRY].__code__
+        == no_ops.__dict__[no_ops.ENTRY].__code__
+    ):
+        raise SystemExit(f"{name}: no device guard found in the emitted launcher")
     # The same compiled function bound to the no-op module: the public call
     # with every kernel a no-op.
     no_op_compiled = copy.copy(compiled)
@@ -123,6 +154,7 @@ def measure(name: str, number: int, repeat: int) -> dict[str, Any]:
             "public": lambda: compiled(*args, backend="triton", **kwargs),
             "irc_launcher": lambda: getattr(no_ops, no_ops.ENTRY)(*tensors),
             "irc_public": lambda: no_op_compiled(*args, backend="triton", **kwargs),
+            "unguarded": lambda: getattr(unguarded, unguarded.ENTRY)(*tensors),
         },
         number,
         repeat,
@@ -139,6 +171,7 @@ def measure(name: str, number: int, repeat: int) -> dict[str, Any]:
         "irc_public_us": timed["irc_public"],
         "public_us": timed["public"],
         "public_minus_dispatch_us": timed["public"] - kernels * dispatch_us,
+        "device_guard_us": timed["irc_launcher"] - timed["unguarded"],
     }
 
 
@@ -151,6 +184,7 @@ COLUMNS = [
     ("irc_public_us", "irc public", "{:.1f}"),
     ("public_us", "public", "{:.1f}"),
     ("public_minus_dispatch_us", "public - dispatch", "{:.1f}"),
+    ("device_guard_us", "device guard", "{:.2f}"),
 ]
 
 

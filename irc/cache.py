@@ -38,6 +38,7 @@ import importlib.metadata
 import json
 import os
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -207,10 +208,19 @@ def _parse_entry(text: str, key: str) -> tuple[str, StoredLevels | None]:
         return "is malformed (corrupt)", None
 
 
+#: A temporary file of an entry older than this (seconds) was left by a
+#: writer that died mid-write (a write takes milliseconds): removed by the
+#: next write of that entry.
+ORPHAN_AGE = 600.0
+
+
 def write_atomically(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same
-    directory renamed over it: a reader sees the old file or the new one."""
+    directory renamed over it: a reader sees the old file or the new one.
+    Temporary files of ``path`` that writers killed mid-write left behind
+    (older than ``ORPHAN_AGE``) are removed first."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    _remove_orphans(path)
     handle, temporary = tempfile.mkstemp(
         dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
     )
@@ -221,3 +231,15 @@ def write_atomically(path: Path, text: str) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _remove_orphans(path: Path) -> None:
+    """Remove the temporary files of ``path`` older than ``ORPHAN_AGE``; one
+    that another process removes or renames meanwhile is left to it."""
+    now = time.time()
+    for orphan in path.parent.glob(f".{path.name}.*.tmp"):
+        try:
+            if now - orphan.stat().st_mtime > ORPHAN_AGE:
+                orphan.unlink()
+        except OSError:  # gone already, or not ours to remove
+            continue

@@ -3,12 +3,14 @@ out. Every backend converts through here."""
 
 from __future__ import annotations
 
+import logging
+import warnings
 from typing import Any
 
 import ml_dtypes
 import numpy as np
 
-from irc.errors import BindingError
+from irc.errors import AllocationError, BindingError
 
 
 def is_torch_tensor(value: Any) -> bool:
@@ -106,6 +108,81 @@ def to_torch(array: np.ndarray) -> Any:
     if array.dtype == ml_dtypes.bfloat16:
         return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
     return torch.from_numpy(array)
+
+
+def input_to_torch(array: np.ndarray, name: str) -> Any:
+    """An input array as a torch CPU tensor over the same memory, with its
+    strides (a broadcast's zeros, a transpose's, a read-only array's): the
+    launcher decides whether the kernels need a row-major copy and makes it
+    sized and logged (the prelude's ``_irc_contiguous``), so an input is not
+    copied twice, nor here where the launcher needs no copy. Only what torch
+    cannot view (negative strides, ``x[::-1]``) is copied here, by
+    ``contiguous_copy``."""
+    import torch
+
+    bf16 = array.dtype == ml_dtypes.bfloat16
+    viewed = array.view(np.int16) if bf16 else array
+    try:
+        with warnings.catch_warnings():
+            # torch warns that a read-only array makes a writable tensor:
+            # kernels never write their inputs (a function that writes into
+            # an argument returns its new value, which irc copies back).
+            warnings.simplefilter("ignore", UserWarning)
+            tensor = torch.from_numpy(viewed)
+    except ValueError:  # negative strides, which torch tensors cannot have
+        tensor = torch.from_numpy(contiguous_copy(viewed, name))
+    return tensor.view(torch.bfloat16) if bf16 else tensor
+
+
+def contiguous_copy(array: np.ndarray, name: str) -> np.ndarray:
+    """A row-major copy of argument ``name``, sized first (larger than the
+    host memory available, or failing to allocate, it is an
+    ``AllocationError`` saying what, why and how big, never a bare
+    ``MemoryError``) and logged by the logger ``irc.launch``."""
+    size = array.size * array.dtype.itemsize
+    what = (
+        f"a row-major copy of argument {name!r} (shape {array.shape}, {array.dtype}, "
+        f"strides {array.strides}, {size:,} bytes)"
+    )
+    available = available_host_memory()
+    if available is not None and size > available:
+        raise AllocationError(
+            f"could not allocate {what}: only {available:,} bytes of host memory "
+            "are available; pass a contiguous array or call with smaller sizes"
+        )
+    try:
+        copy = np.ascontiguousarray(array)
+    except MemoryError as error:
+        raise AllocationError(
+            f"could not allocate {what}: {error}; pass a contiguous array or call "
+            "with smaller sizes"
+        ) from None
+    # Reported as the launcher reports its own copies (irc.runtime.triton_backend).
+    logging.getLogger("irc.launch").info(
+        "argument %r (shape %s, strides %s, %s) copied to row-major memory for the "
+        "kernels: %s bytes",
+        name,
+        array.shape,
+        array.strides,
+        array.dtype,
+        f"{size:,}",
+    )
+    return copy
+
+
+def available_host_memory() -> int | None:
+    """The bytes of host memory the system can still give (Linux's
+    ``MemAvailable``), or None where it does not say. Checked before a copy:
+    Linux overcommits, so an allocation too large fails only when the copy
+    touches it, killed by the OOM killer rather than raising."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def check_writable(value: Any, name: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -54,13 +55,21 @@ class Caller:
         self._source = source
         #: What a call runs, per backend (``"auto"`` and the one it chose).
         self.bound: dict[str, Call] = {}
+        #: Held while a backend is bound: binding lowers and emits the
+        #: compilation, which threads calling at once must not do together
+        #: (reentrant: ``"auto"`` binds the backend it picks).
+        self._binding = threading.RLock()
 
     def bind(self, backend: str) -> Call:
-        """What a call on ``backend`` runs, prepared once: the loaded emitted
-        module and its device for a Triton backend."""
+        """What a call on ``backend`` runs, prepared once, whichever thread
+        asks first: the loaded emitted module and its device for a Triton
+        backend."""
         call = self.bound.get(backend)
         if call is None:
-            call = self.bound[backend] = self._prepare(backend)
+            with self._binding:
+                call = self.bound.get(backend)
+                if call is None:
+                    call = self.bound[backend] = self._prepare(backend)
         return call
 
     def _prepare(self, backend: str) -> Call:

@@ -247,17 +247,27 @@ def tree_text(tree: Mapping[str, Any]) -> str:
 
 
 def to_torch(array: np.ndarray) -> Any:
-    """A NumPy array as a torch CPU tensor (bfloat16 through its bits)."""
+    """A NumPy array as a torch CPU tensor over its memory, strides kept (a
+    broadcast stays a broadcast: the launcher copies what its kernels cannot
+    read, sized first); bfloat16 through its bits. Only negative strides,
+    which torch cannot view, are copied here."""
+    import warnings
+
     import torch
 
     if not array.dtype.isnative:
         array = array.astype(array.dtype.newbyteorder("="))
-    array = np.ascontiguousarray(array)
-    if not array.flags.writeable:
-        array = array.copy()
-    if array.dtype.name == "bfloat16":
-        return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
-    return torch.from_numpy(array)
+    bf16 = array.dtype.name == "bfloat16"
+    viewed = array.view(np.int16) if bf16 else array
+    try:
+        with warnings.catch_warnings():
+            # A read-only array makes a writable tensor: kernels never write
+            # their inputs.
+            warnings.simplefilter("ignore", UserWarning)
+            tensor = torch.from_numpy(viewed)
+    except ValueError:  # negative strides
+        tensor = torch.from_numpy(np.ascontiguousarray(viewed))
+    return tensor.view(torch.bfloat16) if bf16 else tensor
 
 
 def to_numpy(tensor: Any) -> np.ndarray:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import linecache
+import logging
 import os
 import threading
 import types
@@ -27,7 +28,12 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from irc.errors import AllocationError, BindingError, IrcError
-from irc.runtime.arrays import check_torch_tensor, to_numpy, to_torch
+from irc.runtime.arrays import (
+    available_host_memory,
+    check_torch_tensor,
+    input_to_torch,
+    to_numpy,
+)
 from irc.runtime.standalone import fix_interpreter_comparisons, triton_mode
 
 _MODULES: dict[tuple[str, bool], types.ModuleType] = {}
@@ -157,8 +163,43 @@ def load_source(source: str, *, interpret: bool) -> types.ModuleType:
         code = compile(source, filename, "exec", dont_inherit=True)
         with _interpret_mode(interpret):
             exec(code, module.__dict__)
+        if "_IRC_BEFORE_COPY" in module.__dict__:
+            module.__dict__["_IRC_BEFORE_COPY"] = before_copy
         _MODULES[key] = module
         return module
+
+
+#: Where the launchers' copies are reported (INFO).
+COPY_LOGGER = "irc.launch"
+
+
+def before_copy(index: int, tensor: Any, size: int) -> None:
+    """Run by an emitted launcher before it copies argument ``index`` (a
+    view its row-major kernels cannot index) to ``size`` bytes of row-major
+    memory: a copy in host memory larger than what is available is an
+    ``AllocationError`` at once (Linux overcommits: the allocation would
+    succeed and the copy be killed by the OOM killer when it touches the
+    pages); every copy is logged by ``COPY_LOGGER``."""
+    shape, strides = tuple(tensor.shape), tuple(tensor.stride())
+    if tensor.device.type == "cpu":
+        available = available_host_memory()
+        if available is not None and size > available:
+            raise AllocationError(
+                f"could not allocate a row-major copy of argument {index} (shape "
+                f"{shape}, strides {strides}, {tensor.dtype}, {size:,} bytes), which "
+                f"the kernels need as they read row-major memory: only "
+                f"{available:,} bytes of host memory are available; pass a "
+                "contiguous array or call with smaller sizes"
+            )
+    logging.getLogger(COPY_LOGGER).info(
+        "argument %d (shape %s, strides %s, %s) copied to row-major memory for the "
+        "kernels: %s bytes",
+        index,
+        shape,
+        strides,
+        tensor.dtype,
+        f"{size:,}",
+    )
 
 
 def gpu_device() -> Any | None:
@@ -271,11 +312,14 @@ class Launcher:
             return self.launch(*tensors)
 
     def _to_device(self, value: Any, index: int) -> Any:
+        """A NumPy array or tensor on the launcher's device, with its strides
+        where it stays on its device (the launcher copies what the kernels
+        cannot read, sized and logged)."""
         name = self.names[index] if index < len(self.names) else f"arg{index}"
         if not isinstance(value, self._tensor):
             array = to_numpy(value, name)
             try:
-                value = to_torch(array)
+                value = input_to_torch(array, name)
             except TypeError as err:  # a dtype torch has not (objects, strings)
                 raise BindingError(
                     f"argument {name!r} has dtype {array.dtype}, which torch (and "
@@ -283,7 +327,40 @@ class Launcher:
                 ) from err
         else:
             check_torch_tensor(value, name)
-        return value.to(self.device)
+        return move_to(value, self.device, name)
+
+
+def move_to(tensor: Any, device: Any, name: str) -> Any:
+    """``tensor`` on ``device``. A broadcast (zero-stride) axis moves as one
+    element and is broadcast again there: ``Tensor.to`` would send every
+    repeated element. A failure to allocate on the device is an
+    ``AllocationError`` naming the argument and its size."""
+    if tensor.device == device or (
+        device.index is None and tensor.device.type == device.type
+    ):
+        return tensor
+    strides = tensor.stride()
+    if any(s == 0 and n > 1 for n, s in zip(tensor.shape, strides)):
+        distinct = tensor[
+            tuple(
+                slice(0, 1) if s == 0 and n > 1 else slice(None)
+                for n, s in zip(tensor.shape, strides)
+            )
+        ]
+    else:
+        distinct = tensor
+    try:
+        moved = distinct.to(device)
+    except RuntimeError as error:  # torch.OutOfMemoryError is a RuntimeError
+        if "memory" not in str(error).lower():
+            raise
+        size = distinct.numel() * distinct.element_size()
+        raise AllocationError(
+            f"could not move argument {name!r} (shape {tuple(distinct.shape)}, "
+            f"{distinct.dtype}, {size:,} bytes) to {device}: "
+            f"{str(error).splitlines()[0]}; call with smaller sizes or free memory"
+        ) from error
+    return moved.expand(tensor.shape) if distinct is not tensor else moved
 
 
 def run(

@@ -16,6 +16,13 @@ torch CPU tensors stand in for device memory: Triton reads only their
 ``data_ptr()`` (for the alignment specialisation) and dtype, and no kernel runs,
 so nothing reads the memory. Results hold whatever ``torch.empty`` left there.
 
+``fake_cuda(devices=2)`` fakes two such GPUs, for code that must launch on the
+device of its tensors whatever device is current: device 0's tensors are CPU
+tensors, device 1's are ``meta`` tensors (no memory; nothing reads it). The
+driver's current device starts at 0; ``get_device_interface().device(d)``
+makes ``d`` current for a block, as ``torch.cuda.device`` does, and each
+recorded launch says on which device it ran.
+
     from irc.testing.fake_driver import fake_cuda
 
     with fake_cuda() as gpu:
@@ -79,6 +86,8 @@ class Launch:
     #: ``hash`` finds its ``CompiledKernel`` (and PTX) among the
     #: ``@triton.jit`` function's cached binaries, see ``compiled_kernels``.
     metadata: Any
+    #: The driver's current device at the launch (Triton launches there).
+    device: int = 0
 
 
 @dataclass
@@ -145,23 +154,77 @@ class _Launcher:
                 self.signature,
                 self.attrs,
                 self.metadata,
+                self.driver.current,
             )
         )
 
 
+#: The torch device that stands in for each fake GPU's memory, by index.
+STAND_INS = ("cpu", "meta")
+
+
+class _DeviceInterface:
+    """``driver.get_device_interface()``: what Triton (and irc's launchers)
+    use as ``torch.cuda``; only ``device(d)``, the current-device context."""
+
+    def __init__(self, driver: FakeCudaDriver):
+        self._driver = driver
+
+    @contextmanager
+    def device(self, device: Any) -> Iterator[None]:
+        """``device`` (a torch device, or an index) current for the block."""
+        driver = self._driver
+        index = device if isinstance(device, int) else driver.index_of(device)
+        previous = driver.current
+        driver.set_current_device(index)
+        try:
+            yield
+        finally:
+            driver.set_current_device(previous)
+
+
 @dataclass
 class FakeCudaDriver:
-    """A Triton driver for one H100 that compiles for real and launches
-    nothing. ``launches`` records every launch (unless ``record`` is False,
-    for timing Triton's own dispatch), ``loaded`` the name of every kernel
-    binary loaded (one per compiled specialisation)."""
+    """A Triton driver for ``devices`` H100s (1 or 2) that compiles for real
+    and launches nothing. ``launches`` records every launch (unless
+    ``record`` is False, for timing Triton's own dispatch), ``loaded`` the
+    name of every kernel binary loaded (one per compiled specialisation and
+    device); ``current`` is the current device."""
 
     record: bool = True
     launches: list[Launch] = field(default_factory=list)
     loaded: list[str] = field(default_factory=list)
+    devices: int = 1
+    current: int = 0
 
     def __post_init__(self) -> None:
+        if not 1 <= self.devices <= len(STAND_INS):
+            raise IrcError(
+                f"the fake CUDA driver fakes 1 to {len(STAND_INS)} devices (their "
+                f"memory stands in as {', '.join(STAND_INS)} tensors), not "
+                f"{self.devices}"
+            )
+        import torch
+
         self.utils = _Utils(self.loaded)
+        self._torch_devices = [torch.device(d) for d in STAND_INS[: self.devices]]
+        self._interface = _DeviceInterface(self)
+
+    def torch_device(self, index: int) -> Any:
+        """The torch device whose tensors stand in for device ``index``."""
+        return self._torch_devices[index]
+
+    def index_of(self, device: Any) -> int:
+        """The fake device whose memory ``device``'s tensors stand in for."""
+        import torch
+
+        device = torch.device(device)
+        if device not in self._torch_devices:
+            raise FakeLaunchError(
+                f"{device} stands in for none of the {self.devices} fake CUDA "
+                f"device(s) ({', '.join(map(str, self._torch_devices))})"
+            )
+        return self._torch_devices.index(device)
 
     def launcher_cls(self, src: Any, metadata: Any) -> _Launcher:
         return _Launcher(self, src, metadata)
@@ -176,19 +239,25 @@ class FakeCudaDriver:
         return GPUTarget(*TARGET)
 
     def get_current_device(self) -> int:
-        return 0
+        return self.current
 
     def set_current_device(self, device: int) -> None:
-        pass
+        if not 0 <= device < self.devices:
+            raise FakeLaunchError(
+                f"cudaSetDevice({device}): there are {self.devices} device(s) "
+                "(cudaErrorInvalidDevice)"
+            )
+        self.current = device
+
+    def get_device_interface(self) -> _DeviceInterface:
+        return self._interface
 
     def get_current_stream(self, device: int) -> int:
         return 0
 
     def get_active_torch_device(self) -> Any:
-        """Where tensors for this "GPU" live: the CPU."""
-        import torch
-
-        return torch.device("cpu")
+        """Where tensors for the current "GPU" live: the CPU for device 0."""
+        return self._torch_devices[self.current]
 
     def get_device_capability(self, device: int) -> tuple[int, int]:
         return TARGET[1] // 10, TARGET[1] % 10
@@ -202,21 +271,21 @@ class FakeCudaDriver:
         raise IrcError("the fake CUDA driver runs no kernel, so it cannot time one")
 
 
-def compiled_kernels(function: Any) -> dict[str, Any]:
-    """The binaries Triton compiled for a ``@triton.jit`` function on the
-    fake device, by hash: one ``CompiledKernel`` (``.asm["ptx"]``,
+def compiled_kernels(function: Any, device: int = 0) -> dict[str, Any]:
+    """The binaries Triton compiled for a ``@triton.jit`` function on fake
+    device ``device``, by hash: one ``CompiledKernel`` (``.asm["ptx"]``,
     ``.asm["cubin"]``) per specialisation launched."""
     caches = function.device_caches
-    if 0 not in caches:  # never launched (the cache is a defaultdict)
+    if device not in caches:  # never launched (the cache is a defaultdict)
         return {}
-    kernel_cache = caches[0][0]
+    kernel_cache = caches[device][0]
     return {kernel.hash: kernel for kernel in kernel_cache.values()}
 
 
 @contextmanager
-def fake_cuda(*, record: bool = True) -> Iterator[FakeCudaDriver]:
-    """Make a fresh ``FakeCudaDriver`` Triton's active driver for the block
-    (recording launches unless ``record`` is False).
+def fake_cuda(*, record: bool = True, devices: int = 1) -> Iterator[FakeCudaDriver]:
+    """Make a fresh ``FakeCudaDriver`` of ``devices`` GPUs Triton's active
+    driver for the block (recording launches unless ``record`` is False).
 
     Kernels compiled inside the block are cached per device by Triton, for
     the fake H100; launching them later under a real driver would reuse
@@ -231,7 +300,7 @@ def fake_cuda(*, record: bool = True) -> Iterator[FakeCudaDriver]:
 
     import_triton(interpret=False)
     previous = drivers._active  # None until a driver was first needed
-    fake = FakeCudaDriver(record=record)
+    fake = FakeCudaDriver(record=record, devices=devices)
     drivers.set_active(fake)  # type: ignore[arg-type]
     try:
         yield fake

@@ -31,6 +31,7 @@ Options (``torch.compile(..., options={...})``):
 from __future__ import annotations
 
 import functools
+import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -56,6 +57,12 @@ counters: Counter[str] = Counter()
 fallback_ops: Counter[str] = Counter()
 
 RUNTIMES = ("auto", "triton", "interpret", "reference")
+
+#: Serialises the compilations of islands and the counters' updates: Dynamo
+#: compiles one frame at a time, but an island compiled for a new value of
+#: a pinned integer input (``_island``) compiles when it is called, and
+#: threads may call it at once (a ``Counter``'s ``+=`` is not atomic).
+_COMPILING = threading.RLock()
 
 
 @dataclass(frozen=True)
@@ -141,7 +148,8 @@ def compile_graph(
     boxed callable, irc's islands compiled and the rest eager."""
     from functorch.compile import make_boxed_func
 
-    counters["graphs"] += 1
+    with _COMPILING:
+        counters["graphs"] += 1
     rejected: frozenset[str] = frozenset()
     if not unsupported_ops(gm):
         try:
@@ -179,6 +187,13 @@ def _island(
     cache: dict[tuple[int, ...], tuple[FxFunction, Any]] = {}
 
     def compiled_for(values: tuple[int, ...]) -> tuple[FxFunction, Any]:
+        found = cache.get(values)
+        if found is not None:
+            return found
+        with _COMPILING:  # once per value, whichever thread asks first
+            return compile_for(values)
+
+    def compile_for(values: tuple[int, ...]) -> tuple[FxFunction, Any]:
         if values not in cache:
             symbols = {example_inputs[i].node.expr: v for i, v in zip(pinned, values)}
             function = FxFunction(gm, example_inputs, shape_env, name, symbols)
@@ -190,6 +205,10 @@ def _island(
                 )
             except UnsupportedAtenOp as error:
                 raise UnsupportedAtenOp(str(error), function.failed_node) from None
+            if options.runtime != "reference":
+                # Emitted here, under the lock, rather than by the first
+                # calls, which threads may make at once.
+                _ = compiled.triton_source
             counters["compilations"] += 1
             counters["kernels"] += compiled.num_kernels
             _log(f"compiled {name}: {compiled.num_kernels} kernel(s)")

@@ -8,7 +8,9 @@ A host function at the triton level is a schedule of memory ops
 tensors and their shapes and tests the whole call in one plain-Python
 expression (count, rank, dtype, device; every symbol bound from the shapes
 and at least 1, a dim named twice equal, an expression dim equal to its
-value, the guards; each tensor contiguous), allocates the outputs on the
+value, the guards; each tensor contiguous), makes the inputs' device Triton's
+current one when it is not (``_IrcOnDevice``: one comparison of devices per
+call, skipped by the interpreter), allocates the outputs on the
 inputs' device (with ``_irc_allocate``: ``torch.empty_strided``, whose
 failure names the buffer) and every intermediate in one workspace (its
 address, an ``int``, for compiled kernels, a view for the interpreter;
@@ -26,7 +28,9 @@ again on ``admit_<name>(tensors)``, which checks one thing at a time and
 raises the module's ``LaunchError`` (a ``ValueError``) naming the argument,
 axis, symbol and values, or the guard, its symbols' values and the
 compiler's reason for it, or, when the only fault is a strided view the
-kernels cannot index, returns the tensors made contiguous (copies). The
+kernels cannot index, returns the tensors made contiguous (copies, each
+sized first, refused with the module's ``AllocationFailed`` when it cannot
+fit, and logged by logger ``irc.launch``). The
 checks and messages are the prelude's ``_irc_*`` host helpers, called by
 name.
 """
@@ -357,6 +361,19 @@ class LauncherEmitter:
         self._emit(
             f"        return {self.python_name}(*{self.admission_name}(tensors))"
         )
+        if tensors:
+            self._device_guard()
+
+    def _device_guard(self) -> None:
+        """Launch on the inputs' device whatever device is current: Triton
+        launches on its driver's current device, so inputs elsewhere (on
+        ``cuda:1`` while ``cuda:0`` is current) make that device current for
+        the call (``_IrcOnDevice``) and the launcher runs again there. The
+        test is one comparison of devices per call; the interpreter, whose
+        tensors are on the CPU, skips it."""
+        self._emit("    if not _IRC_INTERPRETED and device != _irc_launch_device():")
+        self._emit("        with _IrcOnDevice(device):")
+        self._emit(f"            return {self.python_name}(*tensors)")
 
     def _static_shapes(self) -> dict[int, str]:
         """The shape, as a Python tuple, of each argument whose every dim is

@@ -375,10 +375,70 @@ def _irc_device(tensors):
 
 def _irc_contiguous(tensors):
     """The tensors of a call that passes every check, each contiguous: the
-    kernels index row-major memory, so a strided view is copied."""
+    kernels index row-major memory (the launcher passes them addresses, not
+    strides), so a strided view (a transpose, a slice, a broadcast) is
+    copied, by `_irc_contiguous_copy`."""
     if all(tensor.is_contiguous() for tensor in tensors):
         raise LaunchError("internal error: the launcher refused a call that passes every check; please report it")
-    return [tensor.contiguous() for tensor in tensors]
+    return [tensor if tensor.is_contiguous() else _irc_contiguous_copy(tensor, index) for index, tensor in enumerate(tensors)]
+
+
+# What irc, when it loads this module, runs before each copy that
+# `_irc_contiguous_copy` makes: `before(index, tensor, size)` sizes it against
+# the memory available (raising irc's AllocationError) and logs it. None where
+# the module runs without irc (a saved artefact): the copy is made as it is.
+_IRC_BEFORE_COPY = None
+
+
+def _irc_contiguous_copy(tensor, index):
+    """A row-major copy of argument `index`, after `_IRC_BEFORE_COPY`; a
+    failure to allocate it names it, with its shape, dtype and size."""
+    shape = tuple(tensor.shape)
+    strides, numel = [], 1
+    for dim in reversed(shape):
+        strides.append(numel)
+        numel *= dim
+    strides = tuple(reversed(strides))
+    if _IRC_BEFORE_COPY is not None:
+        _IRC_BEFORE_COPY(index, tensor, numel * tensor.dtype.itemsize)
+    what = f"a row-major copy of argument {index} (strides {tuple(tensor.stride())}: the kernels read row-major memory)"
+    copy = _irc_allocate(what, shape, strides, tensor.dtype, tensor.device)
+    copy.copy_(tensor)
+    return copy
+
+
+# The torch device of each (driver class, device index), made once: CUDA's
+# driver builds a new torch.device per call, which costs more than the rest
+# of a launcher's device guard.
+_IRC_LAUNCH_DEVICES = {}
+
+
+def _irc_launch_device():
+    """The torch device Triton launches kernels on now (its driver's current
+    device): a launcher whose inputs are elsewhere launches under
+    `_IrcOnDevice`."""
+    driver = triton.runtime.driver.active
+    key = (type(driver), driver.get_current_device())
+    device = _IRC_LAUNCH_DEVICES.get(key)
+    if device is None:
+        device = _IRC_LAUNCH_DEVICES[key] = driver.get_active_torch_device()
+    return device
+
+
+class _IrcOnDevice:
+    """Makes `device` the current device of Triton's driver for a block (the
+    device its launches, streams and allocations use), and the previous one
+    current again after it, as `torch.cuda.device(device)` does."""
+
+    def __init__(self, device):
+        self.device = device
+
+    def __enter__(self):
+        self.context = triton.runtime.driver.active.get_device_interface().device(self.device)
+        return self.context.__enter__()
+
+    def __exit__(self, *exception):
+        return self.context.__exit__(*exception)
 
 
 def _irc_count(tensors, expected, names):

@@ -183,6 +183,9 @@ func.func @pipeline(%x: !memory.buffer<[N, D], [D, 1], f32>) -> !memory.buffer<[
 // PY-NEXT:         refused = True
 // PY-NEXT:     if refused:
 // PY-NEXT:         return launch_host(*admit_host(tensors))
+// PY-NEXT:     if not _IRC_INTERPRETED and device != _irc_launch_device():
+// PY-NEXT:         with _IrcOnDevice(device):
+// PY-NEXT:             return launch_host(*tensors)
 // PY-NEXT:     grid_0 = (s_N, 1, 1)
 // PY-NEXT:     grid_1 = (1, 1, 1)
 // PY-NEXT:     if not (grid_0[0] <= 2147483647):
@@ -198,6 +201,9 @@ func.func @pipeline(%x: !memory.buffer<[N, D], [D, 1], f32>) -> !memory.buffer<[
 // PY-NEXT:     return (v_y, v_o)
 // PY:      def launch_pipeline(*tensors):
 // PY:              return launch_pipeline(*admit_pipeline(tensors))
+// PY-NEXT:     if not _IRC_INTERPRETED and device != _irc_launch_device():
+// PY-NEXT:         with _IrcOnDevice(device):
+// PY-NEXT:             return launch_pipeline(*tensors)
 // PY-NEXT:     grid_0 = (s_N, 1, 1)
 // PY-NEXT:     if not (grid_0[0] <= 2147483647):
 // PY-NEXT:         _irc_check_grid('rowsum_k0', grid_0, (2147483647, 65535, 65535))
