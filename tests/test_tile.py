@@ -262,3 +262,22 @@ def test_empty_reduction_masks_every_lane() -> None:
         """
     )
     testing.check_pass("fuse,tile", programs=[module], max_examples=5)
+
+
+def test_a_transposed_one_by_one_matmul_result_is_stored_at_its_tile() -> None:
+    """Regression: ``(a @ b).T`` whose product is ``[1, 1]`` made the tile
+    pass read the matmul at a constant column (its one column delinearized
+    to 0) and refuse the kernel fusion had formed."""
+    import irc
+
+    def f(x):
+        row = (-x).reshape(1, -1)
+        s = np.tanh(row @ row.T)
+        return (s @ s.T).T
+
+    compiled = irc.compile(f, irc.TensorSpec(("N",), "float32"))
+    x = np.arange(1, 4, dtype=np.float32) / 4
+    row = (-x).reshape(1, -1)
+    s = np.tanh(row @ row.T)
+    want = (s @ s.T).T
+    np.testing.assert_allclose(compiled(x, backend="interpret"), want, rtol=1e-5)

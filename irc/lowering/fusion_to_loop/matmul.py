@@ -220,6 +220,11 @@ class MatmulTiler(KernelTiler):
         if layout is None or (layout.perm is None and len(layout.columns) == 1):
             return tile_index
         *lead, columns = tile_index
+        if len(layout.columns) == 1:
+            # Unsplit columns keep the tile's column index (delinearizing
+            # over one axis of a static 1 would give the constant 0, which
+            # is not the index the matmul's tile is valid at).
+            return layout.index(lead, (columns,))
         return layout.index(lead, self.b.delinearize(columns, layout.columns))
 
     def _full_tile(self, value: SSAValue, shape: tuple[int, int]) -> SSAValue:
