@@ -145,3 +145,94 @@ def run_tensor_parallel(rank: int, backend: str) -> list[np.ndarray]:
         )
     ]
     return out
+
+
+# --------------------------------------------------------------------------
+# A GPT-2 block over a batch of sequences (picoGPT's, batched)
+# --------------------------------------------------------------------------
+
+GPT2_EMBD, GPT2_HEADS = 16, 2
+
+
+def _layer_norm(x: Any, g: Any, b: Any) -> Any:
+    mean = np.mean(x, axis=-1, keepdims=True)
+    variance = np.var(x, axis=-1, keepdims=True)
+    return g * (x - mean) / np.sqrt(variance + 1e-5) + b
+
+
+def _gelu(x: Any) -> Any:
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+
+
+def gpt2_block(x: Any, p: dict[str, Any]) -> Any:
+    """x: [batch, seq, embd]; the heads split as NumPy code splits them."""
+    seq = x.shape[1]
+    h = _layer_norm(x, p["ln1_g"], p["ln1_b"]) @ p["attn_w"] + p["attn_b"]
+    q, k, v = np.split(h, 3, axis=-1)
+    mask = (1 - np.tri(seq, dtype=x.dtype)) * -1e10
+    heads = []
+    for qh, kh, vh in zip(
+        np.split(q, GPT2_HEADS, axis=-1),
+        np.split(k, GPT2_HEADS, axis=-1),
+        np.split(v, GPT2_HEADS, axis=-1),
+        strict=True,
+    ):
+        scores = qh @ kh.transpose(0, 2, 1) / np.sqrt(np.float32(qh.shape[-1])) + mask
+        e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        heads.append((e / e.sum(axis=-1, keepdims=True)) @ vh)
+    x = x + np.concatenate(heads, axis=-1) @ p["proj_w"] + p["proj_b"]
+    m = _gelu(_layer_norm(x, p["ln2_g"], p["ln2_b"]) @ p["fc_w"] + p["fc_b"])
+    return x + m @ p["out_w"] + p["out_b"]
+
+
+def gpt2_loss(p: dict[str, Any], x: Any) -> Any:
+    return np.mean(gpt2_block(x, p) ** 2)
+
+
+def gpt2_step(p: dict[str, Any], x: Any) -> tuple[Any, Any, Any]:
+    """One SGD step on the whole batch: loss, gradients, new weights."""
+    loss, grads = irc.value_and_grad(gpt2_loss)(p, x)
+    return loss, grads, {k: p[k] - 0.1 * grads[k] for k in p}
+
+
+def gpt2_data_parallel_step(p: dict[str, Any], x: Any) -> tuple[Any, Any, Any]:
+    """The same step on this rank's sequences, gradients averaged."""
+    loss, grads = irc.value_and_grad(gpt2_loss)(p, x)
+    loss, grads = irc.pmean((loss, grads), "data")
+    return loss, grads, {k: p[k] - 0.1 * grads[k] for k in p}
+
+
+def gpt2_params(seed: int = 5) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    d = GPT2_EMBD
+
+    def w(*shape: int) -> np.ndarray:
+        return (rng.standard_normal(shape) * 0.2).astype(np.float32)
+
+    return {
+        "ln1_g": 1 + w(d) / 2, "ln1_b": w(d) / 2,
+        "attn_w": w(d, 3 * d), "attn_b": w(3 * d) / 2,
+        "proj_w": w(d, d), "proj_b": w(d) / 2,
+        "ln2_g": 1 + w(d) / 2, "ln2_b": w(d) / 2,
+        "fc_w": w(d, 4 * d), "fc_b": w(4 * d) / 2,
+        "out_w": w(4 * d, d), "out_b": w(d) / 2,
+    }  # fmt: skip
+
+
+def gpt2_batch(batch: int = 4, seq: int = 5) -> np.ndarray:
+    rng = np.random.default_rng(6)
+    return rng.standard_normal((batch, seq, GPT2_EMBD)).astype(np.float32)
+
+
+def run_gpt2_data_parallel(rank: int, backend: str) -> list[Any]:
+    """A rank of a 2-process job: its data-parallel GPT-2 step's results."""
+    mesh = irc.Mesh(2, "data")
+    step = irc.shard_map(gpt2_data_parallel_step, mesh, (P(), P("data")), P())
+    blocks = step.blocks((gpt2_params(), gpt2_batch()), rank)
+    loss, grads, new = step.local(*blocks, backend=backend)
+    as_numpy = {k: np.asarray(v) for k, v in grads.items()}
+    return [
+        float(np.asarray(loss)),
+        as_numpy,
+        {k: np.asarray(v) for k, v in new.items()},
+    ]

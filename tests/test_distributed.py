@@ -367,3 +367,40 @@ def test_the_data_parallel_example_runs_under_torchrun() -> None:
     )
     assert run.returncode == 0, run.stderr[-3000:]
     assert "the same as one process on the whole batch" in run.stdout
+
+
+def _assert_gpt2_step_matches(loss: float, grads: dict, new: dict) -> None:
+    want_loss, want_grads, want_new = programs.gpt2_step(
+        programs.gpt2_params(), programs.gpt2_batch()
+    )
+    np.testing.assert_allclose(loss, want_loss, rtol=1e-4)
+    for key in want_grads:
+        np.testing.assert_allclose(grads[key], want_grads[key], rtol=2e-3, atol=1e-5)
+        np.testing.assert_allclose(new[key], want_new[key], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("sharding", ["shard_map", "auto_shard"])
+def test_a_data_parallel_gpt2_step_equals_one_process_on_the_whole_batch(
+    sharding: str,
+) -> None:
+    """Loss, gradients and updated weights of the GPT-2 block's step on two
+    simulated ranks, each with half of the sequences."""
+    mesh = irc.Mesh(2, "data")
+    if sharding == "shard_map":
+        step = irc.shard_map(
+            programs.gpt2_data_parallel_step, mesh, (P(), P("data")), P()
+        )
+    else:
+        step = irc.auto_shard(programs.gpt2_step, mesh, (P(), P("data")), P())
+    loss, grads, new = step(programs.gpt2_params(), programs.gpt2_batch())
+    _assert_gpt2_step_matches(float(loss), grads, new)
+    if sharding == "auto_shard":
+        blocks = step.blocks((programs.gpt2_params(), programs.gpt2_batch()), 0)
+        graph = step.compiled(blocks).ir("graph")
+        assert "collective.all_gather" not in graph  # the batch stays split
+
+
+@pytest.mark.slow
+def test_a_data_parallel_gpt2_step_on_two_gloo_ranks_equals_one_process() -> None:
+    for loss, grads, new in run_ranks(programs.run_gpt2_data_parallel, 2, "interpret"):
+        _assert_gpt2_step_matches(loss, grads, new)

@@ -64,13 +64,12 @@ class AllReduceOfReplicated(RewritePattern):
         if op.on_buffers or not replicated_over(op.input, frozenset(op.axis_names)):
             return
         if op.reduction.data != "sum":
-            rewriter.replace_op(op, (), (op.input,))
+            rewriter.replace(op, (), (op.input,))
             return
         factor = g.ConstantOp.splat(op.group_size, g.tensor_type(op.input))
         product = g.MulOp(op.input, factor)
         factor.location = product.location = op.location
-        rewriter.insert_op(factor)
-        rewriter.replace_op(op, product)
+        rewriter.replace(op, [factor, product])
 
 
 class BroadcastOfReplicated(RewritePattern):
@@ -79,7 +78,7 @@ class BroadcastOfReplicated(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: BroadcastOp, rewriter: PatternRewriter) -> None:
         if not op.on_buffers and replicated_over(op.input, frozenset(op.axis_names)):
-            rewriter.replace_op(op, (), (op.input,))
+            rewriter.replace(op, (), (op.input,))
 
 
 class AllReduceOfAllReduce(RewritePattern):
@@ -102,7 +101,7 @@ class AllReduceOfAllReduce(RewritePattern):
         )
         merged = AllReduceOp.make(inner.input, op.mesh, axes, reduction)
         merged.location = op.location
-        rewriter.replace_op(op, merged)
+        rewriter.replace(op, merged)
         rewriter.erase_op(inner)
 
 

@@ -13,8 +13,9 @@ from the sharding it has to the one the op needs:
 - a split dim that the op needs whole is gathered: ``collective.all_gather``
   (tiled);
 - a whole dim that the op needs split keeps only this rank's block: the
-  broadcast or splat that made it is made again at the block's size, or
-  else the rank's block is taken (``graph.take`` at ``collective.axis_index``).
+  broadcast, splat, iota (along another axis) or literal alike in every
+  block that made it is made again at the block's size, or else the rank's
+  block is taken (``graph.take`` at ``collective.axis_index``).
 
 Each result is converted to its requested sharding (whole by default) right
 after the op that makes it, not at the return: its collective starts as
@@ -32,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, i32
@@ -90,6 +92,15 @@ def _local_type(
     return value_type.with_shape(_local_dims(value_type.dims, sharding, mesh, where))
 
 
+def _same_blocks(array: np.ndarray, dim: int, parts: int) -> np.ndarray | None:
+    """The first block of ``array`` along ``dim`` if every block is equal
+    to it (a constant broadcast along a split dim), else None."""
+    blocks = np.split(array, parts, axis=dim)
+    if all(np.array_equal(b, blocks[0]) for b in blocks[1:]):
+        return blocks[0]
+    return None
+
+
 @dataclass
 class _Value:
     """A value of the rank's program and how it is laid out."""
@@ -132,11 +143,11 @@ class FunctionPartitioner:
             for result in op.results:
                 if result in returned:
                     finished[result] = self._converted(result, returned[result])
-        self._bucket_all_reduces(finished)
         terminator = old.last_op
         assert isinstance(terminator, func.ReturnOp)
         outputs = [finished[v] for v in terminator.arguments]
         self.block.add_op(func.ReturnOp(*outputs))
+        self._bucket_all_reduces()
         self._install()
 
     # ----- ops -------------------------------------------------------------
@@ -254,6 +265,12 @@ class FunctionPartitioner:
         owner = value.owner
         if isinstance(owner, g.ConstantOp) and owner.is_splat:
             return self._emit(g.ConstantOp(owner.value, type_.with_shape(local)))
+        if isinstance(owner, g.ConstantOp):
+            same = _same_blocks(owner.literal(), dim, parts)
+            if same is not None:  # a literal alike in every block (a mask)
+                return self._emit(g.ConstantOp.dense(same))
+        if isinstance(owner, g.IotaOp) and owner.axis.value.data != dim:
+            return self._emit(g.IotaOp(owner.axis.value.data, type_.with_shape(local)))
         if isinstance(owner, g.BroadcastOp) and self._expanded(owner, dim):
             return self._emit(g.BroadcastOp(owner.input, local))
         split = [*type_.dims[:dim], SymExpr.const(parts), block, *type_.dims[dim + 1 :]]
@@ -280,7 +297,7 @@ class FunctionPartitioner:
 
     # ----- buckets ----------------------------------------------------------
 
-    def _bucket_all_reduces(self, finished: dict[SSAValue, SSAValue]) -> None:
+    def _bucket_all_reduces(self) -> None:
         """Merge sum all-reduces of at most ``bucket_bytes`` each into
         buckets of at most that many bytes, in program order: one
         all-reduce per bucket over its values flattened and concatenated,
@@ -313,7 +330,7 @@ class FunctionPartitioner:
             size += nbytes
         for bucket in buckets:
             if len(bucket) > 1:
-                self._merge(bucket, finished)
+                self._merge(bucket)
 
     def _mergeable_bytes(self, op: Operation) -> int | None:
         if not isinstance(op, AllReduceOp) or op.reduction.data != "sum":
@@ -340,35 +357,48 @@ class FunctionPartitioner:
             return None
         return count * dtype(type_.element_type).numpy.itemsize
 
-    def _merge(
-        self, bucket: list[AllReduceOp], finished: dict[SSAValue, SSAValue]
-    ) -> None:
+    def _merge(self, bucket: list[AllReduceOp]) -> None:
+        """One all-reduce for ``bucket``, where its last member was; each
+        member's part is cut out of it just before that member's first
+        reader, so the launcher waits for the bucket only there."""
         last = bucket[-1]
         pieces: list[SSAValue] = []
         for op in bucket:
             flat = g.ReshapeOp(op.input, [product(g.tensor_type(op.input).dims)])
             self.block.insert_op_before(flat, last)
             pieces.append(flat.results[0])
-        joined = g.ConcatOp(pieces, 0) if len(pieces) > 1 else None
-        assert joined is not None
+        joined = g.ConcatOp(pieces, 0)
         self.block.insert_op_before(joined, last)
         reduced = AllReduceOp.make(joined.results[0], last.mesh, last.axis_names, "sum")
         self.block.insert_op_before(reduced, last)
         offset: SymExpr = SymExpr.const(0)
         for op, piece in zip(bucket, pieces, strict=True):
             size = g.tensor_type(piece).dims[0]
+            reader = self._first_reader(op)
             sliced = g.SliceOp(reduced.results[0], [offset], [size], [1])
-            self.block.insert_op_before(sliced, last)
             shaped = g.ReshapeOp(sliced.results[0], g.tensor_type(op.results[0]).dims)
-            self.block.insert_op_before(shaped, last)
+            self.block.insert_op_before(sliced, reader)
+            self.block.insert_op_before(shaped, reader)
             op.results[0].replace_all_uses_with(shaped.results[0])
-            for key, value in finished.items():
-                if value is op.results[0]:
-                    finished[key] = shaped.results[0]
             offset = offset + size
         for op in bucket:
             op.detach()
             op.erase()
+
+    def _first_reader(self, op: Operation) -> Operation:
+        """The op of the block that first reads ``op``'s result (the return
+        if nothing else does)."""
+        readers = set()
+        for use in op.results[0].uses:
+            user: Operation | None = use.operation
+            while user is not None and user.parent_block() is not self.block:
+                user = user.parent_op()
+            if user is not None:
+                readers.add(user)
+        for candidate in self.block.ops:
+            if candidate in readers:
+                return candidate
+        raise AssertionError("a bucketed all-reduce's result is read")
 
     # ----- the function ----------------------------------------------------
 

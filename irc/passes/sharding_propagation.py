@@ -19,10 +19,12 @@ The rules keep data where it is whenever the op allows it:
   float cast, and is summed before the others (which would not shrink it:
   summing it at once starts its all-reduce earlier);
 - a broadcast keeps the splits of the dims it keeps; a transpose permutes
-  them; a reshape moves a split to the first dim of the group it merges
+  them; a slice keeps those of the dims it takes whole, a concatenation
+  those of the dims it does not join; a reshape moves a split to the first dim of the group it merges
   into or splits off (when the group's size divides);
 - a ``sum`` over a split dim leaves each rank a partial sum (no
-  communication yet); ``max``/``min``/``prod`` over one gather it first;
+  communication yet); ``max``/``min``/``prod`` and ``argmax`` over one
+  gather it first;
 - ``matmul`` keeps the splits of ``M``, ``N`` and the batch dims, and a
   contraction over ``K`` split alike on both sides is a partial sum
   (Megatron's row-parallel product), otherwise ``K`` is gathered;
@@ -278,6 +280,15 @@ def _reduce(op: g.ReduceOp, actual: Sequence[Sharding]) -> Decision:
     return Decision((operand,), (Sharding(tuple(result_dims), frozenset(partial)),))
 
 
+def _argmax(op: g.ArgMaxOp, actual: Sequence[Sharding]) -> Decision:
+    """An argmax keeps the splits of the other dims; its axis is whole."""
+    axis = op.axis.value.data
+    operand = actual[0].whole().with_dim(axis, ())
+    keepdims = g.tensor_type(op.result).rank == operand.rank
+    dims = operand.dims if keepdims else operand.dims[:axis] + operand.dims[axis + 1 :]
+    return Decision((operand,), (Sharding(dims),))
+
+
 def _matmul(op: g.MatmulOp, actual: Sequence[Sharding]) -> Decision:
     lhs, rhs = actual
     lhs_type, rhs_type = g.tensor_type(op.lhs), g.tensor_type(op.rhs)
@@ -320,6 +331,30 @@ def _matmul(op: g.MatmulOp, actual: Sequence[Sharding]) -> Decision:
     )
 
 
+def _slice(op: g.SliceOp, actual: Sequence[Sharding]) -> Decision:
+    """A slice keeps the splits of the dims it takes whole (offset 0, every
+    element, stride 1); the dims it cuts are gathered first."""
+    source, result = g.tensor_type(op.input), g.tensor_type(op.result)
+    dims = []
+    for axis, axes in enumerate(actual[0].dims):
+        whole = (
+            op.offset_list[axis] == 0
+            and op.stride_list[axis] == 1
+            and result.dims[axis] == source.dims[axis]
+        )
+        dims.append(axes if whole else ())
+    sharding = Sharding(tuple(dims))
+    return Decision((sharding,), (sharding,))
+
+
+def _concat(op: g.ConcatOp, actual: Sequence[Sharding]) -> Decision:
+    """A concatenation keeps the splits of the other dims (the operands
+    take the most split one's); its own axis is whole."""
+    axis = op.axis.value.data
+    target = _most_split(actual).with_dim(axis, ())
+    return Decision((target,) * len(actual), (target,))
+
+
 def decide(op: Operation, actual: Sequence[Sharding], mesh: MeshAttr) -> Decision:
     """The sharding ``op`` needs of its operands and gives its results,
     given its operands' ``actual`` shardings (the rules of the module's
@@ -340,6 +375,12 @@ def decide(op: Operation, actual: Sequence[Sharding], mesh: MeshAttr) -> Decisio
         return _reduce(op, actual)
     if isinstance(op, g.MatmulOp):
         return _matmul(op, actual)
+    if isinstance(op, g.ArgMaxOp):
+        return _argmax(op, actual)
+    if isinstance(op, g.SliceOp):
+        return _slice(op, actual)
+    if isinstance(op, g.ConcatOp):
+        return _concat(op, actual)
     return _replicated_everywhere(op)
 
 
