@@ -404,3 +404,16 @@ def test_a_data_parallel_gpt2_step_equals_one_process_on_the_whole_batch(
 def test_a_data_parallel_gpt2_step_on_two_gloo_ranks_equals_one_process() -> None:
     for loss, grads, new in run_ranks(programs.run_gpt2_data_parallel, 2, "interpret"):
         _assert_gpt2_step_matches(loss, grads, new)
+
+
+def test_canonicalizing_collectives_keeps_meaning_on_simulated_ranks() -> None:
+    """The programs of tests/filecheck/transforms/canonicalize-collective.mlir
+    (an all-reduce of a replicated value, two in a row, a broadcast of a
+    replicated value): canonicalize changes each and keeps its results on
+    every rank."""
+    from pathlib import Path
+
+    path = Path(__file__).parent / "filecheck/transforms/canonicalize-collective.mlir"
+    chunks = [c for c in path.read_text().split("// -----") if "func.func" in c]
+    changed = [c for c in chunks if "@argument" not in c]
+    testing.check_pass("canonicalize", changed, max_examples=5)

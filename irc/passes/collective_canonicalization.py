@@ -102,7 +102,7 @@ class AllReduceOfAllReduce(RewritePattern):
         merged = AllReduceOp.make(inner.input, op.mesh, axes, reduction)
         merged.location = op.location
         rewriter.replace(op, merged)
-        rewriter.erase_op(inner)
+        rewriter.erase(inner)
 
 
 def patterns_for(op_type: type[Operation]) -> tuple[RewritePattern, ...]:
