@@ -232,8 +232,12 @@ class ShardingAttr(ParametrizedAttribute):
 
 
 #: The attribute holding a function's mesh, and each argument's, result's
-#: and value's sharding.
+#: and value's sharding. ``collective.mesh`` marks a program written for
+#: whole arrays, to be partitioned; ``collective.spmd`` one rank's program
+#: (what ``partition`` makes), whose ranks run it even where no collective
+#: is left in it.
 MESH_ATTRIBUTE = "collective.mesh"
+SPMD_ATTRIBUTE = "collective.spmd"
 SHARDING_ATTRIBUTE = "collective.sharding"
 SHARDINGS_ATTRIBUTE = "collective.shardings"
 
@@ -756,11 +760,16 @@ UNARY_COLLECTIVE_OPS = COLLECTIVE_OPS[:-1]
 
 def mesh_of(op: Operation) -> MeshAttr | None:
     """The mesh of the first collective op in ``op`` (a module, a function),
-    or None when it holds none."""
+    else the mesh an op of it declares its ranks' program runs on
+    (``collective.spmd``), or None."""
+    declared = None
     for inner in op.walk():
         if isinstance(inner, CollectiveOp):
             return inner.mesh
-    return None
+        found = inner.attributes.get(SPMD_ATTRIBUTE)
+        if declared is None and isinstance(found, MeshAttr):
+            declared = found
+    return declared
 
 
 def on_buffers(

@@ -45,6 +45,7 @@ from irc.dialects import graph as g
 from irc.dialects.collective import (
     MESH_ATTRIBUTE,
     SHARDINGS_ATTRIBUTE,
+    SPMD_ATTRIBUTE,
     AllGatherOp,
     AllReduceOp,
     AxisIndexOp,
@@ -412,7 +413,9 @@ class FunctionPartitioner:
         self.function.function_type = func.FunctionType.from_lists(
             [a.type for a in self.block.args], outputs
         )
+        # Now one rank's program: it runs on every rank of the mesh.
         del self.function.attributes[MESH_ATTRIBUTE]
+        self.function.attributes[SPMD_ATTRIBUTE] = self.mesh
         self.function.arg_attrs = None
         self.function.res_attrs = None
 

@@ -30,9 +30,11 @@ func.func @merge_axes(%x: !graph.tensor<[4], f32>) -> !graph.tensor<[4], f32> {
 
 // -----
 
+// The function declares the mesh its ranks run it on: none of its
+// collectives is left to say so.
 // CHECK-LABEL: func.func @replicated_by_construction
-func.func @replicated_by_construction() -> !graph.tensor<[4], f32> {
-  // CHECK-NOT: collective.
+func.func @replicated_by_construction() -> !graph.tensor<[4], f32> attributes {collective.spmd = #collective.mesh<data = 2>} {
+  // CHECK-NOT: = collective.
   %c = graph.constant 3.000000e+00 : f32 -> !graph.tensor<[4], f32>
   %e = graph.exp %c : !graph.tensor<[4], f32>
   %m = collective.all_reduce %e {mesh = #collective.mesh<data = 2>, axes = ["data"], reduction = "mean"} : !graph.tensor<[4], f32> -> !graph.tensor<[4], f32>
