@@ -236,3 +236,19 @@ def run_gpt2_data_parallel(rank: int, backend: str) -> list[Any]:
         as_numpy,
         {k: np.asarray(v) for k, v in new.items()},
     ]
+
+
+def accumulated_step(params: dict[str, Any], x: Any, micro: int = 2) -> Any:
+    """The data-parallel step over ``micro`` micro-batches of this rank's
+    block: gradients summed by an ``irc.fori_loop``, then one all-reduce."""
+    xs = x.reshape(micro, -1, x.shape[-1])
+    zeros = {k: np.zeros_like(v) for k, v in params.items()}
+
+    def body(i: Any, carry: Any) -> Any:
+        total, grads = carry
+        loss, grad = irc.value_and_grad(mlp_loss)(params, xs[i])
+        return total + loss, {k: grads[k] + grad[k] for k in grads}
+
+    total, grads = irc.fori_loop(0, micro, body, (np.float32(0), zeros))
+    mean = (total / micro, {k: v / micro for k, v in grads.items()})
+    return irc.pmean(mean, "data")

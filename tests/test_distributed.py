@@ -417,3 +417,20 @@ def test_canonicalizing_collectives_keeps_meaning_on_simulated_ranks() -> None:
     chunks = [c for c in path.read_text().split("// -----") if "func.func" in c]
     changed = [c for c in chunks if "@argument" not in c]
     testing.check_pass("canonicalize", changed, max_examples=5)
+
+
+def test_micro_batches_accumulate_in_a_loop_with_one_all_reduce_at_the_end() -> None:
+    params, x = programs.mlp_params(), programs.batch(16)
+    step = irc.shard_map(
+        programs.accumulated_step, irc.Mesh(2, "data"), (P(), P("data")), P()
+    )
+    loss, grads = step(params, x)
+    want_loss, want = irc.value_and_grad(programs.mlp_loss)(params, x)
+    np.testing.assert_allclose(loss, want_loss, rtol=1e-5)
+    for key in want:
+        np.testing.assert_allclose(grads[key], want[key], rtol=1e-4, atol=1e-6)
+    graph = step.compiled(step.blocks((params, x), 0)).ir("graph")
+    assert graph.count("graph.for") == 1
+    # The loss and every gradient in one all-reduce, after the loop.
+    assert graph.count("collective.all_reduce") == 1
+    assert graph.index("graph.for") < graph.index("collective.all_reduce")

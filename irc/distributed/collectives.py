@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, UnitAttr, i32, i64
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import VerifyException
@@ -88,6 +89,9 @@ def _collective(
 
 def _reduction(what: str, reduction: str) -> Callable[[Any, AxisName], Any]:
     def reduce(x: Any, axis_name: AxisName) -> Any:
+        leaves, treedef = pytree.flatten(x)
+        if len(leaves) > 1:
+            return pytree.unflatten(treedef, _bucketed(what, reduce, leaves, axis_name))
         return _collective(
             what,
             x,
@@ -102,6 +106,35 @@ def _reduction(what: str, reduction: str) -> Callable[[Any, AxisName], Any]:
         f"(jax.lax.{what.removeprefix('irc.')})."
     )
     return reduce
+
+
+def _bucketed(
+    what: str,
+    reduce: Callable[[Any, AxisName], Any],
+    leaves: list[Any],
+    axis_name: AxisName,
+) -> list[Any]:
+    """The reduction of several arrays as one all-reduce per element type:
+    flattened, concatenated, reduced, and cut apart again (one collective's
+    latency instead of one per array, as jax reduces a pytree at once)."""
+    _context(what, axis_name)
+    tensors = [as_tensor(leaf) for leaf in leaves]
+    results: list[Any] = [None] * len(tensors)
+    by_type: dict[Any, list[int]] = {}
+    for index, tensor in enumerate(tensors):
+        by_type.setdefault(tensor.value.type.element_type, []).append(index)
+    for indices in by_type.values():
+        if len(indices) == 1:
+            results[indices[0]] = reduce(tensors[indices[0]], axis_name)
+            continue
+        flat = np.concatenate([tensors[i].reshape(-1) for i in indices])
+        reduced = reduce(flat, axis_name)
+        offset = 0
+        for i in indices:
+            size = tensors[i].size
+            results[i] = reduced[offset : offset + size].reshape(tensors[i].shape)
+            offset = offset + size
+    return results
 
 
 psum = _reduction("irc.psum", "sum")
