@@ -252,3 +252,27 @@ def accumulated_step(params: dict[str, Any], x: Any, micro: int = 2) -> Any:
     total, grads = irc.fori_loop(0, micro, body, (np.float32(0), zeros))
     mean = (total / micro, {k: v / micro for k, v in grads.items()})
     return irc.pmean(mean, "data")
+
+
+def run_saved_every_collective(rank: int, directory: str) -> list[np.ndarray]:
+    """A rank of a 2-process job: its program of ``every_collective`` saved
+    as an artefact, then loaded by the artefact's own loader (no irc) and
+    run on the rank's blocks."""
+    import importlib.util
+    from pathlib import Path
+
+    mesh = irc.Mesh(2, "data")
+    sharded = irc.shard_map(every_collective, mesh, (P("data"), P()), P("data"))
+    blocks = sharded.blocks(inputs_every_collective(), rank)
+    path = Path(directory) / f"rank{rank}"
+    sharded.compiled(blocks).save(path)
+    spec = importlib.util.spec_from_file_location(
+        f"saved_rank{rank}",
+        path / "__init__.py",
+        submodule_search_locations=[str(path)],
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    saved = module.load(interpret=True)
+    return [np.asarray(r) for r in saved(*blocks)]

@@ -434,3 +434,14 @@ def test_micro_batches_accumulate_in_a_loop_with_one_all_reduce_at_the_end() -> 
     # The loss and every gradient in one all-reduce, after the loop.
     assert graph.count("collective.all_reduce") == 1
     assert graph.index("graph.for") < graph.index("collective.all_reduce")
+
+
+@pytest.mark.slow
+def test_a_saved_rank_program_runs_on_two_gloo_ranks(tmp_path) -> None:
+    """Each rank saves its compiled program; the artefact's own loader
+    (torch, Triton and NumPy only) runs it on the job's process group."""
+    x, w = programs.inputs_every_collective()
+    real = run_ranks(programs.run_saved_every_collective, 2, str(tmp_path))
+    for got, want in zip(real, _expected_every_collective(x, w), strict=True):
+        for a, b in zip(got, want, strict=True):
+            np.testing.assert_allclose(np.asarray(a), b, rtol=1e-5, atol=1e-5)
