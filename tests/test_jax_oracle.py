@@ -285,10 +285,11 @@ def _grad_both(
 
 @pytest.mark.xfail(
     strict=True,
-    reason="pow at a zero base and a zero float exponent: irc's rule gives "
-    "d(x**y)/dx = 0 where y == 0 (docs/autodiff.md: 'follows JAX'), JAX 0.10 "
-    "gives y * x**(y - 1) = 0 * inf = NaN there (0 only for an integer "
-    "exponent: jax.grad(lambda x: x ** 0)(0.0) == 0, x ** 0.0 gives NaN)",
+    reason="by design (docs/autodiff.md, 'Non-differentiable points'): pow "
+    "at a zero base and a zero float exponent: irc gives d(x**y)/dx = 0 "
+    "where y == 0 whatever y's type (a Python 0 exponent is a weak float "
+    "scalar in traced code); JAX 0.10 gives 0 only for an integer exponent "
+    "and y * x**(y - 1) = 0 * inf = NaN for a float one",
 )
 def test_pow_gradient_at_zero_base_and_zero_exponent_agrees_with_jax() -> None:
     ours, theirs = _grad_both(
