@@ -128,23 +128,35 @@ def run_data_parallel(rank: int, world: int, backend: str, steps: int) -> list[f
     return [losses, params]
 
 
+def tensor_parallel_inputs() -> tuple[np.ndarray, ...]:
+    """x, the MLP's w1 and w2, attention's wq, wk, wv and wo (embd 8, 2 heads
+    of 4)."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((8, 8)).astype(np.float32)
+    w = [(rng.standard_normal((8, 8)) / 3).astype(np.float32) for _ in range(6)]
+    return (x, *w)
+
+
 def run_tensor_parallel(rank: int, backend: str) -> list[np.ndarray]:
     """A rank of a 2x2 (data, model) job: its blocks of the tensor-parallel
-    MLP's and attention's outputs."""
+    MLP's and attention's outputs (rows split over "data", weights over
+    "model")."""
     mesh = irc.Mesh((2, 2), ("data", "model"))
-    rng = np.random.default_rng(3)
-    x = rng.standard_normal((8, 4)).astype(np.float32)
-    w1 = rng.standard_normal((4, 8)).astype(np.float32)
-    w2 = rng.standard_normal((8, 4)).astype(np.float32)
+    x, w1, w2, wq, wk, wv, wo = tensor_parallel_inputs()
+    column = P(None, "model")
     mlp_sharded = irc.shard_map(
-        tensor_parallel_mlp, mesh, (P("data"), P(None, "model"), P("model")), P("data")
+        tensor_parallel_mlp, mesh, (P("data"), column, P("model")), P("data")
     )
-    out = [
-        np.asarray(
-            mlp_sharded.local(*mlp_sharded.blocks((x, w1, w2), rank), backend=backend)
-        )
-    ]
-    return out
+    heads = irc.shard_map(
+        tensor_parallel_attention,
+        mesh,
+        (P(), column, column, column, P("model")),
+        P(),
+    )
+    mlp_out = mlp_sharded.local(*mlp_sharded.blocks((x, w1, w2), rank), backend=backend)
+    attention_blocks = heads.blocks((x, wq, wk, wv, wo), rank)
+    attention_out = heads.local(*attention_blocks, backend=backend)
+    return [np.asarray(mlp_out), np.asarray(attention_out)]
 
 
 # --------------------------------------------------------------------------

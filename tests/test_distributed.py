@@ -319,19 +319,18 @@ def test_a_data_parallel_training_run_on_two_gloo_ranks_matches_one_process() ->
 
 @pytest.mark.slow
 def test_four_gloo_ranks_run_tensor_and_data_parallel_programs() -> None:
-    rng = np.random.default_rng(3)
-    x = rng.standard_normal((8, 4)).astype(np.float32)
-    w1 = rng.standard_normal((4, 8)).astype(np.float32)
-    w2 = rng.standard_normal((8, 4)).astype(np.float32)
+    x, w1, w2, wq, wk, wv, wo = programs.tensor_parallel_inputs()
     real = run_ranks(programs.run_tensor_parallel, 4, "interpret")
-    want = programs.mlp(x, w1, w2)
     mesh = irc.Mesh((2, 2), ("data", "model"))
     np.testing.assert_allclose(
         P("data").assemble(mesh, [r[0] for r in real], "mlp"),
-        want,
+        programs.mlp(x, w1, w2),
         rtol=1e-4,
         atol=1e-4,
     )
+    want = programs.attention(x, wq, wk, wv, wo)
+    for rank_result in real:
+        np.testing.assert_allclose(rank_result[1], want, rtol=1e-4, atol=1e-4)
     data_parallel = run_ranks(programs.run_data_parallel, 4, 4, "interpret", 2)
     losses = [r[0] for r in data_parallel]
     assert all(np.allclose(each, losses[0]) for each in losses)
