@@ -170,6 +170,17 @@ def _cast(op: g.CastOp, actual: Sequence[Sharding]) -> Decision:
     return Decision((sharding,), (sharding,))
 
 
+def _layout_op(
+    operand_dims: Sequence[Axes], result_dims: Sequence[Axes], partial: frozenset[str]
+) -> Decision:
+    """A layout op's decision: a partial sum stays partial through it (it
+    moves elements, it does not combine them)."""
+    return Decision(
+        (Sharding(tuple(operand_dims), partial),),
+        (Sharding(tuple(result_dims), partial),),
+    )
+
+
 def _broadcast(op: g.BroadcastOp, actual: Sequence[Sharding]) -> Decision:
     source, result = g.tensor_type(op.input), g.tensor_type(op.result)
     offset = result.rank - source.rank
@@ -181,11 +192,7 @@ def _broadcast(op: g.BroadcastOp, actual: Sequence[Sharding]) -> Decision:
         operand_dims.append(axes if kept else ())
         if kept:
             result_dims[offset + index] = axes
-    partial = actual[0].partial
-    return Decision(
-        (Sharding(tuple(operand_dims), partial),),
-        (Sharding(tuple(result_dims), partial),),
-    )
+    return _layout_op(operand_dims, result_dims, actual[0].partial)
 
 
 def _transpose(op: g.TransposeOp, actual: Sequence[Sharding]) -> Decision:
@@ -250,11 +257,7 @@ def _reshape(op: g.ReshapeOp, actual: Sequence[Sharding], mesh: MeshAttr) -> Dec
                 continue
             operand_dims[src[0]] = axes
             result_dims[dst[0]] = axes
-    partial = actual[0].partial
-    return Decision(
-        (Sharding(tuple(operand_dims), partial),),
-        (Sharding(tuple(result_dims), partial),),
-    )
+    return _layout_op(operand_dims, result_dims, actual[0].partial)
 
 
 def _reduce(op: g.ReduceOp, actual: Sequence[Sharding]) -> Decision:
