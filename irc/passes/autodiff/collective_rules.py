@@ -27,8 +27,7 @@ from xdsl.utils.exceptions import PassFailedException
 from irc.dialects import collective as c
 from irc.dialects import graph as g
 from irc.dialects.elementwise import ComparisonPredicate
-from irc.passes.autodiff.emitter import Emitter
-from irc.passes.autodiff.rules import Rule, per_operand
+from irc.passes.autodiff.emitter import Emitter, Rule, per_operand
 
 
 def _all_reduce(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:

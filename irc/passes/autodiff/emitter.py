@@ -8,7 +8,7 @@ the forward computation it differentiates.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.builder import Builder
 from xdsl.dialects.builtin import UnknownLoc, i64
@@ -159,3 +159,29 @@ class Emitter:
             SymExpr.const(1) if i in op.axis_list else d for i, d in enumerate(source)
         ]
         return self.broadcast(self.reshape(value, kept), source)
+
+
+# --------------------------------------------------------------------------
+# The rules that emit through it
+# --------------------------------------------------------------------------
+
+Cotangents = Sequence[SSAValue | None]
+#: ``rule(emit, op, cotangent, wanted)``: one cotangent per operand.
+Rule = Callable[[Emitter, Operation, SSAValue, Sequence[bool]], Cotangents]
+#: The cotangent of one operand: ``(emit, op, cotangent)``.
+OperandRule = Callable[[Emitter, Operation, SSAValue], SSAValue | None]
+
+
+def per_operand(*rules: OperandRule | None) -> Rule:
+    """A rule of one function per operand (None: never differentiable),
+    each called only for an operand that wants a cotangent."""
+
+    def rule(
+        emit: Emitter, op: Operation, cotangent: SSAValue, wanted: Sequence[bool]
+    ) -> Cotangents:
+        return [
+            each(emit, op, cotangent) if each is not None and want else None
+            for each, want in zip(rules, wanted, strict=True)
+        ]
+
+    return rule

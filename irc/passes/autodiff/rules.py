@@ -30,38 +30,27 @@ Non-differentiable points follow JAX:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from xdsl.ir import Operation, SSAValue
 
 from irc.dialects import graph as g
 from irc.dialects.elementwise import ComparisonPredicate, ReductionKind
 from irc.dialects.sym import product
-from irc.passes.autodiff.emitter import Emitter
+from irc.passes.autodiff.collective_rules import (
+    COLLECTIVE_NO_GRADIENT,
+    COLLECTIVE_VJP_RULES,
+)
+from irc.passes.autodiff.emitter import (
+    Cotangents,
+    Emitter,
+    OperandRule,
+    Rule,
+    per_operand,
+)
 from irc.shapes import SymExpr
 
-Cotangents = Sequence[SSAValue | None]
-#: ``rule(emit, op, cotangent, wanted)``: one cotangent per operand.
-Rule = Callable[[Emitter, Operation, SSAValue, Sequence[bool]], Cotangents]
-#: The cotangent of one operand: ``(emit, op, cotangent)``.
-OperandRule = Callable[[Emitter, Operation, SSAValue], SSAValue | None]
-
 _EQ = ComparisonPredicate.EQ
-
-
-def per_operand(*rules: OperandRule | None) -> Rule:
-    """A rule of one function per operand (None: never differentiable),
-    each called only for an operand that wants a cotangent."""
-
-    def rule(
-        emit: Emitter, op: Operation, cotangent: SSAValue, wanted: Sequence[bool]
-    ) -> Cotangents:
-        return [
-            each(emit, op, cotangent) if each is not None and want else None
-            for each, want in zip(rules, wanted, strict=True)
-        ]
-
-    return rule
 
 
 # --------------------------------------------------------------------------
@@ -419,8 +408,6 @@ def vjp_rule(op_type: type[Operation]) -> Rule | None:
     if issubclass(op_type, g.UnaryOp | g.BinaryOp):
         gradient = op_type.KIND.gradient
         return None if gradient is None else per_operand(*gradient)
-    from irc.passes.autodiff.collective_rules import COLLECTIVE_VJP_RULES
-
     return VJP_RULES.get(op_type) or COLLECTIVE_VJP_RULES.get(op_type)
 
 
@@ -428,6 +415,4 @@ def carries_no_gradient(op_type: type[Operation]) -> bool:
     """Whether ``op_type``'s results have no gradient by nature."""
     if issubclass(op_type, g.UnaryOp | g.BinaryOp):
         return op_type.KIND.gradient is None
-    from irc.passes.autodiff.collective_rules import COLLECTIVE_NO_GRADIENT
-
     return op_type in NO_GRADIENT or op_type in COLLECTIVE_NO_GRADIENT
