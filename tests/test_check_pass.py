@@ -83,6 +83,16 @@ LOWERED_FROM = {
     "bufferize": "fuse,tile",
     "lower-memory-to-triton": "fuse,tile,bufferize",
 }
+#: The sharding passes act on a program over a mesh: each generated
+#: program's arguments are split over a mesh of one rank (every conversion
+#: the partition makes runs, trivially; tests/test_sharding.py checks
+#: partitioned programs on two simulated ranks against the global ones).
+_ANNOTATE = 'annotate-sharding{mesh="data=1" arguments="*data"}'
+PIPELINES = {
+    "annotate-sharding": _ANNOTATE,
+    "propagate-sharding": f"{_ANNOTATE},propagate-sharding",
+    "partition": f"{_ANNOTATE},partition",
+}
 #: Passes whose output runs on the Triton interpreter (each example emits a
 #: module and interprets its kernels): fewer examples.
 TRITON_LEVEL = {"lower-memory-to-triton", "lower-to-triton"}
@@ -118,7 +128,9 @@ SLOW_CHECKS = {"tile", "bufferize", "horizontal-fusion"}
     ],
 )
 def test_registered_pass(name: str) -> None:
-    pipeline = ",".join(filter(None, [LOWERED_FROM.get(name), name]))
+    pipeline = PIPELINES.get(name) or ",".join(
+        filter(None, [LOWERED_FROM.get(name), name])
+    )
     examples = max(30, EXAMPLES // 10) if name in TRITON_LEVEL else EXAMPLES
     programs = PROGRAMS[name]() if name in PROGRAMS else None
     testing.check_pass(pipeline, programs, max_examples=examples)

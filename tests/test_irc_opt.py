@@ -240,8 +240,9 @@ def test_unknown_pass(run_irc_opt: RunIrcOpt) -> None:
     assert_error(
         outcome,
         "pass-pipeline:1:5: error: unknown pass 'frobnicate'; known passes: "
-        "auto-mixed-precision, autodiff, bufferize, canonicalize, cse, dce, "
-        "fuse, horizontal-fusion, lower-memory-to-triton, lower-to-triton, tile",
+        "annotate-sharding, auto-mixed-precision, autodiff, bufferize, "
+        "canonicalize, cse, dce, fuse, horizontal-fusion, lower-memory-to-triton, "
+        "lower-to-triton, partition, propagate-sharding, tile",
         "    ^^^^^^^^^^",
     )
 

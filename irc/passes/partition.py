@@ -137,6 +137,9 @@ class FunctionPartitioner:
         wanted = result_shardings(self.function)
         returned = self._returned(old, wanted)
         finished: dict[SSAValue, SSAValue] = {}
+        for arg in old.args:  # an argument returned as it is
+            if arg in returned:
+                finished[arg] = self._converted(arg, returned[arg])
         for op in list(old.ops):
             if isinstance(op, func.ReturnOp):
                 break
@@ -168,12 +171,6 @@ class FunctionPartitioner:
                     f"partition: {self.name} returns one value with two shardings"
                 )
             returned[value] = sharding
-        for arg in block.args:
-            if arg in returned:
-                raise PassFailedException(
-                    f"partition: {self.name} returns an argument unchanged; return a "
-                    "computed value (irc.auto_shard copies arguments it returns)"
-                )
         return returned
 
     def _rebuild(self, op: Operation) -> None:

@@ -8,8 +8,10 @@ The options spell them as text (what ``irc.auto_shard`` writes from its
 - ``arguments="data,;,model"``: one spec per argument, separated by
   ``;``; per dim, the axes splitting it joined by ``+`` (none: whole),
   separated by ``,``; an argument past the list, or an empty spec, is whole;
-- ``results="..."``: the same for the results; ``*spec`` gives every
-  result ``spec``.
+- ``results="..."``: the same for the results.
+
+``*spec`` (in either) gives every argument or result ``spec``, cut to its
+rank.
 """
 
 from __future__ import annotations
@@ -62,12 +64,18 @@ def _parse_specs(text: str) -> list[tuple[tuple[str, ...], ...]]:
 
 
 def _attrs(
-    specs: list[tuple[tuple[str, ...], ...]], types: tuple[Attribute, ...], what: str
+    text: str, types: tuple[Attribute, ...], what: str
 ) -> ArrayAttr[DictionaryAttr]:
+    every = text.startswith("*")
+    specs = _parse_specs(text.removeprefix("*"))
     entries = []
     for index, type_ in enumerate(types):
-        spec = specs[index] if index < len(specs) else ()
+        spec = (
+            specs[0] if every and specs else specs[index] if index < len(specs) else ()
+        )
         rank = type_.rank if isinstance(type_, g.TensorType) else 0
+        if every:
+            spec = spec[:rank]
         if len(spec) > rank:
             raise PassFailedException(
                 f"annotate-sharding: {what} {index} has rank {rank}, but its spec "
@@ -99,8 +107,5 @@ class AnnotateShardingPass(ModulePass):
         function.attributes[MESH_ATTRIBUTE] = _parse_mesh(self.mesh)
         inputs = tuple(function.function_type.inputs.data)
         outputs = tuple(function.function_type.outputs.data)
-        function.arg_attrs = _attrs(_parse_specs(self.arguments), inputs, "argument")
-        results = _parse_specs(self.results.removeprefix("*"))
-        if self.results.startswith("*"):
-            results = results[:1] * len(outputs)
-        function.res_attrs = _attrs(results, outputs, "result")
+        function.arg_attrs = _attrs(self.arguments, inputs, "argument")
+        function.res_attrs = _attrs(self.results, outputs, "result")

@@ -101,7 +101,8 @@ def rank_inputs(inputs: Sequence[np.ndarray], rank: int) -> list[np.ndarray]:
 def spmd_runner(run: Runner) -> Runner:
     """``run`` for modules with collectives too: on every rank of the mesh,
     simulated in this process (``rank_inputs``), each result stacked over
-    the ranks along a new leading axis."""
+    the ranks along a new leading axis (on a mesh of one rank, as they are:
+    that rank's results are the program's)."""
 
     def run_everywhere(
         module: ModuleOp, inputs: Sequence[np.ndarray]
@@ -109,6 +110,8 @@ def spmd_runner(run: Runner) -> Runner:
         mesh = mesh_of(module)
         if mesh is None:
             return run(module, inputs)
+        if mesh.size == 1:  # one rank: its results are the program's
+            return simulate(1, lambda rank: run(module, inputs))[0]
         per_rank = simulate(
             mesh.size, lambda rank: run(module, rank_inputs(inputs, rank))
         )
