@@ -273,7 +273,7 @@ def cache_worker(worker: int, directory: str, rounds: Any, results: Any) -> None
     report: dict[str, Any] = {"worker": worker, "wrong": [], "verdicts": []}
     fresh: dict[str, dict[str, str]] = {}
     for round_ in range(ROUNDS):
-        rounds.wait(timeout=180)
+        rounds.wait(timeout=600)
         random.Random(worker * 10 + round_).shuffle(names)
         for name in names:
             os.environ.pop(compile_cache.SWITCH_VARIABLE, None)
@@ -289,7 +289,7 @@ def cache_worker(worker: int, directory: str, rounds: Any, results: Any) -> None
             ]
             if wrong:
                 report["wrong"].append([round_, name, wrong])
-        rounds.wait(timeout=180)
+        rounds.wait(timeout=600)
     results.put(report)
 
 
@@ -370,12 +370,12 @@ def test_the_compile_cache_holds_under_8_processes_torn_and_killed_writes(tmp_pa
     for process in (*workers, victim):
         process.start()
     try:
-        rounds.wait(timeout=180)  # round 1 starts
-        assert mid_write.wait(timeout=180), "the writer never got half-way"
+        rounds.wait(timeout=600)  # round 1 starts
+        assert mid_write.wait(timeout=600), "the writer never got half-way"
         os.kill(victim.pid, signal.SIGKILL)
         victim.join(timeout=30)
         assert victim.exitcode == -signal.SIGKILL
-        rounds.wait(timeout=180)  # round 1 ends: every live writer is done
+        rounds.wait(timeout=600)  # round 1 ends: every live writer is done
         [orphan] = directory.glob(".*.tmp")  # the killed writer's
         os.utime(orphan, (time.time() - 2 * compile_cache.ORPHAN_AGE,) * 2)
         shared = directory / (orphan.name[1:].split(".json.")[0] + ".json")
@@ -385,13 +385,13 @@ def test_the_compile_cache_holds_under_8_processes_torn_and_killed_writes(tmp_pa
             tear(entry, index % 3)
         stop = threading.Event()
         tearer = threading.Thread(target=keep_tearing, args=(shared, stop))
-        rounds.wait(timeout=180)  # round 2 starts
+        rounds.wait(timeout=600)  # round 2 starts
         tearer.start()
-        rounds.wait(timeout=180)  # round 2 ends
+        rounds.wait(timeout=600)  # round 2 ends
         stop.set()
         tearer.join()
-        rounds.wait(timeout=180)  # round 3 starts
-        rounds.wait(timeout=180)  # round 3 ends
+        rounds.wait(timeout=600)  # round 3 starts
+        rounds.wait(timeout=600)  # round 3 ends
         reports = sorted(
             (results.get(timeout=60) for _ in workers), key=lambda r: r["worker"]
         )
