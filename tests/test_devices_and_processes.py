@@ -294,8 +294,9 @@ def cache_worker(worker: int, directory: str, rounds: Any, results: Any) -> None
 
 
 def killed_writer(directory: str, mid_write: Any) -> None:
-    """Compile softmax through the cache and stop in the middle of writing
-    its entry (half the text written and flushed) until SIGKILLed."""
+    """Compile softmax through the cache, missing it whatever it holds, and
+    stop in the middle of writing its entry (half the text written and
+    flushed) until SIGKILLed."""
     os.environ[compile_cache.DIR_VARIABLE] = directory
     os.environ.pop(compile_cache.SWITCH_VARIABLE, None)
     real_fdopen = os.fdopen
@@ -317,6 +318,9 @@ def killed_writer(directory: str, mid_write: Any) -> None:
             time.sleep(600)  # killed here
 
     compile_cache.os.fdopen = lambda *a, **k: HalfWriter(real_fdopen(*a, **k))
+    # Always a miss: a worker may have written the shared entry already, and a
+    # hit would never reach the write this process is to be killed in.
+    compile_cache.Entry.load = lambda self: None
     compiled = irc.compile(softmax, irc.TensorSpec(("N", "D"), "float32"))
     assert compiled.triton_source  # writes the entry, and stops half-way
 
