@@ -547,7 +547,7 @@ def check_metamorphic(
     atol: float = 0.0,
     ctx: Context | None = None,
     max_value: int = MAX_SYMBOL_VALUE,
-) -> None:
+) -> PassReport:
     """Check that a program compiled once with symbolic dims computes the
     same as the program compiled for one binding's sizes.
 
@@ -557,12 +557,15 @@ def check_metamorphic(
     binding's values; both run on the same inputs and must agree, exactly
     unless ``rtol``/``atol`` say otherwise. Raises
     :class:`~irc.testing.semantics.PassCheckError` with the shrunk program
-    and its specialised form otherwise.
+    and its specialised form otherwise. It returns a :class:`PassReport` of
+    the programs checked.
     """
     passes = resolve_passes(pipeline) if pipeline is not None else ()
     context = ctx or default_context()
+    report = PassReport(f"metamorphic {pass_name(passes)}".strip())
 
     def check(case: Case) -> None:
+        report.record(case.module)
         program = print_module(case.module)
         symbolic = case.module.clone()
         apply_checked(passes, symbolic, context, program)
@@ -591,3 +594,4 @@ def check_metamorphic(
     _run_property(
         f"check_metamorphic {pass_name(passes)}", check, strategy, max_examples
     )
+    return report
