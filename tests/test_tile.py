@@ -281,3 +281,26 @@ def test_a_transposed_one_by_one_matmul_result_is_stored_at_its_tile() -> None:
     s = np.tanh(row @ row.T)
     want = (s @ s.T).T
     np.testing.assert_allclose(compiled(x, backend="interpret"), want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("scale", ["div", "mul"])
+def test_a_matmul_prologue_scaled_by_a_constant_keeps_masked_lanes_zero(
+    scale: str,
+) -> None:
+    """Regression (found generating stacks of layers): a matmul operand
+    scaled by a constant in its prologue, ``a @ (b / 1.0).T``, read the
+    constant as 0 in the K tail's masked lanes, so those lanes computed
+    ``0 / 0`` and the dot's ``0 * NaN`` made every result NaN."""
+    op = f"graph.{scale}"
+    module = parse_module(
+        f"""
+        func.func @main(%a: !graph.tensor<[N, N, N], f32>, %b: !graph.tensor<[N, N, N], f32>) -> !graph.tensor<[N, N, N], f32> {{
+          %c = graph.constant 1.000000e+00 : f32 -> !graph.tensor<[N, N, N], f32>
+          %0 = {op} %b, %c : !graph.tensor<[N, N, N], f32>
+          %1 = graph.transpose %0 [0, 2, 1] : !graph.tensor<[N, N, N], f32> -> !graph.tensor<[N, N, N], f32>
+          %2 = graph.matmul %a, %1 : (!graph.tensor<[N, N, N], f32>, !graph.tensor<[N, N, N], f32>) -> !graph.tensor<[N, N, N], f32>
+          func.return %2 : !graph.tensor<[N, N, N], f32>
+        }}
+        """
+    )
+    testing.check_pass("fuse,tile", programs=[module], max_examples=10)

@@ -157,11 +157,7 @@ class AttentionTiler(MatmulTiler):
     ) -> SSAValue:
         """A ``tl.dot`` operand: ``value`` at ``index`` as a full tile of
         ``shape``, masked lanes reading 0 (which adds nothing)."""
-        self.mask = mask
-        self.whole_mask_reads = True
-        tile = self.value_at(value, index)
-        self.whole_mask_reads = False
-        return self._full_tile(tile, shape)
+        return self._full_tile(self.dot_operand(value, index, mask), shape)
 
     def _head(self, block: str, size: int, extent: int, axis: int) -> Lanes:
         """``0 .. size-1`` along ``axis`` of a 2-D tile, with its mask

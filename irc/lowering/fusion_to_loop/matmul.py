@@ -173,16 +173,16 @@ class MatmulTiler(KernelTiler):
             # a column ([BK, 1]) of the rhs tile.
             k_row = b.lanes(start, "BLOCK_K", bk, 1, 2)
             k_col = b.lanes(start, "BLOCK_K", bk, 0, 2)
-            self.whole_mask_reads = True  # tl.dot sums masked lanes: they read 0
-            self.mask = b.both(row_mask, b.in_bounds(k_row, k_extent, bk))
-            x = self.value_at(
-                lhs, (*batch_broadcast(self, lhs, batch_index), rows, k_row)
+            x = self.dot_operand(
+                lhs,
+                (*batch_broadcast(self, lhs, batch_index), rows, k_row),
+                b.both(row_mask, b.in_bounds(k_row, k_extent, bk)),
             )
-            self.mask = b.both(b.in_bounds(k_col, k_extent, bk), col_mask)
-            y = self.value_at(
-                rhs, (*batch_broadcast(self, rhs, batch_index), k_col, cols)
+            y = self.dot_operand(
+                rhs,
+                (*batch_broadcast(self, rhs, batch_index), k_col, cols),
+                b.both(b.in_bounds(k_col, k_extent, bk), col_mask),
             )
-            self.whole_mask_reads = False
             x, y = self._full_tile(x, (bm, bk)), self._full_tile(y, (bk, bn))
             return [b.create(tile.DotOp(x, y, carried[0]))]
 

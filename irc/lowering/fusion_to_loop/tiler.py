@@ -211,12 +211,7 @@ class KernelTiler:
                 raise IrcError(
                     f"tile: dense constant inside kernel {self.kernel.kernel_name}"
                 )
-            splat = b.const(op.literal().item(), element)
-            if self.whole_mask_reads and self.mask is not None:
-                # A matmul's operand: its masked lanes are summed, and must
-                # be 0 as a masked read's are.
-                return b.select(self.mask, splat, b.const(0, element))
-            return splat
+            return b.const(op.literal().item(), element)
         if isinstance(op, g.UnaryOp):
             return b.create(tile.UnaryOp(op.KIND, self.value_at(op.input, index)))
         if isinstance(op, g.BinaryOp):
@@ -243,6 +238,24 @@ class KernelTiler:
             f"tile: {op.name} cannot be evaluated inside kernel "
             f"{self.kernel.kernel_name} ({self.kernel.kind_name})"
         )
+
+    def dot_operand(
+        self, value: SSAValue, index: Index, mask: SSAValue | None
+    ) -> SSAValue:
+        """Graph ``value`` at ``index`` as an operand of ``tile.dot``, which
+        sums masked lanes too: they must hold 0. Reads load under the whole
+        ``mask`` (masked lanes read 0); anything computed from them but a
+        cast (a prologue's scaling ``x / c``, whose constant is ``c`` in
+        every lane) is selected to 0 there, lest ``0 / c`` lanes of a
+        constant masked to 0 give NaN, which 0 times NaN keeps."""
+        self.mask = mask
+        self.whole_mask_reads = True
+        operand = self.value_at(value, index)
+        self.whole_mask_reads = False
+        if mask is None or _zero_where_masked(operand):
+            return operand
+        zero = self.b.const(0, loop.element_of(operand.type))
+        return self.b.select(mask, operand, zero)
 
     def _in_body(self, *values: SSAValue | None) -> bool:
         """Whether every one of ``values`` is defined in the kernel body
@@ -311,6 +324,15 @@ class KernelTiler:
             self.mask = mask_of(value)
             self.write(self.value_at(value, index), number, index, self.mask)
             self.mask = saved_mask
+
+
+def _zero_where_masked(value: SSAValue) -> bool:
+    """Whether ``value`` is 0 in the lanes its mask excludes: a masked read,
+    or a cast of one."""
+    op = value.owner
+    if isinstance(op, tile.CastOp):
+        return _zero_where_masked(op.input)
+    return isinstance(op, loop.ReadOp) and op.mask is not None
 
 
 def _block_of(value: SSAValue) -> Block | None:
