@@ -442,6 +442,13 @@ class _Planner:
         recomputing ``op`` reads at that size. None for a chain of more
         than ``CHAIN_LIMIT`` ops, which is not followed (fusing would be
         quadratic in a long elementwise program) and not recomputed."""
+        reads, complete = self._walk_chain(op)
+        return reads if complete else None
+
+    def _walk_chain(self, op: Operation) -> tuple[set[SSAValue], bool]:
+        """The values of ``op``'s shape that its elementwise chain reads
+        within its first ``CHAIN_LIMIT`` ops (walked from ``op`` up), and
+        whether the chain ended within them."""
         shape = shape_of(op.results[0])
         reads: set[SSAValue] = set()
         chain, seen = [op], {op}
@@ -457,14 +464,17 @@ class _Planner:
                 else:
                     reads.add(operand)
             if len(seen) > CHAIN_LIMIT:
-                return None
-        return reads
+                return reads, False
+        return reads, True
 
     def _reads_a_matmul(self, op: Operation) -> bool:
         """Whether an elementwise ``op`` reads a matmul's result through
         its elementwise chain: as the matmul's epilogue it is computed
-        while that result is at hand, which a reduction kernel cannot."""
-        reads = self._chain_reads(op) or set()
+        while that result is at hand, which a reduction kernel cannot.
+        Only the chain's first ``CHAIN_LIMIT`` ops are looked at, so that
+        the answer is the same for an op whatever lies beyond them (the
+        residual adds of the tenth layer of a stack and of the first)."""
+        reads, _ = self._walk_chain(op)
         return any(isinstance(value.owner, MatmulOp) for value in reads)
 
     def _save_in_earliest(
