@@ -92,9 +92,19 @@ def weights(rng):
     }
 
 
-def compile_block():
-    """The block compiled with the sequence length symbolic."""
-    specs = {
+def transformer_stack(x, layers, n_head):
+    """``len(layers)`` blocks, each with its weights; the residual stream is
+    kept in float32 between them (a block computes in float64 from
+    ``np.sqrt(d)``, a NumPy float64, as NumPy promotes it), so that every
+    layer computes the same thing on its own tensors."""
+    for weights in layers:
+        x = transformer_block(x, **weights, n_head=n_head).astype(np.float32)
+    return x
+
+
+def block_specs():
+    """The specs of the block's weights, as nested dicts."""
+    return {
         "mlp": {
             "c_fc": _linear_spec(N_EMBD, 4 * N_EMBD),
             "c_proj": _linear_spec(4 * N_EMBD, N_EMBD),
@@ -106,5 +116,19 @@ def compile_block():
         "ln_1": _norm_spec(),
         "ln_2": _norm_spec(),
     }
+
+
+def compile_block():
+    """The block compiled with the sequence length symbolic."""
     x = irc.TensorSpec(("seq", N_EMBD), "float32")
-    return irc.compile(transformer_block, x, **specs, n_head=N_HEAD)
+    return irc.compile(transformer_block, x, **block_specs(), n_head=N_HEAD)
+
+
+def compile_stack(layers, pipeline=None):
+    """A stack of ``layers`` blocks compiled with the sequence length
+    symbolic (``pipeline``: irc.compile's default if None)."""
+    x = irc.TensorSpec(("seq", N_EMBD), "float32")
+    options = {} if pipeline is None else {"pipeline": pipeline}
+    return irc.compile(
+        transformer_stack, x, [block_specs()] * layers, n_head=N_HEAD, **options
+    )

@@ -81,6 +81,7 @@ def body_ops(text: str) -> list[str]:
 LOWERED_FROM = {
     "tile": "fuse",
     "bufferize": "fuse,tile",
+    "dedupe-kernels": "fuse,tile,bufferize",
     "lower-memory-to-triton": "fuse,tile,bufferize",
 }
 #: The sharding passes act on a program over a mesh: each generated
@@ -101,8 +102,10 @@ TRITON_LEVEL = {"lower-memory-to-triton", "lower-to-triton"}
 #: Passes that change few of the default programs, with programs they act on:
 #: ``auto-mixed-precision`` needs float32 matmuls, and smooth programs (a
 #: comparison of a rounded value flips near a tie); ``horizontal-fusion``
-#: needs identical computations holding a matmul on windows of one tensor.
+#: needs identical computations holding a matmul on windows of one tensor;
+#: ``dedupe-kernels`` needs them on different tensors, as layers have them.
 PROGRAMS = {
+    "dedupe-kernels": testing.layer_programs,
     "horizontal-fusion": lambda: testing.head_programs(
         dtypes=("float32",),
         actions=("matmul", "binary", "unary", "reduce", "broadcast", "transpose"),
@@ -117,7 +120,7 @@ PROGRAMS = {
 
 #: The checks that take minutes on a 2-core machine (generated programs
 #: through several passes, each parsed back): the ``slow`` step of CI.
-SLOW_CHECKS = {"tile", "bufferize", "horizontal-fusion"}
+SLOW_CHECKS = {"tile", "bufferize", "dedupe-kernels", "horizontal-fusion"}
 
 
 @pytest.mark.parametrize(

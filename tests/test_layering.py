@@ -83,6 +83,7 @@ MODULE_LEVELS: dict[str, tuple[str, ...]] = {
     "irc.passes.sharding_annotation": ("graph",),
     "irc.passes.sharding_propagation": ("graph",),
     "irc.passes.partition": ("graph",),
+    "irc.passes.kernel_deduplication": ("memory",),
     "irc.interpreters.graph": ("graph",),
     "irc.interpreters.fusion": ("fusion",),
     "irc.interpreters.loop": ("loop",),

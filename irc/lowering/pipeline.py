@@ -28,11 +28,12 @@ LEVEL_NAMES = ("graph", "fusion", "loop", "memory", "triton")
 #: The passes that lower a module from each level to the next (the i-th
 #: from ``LEVEL_NAMES[i]``): the lowering, then clean-ups at the new level
 #: (bufferize computes strides and offsets that the tiler's sizes may
-#: already hold; cse merges them).
+#: already hold; cse merges them; equal kernels, as a stack of layers
+#: makes, become one before each is lowered to Triton).
 LOWERING: tuple[tuple[str, ...], ...] = (
     ("fuse",),
     ("tile",),
-    ("bufferize", "cse"),
+    ("bufferize", "cse", "dedupe-kernels"),
     ("lower-memory-to-triton",),
 )
 

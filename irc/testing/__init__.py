@@ -1,7 +1,8 @@
 """irc.testing: random programs and checks that passes keep their meaning.
 
 Strategies (Hypothesis):
-    symbolic_shapes, bindings, bindings_for, programs, head_programs
+    symbolic_shapes, bindings, bindings_for, programs, head_programs,
+    layer_programs
 Inputs and bindings (NumPy only):
     inputs, module_bindings, enumerate_bindings
 Checks:
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
         bindings,
         bindings_for,
         head_programs,
+        layer_programs,
         programs,
         symbolic_shapes,
     )
@@ -88,6 +90,7 @@ __all__ = [
     "grad_inputs",
     "head_programs",
     "inputs",
+    "layer_programs",
     "level_of",
     "module_bindings",
     "programs",
@@ -126,6 +129,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "bindings",
         "bindings_for",
         "head_programs",
+        "layer_programs",
         "programs",
         "symbolic_shapes",
     ),

@@ -6,7 +6,8 @@
   ``CONTROL_FLOW_ACTIONS`` or ``WINDOW_ACTIONS`` when asked), valid by construction, whose values
   stay finite on the inputs of ``irc.testing.inputs``, with given NumPy
   snippets spliced in (``patterns``) to steer them towards what a pass rewrites;
-- ``head_programs``: one body run on H windows (``horizontal-fusion``).
+- ``head_programs``: one body run on H windows (``horizontal-fusion``);
+- ``layer_programs``: one body as a stack of layers (``dedupe-kernels``).
 
 See docs/testing.md, sections "The strategies" and "Programs".
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 from irc.testing.strategies.control_flow import CONTROL_FLOW_ACTIONS
 from irc.testing.strategies.generator import ACTIONS, DTYPES, programs
 from irc.testing.strategies.heads import head_programs
+from irc.testing.strategies.layers import layer_programs
 from irc.testing.strategies.ranges import MAGNITUDE_LIMIT
 from irc.testing.strategies.shapes import (
     STATIC_DIMS,
@@ -37,6 +39,7 @@ __all__ = [
     "bindings",
     "bindings_for",
     "head_programs",
+    "layer_programs",
     "programs",
     "symbolic_shapes",
 ]
