@@ -7,11 +7,14 @@ pipeline's first one that leaves the graph level) run once, when a lower
 level is first needed, so that the reference backend never depends on them.
 A pipeline that stops above triton is finished with the default lowering,
 so the result always runs on every backend. The module is kept at every
-level it passes through.
+level it passes through. Lowering and emission run under the driver's lock:
+threads asking a fresh compilation for a lower level at once wait for the
+one that lowers it.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 
@@ -58,6 +61,8 @@ class Driver:
         self._level = "graph"
         self._lowered = compilation.restored
         self._failure: Exception | None = None
+        #: Held while lowering or emitting (``emitted`` lowers first).
+        self._lock = threading.RLock()
 
     @staticmethod
     def start(
@@ -99,6 +104,10 @@ class Driver:
         """The record with every level: the rest of the pipeline and the
         default lowering after it run the first time; a lowering that
         failed fails again the same way."""
+        with self._lock:
+            return self._lower()
+
+    def _lower(self) -> Compilation:
         if self._failure is not None:
             raise self._failure
         if self._lowered:
@@ -119,14 +128,15 @@ class Driver:
 
     def emitted(self) -> Compilation:
         """The record with its emitted module, emitted the first time."""
-        compilation = self.lowered()
-        if compilation.source is None:
-            from irc.backend.triton import emit_module
+        with self._lock:
+            compilation = self._lower()
+            if compilation.source is None:
+                from irc.backend.triton import emit_module
 
-            compilation.source = emit_module(compilation.modules["triton"])
-            for listener in self._listeners:
-                listener.source_emitted(compilation)
-        return compilation
+                compilation.source = emit_module(compilation.modules["triton"])
+                for listener in self._listeners:
+                    listener.source_emitted(compilation)
+            return compilation
 
     def _ran(self, applied: ModulePass, module: ModuleOp, seconds: float) -> None:
         """Tell the listeners, and keep a copy of ``module`` as the IR of its

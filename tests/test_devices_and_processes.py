@@ -503,3 +503,41 @@ def test_a_compiled_function_first_called_from_threads_at_once() -> None:
         for thread in threads:
             thread.join(timeout=300)
     assert failures == []
+
+
+def test_a_fresh_compilation_lowered_from_threads_at_once() -> None:
+    """Threads asking a fresh ``irc.compile`` result for its lower levels at
+    once: the driver lowers and emits it once, under its lock (before, two
+    threads could run the lowering passes on one module together)."""
+    import threading
+
+    failures: list[str] = []
+    for _ in range(2):
+        compiled = irc.compile(softmax, irc.TensorSpec(("N", "D"), "float32"))
+        start = threading.Barrier(THREADS)
+        seen: list[tuple[str, str, int]] = []
+
+        def work(
+            compiled: irc.Compiled = compiled,
+            start: Any = start,
+            seen: list[tuple[str, str, int]] = seen,
+        ) -> None:
+            try:
+                start.wait(timeout=60)
+                seen.append(
+                    (
+                        compiled.ir("triton"),
+                        compiled.triton_source,
+                        compiled.num_kernels,
+                    )
+                )
+            except BaseException as error:  # reported by the test's thread
+                failures.append(f"{type(error).__name__}: {error}")
+
+        threads = [threading.Thread(target=work) for _ in range(THREADS)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=300)
+        assert len(set(seen)) == 1 and len(seen) == THREADS, failures
+    assert failures == []
