@@ -43,6 +43,7 @@ from irc.errors import BindingError
 from irc.interpreters.memory import run_memory
 from irc.ir import default_context, parse_module
 from irc.lowering.memory_to_triton import LowerMemoryToTritonPass
+from irc.lowering.pipeline import Pipeline
 from irc.runtime import triton_backend
 from irc.shapes import parse_expr
 from irc.testing.interpreters import level_of, run_module
@@ -726,6 +727,30 @@ def test_emitter_refuses_launch_tiles_it_cannot_spell(
         {name: IntegerAttr(size, 64) for name, size in tiles.items()}
     )
     with pytest.raises(EmitError, match=re.escape(message)):
+        emit_module(module)
+
+
+def test_emitter_refuses_a_guard_on_a_symbol_no_argument_binds() -> None:
+    """Regression (the irc-opt fuzzer): a guard naming a symbol that no
+    argument's dim binds made the launcher fail with a bare ``KeyError``."""
+    module = parse_module(
+        """
+        func.func @first_column(%x: !graph.tensor<[M, D], f32>) -> !graph.tensor<[M], f32> {
+          sym.guard M*K <= 128, "offsets fit i32"
+          %y = loop.kernel @k0 pointwise (%x) grid [M] tiles {} symbols [] reason "" : (!graph.tensor<[M, D], f32>) -> (!graph.tensor<[M], f32>) {
+          ^bb0(%a: !graph.tensor<[M, D], f32>):
+            %row = tile.program_id 0 : i32
+            %zero = tile.constant 0 : i32
+            %v = loop.read %a[%row, %zero] : !graph.tensor<[M, D], f32>[i32, i32] -> f32
+            loop.write %v to 0[%row] : f32[i32]
+          }
+          func.return %y : !graph.tensor<[M], f32>
+        }
+        """
+    )
+    for each in Pipeline.parse("bufferize,lower-memory-to-triton").passes:
+        each.apply(default_context(), module)
+    with pytest.raises(EmitError, match="uses symbol K, which is not the whole"):
         emit_module(module)
 
 

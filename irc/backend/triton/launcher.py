@@ -262,14 +262,18 @@ class LauncherEmitter:
         self.lines.append("    " * self._depth + text)
 
     def _host(self, expr: SymExpr) -> str:
-        missing = sorted(expr.symbols - self.symbols.keys())
+        self._require_bound(expr.symbols)
+        return ExprRenderer(self.symbols).render(expr)
+
+    def _require_bound(self, symbols: Iterable[str]) -> None:
+        """An ``EmitError`` for the first of ``symbols`` no argument binds."""
+        missing = sorted(set(symbols) - self.symbols.keys())
         if missing:
             raise EmitError(
                 f"@{self.function.sym_name.data} uses symbol {missing[0]}, which is not "
                 "the whole of any argument's dim, so its value cannot be read off the "
                 "shapes"
             )
-        return ExprRenderer(self.symbols).render(expr)
 
     # Arguments -----------------------------------------------------------
 
@@ -479,8 +483,9 @@ class LauncherEmitter:
     ) -> str:
         """A call formatting the symbols' values at run time, with where each
         was read when ``sources`` are given: ``N = 4 (from argument 'x' axis 0)``."""
+        self._require_bound(symbols := sorted(symbols))
         triples = []
-        for symbol in sorted(symbols):
+        for symbol in symbols:
             source = ""
             if sources is not None:
                 first = sources[symbol]
