@@ -428,6 +428,92 @@ def test_check_semantics_refuses_huge_values(run_irc_opt: RunIrcOpt) -> None:
     )
 
 
+SCALAR = "!graph.tensor<[], i64>"
+
+
+def counted_loop(length: int) -> str:
+    return f"""\
+func.func @f(%c: {SCALAR}) -> {SCALAR} {{
+  %r = graph.for {length} reverse carries (%c) : ({SCALAR}) xs () : () -> ({SCALAR}) {{
+  ^bb0(%i: {SCALAR}, %s: {SCALAR}):
+    graph.yield %i : {SCALAR}
+  }}
+  func.return %r : {SCALAR}
+}}
+"""
+
+
+def test_check_semantics_refuses_a_loop_too_long_to_run(run_irc_opt: RunIrcOpt) -> None:
+    """The reference interpreter ran all 2**31 iterations (hours)."""
+    outcome = run_irc_opt(
+        counted_loop(2**31), "-p", "canonicalize", "--check-semantics"
+    )
+    assert_located(
+        outcome, "input.mlir:2:8", "'graph.for' op: --check-semantics cannot run the"
+    )
+    assert "would run 2147483648 iterations" in outcome.err
+
+
+def test_check_semantics_stops_a_loop_that_never_ends(
+    run_irc_opt: RunIrcOpt, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A graph.while whose predicate stays true ran forever. At the real
+    bound it stops in seconds; a lower one keeps the test within ``FAST``."""
+    from irc.testing import semantics
+
+    monkeypatch.setattr(semantics, "MAX_LOOP_ITERATIONS", 1000)
+    text = f"""\
+func.func @f(%c: {SCALAR}) -> {SCALAR} {{
+  %r = graph.while (%c) : ({SCALAR}) cond {{
+  ^bb0(%i: {SCALAR}):
+    %z = graph.constant 0 -> {SCALAR}
+    %p = graph.cmp gt, %i, %z : {SCALAR}
+    graph.yield %p : !graph.tensor<[], i1>
+  }} body {{
+  ^bb0(%i: {SCALAR}):
+    graph.yield %i : {SCALAR}
+  }}
+  func.return %r : {SCALAR}
+}}
+"""
+    outcome = run_irc_opt(text, "-p", "canonicalize", "--check-semantics")
+    assert_located(
+        outcome, "input.mlir:2:8", "'graph.while' op: --check-semantics cannot run"
+    )
+    assert "has not ended after the 1000 loop iterations" in outcome.err
+
+
+def test_loop_longer_than_its_index_counts_is_located(run_irc_opt: RunIrcOpt) -> None:
+    """The reference interpreter raised an OverflowError making the index
+    of iteration 2**64 - 1 (an internal error)."""
+    outcome = run_irc_opt(
+        counted_loop(2**64), "-p", "canonicalize", "--check-semantics"
+    )
+    assert_located(
+        outcome,
+        "input.mlir:2:8",
+        "'graph.for' op graph.for length 18446744073709551616",
+    )
+
+
+def test_check_semantics_locates_an_op_failing_on_every_draw(
+    run_irc_opt: RunIrcOpt,
+) -> None:
+    """The interpreter's error lost the op on its way out: no line:col."""
+    x, v = "!graph.tensor<[N, M], f32>", "!graph.tensor<[1, M], f32>"
+    text = f"""\
+func.func @f(%x: {x}, %v: {v}) -> {v} {{
+  %y = graph.insert_slice %v into %x [N - 1, 0] [1, 1] : {v} -> {x}
+  %r = graph.slice %y [N - 128, 0] [1, 1] : {x} -> {v}
+  func.return %r : {v}
+}}
+"""
+    outcome = run_irc_opt(text, "-p", "canonicalize", "--check-semantics")
+    assert_located(
+        outcome, "input.mlir:3:8", "'graph.slice' op: --check-semantics cannot run the"
+    )
+
+
 # The fuzzer --------------------------------------------------------------
 
 FUZZ_EXAMPLES = int(os.environ.get("IRC_FUZZ_EXAMPLES", "300"))

@@ -116,8 +116,20 @@ def start_checker(
 def _located(
     message: str, error: BaseException, where: str, op_spans: dict[Operation, Span[str]]
 ) -> Report:
-    """A report at the input op the interpreter was running, if known."""
-    running = op_in_traceback(error, lambda op: input_op(op, op_spans) is not None)
+    """A report at the input op the interpreter was running, if known: the
+    innermost one in the tracebacks of ``error`` and of the errors it was
+    raised from (irc's interpreters re-raise their errors without xDSL's
+    frames, whose locals hold the op)."""
+    chain: list[BaseException] = []
+    cause: BaseException | None = error
+    while cause is not None and cause not in chain:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    running = None
+    for each in reversed(chain):
+        running = op_in_traceback(each, lambda op: input_op(op, op_spans) is not None)
+        if running is not None:
+            break
     op = None if running is None else input_op(running, op_spans)
     if op is None:
         return Report(message, where=where)

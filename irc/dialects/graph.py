@@ -1643,6 +1643,10 @@ class WhileOp(ControlFlowOp):
         _verify_region(self, self.body_region, "body", carries, carries)
 
 
+MAX_TRIP_COUNT = 2**63 - 1
+"""The most iterations a graph.for may have: its index is an i64."""
+
+
 @irdl_op_definition
 class ForOp(ControlFlowOp):
     """A counted loop: ``irc.scan(f, init, xs)`` and ``irc.fori_loop``::
@@ -1722,6 +1726,12 @@ class ForOp(ControlFlowOp):
         length = self.trip_count
         if NO_FACTS.prove_lt(length, SymExpr.const(0)):
             raise VerifyException(f"graph.for length {length} is negative")
+        count = length.constant
+        if count is not None and count > MAX_TRIP_COUNT:
+            raise VerifyException(
+                f"graph.for length {length} is more than {MAX_TRIP_COUNT}, the "
+                "most iterations its i64 index counts; split the loop in two"
+            )
         carries = [value.type for value in self.carries]
         slices = [self._slice_type(index, value) for index, value in enumerate(self.xs)]
         outputs = [value.type for value in self.outputs]

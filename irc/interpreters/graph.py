@@ -21,7 +21,9 @@ computed in float32 and rounded once, as a GPU kernel accumulates them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 from typing import Any
 
@@ -44,6 +46,7 @@ from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from irc.dialects.graph import (
+    MAX_TRIP_COUNT,
     ArgMaxOp,
     BinaryOp,
     BroadcastOp,
@@ -102,6 +105,75 @@ def set_symbol_binding(interpreter: Interpreter, binding: Mapping[str, int]) -> 
     """Make ``binding`` the one graph ops evaluate their shapes under (for
     interpreters that run graph ops outside a ``func.func`` call)."""
     interpreter.set_data(GraphFunctions, _BINDING_KEY, binding)
+
+
+# --------------------------------------------------------------------------
+# A bound on the work of loops
+# --------------------------------------------------------------------------
+
+
+class LoopLimitError(ExecutionError):
+    """A call whose graph.for and graph.while loops would run more
+    iterations in all than :func:`loop_limit` allows."""
+
+
+_LOOP_LIMIT: ContextVar[int | None] = ContextVar("graph_loop_limit", default=None)
+_ITERATIONS_KEY = "iterations left"
+
+
+@contextmanager
+def loop_limit(iterations: int | None) -> Iterator[None]:
+    """Within the block, every call the graph interpreter runs stops with a
+    :class:`LoopLimitError` (at the loop) once its graph.for and graph.while
+    loops, nested ones included, would run more than ``iterations``
+    iterations in all; a graph.for whose length alone is more is refused
+    before it starts. None (the default outside the block) bounds nothing:
+    a call of ``backend="reference"`` runs its loops to the end. Checkers
+    that run programs they did not write (``irc.testing.semantics``) set
+    it, so that a loop that never ends is a diagnostic, not a hang."""
+    token = _LOOP_LIMIT.set(iterations)
+    try:
+        yield
+    finally:
+        _LOOP_LIMIT.reset(token)
+
+
+class _Iterations:
+    """The loop iterations a call may still run (None: unbounded)."""
+
+    def __init__(self) -> None:
+        self.limit = _LOOP_LIMIT.get()
+        self.left = self.limit
+
+    def take(self, interpreter: Interpreter, op: Operation, count: int) -> None:
+        """Count ``count`` more iterations of ``op``, or refuse them."""
+        if self.left is None:
+            return
+        if count > self.left:
+            binding = dict(symbol_binding(interpreter))
+            budget = (
+                f"the {self.limit} loop iterations in all (nested loops included) "
+                "this interpreter runs per call"
+            )
+            if isinstance(op, ForOp):
+                problem = (
+                    f"would run {count} iterations under the binding {binding}, "
+                    f"more than the {self.left} left of {budget}; make it shorter "
+                    "on small inputs, or guard its length"
+                )
+            else:
+                problem = (
+                    f"has not ended after {budget}, under the binding {binding}; "
+                    "make its predicate turn false sooner on small inputs"
+                )
+            raise LoopLimitError(f"{op_location(op)}: the loop {problem}")
+        self.left -= count
+
+
+def _take_iterations(interpreter: Interpreter, op: Operation, count: int) -> None:
+    interpreter.get_data(GraphFunctions, _ITERATIONS_KEY, _Iterations).take(
+        interpreter, op, count
+    )
 
 
 def _tensor_type(value_type: Attribute) -> TensorType:
@@ -541,6 +613,7 @@ class GraphFunctions(InterpreterFunctions):
         while bool(
             interpreter.run_ssacfg_region(op.cond_region, carries, "graph.while")[0]
         ):
+            _take_iterations(interpreter, op, 1)
             carries = interpreter.run_ssacfg_region(
                 op.body_region, carries, "graph.while"
             )
@@ -557,6 +630,14 @@ class GraphFunctions(InterpreterFunctions):
                 f"under the binding {dict(symbol_binding(interpreter))}; call with "
                 f"larger sizes, or guard {op.trip_count} >= 0 in the IR"
             )
+        if length > MAX_TRIP_COUNT:  # its index would not fit its i64
+            raise ExecutionError(
+                f"{op_location(op)}: graph.for length {op.trip_count} is {length} "
+                f"under the binding {dict(symbol_binding(interpreter))}, more than "
+                f"the {MAX_TRIP_COUNT} iterations its i64 index counts; guard "
+                f"{op.trip_count} <= {MAX_TRIP_COUNT} in the IR"
+            )
+        _take_iterations(interpreter, op, length)
         carry_count = len(op.carries)
         carries, xs = tuple(args[:carry_count]), args[carry_count:]
         ys_slices: list[list[np.ndarray]] = [[] for _ in op.ys]

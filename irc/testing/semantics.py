@@ -32,6 +32,7 @@ from xdsl.utils.exceptions import ArgSpecParseError
 from irc.dialects.sym import SymExprAttr
 from irc.dtypes import dtype
 from irc.errors import IrcError
+from irc.interpreters.graph import LoopLimitError, loop_limit
 from irc.ir import default_context, print_module, verify_module
 from irc.passes.registry import get_all_passes
 from irc.testing.interpreters import entry_signature, run_module
@@ -332,6 +333,27 @@ class Run:
     inputs: list[np.ndarray]
 
 
+MAX_LOOP_ITERATIONS = 100_000
+"""The most loop iterations (graph.for and graph.while, nested ones
+included) one run of the checked module may take; past them the run fails
+with a ``LoopLimitError`` at the loop, so that a loop that never ends on the
+drawn inputs (a graph.while whose predicate stays true, a graph.for of
+length 2**31) is a diagnostic instead of a hang. The checker runs programs
+on small inputs (symbols up to ``MAX_SYMBOL_VALUE``, small integers), where
+an ordinary loop runs tens of iterations and a nest of them thousands, so
+the bound is far above any of them; and it is low enough to be reached
+quickly: the reference interpreter takes 5 to 60 microseconds an iteration
+(a million iterations of a three-op graph.while took a minute), so these
+take seconds at most, once, as a run past them stops the drawing of
+inputs."""
+
+
+def run_bounded(module: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """``run_module`` within :data:`MAX_LOOP_ITERATIONS` loop iterations."""
+    with loop_limit(MAX_LOOP_ITERATIONS):
+        return run_module(module, inputs)
+
+
 class SemanticsChecker:
     """Runs a module on a few random bindings and inputs, and again each
     time a pass has transformed it, comparing with the previous results.
@@ -359,11 +381,12 @@ class SemanticsChecker:
         self.runs, self.outputs = _draw_runs(module, runs, seed, max_value)
         #: The program's own rounding error per output, which a reordering
         #: pass may change results by; not used under explicit tolerances.
-        self.rounding = (
-            rounding_errors(module, [run.inputs for run in self.runs], self.outputs)
-            if rtol is None and atol is None
-            else None
-        )
+        self.rounding = None
+        if rtol is None and atol is None:
+            with loop_limit(MAX_LOOP_ITERATIONS):
+                self.rounding = rounding_errors(
+                    module, [run.inputs for run in self.runs], self.outputs
+                )
 
     def check(
         self,
@@ -390,7 +413,8 @@ class SemanticsChecker:
         outputs = [self._run(name, module, run, after) for run in runs]
         rounding = self.rounding
         if changes_precision and rounding is not None:
-            measured = rounding_errors(module, [r.inputs for r in runs], outputs)
+            with loop_limit(MAX_LOOP_ITERATIONS):
+                measured = rounding_errors(module, [r.inputs for r in runs], outputs)
             rounding = None if measured is None else _added(rounding, measured)
             self.rounding = measured
         for run, before, result in zip(runs, self.outputs, outputs):
@@ -404,14 +428,17 @@ class SemanticsChecker:
         if appends_to_signature and self.rounding is not None:
             # The appended results (gradients) round as the rest of the
             # program does: measure them too.
-            self.rounding = rounding_errors(module, [r.inputs for r in runs], outputs)
+            with loop_limit(MAX_LOOP_ITERATIONS):
+                self.rounding = rounding_errors(
+                    module, [r.inputs for r in runs], outputs
+                )
 
     def _run(
         self, name: str, module: ModuleOp, run: Run, after: str
     ) -> list[np.ndarray]:
         """``module``'s results on ``run``; a failure is the pass's."""
         try:
-            return run_module(module, run.inputs)
+            return run_bounded(module, run.inputs)
         except Exception as error:
             problem = f"{type(error).__name__}: {error}"
             failure = self._failure(name, "made the program fail", problem, after, run)
@@ -492,7 +519,10 @@ def _draw_runs(
 ) -> tuple[list[Run], list[list[np.ndarray]]]:
     """``count`` bindings and inputs on which ``module`` runs, with its
     outputs. Draws on which the module itself fails (an index argument out
-    of range, say) are skipped; raises ``IrcError`` if every draw fails."""
+    of range, say) are skipped; raises ``IrcError`` if every draw fails, or
+    at once if one runs past :data:`MAX_LOOP_ITERATIONS` (each further draw
+    could take as long). The ``IrcError`` is raised from the run's error,
+    whose traceback holds the op that failed (irc-opt points at it)."""
     rng = np.random.default_rng(seed)
     bindings = module_bindings(module, max_value=max_value)
     runs: list[Run] = []
@@ -505,13 +535,17 @@ def _draw_runs(
         input_seed = int(rng.integers(2**31))
         arrays = inputs(module, binding, input_seed)
         try:
-            outputs.append(run_module(module, arrays))
+            outputs.append(run_bounded(module, arrays))
+        except LoopLimitError as error:
+            failure = error
+            break
         except IrcError as error:
             failure = error
             continue
         runs.append(Run(binding, input_seed, arrays))
-    if not runs:
-        raise IrcError(f"the input does not run on random arguments: {failure}")
+    if not runs or isinstance(failure, LoopLimitError):
+        message = f"the input does not run on random arguments: {failure}"
+        raise IrcError(message) from failure
     return runs, outputs
 
 
