@@ -430,3 +430,35 @@ def test_a_reshape_adding_unit_axes_to_a_single_column_stays_out_of_the_epilogue
     tile indexes its column lanes: the epilogue cannot read the result
     there (a tile crash that irc.testing's scatter_add programs found)."""
     testing.check_pass("fuse,tile", programs=[UNIT_COLUMN_RESHAPE], max_examples=5)
+
+
+def test_a_matmul_kernel_yields_no_input_value_of_another_shape() -> None:
+    """Regression (the JAX oracle's fuzzing, where it corrupted the heap): a
+    matmul whose epilogue adds ``(a.T @ c).T`` to ``tanh(a)`` took
+    ``tanh(a)``, which the function also returns, as an output; but its
+    ``[K, 2]`` tile covers no ``[2, K]`` value computed before the matmul
+    (the kernel contract refuses it, and the tiler stored it out of
+    bounds). It is the epilogue's input only, computed by a kernel of its
+    own."""
+    module = parse_module(
+        """
+        func.func @main(%a: !graph.tensor<[2, K], f32>, %c: !graph.tensor<[2, 2], f32>, %d: !graph.tensor<[2, K], f32>) -> (!graph.tensor<[2, K], f32>, !graph.tensor<[2, K], f32>) {
+          %t = graph.tanh %a : !graph.tensor<[2, K], f32>
+          %g = graph.mul %d, %t : !graph.tensor<[2, K], f32>
+          %at = graph.transpose %a [1, 0] : !graph.tensor<[2, K], f32> -> !graph.tensor<[K, 2], f32>
+          %m = graph.matmul %at, %c : (!graph.tensor<[K, 2], f32>, !graph.tensor<[2, 2], f32>) -> !graph.tensor<[K, 2], f32>
+          %mt = graph.transpose %m [1, 0] : !graph.tensor<[K, 2], f32> -> !graph.tensor<[2, K], f32>
+          %r = graph.add %g, %mt : !graph.tensor<[2, K], f32>
+          func.return %t, %r : !graph.tensor<[2, K], f32>, !graph.tensor<[2, K], f32>
+        }
+        """
+    )
+    testing.check_pass("fuse,tile", programs=[module], max_examples=10)
+    FusePass().apply(default_context(), module)
+    module.verify()
+    (matmul_kernel,) = (
+        op
+        for op in module.walk()
+        if isinstance(op, KernelOp) and op.kind.data == "matmul"
+    )
+    assert len(matmul_kernel.outputs) == 1

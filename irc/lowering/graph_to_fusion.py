@@ -560,10 +560,14 @@ class _Planner:
                 f"it is also returned, and a {kind.kernel} kernel yields values of "
                 f"shape {_shapes(kind.output_shapes())} only"
             )
-        if isinstance(op, (*ROW_OPS, MatmulOp)) and kind.chain is None:
-            # Only an anchor can break the contract: whatever joins later
-            # comes earlier in the block, so it cannot use the anchor. (An
-            # attention group's chain was checked whole when it was found.)
+        anchor = isinstance(op, (*ROW_OPS, MatmulOp))
+        if (anchor or (returned and kind.kernel is MATMUL)) and kind.chain is None:
+            # Only an anchor can break the contract, and a value a matmul
+            # kernel yields: whatever joins later comes earlier in the
+            # block, so it cannot use the anchor, and a matmul kernel yields
+            # what it computes before its matmul only at the result's shape
+            # (the tile covers no other). (An attention group's chain was
+            # checked whole when it was found.)
             yielded = group.yielded + (list(op.results) if returned else [])
             ops = sorted(group.members | {op}, key=self.position.__getitem__)
             problem = contract_violation(kind.kernel, ops, yielded)
