@@ -15,9 +15,10 @@ for the given wall time, as batches of examples in ``--jobs`` processes at a
 time. Each batch is a fresh process under a time limit: one that does not
 end within it is a hang (killed, reported with its seed). A batch reports
 its programs and each failure, classified: a disagreement (a miscompile, a
-result unlike JAX's, a mutant ending wrongly), a refusal (an irc error on a
-program the generator means to be accepted), an internal error (any other
-exception). The summary goes to stdout and, as JSON, to ``--out``.
+result unlike JAX's, a mutant ending wrongly), an access out of bounds
+(``check_pass``'s bounds checker: an access it found out of bounds, or could
+not prove inside, after a pass), a refusal (an irc error on a program the
+generator means to be accepted), an internal error (any other exception). The summary goes to stdout and, as JSON, to ``--out``.
 
 Hypothesis draws new examples in each batch (the ``oracle`` batches from
 their seed; the others from fresh randomness) and prints a failure's
@@ -55,7 +56,10 @@ class Tally:
         self.failures: list[dict[str, str]] = []
 
     def fail(self, kind: str, where: str, text: str) -> None:
-        self.failures.append({"kind": kind, "where": where, "text": text[-4000:]})
+        # The head says what failed, the tail (Hypothesis's report) on what.
+        if len(text) > 8000:
+            text = f"{text[:4000]}\n[...]\n{text[-4000:]}"
+        self.failures.append({"kind": kind, "where": where, "text": text})
 
     def catch(self, where: str, run: Callable[[], object]) -> None:
         """Run one check, recording how it failed, if it did."""
@@ -64,7 +68,10 @@ class Tally:
         try:
             run()
         except AssertionError as error:  # PassCheckError is one
-            self.fail("disagreement", where, _report(error))
+            kind = "disagreement"
+            if "made an access out of bounds" in str(error):
+                kind = "access out of bounds"  # or not proven inside: the text says
+            self.fail(kind, where, _report(error))
         except IrcError as error:
             self.fail("refusal", where, _report(error))
         except Exception as error:
