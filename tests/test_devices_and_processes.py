@@ -28,6 +28,7 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -436,33 +437,18 @@ def _model(index: int) -> Any:
     ).eval()
 
 
-def test_the_torch_backend_compiles_and_calls_from_threads_at_once() -> None:
-    """Threads each compile a model with ``torch.compile(backend="irc")`` and
-    call it at two batch sizes, three times each, all at once (two threads
-    share one compiled model): every result equals eager's."""
-    import threading
-
-    import torch
-
-    import irc.torch  # noqa: F401  (registers the backend)
-
-    models = [_model(i) for i in range(THREADS - 1)]
-    models.append(models[-1])
-    compiled = [torch.compile(m, backend="irc", dynamic=True) for m in models]
+def at_once(task: Callable[[int], Any], timeout: float = 600) -> list[Any]:
+    """``task(i)`` in ``THREADS`` threads started together (a barrier), their
+    results in thread order; any thread's exception fails the test, with
+    every thread's."""
     start = threading.Barrier(THREADS)
+    results: list[Any] = [None] * THREADS
     failures: list[str] = []
 
     def work(index: int) -> None:
         try:
             start.wait(timeout=60)
-            for round_ in range(3):
-                for batch in (2, 5):
-                    x = torch.randn(
-                        batch, 6, generator=torch.Generator().manual_seed(round_)
-                    )
-                    with torch.no_grad():
-                        got, expected = compiled[index](x), models[index](x)
-                    torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
+            results[index] = task(index)
         except BaseException as error:  # reported by the test's thread
             failures.append(f"thread {index}: {type(error).__name__}: {error}")
 
@@ -470,74 +456,58 @@ def test_the_torch_backend_compiles_and_calls_from_threads_at_once() -> None:
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=600)
+        thread.join(timeout=timeout)
     assert not any(t.is_alive() for t in threads), "a thread did not finish"
     assert failures == []
+    return results
+
+
+def test_the_torch_backend_compiles_and_calls_from_threads_at_once() -> None:
+    """Threads each compile a model with ``torch.compile(backend="irc")`` and
+    call it at two batch sizes, three times each, all at once (two threads
+    share one compiled model): every result equals eager's."""
+    import torch
+
+    import irc.torch  # noqa: F401  (registers the backend)
+
+    models = [_model(i) for i in range(THREADS - 1)]
+    models.append(models[-1])
+    compiled = [torch.compile(m, backend="irc", dynamic=True) for m in models]
+
+    def work(index: int) -> None:
+        for round_ in range(3):
+            for batch in (2, 5):
+                x = torch.randn(
+                    batch, 6, generator=torch.Generator().manual_seed(round_)
+                )
+                with torch.no_grad():
+                    got, expected = compiled[index](x), models[index](x)
+                torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
+
+    at_once(work)
 
 
 def test_a_compiled_function_first_called_from_threads_at_once() -> None:
     """Threads making the first calls of one ``irc.compile`` result at once:
     the first binding lowers and emits it, once (before, the threads that
     did not start the lowering found no triton level: ``KeyError``)."""
-    import threading
-
     rows = np.random.default_rng(0).standard_normal((3, 5)).astype(np.float32)
     expected = np.exp(rows - rows.max(axis=-1, keepdims=True))
     expected /= expected.sum(axis=-1, keepdims=True)
-    failures: list[str] = []
     for _ in range(2):
         compiled = irc.compile(softmax, irc.TensorSpec(("N", "D"), "float32"))
-        start = threading.Barrier(THREADS)
-
-        def work(compiled: irc.Compiled = compiled, start: Any = start) -> None:
-            try:
-                start.wait(timeout=60)
-                got = compiled(rows, backend="interpret")
-                np.testing.assert_allclose(got, expected, rtol=1e-5)
-            except BaseException as error:  # reported by the test's thread
-                failures.append(f"{type(error).__name__}: {error}")
-
-        threads = [threading.Thread(target=work) for _ in range(THREADS)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=300)
-    assert failures == []
+        results = at_once(lambda _, c=compiled: c(rows, backend="interpret"))
+        for got in results:
+            np.testing.assert_allclose(got, expected, rtol=1e-5)
 
 
 def test_a_fresh_compilation_lowered_from_threads_at_once() -> None:
     """Threads asking a fresh ``irc.compile`` result for its lower levels at
-    once: the driver lowers and emits it once, under its lock (before, two
-    threads could run the lowering passes on one module together)."""
-    import threading
-
-    failures: list[str] = []
+    once: the driver lowers and emits it once, under its lock (before, the
+    threads that did not start the lowering found no triton level)."""
     for _ in range(2):
         compiled = irc.compile(softmax, irc.TensorSpec(("N", "D"), "float32"))
-        start = threading.Barrier(THREADS)
-        seen: list[tuple[str, str, int]] = []
-
-        def work(
-            compiled: irc.Compiled = compiled,
-            start: Any = start,
-            seen: list[tuple[str, str, int]] = seen,
-        ) -> None:
-            try:
-                start.wait(timeout=60)
-                seen.append(
-                    (
-                        compiled.ir("triton"),
-                        compiled.triton_source,
-                        compiled.num_kernels,
-                    )
-                )
-            except BaseException as error:  # reported by the test's thread
-                failures.append(f"{type(error).__name__}: {error}")
-
-        threads = [threading.Thread(target=work) for _ in range(THREADS)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=300)
-        assert len(set(seen)) == 1 and len(seen) == THREADS, failures
-    assert failures == []
+        seen = at_once(
+            lambda _, c=compiled: (c.ir("triton"), c.triton_source, c.num_kernels)
+        )
+        assert len(set(seen)) == 1
