@@ -514,6 +514,23 @@ func.func @f(%x: {x}, %v: {v}) -> {v} {{
     )
 
 
+def test_check_semantics_locates_facts_no_small_size_satisfies(
+    run_irc_opt: RunIrcOpt,
+) -> None:
+    """No op failed: the guards' facts leave nothing to draw (found by the
+    fuzzer with no line:col); the diagnostic is at the first guard."""
+    text = """\
+func.func @f(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
+  sym.guard N >= 4294967296
+  func.return %x : !graph.tensor<[N], f32>
+}
+"""
+    outcome = run_irc_opt(text, "-p", "canonicalize", "--check-semantics")
+    assert_located(
+        outcome, "input.mlir:2:3", "'sym.guard' op: --check-semantics cannot run the"
+    )
+
+
 # The fuzzer --------------------------------------------------------------
 
 FUZZ_EXAMPLES = int(os.environ.get("IRC_FUZZ_EXAMPLES", "300"))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, ModuleOp
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
@@ -27,7 +28,7 @@ from irc.cli.diagnostics import (
     op_in_traceback,
     op_report,
 )
-from irc.dialects.sym import SymExprAttr
+from irc.dialects.sym import GuardOp, SymExprAttr
 from irc.errors import IrcError
 
 if TYPE_CHECKING:
@@ -132,8 +133,18 @@ def _located(
             break
     op = None if running is None else input_op(running, op_spans)
     if op is None:
+        op = _binding_site(op_spans)
+    if op is None:
         return Report(message, where=where)
     return op_report(f"'{op.name}' op: {message}", op, op_spans, where)
+
+
+def _binding_site(op_spans: dict[Operation, Span[str]]) -> Operation | None:
+    """Where a failure no op raised is placed: the input's first guard (its
+    facts choose the bindings the checker draws), else its first function."""
+    guards = [op for op in op_spans if isinstance(op, GuardOp)]
+    functions = [op for op in op_spans if isinstance(op, func.FuncOp)]
+    return next(iter(guards or functions), None)
 
 
 def _check_sizes(
