@@ -780,6 +780,19 @@ class _Writer:
             )
         return inner
 
+    def _contracting_update(self, inner: _Scope, c: Value, carry: Value) -> Value:
+        """A loop body's next carry, ``0.5 * c + h`` with ``h`` a squashed
+        step or two of the body from ``c``: bounded whatever the trip
+        count."""
+        h = self.steps(inner, self.draw(st.integers(1, 2)), keep_shape=c)
+        h = self.squash(inner, h, 1.5)
+        return inner.assign(
+            f"0.5 * {c.name} + {h.name}",
+            carry.shape,
+            0.5 * carry.bound + 1.5,
+            carry.repeats,
+        )
+
     def _def(
         self, scope: _Scope, name: str, params: str, inner: _Scope, result: str
     ) -> None:
@@ -858,14 +871,7 @@ class _Writer:
         inner2 = self._nested(scope, [(self.fresh("c"), carry)])
         inner2.values.append(row)
         c = inner2.values[-2]
-        h = self.steps(inner2, self.draw(st.integers(1, 2)), keep_shape=c)
-        h = self.squash(inner2, h, 1.5)
-        new = inner2.assign(
-            f"0.5 * {c.name} + {h.name}",
-            carry.shape,
-            0.5 * carry.bound + 1.5,
-            carry.repeats,
-        )
+        new = self._contracting_update(inner2, c, carry)
         name = self.fresh("step")
         self._def(scope, name, f"{i}, {c.name}", inner2, new.name)
         return scope.assign(
@@ -898,14 +904,7 @@ class _Writer:
         else:
             x_name = "_"
             length = self.choice(("2", "3"))
-        h = self.steps(inner, self.draw(st.integers(1, 2)), keep_shape=c)
-        h = self.squash(inner, h, 1.5)
-        new = inner.assign(
-            f"0.5 * {c.name} + {h.name}",
-            carry.shape,
-            0.5 * carry.bound + 1.5,
-            carry.repeats,
-        )
+        new = self._contracting_update(inner, c, carry)
         y = self.squash(inner, self.steps(inner, 1, keep_shape=new))
         name = self.fresh("cell")
         scope.emit(f"def {name}({c.name}, {x_name}):")
@@ -931,17 +930,7 @@ class _Writer:
             carry = self.squash(scope, self.operand(scope), 3.0)
             inner = self._nested(scope, [(self.fresh("c"), carry)])
             c = inner.values[-1]
-            h = self.squash(
-                inner,
-                self.steps(inner, self.draw(st.integers(1, 2)), keep_shape=c),
-                1.5,
-            )
-            new = inner.assign(
-                f"0.5 * {c.name} + {h.name}",
-                carry.shape,
-                0.5 * carry.bound + 1.5,
-                carry.repeats,
-            )
+            new = self._contracting_update(inner, c, carry)
             name = self.fresh("body")
             k = self.fresh("k")
             scope.emit(f"def {name}(state):")
