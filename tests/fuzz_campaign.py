@@ -35,12 +35,18 @@ import subprocess
 import sys
 import time
 import traceback
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 TESTS = Path(__file__).resolve().parent
 KINDS = ("irc-opt", "programs", "oracle")
+TITLES = {
+    "irc-opt": "irc-opt mutants",
+    "programs": "check_pass",
+    "oracle": "JAX oracle",
+}
 #: Examples per batch (per check for ``programs``, per test for ``oracle``):
 #: a batch takes a minute or two on one core.
 BATCH_EXAMPLES = {"irc-opt": 1000, "programs": 10, "oracle": 5}
@@ -105,18 +111,8 @@ def irc_opt_batch(seed: int, examples: int, tally: Tally) -> None:
             outcome = worker.run(mutant.data, mutant.seed.args)
             tally.programs += 1
             if problems := outcome.problems():
-                kind = (
-                    "hang"
-                    if outcome.hang
-                    else "internal error"
-                    if any(
-                        "internal error" in p or "traceback" in p or "escaped" in p
-                        for p in problems
-                    )
-                    else "disagreement"
-                )
                 tally.fail(
-                    kind,
+                    _mutant_failure(outcome.hang, problems),
                     f"mutant {index} of seed {seed} ({mutant.seed.name}, "
                     f"irc-opt {' '.join(mutant.seed.args)}, {mutant.mutations})",
                     f"{'; '.join(problems)}\n{outcome.stderr[:2000]}\n"
@@ -124,6 +120,16 @@ def irc_opt_batch(seed: int, examples: int, tally: Tally) -> None:
                 )
     finally:
         worker.close()
+
+
+def _mutant_failure(hang: bool, problems: list[str]) -> str:
+    """The kind of a mutant's failure, from ``irc_opt_fuzz``'s problems."""
+    if hang:
+        return "hang"
+    crashed = ("internal error", "traceback", "escaped")
+    if any(word in problem for problem in problems for word in crashed):
+        return "internal error"
+    return "disagreement"
 
 
 def programs_batch(seed: int, examples: int, tally: Tally) -> None:
@@ -240,7 +246,6 @@ def campaign(
         "kind": kind,
         "batches": 0,
         "programs": 0,
-        "hangs": 0,
         "failures": [],
     }
     next_seed = first_seed
@@ -266,7 +271,6 @@ def _collect(
     if process.poll() is None:
         process.kill()
         process.wait()
-        summary["hangs"] += 1
         summary["failures"].append(
             {"kind": "hang", "where": f"batch {seed}", "text": f"over {BATCH_LIMIT} s"}
         )
@@ -287,7 +291,6 @@ def _collect(
     summary["batches"] += 1
     summary["programs"] += tally["programs"]
     summary["failures"].extend(tally["failures"])
-    summary["hangs"] += sum(f["kind"] == "hang" for f in tally["failures"])
 
 
 def main() -> None:
@@ -307,27 +310,17 @@ def main() -> None:
     summary = campaign(
         arguments.kind, arguments.minutes, arguments.jobs, arguments.seed, examples
     )
-    kinds: dict[str, int] = {}
-    for failure in summary["failures"]:
-        kinds[failure["kind"]] = kinds.get(failure["kind"], 0) + 1
+    kinds = Counter(failure["kind"] for failure in summary["failures"])
     print(
-        f"{kind_title(arguments.kind)}: {summary['programs']} programs in "
+        f"{TITLES[arguments.kind]}: {summary['programs']} programs in "
         f"{summary['batches']} batches, {summary['minutes']} min "
-        f"({summary['cpu_minutes']} CPU min); failures: {kinds or 'none'}"
+        f"({summary['cpu_minutes']} CPU min); failures: {dict(kinds) or 'none'}"
     )
     for failure in summary["failures"]:
         print(f"\n[{failure['kind']}] {failure['where']}\n{failure['text']}")
     if arguments.out:
         arguments.out.write_text(json.dumps(summary, indent=1))
     sys.exit(1 if summary["failures"] else 0)
-
-
-def kind_title(kind: str) -> str:
-    return {
-        "irc-opt": "irc-opt mutants",
-        "programs": "check_pass",
-        "oracle": "JAX oracle",
-    }[kind]
 
 
 if __name__ == "__main__":
