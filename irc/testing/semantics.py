@@ -354,6 +354,15 @@ def run_bounded(module: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarr
         return run_module(module, inputs)
 
 
+def _bounded_rounding(
+    module: ModuleOp, runs: Sequence[Run], outputs: list[list[np.ndarray]]
+) -> list[float] | None:
+    """``rounding_errors`` on ``runs``, within :data:`MAX_LOOP_ITERATIONS`
+    loop iterations a run."""
+    with loop_limit(MAX_LOOP_ITERATIONS):
+        return rounding_errors(module, [run.inputs for run in runs], outputs)
+
+
 class SemanticsChecker:
     """Runs a module on a few random bindings and inputs, and again each
     time a pass has transformed it, comparing with the previous results.
@@ -381,12 +390,11 @@ class SemanticsChecker:
         self.runs, self.outputs = _draw_runs(module, runs, seed, max_value)
         #: The program's own rounding error per output, which a reordering
         #: pass may change results by; not used under explicit tolerances.
-        self.rounding = None
-        if rtol is None and atol is None:
-            with loop_limit(MAX_LOOP_ITERATIONS):
-                self.rounding = rounding_errors(
-                    module, [run.inputs for run in self.runs], self.outputs
-                )
+        self.rounding = (
+            _bounded_rounding(module, self.runs, self.outputs)
+            if rtol is None and atol is None
+            else None
+        )
 
     def check(
         self,
@@ -413,8 +421,7 @@ class SemanticsChecker:
         outputs = [self._run(name, module, run, after) for run in runs]
         rounding = self.rounding
         if changes_precision and rounding is not None:
-            with loop_limit(MAX_LOOP_ITERATIONS):
-                measured = rounding_errors(module, [r.inputs for r in runs], outputs)
+            measured = _bounded_rounding(module, runs, outputs)
             rounding = None if measured is None else _added(rounding, measured)
             self.rounding = measured
         for run, before, result in zip(runs, self.outputs, outputs):
@@ -428,10 +435,7 @@ class SemanticsChecker:
         if appends_to_signature and self.rounding is not None:
             # The appended results (gradients) round as the rest of the
             # program does: measure them too.
-            with loop_limit(MAX_LOOP_ITERATIONS):
-                self.rounding = rounding_errors(
-                    module, [r.inputs for r in runs], outputs
-                )
+            self.rounding = _bounded_rounding(module, runs, outputs)
 
     def _run(
         self, name: str, module: ModuleOp, run: Run, after: str
