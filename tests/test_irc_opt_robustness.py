@@ -419,6 +419,42 @@ def test_declaration_is_refused_by_the_emitter(run_irc_opt: RunIrcOpt) -> None:
     )
 
 
+NEGATION = f"""\
+func.func @f(%x: {TENSOR}) -> {TENSOR} {{
+  %y = graph.neg %x : {TENSOR}
+  func.return %y : {TENSOR}
+}}
+"""
+
+
+def nested_module() -> str:
+    """A module holding a module holding a pointwise function."""
+    body = "".join(f"    {line}\n" for line in NEGATION.splitlines())
+    return f"builtin.module {{\n  builtin.module {{\n{body}  }}\n}}\n"
+
+
+def test_the_pipeline_lowers_a_nested_module_as_a_top_one(
+    run_irc_opt: RunIrcOpt,
+) -> None:
+    """bufferize once skipped a nested module that fuse and tile had lowered,
+    and lower-memory-to-triton retyped its tiles: an unverifiable module."""
+    nested = run_irc_opt(nested_module(), "-p", "lower-to-triton")
+    top = run_irc_opt(NEGATION, "-p", "lower-to-triton")
+    assert nested.status == top.status == 0, nested.err
+    assert "triton.kernel @" in top.out
+    inner = nested.out.splitlines()[2:-2]  # within the two modules
+    assert [line.removeprefix("  ") for line in inner] == top.out.splitlines()[1:-1]
+
+
+def test_a_nested_module_is_refused_by_the_emitter(run_irc_opt: RunIrcOpt) -> None:
+    outcome = run_irc_opt(nested_module(), "-p", "lower-to-triton", "-t", "triton")
+    assert_located(
+        outcome,
+        "input.mlir:2:3",
+        "cannot emit Triton source: a nested builtin.module",
+    )
+
+
 def test_check_semantics_refuses_huge_values(run_irc_opt: RunIrcOpt) -> None:
     tensor = "!graph.tensor<[100000000000], i64>"
     text = function(f"%0 = graph.iota [0] : {tensor}")

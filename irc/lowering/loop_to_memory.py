@@ -52,15 +52,23 @@ class BufferizePass(ModulePass):
     name = "bufferize"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        functions = [f for f in op.ops if isinstance(f, func.FuncOp)]
-        names = _SymbolNames.of(op, prefix_with_function=len(functions) > 1)
-        for function in functions:
-            if not function.body.blocks:
-                _set_buffer_signature(function)
-            elif _is_loop_level(function):
-                FunctionBufferizer(function, names).run()
-            else:
-                _check_not_half_tiled(function)
+        # A nested module is a symbol table of its own, bufferized as the
+        # top one is: fuse and tile lower its functions too.
+        for module in [m for m in op.walk() if isinstance(m, ModuleOp)]:
+            _bufferize_module(module)
+
+
+def _bufferize_module(module: ModuleOp) -> None:
+    """Bufferize the loop-level functions directly in ``module``."""
+    functions = [f for f in module.ops if isinstance(f, func.FuncOp)]
+    names = _SymbolNames.of(module, prefix_with_function=len(functions) > 1)
+    for function in functions:
+        if not function.body.blocks:
+            _set_buffer_signature(function)
+        elif _is_loop_level(function):
+            FunctionBufferizer(function, names).run()
+        else:
+            _check_not_half_tiled(function)
 
 
 def _is_loop_level_op(op: Operation) -> bool:

@@ -50,7 +50,8 @@ class LowerMemoryToTritonPass(ModulePass):
     name = "lower-memory-to-triton"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for kernel in op.ops:
+        # Kernels of a nested module too: the walk below lowers every op.
+        for kernel in op.walk():
             if isinstance(kernel, memory.KernelOp):
                 check_lowerable(kernel)
         PatternRewriteWalker(

@@ -51,6 +51,13 @@ def emit_module(module: ModuleOp) -> str:
                 f"memory.kernel @{op.kernel_name} is still at the memory level; run "
                 "lower-memory-to-triton first"
             )
+        elif isinstance(op, ModuleOp):
+            raise EmitError(
+                "a nested builtin.module: the Python module emitted holds the "
+                "kernels and functions of one module, and a nested one is a "
+                "symbol table of its own; move its ops into the top module, or "
+                "emit it alone"
+            )
     constants = Constants()
     launchers: list[str] = []
     for op in module.ops:
