@@ -12,6 +12,7 @@ that makes an access out of bounds. The irc-opt flag is tested in
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -26,10 +27,15 @@ from xdsl.passes import ModulePass
 
 from irc import testing
 from irc.analysis.bounds import BoundsViolation, check_bounds
-from irc.analysis.bounds.core import Interval, KernelIntervals, facts_of
+from irc.analysis.bounds.core import (
+    Interval,
+    KernelIntervals,
+    facts_of,
+    floor_quotient,
+)
 from irc.dialects import memory
 from irc.ir import default_context, parse_module, print_module, verify_module
-from irc.shapes import Facts, SymExpr
+from irc.shapes import Facts, SymExpr, parse_expr
 from irc.testing import PassCheckError
 from irc.testing.semantics import resolve_passes
 
@@ -208,6 +214,101 @@ func.func @main(%a0: !graph.tensor<[N, N, N], f32>, %a1: !graph.tensor<[N], i32>
 
 def test_a_loop_bound_is_a_fact_of_the_accesses_in_its_body() -> None:
     _proven_at_every_step(ROWS_SPLIT_BY_A_DIVISOR_THAT_MAY_BE_ZERO)
+
+
+# Strided slices of reshapes -------------------------------------------------------
+
+#: Programs the checker once failed to prove in bounds (found by fuzzing
+#: ``check_pass``), with the pipeline that lowered them to the access it
+#: could not prove: a reshape's index split by ``M`` and joined back
+#: (``(x rem M) + (x floordiv M)*M``) lost up to ``M - 1``; a slice at row
+#: ``N*N - 1`` of a reshape divides by ``N*N`` with the remainder ``-N``,
+#: which the prover bounds below by ``-inf`` unless the quotient is taken as
+#: ``-ceil``; a reversed slice's row (of no proven sign) times its stride
+#: ``N`` was left unbounded.
+STRIDED_SLICES_OF_RESHAPES = {
+    "a step-2 slice of two reshapes": (
+        """
+func.func @main(%a0: !graph.tensor<[M, N, N], f32>) -> !graph.tensor<[N, (M*N + 1) floordiv 2], f32> {
+  %0 = graph.reshape %a0 : !graph.tensor<[M, N, N], f32> -> !graph.tensor<[N, N, M], f32>
+  %1 = graph.reshape %0 : !graph.tensor<[N, N, M], f32> -> !graph.tensor<[N, M*N], f32>
+  %2 = graph.neg %1 : !graph.tensor<[N, M*N], f32>
+  %3 = graph.slice %2 [0, 0] [1, 2] : !graph.tensor<[N, M*N], f32> -> !graph.tensor<[N, (M*N + 1) floordiv 2], f32>
+  func.return %3 : !graph.tensor<[N, (M*N + 1) floordiv 2], f32>
+}
+""",
+        "fuse,tile",
+    ),
+    "a slice at row N*N - 1 of a reshape": (
+        """
+func.func @main(%a0: !graph.tensor<[N, N, N], f32>, %a1: !graph.tensor<[N*N, N, 1], f32>) -> !graph.tensor<[1, N, 1], f32> {
+  %0 = graph.neg %a0 : !graph.tensor<[N, N, N], f32>
+  %1 = graph.reshape %0 : !graph.tensor<[N, N, N], f32> -> !graph.tensor<[N*N, N, 1], f32>
+  %2 = graph.add %1, %a1 : !graph.tensor<[N*N, N, 1], f32>
+  %3 = graph.slice %2 [N*N - 1, 0, 0] [1, 1, 1] : !graph.tensor<[N*N, N, 1], f32> -> !graph.tensor<[1, N, 1], f32>
+  func.return %3 : !graph.tensor<[1, N, 1], f32>
+}
+""",
+        "fuse,tile,bufferize",
+    ),
+    "a step -2 slice of a step 2 slice": (
+        """
+func.func @main(%a0: !graph.tensor<[N, N, N], f32>) -> !graph.tensor<[N, (N + 3) floordiv 4, N], f32> {
+  %0 = graph.neg %a0 : !graph.tensor<[N, N, N], f32>
+  %1 = graph.slice %0 [0, 0, 0] [1, 2, 1] : !graph.tensor<[N, N, N], f32> -> !graph.tensor<[N, (N + 1) floordiv 2, N], f32>
+  %2 = graph.slice %1 [0, (N + 1) floordiv 2 - 1, 0] [1, -2, 1] : !graph.tensor<[N, (N + 1) floordiv 2, N], f32> -> !graph.tensor<[N, (N + 3) floordiv 4, N], f32>
+  func.return %2 : !graph.tensor<[N, (N + 3) floordiv 4, N], f32>
+}
+""",
+        "fuse,tile,bufferize",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STRIDED_SLICES_OF_RESHAPES))
+def test_strided_slices_of_reshapes_pass_check_pass(name: str) -> None:
+    program, pipeline = STRIDED_SLICES_OF_RESHAPES[name]
+    testing.check_pass(pipeline, programs=[program], max_examples=3)
+
+
+@pytest.mark.parametrize("name", sorted(STRIDED_SLICES_OF_RESHAPES))
+def test_strided_slices_of_reshapes_are_proven_at_every_level(name: str) -> None:
+    _proven_at_every_step(STRIDED_SLICES_OF_RESHAPES[name][0])
+
+
+def _lowered(name: str) -> str:
+    program, pipeline = STRIDED_SLICES_OF_RESHAPES[name]
+    module = parse_module(program)
+    ctx = default_context()
+    for step in resolve_passes(pipeline):
+        step.apply(ctx, module)
+    return print_module(module)
+
+
+@pytest.mark.parametrize(
+    ("name", "size", "wrong"),
+    [
+        # The slice one row past the end: row N*N of the reshape.
+        ("a slice at row N*N - 1 of a reshape", "N*N - 1", "N*N"),
+        # The reversed slice from one row past its end.
+        (
+            "a step -2 slice of a step 2 slice",
+            "(N + 1) floordiv 2 - 1",
+            "(N + 1) floordiv 2",
+        ),
+    ],
+)
+def test_strided_slices_of_reshapes_one_row_too_far_are_flagged(
+    name: str, size: str, wrong: str
+) -> None:
+    """Soundness: the kernels above, started one row past the end of what
+    they read, are flagged with a binding that breaks them."""
+    text = _lowered(name)
+    line = f"tile.size {size} : i64"
+    assert text.count(line) == 1, text
+    found = violations_of(text.replace(line, f"tile.size {wrong} : i64"))
+    assert found
+    assert all(COUNTER_EXAMPLE.search(v.message) for v in found), found[0]
 
 
 # Mutations flagged ------------------------------------------------------------
@@ -440,6 +541,108 @@ def test_guards_are_facts_of_the_proof() -> None:
     table = "out of bounds of argument 2 of @k0: !memory.buffer<[32, 16], [16, 1], f32>"
     assert any(m.startswith("memory.load reads") and table in m for m in found)
     assert any("at an offset that wraps around" in m for m in found)
+
+
+#: A memory kernel that splits its lane index ``i < N`` by ``M`` and joins
+#: it back, ``(i rem M) + (i floordiv M)*M``, which is ``i`` again.
+SPLIT_AND_JOINED = """
+memory.kernel @k0 pointwise (%x: !memory.buffer<[N], [1], f32>, %out: !memory.buffer<[N], [1], f32>) inputs 1 grid [(N + 127) floordiv 128] tiles {BLOCK = 128} symbols [M, N] reason "split and joined" {
+  %n = tile.size N : i64
+  %m = tile.size M : i64
+  %c128 = tile.constant 128 : i64
+  %pid = tile.program_id 0 : i64
+  %base = tile.binary mul %pid, %c128 : (i64, i64) -> i64
+  %lanes = tile.range "BLOCK" : !loop.tile<[128], i64>
+  %i = tile.binary add %base, %lanes : (i64, !loop.tile<[128], i64>) -> !loop.tile<[128], i64>
+  %mask = tile.cmp lt %i, %n : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i1>
+  %r = tile.binary rem %i, %m : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i64>
+  %q = tile.binary floordiv %i, %m : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i64>
+  %qm = tile.binary mul %q, %m : (!loop.tile<[128], i64>, i64) -> !loop.tile<[128], i64>
+  %j = tile.binary add %r, %qm : (!loop.tile<[128], i64>, !loop.tile<[128], i64>) -> !loop.tile<[128], i64>
+  %v = memory.load %x[%j] mask %mask : !memory.buffer<[N], [1], f32>[!loop.tile<[128], i64>] mask !loop.tile<[128], i1> -> !loop.tile<[128], f32>
+  memory.store %v, %out[%i] mask %mask : !loop.tile<[128], f32>, !memory.buffer<[N], [1], f32>[!loop.tile<[128], i64>] mask !loop.tile<[128], i1>
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "joined",
+    ["%j = tile.binary add %r, %qm", "%j = tile.binary add %qm, %r"],
+)
+def test_an_index_split_and_joined_back_is_the_index(joined: str) -> None:
+    text = SPLIT_AND_JOINED.replace("%j = tile.binary add %r, %qm", joined)
+    assert violations_of(text) == []
+
+
+def test_an_index_joined_back_by_another_size_is_flagged() -> None:
+    """Soundness: ``(i rem M) + (i floordiv M)*N`` is not ``i`` (it passes
+    ``N`` at ``M = 1``, ``N = 2``)."""
+    text = SPLIT_AND_JOINED.replace(
+        "%qm = tile.binary mul %q, %m", "%qm = tile.binary mul %q, %n"
+    )
+    (violation,) = violations_of(text)
+    assert violation.message.endswith(
+        "with M = 1, N = 2, program id [0], lane [1] reads offset 2, outside [0, 2)"
+    )
+
+
+#: Row ``N - 1 - 2*i`` of an ``[N, N]`` buffer for program ``i < N``: a
+#: reversed step -2 slice that runs past row 0 (no sign is proven for the
+#: row, its product with the stride ``N`` still has bounds).
+REVERSED_ROWS = """
+memory.kernel @k0 pointwise (%x: !memory.buffer<[N, N], [N, 1], f32>, %out: !memory.buffer<[N], [1], f32>) inputs 1 grid [N] tiles {} symbols [N] reason "reversed rows" {
+  %n = tile.size N : i64
+  %top = tile.size N - 1 : i64
+  %c2 = tile.constant 2 : i64
+  %i = tile.program_id 0 : i64
+  %twice = tile.binary mul %i, %c2 : (i64, i64) -> i64
+  %row = tile.binary sub %top, %twice : (i64, i64) -> i64
+  %off = tile.binary mul %row, %n : (i64, i64) -> i64
+  %v = memory.load %x[%off] : !memory.buffer<[N, N], [N, 1], f32>[i64] -> f32
+  memory.store %v, %out[%i] : f32, !memory.buffer<[N], [1], f32>[i64]
+}
+"""
+
+
+def test_a_product_with_a_size_keeps_the_bounds_of_a_signed_factor() -> None:
+    module = parse_module(REVERSED_ROWS)
+    kernel = next(op for op in module.walk() if isinstance(op, memory.KernelOp))
+    facts = facts_of([kernel])
+    assert facts is not None
+    load = next(op for op in kernel.walk() if isinstance(op, memory.LoadOp))
+    n = SymExpr.symbol("N")
+    assert KernelIntervals(kernel, facts).interval(load.offset) == Interval(
+        n - n * n, n * n - n
+    )
+
+
+def test_a_reversed_row_past_row_0_is_flagged() -> None:
+    """Soundness: row ``N - 1 - 2*i`` is -1 at ``N = 2``, ``i = 1``."""
+    (violation,) = violations_of(REVERSED_ROWS)
+    assert violation.message.endswith(
+        "with N = 2, program id [1], lane [] reads offset -2, outside [0, 4)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("numerator", "divisor", "quotient"),
+    [
+        ("N*N*N - N", "N*N", "N - 1"),  # the -ceil form folds
+        ("-N", "N*N", "-1"),
+        ("N*N*N - 1", "N*N", "N - 1"),  # the floordiv form folds
+        ("M*N + M - 1", "M", "N"),  # exact up to a remainder in [0, M)
+        ("N*N*N - N - 1", "N*N", "N + (-N - 1) floordiv (N*N)"),  # -1 or N - 1
+    ],
+)
+def test_floor_quotients_take_their_simplest_exact_form(
+    numerator: str, divisor: str, quotient: str
+) -> None:
+    x, d = parse_expr(numerator), parse_expr(divisor)
+    result = floor_quotient(Facts(), x, d)
+    assert result == parse_expr(quotient)
+    for n, m in itertools.product(range(1, 6), range(1, 4)):
+        binding = {"N": n, "M": m}
+        assert result.evaluate(binding) == x.evaluate(binding) // d.evaluate(binding)
 
 
 def test_facts_hold_within_reason() -> None:

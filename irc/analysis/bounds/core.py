@@ -37,7 +37,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, TypeGuard
 
 import numpy as np
 from xdsl.dialects import scf
@@ -224,6 +224,7 @@ class KernelIntervals:
         self._proofs: dict[tuple[SymExpr, SymExpr], bool] = {}
         self._divisible: dict[tuple[SymExpr, SymExpr], bool] = {}
         self._ranges: dict[SymExpr, tuple[int | None, int | None]] = {}
+        self._floors: dict[tuple[SymExpr, SymExpr], SymExpr] = {}
         self._active: dict[tuple[Fact, ...], KernelIntervals] = {}
         self._divisor_cache: list[SymExpr] | None = None
         #: Select branches left to narrow in the current access's proof.
@@ -423,12 +424,48 @@ class KernelIntervals:
                 None if x.high is None else -x.high, None if x.low is None else -x.low
             )
         if isinstance(op, BinaryOp):
+            if (whole := self._recomposed(op)) is not None:
+                return of(whole)
             return self._binary(op.kind.data.name, of(op.lhs), of(op.rhs))
         if isinstance(op, ReduceOp) and op.kind.data.value in ("max", "min"):
             # The lanes of a reduction's input are not the access's lanes:
             # no refinement reaches through it.
             return self.interval(op.input, None, None, depth + 1)
         return UNBOUNDED
+
+    def _recomposed(self, op: BinaryOp) -> SSAValue | None:
+        """``x`` when ``op`` is ``(x rem m) + (x floordiv m)*m`` (in any
+        order) for an ``m`` proven positive: an index split by a reshape and
+        joined back by the next one, which is ``x`` on every lane (floor
+        division and its remainder), even through narrow integers that
+        wrap (each step is exact modulo ``2**width``). Interval arithmetic
+        would lose up to ``m - 1`` between the two parts."""
+        if op.kind.data.name != "add":
+            return None
+        for remainder, product in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+            rem, mul = remainder.owner, product.owner
+            if not (_is_binary(rem, "rem") and _is_binary(mul, "mul")):
+                continue
+            x, m = rem.lhs, rem.rhs
+            for quotient, factor in ((mul.lhs, mul.rhs), (mul.rhs, mul.lhs)):
+                div = quotient.owner
+                if (
+                    _is_binary(div, "floordiv")
+                    and div.lhs is x
+                    and self._same_positive(m, div.rhs)
+                    and self._same_positive(m, factor)
+                ):
+                    return x
+        return None
+
+    def _same_positive(self, a: SSAValue, b: SSAValue) -> bool:
+        """Whether ``a`` and ``b`` are one value, proven positive: the same
+        SSA value, or the same exactly known size."""
+        known = self.interval(a)
+        exact = known.low is not None and known.low == known.high
+        if a is not b and not (exact and known == self.interval(b)):
+            return False
+        return known.low is not None and self.le(as_expr(1), known.low)
 
     def _select(
         self,
@@ -517,22 +554,43 @@ class KernelIntervals:
         return UNBOUNDED
 
     def _product(self, a: Interval, b: Interval) -> Interval:
-        for x, y in ((a, b), (b, a)):
-            if x.low is not None and x.low == x.high and x.low.is_constant:
-                factor = x.low
-                if factor.constant >= 0:
-                    return Interval(_times(y.low, factor), _times(y.high, factor))
-                return Interval(_times(y.high, factor), _times(y.low, factor))
+        for x, factor in ((a, b), (b, a)):
+            scaled = self._scaled(x, factor)
+            if scaled is not None:
+                return scaled
         if self.nonnegative(a.low) and self.nonnegative(b.low):
             return Interval(_times(a.low, b.low), _times(a.high, b.high))
         return UNBOUNDED
 
+    def _scaled(self, x: Interval, factor: Interval) -> Interval | None:
+        """``x`` times an exactly known ``factor`` of proven sign (a
+        constant, or a size such as a stride ``N``), whatever the sign of
+        ``x``: a nonnegative factor keeps the order of ``x``'s ends, a
+        nonpositive one swaps them. A negative-step slice's index (``(N +
+        1) floordiv 2 - 1 - 2*i``, of no proven sign) times its stride
+        needs it; None when the factor is not such a value."""
+        k = factor.low
+        if k is None or k != factor.high:
+            return None
+        if self.nonnegative(k):
+            return Interval(_times(x.low, k), _times(x.high, k))
+        if self.nonnegative(-k):
+            return Interval(_times(x.high, k), _times(x.low, k))
+        return None
+
     def _quotient(self, a: Interval, b: Interval) -> Interval:
         if not self.dividend(a.low) or b.low is None or not self.le(1, b.low):
             return UNBOUNDED
-        high = None if a.high is None else a.high // b.low
-        low = as_expr(0) if b.high is None else a.low // b.high
+        high = None if a.high is None else self._floor(a.high, b.low)
+        low = as_expr(0) if b.high is None else self._floor(a.low, b.high)
         return Interval(low, high)
+
+    def _floor(self, x: SymExpr, d: SymExpr) -> SymExpr:
+        """:func:`floor_quotient` under the facts (memoised)."""
+        key = (x, d)
+        if key not in self._floors:
+            self._floors[key] = floor_quotient(self.facts, x, d)
+        return self._floors[key]
 
     # ----- masks ----------------------------------------------------------
 
@@ -867,6 +925,29 @@ def _residue_case(
     return case.prove_le(a.substitute({name: value}), b.substitute({name: value}))
 
 
+def floor_quotient(facts: Facts, x: SymExpr, d: SymExpr) -> SymExpr:
+    """``x floordiv d`` for a divisor ``d >= 1``, in whichever of its two
+    exact forms ``facts`` simplify to fewer divisions: ``x floordiv d``
+    itself, or ``-((d - 1 - x) floordiv d)`` (``floor(x/d) ==
+    -ceil(-x/d)``). A quotient by a symbolic divisor keeps what the divisor
+    does not divide as its remainder, which may be negative:
+    ``(N*N*N - N) floordiv (N*N)`` is ``N + (-N) floordiv (N*N)``, which the
+    prover bounds by intervals only, below by ``-inf``, although ``-N``
+    lies in ``[-N*N, 0)``; in the other form the remainder is ``N - 1``,
+    inside ``[0, N*N)``, and the quotient folds to ``N - 1``."""
+    quotient = x // d
+    if not _division_count(quotient):
+        return quotient
+    other = -((d - 1 - x) // d)
+    forms = (quotient, *map(facts.simplify, (quotient, other)))
+    return min(forms, key=_division_count)  # the first of equally simple ones
+
+
+def _division_count(e: SymExpr) -> int:
+    """How many floor divisions ``e`` holds, as printed."""
+    return str(e).count("floordiv")
+
+
 def _divides(divisor: SymExpr, total: SymExpr) -> bool:
     """Whether ``total`` is ``divisor`` times a polynomial."""
     try:
@@ -899,6 +980,10 @@ _NEGATIONS = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "ne": "eq"}
 _FACT_RELATIONS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "=="}
 """The fact each comparison predicate states when it holds (``ne`` states
 none that facts can hold)."""
+
+
+def _is_binary(op: Operation | None, kind: str) -> TypeGuard[BinaryOp]:
+    return isinstance(op, BinaryOp) and op.kind.data.name == kind
 
 
 def _conjuncts(mask: SSAValue) -> list[CompareOp]:
