@@ -29,21 +29,29 @@ from irc.lowering.pipeline import Pipeline
 
 #: What runs after each pass: the pass, the module, its wall time.
 AfterPass = Callable[[ModulePass, ModuleOp, float], None]
+#: What runs before each pass but the first: the pass about to run.
+BeforePass = Callable[[ModulePass], None]
 
 
 def apply_passes(
-    module: ModuleOp, passes: Sequence[ModulePass], after_each: AfterPass
+    module: ModuleOp,
+    passes: Sequence[ModulePass],
+    after_each: AfterPass,
+    before_next: BeforePass = lambda _pass: None,
 ) -> None:
     """Run ``passes`` on ``module`` as an xDSL ``PassPipeline``, whose
-    callback between passes times each one and hands it to ``after_each``."""
+    callback between passes times each one and hands it to ``after_each``,
+    then tells ``before_next`` which pass comes next."""
     started = time.perf_counter()
 
     def between(
-        previous: ModulePass | None, module: ModuleOp, _next: ModulePass | None
+        previous: ModulePass | None, module: ModuleOp, next_: ModulePass | None
     ) -> None:
         nonlocal started
         if previous is not None:
             after_each(previous, module, time.perf_counter() - started)
+            if next_ is not None:
+                before_next(next_)
         started = time.perf_counter()
 
     PassPipeline(tuple(passes), between).apply(default_context(), module)
@@ -59,6 +67,8 @@ class Driver:
         self._working: ModuleOp | None = None
         #: The level the working module is at.
         self._level = "graph"
+        #: Whether ``compilation.modules`` holds the working module as it is.
+        self._kept = False
         self._lowered = compilation.restored
         self._failure: Exception | None = None
         #: Held while lowering or emitting (``emitted`` lowers first).
@@ -96,8 +106,7 @@ class Driver:
         compilation = self.compilation
         assert compilation.pipeline is not None
         self._working = compilation.captured.module.clone()
-        compilation.modules["graph"] = self._working.clone()
-        apply_passes(self._working, compilation.pipeline.graph_passes, self._ran)
+        self._run(compilation.pipeline.graph_passes)
         self._tell_levels(["graph"])
 
     def lowered(self) -> Compilation:
@@ -116,8 +125,8 @@ class Driver:
         pipeline = self.compilation.pipeline
         assert self._working is not None and pipeline is not None
         try:
-            apply_passes(self._working, pipeline.lowering_passes, self._ran)
-            apply_passes(self._working, levels.passes_after(self._level), self._ran)
+            self._run(pipeline.lowering_passes)
+            self._run(levels.passes_after(self._level))
         except Exception as failure:
             self._failure = failure
             raise
@@ -138,12 +147,20 @@ class Driver:
                     listener.source_emitted(compilation)
             return compilation
 
+    def _run(self, passes: Sequence[ModulePass]) -> None:
+        """Run ``passes`` on the working module, keeping the IR of each level
+        it leaves and of the level it ends at. When a pass fails, the levels
+        kept are those before the last pass that may leave a level (a clean-up
+        that fails takes the IR since then with it: a failing pass may leave
+        the module half rewritten, which is no level's IR)."""
+        assert self._working is not None
+        apply_passes(self._working, passes, self._ran, self._before)
+        self._keep()
+
     def _ran(self, applied: ModulePass, module: ModuleOp, seconds: float) -> None:
-        """Tell the listeners, and keep a copy of ``module`` as the IR of its
-        level: the last pass that leaves a module at a level gives that
-        level's IR. The level is what the module's ops and types show, or
-        what the pass lowers to (a function returning its argument shows
-        nothing)."""
+        """Tell the listeners, and note the level ``module`` is now at: what
+        its ops and types show, or what the pass lowers to (a function
+        returning its argument shows nothing)."""
         for listener in self._listeners:
             listener.pass_ran(self.compilation, applied, seconds)
         self._level = levels.lowest_level(
@@ -151,7 +168,20 @@ class Driver:
             levels.module_level(module),
             levels.LEVEL_AFTER.get(applied.name, "graph"),
         )
-        self.compilation.modules[self._level] = module.clone()
+        self._kept = False
+
+    def _before(self, next_pass: ModulePass) -> None:
+        """Keep the working module as its level's IR unless ``next_pass``
+        surely leaves it at that level: the last pass that leaves a module
+        at a level gives that level's IR."""
+        if next_pass.name not in levels.LEVEL_KEEPING_PASSES:
+            self._keep()
+
+    def _keep(self) -> None:
+        if not self._kept:
+            assert self._working is not None
+            self.compilation.modules[self._level] = self._working.clone()
+            self._kept = True
 
     def _tell_levels(self, reached: Sequence[str]) -> None:
         for listener in self._listeners:

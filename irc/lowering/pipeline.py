@@ -45,6 +45,13 @@ LEVEL_AFTER: dict[str, str] = {
 #: The names of the passes that leave the graph level.
 LOWERING_PASSES = frozenset(LEVEL_AFTER)
 
+#: Clean-ups that leave a module at the level they find it. The driver
+#: keeps a copy of each level's IR; it need not copy the module before one
+#: of these, which cannot end the level (a copy is a fifth of a compile).
+LEVEL_KEEPING_PASSES = frozenset(
+    {"canonicalize", "cse", "horizontal-fusion", "dedupe-kernels"}
+)
+
 #: What ``irc.compile`` runs by default: graph clean-ups, identical
 #: per-head computations batched into one (after the clean-ups, which merge
 #: what the heads share; then ``canonicalize`` folds the reshapes of
