@@ -107,6 +107,7 @@ class Driver:
         assert compilation.pipeline is not None
         self._working = compilation.captured.module.clone()
         self._run(compilation.pipeline.graph_passes)
+        self._keep()
         self._tell_levels(["graph"])
 
     def lowered(self) -> Compilation:
@@ -126,7 +127,11 @@ class Driver:
         assert self._working is not None and pipeline is not None
         try:
             self._run(pipeline.lowering_passes)
-            self._run(levels.passes_after(self._level))
+            rest = levels.passes_after(self._level)
+            if rest:
+                self._before(rest[0])
+                self._run(rest)
+            self._keep(last=True)
         except Exception as failure:
             self._failure = failure
             raise
@@ -149,13 +154,12 @@ class Driver:
 
     def _run(self, passes: Sequence[ModulePass]) -> None:
         """Run ``passes`` on the working module, keeping the IR of each level
-        it leaves and of the level it ends at. When a pass fails, the levels
-        kept are those before the last pass that may leave a level (a clean-up
-        that fails takes the IR since then with it: a failing pass may leave
-        the module half rewritten, which is no level's IR)."""
+        it leaves (the caller keeps the one it ends at). When a pass fails,
+        the levels kept are those before the last pass that may leave a level
+        (a clean-up that fails takes the IR since then with it: a failing
+        pass may leave the module half rewritten, which is no level's IR)."""
         assert self._working is not None
         apply_passes(self._working, passes, self._ran, self._before)
-        self._keep()
 
     def _ran(self, applied: ModulePass, module: ModuleOp, seconds: float) -> None:
         """Tell the listeners, and note the level ``module`` is now at: what
@@ -177,11 +181,16 @@ class Driver:
         if next_pass.name not in levels.LEVEL_KEEPING_PASSES:
             self._keep()
 
-    def _keep(self) -> None:
+    def _keep(self, last: bool = False) -> None:
+        """Keep the working module as its level's IR: a copy, or the module
+        itself when no pass will run on it again (``last``)."""
+        assert self._working is not None
         if not self._kept:
-            assert self._working is not None
-            self.compilation.modules[self._level] = self._working.clone()
+            working = self._working
+            self.compilation.modules[self._level] = working if last else working.clone()
             self._kept = True
+        if last:
+            self._working = None
 
     def _tell_levels(self, reached: Sequence[str]) -> None:
         for listener in self._listeners:
