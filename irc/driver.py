@@ -167,12 +167,14 @@ class Driver:
         returning its argument shows nothing)."""
         for listener in self._listeners:
             listener.pass_ran(self.compilation, applied, seconds)
+        self._kept = False
+        if applied.name in levels.LEVEL_KEEPING_PASSES:
+            return  # no walk over the module to find what a clean-up keeps
         self._level = levels.lowest_level(
             self._level,
             levels.module_level(module),
             levels.LEVEL_AFTER.get(applied.name, "graph"),
         )
-        self._kept = False
 
     def _before(self, next_pass: ModulePass) -> None:
         """Keep the working module as its level's IR unless ``next_pass``
