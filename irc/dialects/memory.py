@@ -14,6 +14,7 @@ See docs/lowering.md, section "The memory level".
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
@@ -120,8 +121,11 @@ class BufferType(ParametrizedAttribute, TypeAttribute):
         super().__init__(expr_array(dims), expr_array(layout), element_type)
 
     @staticmethod
+    @functools.lru_cache(maxsize=4096)
     def of_tensor(tensor: TensorType) -> BufferType:
-        """The row-major buffer holding a ``!graph.tensor`` of that type."""
+        """The row-major buffer holding a ``!graph.tensor`` of that type
+        (one per type: building and verifying each anew was a fifth of
+        ``bufferize``; attributes are immutable)."""
         return BufferType(tensor.dims, tensor.element_type)
 
     @property
