@@ -6,12 +6,15 @@ here copies after every pass, as the driver once did."""
 
 from __future__ import annotations
 
+import gc
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from suite_programs import SUITE
 from xdsl.passes import PassPipeline
 
 import irc
+from irc.driver import apply_passes
 from irc.ir import default_context, print_module
 from irc.lowering import pipeline as levels
 from irc.passes.registry import get_all_passes
@@ -65,3 +68,25 @@ def test_each_level_is_the_module_after_its_last_pass(
     expected = reference_levels(compiled, pipeline)
     kept = {level: print_module(compiled.module_at(level)) for level in expected}
     assert kept == expected
+
+
+def test_the_collector_is_paused_while_passes_run_and_restored_after() -> None:
+    seen: list[bool] = []
+
+    class Probe:
+        name = "probe"
+
+        def apply(self, ctx: object, op: object) -> None:
+            seen.append(gc.isenabled())
+
+    compiled = irc.compile(SUITE["softmax"].function, *SUITE["softmax"].specs().args)
+    working = compiled.compilation.captured.module.clone()
+    assert gc.isenabled()
+    apply_passes(working, [Probe()], lambda *_: None)  # type: ignore[list-item]
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        apply_passes(working, [Probe()], lambda *_: None)  # type: ignore[list-item]
+        assert not gc.isenabled()  # left as the caller had it
+    finally:
+        gc.enable()
