@@ -1,6 +1,6 @@
-"""Compile time of irc, stage by stage.
+"""Compile time of irc, stage by stage, and beside TorchInductor's.
 
-Two measurements, both on the CPU (no GPU needed):
+Measured on the CPU (no GPU needed):
 
 1. every program of the test suite (``tests/suite_programs.py``), with the
    time of each stage of ``irc.compile``'s default pipeline: capture, the
@@ -11,14 +11,26 @@ Two measurements, both on the CPU (no GPU needed):
    a reduction over the other axis, which starts a new kernel), with the
    time of each stage against the number of ops, the throughput (ops/s) and
    a least-squares line ``time = a + b * ops`` with its R^2, so that one can
-   judge whether each stage is linear in the size of the program.
+   judge whether each stage is linear in the size of the program;
+3. with ``--inductor``, TorchInductor's compile of the same suite programs
+   beside irc's (``gpu.py``'s torch translations at the suite's small
+   sizes, the symbolic dims marked dynamic, each in a fresh process with
+   Inductor's caches off after a warm-up compile, as ``autodiff.py`` times
+   its losses), and irc's total over Inductor's.
 
 Each stage is timed by running the passes one at a time, as ``irc.compile``
 does (``irc/api.py``), on the module that capture produced; the figure
 reported is the minimum over ``--repeat`` runs (the least disturbed one).
 
-    python benchmarks/compile_time.py                 # prints both tables
+Every suite program's stages are compared with ``BASELINE``, the same
+measurement recorded at an earlier commit: a stage more than ``SLOWER``
+times its recorded time (and 1 ms past it) is named in the table's last
+column and in a closing ``SLOWER THAN THE BASELINE`` list, and the script
+exits with status 1. ``--write-baseline`` records the current figures.
+
+    python benchmarks/compile_time.py                 # prints the tables
     python benchmarks/compile_time.py --json out.json # and writes the data
+    python benchmarks/compile_time.py --no-scaling --inductor
 """
 
 from __future__ import annotations
@@ -28,7 +40,9 @@ import gc
 import json
 import os
 import platform
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -38,6 +52,7 @@ import numpy as np
 from xdsl.passes import ModulePass, PassPipeline
 
 import irc
+from irc import pytree
 from irc.capture import capture
 from irc.ir import default_context
 from irc.lowering import pipeline as pipeline_module
@@ -51,6 +66,7 @@ STAGES = (
     "capture",
     "canonicalize",
     "cse",
+    "horizontal-fusion",
     "fuse",
     "tile",
     "bufferize",
@@ -58,8 +74,9 @@ STAGES = (
     "lower-memory-to-triton",
     "emit",
 )
-#: The columns of the tables: stages, with the graph clean-ups summed and
-#: the memory level's dedupe-kernels counted with bufferize.
+#: The columns of the tables: stages, with the graph clean-ups summed,
+#: horizontal-fusion counted with fuse and the memory level's
+#: dedupe-kernels with bufferize.
 COLUMNS = (
     "capture",
     "graph",
@@ -72,6 +89,13 @@ COLUMNS = (
 )
 #: Target sizes (graph ops) of the synthetic programs.
 GRAPH_SIZES = (10, 20, 50, 100, 200, 500, 1000, 2000)
+#: The suite's stage times at a recorded commit (``--write-baseline``).
+BASELINE = Path(__file__).resolve().parent / "compile_time_baseline.json"
+#: How many times its baseline a stage may take before the table flags it:
+#: well above the run-to-run noise of a best-of-3 on a shared machine.
+SLOWER = 1.5
+#: Differences below this are noise whatever the ratio (a 0.3 ms stage).
+SLOWER_FLOOR_S = 1e-3
 
 
 def default_passes() -> list[ModulePass]:
@@ -98,13 +122,15 @@ def time_stages(
     for each in default_passes():
         start = time.perf_counter()
         each.apply(ctx, module)
-        times[each.name] = time.perf_counter() - start
+        # A pass the pipeline runs twice (canonicalize) counts both runs.
+        times[each.name] = times.get(each.name, 0.0) + time.perf_counter() - start
     start = time.perf_counter()
     emit_module(module)
     times["emit"] = time.perf_counter() - start
-    missing = set(STAGES) - set(times)
-    if missing:  # the default pipeline changed under this script
-        raise SystemExit(f"stages not timed: {sorted(missing)}; update STAGES")
+    if set(times) != set(STAGES):  # the default pipeline changed under this script
+        raise SystemExit(
+            f"stages timed {sorted(times)}, STAGES {sorted(STAGES)}: update STAGES"
+        )
     kernels = sum(isinstance(op, LaunchOp) for op in module.walk())
     return times, ops, kernels
 
@@ -150,9 +176,10 @@ def columns(times: dict[str, float]) -> dict[str, float]:
     row = {
         stage: times[stage]
         for stage in STAGES
-        if stage not in ("canonicalize", "cse", "dedupe-kernels")
+        if stage not in ("canonicalize", "cse", "horizontal-fusion", "dedupe-kernels")
     }
     row["graph"] = times["canonicalize"] + times["cse"]
+    row["fuse"] += times["horizontal-fusion"]
     row["bufferize"] += times["dedupe-kernels"]
     row["total"] = sum(times[stage] for stage in STAGES)
     return row
@@ -278,7 +305,16 @@ def machine() -> dict[str, Any]:
     }
 
 
-def run_suite(repeat: int, only: Sequence[str], keep_gc: bool) -> dict[str, Any]:
+def run_suite(
+    repeat: int,
+    only: Sequence[str],
+    keep_gc: bool,
+    baseline: dict[str, dict[str, float]],
+    inductor: dict[str, float] | None,
+) -> dict[str, Any]:
+    """Times the suite programs, prints their table (with Inductor's
+    compile beside irc's when measured, and the stages slower than the
+    baseline) and returns the figures."""
     names = [name for name in SUITE if not only or name in only]
     jobs: list[Job] = []
     for name in names:
@@ -291,18 +327,114 @@ def run_suite(repeat: int, only: Sequence[str], keep_gc: bool) -> dict[str, Any]
             "kernels": kernels,
             "stages_s": times,
             **columns(times),
+            "slower": slower_stages(times, baseline.get(name, {})),
         }
-    rows = [
-        [name, str(r["ops"]), str(r["kernels"]), *(ms(r[c]) for c in COLUMNS)]
-        for name, r in results.items()
-    ]
+        if inductor is not None:
+            results[name]["inductor_s"] = inductor[name]
+    extra = ["Inductor (s)", "irc / Inductor"] if inductor is not None else []
+    rows = []
+    for name, r in results.items():
+        row = [name, str(r["ops"]), str(r["kernels"]), *(ms(r[c]) for c in COLUMNS)]
+        if inductor is not None:
+            row += [f"{r['inductor_s']:.2f}", f"{r['total'] / r['inductor_s']:.3f}"]
+        rows.append([*row, slower_text(r["slower"])])
     print_table(
         "Compile time per stage, suite programs (ms, best of "
         f"{repeat}; graph = canonicalize + cse)",
-        ["program", "ops", "kernels", *(short(c) for c in COLUMNS)],
+        ["program", "ops", "kernels", *(short(c) for c in COLUMNS), *extra, "slower"],
         rows,
     )
     return results
+
+
+# --------------------------------------------------------------------------
+# The baseline: a stage that got slower fails the run
+# --------------------------------------------------------------------------
+
+
+def slower_stages(
+    times: dict[str, float], recorded: dict[str, float]
+) -> dict[str, float]:
+    """The stages of ``times`` more than ``SLOWER`` times (and
+    ``SLOWER_FLOOR_S`` past) their ``recorded`` time, with the factor."""
+    return {
+        stage: seconds / recorded[stage]
+        for stage, seconds in times.items()
+        if stage in recorded
+        and seconds > SLOWER * recorded[stage]
+        and seconds - recorded[stage] > SLOWER_FLOOR_S
+    }
+
+
+def slower_text(slower: dict[str, float]) -> str:
+    return ", ".join(f"{stage} {factor:.1f}x" for stage, factor in slower.items())
+
+
+def read_baseline(path: Path) -> dict[str, dict[str, float]]:
+    if not path.exists():
+        return {}
+    return json.loads(path.read_text())["stages_s"]
+
+
+def write_baseline(path: Path, suite: dict[str, Any], info: dict[str, Any]) -> None:
+    recorded = {
+        "machine": info,
+        "stages_s": {name: r["stages_s"] for name, r in suite.items()},
+    }
+    path.write_text(json.dumps(recorded, indent=2) + "\n")
+    print(f"\nrecorded the baseline in {path}")
+
+
+# --------------------------------------------------------------------------
+# TorchInductor side by side (--inductor)
+# --------------------------------------------------------------------------
+
+
+def inductor_child(name: str) -> float:
+    """In this (fresh) process: the seconds from ``torch.compile`` of suite
+    program ``name``'s torch translation to its first result, at the
+    suite's small sizes with the symbolic dims marked dynamic."""
+    import torch
+    from autodiff import warm_up_inductor
+    from gpu import Factory, programs, torch_translations
+
+    program = next(p for p in programs(small=True) if p.name == name)
+    call = program.make(program.small, Factory("cpu"))
+    spec_leaves = pytree.flatten((list(program.specs.args), program.specs.kwargs))
+    leaves = pytree.flatten((list(call.args), call.kwargs))
+    for spec, leaf in zip(spec_leaves[0], leaves[0], strict=True):
+        for axis, dim in enumerate(getattr(spec, "shape", ())):
+            if isinstance(dim, str):
+                torch._dynamo.mark_dynamic(leaf, axis)
+    function = torch_translations()[name]
+    warm_up_inductor()
+    begin = time.perf_counter()
+    torch.compile(function)(*call.args, **call.kwargs)
+    return time.perf_counter() - begin
+
+
+def measure_inductor(names: Sequence[str], timeout: float) -> dict[str, float]:
+    """Each program's ``inductor_child`` in a fresh process, with a fresh
+    Inductor cache directory and the FX graph and AOTAutograd caches off,
+    after a warm-up compile of an unrelated function (Inductor's imports,
+    compile workers and toolchain checks paid, as irc's imports are before
+    its timings)."""
+    from autodiff import INDUCTOR_ENV
+
+    def child(name: str) -> float:
+        with tempfile.TemporaryDirectory(prefix="inductor-") as cache:
+            env = {**os.environ, **INDUCTOR_ENV, "TORCHINDUCTOR_CACHE_DIR": cache}
+            done = subprocess.run(
+                [sys.executable, __file__, "--inductor-child", name],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=True,
+            )
+        return float(done.stdout.splitlines()[-1])
+
+    return {name: child(name) for name in names}
 
 
 def run_scaling(repeat: int, sizes: Sequence[int], keep_gc: bool) -> dict[str, Any]:
@@ -370,7 +502,25 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--gc", action="store_true", help="keep the garbage collector on while timing"
     )
+    parser.add_argument(
+        "--inductor",
+        action="store_true",
+        help="also time TorchInductor's compile of each suite program",
+    )
+    parser.add_argument("--inductor-timeout", type=float, default=600.0)
+    parser.add_argument(
+        "--baseline", type=Path, default=BASELINE, help="the recorded stage times"
+    )
+    parser.add_argument(
+        "--write-baseline",
+        action="store_true",
+        help="record this run's suite figures as the baseline",
+    )
+    parser.add_argument("--inductor-child", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
+    if options.inductor_child:
+        print(inductor_child(options.inductor_child))
+        return
 
     # One compilation first, so that imports and xDSL's lazy set-up are not
     # charged to the first program.
@@ -386,12 +536,27 @@ def main(argv: Sequence[str] | None = None) -> None:
         "repeat": options.repeat,
         "gc": options.gc,
     }
-    results["suite"] = run_suite(options.repeat, options.only, options.gc)
+    names = [name for name in SUITE if not options.only or name in options.only]
+    inductor = (
+        measure_inductor(names, options.inductor_timeout) if options.inductor else None
+    )
+    baseline = {} if options.write_baseline else read_baseline(options.baseline)
+    suite = run_suite(options.repeat, names, options.gc, baseline, inductor)
+    results["suite"] = suite
     if not options.no_scaling:
         results["scaling"] = run_scaling(options.repeat, options.sizes, options.gc)
     if options.json:
         options.json.write_text(json.dumps(results, indent=2) + "\n")
         print(f"\nwrote {options.json}")
+    if options.write_baseline:
+        write_baseline(options.baseline, suite, info)
+        return
+    slower = {name: r["slower"] for name, r in suite.items() if r["slower"]}
+    if slower:
+        print(f"\nSLOWER THAN THE BASELINE ({options.baseline.name}, x{SLOWER}):")
+        for name, stages in slower.items():
+            print(f"  {name}: {slower_text(stages)}")
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":
