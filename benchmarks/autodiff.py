@@ -1,9 +1,12 @@
-"""Forward+backward of four losses: kernel launches, first-call compile time
+"""Forward+backward of five losses: kernel launches, first-call compile time
 and saved-activation bytes, next to TorchInductor's launches.
 
 The losses (batch dim symbolic, float32) are a two-layer GELU MLP's mean
-squared error, a layer norm's, a softmax cross-entropy over integer labels
-and a causal attention head's mean squared error. Each is compiled as
+squared error, a layer norm's, a softmax cross-entropy over integer labels,
+a causal attention head's mean squared error, and the training step of a
+GPT-2-style block (``gpt2_block``: D = 64, four heads split as NumPy code
+splits them, loss ``mean(block(x)**2)``, gradients of x and of all twelve
+weights; the performance issue's target). Each is compiled as
 ``irc.compile(irc.value_and_grad(loss, argnums), *specs)`` through the
 default pipeline, and reported with:
 
@@ -11,7 +14,8 @@ default pipeline, and reported with:
   included (``matmuls`` of them); TorchInductor's figures for the same
   losses (its Triton kernels plus its extern matmul launches) are those of
   irc issue 11, measured with the batch dim dynamic and Triton codegen on
-  the CPU (the issue quotes its first-call compile as 2-14 s per loss);
+  the CPU (the issue quotes its first-call compile as 2-14 s per loss), and
+  for the block those of irc issue 32 (28 Triton kernels, 36 matmuls);
 - ``compile_s``: the first call's compile time, capture to the emitted
   Triton source (``triton_source``), the compile cache off; the minimum
   over ``--repeat`` fresh compiles. Triton's own JIT of the kernels is not
@@ -66,6 +70,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import gpu  # noqa: E402  (the float32 GPT-2 block and its torch translation)
+
 import irc  # noqa: E402
 from irc import pytree  # noqa: E402
 from irc.api import DEFAULT_PIPELINE  # noqa: E402
@@ -112,8 +118,34 @@ def attention_loss(q, k, v, target):
     return ((p @ v - target) ** 2).mean()
 
 
+#: The GPT-2-style block of the training step: width and heads.
+BLOCK_WIDTH, BLOCK_HEADS = 64, 4
+
+
+def gpt2_block_loss(x, mlp, attn, ln_1, ln_2):
+    block = gpu.gpt2_block_f32(x, mlp, attn, ln_1, ln_2, n_head=BLOCK_HEADS)
+    return np.mean(block**2)
+
+
 def spec(*dims: int | str, dtype: str = "float32") -> irc.TensorSpec:
     return irc.TensorSpec(dims, dtype)
+
+
+def block_weight_specs(width: int) -> tuple[dict[str, Any], ...]:
+    """The block's weights (``mlp``, ``attn``, ``ln_1``, ``ln_2``)."""
+
+    def linear(n_in: int, n_out: int) -> dict[str, irc.TensorSpec]:
+        return {"w": spec(n_in, n_out), "b": spec(n_out)}
+
+    def norm() -> dict[str, irc.TensorSpec]:
+        return {"g": spec(width), "b": spec(width)}
+
+    return (
+        {"c_fc": linear(width, 4 * width), "c_proj": linear(4 * width, width)},
+        {"c_attn": linear(width, 3 * width), "c_proj": linear(width, width)},
+        norm(),
+        norm(),
+    )
 
 
 @dataclass(frozen=True)
@@ -165,6 +197,13 @@ LOSSES: dict[str, Loss] = {
         tuple(spec("T", HEAD_DIM) for _ in range(4)),
         5,
         6,
+    ),
+    "gpt2_block": Loss(
+        gpt2_block_loss,
+        (0, 1, 2, 3, 4),
+        (spec("T", BLOCK_WIDTH), *block_weight_specs(BLOCK_WIDTH)),
+        28,
+        36,
     ),
 }
 
@@ -314,11 +353,17 @@ def torch_loss(name: str) -> tuple[Callable[..., Any], tuple[Any, ...], list[Any
         p = e / e.sum(dim=-1, keepdim=True)
         return ((p @ v - target) ** 2).mean()
 
+    block_t = gpu.torch_translations()["gpt2_block"]
+
+    def gpt2_block_t(x: Any, mlp: Any, attn: Any, ln_1: Any, ln_2: Any) -> Any:
+        return (block_t(x, mlp, attn, ln_1, ln_2, n_head=BLOCK_HEADS) ** 2).mean()
+
     functions = {
         "mlp": mlp_t,
         "layer_norm": layer_norm_t,
         "cross_entropy": cross_entropy_t,
         "attention": attention_t,
+        "gpt2_block": gpt2_block_t,
     }
     loss = LOSSES[name]
     arguments = pytree.map_leaves(torch_argument, loss.specs)
