@@ -10,11 +10,13 @@ report: a failing example prints the program as it was run.
 
 ``oracle_programs(...)`` is a Hypothesis strategy. A program has a body
 (``def body(xp, cf, a0, a1, ...)``) built step by step from the captured
-NumPy surface (elementwise ops including ``tan``, reductions, ``matmul``,
-reshape, transpose, slicing, ``concatenate``, ``where``, softmax and
-logsumexp, ``cumsum`` and ``cumprod``, reads at a traced index) and every
-control-flow op (``cond``, ``switch``, ``while_loop``, ``fori_loop``,
-``scan``, nested), and a *mode* that wraps it: its values, ``grad`` and
+NumPy surface (elementwise ops including ``tan``, ``logaddexp``,
+``logaddexp2``, ``hypot``, ``fmod``, ``cbrt`` and ``sinc``, reductions
+(``median`` along static axes), ``matmul``, reshape, transpose, slicing,
+``concatenate``, ``where``, softmax and logsumexp, ``cumsum`` and
+``cumprod``, reads at a traced index) and every control-flow op
+(``cond``, ``switch``, ``while_loop``, ``fori_loop``, ``scan``, nested),
+and a *mode* that wraps it: its values, ``grad`` and
 ``value_and_grad`` over several arguments or a dict of them, ``vjp``,
 ``jvp``, ``jacfwd``, ``jacrev``, ``hessian`` and a gradient of a gradient.
 
@@ -430,6 +432,9 @@ class _Writer:
             (f"xp.abs({x})", b),
             (f"xp.log1p({x} * {x})", math.log1p(b * b)),
             (f"xp.arcsin(0.9 * xp.tanh({x}))", math.asin(0.9)),
+            (f"xp.sinc({x})", 1.0),
+            # Away from 0, where cbrt's slope is infinite; negative here.
+            (f"xp.cbrt({x} - {b + 0.5!r})", (2 * b + 0.5) ** (1 / 3)),
         ]
         if b <= 1.2:
             ops.append((f"xp.tan({x})", math.tan(b)))
@@ -480,6 +485,10 @@ class _Writer:
                 math.sqrt(a.bound * a.bound + 1),
             ),
             (f"0.5 * {x} - {y} / 3.0", a.bound / 2 + b.bound / 3),
+            (f"xp.logaddexp({x}, {y})", max(a.bound, b.bound) + math.log(2)),
+            (f"xp.logaddexp2({x}, {y})", max(a.bound, b.bound) + 1.0),
+            (f"xp.hypot({x}, {y})", a.bound + b.bound),
+            (f"xp.fmod({x}, {y} * {y} + 0.5)", a.bound),
             (
                 f"xp.where({x} > {y}, {x}, 0.5 * {y})",
                 max(a.bound, b.bound),
@@ -493,12 +502,18 @@ class _Writer:
 
     def _reduce(self, scope: _Scope) -> Value:
         v = self.operand(scope)
-        kind = self.choice(("sum", "mean", "max", "min", "prod", "var"))
-        axes_options: list[tuple[int, ...] | None] = [(k,) for k in range(v.rank)]
-        if v.rank >= 2:
-            axes_options.append(tuple(range(v.rank)))
-        axes_options.append(None)
+        kind = self.choice(("sum", "mean", "max", "min", "prod", "var", "median"))
+        axes_options = _axes_options(v)
         axes = self.choice(axes_options)
+        if kind == "median":
+            sortable = [a for a in axes_options if _sortable(v, a)]
+            if not sortable:
+                # A new argument of static dims, which irc can sort along.
+                rank = self.draw(st.integers(1, 2))
+                shape = tuple(self.choice(STATIC_DIMS) for _ in range(rank))
+                v = self.new_argument(scope, shape)
+                sortable = _axes_options(v)
+            axes = self.choice(sortable)
         reduced = tuple(range(v.rank)) if axes is None else axes
         if kind in ("max", "min") and any(v.repeats[k] for k in reduced):
             kind = "sum"  # a tied max's gradient differs by design
@@ -513,6 +528,7 @@ class _Writer:
             "min": v.bound,
             "prod": 1.0,
             "var": v.bound * v.bound,
+            "median": v.bound,
         }[kind]
         axis_text = (
             "" if axes is None else f"axis={axes[0] if len(axes) == 1 else axes}"
@@ -525,7 +541,7 @@ class _Writer:
                 if axis_text
                 else f"xp.{kind}({v.name})"
             )
-            if self.coin(0.5) or kind == "var"
+            if self.coin(0.5) or kind in ("var", "median")
             else f"{v.name}.{kind}({axis_text})"
         )
         shape = tuple(
@@ -965,6 +981,23 @@ def _after(scope: _Scope, value: Value) -> list[str]:
         ):
             return scope.lines[k + 1 :]
     return []
+
+
+def _axes_options(value: Value) -> list[tuple[int, ...] | None]:
+    """The ``axis=`` a reduction of ``value`` may take: each axis, all of
+    them as a tuple (rank 2 and more), None."""
+    options: list[tuple[int, ...] | None] = [(k,) for k in range(value.rank)]
+    if value.rank >= 2:
+        options.append(tuple(range(value.rank)))
+    return [*options, None]
+
+
+def _sortable(value: Value, axes: tuple[int, ...] | None) -> bool:
+    """Whether a median of ``value`` over ``axes`` is drawn: irc sorts
+    static extents only, and a tied median's gradient depends on which of
+    the ties each sort puts in the middle (so no repeats along them)."""
+    reduced = range(value.rank) if axes is None else axes
+    return all(value.shape[k].isdigit() and not value.repeats[k] for k in reduced)
 
 
 def _paren(dim: str) -> str:

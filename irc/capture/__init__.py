@@ -30,7 +30,12 @@ from xdsl.ir import Block, Region
 from xdsl.utils.exceptions import VerifyException
 
 from irc import pytree
-from irc.capture import intercept, numpy_api, sorting  # noqa: F401 (registers)
+from irc.capture import (  # noqa: F401 (registers)
+    intercept,
+    math_functions,
+    numpy_api,
+    sorting,
+)
 from irc.capture.ops import dense_constant
 from irc.capture.specs import TensorSpec
 from irc.capture.tensor import SymDim, Tensor

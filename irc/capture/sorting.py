@@ -1,4 +1,5 @@
-"""Sorting on traced arrays: ``np.sort``, ``np.argsort``, ``np.searchsorted``.
+"""Sorting on traced arrays: ``np.sort``, ``np.argsort``, ``np.searchsorted``,
+``np.unique`` and ``np.median``.
 
 irc has no sort primitive. Each function here is built from graph ops that
 every level already lowers, fuses and differentiates (comparisons, sums,
@@ -19,6 +20,10 @@ length no static or symbolic size can say, so irc takes the ``size=`` that
 intercepted name, ``irc.capture.intercept``): the first ``size`` sorted
 unique values, padded. It is a sort, a mark on the first of each run of
 ties, a running count of the marks (each element's slot) and gathers.
+
+``np.median`` is NumPy's: the reduced axes moved last and merged, sorted,
+the middle one or the mean of the middle two (ints and bools in float64,
+float16 averaged in float32), NaN where the slice holds one (sorted last).
 """
 
 from __future__ import annotations
@@ -32,10 +37,12 @@ from irc.capture.intercept import creation
 from irc.capture.numpy_api import diagonal_mask, reduce, scan
 from irc.capture.ops import (
     Operand,
+    as_strong,
     binary,
     cast,
     compare,
     emit,
+    normalize_axes,
     normalize_axis,
     result_dtype,
     select,
@@ -44,9 +51,9 @@ from irc.capture.ops import (
 from irc.capture.tensor import FUNCTION_HANDLERS, Tensor
 from irc.capture.trace import tracing_error
 from irc.dialects import graph, sym
-from irc.dtypes import INT64
+from irc.dtypes import FLOAT16, FLOAT32, FLOAT64, INT64
 from irc.errors import IrcShapeError
-from irc.primitives.builtin import ADD, AND, MUL, OR, SUB
+from irc.primitives.builtin import ADD, AND, DIV, MUL, OR, SUB
 from irc.shapes import SymExpr
 
 #: The longest axis irc sorts: ranking costs ``n * n`` comparisons per row.
@@ -387,6 +394,71 @@ def unique(
     return _results(values, list(zip(returns, extras, strict=True)))
 
 
+def median(
+    a: Operand,
+    axis: Any = None,
+    out: Any = None,
+    overwrite_input: bool = False,
+    keepdims: bool = False,
+) -> Tensor:
+    """``np.median`` over ``axis`` (an int, a tuple or None), whose merged
+    extent irc can sort (static, up to ``MAX_SORT_EXTENT``): the middle
+    sorted element or the mean of the middle two, NaN where the slice holds
+    a NaN, NaN for an empty slice (NumPy warns). ``overwrite_input`` lets NumPy reorder
+    the input in place; irc's arrays are values, so it changes nothing."""
+    if out is not None:
+        raise tracing_error(
+            "np.median: out= is not supported; assign the result instead"
+        )
+    tensor = layout.as_tensor(a)
+    dims, rank = tensor.type.dims, tensor.type.rank
+    axes = normalize_axes(axis, rank)
+    kept = [i for i in range(rank) if i not in axes]
+    # NumPy's median over several axes is one over their merged extent.
+    rows = layout.transpose(tensor, [*kept, *axes])
+    rows = layout.reshape(
+        rows, [*(dims[i] for i in kept), sym.product(dims[i] for i in axes)]
+    )
+    rows, _ = _sort_axis(rows, -1, "np.median")
+    middle = _middle(rows)
+    if keepdims:
+        middle = layout.reshape(
+            middle, [SymExpr.const(1) if i in axes else d for i, d in enumerate(dims)]
+        )
+    return as_strong(middle)
+
+
+def _middle(rows: Tensor) -> Tensor:
+    """The median along the last (static) axis of ``rows``, in NumPy's type:
+    float64 for ints and bools (a mean's), a float's own type otherwise."""
+    element = rows.irc_dtype if rows.irc_dtype.kind == "f" else FLOAT64
+    n = int(rows.type.dims[-1])
+    if n == 0:
+        return splat(np.nan, element, rows.type.dims[:-1])
+    ordered = _gather_rows(rows, _last_axis_permutation(rows))
+    if n % 2:
+        value = cast(_at(ordered, n // 2), element)
+    else:
+        # NumPy's mean of the two: their sum (float16's in float32, whose
+        # mean NumPy accumulates there; -0.0 + -0.0 keeps the sign, which a
+        # reduction from 0.0 would not) halved, rounded once.
+        working = FLOAT32 if element == FLOAT16 else element
+        lower, upper = (cast(_at(ordered, k), working) for k in (n // 2 - 1, n // 2))
+        value = cast(binary(DIV, binary(ADD, lower, upper), 2), element)
+    if rows.irc_dtype.kind != "f":
+        return value
+    # NaNs sort last: the slice holds one where its last element is one.
+    last = _at(ordered, n - 1)
+    return select(compare("ne", last, last), np.nan, value)
+
+
+def _at(rows: Tensor, index: int) -> Tensor:
+    """``rows[..., index]``."""
+    axis = rows.type.rank - 1
+    element = layout.slice_axis(rows, axis, SymExpr.const(index), SymExpr.const(1))
+    return layout.reshape(element, rows.type.dims[:-1])
+
+
 FUNCTION_HANDLERS[np.sort] = sort
 FUNCTION_HANDLERS[np.argsort] = argsort
 FUNCTION_HANDLERS[np.searchsorted] = searchsorted
@@ -394,3 +466,4 @@ FUNCTION_HANDLERS[np.searchsorted] = searchsorted
 # is intercepted; a call that still reaches NumPy's dispatch has no size=.
 FUNCTION_HANDLERS[np.unique] = unique
 creation("unique")(lambda original: unique)
+FUNCTION_HANDLERS[np.median] = median
