@@ -879,9 +879,10 @@ class _Writer:
             xs = self.new_argument(
                 scope, (self.choice(SYMBOLS + STATIC_DIMS), *self.row_shape(carry))
             )
-        lower, upper = self.choice(
-            (("0", f"{xs.name}.shape[0]"), ("1", f"{xs.name}.shape[0]"), ("0", "2"))
-        )
+        bounds = [("0", f"{xs.name}.shape[0]"), ("1", f"{xs.name}.shape[0]")]
+        if is_plain(xs.shape[0]):  # at least 2 rows at every binding
+            bounds.append(("0", "2"))  # (a derived dim such as N - 1 may be 1)
+        lower, upper = self.choice(bounds)
         i = self.fresh("i")
         row = Value(f"{xs.name}[{i}]", xs.shape[1:], xs.bound, xs.repeats[1:])
         inner2 = self._nested(scope, [(self.fresh("c"), carry)])
