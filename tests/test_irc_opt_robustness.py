@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import irc_opt_fuzz
+import numpy as np
 import pytest
 from xdsl.context import Context
 from xdsl.dialects import arith, cf, func
@@ -38,6 +39,9 @@ REPOSITORY = Path(__file__).resolve().parent.parent
 TENSOR = "!graph.tensor<[N], f32>"
 #: How long a case may take in-process: the hangs took seconds to hours.
 FAST = 0.5
+#: How long a case that runs a loop up to the reference interpreter's budget
+#: (``MAX_LOOP_OPS``, about half a second) may take in-process.
+LOOP_BUDGET = 3.0
 
 
 @dataclass(frozen=True)
@@ -82,11 +86,14 @@ def run_irc_opt(
     return run
 
 
-def assert_located(outcome: Outcome, head: str, message: str) -> None:
-    """Exit status 1, quickly, one located diagnostic ``head: error:
-    message...`` (``head`` a pattern), no traceback and no internal error."""
+def assert_located(
+    outcome: Outcome, head: str, message: str, within: float = FAST
+) -> None:
+    """Exit status 1, quickly (``within`` seconds), one located diagnostic
+    ``head: error: message...`` (``head`` a pattern), no traceback and no
+    internal error."""
     assert outcome.status == 1, outcome
-    assert outcome.seconds < FAST, outcome.seconds
+    assert outcome.seconds < within, outcome.seconds
     assert "Traceback" not in outcome.err
     assert "internal error" not in outcome.err
     first = outcome.err.splitlines()[0]
@@ -517,6 +524,135 @@ func.func @f(%c: {SCALAR}) -> {SCALAR} {{
         outcome, "input.mlir:2:8", "'graph.while' op: --check-semantics cannot run"
     )
     assert "has not ended after the 1000 loop iterations" in outcome.err
+
+
+def loop_budget_message() -> str:
+    from irc.interpreters.graph import MAX_LOOP_OPS
+
+    return f"the loop has not ended after the {MAX_LOOP_OPS} ops in all"
+
+
+def test_check_semantics_stops_a_loop_of_vector_ops_that_never_ends(
+    run_irc_opt: RunIrcOpt,
+) -> None:
+    """A counter decremented by 0 (found by the fuzzer, a hang): its
+    100,000 iterations of adds over [N] took 8 seconds per run, more with
+    several runs on a loaded machine; the ops the loops run are bounded."""
+    i64, x = SCALAR, TENSOR
+    text = f"""\
+func.func @f(%a: {x}, %n: {i64}) -> {i64} {{
+  %r:3 = graph.while (%n, %a, %a) : ({i64}, {x}, {x}) cond {{
+  ^bb0(%i: {i64}, %x: {x}, %y: {x}):
+    %z = graph.constant 0 -> {i64}
+    %p = graph.cmp gt, %i, %z : {i64}
+    graph.yield %p : !graph.tensor<[], i1>
+  }} body {{
+  ^bb0(%i: {i64}, %x: {x}, %y: {x}):
+    %o = graph.constant 0 -> {i64}
+    %j = graph.sub %i, %o : {i64}
+    %x2 = graph.add %x, %y : {x}
+    graph.yield %j, %x2, %y : {i64}, {x}, {x}
+  }}
+  func.return %r#0 : {i64}
+}}
+"""
+    outcome = run_irc_opt(text, "-p", "canonicalize", "--check-semantics")
+    assert_located(
+        outcome,
+        "input.mlir:2:10",
+        "'graph.while' op: --check-semantics cannot run",
+        within=LOOP_BUDGET,
+    )
+    assert loop_budget_message() in outcome.err
+
+
+def test_check_semantics_stops_a_loop_of_many_ops_that_never_ends(
+    run_irc_opt: RunIrcOpt,
+) -> None:
+    """``i > 2**63`` (-2**63 as an i64) stays true (found by the fuzzer, a
+    hang): 100,000 iterations of 14 ops (tanh, reductions) took 17 seconds
+    per run."""
+    i64, x = SCALAR, TENSOR
+    f32 = "!graph.tensor<[], f32>"
+    text = f"""\
+func.func @f(%w: {x}, %n: {i64}) -> {i64} {{
+  %r:2 = graph.while (%n, %w) : ({i64}, {x}) cond {{
+  ^bb0(%i: {i64}, %v: {x}):
+    %z = graph.constant 9223372036854775808 -> {i64}
+    %p = graph.cmp gt, %i, %z : {i64}
+    graph.yield %p : !graph.tensor<[], i1>
+  }} body {{
+  ^bb0(%i: {i64}, %v: {x}):
+    %t = graph.tanh %v : {x}
+    %s = graph.slice %v [0] [1] : {x} -> !graph.tensor<[1], f32>
+    %m = graph.reduce sum %s [0] : !graph.tensor<[1], f32> -> {f32}
+    %k = graph.reduce sum %t [0] : {x} -> {f32}
+    %q = graph.add %m, %k : {f32}
+    %qi = graph.cast %q : {f32} -> {i64}
+    %o = graph.constant 1 -> {i64}
+    %j = graph.sub %i, %o : {i64}
+    %qq = graph.mul %qi, %qi : {i64}
+    %j2 = graph.sub %j, %qq : {i64}
+    graph.yield %j2, %v : {i64}, {x}
+  }}
+  func.return %r#0 : {i64}
+}}
+"""
+    outcome = run_irc_opt(text, "-p", "canonicalize", "--check-semantics")
+    assert_located(
+        outcome,
+        "input.mlir:2:10",
+        "'graph.while' op: --check-semantics cannot run",
+        within=LOOP_BUDGET,
+    )
+    assert loop_budget_message() in outcome.err
+
+
+def test_check_semantics_bounds_a_loop_over_large_tensors(
+    run_irc_opt: RunIrcOpt,
+) -> None:
+    """An op counts once per ``ELEMENTS_PER_OP`` elements of its results:
+    1,000 iterations of tanh over 2**20 elements stop within ``FAST``."""
+    x = "!graph.tensor<[1024, 1024], f32>"
+    text = f"""\
+func.func @f(%w: {x}) -> {x} {{
+  %r = graph.for 1000 carries (%w) : ({x}) xs () : () -> ({x}) {{
+  ^bb0(%i: {SCALAR}, %v: {x}):
+    %t = graph.tanh %v : {x}
+    graph.yield %t : {x}
+  }}
+  func.return %r : {x}
+}}
+"""
+    outcome = run_irc_opt(text, "-p", "canonicalize", "--check-semantics")
+    assert_located(
+        outcome, "input.mlir:2:8", "'graph.for' op: --check-semantics cannot run"
+    )
+    assert loop_budget_message() in outcome.err
+
+
+def test_loop_of_thousands_of_iterations_runs_within_the_budget() -> None:
+    """The budget leaves room for loops of a few thousand iterations of ten
+    or so ops (graph.for 3000 here), as the checkers run them."""
+    from irc.interpreters.graph import loop_limit, run_graph
+    from irc.testing.semantics import MAX_LOOP_ITERATIONS
+
+    x = "!graph.tensor<[4], f32>"
+    body = "".join(f"    %t{k + 1} = graph.add %t{k}, %v : {x}\n" for k in range(9))
+    text = f"""\
+func.func @f(%w: {x}) -> {x} {{
+  %r = graph.for 3000 carries (%w) : ({x}) xs () : () -> ({x}) {{
+  ^bb0(%i: {SCALAR}, %v: {x}):
+    %t0 = graph.mul %v, %v : {x}
+{body}    graph.yield %t9 : {x}
+  }}
+  func.return %r : {x}
+}}
+"""
+    module = parse_module(text)
+    with loop_limit(MAX_LOOP_ITERATIONS):
+        (result,) = run_graph(module, [np.zeros(4, np.float32)])
+    assert result.shape == (4,)
 
 
 def test_loop_longer_than_its_index_counts_is_located(run_irc_opt: RunIrcOpt) -> None:

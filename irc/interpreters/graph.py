@@ -114,11 +114,26 @@ def set_symbol_binding(interpreter: Interpreter, binding: Mapping[str, int]) -> 
 
 class LoopLimitError(ExecutionError):
     """A call whose graph.for and graph.while loops would run more
-    iterations in all than :func:`loop_limit` allows."""
+    iterations, or more ops, in all than :func:`loop_limit` allows."""
 
+
+MAX_LOOP_OPS = 50_000
+"""The most ops the loops of one call may run under :func:`loop_limit`
+(nested loops, branches and called functions included), an op with results
+of ``n`` elements counting as ``1 + n // ELEMENTS_PER_OP``. The reference
+interpreter takes about 10 microseconds an op on small tensors (a
+graph.while of 14 ops over [5] tensors took 17 seconds for 100,000
+iterations), so a call's loops stop within about half a second however much
+each iteration does, which the checkers' several calls (runs, passes) can
+afford; a loop of a few thousand iterations of ten or so ops runs."""
+
+ELEMENTS_PER_OP = 1024
+"""How many elements of an op's results cost NumPy about as long as the
+interpreter spends on running an op, so that :data:`MAX_LOOP_OPS` bounds
+the time of a loop over large tensors too."""
 
 _LOOP_LIMIT: ContextVar[int | None] = ContextVar("graph_loop_limit", default=None)
-_ITERATIONS_KEY = "iterations left"
+_BUDGET_KEY = "loop budget"
 
 
 @contextmanager
@@ -126,7 +141,8 @@ def loop_limit(iterations: int | None) -> Iterator[None]:
     """Within the block, every call the graph interpreter runs stops with a
     :class:`LoopLimitError` (at the loop) once its graph.for and graph.while
     loops, nested ones included, would run more than ``iterations``
-    iterations in all; a graph.for whose length alone is more is refused
+    iterations in all, or have run more than :data:`MAX_LOOP_OPS` ops; a
+    graph.for whose length alone is more than the iterations left is refused
     before it starts. None (the default outside the block) bounds nothing:
     a call of ``backend="reference"`` runs its loops to the end. Checkers
     that run programs they did not write (``irc.testing.semantics``) set
@@ -138,12 +154,21 @@ def loop_limit(iterations: int | None) -> Iterator[None]:
         _LOOP_LIMIT.reset(token)
 
 
-class _Iterations:
-    """The loop iterations a call may still run (None: unbounded)."""
+class _LoopBudget(Interpreter.Listener):
+    """What the loops of a call may still run: iterations (None: unbounded)
+    and ops, which it counts (as a listener of the interpreter) from the
+    call's first loop on."""
 
-    def __init__(self) -> None:
+    def __init__(self, interpreter: Interpreter) -> None:
         self.limit = _LOOP_LIMIT.get()
         self.left = self.limit
+        self.ops = 0
+        if self.limit is not None:
+            interpreter.listeners = (*interpreter.listeners, self)
+
+    def did_interpret_op(self, op: Operation, results: PythonValues) -> None:
+        elements = sum(getattr(result, "size", 1) for result in results)
+        self.ops += 1 + elements // ELEMENTS_PER_OP
 
     def take(self, interpreter: Interpreter, op: Operation, count: int) -> None:
         """Count ``count`` more iterations of ``op``, or refuse them."""
@@ -167,12 +192,26 @@ class _Iterations:
                     "make its predicate turn false sooner on small inputs"
                 )
             raise LoopLimitError(f"{op_location(op)}: the loop {problem}")
+        self.check_ops(interpreter, op)
         self.left -= count
 
+    def check_ops(self, interpreter: Interpreter, op: Operation) -> None:
+        """Stop the loop ``op`` if the call's loops have run more than
+        :data:`MAX_LOOP_OPS` ops."""
+        if self.left is not None and self.ops > MAX_LOOP_OPS:
+            raise LoopLimitError(
+                f"{op_location(op)}: the loop has not ended after the "
+                f"{MAX_LOOP_OPS} ops in all (nested loops included, an op "
+                f"counting once per {ELEMENTS_PER_OP} elements of its results) "
+                "this interpreter runs in the loops of a call, under the binding "
+                f"{dict(symbol_binding(interpreter))}; make the loops end sooner, "
+                "or do less, on small inputs"
+            )
 
-def _take_iterations(interpreter: Interpreter, op: Operation, count: int) -> None:
-    interpreter.get_data(GraphFunctions, _ITERATIONS_KEY, _Iterations).take(
-        interpreter, op, count
+
+def _loop_budget(interpreter: Interpreter) -> _LoopBudget:
+    return interpreter.get_data(
+        GraphFunctions, _BUDGET_KEY, lambda: _LoopBudget(interpreter)
     )
 
 
@@ -613,7 +652,7 @@ class GraphFunctions(InterpreterFunctions):
         while bool(
             interpreter.run_ssacfg_region(op.cond_region, carries, "graph.while")[0]
         ):
-            _take_iterations(interpreter, op, 1)
+            _loop_budget(interpreter).take(interpreter, op, 1)
             carries = interpreter.run_ssacfg_region(
                 op.body_region, carries, "graph.while"
             )
@@ -637,12 +676,14 @@ class GraphFunctions(InterpreterFunctions):
                 f"the {MAX_TRIP_COUNT} iterations its i64 index counts; guard "
                 f"{op.trip_count} <= {MAX_TRIP_COUNT} in the IR"
             )
-        _take_iterations(interpreter, op, length)
+        budget = _loop_budget(interpreter)
+        budget.take(interpreter, op, length)
         carry_count = len(op.carries)
         carries, xs = tuple(args[:carry_count]), args[carry_count:]
         ys_slices: list[list[np.ndarray]] = [[] for _ in op.ys]
         order = range(length - 1, -1, -1) if op.is_reverse else range(length)
         for index in order:
+            budget.check_ops(interpreter, op)
             yielded = interpreter.run_ssacfg_region(
                 op.body,
                 (np.array(index, np.int64), *carries, *(x[index] for x in xs)),

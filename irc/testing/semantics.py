@@ -341,11 +341,12 @@ drawn inputs (a graph.while whose predicate stays true, a graph.for of
 length 2**31) is a diagnostic instead of a hang. The checker runs programs
 on small inputs (symbols up to ``MAX_SYMBOL_VALUE``, small integers), where
 an ordinary loop runs tens of iterations and a nest of them thousands, so
-the bound is far above any of them; and it is low enough to be reached
-quickly: the reference interpreter takes 5 to 60 microseconds an iteration
-(a million iterations of a three-op graph.while took a minute), so these
-take seconds at most, once, as a run past them stops the drawing of
-inputs."""
+the bound is far above any of them. An iteration of tensor ops takes the
+reference interpreter tens of microseconds or more (100,000 iterations of a
+14-op graph.while took 17 seconds), so the loops of a call are also bounded
+by the ops they run (``irc.interpreters.graph.MAX_LOOP_OPS``, about half a
+second): a run past either stops with the error, once, as a run past them
+stops the drawing of inputs."""
 
 
 def run_bounded(module: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
