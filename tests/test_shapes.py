@@ -564,6 +564,65 @@ def test_proofs_split_on_max_and_min_stay_sound(low: SymExpr, high: SymExpr) -> 
     assert not Facts().prove_le(low, high)
 
 
+#: A tile's row count ``P`` of a ``[(N + 1) floordiv 2, C, N]`` output
+#: (``C = (M + 1) floordiv 2``) and the last row of the tile of 16 rows that
+#: program ``(P + 15) floordiv 16 - 1`` takes, divided by the length ``N*C``
+#: of a row of the first dim.
+_C = (M + 1) // 2
+_ROWS = N * _C * ((N + 1) // 2)
+_LAST_ROW = smin(16 * ((_ROWS + 15) // 16), _ROWS) - 1
+
+
+@pytest.mark.parametrize(
+    ("low", "high"),
+    [
+        # A quotient by a symbol is at least its numerator when that is
+        # negative, and at least 0 otherwise: (-N) floordiv M >= -N.
+        (0, N + (-N) // M),
+        (smin(K - N, 0), (K - N) // M),
+        # ... and at most its numerator, when that is nonnegative.
+        (N // M, N),
+        ((K - N) // M, smax(K - N, -1)),
+        (N // (M * K), N),
+        # A quotient of a min is the min of the quotients (floordiv by a
+        # positive divisor is monotone): the tile's last row is in the first
+        # dim's last row at most.
+        (_LAST_ROW // (N * _C), (N + 1) // 2 - 1),
+        (smin(N, M) // K, smax(N // K, M // K)),
+        (smin(N // K, M // K), smin(N, M) // K),
+        ((N - smax(M, K)) // M, (N - M) // M),
+    ],
+)
+def test_proofs_bound_floor_quotients_by_their_numerators(
+    low: SymExpr | int, high: SymExpr
+) -> None:
+    assert Facts().prove_le(low, high)
+
+
+@pytest.mark.parametrize(
+    ("low", "high"),
+    [
+        # (-N) floordiv M is -N at M = 1: N - 1 - N < 0.
+        (0, N - 1 + (-N) // M),
+        (0, N + (-N - 1) // M),
+        (K - N, (K - N) // M),
+        ((K - N) // M, smax(K - N, -2)),
+        (N // M, N - 1),
+        # One row more (P + 1 rows) reaches row (N + 1) floordiv 2.
+        (
+            (smin(16 * ((_ROWS + 15) // 16), _ROWS + 1) - 1) // (N * _C),
+            (N + 1) // 2 - 1,
+        ),
+        (smax(N, M) // K, smax(N // K, M // K) - 1),
+        (smin(N, M) // K, smin(N // K, M // K) - 1),
+    ],
+)
+def test_proofs_bound_floor_quotients_by_their_numerators_stay_sound(
+    low: SymExpr | int, high: SymExpr
+) -> None:
+    assert not Facts().prove_le(low, high)
+
+
 def test_max_min_proofs_use_facts_and_prove_equalities() -> None:
     x, y = smax(N, M), smax(N, 2 * M)
     # One flattened atom; only the xDSL-facing text nests it.

@@ -8,7 +8,9 @@ Everything here works under a :class:`Context`: an interval per symbol
   interval arithmetic refined by shifting atoms to their lower bounds and by
   multiplying out constant ``floordiv``\\ s;
 - :func:`nonneg` proves ``e >= 0`` from bounds, from a relation, or by case
-  splits on the ``max``/``min`` atoms of ``e`` (:class:`_CaseSplit`);
+  splits on the ``max``/``min`` atoms of ``e`` (and on those of a floor
+  quotient's numerator), last with a floor quotient bounded by its
+  numerator (:class:`_CaseSplit`);
 - :func:`refine` simplifies an expression's atoms with what those prove.
 
 Proofs are sound, not complete: ``False`` means "not proven". A step that
@@ -21,7 +23,7 @@ its facts and asks these questions.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import NamedTuple
 
 from irc.shapes.errors import TooLarge
@@ -36,6 +38,7 @@ from irc.shapes.expr import (
     add,
     apply_op,
     const_expr,
+    floordiv,
     from_atom,
     from_poly,
     has_ops,
@@ -270,6 +273,12 @@ class _CaseSplit:
       is at least each case, so *one* proven case suffices; the most
       promising are tried first (see :func:`_promise`).
 
+    A floor quotient of a numerator that holds such an atom is split alike,
+    into the quotients of the cases (:func:`_quotient_extremum`). When no
+    split proves ``e``, a floor quotient by a symbolic divisor is replaced
+    by a bound in terms of its numerator (:func:`_quotient_weakenings`), a
+    weaker claim tried last.
+
     Cases are proven the same way, recursively. Each split trades an atom
     for strictly smaller arguments, so the search ends; ``_MAX_SPLIT_TRIES``
     bounds its cost, and what failed is remembered. Giving up only loses
@@ -300,7 +309,10 @@ class _CaseSplit:
                 return all(self.prove(case.value) for case in cases)
             options.extend(cases)
         options.sort(key=_promise)
-        return any(self.prove(case.value) for case in options)
+        if any(self.prove(case.value) for case in options):
+            return True
+        # Last, as it loses precision: a quotient bounded by its numerator.
+        return any(self.prove(weaker) for weaker in _quotient_weakenings(e, self.ctx))
 
 
 class _Case(NamedTuple):
@@ -313,10 +325,18 @@ class _Case(NamedTuple):
 def _minmax_splits(e: SymExpr, ctx: Context) -> list[tuple[bool, list[_Case]]]:
     """For each ``max``/``min`` atom that ``e`` holds linearly with a cofactor
     of known sign: whether ``e >= 0`` needs every case to hold (or any one),
-    and the cases, ``e`` with the atom replaced by each argument."""
+    and the cases, ``e`` with the atom replaced by each argument. A floor
+    quotient whose numerator holds such an atom counts as one (see
+    :func:`_quotient_extremum`)."""
     splits = []
     for atom in top_atoms(e):
-        if not (isinstance(atom, Op) and atom.kind in ("max", "min")):
+        if not isinstance(atom, Op):
+            continue
+        if atom.kind in ("max", "min"):
+            kind, args = atom.kind, atom.args
+        elif (extremum := _quotient_extremum(atom, ctx)) is not None:
+            kind, args = extremum
+        else:
             continue
         split = _split_linear(e, atom)
         if split is None:
@@ -326,13 +346,92 @@ def _minmax_splits(e: SymExpr, ctx: Context) -> list[tuple[bool, list[_Case]]]:
         if sign == 0:
             continue
         # g*max(...) is the max of the g*args for g >= 0, their min for g <= 0.
-        every = (atom.kind == "max") != (sign > 0)
+        every = (kind == "max") != (sign > 0)
         try:
-            cases = [_Case(add(rest, mul(cofactor, arg)), arg) for arg in atom.args]
+            cases = [_Case(add(rest, mul(cofactor, arg)), arg) for arg in args]
         except TooLarge:  # no split on this atom, then
             continue
         splits.append((every, cases))
     return splits
+
+
+def _quotient_extremum(
+    atom: Op, ctx: Context
+) -> tuple[str, tuple[SymExpr, ...]] | None:
+    """``q floordiv d`` for a divisor ``d >= 1`` as a ``max``/``min`` of
+    quotients, when its numerator ``q`` holds a ``max``/``min`` atom
+    linearly with a cofactor of known sign: a floor quotient by a positive
+    divisor is nondecreasing in its numerator, so ``(r + g*min(x, y))
+    floordiv d`` is ``min((r + g*x) floordiv d, (r + g*y) floordiv d)`` for
+    ``g >= 0`` (a ``max`` for ``g <= 0``, and the other way round for a
+    ``max``), exactly. A tile's last row, ``min(16*((P + 15) floordiv 16),
+    P) - 1``, divided by a row's length needs it: only its second
+    argument gives a quotient that folds."""
+    if atom.kind != "floordiv":
+        return None
+    numerator, divisor = atom.args
+    if bounds_of(divisor, ctx)[0] < 1:
+        return None
+    for inner in top_atoms(numerator):
+        if not (isinstance(inner, Op) and inner.kind in ("max", "min")):
+            continue
+        split = _split_linear(numerator, inner)
+        if split is None:
+            continue
+        cofactor, rest = split
+        sign = _sign(cofactor, ctx)
+        if sign == 0:
+            continue
+        kind = inner.kind if sign > 0 else _OTHER_EXTREMUM[inner.kind]
+        try:
+            quotients = tuple(
+                floordiv(add(rest, mul(cofactor, arg)), divisor) for arg in inner.args
+            )
+        except TooLarge:
+            continue
+        return kind, quotients
+    return None
+
+
+_OTHER_EXTREMUM = {"max": "min", "min": "max"}
+
+
+def _quotient_weakenings(e: SymExpr, ctx: Context) -> Iterator[SymExpr]:
+    """Lower bounds of ``e``, each with a floor quotient ``F = q floordiv
+    d`` by a symbolic divisor ``d >= 1``, which ``e == r + g*F`` holds
+    linearly with a cofactor ``g`` of known sign, replaced through ``min(q,
+    0) <= F <= max(q, -1)``: a nonnegative ``q`` is divided down towards 0,
+    a negative one stays between ``q`` and ``-1``. So ``e >= r + g*min(q,
+    0)`` for ``g >= 0``, and ``e >= r + g*max(q, -1)`` for ``g <= 0``,
+    which the case splits then take apart. Interval arithmetic bounds ``F``
+    by ``q``'s interval only: ``N + (-N) floordiv M`` is at least ``N - N``,
+    which it cannot see. Quotients by a constant are multiplied out exactly
+    by :func:`bounds_of` instead."""
+    for atom in top_atoms(e):
+        if not (
+            isinstance(atom, Op)
+            and atom.kind == "floordiv"
+            and not atom.args[1].is_constant
+            and bounds_of(atom.args[1], ctx)[0] >= 1
+        ):
+            continue
+        split = _split_linear(e, atom)
+        if split is None:
+            continue
+        cofactor, rest = split
+        sign = _sign(cofactor, ctx)
+        if sign == 0:
+            continue
+        numerator = atom.args[0]
+        if sign > 0:
+            bound = minmax("min", [numerator, const_expr(0)])
+        else:
+            bound = minmax("max", [numerator, const_expr(-1)])
+        try:
+            weaker = add(rest, mul(cofactor, bound))
+        except TooLarge:  # no weakening of this quotient, then
+            continue
+        yield weaker
 
 
 def _sign(e: SymExpr, ctx: Context) -> int:
