@@ -338,13 +338,10 @@ def _minmax_splits(e: SymExpr, ctx: Context) -> list[tuple[bool, list[_Case]]]:
             kind, args = extremum
         else:
             continue
-        split = _split_linear(e, atom)
+        split = _signed_split(e, atom, ctx)
         if split is None:
             continue
-        cofactor, rest = split
-        sign = _sign(cofactor, ctx)
-        if sign == 0:
-            continue
+        cofactor, rest, sign = split
         # g*max(...) is the max of the g*args for g >= 0, their min for g <= 0.
         every = (kind == "max") != (sign > 0)
         try:
@@ -375,13 +372,10 @@ def _quotient_extremum(
     for inner in top_atoms(numerator):
         if not (isinstance(inner, Op) and inner.kind in ("max", "min")):
             continue
-        split = _split_linear(numerator, inner)
+        split = _signed_split(numerator, inner, ctx)
         if split is None:
             continue
-        cofactor, rest = split
-        sign = _sign(cofactor, ctx)
-        if sign == 0:
-            continue
+        cofactor, rest, sign = split
         kind = inner.kind if sign > 0 else _OTHER_EXTREMUM[inner.kind]
         try:
             quotients = tuple(
@@ -415,13 +409,10 @@ def _quotient_weakenings(e: SymExpr, ctx: Context) -> Iterator[SymExpr]:
             and bounds_of(atom.args[1], ctx)[0] >= 1
         ):
             continue
-        split = _split_linear(e, atom)
+        split = _signed_split(e, atom, ctx)
         if split is None:
             continue
-        cofactor, rest = split
-        sign = _sign(cofactor, ctx)
-        if sign == 0:
-            continue
+        cofactor, rest, sign = split
         numerator = atom.args[0]
         if sign > 0:
             bound = minmax("min", [numerator, const_expr(0)])
@@ -432,6 +423,19 @@ def _quotient_weakenings(e: SymExpr, ctx: Context) -> Iterator[SymExpr]:
         except TooLarge:  # no weakening of this quotient, then
             continue
         yield weaker
+
+
+def _signed_split(
+    e: SymExpr, atom: Op, ctx: Context
+) -> tuple[SymExpr, SymExpr, int] | None:
+    """``(g, r, sign of g)`` for ``e == r + g*atom`` with a cofactor ``g``
+    of known sign (``atom`` held linearly); None otherwise."""
+    split = _split_linear(e, atom)
+    if split is None:
+        return None
+    cofactor, rest = split
+    sign = _sign(cofactor, ctx)
+    return None if sign == 0 else (cofactor, rest, sign)
 
 
 def _sign(e: SymExpr, ctx: Context) -> int:
