@@ -532,6 +532,19 @@ def loop_budget_message() -> str:
     return f"the loop has not ended after the {MAX_LOOP_OPS} ops in all"
 
 
+def assert_stopped_at_the_while_loop(run_irc_opt: RunIrcOpt, text: str) -> None:
+    """``--check-semantics`` on ``text`` stops its graph.while (line 2) by
+    the loop budget, located, within ``LOOP_BUDGET``."""
+    outcome = run_irc_opt(text, "-p", "canonicalize", "--check-semantics")
+    assert_located(
+        outcome,
+        "input.mlir:2:10",
+        "'graph.while' op: --check-semantics cannot run",
+        within=LOOP_BUDGET,
+    )
+    assert loop_budget_message() in outcome.err
+
+
 def test_check_semantics_stops_a_loop_of_vector_ops_that_never_ends(
     run_irc_opt: RunIrcOpt,
 ) -> None:
@@ -556,14 +569,7 @@ func.func @f(%a: {x}, %n: {i64}) -> {i64} {{
   func.return %r#0 : {i64}
 }}
 """
-    outcome = run_irc_opt(text, "-p", "canonicalize", "--check-semantics")
-    assert_located(
-        outcome,
-        "input.mlir:2:10",
-        "'graph.while' op: --check-semantics cannot run",
-        within=LOOP_BUDGET,
-    )
-    assert loop_budget_message() in outcome.err
+    assert_stopped_at_the_while_loop(run_irc_opt, text)
 
 
 def test_check_semantics_stops_a_loop_of_many_ops_that_never_ends(
@@ -598,14 +604,7 @@ func.func @f(%w: {x}, %n: {i64}) -> {i64} {{
   func.return %r#0 : {i64}
 }}
 """
-    outcome = run_irc_opt(text, "-p", "canonicalize", "--check-semantics")
-    assert_located(
-        outcome,
-        "input.mlir:2:10",
-        "'graph.while' op: --check-semantics cannot run",
-        within=LOOP_BUDGET,
-    )
-    assert loop_budget_message() in outcome.err
+    assert_stopped_at_the_while_loop(run_irc_opt, text)
 
 
 def test_check_semantics_bounds_a_loop_over_large_tensors(
