@@ -328,6 +328,18 @@ class IrcParser(Parser):
         region is left open instead."""
         if self._current_token.kind is not MLIRTokenKind.CARET_IDENT:
             raise self._unclosed_region_error()
+        label = self._current_token
+        name = label.text[1:]
+        if not (Block.is_valid_name(name) or Block.is_default_block_name(name)):
+            # MLIR's grammar takes ^0; xDSL keeps a block's name only if it
+            # starts with a letter, '_', '$', '.' or '-', and raises a bare
+            # ValueError otherwise.
+            raise ParseError(
+                label.span,
+                f"block label '{label.text}': a block name must start with a "
+                "letter or one of _$.- (irc keeps block names, as xDSL does); "
+                "rename it, e.g. '^bb0'",
+            )
         return super()._parse_block()
 
     def _unclosed_region_error(self) -> ParseError:

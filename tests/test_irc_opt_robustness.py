@@ -275,6 +275,35 @@ def test_undecodable_chunk_does_not_stop_the_others(run_irc_opt: RunIrcOpt) -> N
 # Dominance ---------------------------------------------------------------
 
 
+@pytest.mark.parametrize("label", ["^0", "^12"])
+def test_a_block_name_xdsl_cannot_keep_is_located(
+    run_irc_opt: RunIrcOpt, label: str
+) -> None:
+    """Found by the fuzzer (an internal error: xDSL raised a bare
+    ValueError for ``^0``); MLIR's grammar takes such labels, so the
+    message says what irc wants instead."""
+    text = (
+        f'"func.func"() <{{sym_name = "f", function_type = () -> ()}}> ({{\n'
+        f"{label}:\n"
+        '  "func.return"() : () -> ()\n'
+        "}) : () -> ()\n"
+    )
+    outcome = run_irc_opt(text, "-p", "canonicalize")
+    assert_located(outcome, "input.mlir:2:1", f"block label '{label}'")
+    assert "'^bb0'" in outcome.err
+
+
+def test_block_names_xdsl_keeps_still_parse(run_irc_opt: RunIrcOpt) -> None:
+    for label in ("^bb0", "^entry", "^_x"):
+        text = (
+            '"func.func"() <{sym_name = "f", function_type = () -> ()}> ({\n'
+            f"{label}:\n"
+            '  "func.return"() : () -> ()\n'
+            "}) : () -> ()\n"
+        )
+        assert run_irc_opt(text, "-p", "canonicalize").status == 0
+
+
 def test_use_before_def_is_located_with_its_definition(run_irc_opt: RunIrcOpt) -> None:
     """xDSL checks no dominance: this verified and then failed later passes
     with a ``KeyError``."""
