@@ -65,7 +65,7 @@ def collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector off for the block. Passes build
     and erase IR whose ops, blocks and uses point at each other, so the
     collector runs often and, on a heap of IR, slowly: a fifth of the GPT-2
-    block training step's compile, for 3 MB less at its peak. It is turned
+    block training step's compile, for 3 MB more at its peak. It is turned
     back on (unless it was off already) and then collects what the passes
     left."""
     enabled = gc.isenabled()
