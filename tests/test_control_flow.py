@@ -369,6 +369,31 @@ def test_fori_loop_and_reverse_scan_gradients() -> None:
     check_grad(reverse, vector, max_examples=10)
 
 
+def test_an_unused_result_with_no_finite_derivative_gives_no_nan() -> None:
+    """Found by the JAX oracle: a region result nobody reads has a zero
+    cotangent, and is not differentiated at all (JAX's symbolic zeros),
+    rather than by multiplying that zero by its derivative, NaN for
+    ``arctan2`` at (0, 0). A scan's ys and a cond's results alike."""
+
+    def through_scan(x):
+        step = lambda c, _: (c * 0.5, np.arctan2(c, c))  # noqa: E731
+        last, _ = irc.scan(step, x, x)
+        return last.sum()
+
+    def through_cond(x):
+        both = lambda a: (a * 2.0, np.arctan2(a, a))  # noqa: E731
+        doubled, _ = irc.cond(x.sum() >= 0, both, both, x)
+        return doubled.sum()
+
+    x = np.zeros(3)
+    np.testing.assert_array_equal(
+        irc.grad(through_scan)(x, backend="reference"), np.full(3, 0.125)
+    )
+    np.testing.assert_array_equal(
+        irc.grad(through_cond)(x, backend="reference"), np.full(3, 2.0)
+    )
+
+
 def test_while_loop_gradient_is_refused_naming_the_alternatives() -> None:
     def program(x):
         return irc.while_loop(lambda a: a.sum() < 10, lambda a: a * 2, x).sum()

@@ -95,11 +95,20 @@ def is_differentiable(value: SSAValue) -> bool:
 
 
 def differentiate(
-    function: func.FuncOp, wrt: Sequence[int] | None = None, loss: int | None = None
+    function: func.FuncOp,
+    wrt: Sequence[int] | None = None,
+    loss: int | None = None,
+    seeded: Sequence[bool] | None = None,
 ) -> None:
     """Make ``function`` its joint function, in place (see the module's
     docstring); raises ``PassFailedException`` for options that do not fit
-    it and for an op without a VJP rule."""
+    it and for an op without a VJP rule.
+
+    ``seeded`` (vjp mode only) says which results take a cotangent argument:
+    the others have a cotangent known to be zero, and are not differentiated
+    at all, rather than by multiplying a zero cotangent (JAX's symbolic
+    zeros): a region's unused result whose derivative is not finite, such as
+    ``arctan2`` at (0, 0), gives no NaN."""
     if len(function.body.blocks) != 1:
         raise PassFailedException(
             f"autodiff: @{function.sym_name.data} must have a body of one block "
@@ -116,7 +125,7 @@ def differentiate(
     emit = Emitter(Builder(InsertPoint.before(returned)))
     emit.location = returned.location
     cotangents = _Cotangents(emit)
-    _seed(function, returned, loss, cotangents, emit)
+    _seed(function, returned, loss, seeded, cotangents, emit)
     active = _active_values(arguments, forward_ops)
     for op in reversed(forward_ops):
         _pull_back(op, active, cotangents, emit)
@@ -189,17 +198,19 @@ def _seed(
     function: func.FuncOp,
     returned: func.ReturnOp,
     loss: int | None,
+    seeded: Sequence[bool] | None,
     cotangents: "_Cotangents",
     emit: Emitter,
 ) -> None:
     """The cotangents of the results: 1 for the ``loss`` result, or a new
-    argument per floating-point result."""
+    argument per floating-point result (per ``seeded`` one, when given)."""
     results = list(returned.operands)
     name = function.sym_name.data
     if loss is None:
         block = function.body.block
-        for index, result in enumerate(results):
-            if is_differentiable(result):
+        flags = seeded if seeded is not None else [True] * len(results)
+        for index, (result, flag) in enumerate(zip(results, flags, strict=True)):
+            if flag and is_differentiable(result):
                 cotangent = block.insert_arg(result.type, len(block.args))
                 cotangent.name_hint = f"cotangent{index}"
                 cotangents.add(result, cotangent)
@@ -288,7 +299,13 @@ def _pull_back_regions(
     if not any(flags) or all(cotangent is None for cotangent in results):
         return
     emit.location = op.location
-    operand_cotangents = control_flow_vjp(emit, op, results, differentiate, flags)
+    operand_cotangents = control_flow_vjp(
+        emit,
+        op,
+        results,
+        lambda region, seeded: differentiate(region, seeded=seeded),
+        flags,
+    )
     for operand, operand_cotangent in zip(op.operands, operand_cotangents, strict=True):
         if operand_cotangent is not None and operand in active:
             cotangents.add(operand, operand_cotangent)

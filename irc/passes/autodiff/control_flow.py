@@ -42,8 +42,9 @@ from irc.dtypes import is_float_type
 from irc.passes.autodiff.emitter import Emitter
 from irc.runtime.binding import op_location
 
-#: ``differentiate(function)``: the pass's own, passed in (it imports this).
-Differentiate = Callable[[func.FuncOp], None]
+#: ``differentiate(function, seeded)``: the pass's own, passed in (it imports
+#: this); ``seeded`` says which results take a cotangent argument.
+Differentiate = Callable[[func.FuncOp, Sequence[bool]], None]
 Cotangents = list[SSAValue | None]
 
 
@@ -64,11 +65,15 @@ def _backward_copy(region: Region) -> Region:
     return copy
 
 
-def _joint_block(block: Block, differentiate: Differentiate) -> Block:
+def _joint_block(
+    block: Block, differentiate: Differentiate, seeded: Sequence[bool]
+) -> Block:
     """The joint function of a region's ``block`` as a detached block: its
-    arguments are the block's, then one cotangent per float yielded value;
-    it ends in ``func.return`` of the yielded values, then one cotangent per
-    float argument of the block, in order."""
+    arguments are the block's, then one cotangent per float yielded value
+    that is ``seeded`` (the others' are zero: nothing is differentiated
+    for them, as JAX's symbolic zeros, so an unused result whose derivative
+    is not finite gives no NaN); it ends in ``func.return`` of the yielded
+    values, then one cotangent per float argument of the block, in order."""
     region = block.parent
     assert region is not None, "a region's block"
     copy = _backward_copy(region)
@@ -83,7 +88,7 @@ def _joint_block(block: Block, differentiate: Differentiate) -> Block:
         ([a.type for a in body.args], [v.type for v in returned.operands]),
         copy,
     )
-    differentiate(function)
+    differentiate(function, seeded)
     return function.body.detach_block(function.body.block)
 
 
@@ -121,16 +126,15 @@ def cond_vjp(
     emit: Emitter, op: g.CondOp, results: Cotangents, differentiate: Differentiate
 ) -> Cotangents:
     """One cotangent per operand of ``op`` (None for the predicate and the
-    operands that are not floats)."""
-    float_results = [i for i, r in enumerate(op.outputs) if _is_float(r.type)]
+    operands that are not floats); a result without a cotangent is not
+    differentiated."""
     float_inputs = [i for i, v in enumerate(op.inputs) if _is_float(v.type)]
-    seeds = [
-        _cotangent_or_zeros(emit, results[i], op.outputs[i]) for i in float_results
-    ]
+    seeded = [c is not None and _is_float(r.type) for c, r in zip(results, op.outputs)]
+    seeds = [c for c, flag in zip(results, seeded) if flag and c is not None]
     argument_types = [*(v.type for v in op.inputs), *(s.type for s in seeds)]
     regions = []
     for region in (op.then_region, op.else_region):
-        joint = _joint_block(region.block, differentiate)
+        joint = _joint_block(region.block, differentiate, seeded)
         block = Block(arg_types=argument_types)
         values = _inline_joint(joint, block.args, block)
         block.add_op(g.YieldOp(values[len(op.outputs) :]))
@@ -157,7 +161,9 @@ def cond_vjp(
 def for_vjp(
     emit: Emitter, op: g.ForOp, results: Cotangents, differentiate: Differentiate
 ) -> Cotangents:
-    """One cotangent per operand of ``op``: its carries, then its xs."""
+    """One cotangent per operand of ``op``: its carries, then its xs. A y
+    without a cotangent is not differentiated; every float carry is, since
+    its cotangent flows back from the ys of later iterations."""
     body = op.body.block
     count = len(op.carries)
     through = [i for i in range(count) if _passes_through(body, i)]
@@ -165,12 +171,15 @@ def for_vjp(
     stacks = _forward_with_stacks(emit, op, saved)
     float_carries = [i for i in range(count) if _is_float(op.carries[i].type)]
     float_xs = [i for i, x in enumerate(op.xs) if _is_float(x.type)]
-    float_ys = [i for i, y in enumerate(op.ys) if _is_float(y.type)]
+    ys_seeded = [
+        results[count + i] is not None and _is_float(y.type)
+        for i, y in enumerate(op.ys)
+    ]
     carry_seeds = [
         _cotangent_or_zeros(emit, results[i], op.outputs[i]) for i in float_carries
     ]
     ys_seeds = [
-        _cotangent_or_zeros(emit, results[count + i], op.ys[i]) for i in float_ys
+        c for c, flag in zip(results[count:], ys_seeded) if flag and c is not None
     ]
     backward_carries = [*carry_seeds, *(op.carries[i] for i in through)]
     backward_xs = [*stacks, *op.xs, *ys_seeds]
@@ -193,7 +202,7 @@ def for_vjp(
         source = through_values if i in through else saved_values
         group = through if i in through else saved
         primal_carries.append(source[group.index(i)])
-    joint = _joint_block(body, differentiate)
+    joint = _joint_block(body, differentiate, [True] * count + ys_seeded)
     values = _inline_joint(
         joint, [index, *primal_carries, *x_values, *carry_cts, *ys_cts], block
     )
