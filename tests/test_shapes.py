@@ -252,6 +252,11 @@ def test_substitute() -> None:
         ((3 * N) // 4, "(3*N) floordiv 4"),
         ((-N) // M, "(-N) floordiv M"),
         (N // smax(M, 2), "N floordiv max(2, M)"),
+        # A size common to the numerator and the divisor cancels.
+        ((-M * M) // (M * N), "(-M) floordiv N"),
+        ((M * M + M) // (M * N), "(M + 1) floordiv N"),
+        ((M * N) // (K * N * N), "M floordiv (K*N)"),
+        ((M * M + N) // (M * N), "(M*M + N) floordiv (M*N)"),
     ],
 )
 def test_printing(value: SymExpr, text: str) -> None:

@@ -750,6 +750,12 @@ def _floordiv_atom(r: SymExpr, q: SymExpr) -> SymExpr:
     common = math.gcd(coefficient_gcd(r), coefficient_gcd(q))
     if common > 1:
         r, q = scale_down(r, common), scale_down(q, common)
+    symbols = _common_symbols(r, q)
+    if symbols:
+        # floor(s*a / (s*b)) == floor(a / b) for a size s (a zero s divides
+        # by zero either way): ``(-M*M) floordiv (M*N)``, a row of a
+        # reshape, is ``(-M) floordiv N``, which the prover bounds by -M.
+        return floordiv(_divide_out(r, symbols), _divide_out(q, symbols))
     inner, shift = _floordiv_plus_constant(r)
     if inner is not None:
         # floor((floor(a / b) + k) / q) == floor((a + k*b) / (b*q)) for an
@@ -758,6 +764,40 @@ def _floordiv_atom(r: SymExpr, q: SymExpr) -> SymExpr:
         a, b = inner.args
         return floordiv(add(a, mul(const_expr(shift), b)), mul(b, q))
     return from_atom(Op("floordiv", (r, q)))
+
+
+def _common_symbols(a: SymExpr, b: SymExpr) -> dict[str, int]:
+    """The symbols (not other atoms: only sizes have a known sign) that
+    divide every term of ``a`` and ``b``, with the least power in which
+    each appears."""
+    common: dict[str, int] | None = None
+    for mono, _ in (*a._terms, *b._terms):
+        powers = {atom: power for atom, power in mono if isinstance(atom, str)}
+        if common is None:
+            common = powers
+        else:
+            common = {
+                atom: min(power, powers[atom])
+                for atom, power in common.items()
+                if atom in powers
+            }
+        if not common:
+            return {}
+    return common or {}
+
+
+def _divide_out(e: SymExpr, symbols: Mapping[str, int]) -> SymExpr:
+    """``e`` divided by the product of ``symbols``' powers, which divides
+    each of its terms."""
+    poly: Poly = {}
+    for mono, coef in e._terms:
+        reduced = []
+        for atom, power in mono:
+            left = power - (symbols.get(atom, 0) if isinstance(atom, str) else 0)
+            if left:
+                reduced.append((atom, left))
+        poly[tuple(reduced)] = coef
+    return from_poly(poly)
 
 
 def _floordiv_plus_constant(r: SymExpr) -> tuple[Op | None, int]:

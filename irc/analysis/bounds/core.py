@@ -882,10 +882,12 @@ class KernelIntervals:
         )
 
 
-#: The largest period :func:`prove_by_residues` splits a symbol by, and how
-#: many symbols it tries.
+#: The largest period :func:`prove_by_residues` splits a symbol by, how
+#: many symbols it tries, and how many residue cases one proof may take in
+#: all, nested splits included (enough for two symbols of period 8).
 _MAX_PERIOD = 64
 _MAX_SPLIT_SYMBOLS = 3
+_MAX_RESIDUE_CASES = 256
 _CONSTANT_DIVISOR = re.compile(r"(?:floordiv|mod) (\d+)\b")
 
 
@@ -896,33 +898,65 @@ def prove_by_residues(facts: Facts, a: SymExpr, b: SymExpr) -> bool:
     The prover does not compose nested divisions (``4*((N + 1) floordiv 2 +
     1) floordiv 2) - 4 <= N - 1``, a slice of a slice), but proves each
     residue's case. The periods tried are the divisors' least common
-    multiple and, for nested divisions, their product."""
-    divisors = [int(d) for d in _CONSTANT_DIVISOR.findall(f"{a} {b}")]
-    if not divisors:
+    multiple and, for nested divisions, their product. A case that still
+    holds another symbol's divisions is split again on that symbol's
+    residues: a negative-step slice of a slice of both ``N`` and ``M``
+    needs ``2*((N + 1) floordiv 2) + 2 >= 4*((N + 3) floordiv 4)`` and the
+    same for ``M`` in one sum."""
+    return _ResidueSplit().prove(facts, a, b, frozenset())
+
+
+class _ResidueSplit:
+    """One proof by residues, within ``_MAX_RESIDUE_CASES`` cases in all."""
+
+    def __init__(self) -> None:
+        self.cases_left = _MAX_RESIDUE_CASES
+
+    def prove(
+        self, facts: Facts, a: SymExpr, b: SymExpr, split: frozenset[str]
+    ) -> bool:
+        """Whether every residue of some symbol not yet ``split`` proves
+        ``a <= b``."""
+        divisors = [int(d) for d in _CONSTANT_DIVISOR.findall(f"{a} {b}")]
+        if not divisors:
+            return False
+        periods = dict.fromkeys((math.lcm(*divisors), math.prod(divisors)))
+        names = sorted((a - b).symbols - split)[:_MAX_SPLIT_SYMBOLS]
+        for period in (p for p in periods if p <= _MAX_PERIOD):
+            for name in names:
+                if self.cases_left < period:
+                    return False
+                if all(
+                    self._case(facts, a, b, name, period, r, split)
+                    for r in range(period)
+                ):
+                    return True
         return False
-    periods = dict.fromkeys((math.lcm(*divisors), math.prod(divisors)))
-    for period in (p for p in periods if p <= _MAX_PERIOD):
-        for name in sorted((a - b).symbols)[:_MAX_SPLIT_SYMBOLS]:
-            cases = (_residue_case(facts, a, b, name, period, r) for r in range(period))
-            if all(cases):
-                return True
-    return False
 
-
-def _residue_case(
-    facts: Facts, a: SymExpr, b: SymExpr, name: str, period: int, residue: int
-) -> bool:
-    quotient = SymExpr.symbol(f"{name}_by_{period}_irc")
-    value = quotient * period + (residue - period)
-    given = [
-        Fact(f.lhs.substitute({name: value}), f.op, f.rhs.substitute({name: value}))
-        for f in facts
-    ]
-    try:
-        case = Facts([*given, Fact(value, ">=", as_expr(1))])
-    except ShapeError:  # no binding has this residue
-        return True
-    return case.prove_le(a.substitute({name: value}), b.substitute({name: value}))
+    def _case(
+        self,
+        facts: Facts,
+        a: SymExpr,
+        b: SymExpr,
+        name: str,
+        period: int,
+        residue: int,
+        split: frozenset[str],
+    ) -> bool:
+        self.cases_left -= 1
+        quotient = f"{name}_by_{period}_irc"
+        value = SymExpr.symbol(quotient) * period + (residue - period)
+        given = [
+            Fact(f.lhs.substitute({name: value}), f.op, f.rhs.substitute({name: value}))
+            for f in facts
+        ]
+        try:
+            case = Facts([*given, Fact(value, ">=", as_expr(1))])
+        except ShapeError:  # no binding has this residue
+            return True
+        a, b = a.substitute({name: value}), b.substitute({name: value})
+        done = split | {name, quotient}
+        return case.prove_le(a, b) or self.prove(case, a, b, done)
 
 
 def floor_quotient(facts: Facts, x: SymExpr, d: SymExpr) -> SymExpr:
