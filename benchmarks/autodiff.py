@@ -318,11 +318,16 @@ INDUCTOR_ENV = {
 }
 
 
-def torch_loss(name: str) -> tuple[Callable[..., Any], tuple[Any, ...], list[Any]]:
+def torch_loss(
+    name: str,
+    sizes: dict[str, int] = TORCH_SIZES,
+    device: str = "cpu",
+    dynamic: bool = True,
+) -> tuple[Callable[..., Any], tuple[Any, ...], list[Any]]:
     """The torch version of loss ``name``: the function, its arguments (the
-    static dims of ``LOSSES``' specs, the symbolic ones at ``TORCH_SIZES`` and
-    marked dynamic) and the tensors differentiated (``argnums``' leaves, with
-    ``requires_grad``)."""
+    static dims of ``LOSSES``' specs, the symbolic ones at ``sizes``, marked
+    dynamic if ``dynamic``, on ``device``) and the tensors differentiated
+    (``argnums``' leaves, with ``requires_grad``)."""
     import torch
 
     def gelu_t(x: Any) -> Any:
@@ -342,12 +347,13 @@ def torch_loss(name: str) -> tuple[Callable[..., Any], tuple[Any, ...], list[Any
     def cross_entropy_t(logits: Any, labels: Any) -> Any:
         shifted = logits - logits.amax(dim=-1, keepdim=True)
         logp = shifted - torch.log(torch.exp(shifted).sum(dim=-1, keepdim=True))
-        onehot = labels[:, None] == torch.arange(logits.shape[-1])
+        classes = torch.arange(logits.shape[-1], device=logits.device)
+        onehot = labels[:, None] == classes
         return -torch.where(onehot, logp, 0.0).sum(dim=-1).mean()
 
     def attention_t(q: Any, k: Any, v: Any, target: Any) -> Any:
         scores = q @ k.T * q.shape[-1] ** -0.5
-        causal = torch.tril(torch.ones(q.shape[0], q.shape[0]))
+        causal = torch.tril(torch.ones(q.shape[0], q.shape[0], device=q.device))
         scores = torch.where(causal == 0, -1e9, scores)
         e = torch.exp(scores - scores.amax(dim=-1, keepdim=True))
         p = e / e.sum(dim=-1, keepdim=True)
@@ -366,7 +372,9 @@ def torch_loss(name: str) -> tuple[Callable[..., Any], tuple[Any, ...], list[Any
         "gpt2_block": gpt2_block_t,
     }
     loss = LOSSES[name]
-    arguments = pytree.map_leaves(torch_argument, loss.specs)
+    arguments = pytree.map_leaves(
+        lambda leaf: torch_argument(leaf, sizes, device, dynamic), loss.specs
+    )
     wrt = [
         leaf for number in loss.argnums for leaf in pytree.flatten(arguments[number])[0]
     ]
@@ -375,18 +383,21 @@ def torch_loss(name: str) -> tuple[Callable[..., Any], tuple[Any, ...], list[Any
     return functions[name], arguments, wrt
 
 
-def torch_argument(tensor_spec: irc.TensorSpec) -> Any:
-    """A random tensor of ``tensor_spec``'s dtype, its symbolic dims at
-    ``TORCH_SIZES`` and marked dynamic."""
+def torch_argument(
+    tensor_spec: irc.TensorSpec, sizes: dict[str, int], device: str, dynamic: bool
+) -> Any:
+    """A random tensor of ``tensor_spec``'s dtype on ``device``, its symbolic
+    dims at ``sizes`` (and marked dynamic if ``dynamic``)."""
     import torch
 
-    shape = [TORCH_SIZES.get(dim, dim) for dim in tensor_spec.shape]
+    shape = [sizes.get(dim, dim) for dim in tensor_spec.shape]
     if str(tensor_spec.dtype) == "int64":
-        tensor = torch.randint(0, TORCH_SIZES["V"], shape)
+        tensor = torch.randint(0, sizes["V"], shape, device=device)
     else:
-        tensor = torch.randn(shape, dtype=getattr(torch, str(tensor_spec.dtype)))
+        dtype = getattr(torch, str(tensor_spec.dtype))
+        tensor = torch.randn(shape, dtype=dtype, device=device)
     for axis, dim in enumerate(tensor_spec.shape):
-        if isinstance(dim, str):
+        if dynamic and isinstance(dim, str):
             torch._dynamo.mark_dynamic(tensor, axis)
     return tensor
 

@@ -1,8 +1,24 @@
-"""irc against torch on a CUDA GPU, for every program of the test suite.
+"""irc against torch on a CUDA GPU: the suite's programs, the training
+steps and the torch backend's models, in one run.
 
-For each NumPy program of ``tests/suite_programs.py`` at realistic sizes
-(4096 rows of 1024 and 4096 features; 4096 x 1024 x 4096 matmuls; a GPT-2
-small block over 1024 tokens) this times, with ``triton.testing.do_bench``:
+Three sections (``--sections``, all by default), each a table:
+
+- ``suite``: each NumPy program of ``tests/suite_programs.py`` at realistic
+  sizes (4096 rows of 1024 and 4096 features; 4096 x 1024 x 4096 matmuls; a
+  GPT-2 small block over 1024 tokens);
+- ``training``: the losses of ``benchmarks/autodiff.py`` (an MLP, a layer
+  norm, a cross-entropy, a causal attention head and the GPT-2-style
+  block's training step), their value and gradients, at 4096 rows (and
+  32,000 classes): irc's ``value_and_grad`` (one joint program) against
+  torch autograd, eager and through ``torch.compile`` (AOTAutograd's
+  partitioned forward and backward);
+- ``models``: one training step (loss, backward, SGD) of each Hugging Face
+  model of ``irc.testing.models`` (small configs, batch 8 of 16 tokens):
+  ``torch.compile(model, backend="irc")`` against eager and Inductor, with
+  both compilers' kernels and compile seconds (the first step's less a
+  steady one's), and the first losses compared.
+
+For the first two this times, with ``triton.testing.do_bench``:
 
 - ``irc``: the emitted launcher of ``irc.compile``'s program (its kernels
   plus the launcher's own Python: binding, guards, allocation, launches);
@@ -13,23 +29,26 @@ small block over 1024 tokens) this times, with ``triton.testing.do_bench``:
 
 It reports milliseconds, achieved GB/s (bytes of the inputs and outputs over
 the time; for the embedding, the rows read rather than the whole tables),
-TFLOP/s for the matmul programs, compile times, and the largest difference
-between irc's results and torch's eager ones. Everything is float32 (as the
-suite is); irc's matmuls use ``input_precision="ieee"`` and torch's default
-keeps TF32 off, so both compute true float32 products.
+TFLOP/s for the matmul programs (a training step's counted as three times
+its forward's), compile times, and the largest difference between irc's
+results and torch's eager ones. Everything is float32 (as the suite is);
+irc's matmuls use ``input_precision="ieee"`` and torch's default keeps TF32
+off, so both compute true float32 products.
 
-    python benchmarks/gpu.py                       # all programs
+    python benchmarks/gpu.py                       # everything
     python benchmarks/gpu.py --out results.json    # and results.json + .md
-    python benchmarks/gpu.py --only softmax mlp    # some programs
-    python benchmarks/gpu.py --check-translations  # CPU: torch vs NumPy
+    python benchmarks/gpu.py --only softmax gpt2_block llama
+    python benchmarks/gpu.py --sections training models
+    python benchmarks/gpu.py --check               # CPU: the translations
 
 It needs a CUDA GPU (and exits with a message saying so without one),
-except ``--check-translations``, which checks on the CPU at small sizes that
-each torch translation computes what its NumPy program does. A full run
-is sized for well under 8 minutes on an H200, most of it in torch.compile;
-once ``--budget`` seconds have passed, the remaining programs skip
-torch.compile.
-"""
+except ``--check``, which checks on the CPU at small sizes that each torch
+translation computes what its NumPy program does (for the losses: their
+values and gradients, against irc's), and trains each model one step
+through irc (its NumPy interpreter) and eagerly, with the same loss. A full
+run is meant to end within ten minutes on an H200: once ``--budget``
+seconds have passed, the remaining programs skip torch.compile, and once
+``--limit`` seconds have, they are skipped (a row saying so)."""
 
 from __future__ import annotations
 
@@ -553,6 +572,13 @@ def max_error(
 
 
 def bench(function: Callable[[], Any]) -> float:
+    """Milliseconds per call: ``triton.testing.do_bench``'s median on a GPU;
+    on the CPU (``--check``), the median of three calls."""
+    import torch
+
+    if not torch.cuda.is_available():
+        times = [timed(function)[1] for _ in range(3)]
+        return 1e3 * sorted(times)[1]
     import triton.testing
 
     return float(
@@ -565,7 +591,8 @@ def timed(function: Callable[[], Any]) -> tuple[Any, float]:
 
     start = time.perf_counter()
     result = function()
-    torch.cuda.synchronize()
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
     return result, time.perf_counter() - start
 
 
@@ -652,6 +679,223 @@ def measure(
 
 
 # --------------------------------------------------------------------------
+# Training steps: the losses of benchmarks/autodiff.py, forward and backward
+# --------------------------------------------------------------------------
+
+#: The losses' symbolic dims at benchmark scale: 4096 rows (tokens; the
+#: attention's positions) and, for the cross-entropy, 32,000 classes.
+TRAINING_SIZES = {"B": 4096, "T": 4096, "V": 32000}
+#: Gradients sum thousands of float32 products in another order than torch.
+TRAINING_TOLERANCE = (2e-3, 2e-3)
+
+
+def training_losses() -> dict[str, Any]:
+    """``benchmarks/autodiff.py``'s losses (imported here: it imports this
+    module for the float32 GPT-2 block)."""
+    import autodiff
+
+    return autodiff.LOSSES
+
+
+def run_training(name: str, use_compile: bool) -> list[dict[str, Any]]:
+    """One loss's training step (its value and the gradients of its
+    ``argnums``) timed for irc's ``value_and_grad`` (one joint program),
+    eager torch autograd and ``torch.compile`` (AOTAutograd's forward and
+    backward); one row."""
+    import autodiff
+    import torch
+
+    from irc.runtime import triton_backend
+
+    loss = training_losses()[name]
+    start = time.perf_counter()
+    compiled = irc.compile(irc.value_and_grad(loss.function, loss.argnums), *loss.specs)
+    source = compiled.triton_source
+    row: dict[str, Any] = {
+        "program": f"{name} step",
+        "sizes": _used_sizes(loss.specs, TRAINING_SIZES),
+        "kernels": compiled.num_kernels,
+        "irc_compile_s": time.perf_counter() - start,
+    }
+    module = triton_backend.load_source(source, interpret=False)
+    launcher = getattr(module, module.ENTRY)
+    function, arguments, wrt = autodiff.torch_loss(
+        name, TRAINING_SIZES, device="cuda", dynamic=False
+    )
+    detached = pytree.map_leaves(lambda leaf: leaf.detach(), arguments)
+    tensors = tensor_leaves(compiled, suite.Call(tuple(detached), {}))
+
+    def step(loss_function: Callable[..., Any]) -> list[Any]:
+        value = loss_function(*arguments)
+        return [value.detach(), *torch.autograd.grad(value, wrt)]
+
+    expected = step(function)
+    row["bytes"] = nbytes(tensors) + nbytes(expected)
+    row["flops"] = 3 * _forward_flops(name, TRAINING_SIZES)
+    try:
+        got, row["irc_first_call_s"] = timed(
+            lambda: compiled(*detached, backend="triton")
+        )
+        row["max_abs_error"], row["matches_torch"] = max_error(
+            pytree.flatten(got)[0], expected, TRAINING_TOLERANCE
+        )
+        row["irc_ms"] = bench(lambda: launcher(*tensors))
+        row["irc_call_ms"] = bench(lambda: compiled(*detached, backend="triton"))
+    except Exception as error:  # a failing step is a result: go on
+        row["irc_error"] = f"{type(error).__name__}: {error}"
+        traceback.print_exc()
+    row["eager_ms"] = bench(lambda: step(function))
+    if use_compile:
+        try:
+            inductor = torch.compile(function, dynamic=False)
+            _, row["torch_compile_s"] = timed(lambda: step(inductor))
+            row["compiled_ms"] = bench(lambda: step(inductor))
+        except Exception as error:
+            row["compiled_error"] = f"{type(error).__name__}: {error}"
+            traceback.print_exc()
+    else:
+        row["compiled_error"] = "skipped (time budget or --no-compile)"
+    print(summary_line(row), flush=True)
+    return [row]
+
+
+def _used_sizes(specs: Any, sizes: Mapping[str, int]) -> dict[str, int]:
+    """The entries of ``sizes`` that ``specs`` use."""
+    used = {
+        dim
+        for leaf in pytree.flatten(specs)[0]
+        for dim in leaf.shape
+        if isinstance(dim, str)
+    }
+    return {name: value for name, value in sizes.items() if name in used}
+
+
+def _forward_flops(name: str, sizes: Mapping[str, int]) -> float:
+    """The forward's matmul FLOPs of loss ``name`` (a step's are about three
+    times as many: the backward takes two matmuls per forward one); 0 for
+    the losses without matmuls."""
+    import autodiff
+
+    if name == "mlp":
+        return 2.0 * 2 * sizes["B"] * autodiff.D_MODEL * autodiff.D_HIDDEN
+    if name == "attention":
+        return 4.0 * sizes["T"] * sizes["T"] * autodiff.HEAD_DIM
+    if name == "gpt2_block":
+        return _block_flops({"seq": sizes["T"]}, autodiff.BLOCK_WIDTH)
+    return 0.0
+
+
+# --------------------------------------------------------------------------
+# The torch backend's models: one training step through torch.compile
+# --------------------------------------------------------------------------
+
+#: A training step's batch and sequence length (GPT-2's config has 16
+#: positions); the models are ``irc.testing.models``' small configs, so the
+#: step times are mostly launch and framework overhead.
+MODEL_STEP = (8, 16)
+MODEL_COLUMNS = (
+    ("model", "program"),
+    ("batch, seq", "sizes"),
+    ("irc kernels", "kernels"),
+    ("inductor kernels", "inductor_kernels"),
+    ("irc compile s", "irc_compile_s"),
+    ("inductor compile s", "torch_compile_s"),
+    ("irc ms", "irc_ms"),
+    ("eager ms", "eager_ms"),
+    ("compiled ms", "compiled_ms"),
+    ("vs eager", "speedup_eager"),
+    ("vs compiled", "speedup_compiled"),
+    ("loss |err|", "max_abs_error"),
+    ("ok", "matches_torch"),
+)
+
+
+def run_model(
+    name: str, use_compile: bool, device: str = "cuda"
+) -> list[dict[str, Any]]:
+    """One training step (the model's loss, its backward, an SGD step) of
+    model ``name`` on ``device``: ``torch.compile(backend="irc")`` (kernels
+    on the GPU, ``runtime="auto"``; irc's NumPy interpreter on the CPU, for
+    ``--check``), eager, and Inductor (skipped when not ``use_compile``).
+    Each builds the same seeded model; the first step's loss is compared
+    with eager's, and its seconds less a steady step's are the compile
+    time."""
+    import torch
+
+    import irc.torch
+    from irc.testing.models import build, example
+
+    runtime = "auto" if device == "cuda" else "reference"
+    x = example(name, *MODEL_STEP).to(device)
+    row: dict[str, Any] = {
+        "program": name,
+        "sizes": dict(zip(("batch", "seq"), MODEL_STEP)),
+    }
+    backends = ("irc", "eager", "compiled") if use_compile else ("irc", "eager")
+    first_losses: dict[str, float] = {}
+    for backend in backends:
+        torch._dynamo.reset()
+        irc.torch.counters.clear()
+        model = build(name, head=True).to(device).train()
+        if backend == "irc":
+            forward = torch.compile(
+                model, backend="irc", dynamic=True, options={"runtime": runtime}
+            )
+        elif backend == "compiled":
+            forward = torch.compile(model, dynamic=True)
+        else:
+            forward = model
+        try:
+            first_losses[backend] = _model_steps(name, backend, forward, model, x, row)
+        except Exception as error:  # a failing backend is a result: go on
+            row[f"{backend}_error"] = f"{type(error).__name__}: {error}"
+            traceback.print_exc()
+        if backend == "irc":
+            row["kernels"] = irc.torch.counters["kernels"]
+        elif backend == "compiled":
+            from torch._inductor import metrics
+
+            row["inductor_kernels"] = metrics.generated_kernel_count
+    if "irc" in first_losses and "eager" in first_losses:
+        error = abs(first_losses["irc"] - first_losses["eager"])
+        row["max_abs_error"] = error
+        row["matches_torch"] = error <= 1e-3 * max(1.0, abs(first_losses["eager"]))
+    print(summary_line(row, MODEL_COLUMNS), flush=True)
+    return [row]
+
+
+def _model_steps(
+    name: str,
+    backend: str,
+    forward: Any,
+    model: Any,
+    x: Any,
+    row: dict[str, Any],
+) -> float:
+    """Time ``backend``'s training step into ``row``; returns the first
+    step's loss."""
+    import torch
+
+    from irc.testing.models import loss
+
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+
+    def step() -> Any:
+        value = loss(forward, x)
+        value.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        return value.detach()
+
+    first, first_s = timed(step)
+    row[f"{backend}_ms"] = bench(step)
+    if backend != "eager":
+        key = "irc_compile_s" if backend == "irc" else "torch_compile_s"
+        row[key] = first_s - row[f"{backend}_ms"] * 1e-3
+    return float(first)
+
+
+# --------------------------------------------------------------------------
 # Reporting
 # --------------------------------------------------------------------------
 
@@ -679,7 +923,7 @@ def derived(row: dict[str, Any]) -> dict[str, Any]:
     out = dict(row)
     for kind in ("irc", "eager", "compiled"):
         ms = row.get(f"{kind}_ms")
-        if ms:
+        if ms and row.get("bytes"):
             out[f"{kind}_gbs"] = row["bytes"] / (ms * 1e-3) / 1e9
     if row.get("irc_ms"):
         if row.get("flops"):
@@ -706,23 +950,35 @@ def cell(key: str, value: Any) -> str:
     return str(value)
 
 
-def summary_line(row: dict[str, Any]) -> str:
+Columns = Sequence[tuple[str, str]]
+
+
+#: What failed in a row, by implementation.
+ERROR_KEYS = ("irc_error", "eager_error", "compiled_error")
+
+
+def _errors(row: Mapping[str, Any]) -> list[str]:
+    return [row[k] for k in ERROR_KEYS if k in row]
+
+
+def summary_line(row: dict[str, Any], columns: Columns = COLUMNS) -> str:
     row = derived(row)
-    parts = [f"{title}={cell(key, row.get(key))}" for title, key in COLUMNS]
-    errors = [row[k] for k in ("irc_error", "compiled_error") if k in row]
-    return "  ".join(parts + errors)
+    parts = [f"{title}={cell(key, row.get(key))}" for title, key in columns]
+    return "  ".join(parts + _errors(row))
 
 
-def markdown(rows: Sequence[dict[str, Any]], header: str) -> str:
-    lines = [header, "", "| " + " | ".join(t for t, _ in COLUMNS) + " |"]
-    lines.append("|" + "---|" * len(COLUMNS))
+def markdown(
+    rows: Sequence[dict[str, Any]], header: str, columns: Columns = COLUMNS
+) -> str:
+    lines = [header, "", "| " + " | ".join(t for t, _ in columns) + " |"]
+    lines.append("|" + "---|" * len(columns))
     for row in map(derived, rows):
-        lines.append("| " + " | ".join(cell(k, row.get(k)) for _, k in COLUMNS) + " |")
+        lines.append("| " + " | ".join(cell(k, row.get(k)) for _, k in columns) + " |")
     errors = [
-        f"- {row['program']} {cell('sizes', row['sizes'])}: {row[k]}"
+        f"- {row['program']} {cell('sizes', row['sizes'])}: {error}"
         for row in rows
-        for k in ("irc_error", "compiled_error")
-        if k in row and not row[k].startswith("skipped")
+        for error in _errors(row)
+        if not error.startswith("skipped")
     ]
     if errors:
         lines += ["", "Errors:", "", *errors]
@@ -763,18 +1019,7 @@ def check_translations() -> int:
             (list(call.args), dict(call.kwargs)),
         )
         got = translations[program.name](*tensors[0], **tensors[1])
-        for g, e in zip(as_list(got), as_list(expected)):
-            try:
-                np.testing.assert_allclose(g.numpy(), e, rtol=1e-5, atol=1e-5)
-                assert g.numpy().dtype == np.asarray(e).dtype, (
-                    f"dtype {g.numpy().dtype} != {np.asarray(e).dtype}"
-                )
-            except AssertionError as error:
-                failures += 1
-                print(f"{program.name}: MISMATCH {error}")
-                break
-        else:
-            print(f"{program.name}: ok")
+        failures += not _agrees(program.name, as_list(got), as_list(expected))
         suite_function = suite.SUITE[program.name].function
         if program.function is not suite_function:
             # A float32 variant: the same values as the suite's program.
@@ -787,30 +1032,164 @@ def check_translations() -> int:
     return failures
 
 
+def check_training_translations() -> int:
+    """Each loss's torch translation, value and gradients by autograd,
+    against irc's ``value_and_grad`` of its NumPy loss (reference
+    interpreter), on the CPU at ``autodiff.TORCH_SIZES``; returns the
+    number of mismatches."""
+    import autodiff
+    import torch
+
+    failures = 0
+    for name, loss in training_losses().items():
+        torch.manual_seed(0)
+        function, arguments, wrt = autodiff.torch_loss(name, dynamic=False)
+        value = function(*arguments)
+        expected = [value, *torch.autograd.grad(value, wrt)]
+        arrays = pytree.map_leaves(lambda leaf: leaf.detach().numpy(), arguments)
+        step = irc.compile(irc.value_and_grad(loss.function, loss.argnums), *loss.specs)
+        got = pytree.flatten(step(*arrays, backend="reference"))[0]
+        failures += not _agrees(
+            f"{name} step",
+            got,
+            [e.detach().numpy() for e in expected],
+            TRAINING_TOLERANCE,
+        )
+    return failures
+
+
+def check_models() -> int:
+    """One training step of every model through irc (its NumPy
+    interpreter) and eagerly, on the CPU, by ``run_model``: the first
+    losses must agree; returns the number of mismatches."""
+    from irc.testing.models import MODELS
+
+    failures = 0
+    for name in MODELS:
+        (row,) = run_model(name, use_compile=False, device="cpu")
+        failures += not row.get("matches_torch", False)
+    return failures
+
+
+def _agrees(
+    name: str,
+    got: Sequence[Any],
+    expected: Sequence[Any],
+    tolerance: tuple[float, float] = (1e-5, 1e-5),
+) -> bool:
+    """Whether each of ``got`` equals its ``expected`` (values within
+    ``tolerance``, rtol and atol; dtypes alike); prints the verdict."""
+    if len(got) != len(expected):
+        print(f"{name}: MISMATCH {len(got)} results, expected {len(expected)}")
+        return False
+    for g, e in zip(got, expected):
+        g = g.numpy() if hasattr(g, "numpy") else np.asarray(g)
+        try:
+            np.testing.assert_allclose(g, e, *tolerance)
+            assert g.dtype == np.asarray(e).dtype, (
+                f"dtype {g.dtype} != {np.asarray(e).dtype}"
+            )
+        except AssertionError as error:
+            print(f"{name}: MISMATCH {error}")
+            return False
+    print(f"{name}: ok")
+    return True
+
+
+#: The sections of a run: each runs its names, one row per size.
+SECTIONS = ("suite", "training", "models")
+
+
+def section_names(section: str) -> list[str]:
+    from irc.testing.models import MODELS
+
+    if section == "suite":
+        return [p.name for p in programs()]
+    if section == "training":
+        return list(training_losses())
+    return list(MODELS)
+
+
+def run_section(
+    section: str, names: Sequence[str], options: argparse.Namespace, start: float
+) -> list[dict[str, Any]]:
+    """Every name of ``section`` in ``names``, each row marked with its
+    section; torch.compile is skipped once ``options.budget`` is spent, and
+    everything once ``options.limit`` is."""
+    translations = torch_translations()
+    suite_programs = {p.name: p for p in programs()}
+    rows: list[dict[str, Any]] = []
+    for name in names:
+        elapsed = time.perf_counter() - start
+        if elapsed > options.limit:
+            skipped = f"skipped (the time limit, {options.limit:.0f} s, was spent)"
+            rows.append({"program": name, "sizes": {}, "irc_error": skipped})
+            continue
+        use_compile = not options.no_compile and elapsed < options.budget
+        try:
+            if section == "suite":
+                found = run_program(
+                    suite_programs[name], translations[name], use_compile
+                )
+            elif section == "training":
+                found = run_training(name, use_compile)
+            else:
+                found = run_model(name, use_compile)
+        except Exception as error:  # report it, go on
+            traceback.print_exc()
+            found = [{"program": name, "sizes": {}, "irc_error": f"{error!r}"}]
+        rows += found
+    return [{**row, "section": section} for row in rows]
+
+
+TITLES = {
+    "suite": "The suite's programs",
+    "training": "Training steps (benchmarks/autodiff.py's losses, value and gradients)",
+    "models": "The torch backend's models: one training step (loss, backward, SGD)",
+}
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--out", type=Path, help="write JSON here and markdown beside it (.md)"
     )
     parser.add_argument(
-        "--only", nargs="*", default=(), help="programs to run (default all)"
+        "--sections",
+        nargs="*",
+        choices=SECTIONS,
+        default=SECTIONS,
+        help="what to run (default all): the suite's programs, the training "
+        "steps, the torch backend's models",
+    )
+    parser.add_argument(
+        "--only", nargs="*", default=(), help="programs, losses or models to run"
     )
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     parser.add_argument(
         "--budget",
         type=float,
-        default=300.0,
+        default=330.0,
         help="seconds after which the remaining programs skip torch.compile",
     )
     parser.add_argument(
+        "--limit",
+        type=float,
+        default=570.0,
+        help="seconds after which the remaining programs are skipped",
+    )
+    parser.add_argument(
         "--check-translations",
+        "--check",
         action="store_true",
-        help="check the torch translations against NumPy on the CPU, and exit",
+        help="check on the CPU, and exit: the torch translations against "
+        "NumPy and irc, and one training step of each model through irc",
     )
     options = parser.parse_args(argv)
 
     if options.check_translations:
-        sys.exit(1 if check_translations() else 0)
+        failures = check_translations() + check_training_translations()
+        sys.exit(1 if failures + check_models() else 0)
     try:
         import torch
         import triton  # noqa: F401
@@ -821,43 +1200,38 @@ def main(argv: Sequence[str] | None = None) -> None:
             "benchmarks/gpu.py needs a CUDA GPU, and torch sees none "
             "(torch.cuda.is_available() is False); nothing was measured. "
             "On a CPU-only machine, run benchmarks/compile_time.py, or this script "
-            "with --check-translations."
+            "with --check."
         )
-
-    translations = torch_translations()
-    selected = [p for p in programs() if not options.only or p.name in options.only]
-    unknown = set(options.only) - {p.name for p in programs()}
+    chosen = {
+        section: [
+            n for n in section_names(section) if not options.only or n in options.only
+        ]
+        for section in options.sections
+    }
+    known = {n for section in SECTIONS for n in section_names(section)}
+    unknown = set(options.only) - known
     if unknown:
-        sys.exit(
-            f"unknown programs: {sorted(unknown)}; choose from {sorted(suite.SUITE)}"
-        )
+        sys.exit(f"unknown names: {sorted(unknown)}; choose from {sorted(known)}")
     info = machine()
     print(f"{info['gpu']}, torch {info['torch']}, triton {info['triton']}", flush=True)
     start = time.perf_counter()
-    rows: list[dict[str, Any]] = []
-    for program in selected:
-        use_compile = (
-            not options.no_compile and time.perf_counter() - start < options.budget
-        )
-        try:
-            rows += run_program(program, translations[program.name], use_compile)
-        except Exception as error:  # report it, go on
-            traceback.print_exc()
-            rows.append(
-                {
-                    "program": program.name,
-                    "sizes": program.sizes[0],
-                    "irc_error": f"{type(error).__name__}: {error}",
-                    "bytes": 0,
-                }
-            )
+    rows = [
+        row
+        for section, names in chosen.items()
+        for row in run_section(section, names, options, start)
+    ]
     elapsed = time.perf_counter() - start
     header = (
         f"irc vs torch on {info['gpu']} (torch {info['torch']}, triton "
         f"{info['triton']}), float32, median of triton.testing.do_bench; "
         f"{elapsed:.0f} s in all"
     )
-    table = markdown(rows, header)
+    tables = [header]
+    for section in chosen:
+        columns = MODEL_COLUMNS if section == "models" else COLUMNS
+        mine = [row for row in rows if row["section"] == section]
+        tables.append(markdown(mine, f"### {TITLES[section]}", columns))
+    table = "\n\n".join(tables)
     print("\n" + table)
     if options.out:
         results = {

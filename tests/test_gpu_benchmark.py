@@ -1,0 +1,53 @@
+"""benchmarks/gpu.py's CPU checks: what a GPU run would compare must agree
+before a device is lent (its time is short, and a script that fails there
+measures nothing).
+
+The torch translations of the suite's programs compute what the NumPy
+programs do; the torch losses' values and gradients are irc's
+``value_and_grad`` of the NumPy losses; and a model's training step runs
+through the same code as on the GPU, irc's first loss equal to eager's.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+import gpu
+
+pytestmark = pytest.mark.slow
+
+
+def test_the_suite_s_torch_translations_agree_with_numpy() -> None:
+    assert gpu.check_translations() == 0
+
+
+def test_the_losses_torch_gradients_agree_with_irc_s() -> None:
+    assert gpu.check_training_translations() == 0
+
+
+def test_a_model_s_training_step_runs_through_irc_as_on_the_gpu() -> None:
+    (row,) = gpu.run_model("llama", use_compile=False, device="cpu")
+    assert "irc_error" not in row and "eager_error" not in row, row
+    assert row["matches_torch"], row
+    assert row["kernels"] > 0 and row["irc_ms"] > 0 and row["eager_ms"] > 0
+    assert "skipped" not in gpu.summary_line(row, gpu.MODEL_COLUMNS)
+
+
+def test_a_planted_wrong_translation_is_caught(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The check can fail: a translation with its sign flipped is counted."""
+    translations = gpu.torch_translations()
+    softmax = translations["softmax"]
+    monkeypatch.setattr(
+        gpu,
+        "torch_translations",
+        lambda: {**translations, "softmax": lambda x: -softmax(x)},
+    )
+    assert gpu.check_translations() == 1
