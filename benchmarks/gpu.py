@@ -59,15 +59,18 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-# Compile times are of compiling, not of reading irc's on-disk cache.
+# Compile times are of compiling, not of reading irc's on-disk cache or
+# Inductor's (its FX graph and AOTAutograd caches; set before torch loads).
 os.environ.setdefault("IRC_CACHE", "0")
+os.environ.setdefault("TORCHINDUCTOR_FX_GRAPH_CACHE", "0")
+os.environ.setdefault("TORCHINDUCTOR_AUTOGRAD_CACHE", "0")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import programs as gpt2
@@ -76,6 +79,8 @@ import suite_programs as suite
 import irc
 from irc import pytree
 
+#: When the run started (this module's import): ``--limit`` counts from here.
+STARTED = time.perf_counter()
 F32 = "float32"
 
 
@@ -708,31 +713,32 @@ def run_training(name: str, use_compile: bool) -> list[dict[str, Any]]:
     from irc.runtime import triton_backend
 
     loss = training_losses()[name]
-    start = time.perf_counter()
-    compiled = irc.compile(irc.value_and_grad(loss.function, loss.argnums), *loss.specs)
-    source = compiled.triton_source
     row: dict[str, Any] = {
         "program": f"{name} step",
         "sizes": _used_sizes(loss.specs, TRAINING_SIZES),
-        "kernels": compiled.num_kernels,
-        "irc_compile_s": time.perf_counter() - start,
+        "flops": 3 * _forward_flops(name, TRAINING_SIZES),
     }
-    module = triton_backend.load_source(source, interpret=False)
-    launcher = getattr(module, module.ENTRY)
     function, arguments, wrt = autodiff.torch_loss(
         name, TRAINING_SIZES, device="cuda", dynamic=False
     )
     detached = pytree.map_leaves(lambda leaf: leaf.detach(), arguments)
-    tensors = tensor_leaves(compiled, suite.Call(tuple(detached), {}))
 
     def step(loss_function: Callable[..., Any]) -> list[Any]:
         value = loss_function(*arguments)
         return [value.detach(), *torch.autograd.grad(value, wrt)]
 
     expected = step(function)
-    row["bytes"] = nbytes(tensors) + nbytes(expected)
-    row["flops"] = 3 * _forward_flops(name, TRAINING_SIZES)
-    try:
+    try:  # a failing step is a result: torch's times are still taken
+        start = time.perf_counter()
+        compiled = irc.compile(
+            irc.value_and_grad(loss.function, loss.argnums), *loss.specs
+        )
+        module = triton_backend.load_source(compiled.triton_source, interpret=False)
+        row["irc_compile_s"] = time.perf_counter() - start
+        row["kernels"] = compiled.num_kernels
+        launcher = getattr(module, module.ENTRY)
+        tensors = tensor_leaves(compiled, suite.Call(tuple(detached), {}))
+        row["bytes"] = nbytes(tensors) + nbytes(expected)
         got, row["irc_first_call_s"] = timed(
             lambda: compiled(*detached, backend="triton")
         )
@@ -741,7 +747,7 @@ def run_training(name: str, use_compile: bool) -> list[dict[str, Any]]:
         )
         row["irc_ms"] = bench(lambda: launcher(*tensors))
         row["irc_call_ms"] = bench(lambda: compiled(*detached, backend="triton"))
-    except Exception as error:  # a failing step is a result: go on
+    except Exception as error:
         row["irc_error"] = f"{type(error).__name__}: {error}"
         traceback.print_exc()
     row["eager_ms"] = bench(lambda: step(function))
@@ -837,6 +843,10 @@ def run_model(
         torch._dynamo.reset()
         irc.torch.counters.clear()
         model = build(name, head=True).to(device).train()
+        if backend == "compiled":
+            from torch._inductor import metrics
+
+            metrics.reset()  # its kernel count is per process otherwise
         if backend == "irc":
             forward = torch.compile(
                 model, backend="irc", dynamic=True, options={"runtime": runtime}
@@ -1111,19 +1121,24 @@ def section_names(section: str) -> list[str]:
 
 
 def run_section(
-    section: str, names: Sequence[str], options: argparse.Namespace, start: float
-) -> list[dict[str, Any]]:
-    """Every name of ``section`` in ``names``, each row marked with its
-    section; torch.compile is skipped once ``options.budget`` is spent, and
-    everything once ``options.limit`` is."""
+    section: str, names: Sequence[str], options: argparse.Namespace
+) -> Iterator[dict[str, Any]]:
+    """The rows of every name of ``section`` in ``names``, as they are
+    measured, each marked with its section; torch.compile is skipped once
+    ``options.budget`` seconds have passed since ``STARTED``, and everything
+    once ``options.limit`` have."""
     translations = torch_translations()
     suite_programs = {p.name: p for p in programs()}
-    rows: list[dict[str, Any]] = []
     for name in names:
-        elapsed = time.perf_counter() - start
+        elapsed = time.perf_counter() - STARTED
         if elapsed > options.limit:
             skipped = f"skipped (the time limit, {options.limit:.0f} s, was spent)"
-            rows.append({"program": name, "sizes": {}, "irc_error": skipped})
+            yield {
+                "program": name,
+                "sizes": {},
+                "irc_error": skipped,
+                "section": section,
+            }
             continue
         use_compile = not options.no_compile and elapsed < options.budget
         try:
@@ -1138,8 +1153,8 @@ def run_section(
         except Exception as error:  # report it, go on
             traceback.print_exc()
             found = [{"program": name, "sizes": {}, "irc_error": f"{error!r}"}]
-        rows += found
-    return [{**row, "section": section} for row in rows]
+        for row in found:
+            yield {**row, "section": section}
 
 
 TITLES = {
@@ -1175,7 +1190,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--limit",
         type=float,
-        default=570.0,
+        default=540.0,
         help="seconds after which the remaining programs are skipped",
     )
     parser.add_argument(
@@ -1214,34 +1229,46 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(f"unknown names: {sorted(unknown)}; choose from {sorted(known)}")
     info = machine()
     print(f"{info['gpu']}, torch {info['torch']}, triton {info['triton']}", flush=True)
-    start = time.perf_counter()
-    rows = [
-        row
-        for section, names in chosen.items()
-        for row in run_section(section, names, options, start)
-    ]
-    elapsed = time.perf_counter() - start
-    header = (
+    rows: list[dict[str, Any]] = []
+    for section, names in chosen.items():
+        for row in run_section(section, names, options):
+            rows.append(row)
+            # Written after every row: a run stopped from outside keeps them.
+            report(rows, list(chosen), info, options.out)
+    table = report(rows, list(chosen), info, options.out)
+    print("\n" + table)
+    if options.out:
+        print(f"wrote {options.out} and {options.out.with_suffix('.md')}")
+
+
+def report(
+    rows: Sequence[dict[str, Any]],
+    sections: Sequence[str],
+    info: Mapping[str, Any],
+    out: Path | None,
+) -> str:
+    """The tables of ``rows`` so far, one per section, also written to
+    ``out`` (JSON) and beside it (markdown) when given."""
+    elapsed = time.perf_counter() - STARTED
+    tables = [
         f"irc vs torch on {info['gpu']} (torch {info['torch']}, triton "
         f"{info['triton']}), float32, median of triton.testing.do_bench; "
         f"{elapsed:.0f} s in all"
-    )
-    tables = [header]
-    for section in chosen:
+    ]
+    for section in sections:
         columns = MODEL_COLUMNS if section == "models" else COLUMNS
         mine = [row for row in rows if row["section"] == section]
         tables.append(markdown(mine, f"### {TITLES[section]}", columns))
     table = "\n\n".join(tables)
-    print("\n" + table)
-    if options.out:
+    if out:
         results = {
             "machine": info,
             "seconds": elapsed,
-            "rows": [derived(r) for r in rows],
+            "rows": list(map(derived, rows)),
         }
-        options.out.write_text(json.dumps(results, indent=2, default=str) + "\n")
-        options.out.with_suffix(".md").write_text(table)
-        print(f"wrote {options.out} and {options.out.with_suffix('.md')}")
+        out.write_text(json.dumps(results, indent=2, default=str) + "\n")
+        out.with_suffix(".md").write_text(table)
+    return table
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ through the same code as on the GPU, irc's first loss equal to eager's.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -31,12 +32,21 @@ def test_the_losses_torch_gradients_agree_with_irc_s() -> None:
     assert gpu.check_training_translations() == 0
 
 
-def test_a_model_s_training_step_runs_through_irc_as_on_the_gpu() -> None:
+def test_a_model_s_training_step_runs_through_irc_as_on_the_gpu(
+    tmp_path: Path,
+) -> None:
     (row,) = gpu.run_model("llama", use_compile=False, device="cpu")
     assert "irc_error" not in row and "eager_error" not in row, row
     assert row["matches_torch"], row
     assert row["kernels"] > 0 and row["irc_ms"] > 0 and row["eager_ms"] > 0
-    assert "skipped" not in gpu.summary_line(row, gpu.MODEL_COLUMNS)
+    # The report a GPU run writes after each row.
+    out = tmp_path / "results.json"
+    info = {"gpu": "none", "torch": "-", "triton": "-"}
+    table = gpu.report([{**row, "section": "models"}], ["models"], info, out)
+    assert "| llama | batch=8 seq=16 |" in table, table
+    assert out.with_suffix(".md").read_text() == table
+    (written,) = json.loads(out.read_text())["rows"]
+    assert written["speedup_eager"] == row["eager_ms"] / row["irc_ms"]
 
 
 def test_a_planted_wrong_translation_is_caught(
