@@ -373,11 +373,18 @@ def test_an_unused_result_with_no_finite_derivative_gives_no_nan() -> None:
     """Found by the JAX oracle: a region result nobody reads has a zero
     cotangent, and is not differentiated at all (JAX's symbolic zeros),
     rather than by multiplying that zero by its derivative, NaN for
-    ``arctan2`` at (0, 0). A scan's ys and a cond's results alike."""
+    ``arctan2`` at (0, 0). A scan's ys, a carry that reaches nothing
+    differentiated, and a cond's results alike."""
 
     def through_scan(x):
         step = lambda c, _: (c * 0.5, np.arctan2(c, c))  # noqa: E731
         last, _ = irc.scan(step, x, x)
+        return last.sum()
+
+    def through_a_carry(x):
+        # The second carry reaches neither the loss nor the first carry.
+        step = lambda c, _: ((c[0] * 0.5, np.arctan2(c[1], c[1])), None)  # noqa: E731
+        (last, _), _ = irc.scan(step, (x, x * 0.0), x)
         return last.sum()
 
     def through_cond(x):
@@ -386,12 +393,14 @@ def test_an_unused_result_with_no_finite_derivative_gives_no_nan() -> None:
         return doubled.sum()
 
     x = np.zeros(3)
-    np.testing.assert_array_equal(
-        irc.grad(through_scan)(x, backend="reference"), np.full(3, 0.125)
-    )
-    np.testing.assert_array_equal(
-        irc.grad(through_cond)(x, backend="reference"), np.full(3, 2.0)
-    )
+    for loss, gradient in (
+        (through_scan, 0.125),
+        (through_a_carry, 0.125),
+        (through_cond, 2.0),
+    ):
+        np.testing.assert_array_equal(
+            irc.grad(loss)(x, backend="reference"), np.full(3, gradient)
+        )
 
 
 def test_while_loop_gradient_is_refused_naming_the_alternatives() -> None:

@@ -292,8 +292,8 @@ def _pull_back(
 def _pull_back_regions(
     op: Operation, active: set[SSAValue], cotangents: _Cotangents, emit: Emitter
 ) -> None:
-    """``_pull_back`` of a region op, whose results each have a cotangent
-    (``irc.passes.autodiff.control_flow``)."""
+    """``_pull_back`` of a region op: its rule differentiates the results
+    that have a cotangent (``irc.passes.autodiff.control_flow``)."""
     results = [cotangents.get(result) for result in op.results]
     flags = [o in active and is_differentiable(o) for o in op.operands]
     if not any(flags) or all(cotangent is None for cotangent in results):

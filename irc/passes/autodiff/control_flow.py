@@ -162,21 +162,23 @@ def for_vjp(
     emit: Emitter, op: g.ForOp, results: Cotangents, differentiate: Differentiate
 ) -> Cotangents:
     """One cotangent per operand of ``op``: its carries, then its xs. A y
-    without a cotangent is not differentiated; every float carry is, since
-    its cotangent flows back from the ys of later iterations."""
+    without a cotangent is not differentiated, nor a carry that reaches no
+    differentiated result (``_seeded_carries``)."""
     body = op.body.block
     count = len(op.carries)
     through = [i for i in range(count) if _passes_through(body, i)]
     saved = [i for i in range(count) if i not in through]
     stacks = _forward_with_stacks(emit, op, saved)
-    float_carries = [i for i in range(count) if _is_float(op.carries[i].type)]
     float_xs = [i for i, x in enumerate(op.xs) if _is_float(x.type)]
     ys_seeded = [
         results[count + i] is not None and _is_float(y.type)
         for i, y in enumerate(op.ys)
     ]
+    carries_seeded = _seeded_carries(op, results, ys_seeded)
+    float_carries = [i for i in range(count) if _is_float(op.carries[i].type)]
+    seeded_carries = [i for i in range(count) if carries_seeded[i]]
     carry_seeds = [
-        _cotangent_or_zeros(emit, results[i], op.outputs[i]) for i in float_carries
+        _cotangent_or_zeros(emit, results[i], op.outputs[i]) for i in seeded_carries
     ]
     ys_seeds = [
         c for c, flag in zip(results[count:], ys_seeded) if flag and c is not None
@@ -202,17 +204,18 @@ def for_vjp(
         source = through_values if i in through else saved_values
         group = through if i in through else saved
         primal_carries.append(source[group.index(i)])
-    joint = _joint_block(body, differentiate, [True] * count + ys_seeded)
+    joint = _joint_block(body, differentiate, carries_seeded + ys_seeded)
     values = _inline_joint(
         joint, [index, *primal_carries, *x_values, *carry_cts, *ys_cts], block
     )
     # The joint returns the body's yields, then the cotangents of its float
     # arguments: the float carries', then the float xs' (the index is i64).
     gradients = values[len(g.yield_of(body).values) :]
+    carry_gradients = dict(zip(float_carries, gradients, strict=False))
     block.add_op(
         g.YieldOp(
             [
-                *gradients[: len(float_carries)],
+                *(carry_gradients[i] for i in seeded_carries),
                 *through_values,
                 *gradients[len(float_carries) :],
             ]
@@ -228,12 +231,55 @@ def for_vjp(
     )
     _insert(emit, backward)
     cotangents: Cotangents = [None] * len(op.operands)
-    for position, i in enumerate(float_carries):
+    for position, i in enumerate(seeded_carries):
         cotangents[i] = backward.outputs[position]
     xs_cotangents = backward.outputs[len(backward_carries) :]
     for position, i in enumerate(float_xs):
         cotangents[count + i] = xs_cotangents[position]
     return cotangents
+
+
+def _seeded_carries(
+    op: g.ForOp, results: Cotangents, ys_seeded: Sequence[bool]
+) -> list[bool]:
+    """Which carries of ``op`` take a cotangent in the backward loop: a
+    float carry whose result has one, or whose value reaches, through the
+    body, a yielded value that takes one (the y of this iteration, or a
+    carry of the next: a fixed point, as the set only grows). The others'
+    cotangents are zero in every iteration: their derivatives are not
+    computed, which gives no NaN where they are not finite."""
+    body = op.body.block
+    count = len(op.carries)
+    yielded = g.yield_of(body).values
+    seeded = [
+        results[i] is not None and _is_float(op.carries[i].type) for i in range(count)
+    ]
+    while True:
+        wanted = {
+            value
+            for value, flag in zip(yielded, [*seeded, *ys_seeded], strict=True)
+            if flag
+        }
+        grown = [
+            flag
+            or (
+                _is_float(op.carries[i].type)
+                and _reaches(body, body.args[1 + i], wanted)
+            )
+            for i, flag in enumerate(seeded)
+        ]
+        if grown == seeded:
+            return seeded
+        seeded = grown
+
+
+def _reaches(body: Block, value: SSAValue, targets: set[SSAValue]) -> bool:
+    """Whether a float value of ``targets`` depends on ``value`` in
+    ``body`` (through float values: integers carry no derivative)."""
+    reached = {value}
+    for inner in body.ops:
+        reached.update(active_results(inner, reached))
+    return not reached.isdisjoint(targets)
 
 
 def _passes_through(body: Block, index: int) -> bool:
