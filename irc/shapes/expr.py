@@ -752,9 +752,9 @@ def _floordiv_atom(r: SymExpr, q: SymExpr) -> SymExpr:
         r, q = scale_down(r, common), scale_down(q, common)
     symbols = _common_symbols(r, q)
     if symbols:
-        # floor(s*a / (s*b)) == floor(a / b) for a size s (a zero s divides
-        # by zero either way): ``(-M*M) floordiv (M*N)``, a row of a
-        # reshape, is ``(-M) floordiv N``, which the prover bounds by -M.
+        # floor(s*a / (s*b)) == floor(a / b) for a nonzero size s (at s = 0
+        # the original divides by zero): ``(-M*M) floordiv (M*N)``, a row of
+        # a reshape, is ``(-M) floordiv N``, which the prover bounds by -M.
         return floordiv(_divide_out(r, symbols), _divide_out(q, symbols))
     inner, shift = _floordiv_plus_constant(r)
     if inner is not None:
