@@ -647,7 +647,6 @@ def measure(
     use_compile: bool,
 ) -> None:
     """Fill ``row`` with the times of one call of every implementation."""
-    import torch
 
     args, kwargs = call.args, dict(call.kwargs)
     tensors = tensor_leaves(compiled, call)
@@ -670,14 +669,27 @@ def measure(
     except Exception as error:  # a failing program is a result: go on
         row["irc_error"] = f"{type(error).__name__}: {error}"
         traceback.print_exc()
-    row["eager_ms"] = bench(lambda: translation(*args, **kwargs))
+    time_torch(row, translation, lambda f: f(*args, **kwargs), use_compile)
+
+
+def time_torch(
+    row: dict[str, Any],
+    function: Callable[..., Any],
+    call: Callable[[Callable[..., Any]], Any],
+    use_compile: bool,
+) -> None:
+    """Fill ``row`` with the times of ``call(function)``, eagerly and with
+    ``function`` through ``torch.compile`` (unless not ``use_compile``)."""
+    import torch
+
+    row["eager_ms"] = bench(lambda: call(function))
     if not use_compile:
         row["compiled_error"] = "skipped (time budget or --no-compile)"
         return
     try:
-        inductor = torch.compile(translation, dynamic=False)
-        _, row["torch_compile_s"] = timed(lambda: inductor(*args, **kwargs))
-        row["compiled_ms"] = bench(lambda: inductor(*args, **kwargs))
+        inductor = torch.compile(function, dynamic=False)
+        _, row["torch_compile_s"] = timed(lambda: call(inductor))
+        row["compiled_ms"] = bench(lambda: call(inductor))
     except Exception as error:
         row["compiled_error"] = f"{type(error).__name__}: {error}"
         traceback.print_exc()
@@ -750,17 +762,7 @@ def run_training(name: str, use_compile: bool) -> list[dict[str, Any]]:
     except Exception as error:
         row["irc_error"] = f"{type(error).__name__}: {error}"
         traceback.print_exc()
-    row["eager_ms"] = bench(lambda: step(function))
-    if use_compile:
-        try:
-            inductor = torch.compile(function, dynamic=False)
-            _, row["torch_compile_s"] = timed(lambda: step(inductor))
-            row["compiled_ms"] = bench(lambda: step(inductor))
-        except Exception as error:
-            row["compiled_error"] = f"{type(error).__name__}: {error}"
-            traceback.print_exc()
-    else:
-        row["compiled_error"] = "skipped (time budget or --no-compile)"
+    time_torch(row, function, step, use_compile)
     print(summary_line(row), flush=True)
     return [row]
 
