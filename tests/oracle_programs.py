@@ -42,7 +42,7 @@ import itertools
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import Any
 
@@ -60,6 +60,12 @@ BINDINGS: tuple[dict[str, int], ...] = (
 STATIC_DIMS = ("2", "3")
 #: Magnitude past which a value is squashed before the next op.
 LIMIT = 6.0
+#: A loop carry's magnitude at every iteration. The carry enters squashed
+#: to it, and the body's ``0.5 * c + h`` with ``|h| <= 1.5`` keeps it there,
+#: provided ``h`` is bounded for every ``|c| <= CARRY_BOUND``, not for the
+#: first carry's smaller bound (the fifth hour found ``0.5 * c + c ** 2``
+#: growing past float32 from a carry of magnitude 1).
+CARRY_BOUND = 3.0
 
 MODES = (
     "value",
@@ -187,6 +193,9 @@ class OracleProgram:
     #: Whether the arguments are passed as one dict (a pytree) named ``params``.
     pytree: bool = False
     families: frozenset[str] = field(default_factory=frozenset)
+    #: The bound on its elements' magnitude that the generator claims for
+    #: each value and loop or branch parameter it names (``v3``, ``c0``).
+    bounds: dict[str, float] = field(default_factory=dict, hash=False)
 
     def __repr__(self) -> str:  # what Hypothesis prints for a failing example
         return f"OracleProgram(mode={self.mode!r}):\n{self.source}"
@@ -230,6 +239,46 @@ def irc_flow() -> SimpleNamespace:
         jacfwd=irc.jacfwd,
         jacrev=irc.jacrev,
         hessian=irc.hessian,
+    )
+
+
+def python_flow() -> SimpleNamespace:
+    """The control-flow ops as plain Python (lax's semantics written out),
+    so that each iteration's values can be looked at; no transforms."""
+
+    def cond(predicate: Any, true_fun: Callable, false_fun: Callable, *operands: Any):
+        return (true_fun if predicate else false_fun)(*operands)
+
+    def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
+        return branches[min(max(int(index), 0), len(branches) - 1)](*operands)
+
+    def while_loop(cond_fun: Callable, body_fun: Callable, state: Any) -> Any:
+        while cond_fun(state):
+            state = body_fun(state)
+        return state
+
+    def fori_loop(lower: int, upper: int, body_fun: Callable, carry: Any) -> Any:
+        for i in range(int(lower), int(upper)):
+            carry = body_fun(i, carry)
+        return carry
+
+    def scan(
+        f: Callable,
+        carry: Any,
+        xs: Any,
+        length: int | None = None,
+        reverse: bool = False,
+    ) -> tuple[Any, Any]:
+        import numpy as np
+
+        n = len(xs) if xs is not None else int(length or 0)
+        ys: list[Any] = [None] * n
+        for k in reversed(range(n)) if reverse else range(n):
+            carry, ys[k] = f(carry, None if xs is None else xs[k])
+        return carry, np.stack(ys)
+
+    return SimpleNamespace(
+        cond=cond, switch=switch, while_loop=while_loop, fori_loop=fori_loop, scan=scan
     )
 
 
@@ -288,7 +337,7 @@ class _Scope:
         name = self.writer.fresh("v")
         self.emit(f"{name} = {expression}")
         value = Value(name, tuple(map(simplify, shape)), float(bound), tuple(repeats))
-        self.values.append(value)
+        self.values.append(self.writer.claim(value))
         return value
 
 
@@ -303,6 +352,7 @@ class _Writer:
         self.counters: dict[str, int] = {}
         self.arguments: list[Argument] = []
         self.used: set[str] = set()
+        self.bounds: dict[str, float] = {}
 
     # names and choices
 
@@ -310,6 +360,11 @@ class _Writer:
         n = self.counters.get(prefix, 0)
         self.counters[prefix] = n + 1
         return f"{prefix}{n}"
+
+    def claim(self, value: Value) -> Value:
+        """``value``, its bound recorded for ``OracleProgram.bounds``."""
+        self.bounds[value.name] = value.bound
+        return value
 
     def choice(self, options: Sequence[Any]) -> Any:
         return options[self.draw(st.integers(0, len(options) - 1))]
@@ -792,9 +847,17 @@ class _Writer:
         inner.parent = scope  # type: ignore[attr-defined]
         for name, template in params:
             inner.values.append(
-                Value(name, template.shape, template.bound, template.repeats)
+                self.claim(
+                    Value(name, template.shape, template.bound, template.repeats)
+                )
             )
         return inner
+
+    def _loop_body(self, scope: _Scope, carry: Value) -> _Scope:
+        """A loop body's scope, whose carry parameter has the bound that
+        holds at every iteration (``CARRY_BOUND``)."""
+        invariant = replace(carry, bound=max(carry.bound, CARRY_BOUND))
+        return self._nested(scope, [(self.fresh("c"), invariant)])
 
     def _contracting_update(self, inner: _Scope, c: Value, carry: Value) -> Value:
         """A loop body's next carry, ``0.5 * c + h`` with ``h`` a squashed
@@ -805,7 +868,7 @@ class _Writer:
         return inner.assign(
             f"0.5 * {c.name} + {h.name}",
             carry.shape,
-            0.5 * carry.bound + 1.5,
+            0.5 * c.bound + 1.5,
             carry.repeats,
         )
 
@@ -874,7 +937,7 @@ class _Writer:
         )
 
     def _fori_loop(self, scope: _Scope, value: Value | None = None) -> Value:
-        carry = self.squash(scope, value or self.operand(scope), 3.0)
+        carry = self.squash(scope, value or self.operand(scope), CARRY_BOUND)
         xs = self.pick(
             scope,
             lambda v: v.rank >= 1 and _suffix_of(Value("", v.shape[1:], 0, ()), carry),
@@ -889,7 +952,7 @@ class _Writer:
         lower, upper = self.choice(bounds)
         i = self.fresh("i")
         row = Value(f"{xs.name}[{i}]", xs.shape[1:], xs.bound, xs.repeats[1:])
-        inner2 = self._nested(scope, [(self.fresh("c"), carry)])
+        inner2 = self._loop_body(scope, carry)
         inner2.values.append(row)
         c = inner2.values[-2]
         new = self._contracting_update(inner2, c, carry)
@@ -898,14 +961,14 @@ class _Writer:
         return scope.assign(
             f"cf.fori_loop({lower}, {upper}, {name}, {carry.name})",
             carry.shape,
-            max(carry.bound, 3.0),
+            max(carry.bound, CARRY_BOUND),
             carry.repeats,
         )
 
     def _scan(self, scope: _Scope, value: Value | None = None) -> Value:
-        carry = self.squash(scope, value or self.operand(scope), 3.0)
+        carry = self.squash(scope, value or self.operand(scope), CARRY_BOUND)
         with_xs = self.coin(0.8)
-        inner = self._nested(scope, [(self.fresh("c"), carry)])
+        inner = self._loop_body(scope, carry)
         c = inner.values[-1]
         if with_xs:
             xs = self.pick(
@@ -920,7 +983,9 @@ class _Writer:
                 )
                 inner.values.append(xs)
             x_name = self.fresh("x")
-            inner.values.append(Value(x_name, xs.shape[1:], xs.bound, xs.repeats[1:]))
+            inner.values.append(
+                self.claim(Value(x_name, xs.shape[1:], xs.bound, xs.repeats[1:]))
+            )
             length = xs.shape[0]
         else:
             x_name = "_"
@@ -935,9 +1000,11 @@ class _Writer:
         source = f"{xs.name}" if with_xs else f"None, length={length}"
         last, ys = self.fresh("v"), self.fresh("v")
         scope.emit(f"{last}, {ys} = cf.scan({name}, {carry.name}, {source}{reverse})")
-        last_value = Value(last, carry.shape, max(carry.bound, 3.0), carry.repeats)
+        last_value = Value(
+            last, carry.shape, max(carry.bound, CARRY_BOUND), carry.repeats
+        )
         ys_value = Value(ys, (length, *y.shape), y.bound, (False, *y.repeats))
-        scope.values += [last_value, ys_value]
+        scope.values += [self.claim(last_value), self.claim(ys_value)]
         return self.choice((last_value, ys_value)) if value is None else last_value
 
     def _while_loop(self, scope: _Scope) -> Value:
@@ -948,8 +1015,8 @@ class _Writer:
         scaling a value."""
         p = self.operand(scope)
         if not self.differentiated:
-            carry = self.squash(scope, self.operand(scope), 3.0)
-            inner = self._nested(scope, [(self.fresh("c"), carry)])
+            carry = self.squash(scope, self.operand(scope), CARRY_BOUND)
+            inner = self._loop_body(scope, carry)
             c = inner.values[-1]
             new = self._contracting_update(inner, c, carry)
             name = self.fresh("body")
@@ -965,8 +1032,10 @@ class _Writer:
                 f"_, {result} = cf.while_loop(lambda s: (s[0] < 4) & (s[1].sum() < {p.name}.sum() + 0.3), "
                 f"{name}, (xp.int32(0), {carry.name}))"
             )
-            value = Value(result, carry.shape, max(carry.bound, 3.0), carry.repeats)
-            scope.values.append(value)
+            value = Value(
+                result, carry.shape, max(carry.bound, CARRY_BOUND), carry.repeats
+            )
+            scope.values.append(self.claim(value))
             return value
         count = self.fresh("v")
         scale = self.fresh("v")
@@ -975,7 +1044,7 @@ class _Writer:
             f"lambda s: (s[0] + 1, s[1] * 1.5 + 0.5), (xp.int32(0), xp.zeros_like({p.name}.sum())))"
         )
         value = Value(scale, (), 8.0, ())
-        scope.values.append(value)
+        scope.values.append(self.claim(value))
         x = self.operand(scope)
         return scope.assign(f"{x.name} * {scale} / 8.0", x.shape, x.bound, x.repeats)
 
@@ -1087,6 +1156,7 @@ def oracle_programs(
         arguments=arguments + tuple(extra),
         pytree=pytree,
         families=frozenset(writer.used),
+        bounds=writer.bounds,
     )
 
 
