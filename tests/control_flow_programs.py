@@ -217,6 +217,32 @@ def _cumsum_inputs(rng: np.random.Generator, size: int) -> tuple[Any, ...]:
     return (rng.standard_normal((size, 3)).astype(np.float32),)
 
 
+# ----- for i in range(N): buf[i] = 0.5 * buf[i] + x[i] * w ---------------------
+
+
+def row_update(buf: Any, x: Any, w: Any) -> Any:
+    """Row ``i`` of the carry, updated from itself and from row ``i`` of a
+    closed-over input, for every row: a device loop (one launch)."""
+
+    def update(i: Any, buf: Any) -> Any:
+        buf[i] = 0.5 * buf[i] + x[i] * w
+        return buf
+
+    return irc.fori_loop(0, x.shape[0], update, buf)
+
+
+def row_update_reference(buf: np.ndarray, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    buf = buf.copy()
+    for i in range(x.shape[0]):
+        buf[i] = 0.5 * buf[i] + x[i] * w
+    return buf
+
+
+def _row_update_inputs(rng: np.random.Generator, size: int) -> tuple[Any, ...]:
+    buf, x = (rng.standard_normal((size, 3)).astype(np.float32) for _ in range(2))
+    return buf, x, rng.standard_normal(3).astype(np.float32)
+
+
 PROGRAMS: dict[str, ControlFlowProgram] = {
     "decay_or_grow": ControlFlowProgram(
         decay_or_grow,
@@ -249,5 +275,16 @@ PROGRAMS: dict[str, ControlFlowProgram] = {
         cumsum_reference,
         lambda: (irc.TensorSpec(("N", 3), F32),),
         _cumsum_inputs,
+    ),
+    "row_update": ControlFlowProgram(
+        row_update,
+        row_update_reference,
+        lambda: (
+            irc.TensorSpec(("N", 3), F32),
+            irc.TensorSpec(("N", 3), F32),
+            irc.TensorSpec((3,), F32),
+        ),
+        _row_update_inputs,
+        sizes=(1, 3, 6, 400),  # 400 rows: 1200 lanes, two programs
     ),
 }

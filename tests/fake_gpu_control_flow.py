@@ -1,4 +1,4 @@
-"""A control-flow program called on the ``triton`` backend through Triton's
+"""Control-flow programs called on the ``triton`` backend through Triton's
 real JIT launch path, under ``irc.testing.fake_driver`` (no GPU needed).
 
 The RNN scan of ``control_flow_programs`` is a host loop over ``T`` (its
@@ -6,10 +6,12 @@ body a matmul, so it does not fit one kernel): each call binds, specialises
 and compiles its kernels for an H100, then launches them ``T`` times from the
 launcher's Python ``for``, on compiled-kernel arguments (pointers into the
 workspace, row views of ``xs`` and of the stacked states, the carries'
-ping-pong buffers). The fake driver records the launches instead of running
-them, so the results hold no values, but their shapes and dtypes are the
-launcher's. The program has no data-dependent decision: a decision would
-read a predicate no kernel ran to compute.
+ping-pong buffers). Its row update is a device loop: one launch of one
+kernel whose ``for`` over the rows Triton compiles. The fake driver records
+the launches instead of running them, so the results hold no values, but
+their shapes and dtypes are the launcher's. Neither program has a
+data-dependent decision: a decision would read a predicate no kernel ran to
+compute.
 
 A script, as ``fake_gpu_suite.py`` is, since the test process interprets
 kernels (``test_control_flow_lowering.py`` runs it in a subprocess).
@@ -34,8 +36,12 @@ from irc.testing.fake_driver import FakeCudaDriver, compiled_kernels, fake_cuda
 LENGTHS = (1, 4)
 
 
-def launch_rnn(gpu: FakeCudaDriver) -> dict[str, Any]:
-    program = PROGRAMS["rnn"]
+#: The programs run on the launch path.
+NAMES = ("rnn", "row_update")
+
+
+def launch(name: str, gpu: FakeCudaDriver) -> dict[str, Any]:
+    program = PROGRAMS[name]
     compiled = program.compile()
     module = triton_backend.load_source(compiled.triton_source, interpret=False)
     calls = []
@@ -60,11 +66,14 @@ def launch_rnn(gpu: FakeCudaDriver) -> dict[str, Any]:
 
 
 def launch_control_flow() -> dict[str, Any]:
+    report: dict[str, Any] = {}
     with fake_cuda() as gpu:
-        try:
-            return {"rnn": launch_rnn(gpu)}
-        except Exception:
-            return {"rnn": {"error": traceback.format_exc()}}
+        for name in NAMES:
+            try:
+                report[name] = launch(name, gpu)
+            except Exception:
+                report[name] = {"error": traceback.format_exc()}
+    return report
 
 
 if __name__ == "__main__":

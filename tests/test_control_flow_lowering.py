@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -212,6 +212,77 @@ def test_a_reverse_device_loop_counts_down() -> None:
         np.testing.assert_allclose(total, expected[0], rtol=1e-5, atol=1e-5)
 
 
+#: The new row ``buf[i]`` of a ``fori_loop`` over the rows, and whether the
+#: loop runs on the device: a row read where it is written, or from a
+#: closed-over input, is read at each lane's own element; the previous row,
+#: the row reversed and a mean over the row are not.
+_ROW_UPDATES: dict[str, tuple[Callable[..., Any], bool]] = {
+    "own row and an input's": (lambda b, x, w, i: 0.5 * b[i] + x[i] * w, True),
+    "an input's row only": (lambda b, x, w, i: np.tanh(x[i]) * w, True),
+    "own row twice": (lambda b, x, w, i: b[i] * b[i] - w, True),
+    "previous row": (lambda b, x, w, i: 0.5 * b[i - 1] + x[i], False),
+    "own row reversed": (lambda b, x, w, i: b[i][::-1] + w, False),
+    "own row centred": (lambda b, x, w, i: b[i] - b[i].mean(), False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_ROW_UPDATES))
+def test_a_row_update_is_a_device_loop_where_it_reads_its_own_row(case: str) -> None:
+    """``buf[i] = f(buf[i], x[i])`` over a symbolic count is one launch; a
+    body reading the carry anywhere else keeps its loop on the host. Both
+    agree with NumPy, past one program's 1024 lanes."""
+    new_row, on_device = _ROW_UPDATES[case]
+
+    def update_rows(buf: Any, x: Any, w: Any) -> Any:
+        def update(i: Any, buf: Any) -> Any:
+            buf[i] = new_row(buf, x, w, i)
+            return buf
+
+        return irc.fori_loop(0, x.shape[0], update, buf)
+
+    def reference(buf: np.ndarray, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+        buf = buf.copy()
+        for i in range(x.shape[0]):
+            buf[i] = new_row(buf, x, w, i)
+        return buf
+
+    rows = irc.TensorSpec(("N", 3), "float32")
+    compiled = irc.compile(update_rows, rows, rows, irc.TensorSpec((3,), "float32"))
+    assert ("device loop" in compiled.ir("loop")) is on_device
+    host_loops = [line for line in _launcher(compiled) if re.match(r"\s+for ", line)]
+    assert bool(host_loops) is not on_device
+    if on_device:
+        assert compiled.num_kernels == 1
+    for n in (1, 2, 5, 400) if on_device else (1, 2, 5):
+        rng = np.random.default_rng(n)
+        args = [rng.standard_normal(s).astype(np.float32) for s in ((n, 3), (n, 3), 3)]
+        expected = reference(*args)
+        for backend in ("reference", "interpret"):
+            got = compiled(*args, backend=backend)
+            np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_a_column_update_is_a_device_loop() -> None:
+    """``buf[:, j] = 2 * buf[:, j] + x[:, j]`` over the columns: the row
+    rule along axis 1."""
+
+    def update_columns(buf: Any, x: Any) -> Any:
+        def update(j: Any, buf: Any) -> Any:
+            buf[:, j] = 2.0 * buf[:, j] + x[:, j]
+            return buf
+
+        return irc.fori_loop(0, buf.shape[1], update, buf)
+
+    spec = irc.TensorSpec(("N", "D"), "float32")
+    compiled = irc.compile(update_columns, spec, spec)
+    assert compiled.num_kernels == 1 and "device loop" in compiled.ir("loop")
+    for n, d in ((1, 1), (3, 4), (7, 300)):
+        rng = np.random.default_rng(n)
+        buf, x = (rng.standard_normal((n, d)).astype(np.float32) for _ in range(2))
+        got = compiled(buf, x, backend="interpret")
+        np.testing.assert_allclose(got, 2.0 * buf + x, rtol=1e-5, atol=1e-6)
+
+
 # ----- gradients ---------------------------------------------------------------------
 
 
@@ -401,10 +472,11 @@ def test_check_pass_on_the_programs(
 # ----- the real launch path ---------------------------------------------------------
 
 
-def test_host_loop_launches_on_the_real_path(tmp_path: Path) -> None:
-    """The RNN's kernels go through Triton's binder and compiler (sm_90 PTX
-    and a cubin) under the fake CUDA driver, launched once per iteration by
-    the launcher's host loop, with NumPy's result shapes and dtypes."""
+def test_host_and_device_loops_launch_on_the_real_path(tmp_path: Path) -> None:
+    """The RNN's kernels and the row update's go through Triton's binder and
+    compiler (sm_90 PTX and a cubin) under the fake CUDA driver, with
+    NumPy's result shapes and dtypes: the RNN's launched once per iteration
+    by the launcher's host loop, the row update's device loop once a call."""
     from fake_gpu_control_flow import LENGTHS
     from fake_gpu_control_flow import __file__ as script
     from fake_gpu_suite import run_compiling
@@ -412,19 +484,26 @@ def test_host_loop_launches_on_the_real_path(tmp_path: Path) -> None:
     out = tmp_path / "report.json"
     completed = run_compiling([script, str(out)], timeout=900)
     assert completed.returncode == 0, completed.stderr[-4000:]
-    result = json.loads(out.read_text())["rnn"]
-    assert "error" not in result, result.get("error")
-    assert [call["length"] for call in result["calls"]] == list(LENGTHS)
-    for call in result["calls"]:
-        assert call["outputs"] == call["numpy"]
+    report = json.loads(out.read_text())
+    for name, result in report.items():
+        assert "error" not in result, f"{name}: {result.get('error')}"
+        assert [call["length"] for call in result["calls"]] == list(LENGTHS)
+        for call in result["calls"]:
+            assert call["outputs"] == call["numpy"]
+            for launch in call["launches"]:
+                assert launch["binary"]["sm_90"]
+                assert launch["binary"]["cubin_bytes"] > 0
+    for call in report["rnn"]["calls"]:
         # Every kernel of the module is in the loop body: one launch each
         # per iteration.
-        assert len(call["launches"]) == result["kernels"] * call["length"]
+        assert len(call["launches"]) == report["rnn"]["kernels"] * call["length"]
         for launch in call["launches"]:
-            assert launch["binary"]["sm_90"] and launch["binary"]["cubin_bytes"] > 0
             # Rows of xs are views at a row's offset: pointers, not always
             # 16-byte aligned (Triton specialises on that per launch).
             assert any(a["kind"] == "pointer" for a in launch["args"].values())
+    # The row update's loop is in its one kernel, whatever the length.
+    assert report["row_update"]["kernels"] == 1
+    assert [len(c["launches"]) for c in report["row_update"]["calls"]] == [1, 1]
 
 
 # ----- generated programs with control flow -------------------------------------------
@@ -441,7 +520,8 @@ _STEPS: dict[str, Any] = {
 @st.composite
 def control_flow_modules(draw: st.DrawFn) -> ModuleOp:
     """Graph modules of ``f(x: [N, D], w: [D, D])`` with a loop or a cond
-    (an ``irc.fori_loop`` over a static or symbolic count, an ``irc.scan``
+    (an ``irc.fori_loop`` over a static or symbolic count, or updating each
+    row ``x[i]`` from a row (device or host loops), an ``irc.scan``
     over the rows of ``x``, an ``irc.while_loop``, an ``irc.cond`` on a
     reduction), optionally holding a cond, around bodies of bounded steps
     and, optionally, a matmul: host loops, device loops and decisions."""
@@ -449,8 +529,13 @@ def control_flow_modules(draw: st.DrawFn) -> ModuleOp:
     use_matmul = draw(st.booleans())
     inner_cond = draw(st.booleans())
     kind = draw(
-        st.sampled_from(["fori_static", "fori_symbolic", "scan", "while", "cond"])
+        st.sampled_from(
+            ["fori_static", "fori_symbolic", "fori_rows", "scan", "while", "cond"]
+        )
     )
+    # A row update's new row: from its own row (a device loop unless a step
+    # reads across the row), an input's row, or the previous row (host).
+    row_source = draw(st.sampled_from(["own", "input", "previous"]))
 
     def body(v: Any, w: Any) -> Any:
         for step in steps:
@@ -468,6 +553,14 @@ def control_flow_modules(draw: st.DrawFn) -> ModuleOp:
             return irc.fori_loop(0, 2, lambda i, v: body(v, w), x)
         if kind == "fori_symbolic":
             return irc.fori_loop(0, x.shape[0], lambda i, v: body(v, w), x)
+        if kind == "fori_rows":
+
+            def update(i: Any, v: Any) -> Any:
+                rows = {"own": v[i], "input": x[i], "previous": v[i - 1]}
+                v[i] = body(rows[row_source], w)
+                return v
+
+            return irc.fori_loop(0, x.shape[0], update, x)
         if kind == "scan":
             step = lambda c, row: (body(c + row, w), c)  # noqa: E731
             return irc.scan(step, x[0] * 0.0, x)

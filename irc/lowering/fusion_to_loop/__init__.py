@@ -29,7 +29,7 @@ from irc.errors import IrcError
 
 # The strategies' modules register them in ``STRATEGIES`` when they load.
 from irc.lowering.fusion_to_loop import attention, matmul, pointwise  # noqa: F401
-from irc.lowering.fusion_to_loop.device_loop import DeviceLoopTiler, device_loop_kernel
+from irc.lowering.fusion_to_loop.device_loop import DeviceLoopTiler, device_loop
 from irc.lowering.fusion_to_loop.reduction import ReductionTiler
 from irc.lowering.fusion_to_loop.scan import ScanTiler
 from irc.lowering.fusion_to_loop.tiler import STRATEGIES, KernelTiler
@@ -102,9 +102,10 @@ def lower_device_loops(module: ModuleOp, options: TilePass) -> None:
     the loop inside (``irc.lowering.fusion_to_loop.device_loop``); the
     other control flow stays, for ``bufferize`` to run on the host."""
     for op in [f for f in module.walk() if isinstance(f, g.ForOp)]:
-        kernel = device_loop_kernel(op)
-        if kernel is not None:
-            Rewriter.replace_op(op, DeviceLoopTiler(op, kernel, options).tile())
+        found = device_loop(op)
+        if found is not None:
+            kernel = DeviceLoopTiler(found, options).tile()
+            Rewriter.replace_op(op, kernel, found.replacements(kernel))
 
 
 def _check_fused(module: ModuleOp) -> None:

@@ -193,14 +193,7 @@ class KernelTiler:
     def _compute(self, value: SSAValue, index: Index) -> SSAValue:
         b = self.b
         if isinstance(value, BlockArgument):
-            tensor = self.body.args[value.index]
-            mask = self.read_mask(index)
-            if self.hoist_invariant_reads and self._in_body(*index, mask):
-                with b.at_end(self.body):
-                    read = b.create(loop.ReadOp(tensor, list(index), mask))
-                self.scopes[0][(value, index, self.mask)] = read
-                return read
-            return b.create(loop.ReadOp(tensor, list(index), mask))
+            return self.read(value, self.body.args[value.index], index)
         if value in self.anchors:
             return self._anchor_at(value, index)
         op = value.owner
@@ -238,6 +231,20 @@ class KernelTiler:
             f"tile: {op.name} cannot be evaluated inside kernel "
             f"{self.kernel.kernel_name} ({self.kernel.kind_name})"
         )
+
+    def read(self, value: SSAValue, tensor: SSAValue, index: Index) -> SSAValue:
+        """``loop.read`` of ``tensor`` (what kernel input ``value`` is) at
+        ``index`` under the current mask; with ``hoist_invariant_reads``,
+        made once in the kernel body when its index and mask are the body's
+        (a weight read before the loop over a program's rows)."""
+        b = self.b
+        mask = self.read_mask(index)
+        if self.hoist_invariant_reads and self._in_body(*index, mask):
+            with b.at_end(self.body):
+                read = b.create(loop.ReadOp(tensor, list(index), mask))
+            self.scopes[0][(value, index, self.mask)] = read
+            return read
+        return b.create(loop.ReadOp(tensor, list(index), mask))
 
     def dot_operand(
         self, value: SSAValue, index: Index, mask: SSAValue | None

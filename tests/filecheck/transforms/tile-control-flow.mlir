@@ -1,8 +1,8 @@
-// tile: a graph.for whose body is one pointwise kernel, elementwise in its
-// carries and slices, becomes one loop.kernel with the loop inside (an
-// scf.for over the trip count, the carries in registers, xs read and ys
-// written per iteration); any other graph.for keeps its loop on the host,
-// its body's kernels tiled in place.
+// tile: a graph.for whose body is one pointwise kernel that reads the
+// carries it changes at each lane's own element only becomes one
+// loop.kernel with the loop inside (an scf.for over the trip count, the
+// carries in registers, xs read and ys written per iteration); any other
+// graph.for keeps its loop on the host, its body's kernels tiled in place.
 
 // RUN: irc-opt %s --split-input-file -p fuse,tile | filecheck %s
 // RUN: irc-opt %s --split-input-file -p fuse,tile | irc-opt --split-input-file | filecheck %s
@@ -46,4 +46,67 @@ func.func @host_for(%c: !graph.tensor<[D], f32>, %xs: !graph.tensor<[N, D], f32>
     graph.yield %u, %t : !graph.tensor<[D], f32>, !graph.tensor<[], f32>
   }
   func.return %r#0, %r#1 : !graph.tensor<[D], f32>, !graph.tensor<[N], f32>
+}
+
+// -----
+
+// A row update, `buf[i] = 0.5 * buf[i] + x[i]` (its capture: the row taken,
+// updated, broadcast back and selected where iota == i), with `x` a carry
+// yielded unchanged (a closure): the row is read where it is written, so the
+// loop runs on the device; `x` is read in place and is not an output.
+
+// CHECK-LABEL: func.func @row_update(
+// CHECK-NOT:     = graph.for
+// CHECK:         %[[R:.*]] = loop.kernel @k0 pointwise (%buf, %x) {{.*}}device loop: the whole graph.for (N iterations) runs in this kernel, pointwise over [N, D] in blocks of 1024; 1 unchanged carry read in place" : (!graph.tensor<[N, D], f32>, !graph.tensor<[N, D], f32>) -> (!graph.tensor<[N, D], f32>) {
+// CHECK:           %[[INIT:.*]] = loop.read %0[
+// CHECK:           scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[C:.*]] = %[[INIT]])
+// CHECK-NOT:         loop.read %0
+// CHECK:             loop.read %1[%[[I]], %{{.*}}]
+// CHECK:             tile.select %{{.*}}, %{{.*}}, %[[C]]
+// CHECK:         func.return %[[R]]
+func.func @row_update(%buf: !graph.tensor<[N, D], f32>, %x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32> {
+  %r:2 = graph.for N carries (%buf, %x) : (!graph.tensor<[N, D], f32>, !graph.tensor<[N, D], f32>) xs () : () -> (!graph.tensor<[N, D], f32>, !graph.tensor<[N, D], f32>) {
+  ^bb0(%i: !graph.tensor<[], i64>, %b: !graph.tensor<[N, D], f32>, %xc: !graph.tensor<[N, D], f32>):
+    %row = graph.take %b, %i [0] : (!graph.tensor<[N, D], f32>, !graph.tensor<[], i64>) -> !graph.tensor<[D], f32>
+    %h = graph.constant 0.5 : f32 -> !graph.tensor<[D], f32>
+    %half = graph.mul %row, %h : !graph.tensor<[D], f32>
+    %xrow = graph.take %xc, %i [0] : (!graph.tensor<[N, D], f32>, !graph.tensor<[], i64>) -> !graph.tensor<[D], f32>
+    %new = graph.add %half, %xrow : !graph.tensor<[D], f32>
+    %unit = graph.reshape %new : !graph.tensor<[D], f32> -> !graph.tensor<[1, D], f32>
+    %spread = graph.broadcast %unit : !graph.tensor<[1, D], f32> -> !graph.tensor<[N, D], f32>
+    %iota = graph.iota [0] : !graph.tensor<[N, D], i64>
+    %ib = graph.broadcast %i : !graph.tensor<[], i64> -> !graph.tensor<[N, D], i64>
+    %here = graph.cmp eq, %iota, %ib : !graph.tensor<[N, D], i64>
+    %next = graph.select %here, %spread, %b : !graph.tensor<[N, D], i1>, !graph.tensor<[N, D], f32>
+    graph.yield %next, %xc : !graph.tensor<[N, D], f32>, !graph.tensor<[N, D], f32>
+  }
+  func.return %r#0 : !graph.tensor<[N, D], f32>
+}
+
+// -----
+
+// The same update from the previous row, `buf[i] = 0.5 * buf[i - 1]`: row i
+// reads another lane's element of the carry, so the loop stays on the host.
+
+// CHECK-LABEL: func.func @previous_row_update(
+// CHECK:         graph.for N carries
+// CHECK:           loop.kernel @k0 pointwise
+// CHECK:           graph.yield
+func.func @previous_row_update(%buf: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32> {
+  %r = graph.for N carries (%buf) : (!graph.tensor<[N, D], f32>) xs () : () -> (!graph.tensor<[N, D], f32>) {
+  ^bb0(%i: !graph.tensor<[], i64>, %b: !graph.tensor<[N, D], f32>):
+    %one = graph.constant 1 : i64 -> !graph.tensor<[], i64>
+    %prev = graph.sub %i, %one : !graph.tensor<[], i64>
+    %row = graph.take %b, %prev [0] : (!graph.tensor<[N, D], f32>, !graph.tensor<[], i64>) -> !graph.tensor<[D], f32>
+    %h = graph.constant 0.5 : f32 -> !graph.tensor<[D], f32>
+    %half = graph.mul %row, %h : !graph.tensor<[D], f32>
+    %unit = graph.reshape %half : !graph.tensor<[D], f32> -> !graph.tensor<[1, D], f32>
+    %spread = graph.broadcast %unit : !graph.tensor<[1, D], f32> -> !graph.tensor<[N, D], f32>
+    %iota = graph.iota [0] : !graph.tensor<[N, D], i64>
+    %ib = graph.broadcast %i : !graph.tensor<[], i64> -> !graph.tensor<[N, D], i64>
+    %here = graph.cmp eq, %iota, %ib : !graph.tensor<[N, D], i64>
+    %next = graph.select %here, %spread, %b : !graph.tensor<[N, D], i1>, !graph.tensor<[N, D], f32>
+    graph.yield %next : !graph.tensor<[N, D], f32>
+  }
+  func.return %r : !graph.tensor<[N, D], f32>
 }
