@@ -103,8 +103,12 @@ TRITON_LEVEL = {"lower-memory-to-triton", "lower-to-triton"}
 #: ``auto-mixed-precision`` needs float32 matmuls, and smooth programs (a
 #: comparison of a rounded value flips near a tie); ``horizontal-fusion``
 #: needs identical computations holding a matmul on windows of one tensor;
-#: ``dedupe-kernels`` needs them on different tensors, as layers have them.
+#: ``dedupe-kernels`` needs them on different tensors, as layers have them;
+#: ``unroll-while`` needs while loops.
 PROGRAMS = {
+    "unroll-while": lambda: testing.programs(
+        actions=("while", "for", "cond", "binary", "unary", "reduce", "broadcast")
+    ),
     "dedupe-kernels": testing.layer_programs,
     "horizontal-fusion": lambda: testing.head_programs(
         dtypes=("float32",),

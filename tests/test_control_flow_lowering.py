@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import torch
 from control_flow_programs import (
     PROGRAMS,
     rnn_inputs,
@@ -38,6 +39,7 @@ from irc.cli import irc_opt
 from irc.errors import ExecutionError
 from irc.interpreters.memory import run_memory
 from irc.ir import default_context, parse_module, print_module
+from irc.lowering.pipeline import DEFAULT_PIPELINE
 from irc.passes.registry import get_all_passes
 from irc.testing import CONTROL_FLOW_ACTIONS, check_pass, programs
 from irc.testing.interpreters import run_module
@@ -281,6 +283,59 @@ def test_a_column_update_is_a_device_loop() -> None:
         buf, x = (rng.standard_normal((n, d)).astype(np.float32) for _ in range(2))
         got = compiled(buf, x, backend="interpret")
         np.testing.assert_allclose(got, 2.0 * buf + x, rtol=1e-5, atol=1e-6)
+
+
+def _halve_until_small(x: Any) -> Any:
+    return irc.while_loop(lambda x: np.sqrt((x * x).sum()) >= 1.0, lambda x: x * 0.5, x)
+
+
+@pytest.mark.parametrize("iterations", [0, 1, 7, 8, 9, 20])
+def test_a_while_loop_reads_its_predicate_once_every_8_iterations(
+    iterations: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Halving until the norm is below 1, on the emitted kernels: the host
+    decides (one device->host read, ``.item()``) once per 8 iterations and
+    once more to stop, not once per iteration, and the result is the
+    loop's, however many iterations the last 8 overran."""
+    compiled = irc.compile(_halve_until_small, irc.TensorSpec(("N",), "float32"))
+    reads = 0
+    item = torch.Tensor.item
+
+    def counted(tensor: torch.Tensor) -> Any:
+        nonlocal reads
+        reads += 1
+        return item(tensor)
+
+    monkeypatch.setattr(torch.Tensor, "item", counted)
+    # A norm of 0.9 * 2**iterations: that many halvings, exactly.
+    x = np.full(4, 0.45 * 2.0**iterations, np.float32)
+    got = compiled(x, backend="interpret")
+    np.testing.assert_array_equal(got, x / 2.0**iterations)
+    assert reads == -(-iterations // 8) + 1  # one per iteration: iterations + 1
+
+
+def test_a_while_loop_unrolled_or_not_agrees_with_numpy() -> None:
+    """The same loop compiled with ``fuse{while-factor=1}`` reads its predicate
+    every iteration, and both agree with NumPy's loop at sizes and norms
+    past 8 iterations."""
+    spec = irc.TensorSpec(("N",), "float32")
+    unrolled = irc.compile(_halve_until_small, spec)
+    plain = irc.compile(
+        _halve_until_small,
+        spec,
+        pipeline=DEFAULT_PIPELINE.replace("fuse", "fuse{while-factor=1}"),
+    )
+    # The unrolled loop's condition is ``alive & cond(c)``.
+    assert "graph.and" in unrolled.ir("fusion")
+    assert "graph.and" not in plain.ir("fusion")
+    for n, scale in ((1, 0.3), (5, 40.0), (1500, 3000.0)):
+        x = np.random.default_rng(n).standard_normal(n).astype(np.float32) * scale
+        expected = x.copy()
+        while np.sqrt((expected * expected).sum()) >= 1.0:
+            expected = expected * np.float32(0.5)
+        for compiled in (unrolled, plain):
+            got = compiled(x, backend="interpret")
+            np.testing.assert_array_equal(got, expected)
 
 
 # ----- gradients ---------------------------------------------------------------------

@@ -399,3 +399,31 @@ def test_a_miscompiling_lowering_is_named_at_its_level(
     assert "on the graph and fusion levels stay finite" in message
     assert "tile.binary in @softplus (level loop) made inf at index (0,)" in message
     assert "program (0, 0, 0) of loop.kernel @k0" in message
+
+
+def test_an_unrolled_while_loop_is_reported_at_the_user_s_iteration() -> None:
+    """``fuse`` runs 8 iterations of this cheap loop per run of its body,
+    but the graph level, which the hunt replays, keeps the user's loop: the
+    overflow is named at its own iteration, 38 (10**39 > float32's max)."""
+
+    def grow(x: Any) -> Any:
+        return irc.while_loop(
+            lambda s: s[1] < 45, lambda s: (s[0] * 10.0, s[1] + 1), (x, np.int32(0))
+        )[0]
+
+    compiled = irc.compile(grow, irc.TensorSpec((3,), "float32"), debug_nans=True)
+    assert "unrolled = 8" in compiled.ir("fusion")
+    with pytest.raises(irc.NonFiniteError) as caught:
+        compiled(np.ones(3, np.float32), backend="interpret")
+    message = str(caught.value)
+    assert "graph.mul" in message and "(level graph)" in message
+    assert "in iteration 38 of graph.while" in message
+    # Replayed at the fusion level, the run of the unrolled body is named
+    # with the iterations it holds.
+    origin = nans.hunt(compiled.module_at("fusion"), [np.ones(3, np.float32)])
+    assert origin is not None
+    assert any(
+        where.startswith("iterations 32 to 39 of graph.while")
+        and "unrolled: 8 a run of its body" in where
+        for where in origin.context
+    ), origin.context

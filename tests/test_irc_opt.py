@@ -242,7 +242,7 @@ def test_unknown_pass(run_irc_opt: RunIrcOpt) -> None:
         "pass-pipeline:1:5: error: unknown pass 'frobnicate'; known passes: "
         "annotate-sharding, auto-mixed-precision, autodiff, bufferize, "
         "canonicalize, cse, dce, dedupe-kernels, fuse, horizontal-fusion, lower-memory-to-triton, "
-        "lower-to-triton, partition, propagate-sharding, tile",
+        "lower-to-triton, partition, propagate-sharding, tile, unroll-while",
         "    ^^^^^^^^^^",
     )
 

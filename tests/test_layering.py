@@ -79,6 +79,7 @@ MODULE_LEVELS: dict[str, tuple[str, ...]] = {
     "irc.passes.graph_canonicalization": ("graph",),
     "irc.passes.auto_mixed_precision": ("graph",),
     "irc.passes.horizontal_fusion": ("graph",),
+    "irc.passes.while_unrolling": ("graph",),
     "irc.passes.collective_canonicalization": ("graph",),
     "irc.passes.sharding_annotation": ("graph",),
     "irc.passes.sharding_propagation": ("graph",),

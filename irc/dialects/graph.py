@@ -1611,7 +1611,9 @@ class WhileOp(ControlFlowOp):
         }
 
     While ``cond`` yields true on the carries, ``body`` replaces them; the
-    results are the last carries. Carries keep their types.
+    results are the last carries. Carries keep their types. A loop that
+    ``unroll-while`` unrolled has the attribute ``unrolled`` (its factor:
+    each run of its body is that many of the user's iterations).
     """
 
     name = "graph.while"
@@ -1641,6 +1643,16 @@ class WhileOp(ControlFlowOp):
         carries = [value.type for value in self.inputs]
         _verify_region(self, self.cond_region, "cond", carries, [PREDICATE_TYPE])
         _verify_region(self, self.body_region, "body", carries, carries)
+
+
+#: The attribute of a ``graph.while`` that ``unroll-while`` unrolled.
+UNROLLED_ATTRIBUTE = "unrolled"
+
+
+def unroll_factor(loop: WhileOp) -> int:
+    """How many of the user's iterations one run of ``loop``'s body is."""
+    factor = loop.attributes.get(UNROLLED_ATTRIBUTE)
+    return factor.value.data if isinstance(factor, IntegerAttr) else 1
 
 
 MAX_TRIP_COUNT = 2**63 - 1

@@ -63,6 +63,7 @@ from irc.dialects.kernel_kind import (
 )
 from irc.dialects.sym import GuardOp, shape_text
 from irc.lowering.scatter_add import decompose_scatter_adds
+from irc.passes.while_unrolling import check_factor, unroll_cheap_loops
 from irc.source_locations import source_location
 
 # --------------------------------------------------------------------------
@@ -1090,8 +1091,16 @@ class FusePass(ModulePass):
 
     name = "fuse"
 
+    #: How many iterations of a cheap ``graph.while`` run per host decision
+    #: (``irc.passes.while_unrolling``; 1: one, the loop as it is).
+    while_factor: int = 8
+
+    def __post_init__(self) -> None:
+        check_factor(self.while_factor, "fuse option while-factor")
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         _refuse_calls(op)
+        unroll_cheap_loops(op, self.while_factor)
         functions = [f for f in op.walk() if isinstance(f, func.FuncOp)]
         for function in functions:
             for block in function.body.blocks:

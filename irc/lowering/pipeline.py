@@ -49,7 +49,7 @@ LOWERING_PASSES = frozenset(LEVEL_AFTER)
 #: keeps a copy of each level's IR; it need not copy the module before one
 #: of these, which cannot end the level (a copy is a fifth of a compile).
 LEVEL_KEEPING_PASSES = frozenset(
-    {"canonicalize", "cse", "horizontal-fusion", "dedupe-kernels"}
+    {"canonicalize", "cse", "horizontal-fusion", "unroll-while", "dedupe-kernels"}
 )
 
 #: What ``irc.compile`` runs by default: graph clean-ups, identical

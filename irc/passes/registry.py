@@ -35,6 +35,8 @@ _PASSES: dict[str, str] = {
     "propagate-sharding": "irc.passes.sharding_propagation:PropagateShardingPass",
     "partition": "irc.passes.partition:PartitionPass",
     "annotate-sharding": "irc.passes.sharding_annotation:AnnotateShardingPass",
+    # Cheap while loops run several iterations per host decision.
+    "unroll-while": "irc.passes.while_unrolling:UnrollWhilePass",
     # One kernel per distinct computation (a stack of layers emits one layer's).
     "dedupe-kernels": "irc.passes.kernel_deduplication:DedupeKernelsPass",
     # The lowering, one pass per level (irc.lowering.pipeline), and all of it.

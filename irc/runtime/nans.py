@@ -38,7 +38,7 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from irc import pytree
 from irc.dialects import fusion, loop, memory
-from irc.dialects.graph import CondOp, ForOp, WhileOp
+from irc.dialects.graph import CondOp, ForOp, WhileOp, unroll_factor
 from irc.dialects.tile import TiledKernelOp
 from irc.errors import IrcError, NonFiniteError
 from irc.interpreters.loop import kernel_outputs, program_context
@@ -402,6 +402,21 @@ class _Hunter(Interpreter.Listener):
             context=tuple(self._context(op)),
         )
 
+    def _while_context(self, loop: WhileOp, child: Operation) -> str:
+        """Which run of ``loop``'s body or test ``child`` is in: an unrolled
+        loop's (below the graph level) is several of the user's iterations."""
+        runs, factor = self._while_runs.get(loop, 0), unroll_factor(loop)
+        where = op_location(loop)
+        if child.parent_region() is not loop.body_region:
+            return f"the test before iteration {runs * factor} of {where}"
+        if factor == 1:
+            return f"iteration {runs - 1} of {where}"
+        first = (runs - 1) * factor
+        return (
+            f"iterations {first} to {first + factor - 1} of {where} "
+            f"(unrolled: {factor} a run of its body)"
+        )
+
     def _context(self, op: Operation) -> Iterator[str]:
         """The loop iterations, branches, kernels and programs ``op`` runs
         in, innermost first."""
@@ -411,11 +426,7 @@ class _Hunter(Interpreter.Listener):
                 (index,) = self.interpreter.get_values((parent.body.block.args[0],))
                 yield f"iteration {int(index)} of {op_location(parent)}"
             elif isinstance(parent, WhileOp):
-                runs = self._while_runs.get(parent, 0)
-                if child.parent_region() is parent.body_region:
-                    yield f"iteration {runs - 1} of {op_location(parent)}"
-                else:
-                    yield f"the test before iteration {runs} of {op_location(parent)}"
+                yield self._while_context(parent, child)
             elif isinstance(parent, CondOp):
                 then = child.parent_region() is parent.then_region
                 yield f"the {'then' if then else 'else'} branch of {op_location(parent)}"

@@ -3,7 +3,7 @@
 
 // RUN: not irc-opt %s -p cse,frobnicate 2>&1 | filecheck %s --check-prefix=PASS
 // PASS-NOT:  Traceback
-// PASS:      pass-pipeline:1:5: error: unknown pass 'frobnicate'; known passes: annotate-sharding, auto-mixed-precision, autodiff, bufferize, canonicalize, cse, dce, dedupe-kernels, fuse, horizontal-fusion, lower-memory-to-triton, lower-to-triton, partition, propagate-sharding, tile
+// PASS:      pass-pipeline:1:5: error: unknown pass 'frobnicate'; known passes: annotate-sharding, auto-mixed-precision, autodiff, bufferize, canonicalize, cse, dce, dedupe-kernels, fuse, horizontal-fusion, lower-memory-to-triton, lower-to-triton, partition, propagate-sharding, tile, unroll-while
 // PASS-NEXT: cse,frobnicate
 // PASS-NEXT: {{^    \^{10}$}}
 // PASS-NOT:  Traceback
@@ -12,6 +12,11 @@
 // OPTION-NOT: Traceback
 // OPTION:     pass-pipeline:1:1: error: invalid options for pass 'canonicalize': Provided arguments ["max_iterations"] not found
 // OPTION-NOT: Traceback
+
+// RUN: not irc-opt %s -p 'unroll-while{factor=0}' 2>&1 | filecheck %s --check-prefix=FACTOR
+// FACTOR-NOT: Traceback
+// FACTOR:     pass-pipeline:1:1: error: invalid options for pass 'unroll-while': unroll-while option factor=0 must be a positive integer
+// FACTOR-NOT: Traceback
 
 // RUN: not irc-opt %s 2>&1 | filecheck %s --check-prefix=VERIFY
 // VERIFY-NOT:  Traceback
