@@ -97,6 +97,28 @@ def test_print_in_fori_loop_and_cond(backend: str, capsys: pytest.CaptureFixture
     assert _lines(capsys) == ["i=0 v=[1. 1.]", "i=1 v=[2. 2.]", "positive"]
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_print_in_while_loop_runs_once_an_iteration(
+    backend: str, capsys: pytest.CaptureFixture[str]
+):
+    """A print is an effect: the loop is not unrolled (its copies would
+    print for iterations past the exit), and it prints each iteration once."""
+
+    def f(x: Any) -> Any:
+        def body(state: Any) -> Any:
+            v, k = state
+            irc.debug.print("k={}", k)
+            return v * 2, k + 1
+
+        return irc.while_loop(lambda s: s[1] < 3, body, (x, np.int32(0)))[0]
+
+    c = irc.compile(f, irc.TensorSpec((2,), "float32"))
+    assert "unrolled" not in c.ir("fusion")
+    capsys.readouterr()
+    np.testing.assert_allclose(c(np.ones(2, np.float32), backend=backend), [8, 8])
+    assert _lines(capsys) == ["k=0", "k=1", "k=2"]
+
+
 def rnn_loss(w: Any, xs: Any) -> Any:
     def step(h: Any, x: Any) -> tuple[Any, None]:
         h = np.tanh(w * h + x)

@@ -904,6 +904,7 @@ def _rebuild_loop(
             carries, _take_region(op.cond_region), _take_region(op.body_region)
         )
     new.location = op.location
+    new.attributes.update(op.attributes)  # an unrolled loop stays marked
     results: list[SSAValue | None] = [None] * len(op.outputs)
     for position, index in enumerate(keep):
         results[index] = new.outputs[position]

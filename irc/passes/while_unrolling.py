@@ -21,7 +21,8 @@ false, so the host's next decision ends the loop.
 
 The cost: up to ``factor - 1`` applications of the body whose results are
 dropped. So only cheap loops are unrolled: a condition and a body without
-control flow, matmuls or convolutions, and at most ``MAX_BODY_OPS`` ops
+control flow, matmuls or convolutions, or effects (a debug print, a
+collective), and at most ``MAX_BODY_OPS`` ops
 (``fuse`` then makes the copies a kernel or two: one row kernel computes
 every test of a full reduction's condition).
 
@@ -43,6 +44,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import is_side_effect_free
 
 from irc.dialects import graph as g
 from irc.errors import IrcError
@@ -91,12 +93,15 @@ def unroll_cheap_loops(module: ModuleOp, factor: int) -> None:
 
 
 def is_cheap(loop: g.WhileOp) -> bool:
-    """Whether running ``loop``'s body past its exit costs little: its
-    condition and body hold no control flow or matmul (a convolution is
-    one), and at most ``MAX_BODY_OPS`` ops."""
+    """Whether running ``loop``'s body past its exit costs little and does
+    nothing but compute: its condition and body hold no control flow, no
+    matmul (a convolution is one), no op with an effect (a debug print or
+    callback would run for iterations the loop never ran, a collective
+    would communicate for them), and at most ``MAX_BODY_OPS`` ops."""
     ops = [*loop.cond_region.block.ops, *loop.body_region.block.ops]
-    return len(ops) <= MAX_BODY_OPS and not any(
-        isinstance(op, (*g.CONTROL_FLOW_OPS, *_COSTLY)) for op in ops
+    return len(ops) <= MAX_BODY_OPS and all(
+        is_side_effect_free(op) and not isinstance(op, (*g.CONTROL_FLOW_OPS, *_COSTLY))
+        for op in ops
     )
 
 

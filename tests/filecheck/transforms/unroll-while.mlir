@@ -9,8 +9,10 @@
 // RUN: irc-opt %s --split-input-file -p "unroll-while{factor=3}" | irc-opt --split-input-file | filecheck %s
 // RUN: irc-opt %s --split-input-file -p "unroll-while{factor=1}" | filecheck %s --check-prefix=ONE
 // RUN: irc-opt %s --split-input-file -p "unroll-while{factor=3},fuse" | filecheck %s --check-prefix=FUSED
+// RUN: irc-opt %s --split-input-file -p "unroll-while{factor=3},canonicalize,fuse" | filecheck %s --check-prefix=FUSED
 
-// fuse unrolls cheap loops first, but not a loop unrolled already: the
+// fuse unrolls cheap loops first, but not a loop unrolled already (even
+// rebuilt by canonicalize, which keeps the mark): the
 // condition's and and the body's one (factor 3), no more.
 // FUSED-LABEL:  func.func @halve(
 // FUSED-COUNT-2:  = graph.and %
@@ -74,4 +76,31 @@ func.func @costly(%x: !graph.tensor<[4, 4], f32>, %w: !graph.tensor<[4, 4], f32>
     graph.yield %n, %v : !graph.tensor<[4, 4], f32>, !graph.tensor<[4, 4], f32>
   }
   func.return %r#0 : !graph.tensor<[4, 4], f32>
+}
+
+// -----
+
+// A dead carry: canonicalize rebuilds the unrolled loop without it, and the
+// loop stays marked, so fuse does not unroll it again.
+
+// CHECK-LABEL: func.func @dead_carry(
+// CHECK:         graph.while ({{.*}}) : ({{.*}}) attributes {unrolled = 3 : i64} cond {
+// FUSED-LABEL: func.func @dead_carry(
+// FUSED:         graph.while ({{.*}}) : ({{.*}}) attributes {unrolled = 3 : i64} cond {
+// FUSED-COUNT-2:  = graph.and %
+// FUSED-NOT:      = graph.and %
+func.func @dead_carry(%n: !graph.tensor<[], i64>) -> !graph.tensor<[], i64> {
+  %zero = graph.constant 0 : i64 -> !graph.tensor<[], i64>
+  %r:3 = graph.while (%zero, %zero, %n) : (!graph.tensor<[], i64>, !graph.tensor<[], i64>, !graph.tensor<[], i64>) cond {
+  ^bb0(%i: !graph.tensor<[], i64>, %d: !graph.tensor<[], i64>, %m: !graph.tensor<[], i64>):
+    %p = graph.cmp lt, %i, %m : !graph.tensor<[], i64>
+    graph.yield %p : !graph.tensor<[], i1>
+  } body {
+  ^bb0(%i: !graph.tensor<[], i64>, %d: !graph.tensor<[], i64>, %m: !graph.tensor<[], i64>):
+    %one = graph.constant 1 : i64 -> !graph.tensor<[], i64>
+    %i2 = graph.add %i, %one : !graph.tensor<[], i64>
+    %d2 = graph.add %d, %one : !graph.tensor<[], i64>
+    graph.yield %i2, %d2, %m : !graph.tensor<[], i64>, !graph.tensor<[], i64>, !graph.tensor<[], i64>
+  }
+  func.return %r#0 : !graph.tensor<[], i64>
 }
