@@ -15,7 +15,9 @@ NumPy surface (elementwise ops including ``tan``, ``logaddexp``,
 (``median`` along static axes), ``matmul``, reshape, transpose, slicing,
 ``concatenate``, ``where``, softmax and logsumexp, ``cumsum`` and
 ``cumprod``, reads at a traced index) and every control-flow op
-(``cond``, ``switch``, ``while_loop``, ``fori_loop``, ``scan``, nested),
+(``cond``, ``switch``, ``while_loop``, ``fori_loop``, ``scan``, nested; a
+``fori_loop`` of row updates, ``buf[i] = f(buf[i])``, written through
+``cf.set_row``: irc's ``buf[i] = v``, JAX's ``buf.at[i].set(v)``),
 and a *mode* that wraps it: its values, ``grad`` and
 ``value_and_grad`` over several arguments or a dict of them, ``vjp``,
 ``jvp``, ``jacfwd``, ``jacrev``, ``hessian`` and a gradient of a gradient.
@@ -223,10 +225,18 @@ def _is_param(argument: Argument) -> bool:
 # The adapters -----------------------------------------------------------------
 
 
+def _set_row_in_place(buf: Any, i: Any, row: Any) -> Any:
+    """irc's write at a traced index (``buf[i] = row`` on a loop's carry,
+    which capture makes a new value)."""
+    buf[i] = row
+    return buf
+
+
 def irc_flow() -> SimpleNamespace:
     import irc
 
     return SimpleNamespace(
+        set_row=_set_row_in_place,
         cond=irc.cond,
         switch=irc.switch,
         while_loop=irc.while_loop,
@@ -262,6 +272,11 @@ def python_flow() -> SimpleNamespace:
             carry = body_fun(i, carry)
         return carry
 
+    def set_row(buf: Any, i: Any, row: Any) -> Any:
+        buf = buf.copy()  # NumPy writes in place; the loop's value is new
+        buf[i] = row
+        return buf
+
     def scan(
         f: Callable,
         carry: Any,
@@ -278,7 +293,12 @@ def python_flow() -> SimpleNamespace:
         return carry, np.stack(ys)
 
     return SimpleNamespace(
-        cond=cond, switch=switch, while_loop=while_loop, fori_loop=fori_loop, scan=scan
+        set_row=set_row,
+        cond=cond,
+        switch=switch,
+        while_loop=while_loop,
+        fori_loop=fori_loop,
+        scan=scan,
     )
 
 
@@ -286,6 +306,7 @@ def jax_flow() -> SimpleNamespace:
     import jax
 
     return SimpleNamespace(
+        set_row=lambda buf, i, row: buf.at[i].set(row),
         cond=jax.lax.cond,
         switch=jax.lax.switch,
         while_loop=jax.lax.while_loop,
@@ -455,7 +476,9 @@ class _Writer:
         ]
         if scope.depth < 2:
             options += [
-                f for f in ("cond", "switch", "fori_loop", "scan") if f in self.families
+                f
+                for f in ("cond", "switch", "fori_loop", "row_update", "scan")
+                if f in self.families
             ]
         family = self.choice(options)
         self.used.add(family)
@@ -965,6 +988,44 @@ class _Writer:
             carry.repeats,
         )
 
+    def _row_update(self, scope: _Scope, value: Value | None = None) -> Value:
+        """A ``fori_loop`` over the rows of a carry, writing row ``i`` from
+        itself: ``buf[i] = 0.5 * buf[i] + h(buf[i])`` (``cf.set_row``: irc's
+        ``buf[i] = v``, JAX's ``buf.at[i].set(v)``), ``h`` a squashed step
+        or two of the row (a device loop where they are elementwise)."""
+        carry = value or self.pick(scope, lambda v: v.rank >= 1)
+        if carry is None or carry.rank == 0:
+            return self._fori_loop(scope, value)
+        carry = self.squash(scope, carry, CARRY_BOUND)
+        i = self.fresh("i")
+        inner = self._loop_body(scope, carry)
+        c = inner.values[-1]
+        row = inner.assign(f"{c.name}[{i}]", c.shape[1:], c.bound, c.repeats[1:])
+        h = self.steps(inner, self.draw(st.integers(1, 2)), keep_shape=row)
+        h = self.squash(inner, h, 1.5)
+        new_row = inner.assign(
+            f"0.5 * {row.name} + {h.name}",
+            row.shape,
+            0.5 * row.bound + 1.5,
+            row.repeats,
+        )
+        # A written row may equal another: no max/min reduction across rows.
+        written = inner.assign(
+            f"cf.set_row({c.name}, {i}, {new_row.name})",
+            c.shape,
+            max(c.bound, new_row.bound),
+            (True,) * c.rank,
+        )
+        name = self.fresh("step")
+        self._def(scope, name, f"{i}, {c.name}", inner, written.name)
+        lower = self.choice(("0", "1"))
+        return scope.assign(
+            f"cf.fori_loop({lower}, {carry.name}.shape[0], {name}, {carry.name})",
+            carry.shape,
+            max(carry.bound, CARRY_BOUND),
+            (True,) * carry.rank,
+        )
+
     def _scan(self, scope: _Scope, value: Value | None = None) -> Value:
         carry = self.squash(scope, value or self.operand(scope), CARRY_BOUND)
         with_xs = self.coin(0.8)
@@ -1095,9 +1156,10 @@ FAMILIES = (
     "switch",
     "while_loop",
     "fori_loop",
+    "row_update",
     "scan",
 )
-CONTROL_FLOW = ("cond", "switch", "while_loop", "fori_loop", "scan")
+CONTROL_FLOW = ("cond", "switch", "while_loop", "fori_loop", "row_update", "scan")
 
 
 def _plain_output(scope: _Scope, value: Value) -> Value:
