@@ -49,7 +49,10 @@ def test_a_recorded_baseline_is_met_by_the_next_run(tmp_path: Path) -> None:
     compile_time.main([*arguments, "--baseline", str(baseline), "--write-baseline"])
     recorded = json.loads(baseline.read_text())["stages_s"]["softmax"]
     assert set(recorded) == set(compile_time.STAGES)
-    # Ten times each recorded stage: no noise makes a run slower than that.
-    slack = {stage: 10 * seconds for stage, seconds in recorded.items()}
+    # A thousand times each recorded stage: what is checked is the round
+    # trip (the run reads the baseline it wrote and meets it), not a timing.
+    # Ten times was not enough on a loaded machine: a 0.9 ms fuse took 13 ms
+    # beside three fuzzers (a millisecond stage's noise is its scheduler's).
+    slack = {stage: 1000 * seconds for stage, seconds in recorded.items()}
     baseline.write_text(json.dumps({"stages_s": {"softmax": slack}}))
     compile_time.main([*arguments, "--baseline", str(baseline)])
