@@ -1066,6 +1066,15 @@ _HOISTABLE = (
     MatmulOp,
 )
 
+#: The reductions that have a value over an empty axis (their identity).
+_TOTAL_REDUCTIONS = (ReductionKind.SUM, ReductionKind.PROD)
+
+
+def _cannot_fail(op: Operation) -> bool:
+    if isinstance(op, ReduceOp):
+        return op.kind.data in _TOTAL_REDUCTIONS
+    return isinstance(op, _HOISTABLE)
+
 
 class HoistLoopInvariant(RewritePattern):
     """An op of a loop body whose operands are all pass-through carries (or
@@ -1073,7 +1082,7 @@ class HoistLoopInvariant(RewritePattern):
     moves before the loop, and its result enters as a pass-through carry.
     Ops without operands (constants, iota) stay: hoisting them would only
     turn them into carries. Only ops that cannot fail are hoisted
-    (``_HOISTABLE``)."""
+    (``_cannot_fail``)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: Loop, rewriter: PatternRewriter, /) -> None:
@@ -1093,7 +1102,7 @@ class HoistLoopInvariant(RewritePattern):
     def _hoistable(
         candidate: Operation, invariant: dict[SSAValue, SSAValue], block: Block
     ) -> bool:
-        if not isinstance(candidate, _HOISTABLE) or not candidate.operands:
+        if not _cannot_fail(candidate) or not candidate.operands:
             return False
         return all(
             operand in invariant

@@ -221,18 +221,22 @@ func.func @hoist_invariant(%c: !graph.tensor<[D], f32>, %w: !graph.tensor<[D], f
 
 // -----
 
-// A while loop hoists too; a slice stays in the loop: slices, takes and
-// max-reductions can fail at run time, and a hoisted op would run even
-// before a loop of no iterations.
+// A while loop hoists too, a sum of an invariant value with it (a sum has a
+// value over an empty axis); a slice and a max stay in the loop: slices,
+// takes and max-reductions can fail at run time, and a hoisted op would run
+// even before a loop of no iterations.
 // CHECK-LABEL: func.func @hoist_in_while(
 // CHECK-NEXT:    %t = graph.tanh %w : !graph.tensor<[N], f32>
-// CHECK-NEXT:    %r, %r_1, %0 = graph.while (%n, %w, %t) : (!graph.tensor<[], i64>, !graph.tensor<[N], f32>, !graph.tensor<[N], f32>) cond {
+// CHECK-NEXT:    %k = graph.reduce sum %t [0] : !graph.tensor<[N], f32> -> !graph.tensor<[], f32>
+// CHECK-NEXT:    %r, %r_1, %0, %1 = graph.while (%n, %w, %t, %k) : (!graph.tensor<[], i64>, !graph.tensor<[N], f32>, !graph.tensor<[N], f32>, !graph.tensor<[], f32>) cond {
 // CHECK:         } body {
-// CHECK-NEXT:    ^bb0(%i_1: !graph.tensor<[], i64>, %v_1: !graph.tensor<[N], f32>, %t_1: !graph.tensor<[N], f32>):
+// CHECK-NEXT:    ^bb0(%i_1: !graph.tensor<[], i64>, %v_1: !graph.tensor<[N], f32>, %t_1: !graph.tensor<[N], f32>, %k_1: !graph.tensor<[], f32>):
 // CHECK-NEXT:      %s = graph.slice %v_1
 // CHECK-NEXT:      %m = graph.reduce sum %s [0]
-// CHECK-NEXT:      %k = graph.reduce sum %t_1 [0]
-// CHECK:           graph.yield %j2, %v_1, %t_1 :
+// CHECK-NEXT:      %x = graph.reduce max %t_1 [0]
+// CHECK-NEXT:      %q = graph.add %m, %k_1
+// CHECK-NEXT:      %q2 = graph.add %q, %x
+// CHECK:           graph.yield %j2, %v_1, %t_1, %k_1 :
 func.func @hoist_in_while(%w: !graph.tensor<[N], f32>, %n: !graph.tensor<[], i64>) -> (!graph.tensor<[], i64>) {
   %r:2 = graph.while (%n, %w) : (!graph.tensor<[], i64>, !graph.tensor<[N], f32>) cond {
   ^bb0(%i: !graph.tensor<[], i64>, %v: !graph.tensor<[N], f32>):
@@ -245,8 +249,10 @@ func.func @hoist_in_while(%w: !graph.tensor<[N], f32>, %n: !graph.tensor<[], i64
     %s = graph.slice %v [0] [1] : !graph.tensor<[N], f32> -> !graph.tensor<[1], f32>
     %m = graph.reduce sum %s [0] : !graph.tensor<[1], f32> -> !graph.tensor<[], f32>
     %k = graph.reduce sum %t [0] : !graph.tensor<[N], f32> -> !graph.tensor<[], f32>
+    %x = graph.reduce max %t [0] : !graph.tensor<[N], f32> -> !graph.tensor<[], f32>
     %q = graph.add %m, %k : !graph.tensor<[], f32>
-    %qi = graph.cast %q : !graph.tensor<[], f32> -> !graph.tensor<[], i64>
+    %q2 = graph.add %q, %x : !graph.tensor<[], f32>
+    %qi = graph.cast %q2 : !graph.tensor<[], f32> -> !graph.tensor<[], i64>
     %o = graph.constant 1 -> !graph.tensor<[], i64>
     %j = graph.sub %i, %o : !graph.tensor<[], i64>
     %qq = graph.mul %qi, %qi : !graph.tensor<[], i64>
