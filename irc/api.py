@@ -16,6 +16,7 @@ from xdsl.passes import ModulePass
 
 from irc import artifact, logs, pytree, viz
 from irc import cache as compile_cache
+from irc.analysis.launches import Launches
 from irc.capture import Captured, TensorSpec, capture
 from irc.capture.trace import facts_declared_with
 from irc.compilation import Compilation, StoredLevels
@@ -203,8 +204,23 @@ class Compiled:
 
     @property
     def num_kernels(self) -> int:
-        """The number of kernel launches per call."""
+        """The kernel launches per call; an ``IrcError`` when their number
+        depends on the call's sizes or data (host loops and branches: read
+        ``launches``)."""
         return self.compilation.num_kernels
+
+    @property
+    def launches(self) -> Launches:
+        """The kernel launches per call as an expression over the symbols
+        and the counts only the data decides (a host while loop's
+        iterations), with what each of those counts."""
+        return self.compilation.launches
+
+    @property
+    def launch_sites(self) -> int:
+        """The launches the host function holds: those of straight-line
+        code, of one host loop iteration, of both sides of a branch."""
+        return self.compilation.launches.sites
 
     def __call__(self, *args: Any, backend: str = "auto", **kwargs: Any) -> Any:
         """Run on arrays (NumPy arrays give NumPy results, torch tensors
@@ -468,6 +484,17 @@ class Jitted:
     def num_kernels(self) -> int:
         """The kernel launches per call of the most recent compilation."""
         return self.latest.num_kernels
+
+    @property
+    def launches(self) -> Launches:
+        """The launches per call of the most recent compilation, as an
+        expression (``Compiled.launches``)."""
+        return self.latest.launches
+
+    @property
+    def launch_sites(self) -> int:
+        """The launches the most recent compilation's host function holds."""
+        return self.latest.launch_sites
 
 
 def _log_cache(

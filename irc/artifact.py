@@ -17,7 +17,8 @@ Where only torch and Triton are installed, ``import softmax_artifact;
 softmax_artifact.load()(x)`` runs it: the launcher checks the call and its
 guards itself. With irc installed, ``irc.load(path)`` gives a ``Compiled``
 restored from what ``read`` reads back, on every backend (the reference backend runs the saved
-graph IR), with its ``ir(level)``, ``triton_source`` and ``num_kernels``.
+graph IR), with its ``ir(level)``, ``triton_source``, ``num_kernels`` and
+``launches``.
 
 Static arguments are saved by value when they are ``None``, a ``bool``,
 ``int``, ``float``, ``complex`` or ``str``, a NumPy array or a NumPy scalar;
@@ -40,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from irc import pytree
+from irc.analysis.launches import Launches
 from irc.cache import versions
 from irc.capture import Captured, TensorSpec
 from irc.compilation import Compilation, StoredLevels
@@ -47,7 +49,7 @@ from irc.errors import IrcError
 from irc.shapes import Facts
 
 #: The layout of an artefact; ``irc.load`` refuses another.
-FORMAT = 1
+FORMAT = 2
 MANIFEST = "manifest.json"
 KERNELS = "kernels.py"
 LOADER = "__init__.py"
@@ -107,7 +109,7 @@ def _manifest(compiled: Compilation) -> dict[str, Any]:
             "python": platform.python_version(),
         },
         "levels": list(compiled.levels),
-        "num_kernels": compiled.num_kernels,
+        "launches": compiled.launches.to_json(),
         "symbols": sorted({d for s in captured.specs for d in s.shape if _named(d)}),
         "facts": str(captured.facts),
         "guards": _guards(compiled),
@@ -245,7 +247,7 @@ def read(path: str | Path) -> tuple[Captured, StoredLevels]:
             for level in manifest["levels"]
         },
         (directory / KERNELS).read_text("utf-8"),
-        manifest["num_kernels"],
+        Launches.from_json(manifest["launches"]),
     )
     captured = Captured(
         module=stored.module("graph"),

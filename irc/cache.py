@@ -53,7 +53,7 @@ from irc.lowering.pipeline import Pipeline
 DIR_VARIABLE = "IRC_CACHE_DIR"
 SWITCH_VARIABLE = "IRC_CACHE"
 #: The layout of an entry; an entry of another format is a miss.
-FORMAT = 1
+FORMAT = 2
 
 
 def cache_directory() -> Path | None:
@@ -128,7 +128,7 @@ class Entry(Listener):
         assert compilation.source is not None
         modules = {level: compilation.modules[level] for level in compilation.levels}
         self.store(
-            StoredLevels.of(modules, compilation.source, compilation.num_kernels)
+            StoredLevels.of(modules, compilation.source, compilation.launches)
         )
 
     def store(self, stored: StoredLevels) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from irc.analysis.launches import Launches, count_launches
 from irc.capture import Captured
 from irc.errors import IrcError
 from irc.ir import parse_module, print_module
@@ -35,7 +36,7 @@ class StoredLevels:
     #: Per level, highest first: ``(text, text with locations)``.
     texts: dict[str, tuple[str, str]]
     source: str
-    num_kernels: int
+    launches: Launches
 
     def __post_init__(self) -> None:
         self._modules: dict[str, ModuleOp] = {}
@@ -55,25 +56,27 @@ class StoredLevels:
 
     @staticmethod
     def of(
-        modules: Mapping[str, ModuleOp], source: str, num_kernels: int
+        modules: Mapping[str, ModuleOp], source: str, launches: Launches
     ) -> StoredLevels:
         texts = {
             level: (print_module(m), print_module(m, locations=True))
             for level, m in modules.items()
         }
-        return StoredLevels(texts, source, num_kernels)
+        return StoredLevels(texts, source, launches)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "levels": [[level, *pair] for level, pair in self.texts.items()],
             "source": self.source,
-            "num_kernels": self.num_kernels,
+            "launches": self.launches.to_json(),
         }
 
     @staticmethod
     def from_json(data: Mapping[str, Any]) -> StoredLevels:
         texts = {level: (plain, located) for level, plain, located in data["levels"]}
-        return StoredLevels(texts, data["source"], int(data["num_kernels"]))
+        return StoredLevels(
+            texts, data["source"], Launches.from_json(data["launches"])
+        )
 
 
 @dataclass(eq=False)
@@ -121,14 +124,19 @@ class Compilation:
             return self.stored.text(level, locations=locations)
         return print_module(self.module(level), locations=locations)
 
+    @functools.cached_property
+    def launches(self) -> Launches:
+        """The kernel launches per call, counted from the triton level's
+        host schedule (which must be reached)."""
+        if self.stored is not None:
+            return self.stored.launches
+        return count_launches(self.module("triton"))
+
     @property
     def num_kernels(self) -> int:
-        """The kernel launches per call (the triton level must be reached)."""
-        from irc.dialects.memory import LaunchOp
-
-        if self.stored is not None:
-            return self.stored.num_kernels
-        return sum(isinstance(op, LaunchOp) for op in self.module("triton").walk())
+        """The kernel launches per call, when every call makes as many
+        (``Launches.count``)."""
+        return self.launches.count(self.function_name)
 
     @functools.cached_property
     def input_names(self) -> list[str]:

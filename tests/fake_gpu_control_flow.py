@@ -60,9 +60,24 @@ def launch(name: str, gpu: FakeCudaDriver) -> dict[str, Any]:
                 "numpy": _outputs(program.reference(*args)),
                 "outputs": _outputs(result),
                 "launches": _launch_records(gpu, start, binaries),
+                "expected": compiled.launches.evaluate(**_binding(program, args)),
             }
         )
-    return {"kernels": compiled.num_kernels, "calls": calls}
+    return {
+        "per_call": str(compiled.launches),
+        "sites": compiled.launch_sites,
+        "calls": calls,
+    }
+
+
+def _binding(program: Any, args: tuple[Any, ...]) -> dict[str, int]:
+    """The symbols' values in a call: each symbolic dim's size."""
+    return {
+        dim: size
+        for spec, arg in zip(program.specs(), args, strict=True)
+        for dim, size in zip(spec.shape, np.shape(arg), strict=True)
+        if isinstance(dim, str)
+    }
 
 
 def launch_control_flow() -> dict[str, Any]:

@@ -132,7 +132,7 @@ def test_load_refuses_what_is_no_artefact(tmp_path):
         irc.load(tmp_path)
     path = irc.compile(head, HEAD_SPEC).save(tmp_path / "head")
     manifest = path / "manifest.json"
-    manifest.write_text(manifest.read_text().replace('"format": 1', '"format": 99'))
+    manifest.write_text(manifest.read_text().replace('"format": 2', '"format": 99'))
     with pytest.raises(irc.IrcError, match="format 99"):
         irc.load(path)
 

@@ -21,7 +21,9 @@ from suite_programs import SIZES, SUITE
 
 import irc
 from irc import cache as compile_cache
+from irc.analysis.launches import Launches
 from irc.lowering.pipeline import LEVEL_NAMES
+from irc.shapes.expr import SymExpr
 
 TESTS = Path(__file__).resolve().parent
 
@@ -260,16 +262,18 @@ def test_concurrent_processes_share_one_entry(tmp_path):
 
 
 def test_levels_are_stored_in_order():
-    assert list(compile_cache.StoredLevels.of({}, "", 0).texts) == []
+    none = Launches(SymExpr.const(0))
+    assert list(compile_cache.StoredLevels.of({}, "", none).texts) == []
     compiled = irc.compile(softmax, SPEC)
     stored = compile_cache.StoredLevels.of(
         {lv: compiled.module_at(lv) for lv in compiled.levels},
         compiled.triton_source,
-        compiled.num_kernels,
+        compiled.launches,
     )
     assert tuple(stored.texts) == LEVEL_NAMES
     again = compile_cache.StoredLevels.from_json(
         json.loads(json.dumps(stored.to_json()))
     )
     assert again.texts == stored.texts
+    assert again.launches == compiled.launches
     assert str(again.module("loop")) == str(compiled.module_at("loop"))

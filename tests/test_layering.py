@@ -100,6 +100,8 @@ MODULE_LEVELS: dict[str, tuple[str, ...]] = {
     "irc.analysis.bounds.loop": ("loop",),
     "irc.analysis.bounds.memory": ("memory",),
     "irc.analysis.bounds.triton": ("triton",),
+    # Launches per call, counted from memory's host schedule.
+    "irc.analysis.launches": ("memory",),
 }
 
 #: Packages all of whose modules share their levels (a lowering's connect
