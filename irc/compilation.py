@@ -130,7 +130,7 @@ class Compilation:
         host schedule (which must be reached)."""
         if self.stored is not None:
             return self.stored.launches
-        return count_launches(self.module("triton"))
+        return count_launches(self.module("triton"), self.function_name)
 
     @property
     def num_kernels(self) -> int:

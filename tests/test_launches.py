@@ -236,3 +236,75 @@ def test_an_invariant_sum_is_computed_once_not_per_iteration() -> None:
             compiled(*args, backend="interpret"), expected, rtol=1e-5, atol=1e-6
         )
         assert launched(compiled, args) == compiled.launches.evaluate(T=steps)
+
+
+# ----- what the review found -------------------------------------------------------
+
+
+def _two_whiles(x: Any, n: Any, m: Any) -> Any:
+    """Two host while loops (their bodies hold a matmul: not unrolled)."""
+    x = irc.while_loop(
+        lambda s: s[0] < n, lambda s: (s[0] + 1, np.tanh(s[1] @ s[1])), (0, x)
+    )[1]
+    return irc.while_loop(
+        lambda s: s[0] < m, lambda s: (s[0] + 1, s[1] @ s[1] * 0.5 + 1.0), (0, x)
+    )[1]
+
+
+def test_the_data_s_counts_are_named_apart_from_the_sizes_and_each_other() -> None:
+    """A size may be called ``while_0``: the loops' counts take other names,
+    one per loop."""
+    spec = irc.TensorSpec(("while_0", "while_0"), F32)
+    count = irc.TensorSpec((), "int64")
+    compiled = irc.compile(_two_whiles, spec, count, count)
+    launches = compiled.launches
+    loops = sorted(launches.unknowns)
+    assert len(loops) == 2 and "while_0" not in loops
+    assert launches.per_call.symbols == set(loops)
+    x = (0.1 * np.eye(3)).astype(np.float32)
+    for n, m in ((1, 1), (4, 1), (1, 4)):
+        args = (x, np.int64(n), np.int64(m))
+        values = dict(zip(loops, (n, m), strict=True))
+        assert launched(compiled, args) == launches.evaluate(**values), (n, m)
+
+
+def test_a_kernel_whose_grid_is_always_empty_is_not_a_launch() -> None:
+    compiled = irc.compile(lambda x: np.exp(x) + 1.0, irc.TensorSpec((0, 4), F32))
+    assert "its grid is empty, nothing to launch" in compiled.triton_source
+    assert compiled.num_kernels == compiled.launch_sites == 0
+    assert launched(compiled, (np.zeros((0, 4), np.float32),)) == 0
+
+
+def test_a_grid_empty_at_some_sizes_counts_where_it_has_programs() -> None:
+    """``x[1:]`` has no element at N = 1: the launcher skips its kernel
+    there, and the count, exact wherever every grid has programs, is one
+    more (docs/lowering.md)."""
+    compiled = irc.compile(lambda x: np.exp(x[1:]) + 1.0, irc.TensorSpec(("N",), F32))
+    assert compiled.num_kernels == 1
+    assert launched(compiled, (np.ones(2, np.float32),)) == 1
+    assert launched(compiled, (np.ones(1, np.float32),)) == 0
+
+
+def _nested_branches(x: Any, depth: int) -> Any:
+    if depth == 0:
+        return np.tanh(x @ x) @ x
+    return irc.cond(
+        x.sum() > depth, lambda x: _nested_branches(x, depth - 1) * 2.0, np.tanh, x
+    )
+
+
+def test_nested_branches_count_each_level_s_runs() -> None:
+    compiled = irc.compile(
+        lambda x: _nested_branches(x, 3), irc.TensorSpec(("N", "N"), F32)
+    )
+    launches = compiled.launches
+    assert len(launches.unknowns) == 3
+    for scale in (0.0, 1.0, 10.0):
+        x = np.full((2, 2), scale, np.float32)
+        # depth d's true side runs when every level above took its true side
+        taken, runs = {}, True
+        for level, depth in enumerate((3, 2, 1)):
+            runs = runs and float(x.sum()) > depth
+            taken[f"cond_{level}"] = int(runs)
+        values = {"N": 2, **taken}
+        assert launched(compiled, (x,)) == launches.evaluate(**values), scale

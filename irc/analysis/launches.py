@@ -16,6 +16,7 @@ The analysis reads memory's host schedule, which the triton level keeps.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,8 +24,9 @@ from typing import Any
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.traits import SymbolTable
 
-from irc.dialects.memory import LaunchOp, SizeOp
+from irc.dialects.memory import BufferType, LaunchOp, SizeOp
 from irc.errors import IrcError
 from irc.shapes.expr import SymExpr, parse_expr
 from irc.source_locations import source_location
@@ -95,28 +97,51 @@ class Launches:
         )
 
 
-def count_launches(module: ModuleOp) -> Launches:
-    """The launches per call of ``module``'s host function (the memory or
-    triton level)."""
-    functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
-    counter = _Counter(_taken_names(module))
-    total = SymExpr.const(0)
-    for function in functions:
-        total = total + counter.block(function.body.block, SymExpr.const(1))
+def count_launches(module: ModuleOp, function_name: str) -> Launches:
+    """The launches per call of ``module``'s host function ``function_name``
+    (at the memory or triton level)."""
+    function = SymbolTable.lookup_symbol(module, function_name)
+    assert isinstance(function, func.FuncOp), f"no host function @{function_name}"
+    counter = _Counter(_taken_names(function))
+    total = counter.block(function.body.block, SymExpr.const(1))
     sites = sum(
-        isinstance(op, LaunchOp) for function in functions for op in function.walk()
+        isinstance(op, LaunchOp) and not _never_launches(op) for op in function.walk()
     )
     return Launches(total, counter.unknowns, sites)
 
 
-def _taken_names(module: ModuleOp) -> set[str]:
-    """The symbols the module's sizes use, which the data's counts avoid."""
-    return {
+def _taken_names(function: func.FuncOp) -> set[str]:
+    """The symbols of the function's sizes, which the data's counts avoid."""
+    names = {
         name
-        for op in module.walk()
+        for op in function.walk()
         if isinstance(op, SizeOp)
         for name in op.expr.data.symbols
     }
+    for buffer in (*function.function_type.inputs, *function.function_type.outputs):
+        if isinstance(buffer, BufferType):
+            names.update(name for dim in buffer.dims for name in dim.symbols)
+    return names
+
+
+def _grid(launch: LaunchOp) -> tuple[SymExpr, ...]:
+    kernel = launch.callee()
+    assert kernel is not None, f"@{launch.kernel_name} is not in the module"
+    return kernel.grid_exprs
+
+
+def _never_launches(launch: LaunchOp) -> bool:
+    """Whether the launch's grid is empty whatever the sizes: the launcher
+    launches nothing for it."""
+    return any(e.is_constant and int(e) <= 0 for e in _grid(launch))
+
+
+def _launched(launch: LaunchOp) -> SymExpr:
+    """1 for a launch, 0 for one whose grid is empty whatever the sizes. A
+    grid empty at some sizes only (``N - 1`` programs at ``N = 1``) counts
+    1: the count is exact at the sizes where every grid has programs, one
+    more per such launch at the others (the launcher skips it)."""
+    return SymExpr.const(0 if _never_launches(launch) else 1)
 
 
 class _Counter:
@@ -126,6 +151,8 @@ class _Counter:
     def __init__(self, taken: set[str]) -> None:
         self.taken = taken
         self.unknowns: dict[str, str] = {}
+        #: Each block's launches per run, None where the data decides them.
+        self._per_run: dict[Block, SymExpr | None] = {}
 
     def block(self, block: Block, runs: SymExpr) -> SymExpr:
         """The launches of ``block`` over a call in which it runs ``runs``
@@ -137,7 +164,7 @@ class _Counter:
 
     def op(self, op: Operation, runs: SymExpr) -> SymExpr:
         if isinstance(op, LaunchOp):
-            return runs
+            return runs * _launched(op)
         if isinstance(op, scf.ForOp):
             return self.block(op.body.block, runs * self._trips(op))
         if isinstance(op, scf.WhileOp):
@@ -153,33 +180,67 @@ class _Counter:
 
     def _branches(self, op: scf.IfOp, runs: SymExpr) -> SymExpr:
         then_block, else_block = op.true_region.block, op.false_region.block
-        alone = _Counter(self.taken | self.unknowns.keys())
-        once = SymExpr.const(1)
-        if alone.block(then_block, once) == alone.block(else_block, once) and (
-            not alone.unknowns
-        ):
-            return self.block(then_block, runs)
+        per_run = self.per_run(then_block)
+        if per_run is not None and per_run == self.per_run(else_block):
+            return runs * per_run
         taken = self._unknown("cond", op, "runs of the host branch's true side")
         return self.block(then_block, taken) + self.block(else_block, runs - taken)
 
+    def per_run(self, block: Block) -> SymExpr | None:
+        """The launches of one run of ``block``, or None if its data decides
+        them (a while loop, or a branch whose sides differ, inside it)."""
+        if block not in self._per_run:
+            self._per_run[block] = self._count_per_run(block)
+        return self._per_run[block]
+
+    def _count_per_run(self, block: Block) -> SymExpr | None:
+        total = SymExpr.const(0)
+        for op in block.ops:
+            if isinstance(op, LaunchOp):
+                total = total + _launched(op)
+            elif isinstance(op, scf.ForOp):
+                body = self.per_run(op.body.block)
+                trips = _trips(op)
+                if body is None or trips is None:
+                    return None
+                total = total + trips * body
+            elif isinstance(op, scf.WhileOp):
+                return None
+            elif isinstance(op, scf.IfOp):
+                sides = self.per_run(op.true_region.block)
+                if sides is None or sides != self.per_run(op.false_region.block):
+                    return None
+                total = total + sides
+        return total
+
     def _trips(self, op: scf.ForOp) -> SymExpr:
-        bounds = [_size(v) for v in (op.lb, op.ub, op.step)]
-        if all(b is not None for b in bounds):
-            lower, upper, step = bounds
-            assert lower is not None and upper is not None and step is not None
-            if step.constant == 1:
-                return upper - lower
-        return self._unknown("for", op, "iterations of the host for loop")
+        trips = _trips(op)
+        if trips is None:
+            return self._unknown("for", op, "iterations of the host for loop")
+        return trips
 
     def _unknown(self, kind: str, op: Operation, meaning: str) -> SymExpr:
-        index = sum(name.startswith(f"{kind}_") for name in self.unknowns)
-        name = f"{kind}_{index}"
-        while name in self.taken:
-            name = f"_{name}"
+        """A new symbol for a count the data decides, unlike any size's or
+        any other count's."""
+        used = self.taken | self.unknowns.keys()
+        name = next(
+            name
+            for index in itertools.count()
+            if (name := f"{kind}_{index}") not in used
+        )
         where = source_location(op)
         place = f" at {where}" if where else ""
         self.unknowns[name] = f"{meaning}{place}, over the call"
         return SymExpr.symbol(name)
+
+
+def _trips(op: scf.ForOp) -> SymExpr | None:
+    """The iterations of a host for loop whose bounds are sizes
+    (``memory.size``) and whose step is 1, as ``bufferize`` makes them."""
+    lower, upper, step = (_size(v) for v in (op.lb, op.ub, op.step))
+    if lower is None or upper is None or step is None or step.constant != 1:
+        return None
+    return upper - lower
 
 
 def _size(value: SSAValue) -> SymExpr | None:
