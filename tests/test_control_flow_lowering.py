@@ -437,7 +437,46 @@ def _invariant_carry_reference(a: np.ndarray, xs: np.ndarray) -> Any:
     return s, k, np.stack(states), xs.sum(axis=1)
 
 
+def _body_temporaries(h: Any, xs: Any, w: Any) -> Any:
+    """A scan body of chained matmuls and a branch, whose temporaries share
+    buffers (bufferize's liveness inside a region)."""
+
+    def cell(h: Any, x: Any) -> Any:
+        a = h @ w
+        b = np.tanh(a) @ w
+        c = irc.cond(b.sum() > 0, lambda b: np.tanh(b) @ w, lambda b: b @ w * 0.5, b)
+        d = np.tanh(c) @ w
+        return np.tanh(d + x), d.sum()
+
+    return irc.scan(cell, h, xs)
+
+
+def _body_temporaries_reference(h: np.ndarray, xs: np.ndarray, w: np.ndarray) -> Any:
+    sums = []
+    for x in xs:
+        b = np.tanh(h @ w) @ w
+        c = np.tanh(b) @ w if b.sum() > 0 else b @ w * np.float32(0.5)
+        d = np.tanh(c) @ w
+        h = np.tanh(d + x)
+        sums.append(d.sum())
+    return h, np.array(sums, np.float32)
+
+
 NESTED = {
+    "body_temporaries": (
+        _body_temporaries,
+        _body_temporaries_reference,
+        (
+            irc.TensorSpec(("B", 4), "float32"),
+            irc.TensorSpec(("T", "B", 4), "float32"),
+            irc.TensorSpec((4, 4), "float32"),
+        ),
+        lambda rng, n: (
+            rng.standard_normal((n, 4)).astype(np.float32),
+            rng.standard_normal((n + 1, n, 4)).astype(np.float32),
+            (0.5 * rng.standard_normal((4, 4))).astype(np.float32),
+        ),
+    ),
     "nested_loops": (
         _nested_loops,
         _nested_loops_reference,
@@ -475,6 +514,43 @@ def test_nested_control_flow_at_every_level(name: str) -> None:
             _assert_matches(got, reference(*args))
         got = compiled(*args, backend="interpret")
         _assert_matches(_results(got), reference(*args))
+
+
+def _chained(h: Any, xs: Any, w: Any) -> Any:
+    def cell(h: Any, x: Any) -> Any:
+        a = h @ w
+        b = np.tanh(a) @ w
+        c = np.tanh(b) @ w
+        return np.tanh(np.tanh(c) @ w + x), None
+
+    return irc.scan(cell, h, xs)[0]
+
+
+def test_a_loop_body_s_dead_temporaries_share_buffers() -> None:
+    """The body's three temporaries of one type (a, b, c) need two buffers:
+    a is dead once b is computed, so c takes its buffer."""
+    specs = (
+        irc.TensorSpec(("B", 8), "float32"),
+        irc.TensorSpec(("T", "B", 8), "float32"),
+        irc.TensorSpec((8, 8), "float32"),
+    )
+    compiled = irc.compile(_chained, *specs)
+    host = compiled.ir("memory").split("func.func @_chained")[1]
+    loop = host.split("scf.for")[1].split("scf.yield")[0]
+    written = re.findall(r"memory.launch @\w+\(.*, (%\w+)\) :", loop)
+    assert len(written) == 4 and written[0] == written[2] != written[1], loop
+    before_loop = host.split("scf.for")[0]
+    # The carry's two buffers, the two temporaries' (the returned copy after).
+    assert before_loop.count("memory.alloc") == 4
+    rng = np.random.default_rng(5)
+    h, w = rng.standard_normal((3, 8)), 0.3 * rng.standard_normal((8, 8))
+    xs = rng.standard_normal((4, 3, 8))
+    h, xs, w = (a.astype(np.float32) for a in (h, xs, w))
+    expected = h
+    for x in xs:
+        expected = np.tanh(np.tanh(np.tanh(np.tanh(expected @ w) @ w) @ w) @ w + x)
+    got = compiled(h, xs, w, backend="interpret")
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
 
 def test_an_invariant_carry_is_read_in_place() -> None:

@@ -13,8 +13,9 @@ Buffers:
 - every buffer a region needs (its kernels' outputs, its constants, the
   predicate, the iteration index) is allocated once, before the outermost
   control-flow op, never per iteration or per branch taken; it lives until
-  the function returns, so no buffer a loop touches is reused while the
-  loop runs;
+  the function returns, so no buffer a loop touches is reused outside it
+  while the loop runs. Inside the body, a dead temporary gives its buffer
+  to a later one of the same type (``FunctionBufferizer.lower_block``);
 - a loop carry has two buffers, swapped each iteration (ping-pong): the
   loop's ``iter_args`` are ``(current..., next...)`` and the body yields
   ``(next..., current...)``. The initial carries are copied into the first
@@ -209,8 +210,7 @@ class HostControlFlow:
                 targets.setdefault(value, destination)
         b.buffers.update(zip(old.args, arguments, strict=True))
         with b.inside(new, targets):
-            for op in list(old.ops)[:-1]:
-                b.lower_op(op)
+            b.lower_block(old)
             for value, destination in zip(yielded, destinations, strict=True):
                 if b.buffers[value] is not destination:
                     b.emit(memory.CopyOp(b.buffers[value], destination), terminator)

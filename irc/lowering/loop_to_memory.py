@@ -238,6 +238,10 @@ class _Pool:
                 block.insert_op_after(dealloc, entry.after)
 
 
+#: The last use of a value whose buffer is never released.
+_FOREVER = 1 << 62
+
+
 def _last_uses(block: Block) -> dict[SSAValue, int]:
     """For each value defined in ``block``, the position of the last op of
     the block that uses it (its defining op's if none does)."""
@@ -320,6 +324,9 @@ class FunctionBufferizer:
         self.current = self.block
         #: Inside a region, the buffers its yielded kernel outputs go to.
         self.destinations: dict[SSAValue, SSAValue] | None = None
+        #: Inside a region, the buffers of its dead temporaries, which a
+        #: later temporary of the same buffer type takes.
+        self.region_free: list[SSAValue] = []
         self.control_flow = HostControlFlow(self)
 
     @property
@@ -386,6 +393,24 @@ class FunctionBufferizer:
         finally:
             self.current, self.destinations = saved
 
+    def lower_block(self, block: Block) -> None:
+        """Lower a region body's ops but its terminator into the current
+        block. Its buffers are allocated once per call (``region_storage``)
+        and the body runs its ops in order, so a temporary (a kernel output
+        the body does not yield) that is dead gives its buffer to a later
+        temporary of the same buffer type: a body's storage follows its
+        liveness, as a function's does."""
+        saved = self.last_use, self.kept_until, self.region_free
+        self.last_use = _last_uses(block)
+        self.kept_until = _keep_collective_inputs(block, self.last_use)
+        self.region_free = []
+        try:
+            for position, op in enumerate(list(block.ops)[:-1]):
+                self.lower_op(op)
+                self.region_free += self._dead_after(op, position)
+        finally:
+            self.last_use, self.kept_until, self.region_free = saved
+
     def region_storage(self, value: SSAValue, hint: str | None = None) -> SSAValue:
         """A fresh buffer for ``value`` (a tensor of the loop level) in the
         function's block: before the outermost control-flow op that needs it
@@ -402,13 +427,19 @@ class FunctionBufferizer:
         """Never release ``value``'s buffer: a loop result reads it in place
         (a carry the loop passes on unchanged), so it lives as long as that
         result may be read."""
-        self.last_use[value] = len(self.old_block.ops)  # past every position
+        self.last_use[value] = _FOREVER
 
     def storage_of(self, value: SSAValue) -> SSAValue:
         """The buffer a result inside a region is written to: the region's
-        destination for it if it is yielded, else one of its own."""
+        destination for it if it is yielded, else a dead temporary's of the
+        same type, else one of its own."""
         if self.destinations is not None and value in self.destinations:
             return self.destinations[value]
+        wanted = BufferType.of_tensor(_tensor(value))
+        for buffer in reversed(self.region_free):
+            if buffer.type == wanted:
+                self.region_free.remove(buffer)
+                return buffer
         return self.region_storage(value)
 
     def _lower_constant(self, op: graph.ConstantOp) -> None:
@@ -452,17 +483,21 @@ class FunctionBufferizer:
         return new.results[0]
 
     def _release_dead(self, op: Operation, position: int, last: Operation) -> None:
-        """Intermediates last used by ``op`` (inputs it read, outputs nobody
-        reads) are free once it has run (once ``last``, the last op it
-        became, has)."""
-        seen: set[SSAValue] = set()
+        """Intermediates last used by ``op`` are free once it has run (once
+        ``last``, the last op it became, has)."""
+        for value in self._dead_after(op, position):
+            self.pool.release(value, last)
+
+    def _dead_after(self, op: Operation, position: int) -> list[SSAValue]:
+        """The buffers of the intermediates ``op``, at ``position`` in its
+        block, uses last: inputs it read, outputs nobody reads, collective
+        inputs kept alive until then."""
+        dead: list[SSAValue] = []
         kept = self.kept_until.get(position, [])
-        for value in (*op.operands, *op.results, *kept):
-            if value in seen or not self._is_intermediate(value):
-                continue
-            seen.add(value)
-            if self.last_use[value] == position:
-                self.pool.release(self.buffers[value], last)
+        for value in dict.fromkeys((*op.operands, *op.results, *kept)):
+            if self._is_intermediate(value) and self.last_use[value] == position:
+                dead.append(self.buffers[value])
+        return dead
 
     def _is_intermediate(self, value: SSAValue) -> bool:
         return (

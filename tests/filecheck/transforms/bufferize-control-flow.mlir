@@ -4,7 +4,8 @@
 // in; a loop-invariant carry is read in place; a predicate computed on the
 // device is read back by memory.read_scalar; a trip count is memory.size of
 // its symbolic expression; xs and ys are read and written one row at a
-// time through memory.row; a returned carry is copied once, after the loop.
+// time through memory.row; a returned carry is copied once, after the loop;
+// a body's dead temporary gives its buffer to a later one.
 
 // RUN: irc-opt %s --split-input-file -p fuse,tile,bufferize | filecheck %s
 // RUN: irc-opt %s --split-input-file -p fuse,tile,bufferize | irc-opt --split-input-file | filecheck %s
@@ -93,4 +94,29 @@ func.func @host_for(%c: !graph.tensor<[D], f32>, %xs: !graph.tensor<[N, D], f32>
     graph.yield %u, %t : !graph.tensor<[D], f32>, !graph.tensor<[], f32>
   }
   func.return %r#0, %r#1 : !graph.tensor<[D], f32>, !graph.tensor<[N], f32>
+}
+
+// -----
+
+// The body's buffers are allocated once, before the loop; %a is dead once
+// the second matmul has read it, so the third writes into it.
+// CHECK-LABEL: func.func @body_storage(
+// CHECK:         %a = memory.alloc : !memory.buffer<[B, 8], [8, 1], f32>
+// CHECK-NEXT:    %b = memory.alloc : !memory.buffer<[B, 8], [8, 1], f32>
+// CHECK-NEXT:    %r, %{{.*}} = scf.for %{{.*}} = %{{.*}} to %trips step %{{.*}} iter_args(%[[C:.*]] = %carry, %[[CN:.*]] = %carry_next)
+// CHECK-NEXT:      memory.launch @k0(%[[C]], %w, %a)
+// CHECK-NEXT:      memory.launch @k1(%a, %w, %b)
+// CHECK-NEXT:      memory.launch @k2(%b, %w, %a)
+// CHECK-NEXT:      memory.launch @k3(%a, %w, %[[CN]])
+// CHECK-NEXT:      scf.yield %[[CN]], %[[C]]
+func.func @body_storage(%h: !graph.tensor<[B, 8], f32>, %w: !graph.tensor<[8, 8], f32>) -> !graph.tensor<[B, 8], f32> {
+  %r:2 = graph.for T carries (%h, %w) : (!graph.tensor<[B, 8], f32>, !graph.tensor<[8, 8], f32>) xs () : () -> (!graph.tensor<[B, 8], f32>, !graph.tensor<[8, 8], f32>) {
+  ^bb0(%i: !graph.tensor<[], i64>, %s: !graph.tensor<[B, 8], f32>, %v: !graph.tensor<[8, 8], f32>):
+    %a = graph.matmul %s, %v : (!graph.tensor<[B, 8], f32>, !graph.tensor<[8, 8], f32>) -> !graph.tensor<[B, 8], f32>
+    %b = graph.matmul %a, %v : (!graph.tensor<[B, 8], f32>, !graph.tensor<[8, 8], f32>) -> !graph.tensor<[B, 8], f32>
+    %c = graph.matmul %b, %v : (!graph.tensor<[B, 8], f32>, !graph.tensor<[8, 8], f32>) -> !graph.tensor<[B, 8], f32>
+    %d = graph.matmul %c, %v : (!graph.tensor<[B, 8], f32>, !graph.tensor<[8, 8], f32>) -> !graph.tensor<[B, 8], f32>
+    graph.yield %d, %v : !graph.tensor<[B, 8], f32>, !graph.tensor<[8, 8], f32>
+  }
+  func.return %r#0 : !graph.tensor<[B, 8], f32>
 }
