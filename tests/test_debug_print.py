@@ -237,6 +237,27 @@ def test_callback_collects_values(backend: str):
     np.testing.assert_allclose(seen[1][1], (x + 1).sum())
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_kept_callback_value_is_the_value_it_was_given(backend: str):
+    """The buffer a callback's value was read from is reused by a later
+    kernel (``a``'s by ``c``); the array the callback kept is its own copy."""
+    seen: list[np.ndarray] = []
+
+    def f(x: Any, w: Any) -> Any:
+        a = np.tanh(x @ w)
+        irc.debug.callback(seen.append, a)
+        b = np.tanh(a @ w)
+        c = np.tanh(b @ w)
+        return np.tanh(c @ w)
+
+    specs = irc.TensorSpec((2, 4), "float32"), irc.TensorSpec((4, 4), "float32")
+    compiled = irc.compile(f, *specs)
+    rng = np.random.default_rng(0)
+    x, w = (rng.standard_normal(s).astype(np.float32) for s in ((2, 4), (4, 4)))
+    compiled(x, w, backend=backend)
+    np.testing.assert_allclose(seen[-1], np.tanh(x @ w), rtol=1e-5, atol=1e-6)
+
+
 def test_unknown_callback_id_is_a_clear_error():
     def f(x: Any) -> Any:
         irc.debug.callback(print, x)

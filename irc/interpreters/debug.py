@@ -92,9 +92,11 @@ def show(
 
 
 def _as_array(value: Any) -> np.ndarray:
-    """A value as NumPy shows it; bfloat16 as float32, as the emitted
-    launchers show it (NumPy has no bfloat16 of its own)."""
-    array = np.asarray(value)
+    """A value as NumPy shows it, a copy of its own (a callback may keep
+    it, and the buffer it was read from is reused by later kernels);
+    bfloat16 as float32, as the emitted launchers show it (NumPy has no
+    bfloat16 of its own)."""
+    array = np.array(value)
     return array.astype(np.float32) if array.dtype.name == "bfloat16" else array
 
 
