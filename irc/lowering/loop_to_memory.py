@@ -258,14 +258,18 @@ def _keep_collective_inputs(
     block: Block, last_use: dict[SSAValue, int]
 ) -> dict[int, list[SSAValue]]:
     """A collective runs asynchronously until its result is first used (the
-    launcher waits there), so its input's buffer must not be reused before:
-    it lives at least until that use. The inputs so kept, by the position
-    at which they now die."""
+    launcher waits there, or at the block's end for a result nobody reads),
+    so its input's buffer must not be reused before: it lives at least
+    until then. The inputs so kept, by the position at which they now
+    die."""
     kept: dict[int, list[SSAValue]] = {}
+    end = len(block.ops)
     for position, op in enumerate(block.ops):
         if not isinstance(op, collective.CollectiveOp) or op.input_value is None:
             continue
         first_use = _first_use(block, op.produced, position)
+        if first_use == position:  # never read: in flight until the end
+            first_use = end
         if first_use > last_use[op.input_value]:
             last_use[op.input_value] = first_use
             kept.setdefault(first_use, []).append(op.input_value)
