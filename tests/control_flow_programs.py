@@ -24,8 +24,10 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
+from xdsl.dialects.func import FuncOp
 
 import irc
+from irc.runtime.binding import bind_arguments
 
 F32 = "float32"
 
@@ -288,3 +290,12 @@ PROGRAMS: dict[str, ControlFlowProgram] = {
         sizes=(1, 3, 6, 400),  # 400 rows: 1200 lanes, two programs
     ),
 }
+
+
+def sizes_of_call(compiled: irc.Compiled, args: tuple[Any, ...]) -> dict[str, int]:
+    """The symbols' values in a call of ``compiled`` on ``args``, as the
+    runtime binds them."""
+    (function,) = (
+        op for op in compiled.module_at("graph").ops if isinstance(op, FuncOp)
+    )
+    return bind_arguments(function, [np.asarray(a) for a in args])

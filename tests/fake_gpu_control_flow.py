@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from control_flow_programs import PROGRAMS
+from control_flow_programs import PROGRAMS, sizes_of_call
 from fake_gpu_suite import _launch_records, _outputs
 
 from irc.runtime import triton_backend
@@ -60,23 +60,13 @@ def launch(name: str, gpu: FakeCudaDriver) -> dict[str, Any]:
                 "numpy": _outputs(program.reference(*args)),
                 "outputs": _outputs(result),
                 "launches": _launch_records(gpu, start, binaries),
-                "expected": compiled.launches.evaluate(**_binding(program, args)),
+                "expected": compiled.launches.evaluate(**sizes_of_call(compiled, args)),
             }
         )
     return {
         "per_call": str(compiled.launches),
         "sites": compiled.launch_sites,
         "calls": calls,
-    }
-
-
-def _binding(program: Any, args: tuple[Any, ...]) -> dict[str, int]:
-    """The symbols' values in a call: each symbolic dim's size."""
-    return {
-        dim: size
-        for spec, arg in zip(program.specs(), args, strict=True)
-        for dim, size in zip(spec.shape, np.shape(arg), strict=True)
-        if isinstance(dim, str)
     }
 
 

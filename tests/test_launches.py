@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 import triton.runtime.interpreter as interpreter
-from control_flow_programs import PROGRAMS
+from control_flow_programs import PROGRAMS, sizes_of_call
 
 import irc
 from irc.analysis.launches import Launches
@@ -49,16 +49,6 @@ def launched(compiled: irc.Compiled, args: tuple[Any, ...]) -> int:
     with counted_launches() as launches:
         compiled(*args, backend="interpret")
     return launches[0]
-
-
-def binding(specs: tuple[irc.TensorSpec, ...], args: tuple[Any, ...]) -> dict[str, int]:
-    """Each symbolic dim's size in a call."""
-    return {
-        dim: size
-        for spec, arg in zip(specs, args, strict=True)
-        for dim, size in zip(spec.shape, np.shape(arg), strict=True)
-        if isinstance(dim, str)
-    }
 
 
 # ----- the control-flow programs ------------------------------------------------
@@ -94,7 +84,7 @@ def test_the_stated_launches_are_those_of_a_call(name: str) -> None:
     assert str(compiled.launches) == EXPRESSIONS[name]
     for size in program.sizes[:3]:
         args = program.inputs(np.random.default_rng(size), size)
-        values = binding(program.specs(), args) | DATA_COUNTS.get(name, lambda *_: {})(
+        values = sizes_of_call(compiled, args) | DATA_COUNTS.get(name, lambda *_: {})(
             *args
         )
         assert launched(compiled, args) == compiled.launches.evaluate(**values), size

@@ -124,16 +124,12 @@ def _taken_names(function: func.FuncOp) -> set[str]:
     return names
 
 
-def _grid(launch: LaunchOp) -> tuple[SymExpr, ...]:
+def _never_launches(launch: LaunchOp) -> bool:
+    """Whether the launched kernel's grid is empty whatever the sizes: the
+    launcher launches nothing for it."""
     kernel = launch.callee()
     assert kernel is not None, f"@{launch.kernel_name} is not in the module"
-    return kernel.grid_exprs
-
-
-def _never_launches(launch: LaunchOp) -> bool:
-    """Whether the launch's grid is empty whatever the sizes: the launcher
-    launches nothing for it."""
-    return any(e.is_constant and int(e) <= 0 for e in _grid(launch))
+    return kernel.never_launches
 
 
 def _launched(launch: LaunchOp) -> SymExpr:

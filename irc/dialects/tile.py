@@ -458,6 +458,12 @@ class TiledKernelOp(IRDLOperation):
         return tuple(g.data for g in self.grid.data)
 
     @property
+    def never_launches(self) -> bool:
+        """Whether the grid is empty whatever the sizes (an axis of at most
+        0 programs): a launch of this kernel runs nothing."""
+        return any(e.is_constant and int(e) <= 0 for e in self.grid_exprs)
+
+    @property
     def tile_sizes(self) -> dict[str, int]:
         return {
             name: cast(IntegerAttr, value).value.data

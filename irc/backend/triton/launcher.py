@@ -150,9 +150,8 @@ MAX_GRID = (2**31 - 1, 65535, 65535)
 _SIZES = Facts()
 
 
-def _empty_grid(kernel: str, grid: Sequence[SymExpr]) -> bool:
-    """Whether ``grid`` is empty whatever the sizes (an axis of at most 0
-    programs); an axis beyond CUDA's limits whatever the sizes is an
+def _check_static_limits(kernel: str, grid: Sequence[SymExpr]) -> None:
+    """An axis of ``grid`` beyond CUDA's limits whatever the sizes is an
     ``EmitError``."""
     for axis, (extent, limit) in enumerate(zip(grid, MAX_GRID, strict=True)):
         if extent.is_constant and int(extent) > limit:
@@ -160,7 +159,6 @@ def _empty_grid(kernel: str, grid: Sequence[SymExpr]) -> bool:
                 f"@{kernel}'s grid has {int(extent)} programs along axis {axis}, "
                 f"more than CUDA's limit of {limit}"
             )
-    return any(extent.is_constant and int(extent) <= 0 for extent in grid)
 
 
 def _unproven_limits(grid: Sequence[SymExpr]) -> dict[int, int]:
@@ -777,8 +775,10 @@ class LauncherEmitter:
         for op in self.function.walk():
             if not isinstance(op, memory.LaunchOp):
                 continue
-            grid = self._grid(self._kernel(op))
-            if _empty_grid(op.kernel_name, grid):
+            kernel = self._kernel(op)
+            grid = self._grid(kernel)
+            _check_static_limits(op.kernel_name, grid)
+            if kernel.op.never_launches:
                 continue
             name = self.grids.get(grid)
             if name is None:
