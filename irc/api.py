@@ -222,6 +222,27 @@ class Compiled:
         code, of one host loop iteration, of both sides of a branch."""
         return self.compilation.launches.sites
 
+    def launch_configurations(
+        self, backend: str = "auto"
+    ) -> dict[str, dict[tuple[int, ...], tuple[int, ...]]]:
+        """What each kernel was launched with so far on ``backend``
+        (``"triton"`` or ``"interpret"``; ``"auto"`` as a call picks it), per
+        bucket of its sizes: the sizes of the tiles its launch chooses, then
+        its warps and stages (docs/lowering.md, "Launch configurations")."""
+        from irc.runtime import triton_backend
+        from irc.runtime.calls import auto_backend
+
+        chosen = auto_backend() if backend == "auto" else backend
+        if chosen not in ("triton", "interpret"):
+            raise IrcError(
+                f"launch configurations are those of the Triton backends "
+                f"('triton', 'interpret'), not of {backend!r}"
+            )
+        module = triton_backend.load_source(
+            self.triton_source, interpret=chosen == "interpret"
+        )
+        return triton_backend.launch_configurations(module)
+
     def __call__(self, *args: Any, backend: str = "auto", **kwargs: Any) -> Any:
         """Run on arrays (NumPy arrays give NumPy results, torch tensors
         torch ones). ``backend`` is ``"triton"`` (a GPU), ``"interpret"``

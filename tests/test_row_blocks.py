@@ -181,8 +181,13 @@ def test_emitted_row_kernel_reads_a_fitting_row_once(
         lane_loops = [(start, step) for start, step in loops if step == block[1]]
         assert lane_loops, kernel
         assert all(start == block[1] for start, _ in lane_loops), loops
-    assert "_irc_launch_tile(s_" in source
-    assert "num_warps=_irc_launch_warps(" in source
+    # The launch passes the block and warps its tuner chose, per bucket of
+    # the row's length, with no declared warps (they follow the block).
+    assert re.search(r"c_BLOCK_R=config_k\d+\[0\], num_warps=config_k\d+\[1\]", source)
+    assert re.search(
+        r"_IRC_TUNING = \{\n    'kernel_k\d+': \('\w+', \(\(128, 8192\),\), None,",
+        source,
+    )
 
 
 @pytest.mark.parametrize(("name", "weights"), [("layer_norm", 2), ("rms_norm", 1)])

@@ -156,23 +156,19 @@ def test_tiles_warps_and_stages_come_from_the_size_class(
     source = compiled.triton_source
     assert f"c_BLOCK_M: tl.constexpr = {block_m}, " in source
     assert f"c_BLOCK_K: tl.constexpr = {config.block_k})" in source
-    assert f"warmup=False, {_launch_options(config)}enable_fp_fusion=False" in source
+    assert _launch_options(config) in source
 
 
 def _launch_options(config: MatmulConfig) -> str:
-    """The options a launch of this configuration passes, each followed by
-    ``", "``: those that Triton's CUDA backend does not take without them."""
-    chosen = {"num_warps": config.num_warps, "num_stages": config.num_stages}
-    return "".join(
-        f"{name}={value}, "
-        for name, value in chosen.items()
-        if value != TRITON_CUDA_DEFAULTS[name]
-    )
+    """The end of the matmul kernel's tuning spec (``_IRC_TUNING``): no
+    launch-chosen tile, the configuration's warps and stages (what the cost
+    model launches with), stages tried by a measurement."""
+    return f"', (), {config.num_warps}, {config.num_stages}, True, ()),"
 
 
-def test_the_options_left_out_are_tritons_cuda_defaults() -> None:
-    """A launch leaves out an option equal to its default, so the defaults
-    irc assumes must be the installed Triton's."""
+def test_the_defaults_irc_assumes_are_tritons_cuda_defaults() -> None:
+    """A kernel without a warps or stages attribute is launched with these
+    (its tuning spec's), so they must be the installed Triton's."""
     from triton.backends.nvidia.compiler import CUDAOptions
 
     fields = CUDAOptions.__dataclass_fields__
@@ -194,7 +190,7 @@ def test_a_symbol_bounded_by_facts_gets_the_small_class_and_a_small_tile() -> No
         f"c_BLOCK_M: tl.constexpr = {small.block_m}, c_BLOCK_N: tl.constexpr = 32, "
         in source
     )
-    assert f"warmup=False, {_launch_options(small)}enable_fp_fusion=False" in source
+    assert _launch_options(small) in source
     rng = np.random.default_rng(2)
     for m, n in [(3, 1), (70, 32)]:
         x, w = _operands(rng, "float16", m, 64, n)

@@ -6,7 +6,8 @@ whatever imported triton first, compiled only where triton was not
 imported to interpret: ``TritonModeError``); ``Launcher`` binds its
 ``ENTRY`` launcher to a device and calls it on NumPy arrays or torch
 tensors; ``run`` does so once; ``run_triton`` is the triton level's
-interpreter for ``irc.testing``.
+interpreter for ``irc.testing``; ``launch_configurations`` says what a
+module's launches were configured with.
 torch and triton are imported on first use: importing irc must stay cheap.
 
 See docs/lowering.md, section "Running the emitted module".
@@ -167,6 +168,27 @@ def load_source(source: str, *, interpret: bool) -> types.ModuleType:
             module.__dict__["_IRC_BEFORE_COPY"] = before_copy
         _MODULES[key] = module
         return module
+
+
+#: A launch configuration per bucket of a kernel's sizes (the prelude's
+#: ``_IrcTuner``): the buckets (``_irc_bucket`` of the chosen tiles'
+#: extents, then of the grid axes and symbols) to the chosen tiles' sizes,
+#: then warps and stages.
+Configurations = dict[str, dict[tuple[int, ...], tuple[int, ...]]]
+
+
+def launch_configurations(module: types.ModuleType) -> Configurations:
+    """What the kernels of a loaded module were launched with so far, per
+    kernel (its Python name in the module) and bucket, as its tuner
+    decided (a measurement under way is not listed yet)."""
+    tuner = getattr(module, "_IRC_TUNER", None)
+    chosen: Configurations = {}
+    if tuner is None:
+        return chosen
+    with tuner.lock:
+        for (kernel, *buckets), config in tuner.chosen.items():
+            chosen.setdefault(kernel, {})[tuple(buckets)] = config
+    return chosen
 
 
 #: Where the launchers' copies are reported (INFO).

@@ -6,12 +6,19 @@ kernels, the launchers, the constants, ``KERNELS`` and ``ENTRY``.
 
 from __future__ import annotations
 
+import hashlib
+
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from irc.backend.triton.errors import EmitError
 from irc.backend.triton.kernel import KernelEmitter
-from irc.backend.triton.launcher import Constants, EmittedKernel, LauncherEmitter
+from irc.backend.triton.launcher import (
+    Constants,
+    EmittedKernel,
+    LauncherEmitter,
+    tuning_spec,
+)
 from irc.backend.triton.names import MODULE_NAMES, Namer
 from irc.backend.triton.pruning import used_prelude
 from irc.dialects import memory
@@ -36,16 +43,21 @@ def emit_module(module: ModuleOp) -> str:
     sections: list[list[str]] = [[HEADER.rstrip("\n")], []]
     kernels: dict[str, EmittedKernel] = {}
     table: list[str] = []
+    tuning: list[str] = []
     for op in module.ops:
         if isinstance(op, tt.KernelOp):
             python_name = namer.fresh("kernel_", op.kernel_name)
             emitter = KernelEmitter(op, python_name)
-            sections.append(emitter.emit())
+            text = emitter.emit()
+            sections.append(text)
             constexprs = emitter.constexpr_values()
-            kernels[op.kernel_name] = EmittedKernel(op, python_name, constexprs)
+            digest = hashlib.sha256("\n".join(text).encode()).hexdigest()[:32]
+            kernel = EmittedKernel(op, python_name, constexprs, digest)
+            kernels[op.kernel_name] = kernel
             table.append(
                 f"    {python_name!r}: ({python_name}, {emitter.signature!r}, {constexprs!r}),"
             )
+            tuning.append(f"    {python_name!r}: {tuning_spec(kernel)},")
         elif isinstance(op, memory.KernelOp):
             raise EmitError(
                 f"memory.kernel @{op.kernel_name} is still at the memory level; run "
@@ -78,6 +90,11 @@ def emit_module(module: ModuleOp) -> str:
     sections.append(
         ["_IRC_CONSTANTS = (", *(f"    {c}," for c in constants.entries), ")"]
     )
+    if tuning:
+        sections.append(["_IRC_TUNING = {", *tuning, "}"])
+        sections.append(
+            ["_IRC_TUNER = _IrcTuner(_IRC_TUNING)", "_IRC_CHOSEN = _IRC_TUNER.chosen"]
+        )
     sections.append(["KERNELS = {", *table, "}"])
     sections.append([f"ENTRY = {launchers[0]!r}" if launchers else "ENTRY = None"])
     code = "\n\n\n".join("\n".join(section) for section in sections[2:])

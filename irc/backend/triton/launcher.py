@@ -59,9 +59,12 @@ from irc.backend.triton.typenames import host_torch_type, torch_type
 from irc.dialects import collective, debug, memory, sym
 from irc.dialects import triton as tt
 from irc.dialects.kernel_kind import (
+    ATTENTION,
+    MATMUL,
     MIN_LAUNCH_TILE,
     NUM_STAGES_ATTRIBUTE,
     NUM_WARPS_ATTRIBUTE,
+    kernel_kind,
 )
 from irc.dialects.memory import BufferType
 from irc.dialects.sym import shape_text
@@ -85,33 +88,80 @@ class EmittedKernel:
     op: tt.KernelOp
     python_name: str
     constexprs: dict[str, int]
+    #: A digest of the kernel's text, naming it in the tuning directory.
+    digest: str
+
+    def constexpr_of(self, tile: str) -> str:
+        """The name of the constexpr that holds ``tile``'s size."""
+        names = dict(zip(self.op.tile_sizes, self.constexprs, strict=True))
+        return names[tile]
 
 
 #: What Triton's CUDA backend launches with when a launch passes no such
-#: option (``triton.backends.nvidia.compiler.CUDAOptions``). A kernel
-#: attribute equal to it is not passed: each keyword costs every launch
-#: (about 50 ns between the call and Triton's binder), and irc's launch
-#: configurations are chosen for NVIDIA GPUs.
+#: option (``triton.backends.nvidia.compiler.CUDAOptions``): a kernel
+#: without the attribute is launched with these, unless a measurement chose
+#: others.
 TRITON_CUDA_DEFAULTS = {NUM_WARPS_ATTRIBUTE: 4, NUM_STAGES_ATTRIBUTE: 3}
 
+#: The kinds whose stages a measurement tries: those whose loop of loads
+#: Triton pipelines (a matmul's or attention's K loop).
+_PIPELINED_KINDS = frozenset({MATMUL, ATTENTION})
 
-def _launch_options(kernel: tt.KernelOp) -> list[str]:
-    """``num_warps=8``, ``num_stages=2``: the kernel's launch attributes
-    (``irc.dialects.kernel_kind``) as Triton's launch options, those equal
-    to ``TRITON_CUDA_DEFAULTS`` left out."""
-    options = []
-    for name, default in TRITON_CUDA_DEFAULTS.items():
-        value = kernel.attributes.get(name)
-        if value is None:
-            continue
-        if not isinstance(value, IntegerAttr) or value.value.data < 1:
-            raise EmitError(
-                f"triton.kernel @{kernel.kernel_name} has {name} = {value}; it must "
-                "be a positive integer"
-            )
-        if value.value.data != default:
-            options.append(f"{name}={value.value.data}")
-    return options
+
+def _launch_option(kernel: tt.KernelOp, name: str) -> int | None:
+    """The kernel's launch attribute ``name`` (``irc.dialects.kernel_kind``),
+    if it has it."""
+    value = kernel.attributes.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, IntegerAttr) or value.value.data < 1:
+        raise EmitError(
+            f"triton.kernel @{kernel.kernel_name} has {name} = {value}; it must "
+            "be a positive integer"
+        )
+    return value.value.data
+
+
+#: The options of every launch besides its configuration: no FMA
+#: contraction (NumPy rounds each operation). The prelude's
+#: ``_IrcTuner.launch`` passes the same.
+LAUNCH_OPTIONS = ("enable_fp_fusion=False",)
+
+
+def _tuning_symbols(kernel: EmittedKernel) -> list[str]:
+    """The symbols whose buckets a launch's configuration is chosen per,
+    besides its chosen tiles' extents when those are symbols: those of its
+    grid and its own, in order of name."""
+    extents = launch_tile_extents(kernel.op).values()
+    alone = {e.symbol_name for e in extents if e.symbol_name}
+    symbols = set(kernel.op.symbol_names)
+    for extent in (*kernel.op.grid_exprs, *extents):
+        symbols |= set(extent.symbols)
+    return sorted(symbols - alone)
+
+
+def tuning_spec(kernel: EmittedKernel) -> str:
+    """The kernel's entry of the emitted ``_IRC_TUNING`` (read by the
+    prelude's ``_IrcTuner``): its digest, the (smallest, largest) sizes of
+    each tile its launch chooses, its declared warps (None for a kernel with
+    a chosen tile and no declared warps: they follow the tile), its declared
+    stages, whether a measurement tries other stages, and the names of the
+    chosen tiles' constexprs."""
+    op = kernel.op
+    sizes = op.tile_sizes
+    tiles = tuple(
+        (min(MIN_LAUNCH_TILE, sizes[tile]), sizes[tile])
+        for tile in launch_tile_extents(op)
+    )
+    warps = _launch_option(op, NUM_WARPS_ATTRIBUTE)
+    if warps is None and not tiles:
+        warps = TRITON_CUDA_DEFAULTS[NUM_WARPS_ATTRIBUTE]
+    stages = _launch_option(op, NUM_STAGES_ATTRIBUTE)
+    if stages is None:
+        stages = TRITON_CUDA_DEFAULTS[NUM_STAGES_ATTRIBUTE]
+    pipelined = kernel_kind(op.kind.data) in _PIPELINED_KINDS
+    constexprs = tuple(kernel.constexpr_of(tile) for tile in launch_tile_extents(op))
+    return repr((kernel.digest, tiles, warps, stages, pipelined, constexprs))
 
 
 @dataclass
@@ -226,6 +276,8 @@ class LauncherEmitter:
     pending: list[tuple[SSAValue, str]] = field(default_factory=list)
     #: Each distinct grid of the launches -> its variable.
     grids: dict[tuple[SymExpr, ...], str] = field(default_factory=dict)
+    #: Each symbol's bucket's name (``_plan_buckets``).
+    buckets: dict[str, str] = field(default_factory=dict)
     #: The grids tested against CUDA's limits before any launch.
     _checked_grids: set[str] = field(default_factory=set)
 
@@ -245,6 +297,7 @@ class LauncherEmitter:
         )
         self._bind(dims)
         self._plan_grids()
+        self._plan_buckets()
         self._plan_workspace()
         for op in self.function.body.block.ops:
             self._host_op(op)
@@ -697,10 +750,10 @@ class LauncherEmitter:
 
     def _launch(self, op: memory.LaunchOp) -> None:
         """``kernel.run(..., grid=grid_0, warmup=False)``: what
-        ``kernel[grid](...)`` calls, without the closure it makes per launch;
-        the constexprs the launch does not choose are the kernel's defaults.
-        A launch whose grid may be empty is tested (nothing to launch), and
-        so is one in host control flow whose grid was not checked up front."""
+        ``kernel[grid](...)`` calls, without the closure it makes per launch,
+        configured as ``_launch_configured`` says. A launch whose grid may be
+        empty is tested (nothing to launch), and so is one in host control
+        flow whose grid was not checked up front."""
         kernel = self._kernel(op)
         device_loop = _device_loop_note(kernel.op)
         if device_loop is not None:
@@ -714,22 +767,76 @@ class LauncherEmitter:
             return
         args = [self.values[a] for a in op.args]
         args += [self._host(SymExpr.symbol(s)) for s in kernel.op.symbol_names]
-        args += [f"grid={grid}", "warmup=False"]
-        args += self._constexpr_args(kernel)
-        args += _launch_options(kernel.op)
-        args.append("enable_fp_fusion=False")
-        launch = f"{kernel.python_name}.run({', '.join(args)})"
         tests, limited = self._grid_tests(grid, extents)
         if not tests:
-            self._emit(f"    {launch}")
+            self._launch_configured(kernel, args, grid)
             return
         self._emit(f"    if {' and '.join(tests)}:")
-        self._emit(f"        {launch}")
+        self._depth += 1
+        self._launch_configured(kernel, args, grid)
+        self._depth -= 1
         if limited:
             self._emit("    else:")
             self._emit(
                 f"        _irc_check_grid({op.kernel_name!r}, {grid}, {MAX_GRID!r})"
             )
+
+    def _plan_buckets(self) -> None:
+        """Name the bucket of each symbol a launch's configuration depends
+        on, once a call (``_irc_bucket``): what ``_tuning_key`` reads."""
+        symbols: set[str] = set()
+        for op in self.function.walk():
+            if isinstance(op, memory.LaunchOp):
+                kernel = self._kernel(op)
+                if self._grid(kernel) in self.grids:
+                    extents = launch_tile_extents(kernel.op).values()
+                    symbols |= {e.symbol_name for e in extents if e.symbol_name}
+                    symbols |= set(_tuning_symbols(kernel))
+        for symbol in sorted(symbols):
+            name = self.namer.fresh("b_", symbol)
+            self.buckets[symbol] = name
+            self._emit(
+                f"    {name} = _irc_bucket({self._host(SymExpr.symbol(symbol))})"
+            )
+
+    def _tuning_key(self, kernel: EmittedKernel) -> str:
+        """The tuple a launch's configuration is decided and read per: the
+        kernel, the buckets of the extents of the tiles its launch chooses
+        (the cost model reads them), then of its other symbols."""
+        buckets = [
+            self.buckets[e.symbol_name]
+            if e.symbol_name
+            else f"_irc_bucket({self._host(e)})"
+            for e in launch_tile_extents(kernel.op).values()
+        ]
+        buckets += [self.buckets[s] for s in _tuning_symbols(kernel)]
+        return _tuple_text([repr(kernel.python_name), *buckets])
+
+    def _launch_configured(
+        self, kernel: EmittedKernel, args: list[str], grid: str
+    ) -> None:
+        """The launch in the configuration the prelude's ``_IrcTuner``
+        decided for its key (``_tuning_key``): the chosen tiles' sizes, then
+        warps and stages, read from ``_IRC_CHOSEN``. A key not decided yet
+        launches through the tuner, which may time the launch."""
+        key = self._tuning_key(kernel)
+        config = self.namer.fresh("config_", kernel.op.kernel_name)
+        self._emit(f"    {config} = _IRC_CHOSEN.get({key})")
+        self._emit(f"    if {config} is None:")
+        self._emit(
+            f"        _IRC_TUNER.launch({key}, {kernel.python_name}, "
+            f"{_tuple_text(args)}, {grid})"
+        )
+        self._emit("    else:")
+        tiles = launch_tile_extents(kernel.op)
+        chosen = [
+            f"{kernel.constexpr_of(tile)}={config}[{index}]"
+            for index, tile in enumerate(tiles)
+        ]
+        chosen.append(f"num_warps={config}[{len(tiles)}]")
+        chosen.append(f"num_stages={config}[{len(tiles) + 1}]")
+        run = [*args, f"grid={grid}", "warmup=False", *chosen, *LAUNCH_OPTIONS]
+        self._emit(f"        {kernel.python_name}.run({', '.join(run)})")
 
     def _kernel(self, op: memory.LaunchOp) -> EmittedKernel:
         kernel = self.kernels.get(op.kernel_name)
@@ -808,28 +915,6 @@ class LauncherEmitter:
             self._emit(f"    if not ({' and '.join(checks)}):")
             for report in reports:
                 self._emit(report)
-
-    def _constexpr_args(self, kernel: EmittedKernel) -> list[str]:
-        """``c_BLOCK_R=lanes_BLOCK_R``: each tile the launch chooses
-        (``launch_tiles``), computed from the call's symbols by
-        ``_irc_launch_tile``, with its warps (kernels/kernel.py's dims); the
-        other tiles' sizes are their constexprs' defaults."""
-        chosen = launch_tile_extents(kernel.op)
-        args: list[str] = []
-        for (tile, size), (name, _) in zip(
-            kernel.op.tile_sizes.items(), kernel.constexprs.items(), strict=True
-        ):
-            if tile not in chosen:
-                continue
-            lanes = self.namer.fresh("lanes_", tile)
-            self._emit(
-                f"    {lanes} = _irc_launch_tile({self._host(chosen[tile])}, "
-                f"{min(MIN_LAUNCH_TILE, size)}, {size})"
-            )
-            args.append(f"{name}={lanes}")
-            if NUM_WARPS_ATTRIBUTE not in kernel.op.attributes:
-                args.append(f"num_warps=_irc_launch_warps({lanes})")
-        return args
 
     # Host control flow -----------------------------------------------------
 

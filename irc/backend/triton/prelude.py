@@ -501,6 +501,241 @@ def _irc_launch_warps(lanes):
     return min(16, max(1, lanes // 256))
 
 
+def _irc_bucket(size):
+    """The bucket of a size, per which launches choose their configuration:
+    its next power of two, doubled, plus 1 for a multiple of 16 (size 1 is a
+    bucket of its own, 2; 127 is 256, 128 is 257 and 129 is 512)."""
+    return (1 << (size - 1).bit_length() + 1) | (size % 16 == 0)
+
+
+def _irc_tuning_directory():
+    """Where measured launch configurations are kept: `tuning` in irc's
+    cache directory (`irc.cache.cache_directory`'s rule: $IRC_CACHE_DIR,
+    else $XDG_CACHE_HOME/irc, else ~/.cache/irc), or None with IRC_CACHE=0."""
+    import os
+    if os.environ.get("IRC_CACHE", "").strip() == "0":
+        return None
+    base = os.environ.get("IRC_CACHE_DIR")
+    if base:
+        base = os.path.expanduser(base)
+    else:
+        base = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "irc")
+    return os.path.join(base, "tuning")
+
+
+class _IrcTrial:
+    """The measurement of a kernel's candidate configurations at one bucket:
+    calls launch them in turn, each timed; the first launch of each (its
+    compilation) is not counted; the candidate with the least median time
+    over `runs` more launches wins (the cost model's, listed first, on a tie)."""
+
+    def __init__(self, candidates, runs):
+        self.candidates = candidates
+        self.runs = runs
+        self.launched = [0] * len(candidates)
+        self.seconds = [[] for _ in candidates]
+
+    def next(self):
+        index = min(range(len(self.candidates)), key=self.launched.__getitem__)
+        self.launched[index] += 1
+        return index
+
+    def record(self, index, seconds):
+        self.seconds[index].append(seconds)
+
+    def medians(self):
+        counted = [times[1:] or times for times in self.seconds]
+        return [sorted(times)[len(times) // 2] for times in counted]
+
+    def winner(self):
+        if any(len(times) <= self.runs for times in self.seconds):
+            return None
+        medians = self.medians()
+        return self.candidates[medians.index(min(medians))]
+
+
+class _IrcTuner:
+    """Chooses the launch configuration of each kernel per bucket of its
+    sizes (`_irc_bucket`): the kernel's launch-chosen tile sizes, then its
+    warps and stages. Once per kernel and bucket, from, in order: a
+    configuration measured earlier and kept in the tuning directory (by any
+    process: `_irc_tuning_directory`), a measurement over the next calls
+    (IRC_TUNE=measure, in a process alone: every rank of a distributed run
+    uses what is kept, or the cost model, so that all choose alike), the
+    cost model. `chosen` maps (kernel, *buckets) to the decided
+    configurations: a launch reads it, and launches through `launch` a key
+    not there. `specs` gives, per kernel, its digest, its launch-chosen
+    tiles' (smallest, largest) sizes, its warps (None: from its first tile)
+    and stages, whether stages are tried, and its chosen tiles' constexprs."""
+
+    RUNS = 3
+
+    def __init__(self, specs):
+        import threading
+        self.specs = specs
+        self.chosen = {}
+        self.trials = {}
+        self.running = {}
+        self.measured = 0
+        self.lock = threading.Lock()
+        self.thread = threading.get_ident
+
+    def launch(self, key, kernel, args, grid):
+        """Launch `kernel` for a key not in `chosen`, configured by `start`,
+        timed by `finish` where it is measured."""
+        config = self.start(key)
+        tiles = dict(zip(self.specs[key[0]][5], config))
+        kernel.run(*args, grid=grid, warmup=False, **tiles, num_warps=config[-2], num_stages=config[-1], enable_fp_fusion=False)
+        self.finish(key)
+
+    def start(self, key):
+        """The configuration of this launch of a key not in `chosen`."""
+        with self.lock:
+            trial = self.trials.get(key)
+            if trial is None:
+                config = self._kept(key)
+                if config is None and not self._measuring():
+                    config = self.modelled(key)
+                if config is not None:
+                    self.chosen[key] = config
+                    return config
+                trial = self.trials[key] = _IrcTrial(self.candidates(key), self.RUNS)
+            index = trial.next()
+            clock = self._clock()
+            self.running[(key, self.thread())] = (index, clock)
+            return trial.candidates[index]
+
+    def finish(self, key):
+        """After a launch of `key` that `start` configured: its time, if it
+        was measured; the winner decided (and kept) once all are timed."""
+        with self.lock:
+            begun = self.running.pop((key, self.thread()), None)
+        if begun is None:
+            return
+        index, clock = begun
+        seconds = self._elapsed(clock)
+        with self.lock:
+            trial = self.trials.get(key)
+            if trial is None:
+                return
+            trial.record(index, seconds)
+            self.measured += 1
+            winner = trial.winner()
+            if winner is not None:
+                del self.trials[key]
+                self.chosen[key] = winner
+                self._keep(key, winner, trial)
+
+    def modelled(self, key):
+        """The cost model's configuration: each launch-chosen tile the next
+        power of two of the extent its lanes walk (its bucket's), within its
+        sizes; warps as the kernel declares them, else one per 256 lanes of
+        its first tile; its declared stages."""
+        _, tiles, warps, stages = self.specs[key[0]][:4]
+        sizes = tuple(_irc_launch_tile(bucket >> 1, smallest, largest) for bucket, (smallest, largest) in zip(key[1:], tiles))
+        if warps is None:
+            warps = _irc_launch_warps(sizes[0]) if sizes else 4
+        return (*sizes, warps, stages)
+
+    def candidates(self, key):
+        """What a measurement tries: the cost model's configuration first,
+        then each tile, warps and (where tried) stages halved, kept or
+        doubled, within their limits."""
+        import itertools
+        _, tiles, _, _, vary_stages = self.specs[key[0]][:5]
+        modelled = self.modelled(key)
+        options = [sorted({min(max(size, smallest), largest) for size in (tile // 2, tile, tile * 2)}) for tile, (smallest, largest) in zip(modelled, tiles)]
+        warps, stages = modelled[-2:]
+        options.append(sorted({min(max(w, 1), 16) for w in (warps // 2, warps, warps * 2)}))
+        options.append(sorted({min(max(s, 1), 5) for s in (stages - 1, stages, stages + 1)}) if vary_stages else [stages])
+        return [modelled, *(c for c in itertools.product(*options) if c != modelled)]
+
+    def _measuring(self):
+        import os
+        if os.environ.get("IRC_TUNE", "model").strip() != "measure":
+            return False
+        import torch.distributed as dist
+        return not (dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1)
+
+    def _on_gpu(self):
+        return not _IRC_INTERPRETED and torch.cuda.is_available()
+
+    def _clock(self):
+        if self._on_gpu():
+            event = torch.cuda.Event(enable_timing=True)
+            event.record()
+            return event
+        import time
+        return time.perf_counter()
+
+    def _elapsed(self, clock):
+        if isinstance(clock, float):
+            import time
+            return time.perf_counter() - clock
+        end = torch.cuda.Event(enable_timing=True)
+        end.record()
+        end.synchronize()
+        return clock.elapsed_time(end) / 1000
+
+    def _device(self):
+        if _IRC_INTERPRETED:
+            return "triton-interpreter"
+        try:
+            return torch.cuda.get_device_name()
+        except (RuntimeError, AssertionError):
+            return "unknown"
+
+    def _entry_path(self, key):
+        import hashlib
+        import os
+        directory = _irc_tuning_directory()
+        if directory is None:
+            return None, None
+        identity = [self._device(), self.specs[key[0]][0], list(key[1:])]
+        name = hashlib.sha256(repr(identity).encode()).hexdigest()[:40]
+        return os.path.join(directory, name + ".json"), identity
+
+    def _kept(self, key):
+        """The configuration kept for this key, if one was (an entry that
+        does not read as one is ignored: measured again and overwritten)."""
+        import json
+        path, identity = self._entry_path(key)
+        if path is None:
+            return None
+        try:
+            with open(path) as file:
+                entry = json.load(file)
+            config = tuple(entry["config"])
+            valid = entry["format"] == 1 and [entry["device"], entry["kernel"], entry["buckets"]] == identity
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        shape = len(self.modelled(key))
+        if not valid or len(config) != shape or not all(type(c) is int and c > 0 for c in config):
+            return None
+        return config
+
+    def _keep(self, key, config, trial):
+        """Keep a measured winner for every later process: written whole to
+        a temporary file renamed over its entry."""
+        import json
+        import os
+        import tempfile
+        path, identity = self._entry_path(key)
+        if path is None:
+            return
+        device, kernel, buckets = identity
+        entry = {"format": 1, "device": device, "kernel": kernel, "buckets": buckets, "config": list(config), "candidates": [list(c) for c in trial.candidates], "median_seconds": trial.medians()}
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+            with os.fdopen(handle, "w") as file:
+                json.dump(entry, file)
+            os.replace(temporary, path)
+        except OSError as error:
+            import warnings
+            warnings.warn(f"irc could not keep the launch configuration it measured for a kernel in {path}: {error}; later processes will measure it again", stacklevel=2)
+
+
 def _irc_debug_array(value):
     """A tensor as a NumPy array (bfloat16, which NumPy lacks, as float32)."""
     value = value.detach().cpu()

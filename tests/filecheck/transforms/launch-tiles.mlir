@@ -3,9 +3,10 @@
 // size its tile types hold and the reference interpreters run) and names it
 // in launch_tiles with the extent its lanes walk. The emitted kernel spells
 // every dim of that size as the constexpr c_BLOCK_R and steps its loops by
-// it (tile.block_size); the launcher passes the next power of two of D,
-// between 128 and 8192, with warps to match, so one compiled module serves
-// every D (Triton compiles one variant per power of two it is launched with).
+// it (tile.block_size); the launcher passes what its tuner chose for the
+// bucket of D (the cost model: the next power of two of D, between 128 and
+// 8192, with warps to match), so one compiled module serves every D (Triton
+// compiles one variant per configuration it is launched with).
 
 // RUN: irc-opt %s -p tile,bufferize,cse,lower-memory-to-triton | filecheck %s
 // RUN: irc-opt %s -p tile,bufferize,cse,lower-memory-to-triton -t triton | filecheck %s --check-prefix=PY
@@ -42,8 +43,15 @@ func.func @softmax(%x: !graph.tensor<[N, D], f32>) -> !graph.tensor<[N, D], f32>
 // PY:         for v{{[0-9]+}} in range(v[[BLOCK]], v{{[0-9]+}}, v[[BLOCK]]):
 // PY:         for v{{[0-9]+}} in range(v[[BLOCK]], v{{[0-9]+}}, v[[BLOCK]]):
 // PY:       def launch_softmax(*tensors):
-// PY:         lanes_BLOCK_R = _irc_launch_tile(s_D, 128, 8192)
-// PY:         kernel_k0.run(t_x, v_r, s_D, grid=grid_0, warmup=False, c_BLOCK_R=lanes_BLOCK_R, num_warps=_irc_launch_warps(lanes_BLOCK_R), enable_fp_fusion=False)
+// PY:         b_D = _irc_bucket(s_D)
+// PY-NEXT:    b_N = _irc_bucket(s_N)
+// PY:         config_k0 = _IRC_CHOSEN.get(('kernel_k0', b_D, b_N))
+// PY-NEXT:    if config_k0 is None:
+// PY-NEXT:        _IRC_TUNER.launch(('kernel_k0', b_D, b_N), kernel_k0, (t_x, v_r, s_D), grid_0)
+// PY-NEXT:    else:
+// PY-NEXT:        kernel_k0.run(t_x, v_r, s_D, grid=grid_0, warmup=False, c_BLOCK_R=config_k0[0], num_warps=config_k0[1], num_stages=config_k0[2], enable_fp_fusion=False)
+// PY:       _IRC_TUNING = {
+// PY-NEXT:      'kernel_k0': ('{{[0-9a-f]+}}', ((128, 8192),), None, 3, False, ('c_BLOCK_R',)),
 // PY:       'kernel_k0': (kernel_k0, {{.*}}, {'c_BLOCK_R': 8192}),
 
 // SMALL:     loop.kernel @k0 reduction (%x) grid [N] tiles {BLOCK_R = 1024}

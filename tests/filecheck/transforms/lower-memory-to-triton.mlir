@@ -190,13 +190,27 @@ func.func @pipeline(%x: !memory.buffer<[N, D], [D, 1], f32>) -> !memory.buffer<[
 // PY-NEXT:     grid_1 = (1, 1, 1)
 // PY-NEXT:     if not (grid_0[0] <= 2147483647):
 // PY-NEXT:         _irc_check_grid('rowsum_k0', grid_0, (2147483647, 65535, 65535))
+// PY-NEXT:     b_D = _irc_bucket(s_D)
+// PY-NEXT:     b_N = _irc_bucket(s_N)
 // PY-NEXT:     v_t = _irc_allocate("buffer 't'", (s_N,), (1,), _IRC_FLOAT32, device)
-// PY-NEXT:     kernel_rowsum_k0.run(t_x, v_t, s_D, s_N, grid=grid_0, warmup=False, enable_fp_fusion=False)
+// PY-NEXT:     config_rowsum_k0 = _IRC_CHOSEN.get(('kernel_rowsum_k0', b_D, b_N))
+// PY-NEXT:     if config_rowsum_k0 is None:
+// PY-NEXT:         _IRC_TUNER.launch(('kernel_rowsum_k0', b_D, b_N), kernel_rowsum_k0, (t_x, v_t, s_D, s_N), grid_0)
+// PY-NEXT:     else:
+// PY-NEXT:         kernel_rowsum_k0.run(t_x, v_t, s_D, s_N, grid=grid_0, warmup=False, num_warps=config_rowsum_k0[0], num_stages=config_rowsum_k0[1], enable_fp_fusion=False)
 // PY-NEXT:     v_y = v_t.as_strided((s_N,), (1,))
-// PY-NEXT:     kernel_rowsum_k0.run(t_x, v_y, s_D, s_N, grid=grid_0, warmup=False, enable_fp_fusion=False)
+// PY-NEXT:     config_rowsum_k0_2 = _IRC_CHOSEN.get(('kernel_rowsum_k0', b_D, b_N))
+// PY-NEXT:     if config_rowsum_k0_2 is None:
+// PY-NEXT:         _IRC_TUNER.launch(('kernel_rowsum_k0', b_D, b_N), kernel_rowsum_k0, (t_x, v_y, s_D, s_N), grid_0)
+// PY-NEXT:     else:
+// PY-NEXT:         kernel_rowsum_k0.run(t_x, v_y, s_D, s_N, grid=grid_0, warmup=False, num_warps=config_rowsum_k0_2[0], num_stages=config_rowsum_k0_2[1], enable_fp_fusion=False)
 // PY-NEXT:     v_b = _IRC_CONSTANTS[0].to(device, copy=True)
 // PY-NEXT:     v_o = _irc_allocate("buffer 'o'", (16, 16), (16, 1), _IRC_FLOAT32, device)
-// PY-NEXT:     kernel_dot_k0.run(t_a, v_b, v_o, grid=grid_1, warmup=False, enable_fp_fusion=False)
+// PY-NEXT:     config_dot_k0 = _IRC_CHOSEN.get(('kernel_dot_k0',))
+// PY-NEXT:     if config_dot_k0 is None:
+// PY-NEXT:         _IRC_TUNER.launch(('kernel_dot_k0',), kernel_dot_k0, (t_a, v_b, v_o), grid_1)
+// PY-NEXT:     else:
+// PY-NEXT:         kernel_dot_k0.run(t_a, v_b, v_o, grid=grid_1, warmup=False, num_warps=config_dot_k0[0], num_stages=config_dot_k0[1], enable_fp_fusion=False)
 // PY-NEXT:     del v_b
 // PY-NEXT:     return (v_y, v_o)
 // PY:      def launch_pipeline(*tensors):
@@ -207,6 +221,8 @@ func.func @pipeline(%x: !memory.buffer<[N, D], [D, 1], f32>) -> !memory.buffer<[
 // PY-NEXT:     grid_0 = (s_N, 1, 1)
 // PY-NEXT:     if not (grid_0[0] <= 2147483647):
 // PY-NEXT:         _irc_check_grid('rowsum_k0', grid_0, (2147483647, 65535, 65535))
+// PY-NEXT:     b_D = _irc_bucket(s_D)
+// PY-NEXT:     b_N = _irc_bucket(s_N)
 // PY-NEXT:     o_1 = (256 * (((4 * s_N) + 255) // 256))
 // PY-NEXT:     workspace = _irc_allocate('the workspace of the intermediate buffers', (o_1 + (256 * (((4 * s_N) + 255) // 256)),), (1,), _IRC_UINT8, device)
 // PY-NEXT:     address = workspace.data_ptr()
@@ -217,6 +233,12 @@ func.func @pipeline(%x: !memory.buffer<[N, D], [D, 1], f32>) -> !memory.buffer<[
 // PY:          v_y = _irc_allocate("buffer 'y'", (s_N,), (1,), _IRC_FLOAT32, device)
 // PY:      _IRC_CONSTANTS = (
 // PY-NEXT:     _irc_constant(b'\x00<\x00<
+// PY:      _IRC_TUNING = {
+// PY-NEXT:     'kernel_rowsum_k0': ('{{[0-9a-f]+}}', (), 4, 3, False, ()),
+// PY-NEXT:     'kernel_dot_k0': ('{{[0-9a-f]+}}', (), 4, 3, True, ()),
+// PY-NEXT: }
+// PY:      _IRC_TUNER = _IrcTuner(_IRC_TUNING)
+// PY-NEXT: _IRC_CHOSEN = _IRC_TUNER.chosen
 // PY:      KERNELS = {
 // PY-NEXT:     'kernel_rowsum_k0': (kernel_rowsum_k0, {'p_x': '*fp32', 'p_out': '*fp32', 's_D': 'i64', 's_N': 'i64'}, {'c_BLOCK': 32}),
 // PY-NEXT:     'kernel_dot_k0': (kernel_dot_k0, {'p_a': '*fp16', 'p_b': '*fp16', 'p_o': '*fp32'}, {'c_BM': 16, 'c_BK': 16}),

@@ -24,7 +24,11 @@
 // CHECK-NEXT:      v_decision_2 = v_q.item()
 // CHECK-NEXT:      if v_decision_2:
 // CHECK-NEXT:          if [[GRID:grid_[0-9]+]][0] <= 2147483647:
-// CHECK-NEXT:              kernel_k4.run({{.*}}, grid=[[GRID]], warmup=False,
+// CHECK-NEXT:              config_k4 = _IRC_CHOSEN.get(('kernel_k4',
+// CHECK-NEXT:              if config_k4 is None:
+// CHECK-NEXT:                  _IRC_TUNER.launch(('kernel_k4', {{.*}}), kernel_k4, ({{.*}}), [[GRID]])
+// CHECK-NEXT:              else:
+// CHECK-NEXT:                  kernel_k4.run({{.*}}, grid=[[GRID]], warmup=False,
 // CHECK-NEXT:          else:
 // CHECK-NEXT:              _irc_check_grid('k4', [[GRID]], (2147483647, 65535, 65535))
 // CHECK:           else:
