@@ -412,3 +412,32 @@ def _restore_runs() -> Iterator[None]:
         tuner = getattr(module, "_IRC_TUNER", None)
         if tuner is not None and "RUNS" in vars(tuner):
             del tuner.RUNS
+
+
+@pytest.mark.slow  # compiles every candidate of three kernels for an H100
+def test_every_candidate_compiles_and_launches_on_triton_s_real_path(
+    tmp_path: Path,
+) -> None:
+    """``tests/fake_gpu_tuning.py``: a measurement under the fake driver
+    launches each candidate once through Triton's binder and compiler for
+    sm_90, with the tiles, warps and stages the tuner listed."""
+    from fake_gpu_suite import run_compiling
+    from fake_gpu_tuning import __file__ as script
+
+    out = tmp_path / "report.json"
+    completed = run_compiling([script, str(out)], timeout=900)
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    for name, report in json.loads(out.read_text()).items():
+        ((key, candidates),) = report["candidates"].items()
+        assert report["calls"] == len(report["launches"]) == len(candidates) > 1
+        (constexprs,) = report["specs"].values()
+        launched = [
+            [
+                *(run["constexprs"][c] for c in constexprs),
+                run["num_warps"],
+                run["num_stages"],
+            ]
+            for run in report["launches"]
+        ]
+        assert launched == candidates, (name, key)
+        assert all(run["sm_90_cubin"] for run in report["launches"]), name
