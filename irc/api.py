@@ -230,6 +230,20 @@ class Compiled:
         bucket of its sizes: the sizes of the tiles its launch chooses, then
         its warps and stages (docs/lowering.md, "Launch configurations")."""
         from irc.runtime import triton_backend
+
+        return triton_backend.launch_configurations(self._loaded(backend))
+
+    def share_launch_configurations(self, backend: str = "auto") -> None:
+        """Make every rank of this ``torch.distributed`` job launch the
+        kernels as rank 0 decided so far (a collective: every rank calls
+        it), so that ranks whose tuning directories differ choose alike."""
+        from irc.runtime import triton_backend
+
+        triton_backend.share_launch_configurations(self._loaded(backend))
+
+    def _loaded(self, backend: str) -> Any:
+        """The emitted module as ``backend`` (a Triton one) runs it."""
+        from irc.runtime import triton_backend
         from irc.runtime.calls import auto_backend
 
         chosen = auto_backend() if backend == "auto" else backend
@@ -238,10 +252,9 @@ class Compiled:
                 f"launch configurations are those of the Triton backends "
                 f"('triton', 'interpret'), not of {backend!r}"
             )
-        module = triton_backend.load_source(
+        return triton_backend.load_source(
             self.triton_source, interpret=chosen == "interpret"
         )
-        return triton_backend.launch_configurations(module)
 
     def __call__(self, *args: Any, backend: str = "auto", **kwargs: Any) -> Any:
         """Run on arrays (NumPy arrays give NumPy results, torch tensors

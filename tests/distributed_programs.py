@@ -288,3 +288,60 @@ def run_saved_every_collective(rank: int, directory: str) -> list[np.ndarray]:
     spec.loader.exec_module(module)
     saved = module.load(interpret=True)
     return [np.asarray(r) for r in saved(*blocks)]
+
+
+def run_shared_launch_configurations(rank: int, directory: str) -> list[Any]:
+    """Rank 0 keeps, in a tuning directory of its own, a configuration of a
+    layer norm's kernel other than the cost model's; rank 1 keeps none.
+    Each calls once (deciding from what it keeps), then both share: rank 1
+    launches rank 0's. Each rank's configurations before and after, and the
+    results right against NumPy."""
+    import json
+    import os
+
+    from irc.runtime import triton_backend
+
+    os.environ["IRC_CACHE_DIR"] = os.path.join(directory, f"rank{rank}")
+    os.environ.pop("IRC_CACHE", None)
+
+    def layer_norm(x: Any) -> Any:
+        mean = x.mean(axis=-1, keepdims=True)
+        return (x - mean) / np.sqrt(
+            ((x - mean) ** 2).mean(axis=-1, keepdims=True) + 1e-5
+        )
+
+    compiled = irc.compile(layer_norm, irc.TensorSpec(("N", "D"), "float32"))
+    tuner = triton_backend.load_source(
+        compiled.triton_source, interpret=True
+    )._IRC_TUNER
+    x = np.random.default_rng(0).standard_normal((3, 300)).astype(np.float32)
+    expected = layer_norm(x.astype(np.float64))
+    if rank == 0:
+        # A first call decides the key the launches look up (the cost
+        # model's configuration), which then gives way to a kept one.
+        compiled(x, backend="interpret")
+        (key,) = tuner.chosen
+        kept = tuner.candidates(key)[-1]
+        path, identity = tuner._entry_path(key)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        device, digest, buckets = identity
+        with open(path, "w") as file:
+            json.dump(
+                {
+                    "format": 1,
+                    "device": device,
+                    "kernel": digest,
+                    "buckets": buckets,
+                    "config": list(kept),
+                },
+                file,
+            )
+        tuner.chosen.clear()
+    got = compiled(x, backend="interpret")
+    before = compiled.launch_configurations("interpret")
+    compiled.share_launch_configurations("interpret")
+    after = compiled.launch_configurations("interpret")
+    again = compiled(x, backend="interpret")
+    for y in (got, again):
+        np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
+    return [before, after]

@@ -444,3 +444,21 @@ def test_a_saved_rank_program_runs_on_two_gloo_ranks(tmp_path) -> None:
     for got, want in zip(real, _expected_every_collective(x, w), strict=True):
         for a, b in zip(got, want, strict=True):
             np.testing.assert_allclose(np.asarray(a), b, rtol=1e-5, atol=1e-5)
+
+
+def test_every_rank_launches_rank_0_s_configurations_once_shared(tmp_path) -> None:
+    """Rank 0 keeps a configuration other than the cost model's (in a
+    tuning directory of its own), rank 1 none: they launch differently
+    until ``share_launch_configurations``, then alike, both right."""
+    before, after = zip(
+        *run_ranks(programs.run_shared_launch_configurations, 2, str(tmp_path)),
+        strict=True,
+    )
+    assert before[0] != before[1]
+    assert after[0] == after[1] == before[0]
+
+
+def test_sharing_launch_configurations_needs_a_distributed_job() -> None:
+    compiled = irc.compile(lambda x: x * 2, irc.TensorSpec(("N",), "float32"))
+    with pytest.raises(irc.IrcError, match="collective of a torch.distributed job"):
+        compiled.share_launch_configurations("interpret")

@@ -7,7 +7,8 @@ imported to interpret: ``TritonModeError``); ``Launcher`` binds its
 ``ENTRY`` launcher to a device and calls it on NumPy arrays or torch
 tensors; ``run`` does so once; ``run_triton`` is the triton level's
 interpreter for ``irc.testing``; ``launch_configurations`` says what a
-module's launches were configured with.
+module's launches were configured with, and
+``share_launch_configurations`` gives every rank rank 0's.
 torch and triton are imported on first use: importing irc must stay cheap.
 
 See docs/lowering.md, section "Running the emitted module".
@@ -189,6 +190,22 @@ def launch_configurations(module: types.ModuleType) -> Configurations:
         for (kernel, *buckets), config in tuner.chosen.items():
             chosen.setdefault(kernel, {})[tuple(buckets)] = config
     return chosen
+
+
+def share_launch_configurations(module: types.ModuleType) -> None:
+    """Make every rank of this ``torch.distributed`` job launch a loaded
+    module's kernels as rank 0 decided so far (a collective: every rank
+    calls it, at the same point of the program)."""
+    from irc.runtime.distributed import initialized
+
+    if not initialized():
+        raise IrcError(
+            "sharing launch configurations is a collective of a torch.distributed "
+            "job: call torch.distributed.init_process_group first (and on every rank)"
+        )
+    tuner = getattr(module, "_IRC_TUNER", None)
+    if tuner is not None:
+        tuner.share()
 
 
 #: Where the launchers' copies are reported (INFO).

@@ -626,6 +626,17 @@ class _IrcTuner:
                 self.chosen[key] = winner
                 self._keep(key, winner, trial)
 
+    def share(self):
+        """Every rank of the torch.distributed job adopts rank 0's decided
+        configurations (a collective: every rank calls it); what rank 0
+        has not decided stays as each rank decided it."""
+        import torch.distributed as dist
+        with self.lock:
+            table = [dict(self.chosen) if dist.get_rank() == 0 else None]
+        dist.broadcast_object_list(table, src=0)
+        with self.lock:
+            self.chosen.update(table[0])
+
     def modelled(self, key):
         """The cost model's configuration: each launch-chosen tile the next
         power of two of the extent its lanes walk (its bucket's), within its
