@@ -39,6 +39,7 @@ off, so both compute true float32 products.
     python benchmarks/gpu.py --out results.json    # and results.json + .md
     python benchmarks/gpu.py --only softmax gpt2_block llama
     python benchmarks/gpu.py --sections training models
+    python benchmarks/gpu.py --tune                # and measured launch configs
     python benchmarks/gpu.py --check               # CPU: the translations
 
 It needs a CUDA GPU (and exits with a message saying so without one),
@@ -666,10 +667,57 @@ def measure(
         )
         row["irc_ms"] = bench(lambda: launcher(*tensors))
         row["irc_call_ms"] = bench(lambda: compiled(*args, **kwargs, backend="triton"))
+        if TUNE:
+            time_tuned(row, compiled, lambda: launcher(*tensors))
     except Exception as error:  # a failing program is a result: go on
         row["irc_error"] = f"{type(error).__name__}: {error}"
         traceback.print_exc()
     time_torch(row, translation, lambda f: f(*args, **kwargs), use_compile)
+
+
+#: Whether ``--tune`` asked for each program's launch configurations to be
+#: measured (``IRC_TUNE=measure``) after it is timed with the cost model's.
+TUNE = False
+
+
+def time_tuned(
+    row: dict[str, Any],
+    compiled: irc.Compiled,
+    run: Callable[[], Any],
+    backend: str = "triton",
+) -> None:
+    """Fill ``row`` with the time of ``run`` (a call of ``compiled``) once
+    its launch configurations are measured (docs/lowering.md, "Launch
+    configurations"): ``irc_tuned_ms``, the calls the measurement took and
+    the configuration each kernel chose per bucket."""
+    from irc.runtime import triton_backend
+
+    module = triton_backend.load_source(
+        compiled.triton_source, interpret=backend == "interpret"
+    )
+    tuner = module._IRC_TUNER
+    previous = os.environ.get("IRC_TUNE")
+    os.environ["IRC_TUNE"] = "measure"
+    try:
+        with tuner.lock:
+            tuner.chosen.clear()
+        calls = 0
+        while calls == 0 or tuner.trials:
+            run()
+            calls += 1
+            if calls > 1000:
+                raise RuntimeError("the measurement did not decide in 1000 calls")
+    finally:
+        if previous is None:
+            del os.environ["IRC_TUNE"]
+        else:
+            os.environ["IRC_TUNE"] = previous
+    row["irc_tuned_ms"] = bench(run)
+    row["tuning_calls"] = calls
+    row["launch_configurations"] = {
+        kernel: {str(list(buckets)): list(config) for buckets, config in chosen.items()}
+        for kernel, chosen in compiled.launch_configurations(backend).items()
+    }
 
 
 def time_torch(
@@ -917,6 +965,7 @@ COLUMNS = (
     ("kernels", "kernels"),
     ("irc ms", "irc_ms"),
     ("irc call ms", "irc_call_ms"),
+    ("irc tuned ms", "irc_tuned_ms"),
     ("eager ms", "eager_ms"),
     ("compiled ms", "compiled_ms"),
     ("irc GB/s", "irc_gbs"),
@@ -1202,7 +1251,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="check on the CPU, and exit: the torch translations against "
         "NumPy and irc, and one training step of each model through irc",
     )
+    parser.add_argument(
+        "--tune",
+        action="store_true",
+        help="also time each suite program after measuring its launch "
+        "configurations (IRC_TUNE=measure), beside the cost model's",
+    )
     options = parser.parse_args(argv)
+    global TUNE
+    TUNE = options.tune
 
     if options.check_translations:
         failures = check_translations() + check_training_translations()

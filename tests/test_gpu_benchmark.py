@@ -61,3 +61,21 @@ def test_a_planted_wrong_translation_is_caught(
         lambda: {**translations, "softmax": lambda x: -softmax(x)},
     )
     assert gpu.check_translations() == 1
+
+
+def test_tune_times_a_program_after_measuring_its_launch_configurations() -> None:
+    """``--tune``'s step, on the interpreter: the measurement decides (one
+    call per candidate and run), then the tuned calls are timed; the row
+    says what each kernel chose."""
+    import numpy as np
+
+    import irc
+
+    compiled = irc.compile(gpu.suite.softmax, irc.TensorSpec(("N", "D"), "float32"))
+    x = np.random.default_rng(0).standard_normal((2, 200)).astype(np.float32)
+    row: dict = {}
+    gpu.time_tuned(row, compiled, lambda: compiled(x, backend="interpret"), "interpret")
+    ((kernel, chosen),) = row["launch_configurations"].items()
+    (config,) = chosen.values()
+    assert kernel.startswith("kernel_") and len(config) == 3
+    assert row["tuning_calls"] > 1 and row["irc_tuned_ms"] > 0
