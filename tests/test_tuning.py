@@ -290,13 +290,72 @@ def test_an_entry_that_does_not_read_is_measured_again_and_overwritten(
     _fresh_tuner(layer_norm, runs=0)
     _measure_until_decided(layer_norm, lambda: _check_layer_norm(layer_norm, 2, 40))
     (path,) = _own_tuning.glob("*.json")
-    for broken in ("{not json", json.dumps({"format": 1, "config": [0, -1, 3]})):
+    entry = json.loads(path.read_text())
+    not_a_candidate = {**entry, "config": [100, 4, 3]}  # not a power of two
+    for broken in (
+        "{not json",
+        json.dumps({"format": 1, "config": [0, -1, 3]}),
+        json.dumps(not_a_candidate),
+    ):
         path.write_text(broken)
         tuner = _fresh_tuner(layer_norm, runs=0)
         _measure_until_decided(layer_norm, lambda: _check_layer_norm(layer_norm, 2, 40))
         assert tuner.measured > 0
         (entry,) = _entries(_own_tuning)
         assert entry["format"] == 1 and min(entry["config"]) > 0
+
+
+def test_a_kernel_names_its_entries_by_its_code_and_the_sizes_it_allows() -> None:
+    """Kernels that differ only in the largest block they allow (a tile
+    option) are kept apart; the same kernel captured from other source
+    lines (its comments name them) is the same entry."""
+
+    def digests(compiled: irc.Compiled) -> list[str]:
+        return [spec[0] for spec in _module(compiled)._IRC_TUNING.values()]
+
+    from irc.lowering.pipeline import DEFAULT_PIPELINE
+
+    program = SUITE["softmax"]
+    default = program.compile()
+    smaller = program.compile(
+        pipeline=DEFAULT_PIPELINE.replace(",tile,", ",tile{max-row-block=1024},")
+    )
+    assert "max-row-block=1024" not in DEFAULT_PIPELINE
+    assert digests(default) != digests(smaller)
+    moved: dict[str, Any] = {}
+    source = "def softmax(x):\n    e = np.exp(x - x.max(axis=-1, keepdims=True))\n"
+    source += "    return e / e.sum(axis=-1, keepdims=True)\n"
+    exec(compile("\n" * 40 + source, "elsewhere.py", "exec"), {"np": np}, moved)
+    elsewhere = irc.compile(moved["softmax"], irc.TensorSpec(("N", "D"), "float32"))
+    assert "graph.reduce max at elsewhere.py:42" in elsewhere.triton_source
+    assert digests(elsewhere) == digests(default)
+
+
+def test_a_candidate_that_fails_to_launch_is_out_and_the_call_still_right(
+    layer_norm: irc.Compiled, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A candidate Triton refuses (on a GPU: too much shared memory, say)
+    leaves the measurement, which decides among the others; the call that
+    tried it launches the cost model's configuration."""
+    monkeypatch.setenv("IRC_TUNE", "measure")
+    tuner = _fresh_tuner(layer_norm, runs=1)
+    module = _module(layer_norm)
+    (name,) = module._IRC_TUNING
+    kernel = getattr(module, name)
+    run = kernel.run
+    refused: list[int] = []
+
+    def refusing(*args: Any, **options: Any) -> Any:
+        if options["num_warps"] == 4:  # the cost model's is 2 (512 lanes)
+            refused.append(options["num_warps"])
+            raise RuntimeError("out of resources")
+        return run(*args, **options)
+
+    monkeypatch.setattr(kernel, "run", refusing)
+    _measure_until_decided(layer_norm, lambda: _check_layer_norm(layer_norm, 2, 300))
+    (config,) = tuner.chosen.values()
+    assert refused and config[1] != 4
+    assert tuner.modelled(next(iter(tuner.chosen)))[1] == 2
 
 
 def test_without_a_cache_nothing_is_kept(

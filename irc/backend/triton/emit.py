@@ -7,6 +7,8 @@ kernels, the launchers, the constants, ``KERNELS`` and ``ENTRY``.
 from __future__ import annotations
 
 import hashlib
+import io
+import tokenize
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -17,6 +19,7 @@ from irc.backend.triton.launcher import (
     Constants,
     EmittedKernel,
     LauncherEmitter,
+    tuning_fields,
     tuning_spec,
 )
 from irc.backend.triton.names import MODULE_NAMES, Namer
@@ -51,8 +54,8 @@ def emit_module(module: ModuleOp) -> str:
             text = emitter.emit()
             sections.append(text)
             constexprs = emitter.constexpr_values()
-            digest = hashlib.sha256("\n".join(text).encode()).hexdigest()[:32]
-            kernel = EmittedKernel(op, python_name, constexprs, digest)
+            kernel = EmittedKernel(op, python_name, constexprs)
+            kernel.digest = _digest(text, tuning_fields(kernel))
             kernels[op.kernel_name] = kernel
             table.append(
                 f"    {python_name!r}: ({python_name}, {emitter.signature!r}, {constexprs!r}),"
@@ -100,3 +103,13 @@ def emit_module(module: ModuleOp) -> str:
     code = "\n\n\n".join("\n".join(section) for section in sections[2:])
     sections[1] = [used_prelude(code)]
     return "\n\n\n".join("\n".join(section) for section in sections) + "\n"
+
+
+def _digest(kernel: list[str], fields: tuple[object, ...]) -> str:
+    """What names a kernel in the tuning directory: a digest of its code's
+    tokens, comments aside (they name the user's source lines, which may
+    move without changing the kernel), and of its tuning fields (the sizes
+    its chosen tiles allow, its declared warps and stages)."""
+    tokens = tokenize.generate_tokens(io.StringIO("\n".join(kernel) + "\n").readline)
+    code = [t.string for t in tokens if t.type != tokenize.COMMENT]
+    return hashlib.sha256(repr((code, fields)).encode()).hexdigest()[:32]

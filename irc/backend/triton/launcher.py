@@ -88,8 +88,9 @@ class EmittedKernel:
     op: tt.KernelOp
     python_name: str
     constexprs: dict[str, int]
-    #: A digest of the kernel's text, naming it in the tuning directory.
-    digest: str
+    #: A digest of the kernel's code (its comments aside: they name source
+    #: lines) and its ``tuning_fields``, naming it in the tuning directory.
+    digest: str = ""
 
     def constexpr_of(self, tile: str) -> str:
         """The name of the constexpr that holds ``tile``'s size."""
@@ -140,19 +141,17 @@ def _tuning_symbols(kernel: EmittedKernel) -> list[str]:
     return sorted(symbols - alone)
 
 
-def tuning_spec(kernel: EmittedKernel) -> str:
-    """The kernel's entry of the emitted ``_IRC_TUNING`` (read by the
-    prelude's ``_IrcTuner``): its digest, the (smallest, largest) sizes of
-    each tile its launch chooses, its declared warps (None for a kernel with
-    a chosen tile and no declared warps: they follow the tile), its declared
-    stages, whether a measurement tries other stages, and the names of the
-    chosen tiles' constexprs."""
+def tuning_fields(kernel: EmittedKernel) -> tuple[object, ...]:
+    """What the prelude's ``_IrcTuner`` knows of the kernel besides its
+    digest: the (smallest, largest) sizes of each tile its launch chooses,
+    its declared warps (None for a kernel with a chosen tile and no declared
+    warps: they follow the tile), its declared stages, whether a
+    measurement tries other stages, and the names of the chosen tiles'
+    constexprs."""
     op = kernel.op
     sizes = op.tile_sizes
-    tiles = tuple(
-        (min(MIN_LAUNCH_TILE, sizes[tile]), sizes[tile])
-        for tile in launch_tile_extents(op)
-    )
+    chosen = launch_tile_extents(op)
+    tiles = tuple((min(MIN_LAUNCH_TILE, sizes[tile]), sizes[tile]) for tile in chosen)
     warps = _launch_option(op, NUM_WARPS_ATTRIBUTE)
     if warps is None and not tiles:
         warps = TRITON_CUDA_DEFAULTS[NUM_WARPS_ATTRIBUTE]
@@ -160,8 +159,14 @@ def tuning_spec(kernel: EmittedKernel) -> str:
     if stages is None:
         stages = TRITON_CUDA_DEFAULTS[NUM_STAGES_ATTRIBUTE]
     pipelined = kernel_kind(op.kind.data) in _PIPELINED_KINDS
-    constexprs = tuple(kernel.constexpr_of(tile) for tile in launch_tile_extents(op))
-    return repr((kernel.digest, tiles, warps, stages, pipelined, constexprs))
+    constexprs = tuple(kernel.constexpr_of(tile) for tile in chosen)
+    return tiles, warps, stages, pipelined, constexprs
+
+
+def tuning_spec(kernel: EmittedKernel) -> str:
+    """The kernel's entry of the emitted ``_IRC_TUNING``: its digest, then
+    ``tuning_fields``."""
+    return repr((kernel.digest, *tuning_fields(kernel)))
 
 
 @dataclass

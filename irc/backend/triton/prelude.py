@@ -527,16 +527,19 @@ class _IrcTrial:
     """The measurement of a kernel's candidate configurations at one bucket:
     calls launch them in turn, each timed; the first launch of each (its
     compilation) is not counted; the candidate with the least median time
-    over `runs` more launches wins (the cost model's, listed first, on a tie)."""
+    over `runs` more launches wins (the cost model's, listed first, on a
+    tie). A candidate that failed to launch is out."""
 
     def __init__(self, candidates, runs):
         self.candidates = candidates
         self.runs = runs
         self.launched = [0] * len(candidates)
         self.seconds = [[] for _ in candidates]
+        self.failed = set()
 
     def next(self):
-        index = min(range(len(self.candidates)), key=self.launched.__getitem__)
+        running = [i for i in range(len(self.candidates)) if i not in self.failed]
+        index = min(running, key=self.launched.__getitem__)
         self.launched[index] += 1
         return index
 
@@ -545,13 +548,14 @@ class _IrcTrial:
 
     def medians(self):
         counted = [times[1:] or times for times in self.seconds]
-        return [sorted(times)[len(times) // 2] for times in counted]
+        return [None if i in self.failed else sorted(t)[len(t) // 2] if t else None for i, t in enumerate(counted)]
 
     def winner(self):
-        if any(len(times) <= self.runs for times in self.seconds):
+        if any(len(times) <= self.runs for i, times in enumerate(self.seconds) if i not in self.failed):
             return None
         medians = self.medians()
-        return self.candidates[medians.index(min(medians))]
+        best = min(m for m in medians if m is not None)
+        return self.candidates[medians.index(best)]
 
 
 class _IrcTuner:
@@ -564,9 +568,10 @@ class _IrcTuner:
     uses what is kept, or the cost model, so that all choose alike), the
     cost model. `chosen` maps (kernel, *buckets) to the decided
     configurations: a launch reads it, and launches through `launch` a key
-    not there. `specs` gives, per kernel, its digest, its launch-chosen
-    tiles' (smallest, largest) sizes, its warps (None: from its first tile)
-    and stages, whether stages are tried, and its chosen tiles' constexprs."""
+    not there. `specs` gives, per kernel, its digest (of its code and its
+    spec), its launch-chosen tiles' (smallest, largest) sizes, its warps
+    (None: from its first tile) and stages, whether stages are tried, and
+    its chosen tiles' constexprs."""
 
     RUNS = 3
 
@@ -582,16 +587,33 @@ class _IrcTuner:
 
     def launch(self, key, kernel, args, grid):
         """Launch `kernel` for a key not in `chosen`, configured by `start`,
-        timed by `finish` where it is measured."""
+        timed by `finish` where it is measured. A measured candidate that
+        fails to launch is out of the measurement, and the call launches
+        the cost model's configuration instead."""
         config = self.start(key)
+        try:
+            self._run(key, kernel, args, grid, config)
+        except Exception:
+            if not self._failed(key, config):
+                raise
+            self._run(key, kernel, args, grid, self.modelled(key))
+            return
+        self.finish(key)
+
+    def _run(self, key, kernel, args, grid, config):
         tiles = dict(zip(self.specs[key[0]][5], config))
         kernel.run(*args, grid=grid, warmup=False, **tiles, num_warps=config[-2], num_stages=config[-1], enable_fp_fusion=False)
-        self.finish(key)
 
     def start(self, key):
         """The configuration of this launch of a key not in `chosen`."""
         with self.lock:
+            config = self.chosen.get(key)
+            if config is not None:
+                return config
             trial = self.trials.get(key)
+            if trial is not None and not self._measuring():
+                del self.trials[key]
+                trial = None
             if trial is None:
                 config = self._kept(key)
                 if config is None and not self._measuring():
@@ -620,11 +642,26 @@ class _IrcTuner:
                 return
             trial.record(index, seconds)
             self.measured += 1
-            winner = trial.winner()
-            if winner is not None:
-                del self.trials[key]
-                self.chosen[key] = winner
-                self._keep(key, winner, trial)
+            self._decide(key, trial)
+
+    def _failed(self, key, config):
+        """Whether the launch of `config` that just failed was a measured
+        candidate other than the cost model's, now out of its trial."""
+        with self.lock:
+            begun = self.running.pop((key, self.thread()), None)
+            trial = self.trials.get(key)
+            if begun is None or trial is None or begun[0] == 0:
+                return False
+            trial.failed.add(begun[0])
+            self._decide(key, trial)
+            return True
+
+    def _decide(self, key, trial):
+        winner = trial.winner()
+        if winner is not None:
+            del self.trials[key]
+            self.chosen[key] = winner
+            self._keep(key, winner, trial)
 
     def share(self):
         """Every rank of the torch.distributed job adopts rank 0's decided
@@ -720,8 +757,7 @@ class _IrcTuner:
             valid = entry["format"] == 1 and [entry["device"], entry["kernel"], entry["buckets"]] == identity
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        shape = len(self.modelled(key))
-        if not valid or len(config) != shape or not all(type(c) is int and c > 0 for c in config):
+        if not valid or config not in self.candidates(key):
             return None
         return config
 
@@ -736,13 +772,16 @@ class _IrcTuner:
             return
         device, kernel, buckets = identity
         entry = {"format": 1, "device": device, "kernel": kernel, "buckets": buckets, "config": list(config), "candidates": [list(c) for c in trial.candidates], "median_seconds": trial.medians()}
+        temporary = None
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+            handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix="." + os.path.basename(path) + ".", suffix=".tmp")
             with os.fdopen(handle, "w") as file:
                 json.dump(entry, file)
             os.replace(temporary, path)
         except OSError as error:
+            if temporary is not None and os.path.exists(temporary):
+                os.remove(temporary)
             import warnings
             warnings.warn(f"irc could not keep the launch configuration it measured for a kernel in {path}: {error}; later processes will measure it again", stacklevel=2)
 
