@@ -702,6 +702,8 @@ class _IrcTuner:
         import os
         if os.environ.get("IRC_TUNE", "model").strip() != "measure":
             return False
+        if self._on_gpu() and torch.cuda.is_current_stream_capturing():
+            return False  # a CUDA graph being captured: no sync, no timing
         import torch.distributed as dist
         return not (dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1)
 
