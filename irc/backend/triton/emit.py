@@ -7,8 +7,6 @@ kernels, the launchers, the constants, ``KERNELS`` and ``ENTRY``.
 from __future__ import annotations
 
 import hashlib
-import io
-import tokenize
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -106,10 +104,13 @@ def emit_module(module: ModuleOp) -> str:
 
 
 def _digest(kernel: list[str], fields: tuple[object, ...]) -> str:
-    """What names a kernel in the tuning directory: a digest of its code's
-    tokens, comments aside (they name the user's source lines, which may
-    move without changing the kernel), and of its tuning fields (the sizes
-    its chosen tiles allow, its declared warps and stages)."""
-    tokens = tokenize.generate_tokens(io.StringIO("\n".join(kernel) + "\n").readline)
-    code = [t.string for t in tokens if t.type != tokenize.COMMENT]
+    """What names a kernel in the tuning directory: a digest of its code,
+    comments aside (they name the user's source lines, which may move
+    without changing the kernel: whole comment lines, and the location
+    comments after a statement, ``  # file.py:3``, as the kernel emitter
+    writes them), and of its tuning fields (the sizes its chosen tiles
+    allow, its declared warps and stages)."""
+    code = [
+        line.split("  # ", 1)[0] for line in kernel if not line.lstrip().startswith("#")
+    ]
     return hashlib.sha256(repr((code, fields)).encode()).hexdigest()[:32]
