@@ -604,6 +604,18 @@ def test_proofs_bound_floor_quotients_by_their_numerators(
     assert Facts().prove_le(low, high)
 
 
+def test_a_quotient_of_quotients_is_multiplied_out_before_them() -> None:
+    """``2*((A*B + 1) floordiv 2) <= A*B + 1`` with ``A`` and ``B`` floor
+    quotients themselves (the eighth fuzzing hour's false alarm), and the
+    row it bounds folds to 0; one more is not proven."""
+    a, b = (N + 1) // 2, (M + 1) // 2
+    rows = a * b
+    assert Facts().prove_le(2 * ((rows + 1) // 2), rows + 1)
+    assert Facts().prove_le((2 * ((rows + 1) // 2) - 2) // rows, 0)
+    assert not Facts().prove_le(2 * ((rows + 1) // 2), rows)
+    assert not Facts().prove_le((2 * ((rows + 1) // 2) - 1) // rows, 0)
+
+
 @pytest.mark.parametrize(
     ("low", "high"),
     [

@@ -199,14 +199,20 @@ def _shifted_expansion(
 
 def _eliminate_floordivs(e: SymExpr) -> tuple[SymExpr, int]:
     """``(c * e, c)`` with every top-level ``F = num floordiv k`` (constant
-    ``k``, appearing linearly) replaced through ``k*F == num - num mod k``."""
+    ``k``, appearing linearly) replaced through ``k*F == num - num mod k``.
+    The largest quotients go first: a numerator may hold the others
+    (``2*((A*B + 1) floordiv 2)`` with ``A`` and ``B`` quotients themselves),
+    and once it is multiplied out its terms cancel theirs (``A*B + 1 -
+    2*((A*B + 1) floordiv 2)`` is ``(A*B + 1) mod 2``); taken first, ``A``
+    would come back inside the numerator in another form."""
     scale = 1
-    for atom in top_atoms(e):
-        if not (
-            isinstance(atom, Op)
-            and atom.kind == "floordiv"
-            and atom.args[1].is_constant
-        ):
+    quotients = [
+        atom
+        for atom in top_atoms(e)
+        if isinstance(atom, Op) and atom.kind == "floordiv" and atom.args[1].is_constant
+    ]
+    for atom in sorted(quotients, key=lambda q: -q.weight):
+        if atom not in top_atoms(e):  # cancelled by an earlier one
             continue
         split = _split_linear(e, atom)
         if split is None:
