@@ -120,7 +120,8 @@ def test_an_emitted_module_holds_the_closure_of_what_it_uses_and_no_irc() -> Non
 
 def test_every_helper_an_emitter_may_call_is_defined_in_the_prelude() -> None:
     """The ``_irc_*`` names in the printers' strings and the primitives'
-    Triton spellings all exist in the prelude (``_IRC_CONSTANTS`` is the
+    Triton spellings all exist in the prelude (``_IRC_CONSTANTS`` and the
+    tuner's ``_IRC_TUNING``, ``_IRC_TUNER`` and ``_IRC_CHOSEN`` are the
     emitted module's own)."""
     prelude = set(names_of(prelude_definitions()))
     spelled: set[str] = set()
@@ -138,5 +139,7 @@ def test_every_helper_an_emitter_may_call_is_defined_in_the_prelude() -> None:
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 spelled |= set(HELPER_NAME.findall(node.value))
-    assert spelled - {"_IRC_CONSTANTS"} <= prelude
+    own = {"_IRC_CONSTANTS", "_IRC_TUNING", "_IRC_TUNER", "_IRC_CHOSEN"}
+    assert spelled - own <= prelude
+    assert {"_irc_bucket", "_IrcTuner"} <= spelled
     assert {"_irc_pow_f", "_irc_tensor", "_irc_view", "_irc_rem_i"} <= spelled
