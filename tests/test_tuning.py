@@ -358,6 +358,34 @@ def test_a_candidate_that_fails_to_launch_is_out_and_the_call_still_right(
     assert tuner.modelled(next(iter(tuner.chosen)))[1] == 2
 
 
+def test_a_write_removes_what_killed_writers_of_its_entry_left(
+    layer_norm: irc.Compiled, monkeypatch: pytest.MonkeyPatch, _own_tuning: Path
+) -> None:
+    """Temporary files of the entry older than the compile cache's
+    ``ORPHAN_AGE`` go; a fresh one (a writer at work) and another entry's
+    stay."""
+    monkeypatch.setenv("IRC_TUNE", "measure")
+    tuner = _fresh_tuner(layer_norm, runs=0)
+    _check_layer_norm(layer_norm, 2, 40)
+    (key,) = tuner.trials
+    path, _ = tuner._entry_path(key)
+    _own_tuning.mkdir(parents=True)
+    name = Path(path).name
+    old, fresh, other = (
+        _own_tuning / f".{name}.old.tmp",
+        _own_tuning / f".{name}.fresh.tmp",
+        _own_tuning / ".another.json.old.tmp",
+    )
+    for orphan in (old, fresh, other):
+        orphan.write_text("{")
+    long_ago = os.stat(old).st_mtime - compile_cache.ORPHAN_AGE - 60
+    for orphan in (old, other):
+        os.utime(orphan, (long_ago, long_ago))
+    _measure_until_decided(layer_norm, lambda: _check_layer_norm(layer_norm, 2, 40))
+    assert not old.exists() and fresh.exists() and other.exists()
+    assert Path(path).exists()
+
+
 def test_without_a_cache_nothing_is_kept(
     layer_norm: irc.Compiled, monkeypatch: pytest.MonkeyPatch, _own_tuning: Path
 ) -> None:

@@ -523,6 +523,23 @@ def _irc_tuning_directory():
     return os.path.join(base, "tuning")
 
 
+def _irc_remove_orphans(directory, prefix):
+    """Remove the temporary files that writers of an entry killed mid-write
+    left (`prefix...tmp`, older than ten minutes, as irc.cache.ORPHAN_AGE:
+    a write takes milliseconds); one another process removes meanwhile is
+    left to it."""
+    import os
+    import time
+    now = time.time()
+    for name in os.listdir(directory):
+        if name.startswith(prefix) and name.endswith(".tmp"):
+            try:
+                if now - os.stat(os.path.join(directory, name)).st_mtime > 600:
+                    os.remove(os.path.join(directory, name))
+            except OSError:
+                continue
+
+
 class _IrcTrial:
     """The measurement of a kernel's candidate configurations at one bucket:
     calls launch them in turn, each timed; the first launch of each (its
@@ -775,9 +792,11 @@ class _IrcTuner:
         device, kernel, buckets = identity
         entry = {"format": 1, "device": device, "kernel": kernel, "buckets": buckets, "config": list(config), "candidates": [list(c) for c in trial.candidates], "median_seconds": trial.medians()}
         temporary = None
+        directory, prefix = os.path.dirname(path), "." + os.path.basename(path) + "."
         try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+            os.makedirs(directory, exist_ok=True)
+            _irc_remove_orphans(directory, prefix)
+            handle, temporary = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=".tmp")
             with os.fdopen(handle, "w") as file:
                 json.dump(entry, file)
             os.replace(temporary, path)
