@@ -129,16 +129,22 @@ def _launch_option(kernel: tt.KernelOp, name: str) -> int | None:
 LAUNCH_OPTIONS = ("enable_fp_fusion=False",)
 
 
+def _launch_symbols(kernel: EmittedKernel) -> set[str]:
+    """Every symbol a launch's configuration depends on: the kernel's own,
+    its grid's and its chosen tiles' extents'."""
+    symbols = set(kernel.op.symbol_names)
+    for extent in (*kernel.op.grid_exprs, *launch_tile_extents(kernel.op).values()):
+        symbols |= set(extent.symbols)
+    return symbols
+
+
 def _tuning_symbols(kernel: EmittedKernel) -> list[str]:
-    """The symbols whose buckets a launch's configuration is chosen per,
-    besides its chosen tiles' extents when those are symbols: those of its
-    grid and its own, in order of name."""
+    """The symbols whose buckets follow a launch's chosen tiles' extents in
+    its key, in order of name: ``_launch_symbols`` but an extent that is a
+    symbol alone (its bucket comes first, where the cost model reads it)."""
     extents = launch_tile_extents(kernel.op).values()
     alone = {e.symbol_name for e in extents if e.symbol_name}
-    symbols = set(kernel.op.symbol_names)
-    for extent in (*kernel.op.grid_exprs, *extents):
-        symbols |= set(extent.symbols)
-    return sorted(symbols - alone)
+    return sorted(_launch_symbols(kernel) - alone)
 
 
 def tuning_fields(kernel: EmittedKernel) -> tuple[object, ...]:
@@ -794,9 +800,7 @@ class LauncherEmitter:
             if isinstance(op, memory.LaunchOp):
                 kernel = self._kernel(op)
                 if self._grid(kernel) in self.grids:
-                    extents = launch_tile_extents(kernel.op).values()
-                    symbols |= {e.symbol_name for e in extents if e.symbol_name}
-                    symbols |= set(_tuning_symbols(kernel))
+                    symbols |= _launch_symbols(kernel)
         for symbol in sorted(symbols):
             name = self.namer.fresh("b_", symbol)
             self.buckets[symbol] = name
