@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from itertools import accumulate
 from pathlib import Path
 
 import ml_dtypes
@@ -38,7 +39,7 @@ from xdsl.ir import SSAValue
 from xdsl.parser import Parser
 from xdsl.transforms.canonicalize import CanonicalizePass
 
-from irc.dialects.graph import ConstantOp, tensor_type
+from irc.dialects.graph import ConcatOp, ConstantOp, tensor_type
 from irc.dtypes import dtype
 from irc.interpreters.graph import ExecutionError, run_graph
 from irc.ir import default_context
@@ -479,3 +480,80 @@ def test_identities_hold_for_every_element_type(element: str) -> None:
 
 def test_patterns_for_unknown_op_is_empty() -> None:
     assert patterns_for(FuncOp) == ()
+
+
+def concat_of_pieces(
+    name: str, widths: Sequence[int], splats: Sequence[float | None], args: list[str]
+) -> list[str]:
+    """Lines computing ``%<name>``: a concat along axis 1 of ``[N, width]``
+    pieces, each a splat of its value or (None) a new argument."""
+    lines, pieces = [], []
+    for index, (width, splat) in enumerate(zip(widths, splats, strict=True)):
+        piece = f"%{name}{index}"
+        if splat is None:
+            args.append(f"{piece}: {t(f'N, {width}', 'f32')}")
+        else:
+            lines.append(
+                f"{piece} = graph.constant {literal(splat, 'f32')} "
+                f"-> {t(f'N, {width}', 'f32')}"
+            )
+        pieces.append(piece)
+    types = ", ".join(t(f"N, {w}", "f32") for w in widths)
+    lines.append(
+        f"%{name} = graph.concat {', '.join(pieces)} [1] : ({types}) "
+        f"-> {t(f'N, {sum(widths)}', 'f32')}"
+    )
+    return lines
+
+
+def pieces(total: int) -> st.SearchStrategy[tuple[list[int], list[float | None]]]:
+    """Two or more widths summing to ``total``, each piece a splat or an
+    argument."""
+    splat = st.none() | st.sampled_from(SPECIAL_FLOATS) | st.floats(-4, 4, width=32)
+
+    @st.composite
+    def draw(data: st.DrawFn) -> tuple[list[int], list[float | None]]:
+        cuts = sorted(data(st.sets(st.integers(1, total - 1), min_size=1)))
+        ends = [*cuts, total]
+        widths = [end - start for start, end in zip([0, *cuts], ends, strict=True)]
+        return widths, [data(splat) for _ in widths]
+
+    return draw()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    left=pieces(6),
+    right=pieces(6),
+    kind=st.sampled_from(["add", "sub", "mul", "maximum", "div"]),
+)
+def test_elementwise_of_concats_keeps_every_bit(
+    left: tuple[list[int], list[float | None]],
+    right: tuple[list[int], list[float | None]],
+    kind: str,
+) -> None:
+    """An elementwise op of two concats, whatever their pieces: distributed
+    over the pieces where they meet, or left as it is where a piece that is
+    no splat would be cut; the same bits either way."""
+    args = [f"%n: {t('N, 1', 'f32')}"]  # binds N where every piece is a splat
+    lines = [
+        *concat_of_pieces("l", *left, args),
+        *concat_of_pieces("m", *right, args),
+        f"%r = graph.{kind} %l, %m : {t('N, 6', 'f32')}",
+    ]
+    before = parse(program(", ".join(args), "\n".join(lines), t("N, 6", "f32")))
+    after = canonicalize(before)
+    cuts = {*accumulate(left[0]), *accumulate(right[0])}
+    cuts_an_argument = any(
+        splat is None and any(end - width < cut < end for cut in cuts)
+        for widths, splats in (left, right)
+        for end, width, splat in zip(accumulate(widths), widths, splats, strict=True)
+    )
+    of_concats = [
+        op
+        for op in after.walk()
+        if op.name == f"graph.{kind}"
+        and any(isinstance(o.owner, ConcatOp) for o in op.operands)
+    ]
+    assert bool(of_concats) == cuts_an_argument
+    assert_same_results(before, after)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from itertools import pairwise
 
 import numpy as np
 from xdsl.ir import Block, Operation, Region, SSAValue
@@ -69,6 +70,7 @@ from irc.primitives.declaration import (
     Var,
     primitive,
 )
+from irc.shapes import SymExpr
 
 # --------------------------------------------------------------------------
 # Constants
@@ -648,6 +650,115 @@ class ConcatDropEmpty(RewritePattern):
             _replace(rewriter, op, ConcatOp(kept, axis))
 
 
+class ConcatOfConcat(RewritePattern):
+    """An operand that is a concat along the same axis is its own operands,
+    in place."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ConcatOp, rewriter: PatternRewriter, /) -> None:
+        axis = op.axis.value.data
+        flat: list[SSAValue] = []
+        for value in op.inputs:
+            inner = value.owner
+            if isinstance(inner, ConcatOp) and inner.axis.value.data == axis:
+                flat.extend(inner.inputs)
+            else:
+                flat.append(value)
+        if flat != list(op.inputs) and _concat_type(flat, axis) == op.result.type:
+            _replace(rewriter, op, ConcatOp(flat, axis))
+
+
+class ElementwiseOfConcats(RewritePattern):
+    """``f(concat(a1, a2), concat(b1, b2)) -> concat(f(a1, b1), f(a2, b2))``
+    for a binary elementwise op of two concats along one axis whose pieces
+    meet at the same offsets (static widths), a splat piece cut where the
+    other side's pieces meet. The same function of the same elements, so
+    every bit stays. A slice's cotangent is its window padded with zeros:
+    the sum of the cotangents of side-by-side slices (attention heads,
+    ``np.split``) becomes the concatenation of their windows, which
+    horizontal fusion then joins."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if not isinstance(op, BinaryOp):
+            return
+        lhs, rhs = op.lhs.owner, op.rhs.owner
+        if not (isinstance(lhs, ConcatOp) and isinstance(rhs, ConcatOp)):
+            return
+        axis = lhs.axis.value.data
+        if rhs.axis.value.data != axis or op.lhs.type != op.rhs.type:
+            return
+        left, right = _concat_pieces(lhs, axis), _concat_pieces(rhs, axis)
+        if left is None or right is None:
+            return
+        cuts = sorted(set(_piece_ends(left)) | set(_piece_ends(right)))
+        left_cut, right_cut = _cut_at(left, cuts, axis), _cut_at(right, cuts, axis)
+        if left_cut is None or right_cut is None:
+            return
+        pieces = []
+        for a, b in zip(left_cut, right_cut, strict=True):
+            operands = []
+            for piece in (a, b):
+                if isinstance(piece, Operation):
+                    piece.location = op.location
+                    rewriter.insert(piece, InsertPoint.before(op))
+                    piece = piece.results[0]
+                operands.append(piece)
+            combined = type(op)(*operands)
+            combined.location = op.location
+            rewriter.insert(combined, InsertPoint.before(op))
+            pieces.append(combined.results[0])
+        _replace(rewriter, op, ConcatOp(pieces, axis))
+
+
+def _concat_pieces(op: ConcatOp, axis: int) -> list[tuple[int, SSAValue]] | None:
+    """The operands of ``op`` with their widths along ``axis``, if static."""
+    pieces = []
+    for value in op.inputs:
+        width = tensor_type(value).dims[axis].constant
+        if width is None:
+            return None
+        pieces.append((width, value))
+    return pieces
+
+
+def _piece_ends(pieces: Sequence[tuple[int, SSAValue]]) -> list[int]:
+    ends, offset = [], 0
+    for width, _ in pieces:
+        offset += width
+        ends.append(offset)
+    return ends
+
+
+def _cut_at(
+    pieces: Sequence[tuple[int, SSAValue]], cuts: Sequence[int], axis: int
+) -> list[SSAValue | Operation] | None:
+    """``pieces`` cut at every offset of ``cuts`` (the ends of the pieces of
+    both sides, in order): a piece is kept whole where no cut falls inside
+    it, a splat cut into splats; None when a cut falls inside another
+    piece."""
+    result: list[SSAValue | Operation] = []
+    start = 0
+    remaining = iter(cuts)
+    for (_, value), end in zip(pieces, _piece_ends(pieces), strict=True):
+        inside = [start]
+        while (cut := next(remaining)) < end:
+            inside.append(cut)
+        inside.append(end)
+        if len(inside) == 2:
+            result.append(value)
+        else:
+            constant = value.owner
+            if not (isinstance(constant, ConstantOp) and constant.is_splat):
+                return None
+            dims = list(tensor_type(value).dims)
+            for low, high in pairwise(inside):
+                dims[axis] = SymExpr.const(high - low)
+                piece_type = tensor_type(value).with_shape(dims)
+                result.append(ConstantOp(constant.value, piece_type))
+        start = end
+    return result
+
+
 def _concat_type(values: Sequence[SSAValue], axis: int) -> TensorType:
     """The result type ``ConcatOp(values, axis)`` gets: the first operand's
     dims, with the sum of the operands' along ``axis``."""
@@ -1176,7 +1287,7 @@ def _registry() -> dict[type[Operation], tuple[RewritePattern, ...]]:
         ],
         SliceOp: [SliceOfSplat(), FullSlice(), SliceOfInsert()],
         InsertSliceOp: [InsertCoveringDestination(), InsertOwnSlice()],
-        ConcatOp: [ConcatDropEmpty()],
+        ConcatOp: [ConcatDropEmpty(), ConcatOfConcat()],
         ReduceOp: [ReduceOneElement(), ReduceMaxMinOfSplat()],
         ScanOp: [ScanOfOneElement()],
         CondOp: [CondConstantPredicate(), CondDeadValues()],
@@ -1195,6 +1306,7 @@ _PATTERNS = _registry()
 
 
 _FOLD, _COMMUTE = FoldElementwise(), MoveConstantRight()
+_OF_CONCATS = ElementwiseOfConcats()
 
 
 @cache
@@ -1209,6 +1321,8 @@ def _primitive_patterns(kind: Primitive) -> tuple[RewritePattern, ...]:
 def patterns_for(op_type: type[Operation]) -> tuple[RewritePattern, ...]:
     """The canonicalization patterns rooted at ``op_type`` (none for ops
     without any)."""
-    if issubclass(op_type, UnaryOp | BinaryOp):
+    if issubclass(op_type, BinaryOp):
+        return (*_primitive_patterns(op_type.KIND), _OF_CONCATS)
+    if issubclass(op_type, UnaryOp):
         return _primitive_patterns(op_type.KIND)
     return _PATTERNS.get(op_type, ())

@@ -13,6 +13,7 @@ one".
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -272,17 +273,25 @@ _ELEMENTWISE_OPS = (g.UnaryOp, g.BinaryOp, g.CompareOp, g.SelectOp, g.CastOp)
 
 
 class _Builder:
-    """Inserts the batched ops before one point and remembers the batched
-    value of each match."""
+    """Inserts the batched ops before one point, remembers the batched
+    value of each match, and where in the block each inserted op would
+    rather be (``places``: the block index of the op it stands for)."""
 
-    def __init__(self, heads: int, anchor: InsertPoint) -> None:
+    def __init__(self, heads: int, anchor: InsertPoint, order: dict[Operation, int]):
         self.heads = heads
         self.anchor = anchor
+        self.order = order
         self.values: dict[int, SSAValue] = {}
+        self.places: dict[Operation, int] = {}
 
-    def insert(self, op: Operation, location: Operation) -> SSAValue:
+    def insert(
+        self, op: Operation, location: Operation, place: Operation | None = None
+    ) -> SSAValue:
+        """Insert ``op`` at ``location``'s source location, to be placed
+        where ``place`` (by default ``location``) was."""
         op.location = location.location
         Rewriter.insert_op(op, self.anchor)
+        self.places[op] = self.order.get(place or location, len(self.order))
         return op.results[0]
 
     def batched(self, match: Sliced | Batched) -> SSAValue:
@@ -493,10 +502,6 @@ def match_heads(block: Block, seed: Sliced, require_matmul: bool = True) -> Head
             if isinstance(m, Shared) and m.value.owner in batched_ops:
                 raise _Refused(f"{m.value.owner.name} is shared and batched")
     last = max(batched_ops, key=order.__getitem__)
-    for op in batched_ops:
-        for user in _users_in(block, op) - batched_ops:
-            if order[user] < order[last]:
-                raise _Refused(f"{user.name} uses a head before the heads end")
     return HeadMatch(heads, tuple(matcher.batched), tuple(matcher.sliced), last)
 
 
@@ -535,7 +540,8 @@ def _batched_op(batched: Batched, heads: int, build: _Builder) -> SSAValue:
         properties=properties,
         attributes=dict(first.attributes),
     )
-    return build.insert(op, first)
+    earliest = min(batched.ops, key=lambda o: build.order.get(o, len(build.order)))
+    return build.insert(op, first, place=earliest)
 
 
 def _head_of(value: SSAValue, head: int, build: _Builder, user: Operation) -> SSAValue:
@@ -576,11 +582,12 @@ def rewrite_heads(found: HeadMatch) -> None:
     """Replace the matched heads by their batched form."""
     heads = found.heads
     next_op = found.last.next_op
-    assert next_op is not None  # the block's terminator is never a head's
-    build = _Builder(heads, InsertPoint.before(next_op))
+    block = found.last.parent_block()
+    assert next_op is not None and block is not None  # never the terminator
+    order = {op: i for i, op in enumerate(block.ops)}
+    build = _Builder(heads, InsertPoint.before(next_op), order)
     for sliced in found.sliced:
         build.values[id(sliced)] = _sliced_value(sliced, heads, build)
-    order = {op: i for i, op in enumerate(found.last.parent_block().ops)}
     groups = sorted(found.batched, key=lambda b: max(map(order.__getitem__, b.ops)))
     for batched in groups:
         build.values[id(batched)] = _batched_op(batched, heads, build)
@@ -597,6 +604,60 @@ def rewrite_heads(found: HeadMatch) -> None:
         for op in sliced.slices:
             if not op.result.uses:
                 Rewriter.erase_op(op)
+    _reschedule(block, order | build.places)
+
+
+def _reschedule(block: Block, places: dict[Operation, int]) -> None:
+    """Order ``block``'s ops so that each follows the ops it uses, each as
+    near its place as that allows (ties in insertion order). The batched
+    ops were inserted after the heads' last op, but in a joint function a
+    head's backward ops, and the ops using them, come before the next
+    head's forward ones: they move after the batched ops they now use,
+    and each batched op moves up to where its earliest head's op was.
+    Batching adds no cycle: a head's own ops use only its own ops and
+    values that depend on no head."""
+    ops = list(block.ops)
+    index = {op: i for i, op in enumerate(ops)}
+    waiting = {op: 0 for op in ops}
+    users: dict[Operation, list[Operation]] = {op: [] for op in ops}
+    for op in ops:
+        for used in {_ancestor_in(block, v.owner) for v in _operands_within(op)}:
+            if used in waiting and used is not op:
+                waiting[op] += 1
+                users[used].append(op)
+    last = len(places) + len(ops)
+    terminator = block.last_op
+    ready = [
+        (last if op is terminator else places.get(op, last), index[op], op)
+        for op in ops
+        if not waiting[op]
+    ]
+    heapq.heapify(ready)
+    scheduled: list[Operation] = []
+    while ready:
+        *_, op = heapq.heappop(ready)
+        scheduled.append(op)
+        for user in users[op]:
+            waiting[user] -= 1
+            if not waiting[user]:
+                place = last if user is terminator else places.get(user, last)
+                heapq.heappush(ready, (place, index[user], user))
+    assert len(scheduled) == len(ops), "batching made a cycle"
+    if scheduled == ops:
+        return
+    for op in ops:
+        op.detach()
+    for op in scheduled:
+        block.add_op(op)
+
+
+def _operands_within(op: Operation) -> Iterator[SSAValue]:
+    """The values ``op`` and the ops in its regions use that are results of
+    ops (block arguments need no scheduling)."""
+    for inner in op.walk():
+        for value in inner.operands:
+            if isinstance(value, OpResult):
+                yield value
 
 
 def _replace_uses(

@@ -23,6 +23,7 @@ from irc.primitives.declaration import (
     Splat,
     TestDomain,
     TritonSpelling,
+    Var,
     X,
     declare,
     idempotent,
@@ -564,8 +565,12 @@ ADD = _binary(
     TestDomain(lambda a, b, kind: (a[0] + b[0], a[1] + b[1])),
     gradient=(grad.identity, grad.identity),
     # x + -0.0 on floats, x + 0 on integers (-0.0 is 0 there); not x + 0.0,
-    # which is +0.0 for x = -0.0.
-    identities=(right_identity(-0.0),),
+    # which is +0.0 for x = -0.0, though adding +0.0 twice is adding it once
+    # (a slice's cotangents, each padded with zeros, summed).
+    identities=(
+        right_identity(-0.0),
+        Identity((Of("add", (X, Splat(0.0)), bind="y"), Splat(0.0)), Var("y"), "f"),
+    ),
     commutative=True,
     onnx=OnnxForm(("Add",), "Add"),
     aten=("aten.add",),

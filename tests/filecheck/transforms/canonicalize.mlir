@@ -1296,6 +1296,96 @@ func.func @concat_drops_empty(%x: !graph.tensor<[N, M], f32>, %e: !graph.tensor<
 
 // -----
 
+// CHECK-LABEL: func.func @concat_of_concat(
+// CHECK-NEXT:    %a = graph.concat %x, %y [1]
+// CHECK-NEXT:    %r = graph.concat %y, %x, %y, %x [1]
+// CHECK-NEXT:    %b = graph.concat %a, %a [0]
+// CHECK-NEXT:    func.return %r, %b :
+func.func @concat_of_concat(%x: !graph.tensor<[N, M], f32>, %y: !graph.tensor<[N, 2], f32>) -> (!graph.tensor<[N, 2 * M + 4], f32>, !graph.tensor<[2 * N, M + 2], f32>) {
+  %a = graph.concat %x, %y [1] : (!graph.tensor<[N, M], f32>, !graph.tensor<[N, 2], f32>) -> !graph.tensor<[N, M + 2], f32>
+  %r = graph.concat %y, %a, %x [1] : (!graph.tensor<[N, 2], f32>, !graph.tensor<[N, M + 2], f32>, !graph.tensor<[N, M], f32>) -> !graph.tensor<[N, 2 * M + 4], f32>
+  %b = graph.concat %a, %a [0] : (!graph.tensor<[N, M + 2], f32>, !graph.tensor<[N, M + 2], f32>) -> !graph.tensor<[2 * N, M + 2], f32>
+  func.return %r, %b : !graph.tensor<[N, 2 * M + 4], f32>, !graph.tensor<[2 * N, M + 2], f32>
+}
+
+// -----
+
+// The cotangents of two side-by-side slices, each padded with zeros, summed.
+// CHECK-LABEL: func.func @add_of_padded_windows(
+// CHECK-NEXT:    %z3 = graph.constant 0.000000e+00 : f32 -> !graph.tensor<[N, 3], f32>
+// CHECK-NEXT:    %z2 = graph.constant 0.000000e+00 : f32 -> !graph.tensor<[N, 2], f32>
+// CHECK-NEXT:    %0 = graph.add %a, %z2 : !graph.tensor<[N, 2], f32>
+// CHECK-NEXT:    %1 = graph.add %b, %z3 : !graph.tensor<[N, 3], f32>
+// CHECK-NEXT:    %r = graph.concat %0, %1 [1]
+// CHECK-NEXT:    func.return %r :
+func.func @add_of_padded_windows(%a: !graph.tensor<[N, 2], f32>, %b: !graph.tensor<[N, 3], f32>) -> !graph.tensor<[N, 5], f32> {
+  %z3 = graph.constant 0.0 : f32 -> !graph.tensor<[N, 3], f32>
+  %z2 = graph.constant 0.0 : f32 -> !graph.tensor<[N, 2], f32>
+  %pa = graph.concat %a, %z3 [1] : (!graph.tensor<[N, 2], f32>, !graph.tensor<[N, 3], f32>) -> !graph.tensor<[N, 5], f32>
+  %pb = graph.concat %z2, %b [1] : (!graph.tensor<[N, 2], f32>, !graph.tensor<[N, 3], f32>) -> !graph.tensor<[N, 5], f32>
+  %r = graph.add %pa, %pb : !graph.tensor<[N, 5], f32>
+  func.return %r : !graph.tensor<[N, 5], f32>
+}
+
+// -----
+
+// Any elementwise op; a splat piece is cut where the other side's pieces
+// meet.
+// CHECK-LABEL: func.func @mul_of_concats_cuts_splats(
+// CHECK-NEXT:    %s = graph.constant -2.000000e+00 : f32 -> !graph.tensor<[3, N], f32>
+// CHECK-NEXT:    %0 = graph.constant 3.000000e+00 : f32 -> !graph.tensor<[1, N], f32>
+// CHECK-NEXT:    %1 = graph.mul %a, %0 : !graph.tensor<[1, N], f32>
+// CHECK-NEXT:    %2 = graph.constant 3.000000e+00 : f32 -> !graph.tensor<[2, N], f32>
+// CHECK-NEXT:    %3 = graph.mul %b, %2 : !graph.tensor<[2, N], f32>
+// CHECK-NEXT:    %4 = graph.mul %c, %s : !graph.tensor<[3, N], f32>
+// CHECK-NEXT:    %r = graph.concat %1, %3, %4 [0]
+// CHECK-NEXT:    func.return %r :
+func.func @mul_of_concats_cuts_splats(%a: !graph.tensor<[1, N], f32>, %b: !graph.tensor<[2, N], f32>, %c: !graph.tensor<[3, N], f32>) -> !graph.tensor<[6, N], f32> {
+  %s = graph.constant -2.0 : f32 -> !graph.tensor<[3, N], f32>
+  %l = graph.concat %a, %b, %s [0] : (!graph.tensor<[1, N], f32>, !graph.tensor<[2, N], f32>, !graph.tensor<[3, N], f32>) -> !graph.tensor<[6, N], f32>
+  %t = graph.constant 3.0 : f32 -> !graph.tensor<[3, N], f32>
+  %r0 = graph.concat %t, %c [0] : (!graph.tensor<[3, N], f32>, !graph.tensor<[3, N], f32>) -> !graph.tensor<[6, N], f32>
+  %r = graph.mul %l, %r0 : !graph.tensor<[6, N], f32>
+  func.return %r : !graph.tensor<[6, N], f32>
+}
+
+// -----
+
+// Not when a piece that is no splat would be cut, nor along another axis,
+// nor with symbolic widths.
+// CHECK-LABEL: func.func @elementwise_of_concats_kept(
+// CHECK-NEXT:    %l = graph.concat %a, %b [1]
+// CHECK-NEXT:    %r = graph.concat %c, %d [1]
+// CHECK-NEXT:    %s = graph.sub %l, %r
+// CHECK-NEXT:    %u = graph.concat %e, %e [0]
+// CHECK-NEXT:    %v = graph.add %u, %u
+// CHECK-NEXT:    func.return %s, %v :
+func.func @elementwise_of_concats_kept(%a: !graph.tensor<[N, 2], f32>, %b: !graph.tensor<[N, 3], f32>, %c: !graph.tensor<[N, 1], f32>, %d: !graph.tensor<[N, 4], f32>, %e: !graph.tensor<[N, M], f32>) -> (!graph.tensor<[N, 5], f32>, !graph.tensor<[2 * N, M], f32>) {
+  %l = graph.concat %a, %b [1] : (!graph.tensor<[N, 2], f32>, !graph.tensor<[N, 3], f32>) -> !graph.tensor<[N, 5], f32>
+  %r = graph.concat %c, %d [1] : (!graph.tensor<[N, 1], f32>, !graph.tensor<[N, 4], f32>) -> !graph.tensor<[N, 5], f32>
+  %s = graph.sub %l, %r : !graph.tensor<[N, 5], f32>
+  %u = graph.concat %e, %e [0] : (!graph.tensor<[N, M], f32>, !graph.tensor<[N, M], f32>) -> !graph.tensor<[2 * N, M], f32>
+  %v = graph.add %u, %u : !graph.tensor<[2 * N, M], f32>
+  func.return %s, %v : !graph.tensor<[N, 5], f32>, !graph.tensor<[2 * N, M], f32>
+}
+
+// -----
+
+// Adding +0.0 twice is adding it once (x + 0.0 is +0.0 for x = -0.0, so
+// the first stays).
+// CHECK-LABEL: func.func @add_zero_twice(
+// CHECK-NEXT:    %z = graph.constant 0.000000e+00 : f32 -> !graph.tensor<[N], f32>
+// CHECK-NEXT:    %a = graph.add %x, %z : !graph.tensor<[N], f32>
+// CHECK-NEXT:    func.return %a :
+func.func @add_zero_twice(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
+  %z = graph.constant 0.0 : f32 -> !graph.tensor<[N], f32>
+  %a = graph.add %x, %z : !graph.tensor<[N], f32>
+  %b = graph.add %z, %a : !graph.tensor<[N], f32>
+  func.return %b : !graph.tensor<[N], f32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @reduce_no_axes(
 // CHECK-NEXT:    func.return %x : !graph.tensor<[N, M], i32>
 func.func @reduce_no_axes(%x: !graph.tensor<[N, M], i32>) -> !graph.tensor<[N, M], i32> {

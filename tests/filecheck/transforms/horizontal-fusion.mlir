@@ -197,6 +197,43 @@ func.func @overlapping(%x: !graph.tensor<[N, 4], f32>) -> !graph.tensor<[N, 4], 
 
 // -----
 
+// Interleaved, as in a joint function: a head's later ops (%n1) and ops
+// using them (%g1) come before another head's (%n0). The batched ops go
+// where each position's earliest op was, and the ops using them follow.
+// CHECK-LABEL: func.func @interleaved(
+// CHECK-NEXT:    %0 = graph.reshape %x : !graph.tensor<[N, 4], f32> -> !graph.tensor<[N, 2, 2], f32>
+// CHECK-NEXT:    %1 = graph.transpose %0 [1, 0, 2]
+// CHECK-NEXT:    %2 = graph.exp %1 : !graph.tensor<[2, N, 2], f32>
+// CHECK-NEXT:    %3 = graph.transpose %2 [1, 0, 2]
+// CHECK-NEXT:    %c = graph.reshape %3 : !graph.tensor<[N, 2, 2], f32> -> !graph.tensor<[N, 4], f32>
+// CHECK-NEXT:    %s = graph.reduce sum %c [1]
+// CHECK-NEXT:    %b = graph.broadcast %s
+// CHECK-NEXT:    %4 = graph.neg %2 : !graph.tensor<[2, N, 2], f32>
+// CHECK:         %8 = graph.mul %7, %6 : !graph.tensor<[2, N, 2], f32>
+// CHECK-NEXT:    %9 = graph.slice %8 [1, 0, 0] [1, 1, 1]
+// CHECK-NEXT:    %g1 = graph.reshape %9
+// CHECK-NEXT:    %10 = graph.slice %8 [0, 0, 0] [1, 1, 1]
+// CHECK-NEXT:    %g0 = graph.reshape %10
+// CHECK-NEXT:    %r = graph.concat %g1, %g0 [1]
+// CHECK-NEXT:    func.return %c, %r :
+func.func @interleaved(%x: !graph.tensor<[N, 4], f32>) -> (!graph.tensor<[N, 4], f32>, !graph.tensor<[N, 4], f32>) {
+  %x0 = graph.slice %x [0, 0] [1, 1] : !graph.tensor<[N, 4], f32> -> !graph.tensor<[N, 2], f32>
+  %x1 = graph.slice %x [0, 2] [1, 1] : !graph.tensor<[N, 4], f32> -> !graph.tensor<[N, 2], f32>
+  %e0 = graph.exp %x0 : !graph.tensor<[N, 2], f32>
+  %e1 = graph.exp %x1 : !graph.tensor<[N, 2], f32>
+  %c = graph.concat %e0, %e1 [1] : (!graph.tensor<[N, 2], f32>, !graph.tensor<[N, 2], f32>) -> !graph.tensor<[N, 4], f32>
+  %s = graph.reduce sum %c [1] : !graph.tensor<[N, 4], f32> -> !graph.tensor<[N, 1], f32>
+  %b = graph.broadcast %s : !graph.tensor<[N, 1], f32> -> !graph.tensor<[N, 2], f32>
+  %n1 = graph.neg %e1 : !graph.tensor<[N, 2], f32>
+  %g1 = graph.mul %b, %n1 : !graph.tensor<[N, 2], f32>
+  %n0 = graph.neg %e0 : !graph.tensor<[N, 2], f32>
+  %g0 = graph.mul %b, %n0 : !graph.tensor<[N, 2], f32>
+  %r = graph.concat %g1, %g0 [1] : (!graph.tensor<[N, 2], f32>, !graph.tensor<[N, 2], f32>) -> !graph.tensor<[N, 4], f32>
+  func.return %c, %r : !graph.tensor<[N, 4], f32>, !graph.tensor<[N, 4], f32>
+}
+
+// -----
+
 // Refused: heads of layout ops only would save no work.
 // CHECK-LABEL: func.func @layout_only(
 // CHECK-NEXT:    %x0 = graph.slice %x [0, 0] [1, 1]
