@@ -289,8 +289,9 @@ def test_heads_are_batched(name: str, compiled) -> None:
         ("attention-2", 2, 3),
         ("attention-3", 2, 4),
         ("attention-12", 2, 13),
-        # Both layers of every row block, then the blocks' join.
-        ("mlp-rows", 3, 5),
+        # The first layer of every row block, then the second, which writes
+        # the blocks joined (its epilogue stores [2, 3, 3] as [6, 3]).
+        ("mlp-rows", 2, 5),
         # One batched matmul writing the stacked result.
         ("per-head-weights", 1, 4),
         # Left alone: fusion already joins the heads' row kernels.
@@ -398,3 +399,37 @@ def test_gradients_through_the_batched_gpt2_heads() -> None:
     HorizontalFusionPass().apply(default_context(), module)
     assert batched_ops(module, N_HEAD)
     testing.check_grad([module], max_examples=4)
+
+
+# Joint functions: the backward's heads batched too ------------------------------
+
+
+def attention_heads_loss(x, mask):
+    return np.mean(attention_heads(x, mask, 3) ** 2)
+
+
+def test_joint_function_heads_batched() -> None:
+    """``value_and_grad`` of per-head attention. In the joint function each
+    head's backward ops come before the next head's forward ones, and the
+    cotangents of the heads' slices, each padded with zeros, are summed:
+    ``canonicalize`` turns the sum into the concatenation of the windows,
+    and the forward and backward heads are batched, every matmul with them
+    (2 forward, 4 backward). Results agree with the unbatched program's, bit
+    for bit on the reference backend, and on Triton's interpreter."""
+    case = _attention_case(3)
+    loss = irc.value_and_grad(attention_heads_loss)
+    compiled = irc.compile(loss, *case.specs)
+    without = irc.compile(loss, *case.specs, pipeline=WITHOUT)
+    body = find_function(compiled.module_at("graph")).body.block
+    matmuls = [op for op in body.ops if isinstance(op, g.MatmulOp)]
+    assert [g.tensor_type(op.result).dims[0] for op in matmuls] == [3] * 6
+    assert (compiled.num_kernels, without.num_kernels) == (12, 26)
+    for binding in case.bindings:
+        args = case.make_inputs(np.random.default_rng(7), *binding.values())
+        value, grad = compiled(*args, backend="reference")
+        expected_value, expected_grad = without(*args, backend="reference")
+        np.testing.assert_array_equal(value, expected_value)
+        np.testing.assert_array_equal(grad, expected_grad)
+        value, grad = compiled(*args, backend="interpret")
+        np.testing.assert_allclose(value, expected_value, rtol=1e-5)
+        np.testing.assert_allclose(grad, expected_grad, rtol=1e-4, atol=1e-6)

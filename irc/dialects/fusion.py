@@ -422,18 +422,36 @@ class EpilogueLayout:
     last axis split row-major into ``columns`` (same elements, same order:
     a convolution's ``[N, O, OH * OW]`` product is its ``[N, O, OH, OW]``
     output), then its axes permuted by ``perm`` (``graph.transpose``'s,
-    None for none). A matmul kernel evaluates such a value at the tile's
+    None for none), then runs of consecutive axes merged row-major into
+    one by ``merges`` (the extents of each run, None for no merge: batched
+    heads ``[H, T, d]`` transposed to ``[T, H, d]`` and joined as
+    ``[T, H * d]``). A matmul kernel evaluates such a value at the tile's
     index mapped there and stores it there."""
 
     columns: Shape
     perm: tuple[int, ...] | None = None
+    merges: tuple[Shape, ...] | None = None
 
     def index(self, lead: Sequence[T], columns: Sequence[T]) -> tuple[T, ...]:
-        """The index of a value in this layout, from the result tile's
-        ``lead`` coordinates and its column coordinates already split
-        over ``columns``."""
+        """The index of a value in this layout before ``merges``, from the
+        result tile's ``lead`` coordinates and its column coordinates
+        already split over ``columns``."""
         split = (*lead, *columns)
         return split if self.perm is None else tuple(split[p] for p in self.perm)
+
+    def merged(
+        self, index: Sequence[T], linearize: Callable[[Sequence[T], Shape], T]
+    ) -> tuple[T, ...]:
+        """``index`` (from :meth:`index`) with each run of ``merges``
+        linearized into one coordinate."""
+        if self.merges is None:
+            return tuple(index)
+        result, start = [], 0
+        for run in self.merges:
+            coords = index[start : start + len(run)]
+            result.append(coords[0] if len(run) == 1 else linearize(coords, run))
+            start += len(run)
+        return tuple(result)
 
 
 def epilogue_layouts(
@@ -442,7 +460,7 @@ def epilogue_layouts(
     """The layout of every value ``ops`` compute from ``matmul``'s result,
     or why one cannot be evaluated at the result tile: the epilogue is
     elementwise ops on one layout (``layout_ops``: through reshapes of the
-    last axis and transposes)."""
+    last axis, transposes, then one reshape joining axes)."""
     result = shape_of(matmul.result)
     layouts = {matmul.result: EpilogueLayout((result[-1],))}
     for op in ops:
@@ -459,7 +477,11 @@ def epilogue_layouts(
         else:
             layout = _layout_of(op, found[0], result) if layout_ops else None
         if layout is None:
-            extra = ", a reshape of its last axis or a transpose" if layout_ops else ""
+            extra = (
+                ", a reshape of its last axis, a join of axes or a transpose"
+                if layout_ops
+                else ""
+            )
             return (
                 f"{op.name} uses the matmul's result but is not elementwise{extra} "
                 "(an epilogue is computed on the result tile)"
@@ -473,6 +495,8 @@ def _layout_of(
 ) -> EpilogueLayout | None:
     """The layout of a layout op's result from its operand's, if the
     epilogue can follow it."""
+    if layout.merges is not None:
+        return None  # the tile's axes are joined: nothing more follows
     if isinstance(op, TransposeOp):
         before = layout.perm or tuple(range(len(op.perm)))
         perm = tuple(before[p] for p in op.perm)
@@ -490,7 +514,30 @@ def _layout_of(
             and product(shape[lead:]) == result[-1]
         ):
             return EpilogueLayout(tuple(shape[lead:]))
+    # Joining a static 1 drops an axis indexed by 0 rather than by the tile's
+    # lanes (the reshape's index map gives 0 back for it), as a split of one.
+    if isinstance(op, ReshapeOp):
+        runs = _merged_runs(shape_of(op.operands[0]), shape_of(op.result))
+        joined = [run for run in runs or () if len(run) > 1]
+        if joined and all(1 not in run for run in joined):
+            return EpilogueLayout(layout.columns, layout.perm, runs)
     return None
+
+
+def _merged_runs(source: Shape, target: Shape) -> tuple[Shape, ...] | None:
+    """The runs of consecutive axes of ``source`` that ``target`` joins
+    row-major, one per axis of ``target``, if it only joins axes."""
+    runs: list[Shape] = []
+    start = 0
+    for dim in target:
+        end = start + 1
+        while end <= len(source) and product(source[start:end]) != dim:
+            end += 1
+        if end > len(source):
+            return None
+        runs.append(tuple(source[start:end]))
+        start = end
+    return tuple(runs) if start == len(source) else None
 
 
 def _prologue_violation(

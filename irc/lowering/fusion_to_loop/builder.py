@@ -124,6 +124,11 @@ class LoopBuilder:
         self._window_values: dict[tuple[SSAValue, SymExpr, int], SSAValue] = {}
         self._scaled_lanes: dict[tuple[SSAValue, int], SSAValue] = {}
         self._block_sizes: dict[str, SSAValue] = {}
+        # What linearize made each linear index of: delinearize gives the
+        # coordinates back (a matmul tile stored through a join of axes).
+        self._linearized: dict[
+            SSAValue, tuple[tuple[SSAValue, ...], tuple[SymExpr, ...]]
+        ] = {}
 
     # ----- inserting, with folding ------------------------------------------
 
@@ -367,6 +372,9 @@ class LoopBuilder:
         """Row-major coordinates of ``linear`` in ``dims`` (size-1 dims are 0;
         the outermost dim needs no remainder, ``linear`` being in bounds; a
         window stepping along one dim divides nothing)."""
+        made = self._linearized.get(linear)
+        if made is not None and made[1] == tuple(dims):
+            return list(made[0])
         windowed = self._delinearized_window(linear, dims)
         if windowed is not None:
             return windowed
@@ -404,6 +412,7 @@ class LoopBuilder:
                 "add", linear, self.binary("mul", coord, self.size(stride))
             )
             stride = stride * dim
+        self._linearized.setdefault(linear, (tuple(coords), tuple(dims)))
         return linear
 
     # ----- loops ---------------------------------------------------------------

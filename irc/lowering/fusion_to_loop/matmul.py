@@ -217,15 +217,19 @@ class MatmulTiler(KernelTiler):
         value's layout (its columns delinearized over a split, which
         ``bufferize`` folds back into one offset; its axes permuted)."""
         layout = layouts.get(value)
-        if layout is None or (layout.perm is None and len(layout.columns) == 1):
+        if layout is None or (
+            layout.perm is None and layout.merges is None and len(layout.columns) == 1
+        ):
             return tile_index
         *lead, columns = tile_index
         if len(layout.columns) == 1:
             # Unsplit columns keep the tile's column index (delinearizing
             # over one axis of a static 1 would give the constant 0, which
             # is not the index the matmul's tile is valid at).
-            return layout.index(lead, (columns,))
-        return layout.index(lead, self.b.delinearize(columns, layout.columns))
+            index = layout.index(lead, (columns,))
+        else:
+            index = layout.index(lead, self.b.delinearize(columns, layout.columns))
+        return layout.merged(index, self.b.linearize)
 
     def _full_tile(self, value: SSAValue, shape: tuple[int, int]) -> SSAValue:
         """``value`` as a tile of exactly ``shape`` (``tl.dot`` operands)."""

@@ -267,13 +267,15 @@ func.func @matmul_epilogue_layouts(%a: !graph.tensor<[N, N], f32>) {
 
 // -----
 
+// A reshape that neither splits the last axis nor joins axes (the rows
+// would be cut across).
 func.func @matmul_epilogue_reshape(%a: !graph.tensor<[N, 4], f32>, %b: !graph.tensor<[4, 6], f32>) {
-  // expected-error@+1 {{kernel @k0: graph.reshape uses the matmul's result but is not elementwise, a reshape of its last axis or a transpose (an epilogue is computed on the result tile)}}
-  %0 = fusion.kernel @k0 matmul (%a, %b) : (!graph.tensor<[N, 4], f32>, !graph.tensor<[4, 6], f32>) -> (!graph.tensor<[N*6], f32>) reason "" {
+  // expected-error@+1 {{kernel @k0: graph.reshape uses the matmul's result but is not elementwise, a reshape of its last axis, a join of axes or a transpose (an epilogue is computed on the result tile)}}
+  %0 = fusion.kernel @k0 matmul (%a, %b) : (!graph.tensor<[N, 4], f32>, !graph.tensor<[4, 6], f32>) -> (!graph.tensor<[2*N, 3], f32>) reason "" {
   ^bb0(%x: !graph.tensor<[N, 4], f32>, %y: !graph.tensor<[4, 6], f32>):
     %1 = graph.matmul %x, %y : (!graph.tensor<[N, 4], f32>, !graph.tensor<[4, 6], f32>) -> !graph.tensor<[N, 6], f32>
-    %2 = graph.reshape %1 : !graph.tensor<[N, 6], f32> -> !graph.tensor<[N*6], f32>
-    fusion.yield %2 : !graph.tensor<[N*6], f32>
+    %2 = graph.reshape %1 : !graph.tensor<[N, 6], f32> -> !graph.tensor<[2*N, 3], f32>
+    fusion.yield %2 : !graph.tensor<[2*N, 3], f32>
   }
   func.return
 }
