@@ -184,6 +184,9 @@ class Group:
     #: Members whose result this group stores for other groups to read
     #: (each joined the earliest of its users' groups).
     saved_for: list[Saved] = field(default_factory=list)
+    #: The roots of the consumer groups that joined this one
+    #: (``merge_pointwise_consumers``).
+    absorbed: list[Operation] = field(default_factory=list)
     name: str = ""
 
 
@@ -202,13 +205,13 @@ def broadcasts_to(shape: Shape, target: Shape) -> bool:
 #: The most elementwise ops a recomputed chain is followed through.
 CHAIN_LIMIT = 64
 
-#: What ``_Planner._offer`` returns: the group's kind with the op, or why the
+#: What ``_Planner.offer`` returns: the group's kind with the op, or why the
 #: group refuses the op.
 Offer = Kind | str
 
 #: What a group of each kernel kind admits: the planner's method giving the
 #: group's kind with an op, or why the group refuses it (the kind's own
-#: contract is checked after it, in ``_Planner._offer``).
+#: contract is checked after it, in ``_Planner.offer``).
 ADMISSIONS: KindTable[Callable[[_Planner, Group, Operation], Offer]] = KindTable(
     "admission"
 )
@@ -388,7 +391,7 @@ class _Planner:
             note = KeptOut(op, tuple(groups), why, split=True, detail=not_recomputed)
             self._root(op, [note])
         elif groups:
-            offer = self._offer(groups[0], op, returned)
+            offer = self.offer(groups[0], op, returned)
             if isinstance(offer, Kind):
                 self._join(groups[0], op, offer, home=True, returned=returned)
             else:
@@ -427,7 +430,7 @@ class _Planner:
             return f"its elementwise chain is longer than {CHAIN_LIMIT} ops"
         if len(reads) > 1:
             return f"it would read {len(reads)} tensors of its shape"
-        offers = [self._offer(group, op, returned=False) for group in groups]
+        offers = [self.offer(group, op, returned=False) for group in groups]
         refusals = [offer for offer in offers if isinstance(offer, str)]
         if refusals:
             return f"a kernel using it refuses it: {refusals[0]}"
@@ -493,7 +496,7 @@ class _Planner:
             and self._reads_a_matmul(op)
         ):
             return False  # rooted, it is the matmul's epilogue instead
-        offer = self._offer(earliest, op, returned=True)
+        offer = self.offer(earliest, op, returned=True)
         if not isinstance(offer, Kind):
             return False
         self._join(earliest, op, offer, home=True, returned=True)
@@ -506,10 +509,10 @@ class _Planner:
         group of its own if the function returns it (and it cannot join its
         only user's group as an output) or a group refuses it."""
         groups, outside, returned = self._users(op)
-        offers = {group: self._offer(group, op, returned=False) for group in groups}
+        offers = {group: self.offer(group, op, returned=False) for group in groups}
         refused = [group for group, offer in offers.items() if isinstance(offer, str)]
         if returned and len(groups) == 1 and not refused and not outside:
-            offer = self._offer(groups[0], op, returned=True)
+            offer = self.offer(groups[0], op, returned=True)
             if isinstance(offer, Kind):
                 self._join(groups[0], op, offer, home=True, returned=True)
                 return
@@ -550,7 +553,7 @@ class _Planner:
 
     # What a group accepts ------------------------------------------------------
 
-    def _offer(self, group: Group, op: Operation, returned: bool) -> Offer:
+    def offer(self, group: Group, op: Operation, returned: bool) -> Offer:
         """The kind of ``group`` with ``op`` in it (yielding ``op``'s result
         when ``returned``), or why ``group`` refuses ``op``."""
         kind = ADMISSIONS[group.kind.kernel](self, group, op)
@@ -775,6 +778,11 @@ class _Reasons:
                 "(elementwise, its users are in several kernels)"
             )
         parts.extend(map(self._saved, group.saved_for))
+        parts.extend(
+            f"{describe(root)} joined with its kernel: it reads only this "
+            "kernel's values and arguments"
+            for root in group.absorbed
+        )
         parts.extend(self._kept_out(note) for note in group.kept_out)
         unfused = self.planner.unfused_chains
         parts.extend(
@@ -814,15 +822,19 @@ class _Reasons:
     def _joined(self, group: Group, own: Sequence[Operation]) -> list[str]:
         """What joined the anchor, by the side of it they are on."""
         kind = group.kind
+        # Dependents through every member: a duplicated broadcast links a
+        # reduction to the ops using its result.
+        members = sorted(group.members, key=self.planner.position.__getitem__)
         if kind.rows is not None:
             anchors = [op for op in own if isinstance(op, ROW_OPS)]
-            before, after = _dependencies(own, anchors), _dependents(own, anchors)
+            before = _dependencies(own, anchors)
+            after = _dependents(members, anchors)
             labels = ("producers", "consumers", "side inputs")
         elif kind.chain is not None:
             return _attention_joined(group, own)
         elif kind.matmul is not None:
             anchors = [kind.matmul]
-            before, after = group.operand_side, _dependents(own, anchors)
+            before, after = group.operand_side, _dependents(members, anchors)
             labels = ("prologue", "epilogue", "epilogue inputs")
         else:
             rest = [op for op in own if op is not group.root]
@@ -1011,6 +1023,111 @@ def merge_sibling_reductions(planner: _Planner, groups: list[Group]) -> None:
         groups.remove(first)
 
 
+def merge_pointwise_consumers(planner: _Planner, groups: list[Group]) -> None:
+    """Multi-output fusion of a producer and its consumer: a pointwise group
+    that reads only one other group's values (and arguments, and what it
+    computes itself) joins that group, which then also yields what the
+    pointwise group did. A layer norm's statistics and its normalized rows
+    (stored apart when both are read by several kernels: the statistics by
+    the backward, the rows by two matmuls) are then one kernel, and so is a
+    matmul and the loss's cotangent computed from its result.
+
+    The walk that forms the groups runs from the last op to the first, so
+    an op used by several groups is placed before the group computing its
+    operands exists; this is where a consumer finds its producer. The
+    producer's kernel stands at its root, before the consumer's: the
+    consumer reads nothing computed between them."""
+    position = planner.position
+    changed = True
+    while changed:
+        changed = False
+        for consumer in sorted(groups, key=lambda g: position[g.root]):
+            if consumer.kind.kernel is not POINTWISE:
+                continue
+            producer = _only_producer(planner, consumer)
+            if producer is not None and _absorb(planner, producer, consumer):
+                groups.remove(consumer)
+                changed = True
+                break
+
+
+def _only_producer(planner: _Planner, consumer: Group) -> Group | None:
+    """The one group whose values ``consumer`` reads, if it reads one and
+    each of its ops reading them does so elementwise (a per-row value of a
+    reduction broadcast along its rows, too): merged, those reads are at
+    the tile or row the producer computes. Everything else it reads must be
+    defined before that group's kernel."""
+    producers: set[Group] = set()
+    outside: list[Operation] = []
+    for member in consumer.members:
+        for operand in member.operands:
+            owner = operand.owner
+            if not isinstance(owner, Operation) or owner in consumer.members:
+                continue
+            home = planner.home.get(owner)
+            if home is None:
+                if owner in planner.groups_of:
+                    return None  # a copy of a duplicated op elsewhere
+                outside.append(owner)  # a dense constant, control flow
+                continue
+            producers.add(home)
+            if not _reads_in_place(member, home):
+                return None
+    if len(producers) != 1:
+        return None
+    (producer,) = producers
+    if producer is consumer:
+        return None
+    root = planner.position[producer.root]
+    if any(planner.position[op] > root for op in outside):
+        return None
+    return producer
+
+
+def _reads_in_place(reader: Operation, producer: Group) -> bool:
+    """Whether ``reader`` reads a value of ``producer`` where the producer
+    computes it: an elementwise op (its operands have its shape), or a
+    broadcast of a reduction group's per-row value along the rows."""
+    if isinstance(reader, ELEMENTWISE_OPS):
+        return True
+    return isinstance(reader, BroadcastOp) and producer.kind.rows is not None
+
+
+def _absorb(planner: _Planner, producer: Group, consumer: Group) -> bool:
+    """Offer ``consumer``'s members to ``producer`` from its root up, as
+    the planner places ops; join them all if every one is accepted and
+    the merged kernel keeps its contract."""
+    kind = producer.kind
+    trial = dataclasses.replace(producer, members=set(producer.members), kind=kind)
+    members = sorted(consumer.members, key=planner.position.__getitem__, reverse=True)
+    for member in members:
+        yields = any(value in consumer.yielded for value in member.results)
+        offer = planner.offer(trial, member, returned=yields)
+        if isinstance(offer, str):
+            return False
+        trial.kind = offer
+        trial.members.add(member)
+    merged = {producer, consumer}
+    yielded = [
+        value
+        for value in (*producer.yielded, *consumer.yielded)
+        if _read_outside(planner, value, merged)
+    ]
+    ops = sorted(trial.members, key=planner.position.__getitem__)
+    if trial.kind.chain is None and contract_violation(trial.kind.kernel, ops, yielded):
+        return False
+    producer.kind = trial.kind
+    producer.members = trial.members
+    producer.yielded = yielded
+    producer.operand_side |= consumer.operand_side
+    # Why the consumer's root was a kernel of its own no longer holds.
+    producer.kept_out.extend(n for n in consumer.kept_out if n.op is not consumer.root)
+    producer.saved_for.extend(consumer.saved_for)
+    producer.absorbed.extend((consumer.root, *consumer.absorbed))
+    _rename_group(planner, consumer, producer)
+    return True
+
+
 def _can_merge(planner: _Planner, first: Group, second: Group) -> bool:
     if first.kind.rows != second.kind.rows:
         return False
@@ -1055,10 +1172,20 @@ def _merge_into(planner: _Planner, first: Group, second: Group) -> None:
     second.kept_out.extend(first.kept_out)
     second.saved_for.extend(first.saved_for)
 
-    # Reasons name the groups that read or refused an op: the merged one
-    # now stands for ``first``.
+    second.kind = dataclasses.replace(
+        second.kind,
+        row_results=(*second.kind.row_results, *first.kind.row_results),
+    )
+    _rename_group(planner, first, second)
+
+
+def _rename_group(planner: _Planner, old: Group, new: Group) -> None:
+    """``new`` now holds ``old``'s members: every op, note and stored value
+    naming ``old`` names ``new``."""
+
+    # Reasons name the groups that read or refused an op.
     def renamed(groups: tuple[Group, ...]) -> tuple[Group, ...]:
-        return tuple(dict.fromkeys(second if g is first else g for g in groups))
+        return tuple(dict.fromkeys(new if g is old else g for g in groups))
 
     for group in planner.groups:
         # A value that only the merged kernel reads is no longer stored.
@@ -1067,17 +1194,13 @@ def _merge_into(planner: _Planner, first: Group, second: Group) -> None:
         group.saved_for = [saved for saved in group.saved_for if saved.readers]
         for note in group.kept_out:
             note.groups = renamed(note.groups)
-    second.kind = dataclasses.replace(
-        second.kind,
-        row_results=(*second.kind.row_results, *first.kind.row_results),
-    )
-    for op in first.members:
-        if planner.home.get(op) is first:
-            planner.home[op] = second
+    for op in old.members:
+        if planner.home.get(op) is old:
+            planner.home[op] = new
         homes = planner.groups_of.get(op, [])
-        planner.groups_of[op] = [g for g in homes if g is not first]
-        if second not in planner.groups_of[op]:
-            planner.groups_of[op].append(second)
+        planner.groups_of[op] = [g for g in homes if g is not old]
+        if new not in planner.groups_of[op]:
+            planner.groups_of[op].append(new)
 
 
 @dataclass(frozen=True)
@@ -1146,5 +1269,6 @@ def fuse_block(block: Block, first_index: int = 0) -> list[KernelOp]:
     planner = _Planner(block)
     groups = planner.plan()
     merge_sibling_reductions(planner, groups)
+    merge_pointwise_consumers(planner, groups)
     _Builder(planner, first_index).build(groups)
     return [op for op in block.ops if isinstance(op, KernelOp)]

@@ -93,6 +93,83 @@ func.func @conv_epilogue(%w: !graph.tensor<[4, 8], f32>, %cols: !graph.tensor<[N
 
 // -----
 
+// Batched heads joined back: the [2, N, 4] product of every head, a residual
+// added in the joined layout, the heads moved behind the rows and joined as
+// [N, 8] (the transpose and reshape horizontal-fusion leaves). The epilogue
+// follows the transpose and the join of the last two axes: the kernel stores
+// each head's tile at its columns of [N, 8], with no copy kernel after it.
+
+// CHECK-LABEL: func.func @heads_joined(
+// CHECK-NEXT:    %y = fusion.kernel @k0 matmul (%q, %w, %r) : ({{.*}}) -> (!graph.tensor<[N, 8], f32>) reason "matmul [2, N, 4] x [4, 4] -> [2, N, 4] stored as [N, 8] (graph.matmul %p); epilogue: graph.transpose, graph.reshape, graph.add" {
+// CHECK:           fusion.yield %y_1 : !graph.tensor<[N, 8], f32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %y
+// CHECK-NOT:     fusion.kernel
+func.func @heads_joined(%q: !graph.tensor<[2, N, 4], f32>, %w: !graph.tensor<[4, 4], f32>, %r: !graph.tensor<[N, 8], f32>) -> !graph.tensor<[N, 8], f32> {
+  %p = graph.matmul %q, %w : (!graph.tensor<[2, N, 4], f32>, !graph.tensor<[4, 4], f32>) -> !graph.tensor<[2, N, 4], f32>
+  %t = graph.transpose %p [1, 0, 2] : !graph.tensor<[2, N, 4], f32> -> !graph.tensor<[N, 2, 4], f32>
+  %j = graph.reshape %t : !graph.tensor<[N, 2, 4], f32> -> !graph.tensor<[N, 8], f32>
+  %y = graph.add %j, %r : !graph.tensor<[N, 8], f32>
+  func.return %y : !graph.tensor<[N, 8], f32>
+}
+
+// -----
+
+// A producer and its consumer: the rows' mean is read by another kernel
+// (%back, a reduction over the other axis, which cannot recompute it), and
+// the centred exponentials by two matmuls, so the walk, from the last op
+// up, stores both, the mean before the kernel computing it exists. The
+// pointwise kernel of the rows reads only that kernel's values and
+// arguments: it joins it, which yields the mean and the rows.
+
+// CHECK-LABEL: func.func @consumer_joins_producer(
+// CHECK-NEXT:    %mean, %y = fusion.kernel @k0 reduction (%x) : ({{.*}}) -> (!graph.tensor<[N, 1], f32>, !graph.tensor<[N, 8], f32>) reason "row reduction over [1] of [N, 8] (graph.reduce sum %s); consumers: graph.div, graph.sub, graph.exp; {{.*}}graph.exp %y joined with its kernel: it reads only this kernel's values and arguments;
+// CHECK:         %a = fusion.kernel @k1 matmul (%y, %w)
+// CHECK:         %b = fusion.kernel @k2 matmul (%y, %v)
+// CHECK:         %r = fusion.kernel @k3 reduction (%mean, %x)
+// CHECK-NOT:     fusion.kernel
+func.func @consumer_joins_producer(%x: !graph.tensor<[N, 8], f32>, %w: !graph.tensor<[8, 8], f32>, %v: !graph.tensor<[8, 8], f32>) -> (!graph.tensor<[N, 8], f32>, !graph.tensor<[N, 8], f32>, !graph.tensor<[8], f32>) {
+  %s = graph.reduce sum %x [1] : !graph.tensor<[N, 8], f32> -> !graph.tensor<[N, 1], f32>
+  %eight = graph.constant 8.0 : f32 -> !graph.tensor<[N, 1], f32>
+  %mean = graph.div %s, %eight : !graph.tensor<[N, 1], f32>
+  %mb = graph.broadcast %mean : !graph.tensor<[N, 1], f32> -> !graph.tensor<[N, 8], f32>
+  %c = graph.sub %x, %mb : !graph.tensor<[N, 8], f32>
+  %y = graph.exp %c : !graph.tensor<[N, 8], f32>
+  %a = graph.matmul %y, %w : (!graph.tensor<[N, 8], f32>, !graph.tensor<[8, 8], f32>) -> !graph.tensor<[N, 8], f32>
+  %b = graph.matmul %y, %v : (!graph.tensor<[N, 8], f32>, !graph.tensor<[8, 8], f32>) -> !graph.tensor<[N, 8], f32>
+  %mx = graph.mul %mb, %x : !graph.tensor<[N, 8], f32>
+  %back = graph.reduce sum %mx [0] : !graph.tensor<[N, 8], f32> -> !graph.tensor<[1, 8], f32>
+  %r = graph.reshape %back : !graph.tensor<[1, 8], f32> -> !graph.tensor<[8], f32>
+  func.return %a, %b, %r : !graph.tensor<[N, 8], f32>, !graph.tensor<[N, 8], f32>, !graph.tensor<[8], f32>
+}
+
+// -----
+
+// A matmul, and the error of its result against an argument, which the
+// loss's sum does not read and the matmuls using it do not recompute (it
+// reads two tensors): the error joins the matmul's kernel as a second
+// output.
+
+// CHECK-LABEL: func.func @cotangent_joins_matmul(
+// CHECK-NEXT:    %m, %e = fusion.kernel @k0 matmul (%x, %w) : ({{.*}}) -> (!graph.tensor<[N, 8], f32>, !graph.tensor<[N, 8], f32>) reason "matmul [N, 8] x [8, 8] -> [N, 8] (graph.matmul %m); epilogue: graph.sub; graph.sub %e joined with its kernel: it reads only this kernel's values and arguments;
+// CHECK:         %l = fusion.kernel @k1 reduction (%m)
+// CHECK:         %d, %a = fusion.kernel @k2 matmul (%e, %w)
+// CHECK:         %b = fusion.kernel @k3 matmul (%x, %d)
+// CHECK-NOT:     fusion.kernel
+func.func @cotangent_joins_matmul(%x: !graph.tensor<[N, 8], f32>, %w: !graph.tensor<[8, 8], f32>) -> (!graph.tensor<[], f32>, !graph.tensor<[N, 8], f32>, !graph.tensor<[8, 8], f32>) {
+  %m = graph.matmul %x, %w : (!graph.tensor<[N, 8], f32>, !graph.tensor<[8, 8], f32>) -> !graph.tensor<[N, 8], f32>
+  %l = graph.reduce sum %m [0, 1] : !graph.tensor<[N, 8], f32> -> !graph.tensor<[], f32>
+  %e = graph.sub %m, %x : !graph.tensor<[N, 8], f32>
+  %two = graph.constant 2.0 : f32 -> !graph.tensor<[N, 8], f32>
+  %d = graph.mul %e, %two : !graph.tensor<[N, 8], f32>
+  %a = graph.matmul %d, %w : (!graph.tensor<[N, 8], f32>, !graph.tensor<[8, 8], f32>) -> !graph.tensor<[N, 8], f32>
+  %xt = graph.transpose %x [1, 0] : !graph.tensor<[N, 8], f32> -> !graph.tensor<[8, N], f32>
+  %b = graph.matmul %xt, %d : (!graph.tensor<[8, N], f32>, !graph.tensor<[N, 8], f32>) -> !graph.tensor<[8, 8], f32>
+  func.return %l, %a, %b : !graph.tensor<[], f32>, !graph.tensor<[N, 8], f32>, !graph.tensor<[8, 8], f32>
+}
+
+// -----
+
 // A ViT's patch embedding: the convolution's [N, 8, P] product plus the bias,
 // its patches then made rows (x.flatten(2).transpose(0, 2, 1)). The epilogue
 // follows the reshapes of the last axis and the transpose: the kernel stores
