@@ -37,13 +37,14 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import SSAValue
 from xdsl.parser import Parser
+from xdsl.pattern_rewriter import PatternRewriteWalker
 from xdsl.transforms.canonicalize import CanonicalizePass
 
 from irc.dialects.graph import ConcatOp, ConstantOp, tensor_type
 from irc.dtypes import dtype
 from irc.interpreters.graph import ExecutionError, run_graph
 from irc.ir import default_context
-from irc.passes.graph_canonicalization import patterns_for
+from irc.passes.graph_canonicalization import ElementwiseOfConcats, patterns_for
 
 CTX = default_context()
 BINDINGS = ({"N": 1, "M": 2}, {"N": 3, "M": 4})
@@ -557,3 +558,24 @@ def test_elementwise_of_concats_keeps_every_bit(
     ]
     assert bool(of_concats) == cuts_an_argument
     assert_same_results(before, after)
+
+
+def test_elementwise_of_concats_leaves_empty_pieces_to_concat_drop_empty() -> None:
+    """Regression (review): a piece of width 0 made the cuts run out. The
+    pattern alone leaves such concats as they are."""
+    module = parse(
+        program(
+            f"%a: {t('N, 2', 'f32')}, %e: {t('N, 0', 'f32')}, %b: {t('N, 3', 'f32')}, "
+            f"%c: {t('N, 2', 'f32')}, %d: {t('N, 3', 'f32')}",
+            f"%l = graph.concat %a, %e, %b [1] : ({t('N, 2', 'f32')}, "
+            f"{t('N, 0', 'f32')}, {t('N, 3', 'f32')}) -> {t('N, 5', 'f32')}\n"
+            f"%m = graph.concat %c, %d [1] : ({t('N, 2', 'f32')}, "
+            f"{t('N, 3', 'f32')}) -> {t('N, 5', 'f32')}\n"
+            f"%r = graph.add %l, %m : {t('N, 5', 'f32')}",
+            t("N, 5", "f32"),
+        )
+    )
+    before = str(module)
+    PatternRewriteWalker(ElementwiseOfConcats()).rewrite_module(module)
+    assert str(module) == before
+    assert_same_results(module, canonicalize(module))

@@ -518,8 +518,11 @@ def _layout_of(
     # lanes (the reshape's index map gives 0 back for it), as a split of one.
     if isinstance(op, ReshapeOp):
         runs = _merged_runs(shape_of(op.operands[0]), shape_of(op.result))
+        # One run only: the reshape's index map delinearizes the whole index,
+        # which the builder gives back as the tile's coordinates when one
+        # run was linearized (two would be linearized together again).
         joined = [run for run in runs or () if len(run) > 1]
-        if joined and all(1 not in run for run in joined):
+        if len(joined) == 1 and 1 not in joined[0]:
             return EpilogueLayout(layout.columns, layout.perm, runs)
     return None
 

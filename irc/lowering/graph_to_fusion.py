@@ -1045,7 +1045,11 @@ def merge_pointwise_consumers(planner: _Planner, groups: list[Group]) -> None:
             if consumer.kind.kernel is not POINTWISE:
                 continue
             producer = _only_producer(planner, consumer)
-            if producer is not None and _absorb(planner, producer, consumer):
+            # An attention kernel's chain was checked whole when found: it
+            # takes no epilogue after its last op.
+            if producer is None or producer.kind.chain is not None:
+                continue
+            if _absorb(planner, producer, consumer):
                 groups.remove(consumer)
                 changed = True
                 break

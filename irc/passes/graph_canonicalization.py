@@ -711,11 +711,12 @@ class ElementwiseOfConcats(RewritePattern):
 
 
 def _concat_pieces(op: ConcatOp, axis: int) -> list[tuple[int, SSAValue]] | None:
-    """The operands of ``op`` with their widths along ``axis``, if static."""
+    """The operands of ``op`` with their widths along ``axis``, if static
+    and positive (``ConcatDropEmpty`` drops empty ones first)."""
     pieces = []
     for value in op.inputs:
         width = tensor_type(value).dims[axis].constant
-        if width is None:
+        if width is None or width <= 0:
             return None
         pieces.append((width, value))
     return pieces

@@ -399,12 +399,12 @@ class LoopBuilder:
         """The row-major linear index of ``coords`` in ``dims`` (a window,
         for one window and constants)."""
         strides = [sym.product(dims[k + 1 :]) for k in range(len(dims))]
-        windowed = self._linearized_window(coords, strides)
-        if windowed is not None:
-            return windowed
-        digits_of = _digits_of(coords, dims)
-        if digits_of is not None:
-            return digits_of
+        linear = self._linearized_window(coords, strides)
+        if linear is None:
+            linear = _digits_of(coords, dims)
+        if linear is not None:
+            self._linearized.setdefault(linear, (tuple(coords), tuple(dims)))
+            return linear
         linear = self.index(0)
         stride = SymExpr.const(1)
         for coord, dim in zip(reversed(coords), reversed(dims)):
