@@ -16,12 +16,14 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, i64
 from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue, Use
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import is_side_effect_free
 
 from irc.dialects import graph as g
 from irc.dialects.sym import expr_array
@@ -615,16 +617,21 @@ def _reschedule(block: Block, places: dict[Operation, int]) -> None:
     head's forward ones: they move after the batched ops they now use,
     and each batched op moves up to where its earliest head's op was.
     Batching adds no cycle: a head's own ops use only its own ops and
-    values that depend on no head."""
+    values that depend on no head. Ops with effects (``debug.print``, a
+    loop holding one) keep their order."""
     ops = list(block.ops)
     index = {op: i for i, op in enumerate(ops)}
     waiting = {op: 0 for op in ops}
     users: dict[Operation, list[Operation]] = {op: [] for op in ops}
+    effectful = [op for op in ops[:-1] if not is_side_effect_free(op)]
     for op in ops:
-        for used in {_ancestor_in(block, v.owner) for v in _operands_within(op)}:
-            if used in waiting and used is not op:
-                waiting[op] += 1
-                users[used].append(op)
+        used = {_ancestor_in(block, v.owner) for v in _operands_within(op)}
+        for before in used & waiting.keys() - {op}:
+            waiting[op] += 1
+            users[before].append(op)
+    for before, after in pairwise(effectful):
+        waiting[after] += 1
+        users[before].append(after)
     last = len(places) + len(ops)
     terminator = block.last_op
     ready = [
