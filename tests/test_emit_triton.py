@@ -808,6 +808,11 @@ BINARY_INT = ["add", "sub", "mul", "floordiv", "rem", "max", "min", "and", "or",
 COMPARE = ["eq", "ne", "lt", "le", "gt", "ge"]
 #: Kinds whose Triton spelling is not bit-exact against NumPy, with rtol.
 INEXACT = {"tanh": 3e-7, "pow": 2e-7}
+#: The same on one 16-bit type: Triton's exponential in float32 is not
+#: NumPy's to the last bit, and a result that close to a tie between two
+#: bfloat16 values rounds to either (exp(6.84375): 936 against 940), one
+#: bfloat16 step, 2**-7 relative at most.
+INEXACT_ON = {("bf16", "exp"): 2.0**-7}
 
 
 def elementwise_module(
@@ -900,11 +905,12 @@ SPECIAL_FLOATS = [
 
 
 def float_operands(numpy_type: type, count: int = 150) -> tuple[np.ndarray, np.ndarray]:
-    """Operands pairing every special value with every other, then random."""
+    """Operands pairing every special value with every other, then random
+    ones, the same whatever ran before (a generator of their own)."""
     special = np.array(SPECIAL_FLOATS)
     a = np.repeat(special, len(special))
     b = np.tile(special, len(special))
-    extra = RNG.standard_normal((2, count)) * 5
+    extra = np.random.default_rng(902).standard_normal((2, count)) * 5
     a = np.concatenate([a, extra[0], np.round(extra[0])])
     b = np.concatenate([b, extra[1], np.round(extra[1])])
     with np.errstate(over="ignore"):
@@ -926,7 +932,9 @@ def check_elementwise(
     want = run_memory(memory_module, [a, b])
     for (op, kind), g, w in zip(ops, got, want, strict=True):
         try:
-            assert_same(g, w, rtol=INEXACT.get(kind, 0.0))
+            assert_same(
+                g, w, rtol=INEXACT_ON.get((element, kind), INEXACT.get(kind, 0.0))
+            )
         except AssertionError as error:
             raise AssertionError(f"{op} {kind!r} on {element}: {error}") from None
 
