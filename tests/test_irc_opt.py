@@ -603,3 +603,29 @@ def test_console_script_exits_with_a_diagnostic(tmp_path: Path) -> None:
         "verify:"
     )
     assert "Traceback" not in completed.stderr
+
+
+def test_a_reader_that_goes_away_ends_irc_opt_quietly(tmp_path: Path) -> None:
+    """``irc-opt ... | head``: when the pipe's reader closes it, irc-opt
+    stops with status 141 (as Unix tools killed by SIGPIPE) and no Python
+    traceback (there was one)."""
+    path = tmp_path / "many.mlir"
+    path.write_text(
+        "\n// -----\n".join(
+            f"func.func @f{i}(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {{\n"
+            f"  %y = graph.exp %x : !graph.tensor<[N], f32>\n"
+            f"  func.return %y : !graph.tensor<[N], f32>\n}}"
+            for i in range(2000)
+        )
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "irc.cli.irc_opt", str(path), "--split-input-file"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.read(64)  # then the reader goes away
+    process.stdout.close()
+    err = process.stderr.read()
+    assert process.wait(timeout=120) == 141
+    assert b"Traceback" not in err, err.decode()[-2000:]

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -580,6 +581,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Failure as failure:
         print(failure.report.render(), file=sys.stderr, end="")
         return 1
+    except BrokenPipeError:
+        # The reader went away (`irc-opt ... | head`): stop quietly, as Unix
+        # tools do, and keep Python from failing again on flushing stdout.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":
