@@ -514,13 +514,12 @@ def _layout_of(
             and product(shape[lead:]) == result[-1]
         ):
             return EpilogueLayout(tuple(shape[lead:]))
-    # Joining a static 1 drops an axis indexed by 0 rather than by the tile's
-    # lanes (the reshape's index map gives 0 back for it), as a split of one.
+    # A join of one run of axes: the reshape's index map delinearizes the
+    # joined index, which the builder gives back as the tile's coordinates
+    # (two runs would be linearized together again). A static 1 in the run
+    # is indexed by 0 there, not by the tile's lanes, as in a split of one.
     if isinstance(op, ReshapeOp):
         runs = _merged_runs(shape_of(op.operands[0]), shape_of(op.result))
-        # One run only: the reshape's index map delinearizes the whole index,
-        # which the builder gives back as the tile's coordinates when one
-        # run was linearized (two would be linearized together again).
         joined = [run for run in runs or () if len(run) > 1]
         if len(joined) == 1 and 1 not in joined[0]:
             return EpilogueLayout(layout.columns, layout.perm, runs)

@@ -1101,8 +1101,7 @@ def _absorb(planner: _Planner, producer: Group, consumer: Group) -> bool:
     """Offer ``consumer``'s members to ``producer`` from its root up, as
     the planner places ops; join them all if every one is accepted and
     the merged kernel keeps its contract."""
-    kind = producer.kind
-    trial = dataclasses.replace(producer, members=set(producer.members), kind=kind)
+    trial = dataclasses.replace(producer, members=set(producer.members))
     members = sorted(consumer.members, key=planner.position.__getitem__, reverse=True)
     for member in members:
         yields = any(value in consumer.yielded for value in member.results)
@@ -1118,7 +1117,7 @@ def _absorb(planner: _Planner, producer: Group, consumer: Group) -> bool:
         if _read_outside(planner, value, merged)
     ]
     ops = sorted(trial.members, key=planner.position.__getitem__)
-    if trial.kind.chain is None and contract_violation(trial.kind.kernel, ops, yielded):
+    if contract_violation(trial.kind.kernel, ops, yielded):
         return False
     producer.kind = trial.kind
     producer.members = trial.members

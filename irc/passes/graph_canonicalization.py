@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from itertools import pairwise
+from itertools import accumulate, pairwise
 
 import numpy as np
 from xdsl.ir import Block, Operation, Region, SSAValue
@@ -723,11 +723,7 @@ def _concat_pieces(op: ConcatOp, axis: int) -> list[tuple[int, SSAValue]] | None
 
 
 def _piece_ends(pieces: Sequence[tuple[int, SSAValue]]) -> list[int]:
-    ends, offset = [], 0
-    for width, _ in pieces:
-        offset += width
-        ends.append(offset)
-    return ends
+    return list(accumulate(width for width, _ in pieces))
 
 
 def _cut_at(

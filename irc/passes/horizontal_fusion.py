@@ -542,7 +542,7 @@ def _batched_op(batched: Batched, heads: int, build: _Builder) -> SSAValue:
         properties=properties,
         attributes=dict(first.attributes),
     )
-    earliest = min(batched.ops, key=lambda o: build.order.get(o, len(build.order)))
+    earliest = min(batched.ops, key=build.order.__getitem__)
     return build.insert(op, first, place=earliest)
 
 
@@ -633,12 +633,12 @@ def _reschedule(block: Block, places: dict[Operation, int]) -> None:
         waiting[after] += 1
         users[before].append(after)
     last = len(places) + len(ops)
-    terminator = block.last_op
-    ready = [
-        (last if op is terminator else places.get(op, last), index[op], op)
-        for op in ops
-        if not waiting[op]
-    ]
+
+    def entry(op: Operation) -> tuple[int, int, Operation]:
+        place = last if op is block.last_op else places.get(op, last)
+        return place, index[op], op
+
+    ready = [entry(op) for op in ops if not waiting[op]]
     heapq.heapify(ready)
     scheduled: list[Operation] = []
     while ready:
@@ -647,8 +647,7 @@ def _reschedule(block: Block, places: dict[Operation, int]) -> None:
         for user in users[op]:
             waiting[user] -= 1
             if not waiting[user]:
-                place = last if user is terminator else places.get(user, last)
-                heapq.heappush(ready, (place, index[user], user))
+                heapq.heappush(ready, entry(user))
     assert len(scheduled) == len(ops), "batching made a cycle"
     if scheduled == ops:
         return

@@ -23,8 +23,8 @@ from irc.primitives.declaration import (
     Splat,
     TestDomain,
     TritonSpelling,
-    Var,
     X,
+    Y,
     declare,
     idempotent,
     involution,
@@ -569,7 +569,7 @@ ADD = _binary(
     # (a slice's cotangents, each padded with zeros, summed).
     identities=(
         right_identity(-0.0),
-        Identity((Of("add", (X, Splat(0.0)), bind="y"), Splat(0.0)), Var("y"), "f"),
+        Identity((Of("add", (X, Splat(0.0)), bind="y"), Splat(0.0)), Y, "f"),
     ),
     commutative=True,
     onnx=OnnxForm(("Add",), "Add"),
