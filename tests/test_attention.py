@@ -29,10 +29,11 @@ import numpy as np
 import pytest
 
 import irc
-from irc import testing
+from irc import pytree, testing
 from irc.api import DEFAULT_PIPELINE
 from irc.dialects.fusion import KernelOp
-from irc.ir import parse_module
+from irc.ir import default_context, parse_module
+from irc.lowering.pipeline import Pipeline
 
 pytest.importorskip("torch")
 
@@ -433,12 +434,14 @@ def test_tile_keeps_the_meaning_of_attention_programs() -> None:
     )
 
 
-@pytest.mark.parametrize("name", ["causal_where", "alibi_bias", "batched_causal"])
+@pytest.mark.parametrize(
+    "name", ["causal_where", "alibi_bias", "batched_causal", "reciprocal_factor"]
+)
 def test_attention_gradients(name: str) -> None:
-    """autodiff of attention against finite differences (float64); its
-    joint function, where the forward's probabilities feed the backward
-    and so stay several kernels, runs on Triton's interpreter as on the
-    reference."""
+    """autodiff of attention against finite differences (float64), where
+    ``softmax(x) @ v`` is differentiated as one chain (``dx = P * (dP -
+    D)``, ``D = sum(dO * O)``); its joint function runs on the triton
+    level's interpreter as on the reference."""
     testing.check_grad([_traced(name, "float64")], max_examples=4)
     function, specs, make_inputs = VARIANTS[name]
     joint = irc.compile(function, *specs, pipeline=f"autodiff,{DEFAULT_PIPELINE}")
@@ -449,6 +452,108 @@ def test_attention_gradients(name: str) -> None:
     expected = testing.run_module(joint.module, inputs)
     actual = testing.run_module(parse_module(joint.ir("triton")), inputs)
     assert testing.compare_outputs(expected, actual, rtol=1e-4, atol=1e-4) is None
+
+
+# The backward: flash attention's, from the general rules -------------------------
+
+#: Variants whose joint function is the attention kernel (which yields its
+#: rows' max and sum), the rows' ``sum(dO * O)``, and two attention_backward
+#: kernels recomputing the scores block by block: the queries' gradient
+#: walking the keys, the keys' and values' walking the queries.
+FLASH_BACKWARD = [
+    "causal_where",
+    "causal_additive",
+    "no_mask",
+    "another_scale",
+    "softmax_by_hand",
+    "reciprocal_factor",
+    "cross_lengths",
+    "batched_causal",
+    "with_epilogue",
+]
+
+
+def _training_step(name: str) -> irc.Compiled:
+    """``value_and_grad`` of the variant's ``mean(out ** 2)``, every input
+    differentiated."""
+    function, specs, _ = VARIANTS[name]
+
+    def loss(*arrays: Any) -> Any:
+        return np.mean(function(*arrays) ** 2)
+
+    return irc.compile(irc.value_and_grad(loss, tuple(range(len(specs)))), *specs)
+
+
+def _score_shaped(kernel: KernelOp) -> list[str]:
+    """The kernel's results with two symbolic dims (``[S, S]``, ``[S,
+    T]``): score-shaped tensors."""
+    return [
+        str(result.type)
+        for result in kernel.results
+        if sum(dim.constant is None for dim in result.type.dims) >= 2
+    ]
+
+
+@pytest.mark.parametrize("name", FLASH_BACKWARD)
+def test_the_backward_recomputes_the_probabilities(name: str) -> None:
+    """One attention kernel and two attention_backward kernels, and no
+    kernel stores a score-shaped tensor; the step agrees with the reference
+    on Triton's interpreter at every length of ``LENGTHS`` (1, within a
+    block, a masked tail, two blocks)."""
+    step = _training_step(name)
+    kernels = [k for k in step.module_at("fusion").walk() if isinstance(k, KernelOp)]
+    kinds = [k.kind_name for k in kernels]
+    assert kinds.count("attention") == 1 and kinds.count("attention_backward") == 2
+    assert [_score_shaped(k) for k in kernels] == [[]] * len(kernels), kinds
+    _, _, make_inputs = VARIANTS[name]
+    for length in LENGTHS:
+        arrays = make_inputs(np.random.default_rng(length), length)
+        expected = pytree.flatten(step(*arrays, backend="reference"))[0]
+        actual = pytree.flatten(step(*arrays, backend="interpret"))[0]
+        for got, want in zip(actual, expected, strict=True):
+            np.testing.assert_allclose(
+                got, want, rtol=1e-4, atol=1e-5, err_msg=f"{name} at {length}"
+            )
+
+
+def _joint_graph(name: str) -> Any:
+    """The variant's joint function at the graph level (float64)."""
+    module = _traced(name, "float64")
+    for graph_pass in Pipeline.parse("autodiff,canonicalize,cse").passes:
+        graph_pass.apply(default_context(), module)
+    return module
+
+
+def test_fuse_and_tile_keep_the_meaning_of_attention_backward() -> None:
+    """The law of every pass, on joint functions of attention: the
+    attention_backward kernels compute what the graph does, at random
+    bindings of the lengths (on each level's reference interpreter)."""
+    testing.check_pass(
+        "fuse,tile",
+        programs=[_joint_graph(n) for n in ("causal_where", "cross_lengths")],
+        max_examples=8,
+        require_change=["tile"],
+    )
+
+
+def test_a_probability_used_elsewhere_is_differentiated_op_by_op() -> None:
+    """``P`` also returned: its own cotangent joins ``dP``, so the chain's
+    rule does not apply; the ops' rules do, the forward keeps ``P``, and
+    the gradients still match finite differences."""
+
+    def probabilities_too(q, k, v):
+        p = softmax(q @ k.T * 0.25)
+        return p @ v, p
+
+    specs = [irc.TensorSpec(s.shape, "float64") for s in QKV]
+    testing.check_grad([irc.trace(probabilities_too, *specs)], max_examples=3)
+    joint = irc.compile(
+        probabilities_too, *QKV, pipeline=f"autodiff,{DEFAULT_PIPELINE}"
+    )
+    graph = joint.ir("graph")
+    assert "graph.argmax" in graph  # the max's own rule ran
+    kernels = [k for k in joint.module_at("fusion").walk() if isinstance(k, KernelOp)]
+    assert "attention" not in [k.kind_name for k in kernels]
 
 
 # sm_90: the attention kernel compiles for an H100 ---------------------------------
@@ -490,6 +595,24 @@ def test_attention_compiles_for_h100(element: str, sm90_report: dict[str, Any]) 
     assert (tensor_cores > 0) == SM90_ELEMENTS[element], launch
 
 
+@pytest.mark.parametrize("element", sorted(SM90_ELEMENTS))
+def test_attention_backward_compiles_for_h100(
+    element: str, sm90_report: dict[str, Any]
+) -> None:
+    """The training step's two attention_backward kernels: a program per
+    block of 64 queries or keys and per head, an sm_90 cubin each, their
+    four dots on tensor cores for 16-bit operands."""
+    result = sm90_report[f"backward-{element}"]
+    assert "error" not in result, result.get("error")
+    walks = [x for x in result["launches"] if x["kind"] == "attention_backward"]
+    assert len(walks) == 2
+    for launch in walks:
+        assert launch["grid"][:2] == [SM90_LENGTH // 64, SM90_HEADS]
+        assert launch["sm_90"] and launch["cubin_bytes"] > 0
+        tensor_cores = launch["wgmma"] + launch["mma"]
+        assert (tensor_cores > 0) == SM90_ELEMENTS[element], launch
+
+
 def _sm90_launch(element: str) -> dict[str, Any]:
     import torch
     from fake_gpu_suite import h100_launches
@@ -501,13 +624,37 @@ def _sm90_launch(element: str) -> dict[str, Any]:
     return {"launches": h100_launches(compiled, tensors)}
 
 
+def _sm90_backward(element: str) -> dict[str, Any]:
+    """The launches of the batched attention's training step, each with
+    its kernel's kind."""
+    import torch
+    from fake_gpu_suite import h100_launches
+
+    def loss(q, k, v):
+        return np.mean(batched_causal_scaled(q, k, v) ** 2)
+
+    spec = irc.TensorSpec((SM90_HEADS, "S", SM90_HEAD_DIM), element)
+    compiled = irc.compile(irc.value_and_grad(loss, (0, 1, 2)), spec, spec, spec)
+    fusion = compiled.module_at("fusion")
+    kinds = [k.kind_name for k in fusion.walk() if isinstance(k, KernelOp)]
+    shape = (SM90_HEADS, SM90_LENGTH, SM90_HEAD_DIM)
+    tensors = [torch.zeros(shape, dtype=getattr(torch, element)) for _ in range(3)]
+    launches = h100_launches(compiled, tensors)
+    assert len(launches) == len(kinds), (len(launches), kinds)
+    return {"launches": [{**x, "kind": k} for x, k in zip(launches, kinds)]}
+
+
 def _sm90_report() -> dict[str, Any]:
     report: dict[str, Any] = {}
     for element in SM90_ELEMENTS:
-        try:
-            report[element] = _sm90_launch(element)
-        except Exception as error:  # reported, and failed, by the test
-            report[element] = {"error": f"{type(error).__name__}: {error}"}
+        for key, launches in (
+            (element, _sm90_launch),
+            (f"backward-{element}", _sm90_backward),
+        ):
+            try:
+                report[key] = launches(element)
+            except Exception as error:  # reported, and failed, by the test
+                report[key] = {"error": f"{type(error).__name__}: {error}"}
     return report
 
 

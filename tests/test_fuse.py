@@ -224,8 +224,8 @@ JOINT_KERNELS = {
     "layer_norm": 3,
     "cross_entropy": 4,
     "mlp": 8,
-    "causal_attention": 8,
-    "gpt2_block": 29,
+    "causal_attention": 4,
+    "gpt2_block": 25,
 }
 
 

@@ -126,7 +126,10 @@ def _branch_per_row(x: Any) -> Any:
     def step(i: Any, total: Any) -> Any:
         row = x[i]
         return total + irc.cond(
-            row.sum() > 0, lambda r: np.tanh(np.outer(r, r)).sum(), lambda r: r[0], row
+            row.sum() > 0,
+            lambda r: np.tanh(np.outer(r, r) @ np.outer(r, r)).sum(),
+            lambda r: r[0],
+            row,
         )
 
     return irc.fori_loop(0, x.shape[0], step, np.float32(0.0))

@@ -14,7 +14,7 @@ See docs/lowering.md, section "fusion: which ops become one kernel".
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
 import numpy as np
@@ -65,6 +65,7 @@ from irc.dialects.graph import (
 )
 from irc.dialects.kernel_kind import (
     ATTENTION,
+    ATTENTION_BACKWARD,
     MATMUL,
     POINTWISE,
     REDUCTION,
@@ -883,11 +884,13 @@ def _attention_violation(
                 "the keys (the reductions an attention kernel rescales online)"
             )
     result_shape = shape_of(chain.output.result)
+    statistics = {reduction.result for reduction in chain.reductions}
     for value in yielded:
-        if shape_of(value) != result_shape:
+        if value not in statistics and shape_of(value) != result_shape:
             return (
                 "an attention kernel yields values of the second matmul's result "
-                f"shape {shape_text(result_shape)}, not {shape_text(shape_of(value))}"
+                f"shape {shape_text(result_shape)} and its rows' max and sums, not "
+                f"{shape_text(shape_of(value))}"
             )
     scores, output = chain.scores, chain.output
     return (
@@ -958,6 +961,200 @@ def _between_violation(ops: Sequence[Operation], chain: AttentionChain) -> str |
             "exp(x - max(x)) times per-row factors feeding the second matmul"
         )
     return None
+
+
+# --------------------------------------------------------------------------
+# Score walks: attention's backward, the scores recomputed block by block
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScoreWalk:
+    """The structure of an ``attention_backward`` kernel: matmuls
+    (``accumulations``, the values it yields) that each contract one axis of
+    a score-shaped operand computed in the kernel, the *walked* axis, with
+    a tensor read from memory. The score-shaped values are elementwise
+    functions (and transposes of the last two axes) of the ``scores``
+    matmuls, whose contracted dim is a static head dim, and of values read
+    at the same score (a mask, a per-row statistic): each block of the walk
+    recomputes them, so no ``[..., T, S]`` tensor is read or written.
+
+    For each accumulation, ``score_operands`` says which operand (0: lhs,
+    1: rhs) is score-shaped; its other axis (besides the walked one) is the
+    *fixed* axis, whose blocks the programs take. Flash attention's
+    backward is two such kernels: ``dv = P^T @ dO`` and ``dk = dS^T @ q``
+    walk the queries (per block of keys), ``dq = dS @ k`` walks the keys.
+    """
+
+    accumulations: tuple[MatmulOp, ...]
+    score_operands: tuple[int, ...]
+    scores: tuple[MatmulOp, ...]
+    #: The extents of the walked and the fixed axis, and the batch dims.
+    walked: SymExpr
+    fixed: SymExpr
+    batch: Shape
+    #: The accumulation each yielded value is computed from (itself, or
+    #: its epilogue's: elementwise ops and layouts, as a matmul's).
+    epilogues: dict[SSAValue, MatmulOp] = field(default_factory=dict)
+
+    def score_operand(self, accumulation: MatmulOp) -> SSAValue:
+        side = self.score_operands[self.accumulations.index(accumulation)]
+        return accumulation.operands[side]
+
+    def other_operand(self, accumulation: MatmulOp) -> SSAValue:
+        side = self.score_operands[self.accumulations.index(accumulation)]
+        return accumulation.operands[1 - side]
+
+    @staticmethod
+    def of(ops: Sequence[Operation], yielded: Sequence[SSAValue]) -> ScoreWalk | str:
+        """The walk that ``ops`` yielding ``yielded`` compute, or why they
+        compute none."""
+        found = _walk_values(ops)
+        if isinstance(found, str):
+            return found
+        accumulations, derived, scored = found
+        if not accumulations or any(value not in derived for value in yielded):
+            return (
+                "an attention_backward kernel yields its accumulating matmuls' "
+                "results and their epilogues' values"
+            )
+        sides: list[int] = []
+        for accumulation in accumulations:
+            side = _score_side(accumulation, scored)
+            if isinstance(side, str):
+                return side
+            layouts = epilogue_layouts(ops, accumulation)
+            if isinstance(layouts, str):
+                return layouts
+            sides.append(side)
+        scores = tuple(
+            op for op in ops if isinstance(op, MatmulOp) and op not in accumulations
+        )
+        walk = ScoreWalk(
+            tuple(accumulations),
+            tuple(sides),
+            scores,
+            *_walk_axes(accumulations[0], sides[0]),
+            epilogues={value: derived[value] for value in yielded},
+        )
+        return walk._axes_violation() or walk._head_dims_violation() or walk
+
+    def _axes_violation(self) -> str | None:
+        for accumulation, side in zip(self.accumulations, self.score_operands):
+            axes = _walk_axes(accumulation, side)
+            if axes != (self.walked, self.fixed, self.batch):
+                return (
+                    "the accumulating matmuls of an attention_backward kernel keep "
+                    "one axis, walk another and share their batch: "
+                    f"{_axes_text(*axes)} against "
+                    f"{_axes_text(self.walked, self.fixed, self.batch)}"
+                )
+        return None
+
+    def _head_dims_violation(self) -> str | None:
+        heads = [
+            ("a scores matmul's contracted dim", shape_of(op.lhs)[-1])
+            for op in self.scores
+        ]
+        for accumulation, side in zip(self.accumulations, self.score_operands):
+            other = shape_of(accumulation.operands[1 - side])
+            heads.append(("an accumulation's columns", other[-1 if side == 0 else -2]))
+        for what, dim in heads:
+            if dim.constant is None or dim.constant > MAX_HEAD_DIM:
+                return (
+                    f"{what} ({dim}) is not static and at most {MAX_HEAD_DIM}: an "
+                    "attention_backward kernel keeps its blocks of head dims in "
+                    "registers"
+                )
+        return None
+
+
+def _axes_text(walked: SymExpr, fixed: SymExpr, batch: Shape) -> str:
+    text = f"keeping {fixed}, walking {walked}"
+    return f"{text} (batch {shape_text(batch)})" if batch else text
+
+
+def _walk_axes(accumulation: MatmulOp, side: int) -> tuple[SymExpr, SymExpr, Shape]:
+    """The walked and fixed extents and the batch of an accumulation whose
+    operand ``side`` is score-shaped."""
+    score = shape_of(accumulation.operands[side])
+    walked = score[-1] if side == 0 else score[-2]
+    fixed = score[-2] if side == 0 else score[-1]
+    return walked, fixed, shape_of(accumulation.result)[:-2]
+
+
+def _walk_values(
+    ops: Sequence[Operation],
+) -> tuple[list[MatmulOp], dict[SSAValue, MatmulOp], set[SSAValue]] | str:
+    """The accumulations (the matmuls reading values computed from other
+    matmuls, the scores), the accumulation each value computed from one is
+    of, and the values computed from the scores; checking that only elementwise ops and transposes of the last
+    two axes lie between the scores and the accumulations, and that an
+    epilogue reads one accumulation."""
+    scored: set[SSAValue] = set()
+    derived: dict[SSAValue, MatmulOp] = {}
+    accumulations: list[MatmulOp] = []
+    for op in ops:
+        if isinstance(op, ROW_OPS):
+            return (
+                f"{op.name} is in an attention_backward kernel, which reduces "
+                "nothing but its matmuls (the rows' statistics are its inputs)"
+            )
+        reads_scores = any(operand in scored for operand in op.operands)
+        sources = {derived[o] for o in op.operands if o in derived}
+        if sources and (reads_scores or len(sources) > 1 or isinstance(op, MatmulOp)):
+            return (
+                f"{op.name} reads an accumulation of an attention_backward kernel "
+                "with other values than its own epilogue's"
+            )
+        if sources:
+            derived.update((result, *sources) for result in op.results)
+        elif isinstance(op, MatmulOp) and reads_scores:
+            accumulations.append(op)
+            derived[op.result] = op
+        elif isinstance(op, MatmulOp):
+            scored.add(op.result)
+        elif reads_scores:
+            if not (is_elementwise(op) or _swaps_last_two(op)):
+                return (
+                    f"{op.name} reads the scores in an attention_backward kernel, "
+                    "where only elementwise ops and transposes of the last two "
+                    "axes do"
+                )
+            scored.update(op.results)
+    return accumulations, derived, scored
+
+
+def _swaps_last_two(op: Operation) -> bool:
+    if not isinstance(op, TransposeOp):
+        return False
+    rank = len(op.perm)
+    return rank >= 2 and list(op.perm) == [*range(rank - 2), rank - 1, rank - 2]
+
+
+def _score_side(accumulation: MatmulOp, scored: set[SSAValue]) -> int | str:
+    """Which operand of ``accumulation`` is score-shaped."""
+    sides = [i for i, operand in enumerate(accumulation.operands) if operand in scored]
+    if len(sides) != 1:
+        return (
+            "each accumulating matmul of an attention_backward kernel multiplies "
+            "one value computed from the scores by one read from memory"
+        )
+    side = sides[0]
+    if shape_of(accumulation.operands[side])[:-2] != shape_of(accumulation.result)[:-2]:
+        return (
+            "the score-shaped operand of an attention_backward accumulation "
+            "has the result's batch dims"
+        )
+    return side
+
+
+@CONTRACTS.register(ATTENTION_BACKWARD)
+def _attention_backward_violation(
+    ops: Sequence[Operation], yielded: Sequence[SSAValue]
+) -> str | None:
+    walk = ScoreWalk.of(ops, yielded)
+    return walk if isinstance(walk, str) else None
 
 
 # --------------------------------------------------------------------------

@@ -55,10 +55,12 @@ POINTWISE = KernelKind("pointwise")
 REDUCTION = KernelKind("reduction")
 MATMUL = KernelKind("matmul")
 ATTENTION = KernelKind("attention")
+ATTENTION_BACKWARD = KernelKind("attention_backward")
 
 #: Every kernel kind by its name (in the order verifiers list them).
 KERNEL_KINDS: dict[str, KernelKind] = {
-    kind.name: kind for kind in (POINTWISE, REDUCTION, MATMUL, ATTENTION)
+    kind.name: kind
+    for kind in (POINTWISE, REDUCTION, MATMUL, ATTENTION, ATTENTION_BACKWARD)
 }
 
 

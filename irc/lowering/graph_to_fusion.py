@@ -55,6 +55,7 @@ from irc.dialects.graph import (
 from irc.dialects.graph import YieldOp as RegionYieldOp
 from irc.dialects.kernel_kind import (
     ATTENTION,
+    ATTENTION_BACKWARD,
     MATMUL,
     POINTWISE,
     REDUCTION,
@@ -63,6 +64,7 @@ from irc.dialects.kernel_kind import (
 )
 from irc.dialects.sym import GuardOp, shape_text
 from irc.lowering.scatter_add import decompose_scatter_adds
+from irc.lowering.score_walks import WalkPlan, plan_score_walks
 from irc.passes.while_unrolling import check_factor, unroll_cheap_loops
 from irc.source_locations import source_location
 
@@ -83,7 +85,8 @@ class Kind:
     shape they give the result); an attention group's is its second
     matmul's (``matmul``), with ``chain`` the chain it computes and
     ``between`` the ops from the first matmul to the second one's lhs,
-    which it takes whole.
+    which it takes whole; an attention-backward group's (``walk``) is its
+    last matmul's.
     """
 
     kernel: KernelKind
@@ -94,6 +97,7 @@ class Kind:
     scans: bool = False
     chain: AttentionChain | None = None
     between: frozenset[Operation] = frozenset()
+    walk: WalkPlan | None = None
 
     @property
     def matmuls(self) -> tuple[MatmulOp, ...]:
@@ -129,6 +133,8 @@ class Kind:
 
     def output_shapes(self) -> tuple[Shape, ...]:
         """The shapes the kernel contract lets the group yield."""
+        if self.walk is not None:
+            return tuple(shape_of(op.result) for op in self.walk.accumulations)
         if self.rows is not None and not self.scans:
             return (self.shape, *self.rows.reduced_shapes())
         return (self.shape, *self.row_results)
@@ -220,8 +226,12 @@ ADMISSIONS: KindTable[Callable[[_Planner, Group, Operation], Offer]] = KindTable
 class _Planner:
     """Decides the groups of one function body (see the module docstring)."""
 
-    def __init__(self, block: Block):
+    def __init__(self, block: Block, walks: dict[MatmulOp, WalkPlan] | None = None):
         self.block = block
+        #: The matmuls of attention-backward kernels (``plan_score_walks``),
+        #: and each walk's group once its last matmul roots it.
+        self.walks = walks or {}
+        self.walk_groups: dict[WalkPlan, Group] = {}
         self.position = {op: index for index, op in enumerate(block.ops)}
         self.groups: list[Group] = []
         #: The groups each placed op is a member of.
@@ -300,7 +310,15 @@ class _Planner:
                 self.unfused_chains[op] = between
                 continue
             shape = shape_of(op.result)
-            kinds[op] = Kind(ATTENTION, shape, matmul=op, chain=chain, between=between)
+            statistics = tuple(shape_of(r.result) for r in chain.reductions)
+            kinds[op] = Kind(
+                ATTENTION,
+                shape,
+                row_results=statistics,
+                matmul=op,
+                chain=chain,
+                between=between,
+            )
         return kinds
 
     def _between(self, chain: AttentionChain) -> frozenset[Operation] | str:
@@ -329,6 +347,8 @@ class _Planner:
         used_outside: list[Operation] = []
         for op in sorted(between, key=self.position.__getitem__, reverse=True):
             users = {use.operation for result in op.results for use in result.uses}
+            if op in chain.reductions and self._read_after(users - between, chain):
+                continue  # the kernel yields the rows' max and sums
             if op not in self.duplicable and not users <= between | {chain.output}:
                 between.discard(op)
                 if not users <= reachable:
@@ -342,11 +362,20 @@ class _Planner:
         problem = contract_violation(ATTENTION, ops, [chain.output.result])
         return frozenset(between) if problem is None else problem
 
+    def _read_after(self, users: set[Operation], chain: AttentionChain) -> bool:
+        """Whether ``users`` of a reduction of ``chain`` all come after its
+        output matmul (a backward's): its attention kernel, placed there,
+        is the first to compute the reduction, so it yields it to them."""
+        output = self.position[chain.output]
+        return all(self.position[user] > output for user in users)
+
     def _kind_of(self, op: Operation) -> Kind:
         """The kind of a group rooted at ``op``: its own nature, an
         attention group's for the last matmul of a chain."""
         if isinstance(op, MatmulOp) and op in self.chains:
             return self.chains[op]
+        if isinstance(op, MatmulOp) and op in self.walks:
+            return Kind(ATTENTION_BACKWARD, shape_of(op.result), walk=self.walks[op])
         return Kind.of(op)
 
     def _users(self, op: Operation) -> tuple[list[Group], list[Operation], bool]:
@@ -377,7 +406,12 @@ class _Planner:
         whereas a kernel of its own would write a copy of its result (the
         q/k/v split of attention would need three)."""
         groups, outside, returned = self._users(op)
-        if outside:
+        walk = self.walks.get(op) if isinstance(op, MatmulOp) else None
+        if walk is not None and walk in self.walk_groups and not outside:
+            # Another matmul walking the same axis: its kernel's result too.
+            group = self.walk_groups[walk]
+            self._join(group, op, group.kind, home=True, returned=True)
+        elif outside:
             self._root(op, [KeptOut(op, tuple(groups), _used_outside(outside))])
         elif len(groups) > 1 and isinstance(op, LAYOUT_OPS):
             self._duplicate(op)
@@ -533,6 +567,8 @@ class _Planner:
         self.groups.append(group)
         self.groups_of.setdefault(op, []).append(group)
         self.home[op] = group
+        if group.kind.walk is not None:
+            self.walk_groups[group.kind.walk] = group
 
     def _join(
         self, group: Group, op: Operation, kind: Kind, *, home: bool, returned: bool
@@ -559,19 +595,27 @@ class _Planner:
         kind = ADMISSIONS[group.kind.kernel](self, group, op)
         if isinstance(kind, str):
             return kind
-        if returned and shape_of(op.results[0]) not in kind.output_shapes():
+        if returned and kind.walk is not None:
+            if not _of_accumulation(op, kind.walk):
+                return (
+                    "it is also returned, and an attention-backward kernel yields "
+                    "only its matmuls' results and their epilogues' values"
+                )
+        elif returned and shape_of(op.results[0]) not in kind.output_shapes():
             return (
                 f"it is also returned, and a {kind.kernel} kernel yields values of "
                 f"shape {_shapes(kind.output_shapes())} only"
             )
         anchor = isinstance(op, (*ROW_OPS, MatmulOp))
-        if (anchor or (returned and kind.kernel is MATMUL)) and kind.chain is None:
+        checked_whole = kind.chain is not None or kind.walk is not None
+        if (anchor or (returned and kind.kernel is MATMUL)) and not checked_whole:
             # Only an anchor can break the contract, and a value a matmul
             # kernel yields: whatever joins later comes earlier in the
             # block, so it cannot use the anchor, and a matmul kernel yields
             # what it computes before its matmul only at the result's shape
-            # (the tile covers no other). (An attention group's chain was
-            # checked whole when it was found.)
+            # (the tile covers no other). (An attention group's chain, and
+            # an attention-backward group's walk, was checked whole when it
+            # was found; the verifier checks the kernel.)
             yielded = group.yielded + (list(op.results) if returned else [])
             ops = sorted(group.members | {op}, key=self.position.__getitem__)
             problem = contract_violation(kind.kernel, ops, yielded)
@@ -601,6 +645,11 @@ class _Planner:
             return Kind.scan(op)
         if isinstance(op, MatmulOp):
             result = shape_of(op.result)
+            if op in self.walks:
+                return (
+                    "an attention-backward kernel takes its epilogue once its "
+                    "walk is planned"
+                )
             if shape == result:
                 return self._kind_of(op)
             if op not in self.chains:
@@ -640,6 +689,12 @@ class _Planner:
         # A per-row value may take either form of a reduction's result
         # (keepdims or not) before the reduction producing it has joined.
         allowed = (rows.shape, *rows.reduced_shapes())
+        if isinstance(op, LAYOUT_OPS) and not any(
+            shape_of(operand) in allowed for operand in op.operands
+        ):
+            # An index map of values of other shapes, which no op of a row
+            # kernel computes: read from memory where its users read it.
+            return group.kind
         if shape_of(op.results[0]) not in allowed:
             return (
                 f"its shape {shape_text(shape_of(op.results[0]))} is neither the "
@@ -659,6 +714,24 @@ class _Planner:
                 "the reductions between them"
             )
         return self._matmul_offer(group, op)
+
+    @ADMISSIONS.register(ATTENTION_BACKWARD)
+    def _walk_offer(self, group: Group, op: Operation) -> Offer:
+        """The walk's matmuls and cone, then what reads memory at a score
+        or at an operand tile: layout ops, sources and elementwise ops of
+        values other than the scores."""
+        walk = group.kind.walk
+        assert walk is not None
+        if op in walk.ops:
+            return group.kind
+        if isinstance(op, (MatmulOp, *ROW_OPS)):
+            return (
+                "an attention-backward kernel holds only its walk's matmuls, "
+                "and reduces nothing but them"
+            )
+        if isinstance(op, (*ELEMENTWISE_OPS, *LAYOUT_OPS)) or is_source(op):
+            return group.kind
+        return f"{op.name} cannot be read at a block of scores"
 
     @ADMISSIONS.register(MATMUL)
     def _matmul_offer(self, group: Group, op: Operation) -> Offer:
@@ -807,6 +880,8 @@ class _Reasons:
             return f"row {what} {kind.rows} ({anchors})"
         if kind.chain is not None:
             return _attention_anchor(kind.chain)
+        if kind.walk is not None:
+            return _walk_anchor(kind.walk)
         if kind.matmul is not None:
             lhs, rhs = (shape_of(v) for v in kind.matmul.operands)
             result = shape_of(kind.matmul.result)
@@ -832,6 +907,12 @@ class _Reasons:
             labels = ("producers", "consumers", "side inputs")
         elif kind.chain is not None:
             return _attention_joined(group, own)
+        elif kind.walk is not None:
+            walk = kind.walk
+            cone = [op for op in own if op in walk.ops - set(walk.accumulations)]
+            return (
+                [f"recomputed per block of scores: {_op_names(cone)}"] if cone else []
+            )
         elif kind.matmul is not None:
             anchors = [kind.matmul]
             before, after = group.operand_side, _dependents(members, anchors)
@@ -874,6 +955,39 @@ def _attention_anchor(chain: AttentionChain) -> str:
         "blocks with a running max m, rescaling the sums and the second "
         "product by exp(m_old - m_new) as m grows, and applies the per-row "
         f"factors after the walk, so the {keys} scores never reach memory"
+    )
+
+
+def _of_accumulation(op: Operation, walk: WalkPlan) -> bool:
+    """Whether ``op`` is one of ``walk``'s matmuls or computes from one
+    through elementwise and layout ops (an epilogue, which the kernel's
+    contract checks), within ``CHAIN_LIMIT`` ops."""
+    pending, seen = [op], {op}
+    while pending and len(seen) <= CHAIN_LIMIT:
+        current = pending.pop()
+        if current in walk.accumulations:
+            return True
+        if isinstance(current, (*ELEMENTWISE_OPS, *LAYOUT_OPS)):
+            owners = {o.owner for o in current.operands} - seen
+            found = [owner for owner in owners if isinstance(owner, Operation)]
+            seen.update(found)
+            pending.extend(found)
+    return False
+
+
+def _walk_anchor(walk: WalkPlan) -> str:
+    """What an attention-backward kernel computes, and why it is one."""
+    matmuls = ", ".join(
+        f"{shape_text(shape_of(op.lhs))} x {shape_text(shape_of(op.rhs))} "
+        f"({describe(op)})"
+        for op in walk.accumulations
+    )
+    scores = [op for op in walk.ops if isinstance(op, MatmulOp)]
+    scores = [op for op in scores if op not in walk.accumulations]
+    return (
+        f"attention backward: matmul {matmuls} contracting scores that each "
+        f"block recomputes from {len(scores)} matmul(s) of a head dim, so no "
+        "score-shaped tensor is stored"
     )
 
 
@@ -1094,6 +1208,10 @@ def _reads_in_place(reader: Operation, producer: Group) -> bool:
     broadcast of a reduction group's per-row value along the rows."""
     if isinstance(reader, ELEMENTWISE_OPS):
         return True
+    if producer.kind.walk is not None:
+        # An attention-backward kernel's epilogue, as a matmul's, may store
+        # through layouts (its contract says which).
+        return isinstance(reader, LAYOUT_OPS)
     return isinstance(reader, BroadcastOp) and producer.kind.rows is not None
 
 
@@ -1123,7 +1241,10 @@ def _absorb(planner: _Planner, producer: Group, consumer: Group) -> bool:
     producer.members = trial.members
     producer.yielded = yielded
     producer.operand_side |= consumer.operand_side
-    # Why the consumer's root was a kernel of its own no longer holds.
+    # Why the consumer's root was a kernel of its own, and why an op of the
+    # producer did not join the consumer alone, no longer hold.
+    merged = {producer, consumer}
+    producer.kept_out = [n for n in producer.kept_out if not set(n.groups) <= merged]
     producer.kept_out.extend(n for n in consumer.kept_out if n.op is not consumer.root)
     producer.saved_for.extend(consumer.saved_for)
     producer.absorbed.extend((consumer.root, *consumer.absorbed))
@@ -1269,7 +1390,7 @@ def fuse_block(block: Block, first_index: int = 0) -> list[KernelOp]:
     """Fuse the graph ops of ``block`` into kernels named ``k<first_index>``
     on; returns them in order."""
     decompose_scatter_adds(block)
-    planner = _Planner(block)
+    planner = _Planner(block, plan_score_walks(block))
     groups = planner.plan()
     merge_sibling_reductions(planner, groups)
     merge_pointwise_consumers(planner, groups)

@@ -28,7 +28,12 @@ from irc.dialects.tile import is_power_of_two
 from irc.errors import IrcError
 
 # The strategies' modules register them in ``STRATEGIES`` when they load.
-from irc.lowering.fusion_to_loop import attention, matmul, pointwise  # noqa: F401
+from irc.lowering.fusion_to_loop import (  # noqa: F401
+    attention,
+    attention_backward,
+    matmul,
+    pointwise,
+)
 from irc.lowering.fusion_to_loop.device_loop import DeviceLoopTiler, device_loop
 from irc.lowering.fusion_to_loop.reduction import ReductionTiler
 from irc.lowering.fusion_to_loop.scan import ScanTiler

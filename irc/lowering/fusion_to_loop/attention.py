@@ -336,7 +336,31 @@ class AttentionTiler(MatmulTiler):
         self.anchors[chain.output.result] = (out_index, b.cast(product, element))
         out_mask = b.both(self.row_mask, column_mask)
         self.mask = out_mask
-        self.write_outputs(lambda _: out_index, lambda _: out_mask)
+        statistics = {
+            reduction.result: self.anchors[reduction.result][1]
+            for reduction in chain.reductions
+        }
+        for number, value in enumerate(self.yielded):
+            if value in statistics:
+                self._write_statistic(value, statistics[value], number)
+            else:
+                self.write(self.value_at(value, out_index), number, out_index, out_mask)
+
+    def _write_statistic(
+        self, value: SSAValue, computed: SSAValue | None, number: int
+    ) -> None:
+        """The rows' max or a sum (``[BLOCK_M]``), yielded for a backward
+        that recomputes ``P`` from them, at this program's rows."""
+        b = self.b
+        assert computed is not None, "the walk computed it"
+        start = b.binary("mul", b.program_id(0), b.index(self.blocks.queries))
+        rows = b.lanes(start, "BLOCK_M", self.blocks.queries, 0, 1)
+        *_, q_extent, _ = self.chain.keys.shape
+        mask = b.in_bounds(rows, q_extent, self.blocks.queries)
+        index = (*self.score_batch, rows)
+        if len(tensor_type(value).dims) > len(index):  # keepdims
+            index = (*index, b.index(0))
+        self.write(computed, number, index, mask)
 
     def _guarded(
         self, running: _Running, total: SSAValue, product: SSAValue

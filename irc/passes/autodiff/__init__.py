@@ -46,6 +46,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from irc.dialects import graph as g
 from irc.dtypes import is_float_type
+from irc.passes.autodiff.attention import SoftmaxMatmul, softmax_matmul_vjp
 from irc.passes.autodiff.control_flow import active_results, control_flow_vjp
 from irc.passes.autodiff.emitter import Emitter
 from irc.passes.autodiff.rules import (
@@ -273,6 +274,14 @@ def _pull_back(
     wanted = [o in active and is_differentiable(o) for o in op.operands]
     if cotangent is None or not any(wanted):
         return
+    emit.location = op.location
+    chain = SoftmaxMatmul.of(op)
+    if chain is not None:
+        exponent, value = softmax_matmul_vjp(emit, chain, cotangent, wanted)
+        for operand, operand_cotangent in ((chain.exponent, exponent), (op.rhs, value)):
+            if operand_cotangent is not None:
+                cotangents.add(operand, operand_cotangent)
+        return
     rule = vjp_rule(type(op))
     if rule is None:
         raise PassFailedException(
@@ -281,7 +290,6 @@ def _pull_back(
             "keep the op off the path "
             "from the differentiated arguments to the differentiated results"
         )
-    emit.location = op.location
     for operand, operand_cotangent in zip(
         op.operands, rule(emit, op, cotangent, wanted), strict=True
     ):

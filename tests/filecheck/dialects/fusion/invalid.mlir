@@ -7,7 +7,7 @@
 // Structure.
 
 func.func @unknown_kind(%a: !graph.tensor<[N], f32>) {
-  // expected-error@+1 {{kernel @k0: unknown kernel kind 'elementwise'; expected one of pointwise, reduction, matmul, attention}}
+  // expected-error@+1 {{kernel @k0: unknown kernel kind 'elementwise'; expected one of pointwise, reduction, matmul, attention, attention_backward}}
   %0 = fusion.kernel @k0 elementwise (%a) : (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>) reason "" {
   ^bb0(%x: !graph.tensor<[N], f32>):
     fusion.yield %x : !graph.tensor<[N], f32>
@@ -364,6 +364,82 @@ func.func @attention_reads_the_max_across_keys(%q: !graph.tensor<[S, 16], f32>, 
     %w = graph.add %s, %mb : !graph.tensor<[S, S], f32>
     %o = graph.matmul %e, %c : (!graph.tensor<[S, S], f32>, !graph.tensor<[S, 16], f32>) -> !graph.tensor<[S, 16], f32>
     fusion.yield %o : !graph.tensor<[S, 16], f32>
+  }
+  func.return
+}
+
+// -----
+
+// attention_backward: matmuls contracting scores recomputed per block.
+
+func.func @attention_backward_reduces(%q: !graph.tensor<[S, 16], f32>, %kt: !graph.tensor<[16, S], f32>, %v: !graph.tensor<[S, 16], f32>) {
+  // expected-error@+1 {{kernel @k0: graph.reduce is in an attention_backward kernel, which reduces nothing but its matmuls (the rows' statistics are its inputs)}}
+  %0 = fusion.kernel @k0 attention_backward (%q, %kt, %v) : (!graph.tensor<[S, 16], f32>, !graph.tensor<[16, S], f32>, !graph.tensor<[S, 16], f32>) -> (!graph.tensor<[S, 16], f32>) reason "" {
+  ^bb0(%a: !graph.tensor<[S, 16], f32>, %b: !graph.tensor<[16, S], f32>, %c: !graph.tensor<[S, 16], f32>):
+    %s = graph.matmul %a, %b : (!graph.tensor<[S, 16], f32>, !graph.tensor<[16, S], f32>) -> !graph.tensor<[S, S], f32>
+    %m = graph.reduce max %s [1] : !graph.tensor<[S, S], f32> -> !graph.tensor<[S, 1], f32>
+    %mb = graph.broadcast %m : !graph.tensor<[S, 1], f32> -> !graph.tensor<[S, S], f32>
+    %x = graph.sub %s, %mb : !graph.tensor<[S, S], f32>
+    %o = graph.matmul %x, %c : (!graph.tensor<[S, S], f32>, !graph.tensor<[S, 16], f32>) -> !graph.tensor<[S, 16], f32>
+    fusion.yield %o : !graph.tensor<[S, 16], f32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @attention_backward_yields_scores(%q: !graph.tensor<[S, 16], f32>, %kt: !graph.tensor<[16, S], f32>, %v: !graph.tensor<[S, 16], f32>) {
+  // expected-error@+1 {{kernel @k0: an attention_backward kernel yields its accumulating matmuls' results and their epilogues' values}}
+  %0, %1 = fusion.kernel @k0 attention_backward (%q, %kt, %v) : (!graph.tensor<[S, 16], f32>, !graph.tensor<[16, S], f32>, !graph.tensor<[S, 16], f32>) -> (!graph.tensor<[S, S], f32>, !graph.tensor<[S, 16], f32>) reason "" {
+  ^bb0(%a: !graph.tensor<[S, 16], f32>, %b: !graph.tensor<[16, S], f32>, %c: !graph.tensor<[S, 16], f32>):
+    %s = graph.matmul %a, %b : (!graph.tensor<[S, 16], f32>, !graph.tensor<[16, S], f32>) -> !graph.tensor<[S, S], f32>
+    %e = graph.exp %s : !graph.tensor<[S, S], f32>
+    %o = graph.matmul %e, %c : (!graph.tensor<[S, S], f32>, !graph.tensor<[S, 16], f32>) -> !graph.tensor<[S, 16], f32>
+    fusion.yield %e, %o : !graph.tensor<[S, S], f32>, !graph.tensor<[S, 16], f32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @attention_backward_reshapes_scores(%q: !graph.tensor<[S, 16], f32>, %kt: !graph.tensor<[16, S], f32>, %v: !graph.tensor<[S, 16], f32>) {
+  // expected-error@+1 {{kernel @k0: graph.reshape reads the scores in an attention_backward kernel, where only elementwise ops and transposes of the last two axes do}}
+  %0 = fusion.kernel @k0 attention_backward (%q, %kt, %v) : (!graph.tensor<[S, 16], f32>, !graph.tensor<[16, S], f32>, !graph.tensor<[S, 16], f32>) -> (!graph.tensor<[S, 16], f32>) reason "" {
+  ^bb0(%a: !graph.tensor<[S, 16], f32>, %b: !graph.tensor<[16, S], f32>, %c: !graph.tensor<[S, 16], f32>):
+    %s = graph.matmul %a, %b : (!graph.tensor<[S, 16], f32>, !graph.tensor<[16, S], f32>) -> !graph.tensor<[S, S], f32>
+    %r = graph.reshape %s : !graph.tensor<[S, S], f32> -> !graph.tensor<[1, S, S], f32>
+    %c3 = graph.reshape %c : !graph.tensor<[S, 16], f32> -> !graph.tensor<[1, S, 16], f32>
+    %o = graph.matmul %r, %c3 : (!graph.tensor<[1, S, S], f32>, !graph.tensor<[1, S, 16], f32>) -> !graph.tensor<[1, S, 16], f32>
+    %o2 = graph.reshape %o : !graph.tensor<[1, S, 16], f32> -> !graph.tensor<[S, 16], f32>
+    fusion.yield %o2 : !graph.tensor<[S, 16], f32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @attention_backward_symbolic_head_dim(%q: !graph.tensor<[S, D], f32>, %kt: !graph.tensor<[D, S], f32>, %v: !graph.tensor<[S, 16], f32>) {
+  // expected-error@+1 {{kernel @k0: a scores matmul's contracted dim (D) is not static and at most 256: an attention_backward kernel keeps its blocks of head dims in registers}}
+  %0 = fusion.kernel @k0 attention_backward (%q, %kt, %v) : (!graph.tensor<[S, D], f32>, !graph.tensor<[D, S], f32>, !graph.tensor<[S, 16], f32>) -> (!graph.tensor<[S, 16], f32>) reason "" {
+  ^bb0(%a: !graph.tensor<[S, D], f32>, %b: !graph.tensor<[D, S], f32>, %c: !graph.tensor<[S, 16], f32>):
+    %s = graph.matmul %a, %b : (!graph.tensor<[S, D], f32>, !graph.tensor<[D, S], f32>) -> !graph.tensor<[S, S], f32>
+    %o = graph.matmul %s, %c : (!graph.tensor<[S, S], f32>, !graph.tensor<[S, 16], f32>) -> !graph.tensor<[S, 16], f32>
+    fusion.yield %o : !graph.tensor<[S, 16], f32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @attention_backward_two_walks(%q: !graph.tensor<[S, 16], f32>, %kt: !graph.tensor<[16, T], f32>, %v: !graph.tensor<[T, 16], f32>, %dq: !graph.tensor<[S, 16], f32>) {
+  // expected-error@+1 {{kernel @k0: the accumulating matmuls of an attention_backward kernel keep one axis, walk another and share their batch: keeping T, walking S against keeping S, walking T}}
+  %0, %1 = fusion.kernel @k0 attention_backward (%q, %kt, %v, %dq) : (!graph.tensor<[S, 16], f32>, !graph.tensor<[16, T], f32>, !graph.tensor<[T, 16], f32>, !graph.tensor<[S, 16], f32>) -> (!graph.tensor<[S, 16], f32>, !graph.tensor<[T, 16], f32>) reason "" {
+  ^bb0(%a: !graph.tensor<[S, 16], f32>, %b: !graph.tensor<[16, T], f32>, %c: !graph.tensor<[T, 16], f32>, %d: !graph.tensor<[S, 16], f32>):
+    %s = graph.matmul %a, %b : (!graph.tensor<[S, 16], f32>, !graph.tensor<[16, T], f32>) -> !graph.tensor<[S, T], f32>
+    %o = graph.matmul %s, %c : (!graph.tensor<[S, T], f32>, !graph.tensor<[T, 16], f32>) -> !graph.tensor<[S, 16], f32>
+    %st = graph.transpose %s [1, 0] : !graph.tensor<[S, T], f32> -> !graph.tensor<[T, S], f32>
+    %g = graph.matmul %st, %d : (!graph.tensor<[T, S], f32>, !graph.tensor<[S, 16], f32>) -> !graph.tensor<[T, 16], f32>
+    fusion.yield %o, %g : !graph.tensor<[S, 16], f32>, !graph.tensor<[T, 16], f32>
   }
   func.return
 }
