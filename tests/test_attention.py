@@ -556,6 +556,96 @@ def test_a_probability_used_elsewhere_is_differentiated_op_by_op() -> None:
     assert "attention" not in [k.kind_name for k in kernels]
 
 
+def test_walks_that_read_each_other_stay_apart() -> None:
+    """Two matmuls contracting ``P^T`` along the same axis, the second
+    reading the first's result: they cannot share a walk (the kernel would
+    read what it writes), so the later one walks alone, and every op keeps
+    its place before its users."""
+
+    def chained(q, k, v, x, y):
+        p = softmax(q @ k.T * 0.25)
+        a = p.T @ x
+        b = p.T @ (a * 2)
+        return p @ v + p.T @ y + b
+
+    program = irc.compile(chained, *[_spec("S", HEAD_DIM)] * 5)
+    kinds = [
+        k.kind_name
+        for k in program.module_at("fusion").walk()
+        if isinstance(k, KernelOp)
+    ]
+    assert kinds.count("attention_backward") == 2, kinds
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal((70, HEAD_DIM)).astype(np.float32) for _ in range(5)]
+    np.testing.assert_allclose(
+        program(*arrays, backend="interpret"), chained(*arrays), rtol=1e-4, atol=1e-4
+    )
+
+
+@pytest.mark.parametrize("values", ["D", 300])
+def test_a_wide_or_symbolic_value_head_is_no_walk(values: int | str) -> None:
+    """``dv = P^T @ dO`` keeps a block of ``dO``'s head in registers: with
+    v's head dim symbolic or above 256 it is no attention_backward kernel,
+    and the step still agrees with the reference on Triton's interpreter."""
+
+    def loss(q, k, v):
+        return np.mean((softmax(q @ k.T * 0.25) @ v) ** 2)
+
+    specs = [_spec("S", HEAD_DIM), _spec("S", HEAD_DIM), _spec("S", values)]
+    step = irc.compile(irc.value_and_grad(loss, (0, 1, 2)), *specs)
+    rng = np.random.default_rng(6)
+    width = 5 if values == "D" else values
+    arrays = [
+        rng.standard_normal((9, HEAD_DIM)).astype(np.float32),
+        rng.standard_normal((9, HEAD_DIM)).astype(np.float32),
+        rng.standard_normal((9, width)).astype(np.float32),
+    ]
+    expected = pytree.flatten(step(*arrays, backend="reference"))[0]
+    actual = pytree.flatten(step(*arrays, backend="interpret"))[0]
+    for got, want in zip(actual, expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_the_chain_rule_needs_statistics_per_row() -> None:
+    """A max reshaped across the rows (``[S, 1]`` as ``[1, S]``) is no
+    softmax's shift: the chain's rule does not apply, and the gradients
+    match finite differences."""
+
+    def shifted_by_columns(x, v):
+        m = np.max(x, -1, keepdims=True).reshape(1, x.shape[0])
+        e = np.exp(x - m)
+        return (e / e.sum(-1, keepdims=True)) @ v
+
+    testing.check_grad(
+        shifted_by_columns,
+        irc.TensorSpec(("S", "S"), "float64"),
+        irc.TensorSpec(("S", 3), "float64"),
+    )
+
+
+def test_the_chain_rule_over_a_batch_broadcasting_matmul() -> None:
+    """``P [S, S] @ v [2, S, 3]`` (the graph dialect broadcasts the batch):
+    ``D`` sums the output's last axis, and ``dx`` sums over the batch."""
+    testing.check_grad(
+        [
+            """
+func.func @f(%x: !graph.tensor<[S, S], f64>, %v: !graph.tensor<[2, S, 3], f64>) -> !graph.tensor<[2, S, 3], f64> {
+  %0 = graph.reduce max %x [1] : !graph.tensor<[S, S], f64> -> !graph.tensor<[S, 1], f64>
+  %1 = graph.broadcast %0 : !graph.tensor<[S, 1], f64> -> !graph.tensor<[S, S], f64>
+  %2 = graph.sub %x, %1 : !graph.tensor<[S, S], f64>
+  %3 = graph.exp %2 : !graph.tensor<[S, S], f64>
+  %4 = graph.reduce sum %3 [1] : !graph.tensor<[S, S], f64> -> !graph.tensor<[S, 1], f64>
+  %5 = graph.broadcast %4 : !graph.tensor<[S, 1], f64> -> !graph.tensor<[S, S], f64>
+  %6 = graph.div %3, %5 : !graph.tensor<[S, S], f64>
+  %7 = graph.matmul %6, %v : (!graph.tensor<[S, S], f64>, !graph.tensor<[2, S, 3], f64>) -> !graph.tensor<[2, S, 3], f64>
+  func.return %7 : !graph.tensor<[2, S, 3], f64>
+}
+"""
+        ],
+        max_examples=3,
+    )
+
+
 # sm_90: the attention kernel compiles for an H100 ---------------------------------
 
 #: The batched attention compiled for sm_90 per element type: whether its

@@ -91,6 +91,7 @@ MODULE_LEVELS: dict[str, tuple[str, ...]] = {
     "irc.interpreters.memory": ("memory",),
     "irc.lowering.graph_to_fusion": ("graph", "fusion"),
     "irc.lowering.scatter_add": ("graph",),
+    "irc.lowering.score_walks": ("graph", "fusion"),
     "irc.lowering.loop_to_memory": ("loop", "memory"),
     "irc.lowering.host_control_flow": ("loop", "memory"),
     "irc.lowering.memory_to_triton": ("memory", "triton"),

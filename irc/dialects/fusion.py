@@ -1062,7 +1062,7 @@ class ScoreWalk:
         for what, dim in heads:
             if dim.constant is None or dim.constant > MAX_HEAD_DIM:
                 return (
-                    f"{what} ({dim}) is not static and at most {MAX_HEAD_DIM}: an "
+                    f"{what} ({dim}) is symbolic or above {MAX_HEAD_DIM}: an "
                     "attention_backward kernel keeps its blocks of head dims in "
                     "registers"
                 )
@@ -1115,7 +1115,7 @@ def _walk_values(
         elif isinstance(op, MatmulOp):
             scored.add(op.result)
         elif reads_scores:
-            if not (is_elementwise(op) or _swaps_last_two(op)):
+            if not (is_elementwise(op) or swaps_last_two(op)):
                 return (
                     f"{op.name} reads the scores in an attention_backward kernel, "
                     "where only elementwise ops and transposes of the last two "
@@ -1125,7 +1125,8 @@ def _walk_values(
     return accumulations, derived, scored
 
 
-def _swaps_last_two(op: Operation) -> bool:
+def swaps_last_two(op: Operation) -> bool:
+    """Whether ``op`` is a transpose of the last two axes alone."""
     if not isinstance(op, TransposeOp):
         return False
     rank = len(op.perm)
@@ -1144,7 +1145,7 @@ def _score_side(accumulation: MatmulOp, scored: set[SSAValue]) -> int | str:
     if shape_of(accumulation.operands[side])[:-2] != shape_of(accumulation.result)[:-2]:
         return (
             "the score-shaped operand of an attention_backward accumulation "
-            "has the result's batch dims"
+            "must have the result's batch dims"
         )
     return side
 

@@ -613,9 +613,11 @@ class _Planner:
             # kernel yields: whatever joins later comes earlier in the
             # block, so it cannot use the anchor, and a matmul kernel yields
             # what it computes before its matmul only at the result's shape
-            # (the tile covers no other). (An attention group's chain, and
-            # an attention-backward group's walk, was checked whole when it
-            # was found; the verifier checks the kernel.)
+            # (the tile covers no other). (An attention group's chain was
+            # checked whole when it was found, an attention-backward
+            # group's matmuls and cones when they were planned; what joins
+            # them later is what their contracts admit, the epilogues
+            # checked when they join, in merge_pointwise_consumers.)
             yielded = group.yielded + (list(op.results) if returned else [])
             ops = sorted(group.members | {op}, key=self.position.__getitem__)
             problem = contract_violation(kind.kernel, ops, yielded)
@@ -647,8 +649,9 @@ class _Planner:
             result = shape_of(op.result)
             if op in self.walks:
                 return (
-                    "an attention-backward kernel takes its epilogue once its "
-                    "walk is planned"
+                    "it belongs to an attention-backward kernel's walk, whose "
+                    "epilogue joins that kernel afterwards where its contract "
+                    "allows"
                 )
             if shape == result:
                 return self._kind_of(op)
@@ -1243,8 +1246,9 @@ def _absorb(planner: _Planner, producer: Group, consumer: Group) -> bool:
     producer.operand_side |= consumer.operand_side
     # Why the consumer's root was a kernel of its own, and why an op of the
     # producer did not join the consumer alone, no longer hold.
-    merged = {producer, consumer}
-    producer.kept_out = [n for n in producer.kept_out if not set(n.groups) <= merged]
+    producer.kept_out = [
+        n for n in producer.kept_out if not (n.groups and set(n.groups) <= merged)
+    ]
     producer.kept_out.extend(n for n in consumer.kept_out if n.op is not consumer.root)
     producer.saved_for.extend(consumer.saved_for)
     producer.absorbed.extend((consumer.root, *consumer.absorbed))

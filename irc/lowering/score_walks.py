@@ -33,6 +33,7 @@ from irc.dialects.fusion import (
     AttentionChain,
     Shape,
     shape_of,
+    swaps_last_two,
 )
 from irc.dialects.graph import BroadcastOp, ConstantOp, IotaOp, MatmulOp, TransposeOp
 
@@ -72,13 +73,14 @@ def plan_score_walks(block: Block) -> dict[MatmulOp, WalkPlan]:
         for op in block.ops
         if isinstance(op, MatmulOp) and (found := _candidate(op, chains)) is not None
     ]
-    position = {op: index for index, op in enumerate(block.ops)}
-    groups: dict[tuple[int, int], list[_Candidate]] = {}
+    groups: dict[tuple[MatmulOp, int], list[_Candidate]] = {}
     for candidate in candidates:
-        key = (id(candidate.chain.output), candidate.walked)
+        key = (candidate.chain.output, candidate.walked)
         groups.setdefault(key, []).append(candidate)
     plans: dict[MatmulOp, WalkPlan] = {}
     for members in groups.values():
+        # Positions after the groups before have moved and copied ops.
+        position = {op: index for index, op in enumerate(block.ops)}
         for kernel in _schedulable(members, position):
             plan = _privatize(block, kernel)
             plans.update(dict.fromkeys(plan.accumulations, plan))
@@ -125,6 +127,8 @@ def _candidate(
                 or shape_of(op.operands[1 - side]) in shapes
             ):
                 continue
+            if not _fits_a_walk(op, side):
+                continue
             cone = _cone(operand, shapes)
             if cone is None or chain.scores not in cone:
                 continue  # it does not recompute this chain's scores
@@ -134,6 +138,17 @@ def _candidate(
             if walked is not None:
                 return _Candidate(op, chain, walked, cone)
     return None
+
+
+def _fits_a_walk(op: MatmulOp, side: int) -> bool:
+    """Whether ``op``, its operand ``side`` score-shaped, keeps what a walk
+    holds per block in registers (``ScoreWalk``'s contract): the other
+    operand's head dim static and at most ``MAX_HEAD_DIM``, and the
+    score-shaped operand's batch the result's."""
+    other = shape_of(op.operands[1 - side])
+    head = (other[-1] if side == 0 else other[-2]).constant
+    batch = shape_of(op.operands[side])[:-2] == shape_of(op.result)[:-2]
+    return batch and head is not None and head <= MAX_HEAD_DIM
 
 
 def _cone(value: SSAValue, shapes: Sequence[Shape]) -> frozenset[Operation] | None:
@@ -156,6 +171,8 @@ def _cone(value: SSAValue, shapes: Sequence[Shape]) -> frozenset[Operation] | No
             if isinstance(op, ELEMENTWISE_OPS):
                 cone.add(op)  # a broadcast value's arithmetic (``1 / sum``)
                 pending.extend(op.operands)
+            if len(cone) > CONE_LIMIT:
+                return None
             continue
         if isinstance(op, MatmulOp):
             contracted = shape_of(op.lhs)[-1].constant
@@ -166,7 +183,7 @@ def _cone(value: SSAValue, shapes: Sequence[Shape]) -> frozenset[Operation] | No
         elif isinstance(op, BroadcastOp):
             if shape_of(op.operands[0]) in shapes:
                 return None
-        elif not (isinstance(op, ELEMENTWISE_OPS) or _swaps_last_two(op)):
+        elif not (isinstance(op, ELEMENTWISE_OPS) or swaps_last_two(op)):
             return None
         cone.add(op)
         if len(cone) > CONE_LIMIT:
@@ -174,13 +191,6 @@ def _cone(value: SSAValue, shapes: Sequence[Shape]) -> frozenset[Operation] | No
         if not isinstance(op, MatmulOp):
             pending.extend(op.operands)
     return frozenset(cone)
-
-
-def _swaps_last_two(op: Operation) -> bool:
-    if not isinstance(op, TransposeOp):
-        return False
-    rank = len(op.perm)
-    return rank >= 2 and list(op.perm) == [*range(rank - 2), rank - 1, rank - 2]
 
 
 def _walked_axis(
@@ -201,7 +211,7 @@ def _walked_axis(
         if op in chain_ops:
             found.add(current_axis)
             continue
-        if isinstance(op, TransposeOp) and _swaps_last_two(op):
+        if isinstance(op, TransposeOp) and swaps_last_two(op):
             pending.append((op.operands[0], -3 - current_axis))
         elif isinstance(op, ELEMENTWISE_OPS):
             pending.extend(
@@ -215,30 +225,31 @@ def _walked_axis(
 def _schedulable(
     members: list[_Candidate], position: dict[Operation, int]
 ) -> list[list[_Candidate]]:
-    """``members`` (walking one axis of one chain) in kernels: one with
-    the last of them and every earlier one it does not depend on (which
-    moves there), one kernel each for the others."""
+    """``members`` (walking one axis of one chain) in kernels: one with the
+    last of them and every earlier one that neither it nor another of the
+    kernel's depends on, whose readers before the last are graph ops
+    (they move after it); one kernel each for the others."""
     members = sorted(members, key=lambda c: position[c.matmul])
     last = members[-1]
     batch = shape_of(last.matmul.result)[:-2]
-    shared: list[_Candidate] = []
+    shared = [last]
     alone: list[list[_Candidate]] = []
-    for candidate in members[:-1]:
+    for candidate in reversed(members[:-1]):
+        matmul = candidate.matmul
         # What reads it moves after the last: graph ops only, so that no
         # effect (a debug print, a region) changes its order.
         movable = all(
             op.dialect_name() == "graph" and not op.regions
-            for op in _dependents(candidate.matmul, last.matmul)
+            for op in _dependents(matmul, last.matmul)
         )
-        if (
-            movable
-            and shape_of(candidate.matmul.result)[:-2] == batch
-            and not _depends_on(last.matmul, candidate.matmul, position)
-        ):
+        independent = not any(
+            _depends_on(other.matmul, matmul, position) for other in shared
+        )
+        if movable and independent and shape_of(matmul.result)[:-2] == batch:
             shared.append(candidate)
         else:
             alone.append([candidate])
-    return [[*shared, last], *alone]
+    return [shared[::-1], *alone]
 
 
 def _depends_on(
@@ -262,12 +273,13 @@ def _depends_on(
 
 
 def _dependents(op: Operation, end: Operation) -> list[Operation]:
-    """The ops after ``op`` and before ``end`` that read its results,
-    through any ops, in block order."""
+    """The ops after ``op`` and before ``end`` (which follows it in its
+    block) that read its results, through any ops, in block order."""
     found: set[Operation] = {op}
     dependents = []
     current = op.next_op
-    while current is not None and current is not end:
+    while current is not end:
+        assert current is not None, "end follows op in its block"
         if any(operand.owner in found for operand in current.operands):
             found.add(current)
             dependents.append(current)
@@ -295,9 +307,8 @@ def _privatize(block: Block, kernel: list[_Candidate]) -> WalkPlan:
     clones: dict[SSAValue, SSAValue] = {}
     plan = WalkPlan([])
     for op in originals:
-        clone = op.clone(value_mapper=dict(clones))
+        clone = op.clone(value_mapper=clones)  # which maps its results too
         block.insert_op_before(clone, first)
-        clones.update(zip(op.results, clone.results))
         plan.ops.add(clone)
     for candidate in kernel:
         matmul = candidate.matmul

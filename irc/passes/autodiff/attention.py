@@ -28,6 +28,8 @@ from xdsl.ir import Operation, SSAValue
 from irc.dialects import graph as g
 from irc.dialects.elementwise import ReductionKind
 from irc.passes.autodiff.emitter import Cotangents, Emitter
+from irc.passes.autodiff.rules import swap_last_two
+from irc.shapes import SymExpr
 
 
 @dataclass(frozen=True)
@@ -96,13 +98,18 @@ def _is_one(value: SSAValue) -> bool:
 
 
 def _row_value(value: SSAValue) -> tuple[SSAValue, list[Operation]]:
-    """``value`` before the broadcasts and reshapes that spread a per-row
-    value over the rows, and those ops."""
-    spread: list[Operation] = []
-    while isinstance(owner := value.owner, g.BroadcastOp | g.ReshapeOp):
-        spread.append(owner)
-        value = owner.operands[0]
-    return value, spread
+    """The per-row value ``[..., T, 1]`` that ``value`` spreads along its
+    last axis, and the broadcast that does; ``value`` itself, and no op,
+    when it is no such broadcast (a reshape of a max would not be constant
+    along the rows, and the rule would not hold)."""
+    spread = value.owner
+    if not isinstance(spread, g.BroadcastOp):
+        return value, []
+    row = spread.operands[0]
+    *lead, _ = g.tensor_type(value).dims
+    if g.tensor_type(row).dims != (*lead, SymExpr.const(1)):
+        return value, []
+    return row, [spread]
 
 
 def _is_row(value: SSAValue, kind: ReductionKind) -> bool:
@@ -142,25 +149,20 @@ def softmax_matmul_vjp(
     dims = g.tensor_type(probabilities).dims
     value_cotangent = None
     if wanted[1]:
-        full = emit.emit(g.MatmulOp(_swap_last_two(emit, probabilities), cotangent))
+        full = emit.emit(g.MatmulOp(swap_last_two(emit, probabilities), cotangent))
         value_cotangent = emit.sum_to(full, g.tensor_type(op.rhs).dims)
     exponent_cotangent = None
     if wanted[0]:
         # D = sum(dO * O) over the output's columns: sum(dP * P) over the
         # keys, without P.
-        rank = len(dims)
+        rank = g.tensor_type(op.result).rank
         row_dot = emit.reduce(
             ReductionKind.SUM, emit.mul(cotangent, op.result), [rank - 1], True
         )
         probability_cotangent = emit.emit(
-            g.MatmulOp(cotangent, _swap_last_two(emit, op.rhs))
+            g.MatmulOp(cotangent, swap_last_two(emit, op.rhs))
         )
         full_dims = g.tensor_type(probability_cotangent).dims
         centred = emit.sub(probability_cotangent, emit.broadcast(row_dot, full_dims))
         exponent_cotangent = emit.mul(probabilities, emit.sum_to(centred, dims))
     return [exponent_cotangent, value_cotangent]
-
-
-def _swap_last_two(emit: Emitter, value: SSAValue) -> SSAValue:
-    rank = g.tensor_type(value).rank
-    return emit.transpose(value, [*range(rank - 2), rank - 1, rank - 2])

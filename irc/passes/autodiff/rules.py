@@ -348,7 +348,9 @@ def _first_extreme(emit: Emitter, op: g.ReduceOp, cotangent: SSAValue) -> SSAVal
     return emit.transpose(unmerged, inverse)
 
 
-def _swap_last_two(emit: Emitter, value: SSAValue) -> SSAValue:
+def swap_last_two(emit: Emitter, value: SSAValue) -> SSAValue:
+    """``value`` with its last two axes exchanged (a matmul operand's
+    transpose)."""
     rank = g.tensor_type(value).rank
     return emit.transpose(value, [*range(rank - 2), rank - 1, rank - 2])
 
@@ -356,14 +358,14 @@ def _swap_last_two(emit: Emitter, value: SSAValue) -> SSAValue:
 def _matmul_lhs(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
     """``g @ b^T``, summed over the batch dims ``a`` was broadcast along."""
     lhs, rhs = op.operands
-    full = emit.emit(g.MatmulOp(cotangent, _swap_last_two(emit, rhs)))
+    full = emit.emit(g.MatmulOp(cotangent, swap_last_two(emit, rhs)))
     return emit.sum_to(full, g.tensor_type(lhs).dims)
 
 
 def _matmul_rhs(emit: Emitter, op: Operation, cotangent: SSAValue) -> SSAValue:
     """``a^T @ g``, summed over the batch dims ``b`` was broadcast along."""
     lhs, rhs = op.operands
-    full = emit.emit(g.MatmulOp(_swap_last_two(emit, lhs), cotangent))
+    full = emit.emit(g.MatmulOp(swap_last_two(emit, lhs), cotangent))
     return emit.sum_to(full, g.tensor_type(rhs).dims)
 
 
