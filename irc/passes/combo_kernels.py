@@ -124,10 +124,15 @@ class CombineLaunchesPass(ModulePass):
 
 
 def _launch_counts(module: ModuleOp) -> dict[str, int]:
+    """How many launch ops name each kernel (the host functions' ops only:
+    kernel bodies are most of a module and launch nothing)."""
     counts: dict[str, int] = {}
-    for op in module.walk():
-        if isinstance(op, memory.LaunchOp):
-            counts[op.kernel_name] = counts.get(op.kernel_name, 0) + 1
+    for top in module.ops:
+        if isinstance(top, tt.KernelOp | memory.KernelOp):
+            continue
+        for op in top.walk():
+            if isinstance(op, memory.LaunchOp):
+                counts[op.kernel_name] = counts.get(op.kernel_name, 0) + 1
     return counts
 
 
@@ -314,61 +319,67 @@ class _Combiner:
         self.module = module
         self.max_pieces = max_pieces
         self.kernels: dict[tuple[object, ...], tt.KernelOp] = {}
+        #: Each kernel's ``launch_config``, computed once.
+        self.configs: dict[tt.KernelOp, LaunchConfig | None] = {}
 
     def block(self, block: Block) -> None:
         for group in self._groups(block):
             self._combine(group)
 
-    def _groups(self, block: Block) -> list[list[_Launch]]:
-        found: list[list[_Launch]] = []
+    def _groups(self, block: Block) -> list[_Group]:
+        found: list[_Group] = []
         group: _Group | None = None
         for op in block.ops:
             launch = self._candidate(op)
             if launch is not None:
-                config = launch_config(launch.kernel)
+                config = self.configs[launch.kernel]
                 assert config is not None
                 if group is not None and group.admits(launch, config, self.max_pieces):
                     group.members.append(launch)
                     group.config = group.config.merged(config)
                     continue
                 if group is not None and len(group.members) > 1:
-                    found.append(group.members)
+                    found.append(group)
                 group = _Group([launch], config)
             elif group is not None and _ends_group(op, group):
                 if len(group.members) > 1:
-                    found.append(group.members)
+                    found.append(group)
                 group = None
         if group is not None and len(group.members) > 1:
-            found.append(group.members)
+            found.append(group)
         return found
 
-    @staticmethod
-    def _candidate(op: Operation) -> _Launch | None:
+    def _candidate(self, op: Operation) -> _Launch | None:
         """``op`` as a launch that may join a group."""
         if not isinstance(op, memory.LaunchOp):
             return None
         kernel = op.callee()
-        if not isinstance(kernel, tt.KernelOp) or launch_config(kernel) is None:
+        if not isinstance(kernel, tt.KernelOp):
+            return None
+        if kernel not in self.configs:
+            self.configs[kernel] = launch_config(kernel)
+        if self.configs[kernel] is None:
             return None
         return _Launch.of(op, kernel)
 
-    def _combine(self, group: list[_Launch]) -> None:
+    def _combine(self, group: _Group) -> None:
         """One launch of the group's combined kernel where its last member
         was; the members go."""
-        arguments, maps, inputs = _arguments(group)
-        key = (tuple(m.kernel.kernel_name for m in group), tuple(maps), inputs)
+        members = group.members
+        arguments, maps, inputs = _arguments(members)
+        key = (tuple(m.kernel.kernel_name for m in members), tuple(maps), inputs)
         kernel = self.kernels.get(key)
         if kernel is None:
             kernel = self.kernels[key] = _combined_kernel(
-                self._fresh_name(group), group, arguments, maps, inputs
+                self._fresh_name(members), group, arguments, maps, inputs
             )
-            first = group[0].kernel
+            first = members[0].kernel
             assert first.parent_block() is self.module.body.block
             Rewriter.insert_op(kernel, InsertPoint.before(first))
         launch = memory.LaunchOp(kernel.kernel_name, arguments)
-        launch.location = group[0].op.location
-        Rewriter.insert_op(launch, InsertPoint.before(group[-1].op))
-        for member in group:
+        launch.location = members[0].op.location
+        Rewriter.insert_op(launch, InsertPoint.before(members[-1].op))
+        for member in members:
             Rewriter.erase_op(member.op)
 
     def _fresh_name(self, group: Sequence[_Launch]) -> str:
@@ -420,18 +431,19 @@ def _arguments(
 
 def _combined_kernel(
     name: str,
-    group: Sequence[_Launch],
+    group: _Group,
     arguments: Sequence[SSAValue],
     maps: Sequence[tuple[int, ...]],
     inputs: int,
 ) -> tt.KernelOp:
     """The kernel whose pieces are the group's kernels, in order."""
-    kernels = [m.kernel for m in group]
+    members, config = group.members, group.config
+    kernels = [m.kernel for m in members]
     symbols = _symbols(kernels)
-    pointers = [_pointer_type(group, maps, index) for index in range(len(arguments))]
+    pointers = [_pointer_type(members, maps, i) for i in range(len(arguments))]
     block = Block(arg_types=[*pointers, *([i64] * len(symbols))])
     for index, value in enumerate(arguments):
-        block.args[index].name_hint = _hint(group, maps, index) or value.name_hint
+        block.args[index].name_hint = _hint(members, maps, index) or value.name_hint
     symbol_args = dict(zip(symbols, block.args[len(arguments) :], strict=True))
     for symbol, arg in symbol_args.items():
         arg.name_hint = symbol
@@ -449,12 +461,6 @@ def _combined_kernel(
         }
         block.add_op(_piece(kernel, offset, values, renamed))
         offset = offset + product(kernel.grid_exprs)
-    config = launch_config(kernels[0])
-    assert config is not None
-    for kernel in kernels[1:]:
-        other = launch_config(kernel)
-        assert other is not None
-        config = config.merged(other)
     combined = tt.KernelOp(
         name,
         _kind(kernels),
