@@ -12,6 +12,8 @@ FileCheck test (transforms/combine-launches.mlir) shows the rewrite.
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -375,9 +377,11 @@ def test_combining_launches_changes_no_result(case: testing.Case) -> None:
 # ----- a combined kernel compiles for an H100 --------------------------------------
 
 GPU_SCRIPT = """
-import os, sys
+import json, os, sys
 os.environ.pop("TRITON_INTERPRET", None)
 sys.path.insert(0, {tests!r})
+import numpy as np
+import torch
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
@@ -385,28 +389,46 @@ from triton.compiler import ASTSource
 import test_combo_kernels as here
 import irc
 from irc.runtime import triton_backend
+from irc.testing.fake_driver import fake_cuda
 
+specs = (here.spec("N", 32), here.spec(32, "M"), here.spec("N", 16))
 compiled = [
-    irc.compile(here.three_independent, here.spec("N", 32), here.spec(32, "M"), here.spec("N", 16)),
-    irc.compile(here.batched_beside_rows, here.spec("B", "N", 16), here.spec("B", 16, "M"), here.spec("N", 64)),
+    irc.compile(here.three_independent, *specs),
+    irc.compile(
+        here.batched_beside_rows,
+        here.spec("B", "N", 16),
+        here.spec("B", 16, "M"),
+        here.spec("N", 64),
+    ),
     here.gpt2_training_step(),
 ]
+names = []
 for c in compiled:
     module = triton_backend.load_source(c.triton_source, interpret=False)
     for name, (kernel, signature, constexprs) in module.KERNELS.items():
         if "combo" not in name:
             continue
-        names = [*signature, *constexprs]
+        order = [*signature, *constexprs]
         full = {{**signature, **{{k: "constexpr" for k in constexprs}}}}
         source = ASTSource(
             fn=kernel,
             signature=full,
-            constexprs={{(names.index(k),): v for k, v in constexprs.items()}},
+            constexprs={{(order.index(k),): v for k, v in constexprs.items()}},
         )
         binary = triton.compile(source, target=GPUTarget("cuda", 90, 32))
         assert ".target sm_90" in binary.asm["ptx"], name
         assert len(binary.asm["cubin"]) > 0, name
-        print(name)
+        names.append(name)
+# Triton's real launch path (binder, specialisation, compile) on a fake H100.
+launches = []
+with fake_cuda() as gpu:
+    for n, m in ((5, 3), (64, 128)):
+        arrays = [np.ones((n, 32), np.float32), np.ones((32, m), np.float32)]
+        arrays.append(np.ones((n, 16), np.float32))
+        start = len(gpu.launches)
+        compiled[0](*(torch.from_numpy(a) for a in arrays), backend="triton")
+        launches.append([[x.kernel, list(x.grid)] for x in gpu.launches[start:]])
+print(json.dumps({{"compiled": names, "launches": launches}}))
 """
 
 
@@ -419,8 +441,14 @@ def test_combined_kernels_compile_for_h100(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         timeout=900,
-        env={**__import__("os").environ, "TRITON_DEFAULT_FP_FUSION": "0"},
+        env={**os.environ, "TRITON_DEFAULT_FP_FUSION": "0"},
     )
     assert completed.returncode == 0, completed.stderr[-4000:]
-    compiled = completed.stdout.split()
-    assert len(compiled) == 2 + 4, compiled
+    report = json.loads(completed.stdout.strip().splitlines()[-1])
+    # One per program of the two here, four in the GPT-2 training step.
+    assert len(report["compiled"]) == 2 + 4, report["compiled"]
+    # N = 5, M = 3: one 64x64 matmul tile, one block of 80 and one of 160
+    # elements; N = 64, M = 128: 2 tiles, one block of 1024 and 2 of 1024.
+    small, large = report["launches"]
+    assert small == [["kernel_combo_k0_k1_k2", [3, 1, 1]], ["kernel_k3", [1, 1, 1]]]
+    assert large == [["kernel_combo_k0_k1_k2", [5, 1, 1]], ["kernel_k3", [1, 1, 1]]]
