@@ -11,7 +11,8 @@ weights; the performance issue's target). Each is compiled as
 default pipeline, and reported with:
 
 - ``kernels``: ``Compiled.num_kernels``, the launches per call, matmuls
-  included (``matmuls`` of them); TorchInductor's figures for the same
+  included (``matmuls``: the matmul kernels, some of which a launch of
+  independent kernels runs together, ``combine-launches``); TorchInductor's figures for the same
   losses (its Triton kernels plus its extern matmul launches) are those of
   irc issue 11, measured with the batch dim dynamic and Triton codegen on
   the CPU (the issue quotes its first-call compile as 2-14 s per loss), and

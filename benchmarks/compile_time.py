@@ -5,7 +5,8 @@ Measured on the CPU (no GPU needed):
 1. every program of the test suite (``tests/suite_programs.py``), with the
    time of each stage of ``irc.compile``'s default pipeline: capture, the
    graph clean-ups (canonicalize, cse), fuse, tile, bufferize,
-   lower-memory-to-triton and the emission of the Python/Triton source;
+   lower-memory-to-triton (with combine-launches) and the emission of the
+   Python/Triton source;
 2. synthetic programs of 10 to 2,000 graph ops (chains of elementwise ops
    with residual connections, a layer norm every few steps and now and then
    a reduction over the other axis, which starts a new kernel), with the
@@ -73,11 +74,13 @@ STAGES = (
     "bufferize",
     "dedupe-kernels",
     "lower-memory-to-triton",
+    "combine-launches",
     "emit",
 )
 #: The columns of the tables: stages, with the graph clean-ups summed,
-#: horizontal-fusion counted with fuse and the memory level's
-#: dedupe-kernels with bufferize.
+#: horizontal-fusion counted with fuse, the memory level's dedupe-kernels
+#: with bufferize and the triton level's combine-launches with
+#: lower-memory-to-triton.
 COLUMNS = (
     "capture",
     "graph",
@@ -177,11 +180,19 @@ def columns(times: dict[str, float]) -> dict[str, float]:
     row = {
         stage: times[stage]
         for stage in STAGES
-        if stage not in ("canonicalize", "cse", "horizontal-fusion", "dedupe-kernels")
+        if stage
+        not in (
+            "canonicalize",
+            "cse",
+            "horizontal-fusion",
+            "dedupe-kernels",
+            "combine-launches",
+        )
     }
     row["graph"] = times["canonicalize"] + times["cse"]
     row["fuse"] += times["horizontal-fusion"]
     row["bufferize"] += times["dedupe-kernels"]
+    row["lower-memory-to-triton"] += times["combine-launches"]
     row["total"] = sum(times[stage] for stage in STAGES)
     return row
 

@@ -83,6 +83,7 @@ LOWERED_FROM = {
     "bufferize": "fuse,tile",
     "dedupe-kernels": "fuse,tile,bufferize",
     "lower-memory-to-triton": "fuse,tile,bufferize",
+    "combine-launches": "fuse,tile,bufferize,lower-memory-to-triton",
 }
 #: The sharding passes act on a program over a mesh: each generated
 #: program's arguments are split over a mesh of one rank (every conversion
@@ -96,20 +97,22 @@ PIPELINES = {
 }
 #: Passes whose output runs on the Triton interpreter (each example emits a
 #: module and interprets its kernels): fewer examples.
-TRITON_LEVEL = {"lower-memory-to-triton", "lower-to-triton"}
+TRITON_LEVEL = {"lower-memory-to-triton", "lower-to-triton", "combine-launches"}
 
 
 #: Passes that change few of the default programs, with programs they act on:
 #: ``auto-mixed-precision`` needs float32 matmuls, and smooth programs (a
 #: comparison of a rounded value flips near a tie); ``horizontal-fusion``
 #: needs identical computations holding a matmul on windows of one tensor;
-#: ``dedupe-kernels`` needs them on different tensors, as layers have them;
-#: ``unroll-while`` needs while loops.
+#: ``dedupe-kernels`` needs them on different tensors, as layers have them,
+#: and ``combine-launches`` independent kernels, as layers side by side
+#: have them; ``unroll-while`` needs while loops.
 PROGRAMS = {
     "unroll-while": lambda: testing.programs(
         actions=("while", "for", "cond", "binary", "unary", "reduce", "broadcast")
     ),
     "dedupe-kernels": testing.layer_programs,
+    "combine-launches": testing.layer_programs,
     "horizontal-fusion": lambda: testing.head_programs(
         dtypes=("float32",),
         actions=("matmul", "binary", "unary", "reduce", "broadcast", "transpose"),

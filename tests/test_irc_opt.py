@@ -241,7 +241,8 @@ def test_unknown_pass(run_irc_opt: RunIrcOpt) -> None:
         outcome,
         "pass-pipeline:1:5: error: unknown pass 'frobnicate'; known passes: "
         "annotate-sharding, auto-mixed-precision, autodiff, bufferize, "
-        "canonicalize, cse, dce, dedupe-kernels, fuse, horizontal-fusion, lower-memory-to-triton, "
+        "canonicalize, combine-launches, cse, dce, dedupe-kernels, fuse, "
+        "horizontal-fusion, lower-memory-to-triton, "
         "lower-to-triton, partition, propagate-sharding, tile, unroll-while",
         "    ^^^^^^^^^^",
     )

@@ -85,6 +85,7 @@ MODULE_LEVELS: dict[str, tuple[str, ...]] = {
     "irc.passes.sharding_propagation": ("graph",),
     "irc.passes.partition": ("graph",),
     "irc.passes.kernel_deduplication": ("memory",),
+    "irc.passes.combo_kernels": ("triton",),
     "irc.interpreters.graph": ("graph",),
     "irc.interpreters.fusion": ("fusion",),
     "irc.interpreters.loop": ("loop",),

@@ -16,7 +16,9 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     IntegerType,
+    StringAttr,
     i1,
 )
 from xdsl.ir import (
@@ -35,17 +37,22 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_operand_def,
+    prop_def,
+    region_def,
     result_def,
     traits_def,
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.traits import (
+    HasParent,
     MemoryReadEffect,
     MemoryWriteEffect,
+    NoTerminator,
 )
 from xdsl.utils.exceptions import VerifyException
 
+from irc.dialects.sym import SymExprAttr, SymExprList, SymExprValue, product
 from irc.dialects.tile import (
     ModuleKernelOp,
     TileShapedType,
@@ -55,6 +62,7 @@ from irc.dialects.tile import (
 # Exported from here too: the emitter broadcasts as ``tt.broadcast_tile_shapes``.
 from irc.dialects.tile import broadcast_tile_shapes as broadcast_tile_shapes
 from irc.dtypes import ELEMENT_TYPES
+from irc.shapes import SymExpr
 
 #: Triton's limit on the number of elements of one block.
 MAX_BLOCK_NUMEL = 2**20
@@ -195,10 +203,42 @@ class KernelOp(ModuleKernelOp):
         """One integer per symbol, in the order of ``symbol_names``."""
         return self.args[len(self.pointer_args) :]
 
+    @property
+    def pieces(self) -> tuple[PieceOp, ...]:
+        """The kernels this one combines (``triton.piece``), in the order
+        of their programs; empty for a kernel of its own."""
+        return tuple(op for op in self.body.block.ops if isinstance(op, PieceOp))
+
     def verify_(self) -> None:
         self.verify_launch()
         self._verify_arguments()
         self._verify_body_ops()
+        if self.pieces:
+            self._verify_pieces()
+
+    def _verify_pieces(self) -> None:
+        """A combined kernel holds pieces only, each starting where the one
+        before ends, on a flat grid that they fill."""
+        ops = list(self.body.block.ops)
+        if len(ops) != len(self.pieces):
+            raise VerifyException(
+                f"triton.kernel @{self.kernel_name} combines pieces: its body holds "
+                "triton.piece ops only"
+            )
+        end = SymExpr.const(0)
+        for piece in self.pieces:
+            if piece.offset_expr != end:
+                raise VerifyException(
+                    f"triton.piece {piece.piece.data!r} starts at program "
+                    f"{piece.offset_expr}, not {end} where the piece before it ends"
+                )
+            end = end + piece.programs
+        if self.grid_exprs != (end,):
+            raise VerifyException(
+                f"triton.kernel @{self.kernel_name} combines pieces of {end} "
+                f"programs in all: its grid is [{end}], not "
+                f"[{', '.join(str(g) for g in self.grid_exprs)}]"
+            )
 
     def _verify_arguments(self) -> None:
         symbols = self.symbol_names
@@ -245,6 +285,64 @@ class KernelOp(ModuleKernelOp):
 def enclosing_kernel(op: Operation) -> KernelOp | None:
     """The ``triton.kernel`` that holds ``op``, if any."""
     return enclosing_op(op, KernelOp)
+
+
+@irdl_op_definition
+class PieceOp(IRDLOperation):
+    """``triton.piece "k3" offset N grid [N, 4] reason "..." { ... }``: the
+    programs of one kernel inside a kernel that combines several into one
+    launch (``combine-launches``).
+
+    The programs of the enclosing kernel's flat grid from ``offset`` up to
+    ``offset`` plus the product of the piece's ``grid`` run the body; the
+    others skip it. Inside the body, ``tile.program_id a`` is the program's
+    coordinate on axis ``a`` of the piece's own ``grid`` (axis 0 varying
+    fastest, as CUDA numbers a grid), so the body is the kernel it comes
+    from (``piece`` names it, ``reason`` is its reason) unchanged.
+    """
+
+    name = "triton.piece"
+
+    piece = prop_def(StringAttr)
+    offset = prop_def(SymExprAttr)
+    grid = prop_def(ArrayAttr[SymExprAttr])
+    reason = prop_def(StringAttr)
+    body = region_def("single_block")
+
+    traits = traits_def(NoTerminator(), HasParent(KernelOp))
+
+    assembly_format = (
+        "$piece `offset` custom<SymExprValue>($offset) `grid` "
+        "custom<SymExprList>($grid) `reason` $reason attr-dict-with-keyword $body"
+    )
+    custom_directives = (SymExprValue, SymExprList)
+
+    @property
+    def offset_expr(self) -> SymExpr:
+        return self.offset.data
+
+    @property
+    def grid_exprs(self) -> tuple[SymExpr, ...]:
+        return tuple(g.data for g in self.grid.data)
+
+    @property
+    def programs(self) -> SymExpr:
+        """How many programs of the flat grid run this piece."""
+        return product(self.grid_exprs)
+
+    def verify_(self) -> None:
+        if not 1 <= len(self.grid.data) <= 3:
+            raise VerifyException("a triton.piece grid has 1 to 3 axes")
+
+
+def program_grid(op: Operation) -> tuple[SymExpr, ...]:
+    """The grid whose coordinates ``tile.program_id`` gives at ``op``: that
+    of the piece holding it in a combined kernel, else its kernel's."""
+    piece = enclosing_op(op, PieceOp)
+    if piece is not None:
+        return piece.grid_exprs
+    kernel = enclosing_kernel(op)
+    return kernel.grid_exprs if kernel is not None else ()
 
 
 # --------------------------------------------------------------------------
@@ -361,6 +459,7 @@ Triton = Dialect(
     "triton",
     [
         KernelOp,
+        PieceOp,
         LoadOp,
         StoreOp,
     ],

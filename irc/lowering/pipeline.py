@@ -29,12 +29,13 @@ LEVEL_NAMES = ("graph", "fusion", "loop", "memory", "triton")
 #: from ``LEVEL_NAMES[i]``): the lowering, then clean-ups at the new level
 #: (bufferize computes strides and offsets that the tiler's sizes may
 #: already hold; cse merges them; equal kernels, as a stack of layers
-#: makes, become one before each is lowered to Triton).
+#: makes, become one before each is lowered to Triton; independent
+#: launches of triton kernels become one launch).
 LOWERING: tuple[tuple[str, ...], ...] = (
     ("fuse",),
     ("tile",),
     ("bufferize", "cse", "dedupe-kernels"),
-    ("lower-memory-to-triton",),
+    ("lower-memory-to-triton", "combine-launches"),
 )
 
 #: The level each lowering pass leaves a module at.
@@ -49,7 +50,14 @@ LOWERING_PASSES = frozenset(LEVEL_AFTER)
 #: keeps a copy of each level's IR; it need not copy the module before one
 #: of these, which cannot end the level (a copy is a fifth of a compile).
 LEVEL_KEEPING_PASSES = frozenset(
-    {"canonicalize", "cse", "horizontal-fusion", "unroll-while", "dedupe-kernels"}
+    {
+        "canonicalize",
+        "cse",
+        "horizontal-fusion",
+        "unroll-while",
+        "dedupe-kernels",
+        "combine-launches",
+    }
 )
 
 #: What ``irc.compile`` runs by default: graph clean-ups, identical

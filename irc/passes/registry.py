@@ -39,6 +39,8 @@ _PASSES: dict[str, str] = {
     "unroll-while": "irc.passes.while_unrolling:UnrollWhilePass",
     # One kernel per distinct computation (a stack of layers emits one layer's).
     "dedupe-kernels": "irc.passes.kernel_deduplication:DedupeKernelsPass",
+    # Independent launches as one launch of a combined kernel.
+    "combine-launches": "irc.passes.combo_kernels:CombineLaunchesPass",
     # The lowering, one pass per level (irc.lowering.pipeline), and all of it.
     "fuse": "irc.lowering.graph_to_fusion:FusePass",
     "tile": "irc.lowering.fusion_to_loop:TilePass",

@@ -208,17 +208,20 @@ def _shape(value: SSAValue) -> tuple[int, ...]:
 class KernelIntervals:
     """The abstract interpreter of one kernel's integer values under
     ``facts``; ``symbol_args`` gives the kernel arguments that carry a
-    symbol's value (a ``triton.kernel``'s trailing integers)."""
+    symbol's value (a ``triton.kernel``'s trailing integers); ``grid``, the
+    grid its program ids range over, when not the kernel's (a piece of a
+    combined kernel has its own)."""
 
     def __init__(
         self,
         kernel: TiledKernelOp,
         facts: Facts,
         symbol_args: Mapping[SSAValue, SymExpr] | None = None,
+        grid: Sequence[SymExpr] | None = None,
     ):
         self.kernel = kernel
         self.facts = facts
-        self.grid = kernel.grid_exprs
+        self.grid = kernel.grid_exprs if grid is None else tuple(grid)
         self.symbol_args = dict(symbol_args or {})
         self._plain: dict[SSAValue, Interval] = {}
         self._proofs: dict[tuple[SymExpr, SymExpr], bool] = {}
@@ -736,7 +739,9 @@ class KernelIntervals:
                 facts = Facts([*self.facts, *added])
             except ShapeError:  # together they exclude every lane: not used
                 return None
-            self._active[key] = KernelIntervals(self.kernel, facts, self.symbol_args)
+            self._active[key] = KernelIntervals(
+                self.kernel, facts, self.symbol_args, self.grid
+            )
         return self._active[key]
 
     def _exact_comparisons(self, mask: SSAValue | None) -> list[Fact]:

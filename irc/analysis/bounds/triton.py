@@ -6,7 +6,9 @@ of the host function's ``memory.launch`` in the pointer's place (the
 kernel's argument order), whose ``!memory.buffer`` type gives the
 footprint. The kernel is checked once for each distinct launch (buffer
 types and launching function); one nothing launches is checked for its
-grid only. The trailing integer arguments carry the symbols' values.
+grid only. The trailing integer arguments carry the symbols' values. The
+program ids of a piece of a combined kernel (``triton.piece``) range over
+the piece's own grid, so each piece is checked as the kernel it was.
 """
 
 from __future__ import annotations
@@ -64,13 +66,22 @@ def check_kernel(kernel: KernelOp, launches: list[LaunchOp]) -> list[BoundsViola
         if facts is None:  # contradictory guards: this launch never runs
             continue
         found = grid_violations(kernel, facts)
-        intervals = KernelIntervals(kernel, facts, symbols)
-        for access in accesses(kernel, launch):
-            if (violation := intervals.check(access)) is not None:
-                found.append(violation)
+        for scope, grid in _scopes(kernel):
+            intervals = KernelIntervals(kernel, facts, symbols, grid)
+            for access in accesses(scope, kernel, launch):
+                if (violation := intervals.check(access)) is not None:
+                    found.append(violation)
         if found:
             return found
     return []
+
+
+def _scopes(kernel: KernelOp) -> list[tuple[Operation, tuple[SymExpr, ...]]]:
+    """The parts of ``kernel`` whose program ids range over one grid: each
+    piece of a combined kernel on its own grid, else the whole kernel."""
+    if kernel.pieces:
+        return [(piece, piece.grid_exprs) for piece in kernel.pieces]
+    return [(kernel, kernel.grid_exprs)]
 
 
 def _buffer(
@@ -93,8 +104,10 @@ def _buffer(
     )
 
 
-def accesses(kernel: KernelOp, launch: LaunchOp) -> Iterator[Access]:
-    for op in kernel.body.walk():
+def accesses(scope: Operation, kernel: KernelOp, launch: LaunchOp) -> Iterator[Access]:
+    """The loads and stores inside ``scope`` (``kernel`` or one of its
+    pieces), each with the buffer ``launch`` passes for its pointer."""
+    for op in scope.walk():
         if not isinstance(op, LoadOp | StoreOp):
             continue
         known = _buffer(kernel, launch, op.pointer)

@@ -126,10 +126,16 @@ class KernelEmitter:
     symbols: dict[str, str] = field(default_factory=dict)
     constexprs: dict[str, str] = field(default_factory=dict)
     signature: dict[str, str] = field(default_factory=dict)
+    #: In a piece of a combined kernel: its program's coordinate on each
+    #: axis of the piece's grid, as Python names (int64).
+    program_ids: list[str] = field(default_factory=list)
 
     def emit(self) -> list[str]:
         params = self._parameters()
-        self._block(self.kernel.body.block, 1)
+        if self.kernel.pieces:
+            self._pieces(self.kernel.pieces)
+        else:
+            self._block(self.kernel.body.block, 1)
         if not self.lines:
             self._emit(1, "pass")
         header = [
@@ -211,6 +217,56 @@ class KernelEmitter:
     def _emit(self, depth: int, text: str) -> None:
         self.lines.append("    " * depth + text)
 
+    def _pieces(self, pieces: Sequence[tt.PieceOp]) -> None:
+        """A combined kernel: the flat program id picks the piece whose
+        programs it falls in (``if``/``elif``, the last an ``else``), which
+        runs with its own program ids."""
+        flat = self.namer.fresh("pid", "")
+        self._emit(1, f"{flat} = tl.program_id(0).to(tl.int64)")
+        for index, piece in enumerate(pieces):
+            end = self._kernel_expr(piece.offset_expr + piece.programs)
+            if index == len(pieces) - 1:
+                test = "else:"
+            else:
+                test = f"{'if' if index == 0 else 'elif'} {flat} < {end}:"
+            self._emit(1, test)
+            for line in comment_lines(
+                f"piece @{piece.piece.data}, grid "
+                f"{[str(g) for g in piece.grid_exprs]}: {piece.reason.data}"
+            ):
+                self._emit(2, line)
+            self._piece_ids(piece, flat)
+            start = len(self.lines)
+            self._block(piece.body.block, 2)
+            if len(self.lines) == start:
+                self._emit(2, "pass")
+            self.program_ids = []
+
+    def _piece_ids(self, piece: tt.PieceOp, flat: str) -> None:
+        """The piece's program ids from the flat one: the index past its
+        offset, split over its grid's axes (axis 0 fastest)."""
+        local = flat
+        if piece.offset_expr != SymExpr.const(0):
+            local = self.namer.fresh("pid_", "local")
+            offset = self._kernel_expr(piece.offset_expr)
+            self._emit(2, f"{local} = {flat} - {offset}")
+        grid = piece.grid_exprs
+        stride = SymExpr.const(1)
+        for axis, extent in enumerate(grid):
+            name = self.namer.fresh("pid_", str(axis))
+            text = local if axis == 0 else f"{local} // {self._kernel_expr(stride)}"
+            if axis < len(grid) - 1:
+                text = f"{text} % {self._kernel_expr(extent)}"
+            self._emit(2, f"{name} = {text}")
+            self.program_ids.append(name)
+            stride = stride * extent
+
+    def _kernel_expr(self, expr: SymExpr) -> str:
+        """A symbolic size as an int64 value in the kernel."""
+        if expr.is_constant:
+            return str(int(expr))
+        return ExprRenderer(self.symbols, in_kernel=True).render(expr)
+
     def _assign(self, op: Operation, depth: int) -> None:
         expression = self._expression(op)
         (result,) = op.results
@@ -263,7 +319,12 @@ class KernelEmitter:
         return self.values[value]
 
     def program_id(self, op: tile.ProgramIdOp) -> str:
-        text = f"tl.program_id({op.axis.value.data})"
+        axis = op.axis.value.data
+        if self.program_ids:  # in a piece: its own grid's coordinate
+            if axis >= len(self.program_ids):
+                return f"tl.full([], 0, {tl_type(op.result.type)})"
+            return f"{self.program_ids[axis]}.to({tl_type(op.result.type)})"
+        text = f"tl.program_id({axis})"
         return (
             text
             if op.result.type == IntegerType(32)

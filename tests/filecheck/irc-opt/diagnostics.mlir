@@ -3,7 +3,7 @@
 
 // RUN: not irc-opt %s -p cse,frobnicate 2>&1 | filecheck %s --check-prefix=PASS
 // PASS-NOT:  Traceback
-// PASS:      pass-pipeline:1:5: error: unknown pass 'frobnicate'; known passes: annotate-sharding, auto-mixed-precision, autodiff, bufferize, canonicalize, cse, dce, dedupe-kernels, fuse, horizontal-fusion, lower-memory-to-triton, lower-to-triton, partition, propagate-sharding, tile, unroll-while
+// PASS:      pass-pipeline:1:5: error: unknown pass 'frobnicate'; known passes: annotate-sharding, auto-mixed-precision, autodiff, bufferize, canonicalize, combine-launches, cse, dce, dedupe-kernels, fuse, horizontal-fusion, lower-memory-to-triton, lower-to-triton, partition, propagate-sharding, tile, unroll-while
 // PASS-NEXT: cse,frobnicate
 // PASS-NEXT: {{^    \^{10}$}}
 // PASS-NOT:  Traceback

@@ -25,6 +25,7 @@
 // DUMPS:      IR Dump After cse
 // DUMPS:      IR Dump After lower-memory-to-triton
 // DUMPS:        triton.kernel @k0 pointwise
+// DUMPS:      IR Dump After combine-launches
 // DUMPS-NOT:  IR Dump After
 
 // Only the targets that mean something for irc are offered.
