@@ -556,10 +556,11 @@ def tensor_leaves(compiled: irc.Compiled, call: suite.Call) -> list[Any]:
 
 
 def max_error(
-    got: Any, expected: Any, tolerance: tuple[float, float]
+    got: Any, expected: Any, tolerance: tuple[float, float], scaled_atol: bool = False
 ) -> tuple[float, bool]:
     """The largest absolute difference and whether every element is within
-    ``atol + rtol * |expected|``."""
+    ``atol + rtol * |expected|`` (``atol`` times the array's largest
+    magnitude, at least 1, with ``scaled_atol``)."""
     import torch
 
     worst, ok = 0.0, True
@@ -573,8 +574,15 @@ def max_error(
         g, e = g.double(), e.double()
         difference = (g - e).abs()
         worst = max(worst, float(difference.max()) if difference.numel() else 0.0)
-        ok &= bool(torch.all(difference <= atol + rtol * e.abs()))
+        scale = _scale(e.abs().max().item() if e.numel() else 0.0, scaled_atol)
+        ok &= bool(torch.all(difference <= atol * scale + rtol * e.abs()))
     return worst, ok
+
+
+def _scale(largest: float, scaled: bool) -> float:
+    """What an absolute tolerance is multiplied by: the array's largest
+    magnitude (at least 1) when it is relative to it, else 1."""
+    return max(1.0, largest) if scaled else 1.0
 
 
 def bench(function: Callable[[], Any]) -> float:
@@ -750,8 +758,14 @@ def time_torch(
 #: The losses' symbolic dims at benchmark scale: 4096 rows (tokens; the
 #: attention's positions) and, for the cross-entropy, 32,000 classes.
 TRAINING_SIZES = {"B": 4096, "T": 4096, "V": 32000}
-#: Gradients sum thousands of float32 products in another order than torch.
-TRAINING_TOLERANCE = (2e-3, 2e-3)
+#: Gradients sum thousands of float32 products in another order than torch,
+#: so an element whose exact value is near 0 (a difference of large terms)
+#: differs by float32's rounding at its gradient's scale, not its own: the
+#: absolute tolerance is relative to each array's largest magnitude
+#: (``scaled_atol``). Measured on the GPT-2 block's step at T = 12, against
+#: float64: irc's and torch's float32 gradients each err by up to 2.3e-5 of
+#: their array's largest element (irc less than torch on every array).
+TRAINING_TOLERANCE = (2e-3, 1e-4)
 
 
 def training_losses() -> dict[str, Any]:
@@ -803,7 +817,7 @@ def run_training(name: str, use_compile: bool) -> list[dict[str, Any]]:
             lambda: compiled(*detached, backend="triton")
         )
         row["max_abs_error"], row["matches_torch"] = max_error(
-            pytree.flatten(got)[0], expected, TRAINING_TOLERANCE
+            pytree.flatten(got)[0], expected, TRAINING_TOLERANCE, scaled_atol=True
         )
         row["irc_ms"] = bench(lambda: launcher(*tensors))
         row["irc_call_ms"] = bench(lambda: compiled(*detached, backend="triton"))
@@ -1115,6 +1129,7 @@ def check_training_translations() -> int:
             got,
             [e.detach().numpy() for e in expected],
             TRAINING_TOLERANCE,
+            scaled_atol=True,
         )
     return failures
 
@@ -1137,16 +1152,22 @@ def _agrees(
     got: Sequence[Any],
     expected: Sequence[Any],
     tolerance: tuple[float, float] = (1e-5, 1e-5),
+    scaled_atol: bool = False,
 ) -> bool:
     """Whether each of ``got`` equals its ``expected`` (values within
-    ``tolerance``, rtol and atol; dtypes alike); prints the verdict."""
+    ``tolerance``, rtol and atol, ``atol`` times the array's largest
+    magnitude with ``scaled_atol``; dtypes alike); prints the verdict."""
     if len(got) != len(expected):
         print(f"{name}: MISMATCH {len(got)} results, expected {len(expected)}")
         return False
     for g, e in zip(got, expected):
         g = g.numpy() if hasattr(g, "numpy") else np.asarray(g)
         try:
-            np.testing.assert_allclose(g, e, *tolerance)
+            rtol, atol = tolerance
+            largest = float(np.max(np.abs(e))) if np.size(e) else 0.0
+            np.testing.assert_allclose(
+                g, e, rtol=rtol, atol=atol * _scale(largest, scaled_atol)
+            )
             assert g.dtype == np.asarray(e).dtype, (
                 f"dtype {g.dtype} != {np.asarray(e).dtype}"
             )

@@ -35,6 +35,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 import irc
 from irc import pytree
+from irc.api import DEFAULT_PIPELINE
 from irc.backend.triton.kernel import launch_tile_extents
 from irc.backend.triton.names import identifier
 from irc.dialects import memory
@@ -267,7 +268,11 @@ def launch_beyond_grid_limits(gpu: FakeCudaDriver) -> dict[str, dict[str, Any]]:
     ((function, signature, constexprs),) = module.KERNELS.values()
     pointers = [torch.zeros(4) for kind in signature.values() if kind.startswith("*")]
     symbols = [70000 for kind in signature.values() if not kind.startswith("*")]
-    two = irc.compile(scaled_then_batched_matmul, spec, spec)
+    # Launched apart (combine-launches would make the two one launch).
+    apart = DEFAULT_PIPELINE.replace(
+        "combine-launches", "combine-launches{max-pieces=1}"
+    )
+    two = irc.compile(scaled_then_batched_matmul, spec, spec, pipeline=apart)
     return {
         "irc": _refused(
             gpu, lambda: compiled(a, a, backend="triton"), irc.BindingError
