@@ -31,6 +31,7 @@ from irc.dialects.kernel_kind import (
     MatmulPrecision,
 )
 from irc.errors import IrcError
+from irc.lowering.fusion_to_loop.attention import NUM_STAGES, NUM_WARPS, Lanes
 from irc.lowering.fusion_to_loop.index_maps import Index, batch_broadcast, tensor_type
 from irc.lowering.fusion_to_loop.matmul import (
     MatmulTiler,
@@ -42,14 +43,9 @@ from irc.shapes import SymExpr
 
 #: Lanes of the fixed and the walked axis per block (flash attention's
 #: backward in Triton's tutorial starts from 64 x 64 for head dims up to 128;
-#: not measured here, no GPU).
+#: not measured here, no GPU); warps and stages are the forward's.
 BLOCK_FIXED = 64
 BLOCK_WALKED = 64
-NUM_WARPS = 4
-NUM_STAGES = 2
-
-#: Lanes along one axis of a 2-D tile, with their bounds mask.
-Lanes = tuple[SSAValue, SSAValue | None]
 
 
 @STRATEGIES.register(ATTENTION_BACKWARD)
