@@ -245,6 +245,28 @@ def _row_update_inputs(rng: np.random.Generator, size: int) -> tuple[Any, ...]:
     return buf, x, rng.standard_normal(3).astype(np.float32)
 
 
+# ----- halve a vector until its norm is below 1 (a device while loop) ---------
+
+
+def halve_to_unit_norm(x: Any) -> Any:
+    """Halve ``x`` until its norm is below 1: a static vector that fits one
+    program, so the whole loop runs in one kernel (no host decision)."""
+    return irc.while_loop(
+        lambda x: np.sqrt((x * x).sum()) >= 1.0, lambda x: x * np.float32(0.5), x
+    )
+
+
+def halve_to_unit_norm_reference(x: np.ndarray) -> np.ndarray:
+    while np.sqrt((x * x).sum()) >= 1.0:
+        x = x * np.float32(0.5)
+    return x
+
+
+def _halve_inputs(rng: np.random.Generator, size: int) -> tuple[Any, ...]:
+    # Norms about 2**size: that many halvings, give or take one.
+    return ((2.0**size / 16) * rng.standard_normal(256).astype(np.float32),)
+
+
 PROGRAMS: dict[str, ControlFlowProgram] = {
     "decay_or_grow": ControlFlowProgram(
         decay_or_grow,
@@ -288,6 +310,13 @@ PROGRAMS: dict[str, ControlFlowProgram] = {
         ),
         _row_update_inputs,
         sizes=(1, 3, 6, 400),  # 400 rows: 1200 lanes, two programs
+    ),
+    "halve_to_unit_norm": ControlFlowProgram(
+        halve_to_unit_norm,
+        halve_to_unit_norm_reference,
+        lambda: (irc.TensorSpec((256,), F32),),
+        _halve_inputs,
+        sizes=(0, 1, 5, 12),
     ),
 }
 

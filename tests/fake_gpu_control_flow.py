@@ -7,11 +7,13 @@ and compiles its kernels for an H100, then launches them ``T`` times from the
 launcher's Python ``for``, on compiled-kernel arguments (pointers into the
 workspace, row views of ``xs`` and of the stacked states, the carries'
 ping-pong buffers). Its row update is a device loop: one launch of one
-kernel whose ``for`` over the rows Triton compiles. The fake driver records
+kernel whose ``for`` over the rows Triton compiles, and so is the halving
+of a vector until its norm is below 1 (a ``while`` inside one program,
+which decides on the device). The fake driver records
 the launches instead of running them, so the results hold no values, but
-their shapes and dtypes are the launcher's. Neither program has a
+their shapes and dtypes are the launcher's. No program has a
 data-dependent decision: a decision would read a predicate no kernel ran to
-compute.
+compute (the halving's is the kernel's own).
 
 A script, as ``fake_gpu_suite.py`` is, since the test process interprets
 kernels (``test_control_flow_lowering.py`` runs it in a subprocess).
@@ -37,7 +39,7 @@ LENGTHS = (1, 4)
 
 
 #: The programs run on the launch path.
-NAMES = ("rnn", "row_update")
+NAMES = ("rnn", "row_update", "halve_to_unit_norm")
 
 
 def launch(name: str, gpu: FakeCudaDriver) -> dict[str, Any]:

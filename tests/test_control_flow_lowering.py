@@ -314,6 +314,88 @@ def test_a_while_loop_reads_its_predicate_once_every_8_iterations(
     assert reads == -(-iterations // 8) + 1  # one per iteration: iterations + 1
 
 
+def _counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the launcher's device->host reads (``.item()``): one per host
+    decision."""
+    reads = [0]
+    item = torch.Tensor.item
+
+    def counted(tensor: torch.Tensor) -> Any:
+        reads[0] += 1
+        return item(tensor)
+
+    monkeypatch.setattr(torch.Tensor, "item", counted)
+    return reads
+
+
+@pytest.mark.parametrize("iterations", [0, 1, 7, 8, 9, 20])
+def test_a_while_loop_that_fits_one_program_runs_on_the_device(
+    iterations: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Halving a static vector of 1000 until its norm is below 1 is one
+    kernel of one program with an ``scf.while`` inside: one launch a call,
+    no host decision (no ``.item()``), fuse leaves the loop as it is (no
+    unrolling), and the result is the loop's exactly."""
+    compiled = irc.compile(_halve_until_small, irc.TensorSpec((1000,), "float32"))
+    assert compiled.num_kernels == 1 and compiled.launch_sites == 1
+    assert "graph.and" not in compiled.ir("fusion")
+    loop_ir = compiled.ir("loop")
+    assert "scf.while" in loop_ir and "= graph.while" not in loop_ir
+    assert "while " in compiled.triton_source.split("# host function")[0]
+    reads = _counting_reads(monkeypatch)
+    # A norm of 0.9 * 2**iterations: that many halvings, exactly.
+    x = np.full(1000, 0.9 * 2.0**iterations / np.sqrt(1000), np.float32)
+    expected = x.copy()
+    while np.sqrt((expected * expected).sum()) >= 1.0:
+        expected = expected * np.float32(0.5)
+    for backend in ("reference", "interpret"):
+        np.testing.assert_array_equal(compiled(x, backend=backend), expected)
+    assert reads[0] == 0
+
+
+def _approach(x: Any, target: Any) -> Any:
+    """Halve the gap to ``target`` until every element is within 1e-3."""
+    return irc.while_loop(
+        lambda v: np.abs(v - target).max() > 1e-3,
+        lambda v: v + np.float32(0.5) * (target - v),
+        x,
+    )
+
+
+@pytest.mark.parametrize("shape", [(2,), (7, 9), (2, 3, 64), (4096,)])
+def test_a_device_while_loop_reads_what_it_does_not_change_in_place(
+    shape: tuple[int, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A closed-over target (a carry the body yields unchanged) is read once,
+    in place; a carry of any rank up to 4096 elements runs on the device,
+    and the result is NumPy's loop's exactly (a max is exact in any order)."""
+    spec = irc.TensorSpec(shape, "float32")
+    compiled = irc.compile(_approach, spec, spec)
+    assert "device loop: the whole graph.while" in compiled.ir("loop")
+    reads = _counting_reads(monkeypatch)
+    rng = np.random.default_rng(len(shape))
+    x, target = (10 * rng.standard_normal(shape).astype(np.float32) for _ in range(2))
+    expected = x.copy()
+    while np.abs(expected - target).max() > 1e-3:
+        expected = expected + np.float32(0.5) * (target - expected)
+    for backend in ("reference", "interpret"):
+        np.testing.assert_array_equal(compiled(x, target, backend=backend), expected)
+    assert reads[0] == 0
+
+
+@pytest.mark.parametrize("shape", [("N",), (4097,)])
+def test_a_while_loop_that_may_not_fit_one_program_decides_on_the_host(
+    shape: tuple[Any, ...],
+) -> None:
+    """Carries of a symbolic size, or of more than 4096 elements, do not fit
+    one program's registers: the loop stays on the host, 8 iterations per
+    decision."""
+    compiled = irc.compile(_halve_until_small, irc.TensorSpec(shape, "float32"))
+    assert "graph.and" in compiled.ir("fusion")
+    assert "scf.while" not in compiled.ir("loop")
+    assert "while_0" in str(compiled.launches)
+
+
 def test_a_while_loop_unrolled_or_not_agrees_with_numpy() -> None:
     """The same loop compiled with ``fuse{while-factor=1}`` reads its predicate
     every iteration, and both agree with NumPy's loop at sizes and norms
@@ -607,7 +689,8 @@ def test_host_and_device_loops_launch_on_the_real_path(tmp_path: Path) -> None:
     """The RNN's kernels and the row update's go through Triton's binder and
     compiler (sm_90 PTX and a cubin) under the fake CUDA driver, with
     NumPy's result shapes and dtypes: the RNN's launched once per iteration
-    by the launcher's host loop, the row update's device loop once a call."""
+    by the launcher's host loop, the row update's device loop and the
+    halving's device while loop once a call."""
     from fake_gpu_control_flow import LENGTHS
     from fake_gpu_control_flow import __file__ as script
     from fake_gpu_suite import run_compiling
@@ -637,6 +720,9 @@ def test_host_and_device_loops_launch_on_the_real_path(tmp_path: Path) -> None:
     # The row update's loop is in its one kernel, whatever the length.
     assert report["row_update"]["per_call"] == "1"
     assert [len(c["launches"]) for c in report["row_update"]["calls"]] == [1, 1]
+    # So is the halving's while loop, decided inside the kernel.
+    assert report["halve_to_unit_norm"]["per_call"] == "1"
+    assert [len(c["launches"]) for c in report["halve_to_unit_norm"]["calls"]] == [1, 1]
 
 
 # ----- generated programs with control flow -------------------------------------------

@@ -93,6 +93,8 @@ MODULE_LEVELS: dict[str, tuple[str, ...]] = {
     "irc.lowering.graph_to_fusion": ("graph", "fusion"),
     "irc.lowering.scatter_add": ("graph",),
     "irc.lowering.score_walks": ("graph", "fusion"),
+    # Which control flow runs inside one kernel: asked by fuse and by tile.
+    "irc.lowering.device_control_flow": ("fusion",),
     "irc.lowering.loop_to_memory": ("loop", "memory"),
     "irc.lowering.host_control_flow": ("loop", "memory"),
     "irc.lowering.memory_to_triton": ("memory", "triton"),

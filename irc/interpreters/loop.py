@@ -259,7 +259,7 @@ def _invariants(interpreter: Interpreter) -> dict[Operation, Any]:
 
 @register_impls
 class LoopTileFunctions(InterpreterFunctions):
-    """The loop dialect's tile compute, and ``scf.for``/``scf.yield``.
+    """The loop dialect's tile compute, and ``scf.for``/``scf.while``/``scf.yield``.
 
     Independent of how tensors are accessed and of where kernel state is
     kept: the only launch state read is the ``ProgramContext``. xDSL's own
@@ -411,6 +411,27 @@ class LoopTileFunctions(InterpreterFunctions):
                 op.body, (index_type(index), *values), "scf.for"
             )
         return values
+
+    @impl(scf.WhileOp)
+    def run_while(
+        self, interpreter: Interpreter, op: scf.WhileOp, args: PythonValues
+    ) -> PythonValues:
+        values = tuple(args)
+        while True:
+            decision, *forwarded = interpreter.run_ssacfg_region(
+                op.before_region, values, "scf.while"
+            )
+            if not decision:
+                return tuple(forwarded)
+            values = interpreter.run_ssacfg_region(
+                op.after_region, tuple(forwarded), "scf.while"
+            )
+
+    @impl_terminator(scf.ConditionOp)
+    def run_condition(
+        self, interpreter: Interpreter, op: scf.ConditionOp, args: PythonValues
+    ) -> tuple[TerminatorValue, PythonValues]:
+        return ReturnedValues(args), ()
 
     @impl_terminator(scf.YieldOp)
     def run_yield(

@@ -38,11 +38,8 @@ from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
     PythonValues,
-    ReturnedValues,
-    TerminatorValue,
     impl,
     impl_callable,
-    impl_terminator,
     register_impls,
 )
 from xdsl.interpreters.func import FuncFunctions
@@ -312,11 +309,12 @@ def _kernel(op: memory.LaunchOp) -> memory.KernelOp:
 
 @register_impls
 class MemoryControlFlowFunctions(InterpreterFunctions):
-    """The host's ``scf.if`` / ``scf.while`` over buffers and the transfers
-    of ``irc.lowering.host_control_flow``: a decision reads the predicate
+    """The host's ``scf.if`` over buffers and the transfers of
+    ``irc.lowering.host_control_flow``: a decision reads the predicate
     buffer, which a kernel must have written; a copy or a row view checks
-    that the storage is live. (The loop interpreter's ``scf.for`` and
-    ``scf.yield`` run host loops too: their values may be buffers.)"""
+    that the storage is live. (The loop interpreter's ``scf.for``,
+    ``scf.while`` and ``scf.yield`` run host loops too: their values may be
+    buffers.)"""
 
     @impl(scf.IfOp)
     def run_if(
@@ -325,27 +323,6 @@ class MemoryControlFlowFunctions(InterpreterFunctions):
         (decision,) = args
         region = op.true_region if decision else op.false_region
         return interpreter.run_ssacfg_region(region, (), "scf.if")
-
-    @impl(scf.WhileOp)
-    def run_while(
-        self, interpreter: Interpreter, op: scf.WhileOp, args: PythonValues
-    ) -> PythonValues:
-        values = tuple(args)
-        while True:
-            decision, *forwarded = interpreter.run_ssacfg_region(
-                op.before_region, values, "scf.while"
-            )
-            if not decision:
-                return tuple(forwarded)
-            values = interpreter.run_ssacfg_region(
-                op.after_region, tuple(forwarded), "scf.while"
-            )
-
-    @impl_terminator(scf.ConditionOp)
-    def run_condition(
-        self, interpreter: Interpreter, op: scf.ConditionOp, args: PythonValues
-    ) -> tuple[TerminatorValue, PythonValues]:
-        return ReturnedValues(args), ()
 
     @impl(arith.SubiOp)
     def run_subi(

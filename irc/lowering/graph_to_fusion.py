@@ -51,6 +51,7 @@ from irc.dialects.graph import (
     MatmulOp,
     ReduceOp,
     ScanOp,
+    WhileOp,
 )
 from irc.dialects.graph import YieldOp as RegionYieldOp
 from irc.dialects.kernel_kind import (
@@ -63,6 +64,7 @@ from irc.dialects.kernel_kind import (
     KindTable,
 )
 from irc.dialects.sym import GuardOp, shape_text
+from irc.lowering.device_control_flow import device_while
 from irc.lowering.scatter_add import decompose_scatter_adds
 from irc.lowering.score_walks import WalkPlan, plan_score_walks
 from irc.passes.while_unrolling import check_factor, unroll_cheap_loops
@@ -1351,7 +1353,7 @@ class FusePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         _refuse_calls(op)
-        unroll_cheap_loops(op, self.while_factor)
+        unroll_cheap_loops(op, self.while_factor, keep=_runs_on_device)
         functions = [f for f in op.walk() if isinstance(f, func.FuncOp)]
         for function in functions:
             for block in function.body.blocks:
@@ -1371,6 +1373,19 @@ def fuse_nested(block: Block, first_index: int = 0) -> int:
                 for inner in region.blocks:
                     next_index = fuse_nested(inner, next_index)
     return next_index
+
+
+def _runs_on_device(loop: WhileOp) -> bool:
+    """Whether ``loop``, fused as it is, runs inside one kernel
+    (``device_while``): then it makes no host decision to save, and
+    unrolling it would only make its body several kernels. Decided on a
+    fused copy."""
+    trial = loop.clone()
+    for region in trial.regions:
+        fuse_nested(region.block)
+    found = device_while(trial) is not None
+    trial.erase()
+    return found
 
 
 def _refuse_calls(module: ModuleOp) -> None:

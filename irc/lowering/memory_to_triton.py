@@ -80,7 +80,12 @@ ACCESS_OPS: Mapping[type[Operation], type[Operation]] = {
 }
 
 #: The ops a kernel body keeps, retyped, besides the tile dialect's.
-KEPT_OPS: tuple[type[Operation], ...] = (scf.ForOp, scf.YieldOp)
+KEPT_OPS: tuple[type[Operation], ...] = (
+    scf.ForOp,
+    scf.WhileOp,
+    scf.ConditionOp,
+    scf.YieldOp,
+)
 
 
 def check_lowerable(kernel: memory.KernelOp) -> None:
@@ -97,7 +102,7 @@ def check_lowerable(kernel: memory.KernelOp) -> None:
             raise PassFailedException(
                 f"lower-memory-to-triton: {op.name} in memory.kernel "
                 f"@{kernel.kernel_name} has no triton counterpart; a memory.kernel "
-                "holds tile ops, memory.load/store and scf.for"
+                "holds tile ops, memory.load/store, scf.for and scf.while"
             )
 
 

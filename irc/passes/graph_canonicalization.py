@@ -1188,8 +1188,9 @@ class HoistLoopInvariant(RewritePattern):
     """An op of a loop body whose operands are all pass-through carries (or
     constants of the body) computes the same value in every iteration: it
     moves before the loop, and its result enters as a pass-through carry.
-    Ops without operands (constants, iota) stay: hoisting them would only
-    turn them into carries. Only ops that cannot fail are hoisted
+    Ops without operands (constants, iota), and ops of constants only (a
+    broadcast of a scalar), stay: hoisting them would only turn them into
+    carries. Only ops that cannot fail are hoisted
     (``_cannot_fail``)."""
 
     @op_type_rewrite_pattern
@@ -1212,6 +1213,8 @@ class HoistLoopInvariant(RewritePattern):
     ) -> bool:
         if not _cannot_fail(candidate) or not candidate.operands:
             return False
+        if not any(operand in invariant for operand in candidate.operands):
+            return False  # of constants only: it folds, in the loop
         return all(
             operand in invariant
             or (

@@ -36,7 +36,7 @@ docs/lowering.md, "Control flow: where each decision runs".
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -82,13 +82,17 @@ def check_factor(factor: object, option: str) -> None:
         raise IrcError(f"{option}={factor} must be a positive integer")
 
 
-def unroll_cheap_loops(module: ModuleOp, factor: int) -> None:
+def unroll_cheap_loops(
+    module: ModuleOp,
+    factor: int,
+    keep: Callable[[g.WhileOp], bool] = lambda loop: False,
+) -> None:
     """Unroll every cheap ``graph.while`` of ``module`` not unrolled yet by
-    ``factor`` (1: leave them)."""
+    ``factor`` (1: leave them), but those ``keep`` holds for."""
     if factor == 1:
         return
     for loop in [w for w in module.walk() if isinstance(w, g.WhileOp)]:
-        if is_cheap(loop) and g.unroll_factor(loop) == 1:
+        if is_cheap(loop) and g.unroll_factor(loop) == 1 and not keep(loop):
             unroll(loop, factor)
 
 

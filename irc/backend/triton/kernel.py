@@ -207,7 +207,9 @@ class KernelEmitter:
         for op in block.ops:
             if isinstance(op, scf.ForOp):
                 self._for(op, depth)
-            elif isinstance(op, scf.YieldOp):
+            elif isinstance(op, scf.WhileOp):
+                self._while(op, depth)
+            elif isinstance(op, scf.YieldOp | scf.ConditionOp):
                 continue  # assigned by the enclosing loop
             elif isinstance(op, tt.StoreOp):
                 self._emit(depth, self._store(op) + location_comment(op))
@@ -303,6 +305,47 @@ class KernelEmitter:
             self._emit(depth + 1, "pass")
         for result, name in zip(op.results, carried_names, strict=True):
             self._emit(depth, f"{self._name(result)} = {name}")
+
+    def _while(self, op: scf.WhileOp, depth: int) -> None:
+        """``scf.while`` as Python's ``while``: the test's ops run before
+        the loop and again at the end of each iteration, on the carried
+        values (Triton's ``while`` takes an expression, not statements)."""
+        carried = [self._name(arg) for arg in op.before_region.block.args]
+        for name, init in zip(carried, op.arguments, strict=True):
+            self._emit(depth, f"{name} = {self.values[init]}")
+        test = self._test(op, carried, depth)
+        self._emit(depth, f"while {test}:{location_comment(op)}")
+        after = op.after_region.block
+        self._bind_forwarded(op, after.args, depth + 1)
+        self._block(after, depth + 1)
+        yielded = after.last_op
+        assert isinstance(yielded, scf.YieldOp), "scf.while bodies end in scf.yield"
+        sources = ", ".join(self.values[v] for v in yielded.operands)
+        self._emit(depth + 1, f"{', '.join(carried)} = {sources}")
+        self._emit(depth + 1, f"{test} = {self._test(op, carried, depth + 1)}")
+        self._bind_forwarded(op, op.results, depth)
+
+    def _test(self, op: scf.WhileOp, carried: Sequence[str], depth: int) -> str:
+        """Emit the ops of ``op``'s test on the ``carried`` variables; the
+        name of its predicate."""
+        before = op.before_region.block
+        for arg, name in zip(before.args, carried, strict=True):
+            self.values[arg] = name
+        self._block(before, depth)
+        condition = before.last_op
+        assert isinstance(condition, scf.ConditionOp)
+        return self.values[condition.condition]
+
+    def _bind_forwarded(
+        self, op: scf.WhileOp, targets: Sequence[SSAValue], depth: int
+    ) -> None:
+        """Name ``targets`` (the body's arguments, or the loop's results)
+        after what the test forwards: the carried values it passes on."""
+        condition = op.before_region.block.last_op
+        assert isinstance(condition, scf.ConditionOp)
+        for target, source in zip(targets, condition.args, strict=True):
+            name = self._name(target)
+            self._emit(depth, f"{name} = {self.values[source]}")
 
     # Expressions ---------------------------------------------------------
 

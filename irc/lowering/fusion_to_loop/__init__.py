@@ -26,6 +26,7 @@ from irc.dialects import graph as g
 from irc.dialects.kernel_kind import REDUCTION, MatmulPrecision
 from irc.dialects.tile import is_power_of_two
 from irc.errors import IrcError
+from irc.lowering import device_control_flow
 
 # The strategies' modules register them in ``STRATEGIES`` when they load.
 from irc.lowering.fusion_to_loop import (  # noqa: F401
@@ -34,7 +35,8 @@ from irc.lowering.fusion_to_loop import (  # noqa: F401
     matmul,
     pointwise,
 )
-from irc.lowering.fusion_to_loop.device_loop import DeviceLoopTiler, device_loop
+from irc.lowering.fusion_to_loop.device_loop import DeviceLoopTiler
+from irc.lowering.fusion_to_loop.device_while import DeviceWhileTiler
 from irc.lowering.fusion_to_loop.reduction import ReductionTiler
 from irc.lowering.fusion_to_loop.scan import ScanTiler
 from irc.lowering.fusion_to_loop.tiler import STRATEGIES, KernelTiler
@@ -103,14 +105,21 @@ class TilePass(ModulePass):
 
 
 def lower_device_loops(module: ModuleOp, options: TilePass) -> None:
-    """Replace every ``graph.for`` that fits one kernel by that kernel with
-    the loop inside (``irc.lowering.fusion_to_loop.device_loop``); the
-    other control flow stays, for ``bufferize`` to run on the host."""
-    for op in [f for f in module.walk() if isinstance(f, g.ForOp)]:
-        found = device_loop(op)
-        if found is not None:
-            kernel = DeviceLoopTiler(found, options).tile()
-            Rewriter.replace_op(op, kernel, found.replacements(kernel))
+    """Replace every ``graph.for`` or ``graph.while`` that fits one kernel
+    by that kernel with the loop inside (``irc.lowering.device_control_flow``
+    says which fit); the other control flow stays, for ``bufferize`` to run
+    on the host."""
+    for op in [f for f in module.walk() if isinstance(f, g.ForOp | g.WhileOp)]:
+        if isinstance(op, g.ForOp):
+            found_for = device_control_flow.device_loop(op)
+            if found_for is not None:
+                kernel = DeviceLoopTiler(found_for, options).tile()
+                Rewriter.replace_op(op, kernel, found_for.replacements(kernel))
+            continue
+        found_while = device_control_flow.device_while(op)
+        if found_while is not None:
+            kernel = DeviceWhileTiler(found_while, options).tile()
+            Rewriter.replace_op(op, kernel, found_while.replacements(kernel))
 
 
 def _check_fused(module: ModuleOp) -> None:

@@ -442,6 +442,25 @@ class LoopBuilder:
         )
         return list(self.insert(op))
 
+    def while_loop(
+        self,
+        inits: Sequence[SSAValue],
+        condition: Callable[[list[SSAValue]], SSAValue],
+        body: Callable[[list[SSAValue]], list[SSAValue]],
+    ) -> list[SSAValue]:
+        """``scf.while`` carrying ``inits``: ``condition(carried)`` builds
+        the test (an ``i1`` scalar) in the loop's first region,
+        ``body(carried)`` the next values in its second."""
+        types = [v.type for v in inits]
+        before = Block(arg_types=types)
+        with self.at_end(before):
+            holds = condition(list(before.args))
+            self.insert(scf.ConditionOp(holds, *before.args))
+        after = Block(arg_types=types)
+        with self.at_end(after):
+            self.insert(scf.YieldOp(*body(list(after.args))))
+        return list(self.insert(scf.WhileOp(list(inits), types, [before], [after])))
+
 
 def _digits_of(coords: Sequence[SSAValue], dims: Sequence[SymExpr]) -> SSAValue | None:
     """``x`` when ``coords`` are the row-major coordinates of ``x`` in

@@ -246,7 +246,7 @@ class ReductionTiler(KernelTiler):
             values = self.b.splat(values, [self.b.tiles["BLOCK_R"]])
         if self.mask is not None:
             identity = self.b.const(
-                _identity(_reduction_kind(reduction), element), element
+                identity_of(_reduction_kind(reduction), element), element
             )
             values = self.b.select(self.mask, values, identity)
         return values
@@ -480,7 +480,7 @@ class ReductionTiler(KernelTiler):
             return [zero] * self._state_size(reduction)
         kind = _reduction_kind(reduction)
         identity = self.b.splat(
-            self.b.const(_identity(kind, element), element), [block]
+            self.b.const(identity_of(kind, element), element), [block]
         )
         if kind != "argmax":
             return [identity]
@@ -626,7 +626,7 @@ def _combine(kind: str) -> Primitive:
     return combine
 
 
-def _identity(kind: str, element: Attribute) -> int | float | bool:
+def identity_of(kind: str, element: Attribute) -> int | float | bool:
     """The value masked lanes hold so that they do not change a reduction."""
     if kind == "sum":
         return 0

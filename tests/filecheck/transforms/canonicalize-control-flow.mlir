@@ -221,6 +221,29 @@ func.func @hoist_invariant(%c: !graph.tensor<[D], f32>, %w: !graph.tensor<[D], f
 
 // -----
 
+// An op of constants only (a scalar broadcast to the carry's shape) stays
+// in the loop: hoisted, it would enter as a carry, a buffer a kernel must
+// fill, where in the loop it folds to a constant.
+// CHECK-LABEL: func.func @constants_stay(
+// CHECK-NEXT:    %r = graph.for 4 carries (%c) : (!graph.tensor<[D], f32>) xs () : () -> (!graph.tensor<[D], f32>) {
+// CHECK-NEXT:    ^bb0(%i: !graph.tensor<[], i64>, %s: !graph.tensor<[D], f32>):
+// CHECK-NEXT:      %{{.*}} = graph.constant 5.000000e-01 : f32 -> !graph.tensor<[D], f32>
+// CHECK-NEXT:      %u = graph.mul %s, %{{.*}} : !graph.tensor<[D], f32>
+// CHECK-NEXT:      graph.yield %u : !graph.tensor<[D], f32>
+// CHECK-NEXT:    }
+func.func @constants_stay(%c: !graph.tensor<[D], f32>) -> !graph.tensor<[D], f32> {
+  %r = graph.for 4 carries (%c) : (!graph.tensor<[D], f32>) xs () : () -> (!graph.tensor<[D], f32>) {
+  ^bb0(%i: !graph.tensor<[], i64>, %s: !graph.tensor<[D], f32>):
+    %h = graph.constant 0.5 : f32 -> !graph.tensor<[], f32>
+    %hb = graph.broadcast %h : !graph.tensor<[], f32> -> !graph.tensor<[D], f32>
+    %u = graph.mul %s, %hb : !graph.tensor<[D], f32>
+    graph.yield %u : !graph.tensor<[D], f32>
+  }
+  func.return %r : !graph.tensor<[D], f32>
+}
+
+// -----
+
 // A while loop hoists too, a sum of an invariant value with it (a sum has a
 // value over an empty axis); a slice and a max stay in the loop: slices,
 // takes and max-reductions can fail at run time, and a hoisted op would run

@@ -6,7 +6,7 @@
 
 // An arith op: a memory.kernel computes with tile ops.
 // CHECK-NOT: triton.kernel
-// CHECK: lower-memory-to-triton-invalid.mlir:15:1: error: 'memory.kernel' op: pass 'lower-memory-to-triton' failed: lower-memory-to-triton: arith.constant in memory.kernel @arith has no triton counterpart; a memory.kernel holds tile ops, memory.load/store and scf.for
+// CHECK: lower-memory-to-triton-invalid.mlir:15:1: error: 'memory.kernel' op: pass 'lower-memory-to-triton' failed: lower-memory-to-triton: arith.constant in memory.kernel @arith has no triton counterpart; a memory.kernel holds tile ops, memory.load/store, scf.for and scf.while
 memory.kernel @fine pointwise (%x: !memory.buffer<[N], [1], f32>, %out: !memory.buffer<[N], [1], f32>) inputs 1 grid [N] tiles {} symbols [N] reason "" {
   %row = tile.program_id 0 : i64
   %v = memory.load %x[%row] : !memory.buffer<[N], [1], f32>[i64] -> f32

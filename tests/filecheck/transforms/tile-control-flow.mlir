@@ -110,3 +110,79 @@ func.func @previous_row_update(%buf: !graph.tensor<[N, D], f32>) -> !graph.tenso
   }
   func.return %r : !graph.tensor<[N, D], f32>
 }
+
+// -----
+
+// A graph.while whose condition is one kernel (a whole reduction of the
+// carry) and whose body is one pointwise kernel, over a static carry that
+// fits one program (at most 4096 elements): fuse leaves it as it is (not
+// unrolled) and tile makes it one loop.kernel of one program, an scf.while
+// inside whose test reduces the lanes (a damped approach to %t); the
+// unchanged carry %t is read once, before the loop.
+
+// CHECK-LABEL: func.func @device_while(
+// CHECK-NOT:     = graph.while
+// CHECK:         %r = loop.kernel @k1 pointwise (%x, %t) grid [1] tiles {BLOCK = 1024} symbols [] reason "{{.*}}device loop: the whole graph.while runs in this kernel, one program over [1000] in a block of 1024, the carries in registers, its predicate never read back; 1 unchanged carry read in place"
+// CHECK:           %[[INIT:.*]] = loop.read %0[%[[LANES:.*]]] mask %[[MASK:.*]] :
+// CHECK:           %[[TARGET:.*]] = loop.read %1[%[[LANES]]] mask %[[MASK]] :
+// CHECK:           %[[LAST:.*]] = scf.while (%[[C:.*]] = %[[INIT]]) : (!loop.tile<[1024], f32>) -> !loop.tile<[1024], f32> {
+// CHECK:             %[[GAP:.*]] = tile.binary sub %[[C]], %[[TARGET]]
+// CHECK:             %[[SUM:.*]] = tile.reduce sum
+// CHECK:             %[[TEST:.*]] = tile.cmp gt %[[SUM]],
+// CHECK:             scf.condition(%[[TEST]]) %[[C]]
+// CHECK:           } do {
+// CHECK:           ^{{.*}}(%[[D:.*]]: !loop.tile<[1024], f32>):
+// CHECK:             %[[STEP:.*]] = tile.binary sub %[[TARGET]], %[[D]]
+// CHECK:             %[[HALF:.*]] = tile.binary mul %[[STEP]],
+// CHECK:             %[[NEXT:.*]] = tile.binary add %[[D]], %[[HALF]]
+// CHECK:             scf.yield %[[NEXT]]
+// CHECK:           }
+// CHECK-NEXT:      loop.write %[[LAST]] to 0[%[[LANES]]] mask %[[MASK]]
+// CHECK:         func.return %r
+func.func @device_while(%x: !graph.tensor<[1000], f32>, %t: !graph.tensor<[1000], f32>) -> !graph.tensor<[1000], f32> {
+  %r:2 = graph.while (%x, %t) : (!graph.tensor<[1000], f32>, !graph.tensor<[1000], f32>) cond {
+  ^bb0(%c: !graph.tensor<[1000], f32>, %u: !graph.tensor<[1000], f32>):
+    %gap = graph.sub %c, %u : !graph.tensor<[1000], f32>
+    %sq = graph.mul %gap, %gap : !graph.tensor<[1000], f32>
+    %s = graph.reduce sum %sq [0] : !graph.tensor<[1000], f32> -> !graph.tensor<[], f32>
+    %tol = graph.constant 1.0e-6 : f32 -> !graph.tensor<[], f32>
+    %p = graph.cmp gt, %s, %tol : !graph.tensor<[], f32>
+    graph.yield %p : !graph.tensor<[], i1>
+  } body {
+  ^bb0(%c: !graph.tensor<[1000], f32>, %u: !graph.tensor<[1000], f32>):
+    %d = graph.sub %u, %c : !graph.tensor<[1000], f32>
+    %h = graph.constant 0.5 : f32 -> !graph.tensor<[1000], f32>
+    %hd = graph.mul %d, %h : !graph.tensor<[1000], f32>
+    %n = graph.add %c, %hd : !graph.tensor<[1000], f32>
+    graph.yield %n, %u : !graph.tensor<[1000], f32>, !graph.tensor<[1000], f32>
+  }
+  func.return %r#0 : !graph.tensor<[1000], f32>
+}
+
+// -----
+
+// The same loop over a symbolic carry does not fit one program for every
+// size: fuse unrolls it (8 iterations per host decision) and its kernels
+// are tiled in place, for bufferize to run the loop on the host.
+
+// CHECK-LABEL: func.func @host_while(
+// CHECK:         = graph.while
+// CHECK-SAME:    unrolled = 8
+// CHECK:           loop.kernel @{{.*}} reduction
+// CHECK-NOT:     scf.while
+func.func @host_while(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
+  %r = graph.while (%x) : (!graph.tensor<[N], f32>) cond {
+  ^bb0(%c: !graph.tensor<[N], f32>):
+    %sq = graph.mul %c, %c : !graph.tensor<[N], f32>
+    %s = graph.reduce sum %sq [0] : !graph.tensor<[N], f32> -> !graph.tensor<[], f32>
+    %one = graph.constant 1.0 : f32 -> !graph.tensor<[], f32>
+    %p = graph.cmp ge, %s, %one : !graph.tensor<[], f32>
+    graph.yield %p : !graph.tensor<[], i1>
+  } body {
+  ^bb0(%c: !graph.tensor<[N], f32>):
+    %h = graph.constant 0.5 : f32 -> !graph.tensor<[N], f32>
+    %n = graph.mul %c, %h : !graph.tensor<[N], f32>
+    graph.yield %n : !graph.tensor<[N], f32>
+  }
+  func.return %r : !graph.tensor<[N], f32>
+}
