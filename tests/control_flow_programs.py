@@ -38,9 +38,10 @@ class ControlFlowProgram(NamedTuple):
     specs: Callable[[], tuple[Any, ...]]
     inputs: Callable[[np.random.Generator, int], tuple[Any, ...]]
     sizes: tuple[int, ...] = (1, 3, 6)
+    facts: tuple[str, ...] = ()
 
     def compile(self) -> irc.Compiled:
-        return irc.compile(self.function, *self.specs())
+        return irc.compile(self.function, *self.specs(), facts=self.facts)
 
 
 # ----- for i in range(steps): x = x * 0.9 if x.sum() > 0 else x + 1.0 --------
@@ -281,6 +282,16 @@ PROGRAMS: dict[str, ControlFlowProgram] = {
         newton_sqrt_reference,
         lambda: (irc.TensorSpec(("N",), F32),),
         _newton_inputs,
+    ),
+    # The same loop over at most 4096 elements (a declared fact) fits one
+    # program: it runs on the device, its counter a whole carry.
+    "newton_sqrt_bounded": ControlFlowProgram(
+        newton_sqrt,
+        newton_sqrt_reference,
+        lambda: (irc.TensorSpec(("N",), F32),),
+        _newton_inputs,
+        sizes=(1, 3, 128, 129),
+        facts=("N <= 4096",),
     ),
     "greedy_decode": ControlFlowProgram(
         greedy_decode,

@@ -7,9 +7,10 @@ and compiles its kernels for an H100, then launches them ``T`` times from the
 launcher's Python ``for``, on compiled-kernel arguments (pointers into the
 workspace, row views of ``xs`` and of the stacked states, the carries'
 ping-pong buffers). Its row update is a device loop: one launch of one
-kernel whose ``for`` over the rows Triton compiles, and so is the halving
-of a vector until its norm is below 1 (a ``while`` inside one program,
-which decides on the device). The fake driver records
+kernel whose ``for`` over the rows Triton compiles, and so are the halving
+of a vector until its norm is below 1 and Newton's square root over at most
+4096 elements (a ``while`` inside one program, which decides on the
+device). The fake driver records
 the launches instead of running them, so the results hold no values, but
 their shapes and dtypes are the launcher's. No program has a
 data-dependent decision: a decision would read a predicate no kernel ran to
@@ -39,7 +40,7 @@ LENGTHS = (1, 4)
 
 
 #: The programs run on the launch path.
-NAMES = ("rnn", "row_update", "halve_to_unit_norm")
+NAMES = ("rnn", "row_update", "halve_to_unit_norm", "newton_sqrt_bounded")
 
 
 def launch(name: str, gpu: FakeCudaDriver) -> dict[str, Any]:

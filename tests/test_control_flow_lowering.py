@@ -25,6 +25,8 @@ import pytest
 import torch
 from control_flow_programs import (
     PROGRAMS,
+    _newton_inputs,
+    newton_sqrt_reference,
     rnn_inputs,
     rnn_loss,
     rnn_reference,
@@ -383,6 +385,50 @@ def test_a_device_while_loop_reads_what_it_does_not_change_in_place(
     assert reads[0] == 0
 
 
+@pytest.mark.parametrize("n", [1, 2, 127, 128, 129, 4095, 4096])
+def test_a_while_loop_over_a_size_the_facts_bound_runs_on_the_device(
+    n: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Newton's square root over ``N <= 4096`` elements (a declared fact) runs
+    in one program, its iteration counter a whole carry beside the lanewise
+    root; the launch takes the next power of two of ``N`` as the program's
+    block (at least 128): at the buckets' edges the roots and the counts are
+    NumPy's loop's, with no host decision."""
+    compiled = PROGRAMS["newton_sqrt_bounded"].compile()
+    loop_ir = compiled.ir("loop")
+    assert "device loop: the whole graph.while" in loop_ir
+    assert "in a block of 4096 (chosen at launch)" in loop_ir
+    reads = _counting_reads(monkeypatch)
+    (a,) = _newton_inputs(np.random.default_rng(n), n)
+    root, count = newton_sqrt_reference(a)
+    for backend in ("reference", "interpret"):
+        got_root, got_count = compiled(a, backend=backend)
+        assert got_count == count
+        np.testing.assert_allclose(got_root, root, rtol=1e-6)
+    assert reads[0] == 0
+
+
+def test_a_device_while_loop_body_may_reduce_its_carries_whole() -> None:
+    """A body that divides by the norm of its carry (a whole reduction) is
+    two kernels, a row kernel and a pointwise one, yet one program holds
+    them both: one launch, the loop's result."""
+
+    def rescale(x: Any) -> Any:
+        return irc.while_loop(
+            lambda v: v.max() > 1.0,
+            lambda v: v / np.sqrt((v * v).sum()) * np.float32(1.5),
+            x,
+        )
+
+    compiled = irc.compile(rescale, irc.TensorSpec((50,), "float32"))
+    assert compiled.num_kernels == 1
+    x = np.random.default_rng(0).uniform(0, 10, 50).astype(np.float32)
+    expected = x.copy()
+    while expected.max() > 1.0:
+        expected = expected / np.sqrt((expected * expected).sum()) * np.float32(1.5)
+    np.testing.assert_allclose(compiled(x, backend="interpret"), expected, rtol=1e-6)
+
+
 @pytest.mark.parametrize("shape", [("N",), (4097,)])
 def test_a_while_loop_that_may_not_fit_one_program_decides_on_the_host(
     shape: tuple[Any, ...],
@@ -723,6 +769,8 @@ def test_host_and_device_loops_launch_on_the_real_path(tmp_path: Path) -> None:
     # So is the halving's while loop, decided inside the kernel.
     assert report["halve_to_unit_norm"]["per_call"] == "1"
     assert [len(c["launches"]) for c in report["halve_to_unit_norm"]["calls"]] == [1, 1]
+    # Newton's loop too, its counter's initial 0 filled by a kernel of its own.
+    assert report["newton_sqrt_bounded"]["per_call"] == "2"
 
 
 # ----- generated programs with control flow -------------------------------------------
@@ -743,7 +791,8 @@ def control_flow_modules(draw: st.DrawFn) -> ModuleOp:
     row ``x[i]`` from a row (device or host loops), an ``irc.scan``
     over the rows of ``x``, an ``irc.while_loop``, an ``irc.cond`` on a
     reduction), optionally holding a cond, around bodies of bounded steps
-    and, optionally, a matmul: host loops, device loops and decisions."""
+    and, optionally, a matmul, over sizes the facts may bound: host loops,
+    device loops and decisions."""
     steps = draw(st.lists(st.sampled_from(sorted(_STEPS)), min_size=1, max_size=3))
     use_matmul = draw(st.booleans())
     inner_cond = draw(st.booleans())
@@ -793,7 +842,9 @@ def control_flow_modules(draw: st.DrawFn) -> ModuleOp:
         irc.TensorSpec(("N", "D"), "float32"),
         irc.TensorSpec(("D", "D"), "float32"),
     )
-    return irc.compile(function, *specs).module_at("graph")
+    # Bounded sizes let a while loop whose body is lanewise run on the device.
+    facts = ("N <= 16", "D <= 16") if draw(st.booleans()) else ()
+    return irc.compile(function, *specs, facts=facts).module_at("graph")
 
 
 def test_check_pass_of_the_lowering_on_generated_control_flow() -> None:
@@ -804,6 +855,73 @@ def test_check_pass_of_the_lowering_on_generated_control_flow() -> None:
     )
     kinds = set(report.op_kinds)
     assert {"graph.cond", "scf.for", "scf.while", "scf.if"} & kinds
+
+
+#: Lanewise steps a device while loop's body chains (values stay bounded).
+_LANEWISE_STEPS: dict[str, Any] = {
+    "tanh": np.tanh,
+    "halve_and_shift": lambda v: v * 0.5 + 0.25,
+    "sin": np.sin,
+    "clip": lambda v: np.clip(v, -1.0, 1.0),
+}
+
+#: Whole reductions a device while loop reads (a max is exact in any order;
+#: a sum's rounding may differ between levels, so its tests leave margins).
+_WHOLE_REDUCTIONS: dict[str, Any] = {
+    "max": lambda v: np.abs(v).max(),
+    "mean": lambda v: (v * v).mean(),
+}
+
+
+@st.composite
+def device_while_modules(draw: st.DrawFn) -> ModuleOp:
+    """Graph modules of ``f(x: [N, D], w: [D])`` over ``N, D <= 16`` with a
+    while loop that fits one program: a counter and the lanewise carry,
+    a condition on the counter and, optionally, a whole reduction of the
+    carry, a body of lanewise steps, optionally rescaled by a whole
+    reduction, reading ``w`` (an unchanged carry) broadcast along the rows."""
+    steps = draw(
+        st.lists(st.sampled_from(sorted(_LANEWISE_STEPS)), min_size=1, max_size=3)
+    )
+    test = draw(st.sampled_from([None, *sorted(_WHOLE_REDUCTIONS)]))
+    rescale = draw(st.sampled_from([None, *sorted(_WHOLE_REDUCTIONS)]))
+    trips = draw(st.integers(0, 4))
+
+    def function(x: Any, w: Any) -> Any:
+        def condition(state: Any) -> Any:
+            v, count = state
+            more = count < trips
+            if test is None:
+                return more
+            return more & (_WHOLE_REDUCTIONS[test](v) < 1e6)
+
+        def step(state: Any) -> Any:
+            v, count = state
+            for name in steps:
+                v = _LANEWISE_STEPS[name](v)
+            v = v + 0.125 * w
+            if rescale is not None:
+                v = v / (_WHOLE_REDUCTIONS[rescale](v) + 1.0)
+            return v, count + 1
+
+        return irc.while_loop(condition, step, (x, np.int64(0)))
+
+    specs = (irc.TensorSpec(("N", "D"), "float32"), irc.TensorSpec(("D",), "float32"))
+    compiled = irc.compile(function, *specs, facts=("N <= 16", "D <= 16"))
+    assert "device loop: the whole graph.while" in compiled.ir("loop")
+    return compiled.module_at("graph")
+
+
+def test_device_while_loops_keep_the_loops_meaning() -> None:
+    """Through every level of the lowering, a while loop run inside one
+    program computes what the graph's loop does (law: ``check_pass``, the
+    bounds checker included)."""
+    report = check_pass(
+        "fuse,tile,bufferize,lower-memory-to-triton",
+        device_while_modules(),
+        max_examples=10,
+    )
+    assert report.examples > 0 and "graph.while" in report.op_kinds
 
 
 # ----- the host ops' verifiers and checks ---------------------------------------------

@@ -76,6 +76,10 @@ EXPRESSIONS = {
     "greedy_decode": "20",
     "cumsum": "2",
     "row_update": "1",
+    # Device while loops: the loop in one kernel, whatever its iterations
+    # (newton's counter's initial 0 is filled by a kernel of its own).
+    "halve_to_unit_norm": "1",
+    "newton_sqrt_bounded": "2",
 }
 
 

@@ -19,18 +19,20 @@ each decision runs"):
   index, the ``xs`` slices and the carries the body yields unchanged
   (closures: a weight, the array a ``buf[i] = x[i] * w`` reads) are
   read-only inputs, read at any index;
-- a ``graph.while`` whose condition is one kernel and body one
-  ``pointwise`` kernel, elementwise in the carries it changes as above, and
-  whose changed carries hold at most ``DEVICE_WHILE_LANES`` elements, a
-  static count (``device_while``): one program keeps them in registers for
-  the whole loop. The condition may reduce them whole (a norm, a max),
-  elementwise values of them and values computed from such reductions, and
-  reads the unchanged carries at any index.
+- a ``graph.while`` whose regions hold pointwise and row kernels that
+  compute, from the carries the body changes, only *lanewise* values
+  (elementwise, of the changed carries' one shape, the lanes) and *whole*
+  ones (one element: a reduction of a lanewise value over every axis, a
+  counter carry, what elementwise ops compute from those), over at most
+  ``DEVICE_WHILE_LANES`` lanes (a static count, or one the facts in scope
+  bound: ``facts=["N <= 4096"]``) (``device_while``): one program keeps the
+  carries in registers for the whole loop. The unchanged carries are read
+  at any index.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
@@ -38,8 +40,8 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from irc.dialects import fusion
 from irc.dialects import graph as g
 from irc.dialects.kernel_kind import POINTWISE
-from irc.dialects.sym import product
-from irc.shapes import SymExpr
+from irc.dialects.sym import facts_in_scope, product
+from irc.shapes import Facts, SymExpr
 
 #: The most elements the carries a ``graph.while`` changes may hold for it
 #: to run on the device: one program keeps them in registers for the whole
@@ -210,15 +212,19 @@ def _is_row_guard(condition: SSAValue, row: _OwnRow) -> bool:
 
 @dataclass(frozen=True)
 class DeviceWhile:
-    """A ``graph.while`` that runs inside one program: ``condition`` and
-    ``body`` are its regions' kernels, ``unchanged`` the positions of the
-    carries its body yields as they came, ``shape`` that of the others."""
+    """A ``graph.while`` that runs inside one program (see the module
+    docstring): ``unchanged`` are the positions of the carries its body
+    yields as they came, ``shape`` the lanes' (that of its lanewise
+    values), ``lanes`` how many the program holds (a power of two, at least
+    the lanes' count wherever the facts hold), ``kinds`` whether each value
+    of its regions (a carry's argument, a kernel's result) is
+    ``LANEWISE`` or ``WHOLE``."""
 
     op: g.WhileOp
-    condition: fusion.KernelOp
-    body: fusion.KernelOp
     unchanged: frozenset[int]
     shape: tuple[SymExpr, ...]
+    lanes: int
+    kinds: Mapping[SSAValue, str]
 
     @property
     def changed(self) -> list[int]:
@@ -235,117 +241,139 @@ class DeviceWhile:
         ]
 
 
+#: A value with one element (a whole reduction of the lanes, a counter):
+#: the same for every lane, held once.
+WHOLE = "whole"
+#: A value of the lanes' shape computed at each lane from the lane's own
+#: elements.
+LANEWISE = _LANEWISE
+
+
 def device_while(
-    op: g.WhileOp, max_lanes: int = DEVICE_WHILE_LANES
+    op: g.WhileOp, facts: Facts | None = None, max_lanes: int = DEVICE_WHILE_LANES
 ) -> DeviceWhile | None:
     """``op`` as a device while loop if it runs inside one program (see the
-    module docstring), else None."""
-    condition = _only_kernel(op.cond_region.block)
-    body = _only_kernel(op.body_region.block)
-    if condition is None or body is None or body.kernel_kind is not POINTWISE:
-        return None
-    tested = op.cond_region.block.last_op
-    assert tested is not None
-    if list(tested.operands) != list(condition.outputs):
-        return None  # the test must be the condition kernel's one result
-    block = op.body_region.block
-    terminator = block.last_op
+    module docstring), else None; ``facts``: those in scope of ``op``
+    unless given (for a copy outside the function)."""
+    body = op.body_region.block
+    terminator = body.last_op
     assert terminator is not None
     carries = len(op.inputs)
     unchanged = frozenset(
-        k for k in range(carries) if terminator.operands[k] is block.args[k]
+        k for k in range(carries) if terminator.operands[k] is body.args[k]
     )
-    computed = [v for k, v in enumerate(terminator.operands) if k not in unchanged]
-    if not computed or set(computed) != set(body.outputs):
-        return None
-    shape = tuple(g.tensor_type(body.outputs[0]).dims)
-    numel = product(shape).constant
-    if numel is None or numel > max_lanes:
-        return None
     changed = [k for k in range(carries) if k not in unchanged]
-    if any(g.tensor_type(op.inputs[k]).dims != shape for k in changed):
+    shapes = {tuple(g.tensor_type(op.inputs[k]).dims) for k in changed}
+    lanewise = {shape for shape in shapes if not _single(shape)}
+    if not changed or len(lanewise) > 1:
         return None
-    if any(g.tensor_type(v).dims != shape for v in body.outputs):
+    shape = lanewise.pop() if lanewise else ()
+    lanes = _lanes(facts or facts_in_scope(op), shape, max_lanes)
+    if lanes is None:
         return None
-    rows = _elementwise_in(_reading(body, block, changed), body.body.block.ops, shape)
-    if rows is None or rows:  # a row update needs a loop index, which a while has not
+    kinds: dict[SSAValue, str] = {}
+    for region in (op.cond_region.block, body):
+        for k in changed:
+            single = _single(g.tensor_type(region.args[k]).dims)
+            kinds[region.args[k]] = WHOLE if single else LANEWISE
+        if not _region_runs_in_lanes(region, kinds, shape):
+            return None
+    (test,) = op.cond_region.block.last_op.operands
+    if kinds.get(test) is not WHOLE:
         return None
-    reading = _reading(condition, op.cond_region.block, changed)
-    if not _reduces_whole(reading, condition.body.block.ops, shape):
+    if any(kinds.get(terminator.operands[k]) is None for k in changed):
         return None
-    return DeviceWhile(op, condition, body, unchanged, shape)
+    return DeviceWhile(op, unchanged, shape, lanes, kinds)
 
 
-def _only_kernel(block: Block) -> fusion.KernelOp | None:
-    """The one kernel of a region's ``block`` that reads only the region's
-    arguments and gives what the region yields, if it is so."""
-    ops = list(block.ops)
-    if len(ops) != 2 or not isinstance(ops[0], fusion.KernelOp):
+def _single(dims: Sequence[SymExpr]) -> bool:
+    return product(dims).constant == 1
+
+
+def _lanes(facts: Facts, shape: Sequence[SymExpr], max_lanes: int) -> int | None:
+    """The power of two of lanes a program needs for ``shape``: its count,
+    or the ``facts``' bound on it, if at most ``max_lanes``; else None."""
+    count = product(shape)
+    bound = count.constant
+    if bound is None:
+        bound = facts.bounds(count)[1]
+    if bound is None or bound > max_lanes:
         return None
-    kernel, terminator = ops
-    if any(not isinstance(v, BlockArgument) for v in kernel.inputs):
-        return None
-    if not set(terminator.operands) <= {*kernel.outputs, *block.args}:
-        return None
-    return kernel
+    return 1 << (bound - 1).bit_length()
 
 
-def _reading(
-    kernel: fusion.KernelOp, region: Block, changed: Sequence[int]
-) -> set[SSAValue]:
-    """The block arguments of ``kernel`` that are the changed carries of the
-    region whose block is ``region``."""
-    carries = {region.args[k] for k in changed}
-    return {
-        kernel.body.block.args[n]
-        for n, value in enumerate(kernel.inputs)
-        if value in carries
-    }
-
-
-#: A value computed from a whole reduction of the carries: one element, the
-#: same for every lane.
-_WHOLE = "whole"
-
-
-def _reduces_whole(
-    carries: set[SSAValue], ops: Iterable[Operation], shape: Sequence[SymExpr]
+def _region_runs_in_lanes(
+    region: Block, kinds: dict[SSAValue, str], shape: Sequence[SymExpr]
 ) -> bool:
-    """Whether a condition kernel computes from the changed ``carries``
-    (its block arguments) only lanewise values of ``shape``, reductions of
-    such values over every axis, and values of one element computed from
-    those, which it may broadcast back to the lanes."""
-    kinds: dict[SSAValue, str] = dict.fromkeys(carries, _LANEWISE)
-    for op in ops:
-        read = {kinds[v] for v in op.operands if v in kinds}
-        if not read:
-            continue
-        if isinstance(op, fusion.YieldOp):
-            return read == {_WHOLE}
-        kind = _whole_dependence(op, read, shape)
-        if kind is None:
+    """Whether every op of ``region`` but its terminator is a pointwise or
+    row kernel that computes, from the changed carries, only lanewise and
+    whole values (``_kind_in_lanes``), each of its results one of those;
+    records their kinds in ``kinds``. The unchanged carries are free: read
+    at any index."""
+    for op in region.ops:
+        if op is region.last_op:
+            return True
+        if not isinstance(op, fusion.KernelOp):
             return False
-        kinds[op.results[0]] = kind
+        if op.kernel_kind.name not in ("pointwise", "reduction"):
+            return False
+        inner = dict(zip(op.body.block.args, op.inputs, strict=True))
+        values = {a: kinds[v] for a, v in inner.items() if v in kinds}
+        for inner_op in op.body.block.ops:
+            read = {values[v] for v in inner_op.operands if v in values}
+            if isinstance(inner_op, fusion.YieldOp):
+                break
+            if not read:
+                if isinstance(inner_op, _NOT_AT_AN_INDEX):
+                    return False  # a free reduction: not a value at the lanes
+                continue
+            kind = _kind_in_lanes(inner_op, read, shape)
+            if kind is None:
+                return False
+            values[inner_op.results[0]] = kind
+        assert isinstance(inner_op, fusion.YieldOp)
+        for result, yielded in zip(op.outputs, inner_op.operands, strict=True):
+            kind = values.get(yielded) or _free_kind(yielded, shape)
+            if kind is None:
+                return False
+            kinds[result] = kind
     return True
 
 
-def _whole_dependence(
+#: The ops a program computes over a whole axis, not at an index.
+_NOT_AT_AN_INDEX = (g.ReduceOp, g.ArgMaxOp, g.ScanOp, g.MatmulOp, g.ScatterAddOp)
+
+
+def _free_kind(value: SSAValue, shape: Sequence[SymExpr]) -> str | None:
+    """The kind of a kernel result computed without the changed carries:
+    by its shape, which must be the lanes' or one element."""
+    dims = g.tensor_type(value).dims
+    if _single(dims):
+        return WHOLE
+    return LANEWISE if tuple(dims) == tuple(shape) else None
+
+
+def _kind_in_lanes(
     op: Operation, read: set[str], shape: Sequence[SymExpr]
 ) -> str | None:
-    """What ``op`` computes, from operands of the ``read`` kinds, for
-    ``_reduces_whole``; None if it is neither lanewise nor whole."""
-    result = g.tensor_type(op.results[0]).dims
-    single = product(result).constant == 1
+    """What ``op`` computes from operands of the ``read`` kinds: lanewise
+    (an elementwise op on values of the lanes' shape, a whole value
+    broadcast to it), whole (a reduction of a lanewise value over every
+    axis, an elementwise op, reshape or broadcast of whole values to one
+    element), or None (anything else reads a lane's neighbours)."""
+    result = tuple(g.tensor_type(op.results[0]).dims)
+    single = _single(result)
     if isinstance(op, g.ReduceOp):
-        source = g.tensor_type(op.operands[0]).dims
+        source = tuple(g.tensor_type(op.operands[0]).dims)
         whole = sorted(op.axis_list) == list(range(len(source)))
-        return _WHOLE if read == {_LANEWISE} and whole and single else None
+        lanes = read == {LANEWISE} and source == tuple(shape)
+        return WHOLE if lanes and whole and single else None
     if isinstance(op, fusion.ELEMENTWISE_OPS):
-        if read == {_LANEWISE} and tuple(result) == tuple(shape):
-            return _LANEWISE
-        return _WHOLE if read == {_WHOLE} and single else None
-    if isinstance(op, g.BroadcastOp | g.ReshapeOp) and read == {_WHOLE}:
+        if read == {LANEWISE} and result == tuple(shape):
+            return LANEWISE
+        return WHOLE if read == {WHOLE} and single else None
+    if isinstance(op, g.BroadcastOp | g.ReshapeOp) and read == {WHOLE}:
         if single:
-            return _WHOLE
-        return _LANEWISE if tuple(result) == tuple(shape) else None
+            return WHOLE
+        return LANEWISE if result == tuple(shape) else None
     return None

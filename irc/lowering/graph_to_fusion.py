@@ -63,7 +63,7 @@ from irc.dialects.kernel_kind import (
     KernelKind,
     KindTable,
 )
-from irc.dialects.sym import GuardOp, shape_text
+from irc.dialects.sym import GuardOp, facts_in_scope, shape_text
 from irc.lowering.device_control_flow import device_while
 from irc.lowering.scatter_add import decompose_scatter_adds
 from irc.lowering.score_walks import WalkPlan, plan_score_walks
@@ -1383,7 +1383,7 @@ def _runs_on_device(loop: WhileOp) -> bool:
     trial = loop.clone()
     for region in trial.regions:
         fuse_nested(region.block)
-    found = device_while(trial) is not None
+    found = device_while(trial, facts_in_scope(loop)) is not None
     trial.erase()
     return found
 

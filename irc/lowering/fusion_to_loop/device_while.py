@@ -1,17 +1,17 @@
 """Device while loops: a ``graph.while`` that fits one program runs inside it.
 
 Which loops fit is ``irc.lowering.device_control_flow.device_while``'s
-question (docs/lowering.md, "Control flow"): a condition of one kernel, a
-body of one ``pointwise`` kernel elementwise in the carries it changes, and
-changed carries of at most ``DEVICE_WHILE_LANES`` elements. The loop
-becomes one ``loop.kernel`` of one program whose lanes cover the carries:
-it reads them once, runs an ``scf.while`` with them in registers
-(``iter_args``) whose test evaluates the condition kernel at the lanes (a
-reduction over every axis is a ``tile.reduce`` of the lanes, masked ones
-holding its identity) and whose body evaluates the body kernel, and writes
-the last carries once. The predicate never leaves the device: no host
-decision, one launch per call. The carries the body yields unchanged are
-read in place, at any index.
+question (docs/lowering.md, "Control flow"): regions of pointwise and row
+kernels that compute lanewise and whole values of the changed carries, over
+at most ``DEVICE_WHILE_LANES`` lanes. The loop becomes one ``loop.kernel``
+of one program whose lanes cover the carries: it reads them once, runs an
+``scf.while`` with them in registers (``iter_args``; a lanewise carry is a
+tile of the lanes, a whole one a scalar) whose test evaluates the
+condition's kernels at the lanes, in order, and whose body evaluates the
+body's (a reduction over every axis is a ``tile.reduce`` of the lanes,
+masked ones holding its identity), and writes the last carries once. The
+predicate never leaves the device: no host decision, one launch per call.
+The carries the body yields unchanged are read in place, at any index.
 """
 
 from __future__ import annotations
@@ -19,23 +19,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from xdsl.dialects.builtin import i64
-from xdsl.ir import Block, BlockArgument, Region, SSAValue
+from xdsl.dialects.builtin import DictionaryAttr, i64
+from xdsl.ir import Attribute, Block, BlockArgument, Region, SSAValue
 
 from irc.dialects import fusion, loop, sym, tile
 from irc.dialects import graph as g
-from irc.dialects.kernel_kind import POINTWISE
+from irc.dialects.kernel_kind import LAUNCH_TILES_ATTRIBUTE, POINTWISE
+from irc.dialects.sym import SymExprAttr
 from irc.errors import IrcError
-from irc.lowering.device_control_flow import DeviceWhile
+from irc.lowering.device_control_flow import LANEWISE, DeviceWhile
 from irc.lowering.fusion_to_loop.builder import (
     LoopBuilder,
+    constant_int,
     indices_fit,
-    next_power_of_two,
 )
 from irc.lowering.fusion_to_loop.index_maps import Index, tensor_type
 from irc.lowering.fusion_to_loop.reduction import identity_of
 from irc.lowering.fusion_to_loop.tiler import KernelTiler
 from irc.shapes import SymExpr
+from irc.source_locations import source_location
 
 if TYPE_CHECKING:
     from irc.lowering.fusion_to_loop import TilePass
@@ -46,26 +48,33 @@ class DeviceWhileTiler(KernelTiler):
     the loop inside."""
 
     def __init__(self, device_while: DeviceWhile, options: TilePass):
-        super().__init__(device_while.body, options)
+        kernels = [
+            *_kernels(device_while.op.cond_region),
+            *_kernels(device_while.op.body_region),
+        ]
+        super().__init__(kernels[0], options)
+        self.kernels = kernels
         self.device_while = device_while
         self.loop = device_while.op
-        if not self._condition_fits_i32():
+        if not all(self._fits_i32_in(kernel) for kernel in kernels):
             self.index_type = i64
         self.body = Block(arg_types=[v.type for v in self.loop.inputs])
         self.b = LoopBuilder(self.body, self.index_type)
-        #: What each block argument of the two kernels is in the region
-        #: being built: a carry in registers, or the loop kernel's input
-        #: to read (an unchanged carry).
+        #: What each block argument of a region's kernels is while that
+        #: region is built: a value in registers (a changed carry, an
+        #: earlier kernel's result), or the loop kernel's input to read (an
+        #: unchanged carry).
         self.bound: dict[SSAValue, SSAValue] = {}
         # An unchanged carry read at an index of the kernel body is read
         # once, before the loop: no iteration writes it.
         self.hoist_invariant_reads = True
+        self.launch_attributes: dict[str, Attribute] = {}
 
     def tile(self) -> loop.KernelOp:
         grid = self.iterate()
         self.b.finish()
         outputs = [tensor_type(self.loop.outputs[k]) for k in self.device_while.changed]
-        return loop.KernelOp(
+        kernel = loop.KernelOp(
             self.kernel.kernel_name,
             POINTWISE.name,
             list(self.loop.inputs),
@@ -74,33 +83,49 @@ class DeviceWhileTiler(KernelTiler):
             self.b.tiles,
             self.b.symbols,
             Region(self.body),
-            f"{self.kernel.reason_text}; {'; '.join(self.notes)}",
+            "; ".join([self._origin(), *self.notes]),
         )
+        kernel.attributes |= self.launch_attributes
+        return kernel
+
+    def _origin(self) -> str:
+        """What the kernel is made of: the loop's kernels, by name."""
+        names = ", ".join(k.kernel_name for k in self.kernels)
+        where = source_location(self.loop, short=True)
+        return f"graph.while{f' at {where}' if where else ''} of kernels {names}"
 
     def iterate(self) -> list[SymExpr]:
-        b, shape = self.b, self.device_while.shape
+        b, found = self.b, self.device_while
+        shape, lanes = found.shape, found.lanes
         numel = sym.product(shape)
-        block = next_power_of_two(max(numel.constant or 1, 1))
-        lanes = b.range("BLOCK", block)
-        self.mask = b.in_bounds(lanes, numel, block)
-        coords = tuple(b.delinearize(lanes, shape))
-        self.coords = coords
-        inits = [
-            b.create(loop.ReadOp(self.body.args[k], list(coords), self.mask))
-            for k in self.device_while.changed
-        ]
+        self.coords: Index = ()
+        if shape:
+            if numel.constant is None:
+                # The facts bound the count: the launch takes the next power
+                # of two of it, at most ``lanes``.
+                self.launch_attributes[LAUNCH_TILES_ATTRIBUTE] = DictionaryAttr(
+                    {"BLOCK": SymExprAttr(numel)}
+                )
+            self.lanes = b.range("BLOCK", lanes)
+            self.mask = b.in_bounds(self.lanes, numel, lanes)
+            self.coords = tuple(b.delinearize(self.lanes, shape))
+        inits = [self._read_carry(k) for k in found.changed]
         finals = b.while_loop(
             inits,
             lambda carried: self._scoped(self._test, carried),
             lambda carried: self._scoped(self._step, carried),
         )
-        for number, value in enumerate(finals):
-            self.write(value, number, coords, self.mask)
-        unchanged = len(self.device_while.unchanged)
+        for number, (k, value) in enumerate(zip(found.changed, finals, strict=True)):
+            index = self._index_of(self.loop.body_region.block.args[k])
+            self.write(
+                value, number, index, self.mask if index == self.coords else None
+            )
+        unchanged = len(found.unchanged)
         self.notes.append(
             "device loop: the whole graph.while runs in this kernel, one program "
-            f"over {sym.shape_text(shape)} in a block of {block}, the carries in "
-            "registers, its predicate never read back"
+            f"over {sym.shape_text(shape)} in a block of {lanes}"
+            + (" (chosen at launch)" if self.launch_attributes else "")
+            + ", the carries in registers, its predicate never read back"
             + (
                 f"; {unchanged} unchanged carr{'y' if unchanged == 1 else 'ies'} "
                 "read in place"
@@ -109,6 +134,19 @@ class DeviceWhileTiler(KernelTiler):
             )
         )
         return [SymExpr.const(1)]
+
+    def _read_carry(self, k: int) -> SSAValue:
+        """Changed carry ``k``'s initial value, at the lanes or whole."""
+        index = self._index_of(self.loop.body_region.block.args[k])
+        mask = self.mask if index == self.coords else None
+        return self.b.create(loop.ReadOp(self.body.args[k], list(index), mask))
+
+    def _index_of(self, value: SSAValue) -> Index:
+        """Where a region value is held: the lanes for a lanewise one, index
+        0 along each dim for a whole one."""
+        if self.device_while.kinds.get(value) is LANEWISE:
+            return self.coords
+        return self._zeros(value)
 
     def _scoped(
         self, build: Callable[[list[SSAValue]], object], carried: list[SSAValue]
@@ -123,81 +161,91 @@ class DeviceWhileTiler(KernelTiler):
             self.mask = saved_mask
             self.scopes.pop()
 
-    def _bind(
-        self, kernel: fusion.KernelOp, region: Block, carried: list[SSAValue]
-    ) -> None:
-        """Bind ``kernel``'s block arguments (the region's arguments it
-        reads) to the carries in registers or the inputs to read."""
-        registers = dict(zip(self.device_while.changed, carried, strict=True))
-        for argument, value in zip(kernel.body.block.args, kernel.inputs, strict=True):
-            assert isinstance(value, BlockArgument) and value.block is region
-            k = value.index
-            self.bound[argument] = registers.get(k, self.body.args[k])
+    def _run_region(self, region: Region, carried: list[SSAValue]) -> list[SSAValue]:
+        """The region's kernels at the lanes, in order, on the changed
+        carries in registers: the values its terminator yields."""
+        block = region.block
+        held: dict[SSAValue, SSAValue] = {
+            block.args[k]: value
+            for k, value in zip(self.device_while.changed, carried, strict=True)
+        }
+        for kernel in _kernels(region):
+            for argument, value in zip(
+                kernel.body.block.args, kernel.inputs, strict=True
+            ):
+                if value in held:
+                    self.bound[argument] = held[value]
+                else:
+                    assert isinstance(value, BlockArgument) and value.block is block
+                    self.bound[argument] = self.body.args[value.index]
+            yielded = kernel.body.block.last_op
+            assert yielded is not None
+            for result, value in zip(kernel.outputs, yielded.operands, strict=True):
+                held[result] = self.value_at(value, self._index_of(result))
+        terminator = block.last_op
+        assert terminator is not None
+        return [held.get(v, v) for v in terminator.operands]
 
     def _test(self, carried: list[SSAValue]) -> SSAValue:
-        """The condition kernel at the lanes: its whole reductions first, in
-        order, then the predicate it yields."""
-        condition = self.device_while.condition
-        self._bind(condition, self.loop.cond_region.block, carried)
-        for op in condition.body.block.ops:
-            if isinstance(op, g.ReduceOp):
-                self._reduce_lanes(op)
-        (predicate,) = condition.body.block.last_op.operands
-        return self.value_at(predicate, self._index_of(predicate))
+        """The condition region at the lanes: its predicate."""
+        (predicate,) = self._run_region(self.loop.cond_region, carried)
+        return predicate
 
-    def _reduce_lanes(self, reduction: g.ReduceOp) -> None:
-        """A reduction over every axis: ``tile.reduce`` of its operand at the
-        lanes, masked lanes holding its identity."""
-        value = reduction.results[0]
-        index = self._index_of(value)
-        self.anchors[value] = (index, None)
+    def _step(self, carried: list[SSAValue]) -> list[SSAValue]:
+        """The body region at the lanes: the next changed carries."""
+        yielded = self._run_region(self.loop.body_region, carried)
+        return [yielded[k] for k in self.device_while.changed]
+
+    def _compute(self, value: SSAValue, index: Index) -> SSAValue:
+        if isinstance(value.owner, g.ReduceOp):
+            return self._reduce_lanes(value.owner, index)
+        if not isinstance(value, BlockArgument) or value not in self.bound:
+            return super()._compute(value, index)
+        bound = self.bound[value]
+        if isinstance(bound, BlockArgument) and bound.block is self.body:
+            # Read as the loop kernel's own argument: every kernel of the
+            # loop shares the read.
+            return self.value_at(bound, index)
+        if index != self._index_of_kind(value):
+            raise IrcError(
+                f"tile: device while {self.kernel.kernel_name} reads a value held "
+                "in registers away from where it is held; device_while should have "
+                "refused it"
+            )
+        return bound
+
+    def _index_of_kind(self, argument: BlockArgument) -> Index:
+        """Where the value a kernel's block argument stands for is held."""
+        return (
+            self.coords
+            if _lanewise(argument, self.device_while)
+            else self._zeros(argument)
+        )
+
+    def _zeros(self, value: SSAValue) -> Index:
+        return tuple(self.b.index(0) for _ in tensor_type(value).dims)
+
+    def _reduce_lanes(self, reduction: g.ReduceOp, index: Index) -> SSAValue:
+        """A reduction over every axis of a lanewise value: ``tile.reduce``
+        of it at the lanes, masked lanes holding its identity; held whole."""
+        if any(constant_int(i) != 0 for i in index):
+            raise IrcError(
+                f"tile: device while {self.kernel.kernel_name} reads a whole "
+                "reduction away from index 0"
+            )
         values = self.value_at(reduction.operands[0], self.coords)
         element = loop.element_of(values.type)
         kind = reduction.kind.data.value
         if self.mask is not None:
             identity = self.b.const(identity_of(kind, element), element)
             values = self.b.select(self.mask, values, identity)
-        result = self.b.create(tile.ReduceOp(kind, values, 0))
-        self.anchors[value] = (index, result)
+        return self.b.create(tile.ReduceOp(kind, values, 0))
 
-    def _index_of(self, value: SSAValue) -> Index:
-        """The index of a value of one element (dims all 1)."""
-        return tuple(self.b.index(0) for _ in tensor_type(value).dims)
-
-    def _step(self, carried: list[SSAValue]) -> list[SSAValue]:
-        """The body kernel at the lanes: the next changed carries."""
-        body = self.device_while.body
-        self._bind(body, self.loop.body_region.block, carried)
-        terminator = self.loop.body_region.block.last_op
-        assert terminator is not None
-        yielded = list(body.body.block.last_op.operands)
-        outputs = list(body.outputs)
-        return [
-            self.value_at(yielded[outputs.index(terminator.operands[k])], self.coords)
-            for k in self.device_while.changed
-        ]
-
-    def _compute(self, value: SSAValue, index: Index) -> SSAValue:
-        if not isinstance(value, BlockArgument) or value not in self.bound:
-            return super()._compute(value, index)
-        bound = self.bound[value]
-        if not (isinstance(bound, BlockArgument) and bound.block is self.body):
-            if index != self.coords:
-                raise IrcError(
-                    f"tile: device while {self.kernel.kernel_name} reads a carry "
-                    "away from its lanes; device_while should have refused it"
-                )
-            return bound  # a carry in registers
-        # Read as the loop kernel's own argument: the condition and the
-        # body share the read.
-        return self.value_at(bound, index)
-
-    def _condition_fits_i32(self) -> bool:
-        """Whether every extent the condition kernel touches fits in i32
-        too (it may read a large unchanged carry)."""
-        condition = self.device_while.condition
-        values = [*condition.inputs, *condition.outputs]
-        for op in condition.body.walk():
+    def _fits_i32_in(self, kernel: fusion.KernelOp) -> bool:
+        """Whether every extent ``kernel`` touches fits in i32 (one of the
+        loop's kernels may read a large unchanged carry)."""
+        values = [*kernel.inputs, *kernel.outputs]
+        for op in kernel.body.walk():
             values.extend(op.results)
         return indices_fit(
             self.facts,
@@ -207,3 +255,14 @@ class DeviceWhileTiler(KernelTiler):
                 if isinstance(v.type, g.TensorType)
             ),
         )
+
+
+def _kernels(region: Region) -> list[fusion.KernelOp]:
+    return [op for op in region.block.ops if isinstance(op, fusion.KernelOp)]
+
+
+def _lanewise(argument: BlockArgument, found: DeviceWhile) -> bool:
+    """Whether a kernel's block argument stands for a lanewise value."""
+    kernel = argument.block.parent_op()
+    assert isinstance(kernel, fusion.KernelOp)
+    return found.kinds.get(kernel.inputs[argument.index]) is LANEWISE

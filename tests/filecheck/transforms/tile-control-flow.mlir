@@ -122,7 +122,7 @@ func.func @previous_row_update(%buf: !graph.tensor<[N, D], f32>) -> !graph.tenso
 
 // CHECK-LABEL: func.func @device_while(
 // CHECK-NOT:     = graph.while
-// CHECK:         %r = loop.kernel @k1 pointwise (%x, %t) grid [1] tiles {BLOCK = 1024} symbols [] reason "{{.*}}device loop: the whole graph.while runs in this kernel, one program over [1000] in a block of 1024, the carries in registers, its predicate never read back; 1 unchanged carry read in place"
+// CHECK:         %r = loop.kernel @k0 pointwise (%x, %t) grid [1] tiles {BLOCK = 1024} symbols [] reason "graph.while of kernels k0, k1; device loop: the whole graph.while runs in this kernel, one program over [1000] in a block of 1024, the carries in registers, its predicate never read back; 1 unchanged carry read in place"
 // CHECK:           %[[INIT:.*]] = loop.read %0[%[[LANES:.*]]] mask %[[MASK:.*]] :
 // CHECK:           %[[TARGET:.*]] = loop.read %1[%[[LANES]]] mask %[[MASK]] :
 // CHECK:           %[[LAST:.*]] = scf.while (%[[C:.*]] = %[[INIT]]) : (!loop.tile<[1024], f32>) -> !loop.tile<[1024], f32> {
@@ -185,4 +185,43 @@ func.func @host_while(%x: !graph.tensor<[N], f32>) -> !graph.tensor<[N], f32> {
     graph.yield %n : !graph.tensor<[N], f32>
   }
   func.return %r : !graph.tensor<[N], f32>
+}
+
+// -----
+
+// Over N <= 4096 lanes (a guard's fact), with a counter: the counter is a
+// whole carry (a scalar in registers) beside the lanewise one, and the
+// launch chooses the program's block (the next power of two of N, at most
+// 4096).
+
+// CHECK-LABEL: func.func @bounded_while(
+// CHECK:         %r, %r_1 = loop.kernel @k1 pointwise (%x, %{{.*}}) grid [1] tiles {BLOCK = 4096} symbols [N] reason "graph.while of kernels k1, k2, k3; device loop: the whole graph.while runs in this kernel, one program over [N] in a block of 4096 (chosen at launch), the carries in registers, its predicate never read back" attributes {launch_tiles = {BLOCK = #sym.expr<N>}}
+// CHECK:           %[[X:.*]] = loop.read %0[%{{.*}}] mask %{{.*}} : !graph.tensor<[N], f32>
+// CHECK:           %[[I:.*]] = loop.read %1[] : !graph.tensor<[], i64>[] -> i64
+// CHECK:           %{{.*}}, %{{.*}} = scf.while (%{{.*}} = %[[X]], %{{.*}} = %[[I]]) : (!loop.tile<[4096], f32>, i64) -> (!loop.tile<[4096], f32>, i64) {
+// CHECK:             tile.reduce max
+// CHECK:             tile.cmp lt
+// CHECK:             tile.binary and
+// CHECK:             scf.condition
+func.func @bounded_while(%x: !graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>, !graph.tensor<[], i64>) {
+  sym.guard N <= 4096
+  %zero = graph.constant 0 -> !graph.tensor<[], i64>
+  %r:2 = graph.while (%x, %zero) : (!graph.tensor<[N], f32>, !graph.tensor<[], i64>) cond {
+  ^bb0(%c: !graph.tensor<[N], f32>, %i: !graph.tensor<[], i64>):
+    %m = graph.reduce max %c [0] : !graph.tensor<[N], f32> -> !graph.tensor<[], f32>
+    %one = graph.constant 1.0 : f32 -> !graph.tensor<[], f32>
+    %big = graph.cmp gt, %m, %one : !graph.tensor<[], f32>
+    %cap = graph.constant 100 -> !graph.tensor<[], i64>
+    %more = graph.cmp lt, %i, %cap : !graph.tensor<[], i64>
+    %p = graph.and %big, %more : !graph.tensor<[], i1>
+    graph.yield %p : !graph.tensor<[], i1>
+  } body {
+  ^bb0(%c: !graph.tensor<[N], f32>, %i: !graph.tensor<[], i64>):
+    %h = graph.constant 0.5 : f32 -> !graph.tensor<[N], f32>
+    %n = graph.mul %c, %h : !graph.tensor<[N], f32>
+    %o = graph.constant 1 -> !graph.tensor<[], i64>
+    %j = graph.add %i, %o : !graph.tensor<[], i64>
+    graph.yield %n, %j : !graph.tensor<[N], f32>, !graph.tensor<[], i64>
+  }
+  func.return %r#0, %r#1 : !graph.tensor<[N], f32>, !graph.tensor<[], i64>
 }
