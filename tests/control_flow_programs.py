@@ -268,6 +268,33 @@ def _halve_inputs(rng: np.random.Generator, size: int) -> tuple[Any, ...]:
     return ((2.0**size / 16) * rng.standard_normal(256).astype(np.float32),)
 
 
+# ----- halve or shift by the sign of the sum (a device cond) ------------------
+
+
+def halve_or_shift(x: Any, y: Any) -> Any:
+    """A cond whose branches are pointwise: one kernel reads the predicate
+    and computes the taken branch (no host decision)."""
+    return irc.cond(
+        x.sum() > 0,
+        lambda v, w: (v * 0.5, w),
+        lambda v, w: (v + 1.0, w * v),
+        x,
+        y,
+    )
+
+
+def halve_or_shift_reference(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:
+    if x.sum() > 0:
+        return x * np.float32(0.5), y
+    return x + np.float32(1.0), y * x
+
+
+def _halve_or_shift_inputs(rng: np.random.Generator, size: int) -> tuple[Any, ...]:
+    sign = 1.0 if size % 2 else -1.0
+    x = sign * np.abs(rng.standard_normal(size)).astype(np.float32)
+    return x, rng.standard_normal(size).astype(np.float32)
+
+
 PROGRAMS: dict[str, ControlFlowProgram] = {
     "decay_or_grow": ControlFlowProgram(
         decay_or_grow,
@@ -292,6 +319,13 @@ PROGRAMS: dict[str, ControlFlowProgram] = {
         _newton_inputs,
         sizes=(1, 3, 128, 129),
         facts=("N <= 4096",),
+    ),
+    "halve_or_shift": ControlFlowProgram(
+        halve_or_shift,
+        halve_or_shift_reference,
+        lambda: (irc.TensorSpec(("N",), F32), irc.TensorSpec(("N",), F32)),
+        _halve_or_shift_inputs,
+        sizes=(1, 2, 1500),
     ),
     "greedy_decode": ControlFlowProgram(
         greedy_decode,

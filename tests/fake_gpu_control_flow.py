@@ -10,7 +10,8 @@ ping-pong buffers). Its row update is a device loop: one launch of one
 kernel whose ``for`` over the rows Triton compiles, and so are the halving
 of a vector until its norm is below 1 and Newton's square root over at most
 4096 elements (a ``while`` inside one program, which decides on the
-device). The fake driver records
+device); a cond of pointwise branches is one kernel that reads the
+predicate another kernel wrote. The fake driver records
 the launches instead of running them, so the results hold no values, but
 their shapes and dtypes are the launcher's. No program has a
 data-dependent decision: a decision would read a predicate no kernel ran to
@@ -40,7 +41,13 @@ LENGTHS = (1, 4)
 
 
 #: The programs run on the launch path.
-NAMES = ("rnn", "row_update", "halve_to_unit_norm", "newton_sqrt_bounded")
+NAMES = (
+    "rnn",
+    "row_update",
+    "halve_to_unit_norm",
+    "newton_sqrt_bounded",
+    "halve_or_shift",
+)
 
 
 def launch(name: str, gpu: FakeCudaDriver) -> dict[str, Any]:

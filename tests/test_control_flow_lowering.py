@@ -25,7 +25,9 @@ import pytest
 import torch
 from control_flow_programs import (
     PROGRAMS,
+    _halve_or_shift_inputs,
     _newton_inputs,
+    halve_or_shift_reference,
     newton_sqrt_reference,
     rnn_inputs,
     rnn_loss,
@@ -128,13 +130,17 @@ def test_classic_loop_decides_on_the_host_and_allocates_carries_once(
     lines = _launcher(compiled["decay_or_grow"])
     start, body = _loop_lines(lines, "while True:")
     before = lines[:start]
-    # Each decision is a host `if` on one device->host read, and says so.
+    # The loop's decision is one device->host read, and says so; the cond's
+    # is its kernel's (a device cond: it reads the predicate itself).
     reads = [line for line in body if ".item()" in line]
-    assert len(reads) == 2  # the loop's predicate, then the cond's
+    assert len(reads) == 1
     comments = [line for line in body if "# decision on the host" in line]
-    assert len(comments) == 2
+    assert len(comments) == 1
     assert "device->host read per iteration" in lines[start - 1]
-    assert any(re.match(r"\s+if v_decision\w*:$", line) for line in body)
+    assert not any(re.match(r"\s+if v_decision\w*:$", line) for line in body)
+    assert "device cond: each program reads the predicate" in (
+        compiled["decay_or_grow"].ir("loop")
+    )
     # Every buffer exists before the loop; the loop allocates nothing.
     assert not [line for line in body if "_irc_allocate" in line or "_irc_view" in line]
     carries = [line for line in before if "'carry" in line and "_irc_allocate" in line]
@@ -427,6 +433,106 @@ def test_a_device_while_loop_body_may_reduce_its_carries_whole() -> None:
     while expected.max() > 1.0:
         expected = expected / np.sqrt((expected * expected).sum()) * np.float32(1.5)
     np.testing.assert_allclose(compiled(x, backend="interpret"), expected, rtol=1e-6)
+
+
+def _constant_next(x: Any, n: Any) -> Any:
+    return irc.while_loop(
+        lambda s: s[1] < 3, lambda s: (np.ones(16, np.float32) * 2.0, s[1] + 1), (x, n)
+    )
+
+
+def _spread_sum_next(x: Any, n: Any) -> Any:
+    return irc.while_loop(
+        lambda s: s[1] < 3,
+        lambda s: (np.broadcast_to(s[0].sum() * np.float32(0.5), s[0].shape), s[1] + 1),
+        (x, n),
+    )
+
+
+def _sum_of_spread_counter(x: Any, n: Any) -> Any:
+    return irc.while_loop(
+        lambda s: np.broadcast_to(s[1].astype(np.float32), s[0].shape).sum() < 100.0,
+        lambda s: (s[0] + np.float32(1), s[1] + 1),
+        (x, n),
+    )
+
+
+def _numpy_spread_sum(x: np.ndarray) -> tuple[np.ndarray, np.int64]:
+    for _ in range(3):
+        x = np.full_like(x, x.sum() * np.float32(0.5))
+    return x, np.int64(3)
+
+
+#: What NumPy's loops give on ``arange(16)`` and a counter from 0.
+_NUMPY_LOOPS: dict[str, Callable[[np.ndarray], tuple[np.ndarray, np.int64]]] = {
+    "_constant_next": lambda x: (np.full_like(x, 2.0), np.int64(3)),
+    "_spread_sum_next": _numpy_spread_sum,
+    # 16 * count < 100 holds up to count 6: 7 iterations.
+    "_sum_of_spread_counter": lambda x: (x + np.float32(7), np.int64(7)),
+}
+
+
+@pytest.mark.parametrize(
+    "function", [_constant_next, _spread_sum_next, _sum_of_spread_counter]
+)
+def test_a_device_while_loop_holds_a_lanewise_carry_as_a_tile(
+    function: Callable[..., Any],
+) -> None:
+    """A lanewise carry whose next value is computed from whole values or
+    constants alone, and a whole reduction of such a value over 16 lanes
+    (no mask), are tiles of the lanes: the loop carries one type (the
+    verifier checks it; Triton compiles no other loop), and the result is
+    NumPy's loop's. (Review of the device while loops: a scalar yielded for
+    a tile, and a reduction of a scalar.)"""
+    compiled = irc.compile(
+        function, irc.TensorSpec((16,), "float32"), irc.TensorSpec((), "int64")
+    )
+    assert "device loop: the whole graph.while" in compiled.ir("loop")
+    x, n = np.arange(16, dtype=np.float32), np.int64(0)
+    expected = _NUMPY_LOOPS[function.__name__](x)
+    for backend in ("reference", "interpret"):
+        got = compiled(x, n, backend=backend)
+        for array, want in zip(got, expected, strict=True):
+            np.testing.assert_array_equal(array, want)
+
+
+def test_a_while_loop_that_only_moves_its_carries_is_lowered() -> None:
+    """A loop whose regions hold no kernel (it swaps two carries) is no
+    device while loop as it is (the tiler needs a kernel); ``fuse`` unrolls
+    it, and its unrolled form, whose selects are kernels, runs on the
+    device. (Review of the device while loops: the tiler crashed.)"""
+    spec = irc.TensorSpec((), "bool")
+    compiled = irc.compile(
+        lambda a, b: irc.while_loop(lambda s: s[0], lambda s: (s[1], s[0]), (a, b)),
+        spec,
+        spec,
+    )
+    assert "graph.and" in compiled.ir("fusion")  # unrolled
+    got = compiled(np.bool_(True), np.bool_(False), backend="interpret")
+    assert [bool(v) for v in got] == [False, True]
+
+
+@pytest.mark.parametrize("n", [1, 2, 1023, 1024, 1025])
+def test_a_cond_of_pointwise_branches_decides_on_the_device(
+    n: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cond whose branches are pointwise kernels (one of them two kernels,
+    the other passing an operand on) is one kernel: each program reads the
+    predicate the sum's kernel wrote and computes the taken branch; no
+    host decision, NumPy's values either way."""
+    compiled = PROGRAMS["halve_or_shift"].compile()
+    assert compiled.num_kernels == 2
+    assert "device cond: each program reads the predicate" in compiled.ir("loop")
+    assert "scf.if" in compiled.ir("loop")
+    reads = _counting_reads(monkeypatch)
+    for size in (n, n + 1):  # either sign of the sum
+        x, y = _halve_or_shift_inputs(np.random.default_rng(size), size)
+        expected = halve_or_shift_reference(x, y)
+        for backend in ("reference", "interpret"):
+            got = compiled(x, y, backend=backend)
+            for array, want in zip(got, expected, strict=True):
+                np.testing.assert_array_equal(array, want)
+    assert reads[0] == 0
 
 
 @pytest.mark.parametrize("shape", [("N",), (4097,)])
@@ -771,6 +877,8 @@ def test_host_and_device_loops_launch_on_the_real_path(tmp_path: Path) -> None:
     assert [len(c["launches"]) for c in report["halve_to_unit_norm"]["calls"]] == [1, 1]
     # Newton's loop too, its counter's initial 0 filled by a kernel of its own.
     assert report["newton_sqrt_bounded"]["per_call"] == "2"
+    # A device cond: the predicate's kernel and the cond's, no decision.
+    assert report["halve_or_shift"]["per_call"] == "2"
 
 
 # ----- generated programs with control flow -------------------------------------------

@@ -411,7 +411,7 @@ def test_an_unrolled_while_loop_is_reported_at_the_user_s_iteration() -> None:
             lambda s: s[1] < 45, lambda s: (s[0] * 10.0, s[1] + 1), (x, np.int32(0))
         )[0]
 
-    compiled = irc.compile(grow, irc.TensorSpec((3,), "float32"), debug_nans=True)
+    compiled = irc.compile(grow, irc.TensorSpec(("N",), "float32"), debug_nans=True)
     assert "unrolled = 8" in compiled.ir("fusion")
     with pytest.raises(irc.NonFiniteError) as caught:
         compiled(np.ones(3, np.float32), backend="interpret")

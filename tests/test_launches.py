@@ -80,6 +80,8 @@ EXPRESSIONS = {
     # (newton's counter's initial 0 is filled by a kernel of its own).
     "halve_to_unit_norm": "1",
     "newton_sqrt_bounded": "2",
+    # A device cond: the predicate's kernel, then the cond's.
+    "halve_or_shift": "2",
 }
 
 

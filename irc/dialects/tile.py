@@ -42,6 +42,7 @@ from typing import ClassVar, TypeVar, cast
 from xdsl.dialect_interfaces.constant_materialization import (
     ConstantMaterializationInterface,
 )
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
@@ -541,6 +542,36 @@ class TiledKernelOp(IRDLOperation):
                 raise VerifyException(
                     f"{op.name} {block!r} must span {tiles[block]} lanes"
                 )
+        if isinstance(op, scf.WhileOp):
+            _verify_carried_types(op)
+
+
+def _verify_carried_types(op: scf.WhileOp) -> None:
+    """An ``scf.while`` in a kernel carries each value at one type: its
+    initial value's, which both regions take, the test forwards, the body
+    yields and the loop gives (xDSL's verifier leaves this to the
+    lowering, and a tile that becomes a scalar from one iteration to the
+    next is no loop Triton compiles)."""
+    carried = [v.type for v in op.arguments]
+    test = op.before_region.block.last_op
+    body = op.after_region.block.last_op
+    seen = {
+        "the test's arguments": [a.type for a in op.before_region.block.args],
+        "the values the test forwards": [v.type for v in test.operands[1:]]
+        if test is not None
+        else carried,
+        "the body's arguments": [a.type for a in op.after_region.block.args],
+        "the values the body yields": [v.type for v in body.operands]
+        if body is not None
+        else carried,
+        "the loop's results": [r.type for r in op.results],
+    }
+    for what, types in seen.items():
+        if types != carried:
+            raise VerifyException(
+                f"scf.while carries {[str(t) for t in carried]} but {what} are "
+                f"{[str(t) for t in types]}"
+            )
 
 
 def parse_located_argument(parser: Parser) -> Parser.Argument:

@@ -259,7 +259,7 @@ def _invariants(interpreter: Interpreter) -> dict[Operation, Any]:
 
 @register_impls
 class LoopTileFunctions(InterpreterFunctions):
-    """The loop dialect's tile compute, and ``scf.for``/``scf.while``/``scf.yield``.
+    """The loop dialect's tile compute, and ``scf.if``/``for``/``while``/``yield``.
 
     Independent of how tensors are accessed and of where kernel state is
     kept: the only launch state read is the ``ProgramContext``. xDSL's own
@@ -411,6 +411,14 @@ class LoopTileFunctions(InterpreterFunctions):
                 op.body, (index_type(index), *values), "scf.for"
             )
         return values
+
+    @impl(scf.IfOp)
+    def run_if(
+        self, interpreter: Interpreter, op: scf.IfOp, args: PythonValues
+    ) -> PythonValues:
+        (decision,) = args
+        region = op.true_region if decision else op.false_region
+        return interpreter.run_ssacfg_region(region, (), "scf.if")
 
     @impl(scf.WhileOp)
     def run_while(

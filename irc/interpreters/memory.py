@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import (
     Interpreter,
@@ -309,20 +309,10 @@ def _kernel(op: memory.LaunchOp) -> memory.KernelOp:
 
 @register_impls
 class MemoryControlFlowFunctions(InterpreterFunctions):
-    """The host's ``scf.if`` over buffers and the transfers of
-    ``irc.lowering.host_control_flow``: a decision reads the predicate
-    buffer, which a kernel must have written; a copy or a row view checks
-    that the storage is live. (The loop interpreter's ``scf.for``,
-    ``scf.while`` and ``scf.yield`` run host loops too: their values may be
-    buffers.)"""
-
-    @impl(scf.IfOp)
-    def run_if(
-        self, interpreter: Interpreter, op: scf.IfOp, args: PythonValues
-    ) -> PythonValues:
-        (decision,) = args
-        region = op.true_region if decision else op.false_region
-        return interpreter.run_ssacfg_region(region, (), "scf.if")
+    """The transfers of ``irc.lowering.host_control_flow``: a copy or a row
+    view checks that the storage is live. (The loop interpreter's
+    ``scf.if``, ``scf.for``, ``scf.while`` and ``scf.yield`` run the host's
+    control flow too: their values may be buffers.)"""
 
     @impl(arith.SubiOp)
     def run_subi(

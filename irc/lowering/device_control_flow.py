@@ -268,7 +268,9 @@ def device_while(
     if not changed or len(lanewise) > 1:
         return None
     shape = lanewise.pop() if lanewise else ()
-    lanes = _lanes(facts or facts_in_scope(op), shape, max_lanes)
+    if facts is None:
+        facts = facts_in_scope(op)
+    lanes = _lanes(facts, shape, max_lanes)
     if lanes is None:
         return None
     kinds: dict[SSAValue, str] = {}
@@ -278,6 +280,8 @@ def device_while(
             kinds[region.args[k]] = WHOLE if single else LANEWISE
         if not _region_runs_in_lanes(region, kinds, shape):
             return None
+    if not any(isinstance(o, fusion.KernelOp) for r in op.regions for o in r.ops):
+        return None  # nothing to compute: the carries only move around
     (test,) = op.cond_region.block.last_op.operands
     if kinds.get(test) is not WHOLE:
         return None
@@ -377,3 +381,60 @@ def _kind_in_lanes(
             return WHOLE
         return LANEWISE if result == tuple(shape) else None
     return None
+
+
+@dataclass(frozen=True)
+class DeviceCond:
+    """A ``graph.cond`` that runs inside one pointwise kernel: each program
+    reads the predicate and computes the taken branch at its lanes, of
+    ``shape``; ``kernels`` are the branches' kernels, the then-branch's
+    first."""
+
+    op: g.CondOp
+    shape: tuple[SymExpr, ...]
+    kernels: tuple[fusion.KernelOp, ...]
+
+
+def device_cond(op: g.CondOp) -> DeviceCond | None:
+    """``op`` as a device cond if it runs inside one pointwise kernel, else
+    None: every result has one shape, and each branch is pointwise kernels
+    over it that read what an earlier one computed at the lane's own element
+    only (the cond's operands are read at any index), yielding their results
+    or operands of that shape."""
+    shapes = {tuple(g.tensor_type(v).dims) for v in op.outputs}
+    if len(shapes) != 1:
+        return None
+    (shape,) = shapes
+    kernels: list[fusion.KernelOp] = []
+    for region in (op.then_region.block, op.else_region.block):
+        found = _lanewise_branch(region, shape)
+        if found is None:
+            return None
+        kernels.extend(found)
+    if not kernels:
+        return None  # both branches pass operands on: nothing to compute
+    return DeviceCond(op, shape, tuple(kernels))
+
+
+def _lanewise_branch(
+    region: Block, shape: tuple[SymExpr, ...]
+) -> list[fusion.KernelOp] | None:
+    """The pointwise kernels of a branch whose values, from one kernel to
+    the next, stay at each lane's own element; None if it has others."""
+    kernels: list[fusion.KernelOp] = []
+    computed: set[SSAValue] = set()
+    for op in region.ops:
+        if op is region.last_op:
+            break
+        if not isinstance(op, fusion.KernelOp) or op.kernel_kind is not POINTWISE:
+            return None
+        if any(tuple(g.tensor_type(v).dims) != shape for v in op.outputs):
+            return None
+        reading = {
+            op.body.block.args[n] for n, v in enumerate(op.inputs) if v in computed
+        }
+        if _elementwise_in(reading, op.body.block.ops, shape) != frozenset():
+            return None
+        kernels.append(op)
+        computed.update(op.outputs)
+    return kernels

@@ -83,6 +83,7 @@ ACCESS_OPS: Mapping[type[Operation], type[Operation]] = {
 KEPT_OPS: tuple[type[Operation], ...] = (
     scf.ForOp,
     scf.WhileOp,
+    scf.IfOp,
     scf.ConditionOp,
     scf.YieldOp,
 )
@@ -102,7 +103,7 @@ def check_lowerable(kernel: memory.KernelOp) -> None:
             raise PassFailedException(
                 f"lower-memory-to-triton: {op.name} in memory.kernel "
                 f"@{kernel.kernel_name} has no triton counterpart; a memory.kernel "
-                "holds tile ops, memory.load/store, scf.for and scf.while"
+                "holds tile ops, memory.load/store, scf.for, scf.while and scf.if"
             )
 
 

@@ -209,6 +209,8 @@ class KernelEmitter:
                 self._for(op, depth)
             elif isinstance(op, scf.WhileOp):
                 self._while(op, depth)
+            elif isinstance(op, scf.IfOp):
+                self._if(op, depth)
             elif isinstance(op, scf.YieldOp | scf.ConditionOp):
                 continue  # assigned by the enclosing loop
             elif isinstance(op, tt.StoreOp):
@@ -324,6 +326,27 @@ class KernelEmitter:
         self._emit(depth + 1, f"{', '.join(carried)} = {sources}")
         self._emit(depth + 1, f"{test} = {self._test(op, carried, depth + 1)}")
         self._bind_forwarded(op, op.results, depth)
+
+    def _if(self, op: scf.IfOp, depth: int) -> None:
+        """``scf.if`` as Python's ``if``/``else``, each branch assigning the
+        results' variables."""
+        names = [self._name(result) for result in op.results]
+        self._emit(depth, f"if {self.values[op.cond]}:{location_comment(op)}")
+        for keyword, region in (("", op.true_region), ("else:", op.false_region)):
+            if keyword:
+                self._emit(depth, keyword)
+            block = region.block
+            start = len(self.lines)
+            self._block(block, depth + 1)
+            yielded = block.last_op
+            assert isinstance(yielded, scf.YieldOp), "scf.if branches end in scf.yield"
+            if names:
+                sources = ", ".join(self.values[v] for v in yielded.operands)
+                self._emit(depth + 1, f"{', '.join(names)} = {sources}")
+            elif len(self.lines) == start:
+                self._emit(depth + 1, "pass")
+        for result, name in zip(op.results, names, strict=True):
+            self.values[result] = name
 
     def _test(self, op: scf.WhileOp, carried: Sequence[str], depth: int) -> str:
         """Emit the ops of ``op``'s test on the ``carried`` variables; the

@@ -6,7 +6,7 @@ nothing is copied. The kernel's kind fixes the iteration space and the
 strategy (``STRATEGIES`` in ``tiler``; one module per kind), and
 ``builder`` folds every index op as it is built.
 
-Entry points: ``TilePass`` (``tile``) and ``lower_device_loops``.
+Entry points: ``TilePass`` (``tile``) and ``lower_device_control_flow``.
 See docs/lowering.md, section "loop: tiled loop nests".
 """
 
@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from irc.dialects import fusion
+from irc.dialects import fusion, loop
 from irc.dialects import graph as g
 from irc.dialects.kernel_kind import REDUCTION, MatmulPrecision
 from irc.dialects.tile import is_power_of_two
@@ -35,6 +36,7 @@ from irc.lowering.fusion_to_loop import (  # noqa: F401
     matmul,
     pointwise,
 )
+from irc.lowering.fusion_to_loop.device_cond import DeviceCondTiler
 from irc.lowering.fusion_to_loop.device_loop import DeviceLoopTiler
 from irc.lowering.fusion_to_loop.device_while import DeviceWhileTiler
 from irc.lowering.fusion_to_loop.reduction import ReductionTiler
@@ -98,28 +100,47 @@ class TilePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         _check_fused(op)
-        lower_device_loops(op, self)
+        lower_device_control_flow(op, self)
         for kernel in [k for k in op.walk() if isinstance(k, fusion.KernelOp)]:
             tiler = STRATEGIES[kernel.kernel_kind](kernel, self)
             Rewriter.replace_op(kernel, tiler.tile())
 
 
-def lower_device_loops(module: ModuleOp, options: TilePass) -> None:
-    """Replace every ``graph.for`` or ``graph.while`` that fits one kernel
-    by that kernel with the loop inside (``irc.lowering.device_control_flow``
-    says which fit); the other control flow stays, for ``bufferize`` to run
-    on the host."""
-    for op in [f for f in module.walk() if isinstance(f, g.ForOp | g.WhileOp)]:
-        if isinstance(op, g.ForOp):
-            found_for = device_control_flow.device_loop(op)
-            if found_for is not None:
-                kernel = DeviceLoopTiler(found_for, options).tile()
-                Rewriter.replace_op(op, kernel, found_for.replacements(kernel))
-            continue
+def lower_device_control_flow(module: ModuleOp, options: TilePass) -> None:
+    """Replace every ``graph.for``, ``graph.while`` or ``graph.cond`` that
+    fits one kernel by that kernel with the control flow inside
+    (``irc.lowering.device_control_flow`` says which fit); the others stay,
+    for ``bufferize`` to run on the host."""
+    for op in [f for f in module.walk() if isinstance(f, g.CONTROL_FLOW_OPS)]:
+        lowered = _device_kernel(op, options)
+        if lowered is not None:
+            kernel, replacements = lowered
+            Rewriter.replace_op(op, kernel, replacements)
+
+
+def _device_kernel(
+    op: Operation, options: TilePass
+) -> tuple[loop.KernelOp, list[SSAValue]] | None:
+    """The one kernel ``op`` becomes, if it fits one, and what each of its
+    results becomes."""
+    if isinstance(op, g.ForOp):
+        found_for = device_control_flow.device_loop(op)
+        if found_for is None:
+            return None
+        kernel = DeviceLoopTiler(found_for, options).tile()
+        return kernel, found_for.replacements(kernel)
+    if isinstance(op, g.WhileOp):
         found_while = device_control_flow.device_while(op)
-        if found_while is not None:
-            kernel = DeviceWhileTiler(found_while, options).tile()
-            Rewriter.replace_op(op, kernel, found_while.replacements(kernel))
+        if found_while is None:
+            return None
+        kernel = DeviceWhileTiler(found_while, options).tile()
+        return kernel, found_while.replacements(kernel)
+    assert isinstance(op, g.CondOp)
+    found_cond = device_control_flow.device_cond(op)
+    if found_cond is None:
+        return None
+    kernel = DeviceCondTiler(found_cond, options).tile()
+    return kernel, list(kernel.results)
 
 
 def _check_fused(module: ModuleOp) -> None:

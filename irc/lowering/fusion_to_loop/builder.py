@@ -461,6 +461,28 @@ class LoopBuilder:
             self.insert(scf.YieldOp(*body(list(after.args))))
         return list(self.insert(scf.WhileOp(list(inits), types, [before], [after])))
 
+    def if_else(
+        self,
+        condition: SSAValue,
+        then: Callable[[], list[SSAValue]],
+        otherwise: Callable[[], list[SSAValue]],
+    ) -> list[SSAValue]:
+        """``scf.if`` on ``condition`` (an ``i1`` scalar): ``then()`` and
+        ``otherwise()`` build the branches and return the values they yield,
+        of the same types."""
+        branches = []
+        yielded_types: list[list[Attribute]] = []
+        for build in (then, otherwise):
+            block = Block()
+            with self.at_end(block):
+                values = build()
+                self.insert(scf.YieldOp(*values))
+            branches.append(block)
+            yielded_types.append([v.type for v in values])
+        assert yielded_types[0] == yielded_types[1], yielded_types
+        op = scf.IfOp(condition, yielded_types[0], [branches[0]], [branches[1]])
+        return list(self.insert(op))
+
 
 def _digits_of(coords: Sequence[SSAValue], dims: Sequence[SymExpr]) -> SSAValue | None:
     """``x`` when ``coords`` are the row-major coordinates of ``x`` in

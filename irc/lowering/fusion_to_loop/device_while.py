@@ -16,7 +16,6 @@ The carries the body yields unchanged are read in place, at any index.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import DictionaryAttr, i64
@@ -31,7 +30,6 @@ from irc.lowering.device_control_flow import LANEWISE, DeviceWhile
 from irc.lowering.fusion_to_loop.builder import (
     LoopBuilder,
     constant_int,
-    indices_fit,
 )
 from irc.lowering.fusion_to_loop.index_maps import Index, tensor_type
 from irc.lowering.fusion_to_loop.reduction import identity_of
@@ -56,7 +54,7 @@ class DeviceWhileTiler(KernelTiler):
         self.kernels = kernels
         self.device_while = device_while
         self.loop = device_while.op
-        if not all(self._fits_i32_in(kernel) for kernel in kernels):
+        if not all(self.fits_i32(kernel) for kernel in kernels):
             self.index_type = i64
         self.body = Block(arg_types=[v.type for v in self.loop.inputs])
         self.b = LoopBuilder(self.body, self.index_type)
@@ -112,8 +110,8 @@ class DeviceWhileTiler(KernelTiler):
         inits = [self._read_carry(k) for k in found.changed]
         finals = b.while_loop(
             inits,
-            lambda carried: self._scoped(self._test, carried),
-            lambda carried: self._scoped(self._step, carried),
+            self._test,
+            self._step,
         )
         for number, (k, value) in enumerate(zip(found.changed, finals, strict=True)):
             index = self._index_of(self.loop.body_region.block.args[k])
@@ -148,19 +146,6 @@ class DeviceWhileTiler(KernelTiler):
             return self.coords
         return self._zeros(value)
 
-    def _scoped(
-        self, build: Callable[[list[SSAValue]], object], carried: list[SSAValue]
-    ) -> object:
-        """``build(carried)`` with values of its own: what it computes stays
-        in its region."""
-        self.scopes.append({})
-        saved_mask = self.mask
-        try:
-            return build(carried)
-        finally:
-            self.mask = saved_mask
-            self.scopes.pop()
-
     def _run_region(self, region: Region, carried: list[SSAValue]) -> list[SSAValue]:
         """The region's kernels at the lanes, in order, on the changed
         carries in registers: the values its terminator yields."""
@@ -181,20 +166,25 @@ class DeviceWhileTiler(KernelTiler):
             yielded = kernel.body.block.last_op
             assert yielded is not None
             for result, value in zip(kernel.outputs, yielded.operands, strict=True):
-                held[result] = self.value_at(value, self._index_of(result))
+                held[result] = self._held(
+                    result, self.value_at(value, self._index_of(result))
+                )
         terminator = block.last_op
         assert terminator is not None
         return [held.get(v, v) for v in terminator.operands]
 
     def _test(self, carried: list[SSAValue]) -> SSAValue:
         """The condition region at the lanes: its predicate."""
-        (predicate,) = self._run_region(self.loop.cond_region, carried)
+        with self.scope():
+            (predicate,) = self._run_region(self.loop.cond_region, carried)
         return predicate
 
     def _step(self, carried: list[SSAValue]) -> list[SSAValue]:
         """The body region at the lanes: the next changed carries."""
-        yielded = self._run_region(self.loop.body_region, carried)
-        return [yielded[k] for k in self.device_while.changed]
+        with self.scope():
+            yielded = self._run_region(self.loop.body_region, carried)
+        body = self.loop.body_region.block
+        return [self._held(body.args[k], yielded[k]) for k in self.device_while.changed]
 
     def _compute(self, value: SSAValue, index: Index) -> SSAValue:
         if isinstance(value.owner, g.ReduceOp):
@@ -222,6 +212,20 @@ class DeviceWhileTiler(KernelTiler):
             else self._zeros(argument)
         )
 
+    def _held(self, value: SSAValue, computed: SSAValue) -> SSAValue:
+        """What a region ``value`` is held as: a lanewise one as a tile of
+        the lanes (one computed from whole values or constants alone is a
+        scalar), so that a carry keeps its type from one iteration to the
+        next."""
+        if self.device_while.kinds.get(value) is LANEWISE:
+            return self._tile_of_lanes(computed)
+        return computed
+
+    def _tile_of_lanes(self, value: SSAValue) -> SSAValue:
+        if loop.shape_of(value.type):
+            return value
+        return self.b.splat(value, [self.device_while.lanes])
+
     def _zeros(self, value: SSAValue) -> Index:
         return tuple(self.b.index(0) for _ in tensor_type(value).dims)
 
@@ -233,28 +237,13 @@ class DeviceWhileTiler(KernelTiler):
                 f"tile: device while {self.kernel.kernel_name} reads a whole "
                 "reduction away from index 0"
             )
-        values = self.value_at(reduction.operands[0], self.coords)
+        values = self._tile_of_lanes(self.value_at(reduction.operands[0], self.coords))
         element = loop.element_of(values.type)
         kind = reduction.kind.data.value
         if self.mask is not None:
             identity = self.b.const(identity_of(kind, element), element)
             values = self.b.select(self.mask, values, identity)
         return self.b.create(tile.ReduceOp(kind, values, 0))
-
-    def _fits_i32_in(self, kernel: fusion.KernelOp) -> bool:
-        """Whether every extent ``kernel`` touches fits in i32 (one of the
-        loop's kernels may read a large unchanged carry)."""
-        values = [*kernel.inputs, *kernel.outputs]
-        for op in kernel.body.walk():
-            values.extend(op.results)
-        return indices_fit(
-            self.facts,
-            (
-                sym.product(tensor_type(v).dims)
-                for v in values
-                if isinstance(v.type, g.TensorType)
-            ),
-        )
 
 
 def _kernels(region: Region) -> list[fusion.KernelOp]:

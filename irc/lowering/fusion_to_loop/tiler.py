@@ -24,7 +24,8 @@ the kernel touches below ``2**30`` (room for an offset plus a block).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import IntegerType, i32, i64
@@ -60,7 +61,7 @@ class KernelTiler:
         self.kernel = kernel
         self.options = options
         self.facts = sym.facts_in_scope(kernel)
-        self.index_type: IntegerType = i32 if self._fits_i32() else i64
+        self.index_type: IntegerType = i32 if self.fits_i32(kernel) else i64
         self.body = Block(arg_types=[v.type for v in kernel.inputs])
         self.b = LoopBuilder(self.body, self.index_type)
         # One value cache per scope: the body, then each enclosing loop.
@@ -114,10 +115,10 @@ class KernelTiler:
         assert terminator is not None
         return list(terminator.operands)
 
-    def _fits_i32(self) -> bool:
-        """Whether every extent the kernel touches provably fits in i32."""
-        values = [*self.kernel.inputs, *self.kernel.outputs]
-        for op in self.kernel.body.walk():
+    def fits_i32(self, kernel: fusion.KernelOp) -> bool:
+        """Whether every extent ``kernel`` touches provably fits in i32."""
+        values = [*kernel.inputs, *kernel.outputs]
+        for op in kernel.body.walk():
             values.extend(op.results)
         return indices_fit(
             self.facts,
@@ -144,15 +145,23 @@ class KernelTiler:
         is restored after)."""
 
         def scoped(start: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
-            self.scopes.append({})
-            saved_mask = self.mask
-            try:
+            with self.scope():
                 return body(start, carried)
-            finally:
-                self.mask = saved_mask
-                self.scopes.pop()
 
         return self.b.for_loop(extent, size, inits, scoped, start)
+
+    @contextmanager
+    def scope(self) -> Iterator[None]:
+        """A scope of values for a region being built (a loop's body, a
+        branch): what is computed inside stays inside; the mask is restored
+        after."""
+        self.scopes.append({})
+        saved_mask = self.mask
+        try:
+            yield
+        finally:
+            self.mask = saved_mask
+            self.scopes.pop()
 
     def loop_over(
         self,

@@ -5,7 +5,9 @@
 // device is read back by memory.read_scalar; a trip count is memory.size of
 // its symbolic expression; xs and ys are read and written one row at a
 // time through memory.row; a returned carry is copied once, after the loop;
-// a body's dead temporary gives its buffer to a later one.
+// a body's dead temporary gives its buffer to a later one. (The cond's
+// then-branch reduces its operand: it does not fit one pointwise kernel, so
+// the cond decides on the host; tile-control-flow.mlir has device conds.)
 
 // RUN: irc-opt %s --split-input-file -p fuse,tile,bufferize | filecheck %s
 // RUN: irc-opt %s --split-input-file -p fuse,tile,bufferize | irc-opt --split-input-file | filecheck %s
@@ -57,8 +59,9 @@ func.func @classic(%x: !graph.tensor<[N], f32>, %n: !graph.tensor<[], i64>) -> !
     %q = graph.cmp gt, %s, %z : !graph.tensor<[], f32>
     %w = graph.cond %q (%v) : !graph.tensor<[], i1>, (!graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>) {
     ^bb0(%a: !graph.tensor<[N], f32>):
-      %h = graph.constant 0.5 : f32 -> !graph.tensor<[N], f32>
-      %b = graph.mul %a, %h : !graph.tensor<[N], f32>
+      %mx = graph.reduce max %a [0] : !graph.tensor<[N], f32> -> !graph.tensor<[], f32>
+      %mb = graph.broadcast %mx : !graph.tensor<[], f32> -> !graph.tensor<[N], f32>
+      %b = graph.sub %a, %mb : !graph.tensor<[N], f32>
       graph.yield %b : !graph.tensor<[N], f32>
     } else {
     ^bb0(%a: !graph.tensor<[N], f32>):

@@ -2,7 +2,9 @@
 // it runs and reads the device's predicate back once; the carries' buffers
 // are allocated before the loop and swap at its end. A launch in host
 // control flow tests its grid against CUDA's limits where it runs (the
-// grids of launches outside it are tested before any kernel runs).
+// grids of launches outside it are tested before any kernel runs). The
+// cond's else-branch reduces its operand, so the cond does not fit one
+// pointwise kernel and decides on the host.
 
 // RUN: irc-opt %s -p lower-to-triton -t triton | filecheck %s
 
@@ -32,7 +34,7 @@
 // CHECK-NEXT:          else:
 // CHECK-NEXT:              _irc_check_grid('k4', [[GRID]], (2147483647, 65535, 65535))
 // CHECK:           else:
-// CHECK:               kernel_k5.run({{.*}}, grid=[[GRID]], warmup=False,
+// CHECK:               kernel_k5.run({{.*}}, grid=grid_{{[0-9]+}}, warmup=False,
 // CHECK-NOT:       _irc_allocate
 // CHECK:           ([[CUR]]) = (
 // CHECK-NEXT:    ({{.*}}) = ([[BODY]])
@@ -59,8 +61,9 @@ func.func @classic(%x: !graph.tensor<[N], f32>, %n: !graph.tensor<[], i64>) -> !
       graph.yield %b : !graph.tensor<[N], f32>
     } else {
     ^bb0(%a: !graph.tensor<[N], f32>):
-      %t = graph.constant 1.0 : f32 -> !graph.tensor<[N], f32>
-      %b = graph.add %a, %t : !graph.tensor<[N], f32>
+      %mx = graph.reduce max %a [0] : !graph.tensor<[N], f32> -> !graph.tensor<[], f32>
+      %mb = graph.broadcast %mx : !graph.tensor<[], f32> -> !graph.tensor<[N], f32>
+      %b = graph.sub %a, %mb : !graph.tensor<[N], f32>
       graph.yield %b : !graph.tensor<[N], f32>
     }
     graph.yield %j, %m, %w : !graph.tensor<[], i64>, !graph.tensor<[], i64>, !graph.tensor<[N], f32>

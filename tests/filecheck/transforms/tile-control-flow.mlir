@@ -225,3 +225,40 @@ func.func @bounded_while(%x: !graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32
   }
   func.return %r#0, %r#1 : !graph.tensor<[N], f32>, !graph.tensor<[], i64>
 }
+
+// -----
+
+// A graph.cond whose branches are pointwise kernels over its results' shape
+// (the then-branch passes %y on) is one pointwise kernel: each program reads
+// the predicate (a 0-d input another kernel wrote) and computes the taken
+// branch in an scf.if.
+
+// CHECK-LABEL: func.func @device_cond(
+// CHECK:         %[[P:.*]] = loop.kernel @k0 reduction (%x)
+// CHECK-NOT:     = graph.cond
+// CHECK:         %r, %r_1 = loop.kernel @k1 pointwise (%[[P]], %x, %y) grid [(N + 1023) floordiv 1024] tiles {BLOCK = 1024} symbols [N] reason "graph.cond of kernels k1, k2; device cond: each program reads the predicate and computes the taken branch, pointwise over [N] in blocks of 1024"
+// CHECK:           %[[TAKEN:.*]] = loop.read %0[] : !graph.tensor<[], i1>[] -> i1
+// CHECK:           %{{.*}}, %{{.*}} = scf.if %[[TAKEN]] -> (!loop.tile<[1024], f32>, !loop.tile<[1024], f32>) {
+// CHECK:             tile.binary mul
+// CHECK:             scf.yield
+// CHECK:           } else {
+// CHECK:             tile.binary add
+// CHECK:             scf.yield
+// CHECK:           }
+func.func @device_cond(%x: !graph.tensor<[N], f32>, %y: !graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>, !graph.tensor<[N], f32>) {
+  %s = graph.reduce sum %x [0] : !graph.tensor<[N], f32> -> !graph.tensor<[], f32>
+  %z = graph.constant 0.0 : f32 -> !graph.tensor<[], f32>
+  %p = graph.cmp gt, %s, %z : !graph.tensor<[], f32>
+  %r:2 = graph.cond %p (%x, %y) : !graph.tensor<[], i1>, (!graph.tensor<[N], f32>, !graph.tensor<[N], f32>) -> (!graph.tensor<[N], f32>, !graph.tensor<[N], f32>) {
+  ^bb0(%a: !graph.tensor<[N], f32>, %b: !graph.tensor<[N], f32>):
+    %h = graph.constant 0.5 : f32 -> !graph.tensor<[N], f32>
+    %m = graph.mul %a, %h : !graph.tensor<[N], f32>
+    graph.yield %m, %b : !graph.tensor<[N], f32>, !graph.tensor<[N], f32>
+  } else {
+  ^bb0(%a: !graph.tensor<[N], f32>, %b: !graph.tensor<[N], f32>):
+    %o = graph.constant 1.0 : f32 -> !graph.tensor<[N], f32>
+    %m = graph.add %a, %o : !graph.tensor<[N], f32>
+    graph.yield %m, %b : !graph.tensor<[N], f32>, !graph.tensor<[N], f32>
+  }
+  func.return %r#0, %r#1 : !graph.tensor<[N], f32>, !graph.tensor<[N], f32>
+}

@@ -77,6 +77,27 @@ func.func @kind(%x: !graph.tensor<[N], f32>) {
 
 // -----
 
+// A loop in a kernel carries each value at one type: a tile may not become
+// a scalar from one iteration to the next.
+func.func @while_changes_type() {
+  // expected-error@+1 {{scf.while carries ['!loop.tile<[16], i32>'] but the values the body yields are ['i32']}}
+  loop.kernel @k pointwise () grid [1] tiles {BLOCK = 16} symbols [] reason "" : () -> () {
+  ^bb0:
+    %lanes = tile.range "BLOCK" : !loop.tile<[16], i32>
+    %two = tile.constant 2 : i32
+    %r = scf.while (%c = %lanes) : (!loop.tile<[16], i32>) -> !loop.tile<[16], i32> {
+      %t = tile.constant 1 : i1
+      scf.condition(%t) %c : !loop.tile<[16], i32>
+    } do {
+    ^bb1(%d: !loop.tile<[16], i32>):
+      scf.yield %two : i32
+    }
+  }
+  func.return
+}
+
+// -----
+
 func.func @no_grid() {
   // expected-error@+1 {{a loop.kernel grid has 1 to 3 axes}}
   loop.kernel @k pointwise () grid [] tiles {} symbols [] reason "" : () -> () {
