@@ -1,8 +1,9 @@
 """Which control flow runs inside one kernel: a fusion-level fact.
 
-``tile`` lowers a ``graph.for`` or ``graph.while`` that fits one kernel to
-that kernel, the loop inside (``irc.lowering.fusion_to_loop.device_loop``
-and ``device_while``); every other control-flow op runs on the host
+``tile`` lowers a ``graph.for``, ``graph.while`` or ``graph.cond`` that
+fits one kernel to that kernel, the control flow inside
+(``irc.lowering.fusion_to_loop.device_loop``, ``device_while`` and
+``device_cond``); every other control-flow op runs on the host
 (``bufferize``). ``fuse`` asks the same question before it unrolls a while
 loop (``irc.passes.while_unrolling``): a loop that runs on the device needs
 no fewer host decisions. The rules (docs/lowering.md, "Control flow: where
@@ -27,7 +28,11 @@ each decision runs"):
   ``DEVICE_WHILE_LANES`` lanes (a static count, or one the facts in scope
   bound: ``facts=["N <= 4096"]``) (``device_while``): one program keeps the
   carries in registers for the whole loop. The unchanged carries are read
-  at any index.
+  at any index;
+- a ``graph.cond`` whose results have one shape and whose branches are
+  pointwise kernels over it, passing values from one kernel to the next at
+  each lane's own element (``device_cond``): each program reads the
+  predicate and computes the taken branch.
 """
 
 from __future__ import annotations
