@@ -196,21 +196,15 @@ class DeviceWhileTiler(KernelTiler):
             # Read as the loop kernel's own argument: every kernel of the
             # loop shares the read.
             return self.value_at(bound, index)
-        if index != self._index_of_kind(value):
+        kernel = value.block.parent_op()
+        assert isinstance(kernel, fusion.KernelOp)
+        if index != self._index_of(kernel.inputs[value.index]):
             raise IrcError(
                 f"tile: device while {self.kernel.kernel_name} reads a value held "
                 "in registers away from where it is held; device_while should have "
                 "refused it"
             )
         return bound
-
-    def _index_of_kind(self, argument: BlockArgument) -> Index:
-        """Where the value a kernel's block argument stands for is held."""
-        return (
-            self.coords
-            if _lanewise(argument, self.device_while)
-            else self._zeros(argument)
-        )
 
     def _held(self, value: SSAValue, computed: SSAValue) -> SSAValue:
         """What a region ``value`` is held as: a lanewise one as a tile of
@@ -248,10 +242,3 @@ class DeviceWhileTiler(KernelTiler):
 
 def _kernels(region: Region) -> list[fusion.KernelOp]:
     return [op for op in region.block.ops if isinstance(op, fusion.KernelOp)]
-
-
-def _lanewise(argument: BlockArgument, found: DeviceWhile) -> bool:
-    """Whether a kernel's block argument stands for a lanewise value."""
-    kernel = argument.block.parent_op()
-    assert isinstance(kernel, fusion.KernelOp)
-    return found.kinds.get(kernel.inputs[argument.index]) is LANEWISE
