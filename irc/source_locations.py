@@ -13,8 +13,25 @@ from __future__ import annotations
 
 import os
 
-from xdsl.dialects.builtin import CallSiteLoc, FileLineColLoc, FusedLoc, NameLoc
+from xdsl.dialects.builtin import (
+    CallSiteLoc,
+    FileLineColLoc,
+    FusedLoc,
+    NameLoc,
+    NoneAttr,
+    StringAttr,
+    UnknownLoc,
+)
 from xdsl.ir import Attribute, Operation
+
+#: The name that marks the location of an op of a joint function's backward
+#: (``loc("backward"("f.py":3:9))``), as JAX's name stacks say
+#: ``transpose(jvp(f))``: it keeps the forward op's place, which diagnostics
+#: and kernel reasons show, and tells ``fuse`` which values the backward reads
+#: from the forward (``irc.lowering.saved_activations``). Metadata, as every
+#: location: an op that loses it is taken for a forward op, which changes what
+#: is stored, never what is computed.
+BACKWARD = "backward"
 
 
 def source_location(op: Operation, *, short: bool = False) -> str | None:
@@ -41,3 +58,25 @@ def _file_position(location: Attribute) -> FileLineColLoc | None:
     if isinstance(location, FusedLoc):
         return next(filter(None, map(_file_position, location.locations)), None)
     return None
+
+
+def backward_location(location: Attribute) -> Attribute:
+    """``location`` marked as a backward op's (once)."""
+    if _marks_backward(location):
+        return location
+    inner = NoneAttr() if isinstance(location, UnknownLoc) else location
+    return NameLoc(StringAttr(BACKWARD), inner)
+
+
+def is_backward(op: Operation) -> bool:
+    """Whether ``op``'s location marks it as a backward op
+    (``backward_location``)."""
+    return _marks_backward(op.location)
+
+
+def _marks_backward(location: Attribute) -> bool:
+    while isinstance(location, NameLoc):
+        if location.desc.data == BACKWARD:
+            return True
+        location = location.location
+    return False

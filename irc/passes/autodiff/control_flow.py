@@ -41,6 +41,7 @@ from irc.dialects.debug import DebugOp
 from irc.dtypes import is_float_type
 from irc.passes.autodiff.emitter import Emitter
 from irc.runtime.binding import op_location
+from irc.source_locations import backward_location
 
 #: ``differentiate(function, seeded)``: the pass's own, passed in (it imports
 #: this); ``seeded`` says which results take a cotangent argument.
@@ -112,7 +113,7 @@ def _cotangent_or_zeros(
 
 
 def _insert(emit: Emitter, op: Operation) -> Operation:
-    op.location = emit.location
+    op.location = backward_location(emit.location)
     emit.builder.insert(op)
     return op
 

@@ -1,9 +1,11 @@
 """The graph ops the VJP rules build, one method each.
 
 An :class:`Emitter` inserts ops before the joint function's return; each op
-takes the location of the forward op whose rule is running, so a backward
+takes the location of the forward op whose rule is running, marked as a
+backward op's (``irc.source_locations.backward_location``), so a backward
 op is reported (and shown with ``locations=True``) at the Python line of
-the forward computation it differentiates.
+the forward computation it differentiates, and ``fuse`` knows which values
+the backward reads from the forward.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from irc.dialects.elementwise import ComparisonPredicate, ReductionKind
 from irc.primitives.builtin import ADD, DIV, MUL, NEG, SUB
 from irc.primitives.declaration import Primitive
 from irc.shapes import Dim, SymExpr
+from irc.source_locations import backward_location
 
 
 class Emitter:
@@ -29,7 +32,7 @@ class Emitter:
         self.location: Attribute = UnknownLoc()
 
     def emit(self, op: Operation) -> SSAValue:
-        op.location = self.location
+        op.location = backward_location(self.location)
         self.builder.insert(op)
         return op.results[0]
 
