@@ -29,6 +29,12 @@ default pipeline, and reported with:
   kernel that does not depend on it writes it and a backward kernel reads
   it (arguments are not counted: they are in memory anyway).
 
+- ``kernel_io_bytes``: the bytes the step's kernels read and write at
+  ``BYTES_AT``, each kernel reading each of its operands once and writing
+  each of its results once (what the recompute-or-store choice weighs, the
+  ideal traffic of those kernels; arguments, weights included, are read
+  like any operand).
+
 - with ``--inductor``, ``inductor_s``: TorchInductor's first-call compile
   of the same loss written in torch, measured here: the seconds from
   ``torch.compile(loss)`` to ``loss(*args).backward()`` having written the
@@ -276,6 +282,21 @@ def saved_for_backward(compiled: irc.Compiled) -> list[TensorType]:
     return [value.type for value in saved]
 
 
+def kernel_io_bytes(compiled: irc.Compiled) -> int:
+    """The bytes at ``BYTES_AT`` that the kernels of ``compiled`` read (each
+    distinct operand once) and write (each result once)."""
+    total = 0
+    for kernel in compiled.module_at("fusion").walk():
+        if isinstance(kernel, KernelOp):
+            values = [*dict.fromkeys(kernel.operands), *kernel.results]
+            total += sum(
+                tensor_bytes(value.type, BYTES_AT)
+                for value in values
+                if isinstance(value.type, TensorType)
+            )
+    return total
+
+
 def tensor_bytes(tensor: TensorType, sizes: dict[str, int]) -> int:
     """The bytes of ``tensor`` with its symbolic dims at ``sizes``."""
     elements = math.prod(dim.evaluate(sizes) for dim in tensor.dims)
@@ -299,6 +320,7 @@ def measure(names: Sequence[str], repeat: int) -> dict[str, dict[str, Any]]:
             "compile_s": seconds,
             "saved_bytes": total,
             "saved_values": values,
+            "kernel_io_bytes": kernel_io_bytes(compiled),
             "inductor_kernels": loss.inductor_kernels + loss.inductor_matmuls,
             "inductor_matmuls": loss.inductor_matmuls,
         }
@@ -495,7 +517,7 @@ def table(results: dict[str, dict[str, Any]]) -> str:
     if inductor:
         header += " Inductor compile (measured here, C++ backend) | irc / Inductor |"
         rule += "---:|---:|"
-    rows = [header + " saved activations |", rule + "---:|"]
+    rows = [header + " saved activations | kernel I/O |", rule + "---:|---:|"]
     for name, r in results.items():
         row = (
             f"| {name} | {r['kernels']} ({r['matmuls']}) | "
@@ -507,7 +529,8 @@ def table(results: dict[str, dict[str, Any]]) -> str:
                 f" {r['inductor_s']:.1f} s ({r['inductor_cold_s']:.1f} s cold) |"
                 f" {r['compile_s'] / r['inductor_s']:.3f} |"
             )
-        rows.append(row + f" {size_text(r['saved_bytes'])} |")
+        saved, moved = size_text(r["saved_bytes"]), size_text(r["kernel_io_bytes"])
+        rows.append(row + f" {saved} | {moved} |")
     return "\n".join(rows)
 
 
@@ -538,7 +561,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         add_inductor(results, args.inductor_timeout)
     print(table(results))
     print(
-        f"\nsaved bytes at {BYTES_AT}; Python {platform.python_version()}, "
+        f"\nsaved bytes and kernel I/O at {BYTES_AT}; Python {platform.python_version()}, "
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs"
     )
     if args.inductor:

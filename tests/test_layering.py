@@ -93,6 +93,9 @@ MODULE_LEVELS: dict[str, tuple[str, ...]] = {
     "irc.lowering.graph_to_fusion": ("graph", "fusion"),
     "irc.lowering.scatter_add": ("graph",),
     "irc.lowering.score_walks": ("graph", "fusion"),
+    # What a joint function's backward reads: decided for fuse, in the op
+    # families fuse admits.
+    "irc.lowering.saved_activations": ("graph", "fusion"),
     # Which control flow runs inside one kernel: asked by fuse and by tile.
     "irc.lowering.device_control_flow": ("fusion",),
     "irc.lowering.loop_to_memory": ("loop", "memory"),

@@ -65,6 +65,7 @@ from irc.dialects.kernel_kind import (
 )
 from irc.dialects.sym import GuardOp, facts_in_scope, shape_text
 from irc.lowering.device_control_flow import device_while
+from irc.lowering.saved_activations import plan_saved_activations
 from irc.lowering.scatter_add import decompose_scatter_adds
 from irc.lowering.score_walks import WalkPlan, plan_score_walks
 from irc.passes.while_unrolling import check_factor, unroll_cheap_loops
@@ -249,6 +250,9 @@ class _Planner:
         self.unfused_chains: dict[MatmulOp, str] = {}
         #: The attention chains ending at each matmul, with the ops between.
         self.chains = self._attention_chains()
+        #: What a joint function's backward reads from its forward.
+        walked = (op for plan in self.walks.values() for op in plan.ops)
+        self.saved_activations = plan_saved_activations(block, walked)
 
     def plan(self) -> list[Group]:
         for op in reversed(list(self.block.ops)):
@@ -450,7 +454,11 @@ class _Planner:
         writing and re-reading its result), the reads are: the chain, of
         ``CHAIN_LIMIT`` ops at most, may read one tensor of its shape
         (``exp(x - max)`` reads ``x``; a broadcast per-row value or bias is
-        a small read), not two (``x @ w + residual`` is stored).
+        a small read), not two (``x @ w + residual`` is stored). For a
+        forward value of a joint function that its backward uses, the
+        min-cut of ``irc.lowering.saved_activations`` decides instead,
+        weighing the whole graph: it recomputes such a chain when what it
+        reads is saved anyway.
 
         Returns None when ``op`` was recomputed, else why it is stored."""
         if isinstance(op, ROW_OPS):
@@ -464,7 +472,11 @@ class _Planner:
         reads = self._chain_reads(op)
         if reads is None:
             return f"its elementwise chain is longer than {CHAIN_LIMIT} ops"
-        if len(reads) > 1:
+        saved = self.saved_activations.saves(op)
+        if saved is not None:
+            return f"the min-cut of forward and backward saves it: {saved}"
+        cut_recomputes = op in self.saved_activations.recomputed
+        if len(reads) > 1 and not cut_recomputes:
             return f"it would read {len(reads)} tensors of its shape"
         offers = [self.offer(group, op, returned=False) for group in groups]
         refusals = [offer for offer in offers if isinstance(offer, str)]
@@ -482,13 +494,17 @@ class _Planner:
         recomputing ``op`` reads at that size. None for a chain of more
         than ``CHAIN_LIMIT`` ops, which is not followed (fusing would be
         quadratic in a long elementwise program) and not recomputed."""
-        reads, complete = self._walk_chain(op)
+        reads, complete = self._walk_chain(op, stop_at_saved=True)
         return reads if complete else None
 
-    def _walk_chain(self, op: Operation) -> tuple[set[SSAValue], bool]:
+    def _walk_chain(
+        self, op: Operation, stop_at_saved: bool = False
+    ) -> tuple[set[SSAValue], bool]:
         """The values of ``op``'s shape that its elementwise chain reads
         within its first ``CHAIN_LIMIT`` ops (walked from ``op`` up), and
-        whether the chain ended within them."""
+        whether the chain ended within them; with ``stop_at_saved``, a
+        value the min-cut of forward and backward saves is read, not
+        walked through (a kernel recomputing ``op`` would read it)."""
         shape = shape_of(op.results[0])
         reads: set[SSAValue] = set()
         chain, seen = [op], {op}
@@ -497,7 +513,8 @@ class _Planner:
                 owner = operand.owner
                 if shape_of(operand) != shape or owner in self.anywhere:
                     continue
-                if isinstance(owner, (*ELEMENTWISE_OPS, BroadcastOp)):
+                saved = stop_at_saved and self.saved_activations.saves(owner)
+                if isinstance(owner, (*ELEMENTWISE_OPS, BroadcastOp)) and not saved:
                     if owner not in seen:
                         seen.add(owner)
                         chain.append(owner)
@@ -1179,8 +1196,11 @@ def _only_producer(planner: _Planner, consumer: Group) -> Group | None:
     each of its ops reading them does so elementwise (a per-row value of a
     reduction broadcast along its rows, too): merged, those reads are at
     the tile or row the producer computes. Everything else it reads must be
-    defined before that group's kernel."""
-    producers: set[Group] = set()
+    defined before that group's kernel. Values of other groups that the
+    producer reads too count as its own (a layer norm's rows, stored by the
+    matmul whose epilogue computes them, next to the statistics of the
+    kernel reading them)."""
+    producers: dict[Group, set[SSAValue]] = {}
     outside: list[Operation] = []
     for member in consumer.members:
         for operand in member.operands:
@@ -1193,14 +1213,21 @@ def _only_producer(planner: _Planner, consumer: Group) -> Group | None:
                     return None  # a copy of a duplicated op elsewhere
                 outside.append(owner)  # a dense constant, control flow
                 continue
-            producers.add(home)
+            producers.setdefault(home, set()).add(operand)
             if not _reads_in_place(member, home):
                 return None
-    if len(producers) != 1:
+    if not producers:
         return None
-    (producer,) = producers
+    producer = max(producers, key=lambda group: planner.position[group.root])
     if producer is consumer:
         return None
+    if len(producers) > 1:
+        its_reads = {value for op in producer.members for value in op.operands}
+        others = (
+            values for group, values in producers.items() if group is not producer
+        )
+        if not all(values <= its_reads for values in others):
+            return None
     root = planner.position[producer.root]
     if any(planner.position[op] > root for op in outside):
         return None
