@@ -68,7 +68,7 @@ def backward_location(location: Attribute) -> Attribute:
     return NameLoc(StringAttr(BACKWARD), inner)
 
 
-def is_backward(op: Operation) -> bool:
+def is_backward_op(op: Operation) -> bool:
     """Whether ``op``'s location marks it as a backward op
     (``backward_location``)."""
     return _marks_backward(op.location)

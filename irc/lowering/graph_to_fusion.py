@@ -498,7 +498,7 @@ class _Planner:
         return reads if complete else None
 
     def _walk_chain(
-        self, op: Operation, stop_at_saved: bool = False
+        self, op: Operation, *, stop_at_saved: bool = False
     ) -> tuple[set[SSAValue], bool]:
         """The values of ``op``'s shape that its elementwise chain reads
         within its first ``CHAIN_LIMIT`` ops (walked from ``op`` up), and
@@ -513,7 +513,7 @@ class _Planner:
                 owner = operand.owner
                 if shape_of(operand) != shape or owner in self.anywhere:
                     continue
-                saved = stop_at_saved and self.saved_activations.saves(owner)
+                saved = stop_at_saved and owner in self.saved_activations.saved
                 if isinstance(owner, (*ELEMENTWISE_OPS, BroadcastOp)) and not saved:
                     if owner not in seen:
                         seen.add(owner)
@@ -1180,7 +1180,7 @@ def merge_pointwise_consumers(planner: _Planner, groups: list[Group]) -> None:
         for consumer in sorted(groups, key=lambda g: position[g.root]):
             if consumer.kind.kernel is not POINTWISE:
                 continue
-            producer = _only_producer(planner, consumer)
+            producer = _producer_to_join(planner, consumer)
             # An attention kernel's chain was checked whole when found: it
             # takes no epilogue after its last op.
             if producer is None or producer.kind.chain is not None:
@@ -1191,16 +1191,17 @@ def merge_pointwise_consumers(planner: _Planner, groups: list[Group]) -> None:
                 break
 
 
-def _only_producer(planner: _Planner, consumer: Group) -> Group | None:
-    """The one group whose values ``consumer`` reads, if it reads one and
-    each of its ops reading them does so elementwise (a per-row value of a
-    reduction broadcast along its rows, too): merged, those reads are at
-    the tile or row the producer computes. Everything else it reads must be
-    defined before that group's kernel. Values of other groups that the
-    producer reads too count as its own (a layer norm's rows, stored by the
-    matmul whose epilogue computes them, next to the statistics of the
-    kernel reading them)."""
-    producers: dict[Group, set[SSAValue]] = {}
+def _producer_to_join(planner: _Planner, consumer: Group) -> Group | None:
+    """The group ``consumer`` may join: the one whose values it reads, if
+    it reads one, or, if it reads several groups' values, the last of them
+    when that one reads the others' values too (a layer norm's rows read
+    the residual sum that the statistics' kernel reads, stored by the
+    matmul whose epilogue computes it). Each of its ops must read them
+    elementwise (a per-row value of a reduction broadcast along its rows,
+    too): merged, those reads are at the tile or row the producer computes.
+    Everything else it reads must be defined before that group's kernel."""
+    reads: dict[Group, set[SSAValue]] = {}
+    readers: list[tuple[Operation, Group]] = []
     outside: list[Operation] = []
     for member in consumer.members:
         for operand in member.operands:
@@ -1213,21 +1214,22 @@ def _only_producer(planner: _Planner, consumer: Group) -> Group | None:
                     return None  # a copy of a duplicated op elsewhere
                 outside.append(owner)  # a dense constant, control flow
                 continue
-            producers.setdefault(home, set()).add(operand)
-            if not _reads_in_place(member, home):
-                return None
-    if not producers:
+            reads.setdefault(home, set()).add(operand)
+            readers.append((member, home))
+    if not reads:
         return None
-    producer = max(producers, key=lambda group: planner.position[group.root])
+    producer = max(reads, key=lambda group: planner.position[group.root])
     if producer is consumer:
         return None
-    if len(producers) > 1:
-        its_reads = {value for op in producer.members for value in op.operands}
-        others = (
-            values for group, values in producers.items() if group is not producer
-        )
-        if not all(values <= its_reads for values in others):
-            return None
+    its_reads = {value for op in producer.members for value in op.operands}
+    others = (values for group, values in reads.items() if group is not producer)
+    if not all(values <= its_reads for values in others):
+        return None
+    if not all(
+        _reads_in_place(member, home) and _reads_in_place(member, producer)
+        for member, home in readers
+    ):
+        return None
     root = planner.position[producer.root]
     if any(planner.position[op] > root for op in outside):
         return None

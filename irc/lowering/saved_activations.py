@@ -21,25 +21,32 @@ minimum cut of a flow network over the forward ops:
   matmuls, reductions, scans, gathers, control flow, and an elementwise
   value a backward kernel cannot recompute (a matmul's operand, unless a
   cast or a scaling by a constant, which its tiles are loaded through);
-- layout ops are never saved (``fuse`` copies them into every kernel).
+- a layout op is not saved unless the backward cannot recompute it
+  (``fuse`` copies layout ops into every kernel reading them); what a
+  kernel reads through layout ops (``transpose(x)``'s tiles from ``x``'s)
+  is where the reads are weighed.
 
 The cut's saved values are the ops whose ``in`` lies on the source's side
 and ``out`` on the sink's; the forward ops on the sink's side are
-recomputed. The backward is the ops whose location ``autodiff`` marked
-(``irc.source_locations.is_backward``) and the private copies of the
-score-shaped ops that attention-backward kernels recompute per block.
-Symbolic dims count ``NOMINAL_SIZE`` elements when bytes are weighed.
+recomputed (those the backward's reads depend on). The backward is the
+ops whose location ``autodiff`` marked (``is_backward_op`` of
+``irc.source_locations``) and the private copies of the score-shaped ops
+that attention-backward kernels recompute per block. Symbolic dims count
+``NOMINAL_SIZE`` elements when bytes are weighed (at least one). Of cuts
+that move as many bytes, the one reading arguments (in memory anyway) is
+taken, then the one saving later ops, nearer to the backward.
 
 Only the decisions ``fuse`` makes for an elementwise value several kernels
 use follow the cut; a kernel that refuses a recomputed value still stores it
-(the kernel's reason says why). See docs/autodiff.md, "Kernels of forward
-and backward".
+(the kernel's reason says why). See docs/autodiff.md, "What the backward
+reads: a min-cut over bytes".
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from xdsl.dialects import func
 from xdsl.ir import Block, Operation, SSAValue
@@ -55,15 +62,17 @@ from irc.dialects.fusion import (
 from irc.dialects.graph import MatmulOp, TensorType
 from irc.dialects.graph import YieldOp as RegionYieldOp
 from irc.shapes import ShapeError, SymExpr
-from irc.source_locations import is_backward
+from irc.source_locations import is_backward_op
 
 #: The elements a symbolic dim counts when the cut weighs bytes: the order
 #: of the tokens of a training batch, so that a ``[T, 256]`` tensor weighs
 #: four ``[T, 64]`` ones and a per-row ``[T, 1]`` statistic next to nothing.
 NOMINAL_SIZE = 4096
 
-#: How far up an elementwise chain a matmul's result is looked for.
-_EPILOGUE_DEPTH = 64
+#: How far along an elementwise chain a matmul or a reduction is looked for.
+_CHAIN_DEPTH = 64
+
+_SAVED_AS_CHEAPER = "saving it moves fewer bytes than recomputing it"
 
 
 @dataclass(frozen=True)
@@ -72,7 +81,7 @@ class SavedActivations:
 
     #: Forward ops whose results the backward reads, with why they are not
     #: recomputed.
-    saved: dict[Operation, str]
+    saved: Mapping[Operation, str]
     #: Forward ops the backward recomputes from saved values.
     recomputed: frozenset[Operation]
     #: The bytes the cut moves (at ``NOMINAL_SIZE``).
@@ -83,61 +92,101 @@ class SavedActivations:
         return self.saved.get(op)
 
 
-NO_BACKWARD = SavedActivations({}, frozenset(), 0)
+NO_BACKWARD = SavedActivations(MappingProxyType({}), frozenset(), 0)
 
 _Node = tuple[object, str] | str
 _SOURCE, _SINK = "source", "sink"
 
 
 def plan_saved_activations(
-    block: Block, recomputed_per_block: Iterable[Operation] = ()
+    block: Block, walk_ops: Iterable[Operation] = ()
 ) -> SavedActivations:
     """The min-cut of ``block``'s forward and backward; ``NO_BACKWARD``
-    when no op of it is a backward op. ``recomputed_per_block`` are the
-    ops attention-backward kernels hold (backward ops, wherever they came
+    when no op of it is a backward op. ``walk_ops`` are the ops that
+    attention-backward kernels hold (backward ops, wherever they came
     from)."""
-    walked = set(recomputed_per_block)
-    backward = {op for op in block.ops if is_backward(op) or op in walked}
+    walked = set(walk_ops)
+    backward = {op for op in block.ops if is_backward_op(op) or op in walked}
     if not backward:
         return NO_BACKWARD
-    forward = [
-        op
-        for op in block.ops
-        if op not in backward and not isinstance(op, func.ReturnOp | RegionYieldOp)
-    ]
-    network: FlowNetwork[_Node] = FlowNetwork()
-    # Ties go to the later op, the nearer to the backward (as AOTAutograd's
-    # weights do): a cut's sum of these penalties stays below one byte.
-    scale = len(forward) ** 2 + 1
-    for value in _read_from_outside(block):
-        # In memory already: an argument, or a value of an enclosing block.
-        network.add_edge(_SOURCE, (value, "in"), None)
-        network.add_edge((value, "in"), (value, "out"), _bytes([value]) * scale)
-        if _used_by(value, backward):
-            network.add_edge((value, "out"), _SINK, None)
-    why_banned: dict[Operation, str] = {}
-    for position, op in enumerate(forward):
-        banned = _not_recomputable(op, backward)
+    return _JointFunction(block, backward).cut()
+
+
+class _JointFunction:
+    """The flow network of one block's forward and backward."""
+
+    def __init__(self, block: Block, backward: set[Operation]) -> None:
+        self.block = block
+        self.backward = backward
+        self.forward = [
+            op
+            for op in block.ops
+            if op not in backward and not isinstance(op, func.ReturnOp | RegionYieldOp)
+        ]
+        # Every cut's sum of tie-breaking penalties stays below one byte's.
+        self.scale = len(self.forward) ** 2 + 1
+        self.network: FlowNetwork[_Node] = FlowNetwork()
+        self.banned: dict[Operation, str] = {}
+
+    def cut(self) -> SavedActivations:
+        for value in _read_from_outside(self.block):
+            self._add_value_in_memory(value)
+        for position, op in enumerate(self.forward):
+            self._add_op(op, penalty=len(self.forward) - position)
+        cut = self.network.min_cut(_SOURCE, _SINK)
+        side = cut.source_side
+        saved = {
+            op: self.banned.get(op, _SAVED_AS_CHEAPER)
+            for op in self.forward
+            if (op, "in") in side and (op, "out") not in side
+        }
+        needed = self._needed_by_backward()
+        recomputed = frozenset(op for op in needed if (op, "in") not in side)
+        return SavedActivations(saved, recomputed, cut.capacity // self.scale)
+
+    def _add_value_in_memory(self, value: SSAValue) -> None:
+        """An argument, or a value of an enclosing block: read, never
+        written, by whoever saves it."""
+        self.network.add_edge(_SOURCE, (value, "in"), None)
+        self.network.add_edge(
+            (value, "in"), (value, "out"), _bytes([value]) * self.scale
+        )
+        if _used_by(value, self.backward):
+            self.network.add_edge((value, "out"), _SINK, None)
+
+    def _add_op(self, op: Operation, penalty: int) -> None:
+        banned = _not_recomputable(op, self.backward)
         if banned is not None:
-            why_banned[op] = banned
-            network.add_edge(_SOURCE, (op, "in"), None)
-        cost = _save_cost(op, backward, banned)
-        penalty = len(forward) - position
-        capacity = None if cost is None else cost * scale + penalty
-        network.add_edge((op, "in"), (op, "out"), capacity)
+            self.banned[op] = banned
+            self.network.add_edge(_SOURCE, (op, "in"), None)
+        cost = _save_cost(op, self.backward, banned)
+        capacity = None if cost is None else cost * self.scale + penalty
+        self.network.add_edge((op, "in"), (op, "out"), capacity)
         for operand in op.operands:
-            network.add_edge((_producer(operand, block), "out"), (op, "in"), None)
-        if any(_used_by(result, backward) for result in op.results):
-            network.add_edge((op, "out"), _SINK, None)
-    cut = network.min_cut(_SOURCE, _SINK)
-    side = cut.source_side
-    saved = {
-        op: why_banned.get(op, "saving it moves fewer bytes than recomputing it")
-        for op in forward
-        if (op, "in") in side and (op, "out") not in side
-    }
-    recomputed = frozenset(op for op in forward if (op, "in") not in side)
-    return SavedActivations(saved, recomputed, cut.capacity // scale)
+            producer = _producer(operand, self.block)
+            self.network.add_edge((producer, "out"), (op, "in"), None)
+        if any(_used_by(result, self.backward) for result in op.results):
+            self.network.add_edge((op, "out"), _SINK, None)
+
+    def _needed_by_backward(self) -> set[Operation]:
+        """The forward ops whose values the backward reads, and the forward
+        ops those are computed from."""
+        needed: set[Operation] = set()
+        pending = [
+            op
+            for op in self.forward
+            if any(_used_by(result, self.backward) for result in op.results)
+        ]
+        while pending:
+            op = pending.pop()
+            if op in needed:
+                continue
+            needed.add(op)
+            for operand in op.operands:
+                producer = _producer(operand, self.block)
+                if isinstance(producer, Operation) and producer not in self.backward:
+                    pending.append(producer)
+        return needed
 
 
 def _read_from_outside(block: Block) -> list[SSAValue]:
@@ -167,28 +216,14 @@ def _used_by(value: SSAValue, ops: set[Operation]) -> bool:
     return any(user in ops for user in _users(value))
 
 
-def _not_recomputable(op: Operation, backward: set[Operation]) -> str | None:
-    """Why the backward cannot recompute ``op`` (None when it can)."""
-    if not (is_source(op) or isinstance(op, (*ELEMENTWISE_OPS, *LAYOUT_OPS))):
-        return f"{op.name} is not recomputed (only elementwise and layout ops are)"
-    for result in op.results:
-        for reader in _readers(result, backward):
-            if not _recomputes(reader, op):
-                return f"{reader.name} in the backward cannot recompute it"
-    return None
-
-
-def _readers(value: SSAValue, ops: set[Operation]) -> list[Operation]:
-    """The users of ``value`` among ``ops``, and instead of a layout op
-    among them, its readers among ``ops``: a kernel computes a layout op
-    where it reads it (a matmul reads ``transpose(x)``'s tiles from
-    ``x``'s)."""
+def _readers(value: SSAValue) -> list[Operation]:
+    """The ops that read ``value``'s elements: its users, and instead of a
+    layout op among them, its readers (a kernel computes a layout op where
+    it reads it: a matmul reads ``transpose(x)``'s tiles from ``x``'s)."""
     readers: list[Operation] = []
     pending, seen = [value], {value}
     while pending:
         for user in _users(pending.pop()):
-            if user not in ops:
-                continue
             if not isinstance(user, LAYOUT_OPS):
                 readers.append(user)
             elif user.results[0] not in seen:
@@ -197,14 +232,25 @@ def _readers(value: SSAValue, ops: set[Operation]) -> list[Operation]:
     return readers
 
 
-def _recomputes(user: Operation, op: Operation) -> bool:
-    """Whether the kernel of ``user`` can compute ``op`` at the indices it
-    reads it: elementwise and layout users and reductions can; a matmul
-    loads its operands' tiles through layout ops, casts and scalings by a
-    constant only (``loads_operand_tiles``)."""
-    if isinstance(user, (*ELEMENTWISE_OPS, *LAYOUT_OPS, *ROW_OPS)):
+def _not_recomputable(op: Operation, backward: set[Operation]) -> str | None:
+    """Why the backward cannot recompute ``op`` (None when it can)."""
+    if not (is_source(op) or isinstance(op, (*ELEMENTWISE_OPS, *LAYOUT_OPS))):
+        return f"{op.name} is not recomputed (only elementwise and layout ops are)"
+    for result in op.results:
+        for reader in _readers(result):
+            if reader in backward and not _recomputes(reader, op):
+                return f"{reader.name} in the backward cannot recompute it"
+    return None
+
+
+def _recomputes(reader: Operation, op: Operation) -> bool:
+    """Whether the kernel of ``reader`` can compute ``op`` at the indices
+    it reads it: elementwise ops and reductions can; a matmul loads its
+    operands' tiles through layout ops, casts and scalings by a constant
+    only (``loads_operand_tiles``)."""
+    if isinstance(reader, (*ELEMENTWISE_OPS, *ROW_OPS)):
         return True
-    return isinstance(user, MatmulOp) and loads_operand_tiles(op)
+    return isinstance(reader, MatmulOp) and loads_operand_tiles(op)
 
 
 def _save_cost(
@@ -221,17 +267,17 @@ def _save_cost(
 
 def _stored_by_forward(op: Operation, backward: set[Operation]) -> bool:
     """Whether the forward's kernels store ``op``'s results anyway: they are
-    returned, a forward user cannot compute them in its own kernel, or they
-    lie on the elementwise way from a matmul to a reduction of its result
-    (a reduction kernel holds no matmul, so a value on that way is stored:
-    which one is ``fuse``'s choice)."""
+    returned, a forward reader cannot compute them in its own kernel, or
+    they lie on the elementwise way from a matmul to a reduction of its
+    result (a reduction kernel holds no matmul, so a value on that way is
+    stored: which one is ``fuse``'s choice)."""
     for result in op.results:
-        for user in _users(result):
-            if user in backward:
+        for reader in _readers(result):
+            if reader in backward:
                 continue
-            if isinstance(user, func.ReturnOp | RegionYieldOp):
+            if isinstance(reader, func.ReturnOp | RegionYieldOp):
                 return True
-            if not _recomputes(user, op):
+            if not _recomputes(reader, op):
                 return True
     return _in_matmul_epilogue(op) and _reaches_a_reduction(op, backward)
 
@@ -240,7 +286,7 @@ def _reaches_a_reduction(op: Operation, backward: set[Operation]) -> bool:
     """Whether a forward reduction reads ``op``'s results through forward
     elementwise and layout ops."""
     pending, seen = [op], {op}
-    while pending and len(seen) <= _EPILOGUE_DEPTH:
+    while pending and len(seen) <= _CHAIN_DEPTH:
         for result in pending.pop().results:
             for user in _users(result):
                 if user in backward or user in seen:
@@ -261,7 +307,7 @@ def _in_matmul_epilogue(op: Operation) -> bool:
     reads_a_matmul = False
     while pending:
         current = pending.pop()
-        if isinstance(current, ROW_OPS) or len(seen) > _EPILOGUE_DEPTH:
+        if isinstance(current, ROW_OPS) or len(seen) > _CHAIN_DEPTH:
             return False
         if isinstance(current, MatmulOp):
             reads_a_matmul = True
@@ -291,7 +337,9 @@ def _bytes(values: Iterable[SSAValue]) -> int:
 
 
 def _nominal(dim: SymExpr) -> int:
+    """``dim``'s size with each symbol at ``NOMINAL_SIZE``, at least one
+    (``N - 5000`` would be negative there)."""
     try:
-        return dim.evaluate(dict.fromkeys(dim.symbols, NOMINAL_SIZE))
+        return max(1, dim.evaluate(dict.fromkeys(dim.symbols, NOMINAL_SIZE)))
     except (ShapeError, ArithmeticError):
         return NOMINAL_SIZE
