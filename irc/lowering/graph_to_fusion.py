@@ -472,7 +472,7 @@ class _Planner:
         reads = self._chain_reads(op)
         if reads is None:
             return f"its elementwise chain is longer than {CHAIN_LIMIT} ops"
-        saved = self.saved_activations.saves(op)
+        saved = self.saved_activations.saved.get(op)
         if saved is not None:
             return f"the min-cut of forward and backward saves it: {saved}"
         cut_recomputes = op in self.saved_activations.recomputed

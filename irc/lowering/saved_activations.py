@@ -87,10 +87,6 @@ class SavedActivations:
     #: The bytes the cut moves (at ``NOMINAL_SIZE``).
     capacity: int
 
-    def saves(self, op: Operation) -> str | None:
-        """Why the cut saves ``op``, or None when it does not."""
-        return self.saved.get(op)
-
 
 NO_BACKWARD = SavedActivations(MappingProxyType({}), frozenset(), 0)
 
